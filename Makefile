@@ -1,0 +1,54 @@
+# Two commands do everything on a fresh machine: `make report` and `make test`.
+# Each sets up what it needs: a virtual environment, dependencies, a release build.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+export CARGO_TARGET_DIR ?= $(CURDIR)/target
+
+RUST_SOURCES := $(shell find rust -name '*.rs' -o -name Cargo.toml) Cargo.toml
+PY_DEPS := numpy pytest hypothesis pytest-benchmark mypy matplotlib psutil
+# Peers to measure against; optional: tests and benchmarks skip where one is absent.
+PEERS := libcachesim cachetools
+
+.PHONY: all report test test-rust test-python stubtest bench wheel clean
+
+all: test
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(VENV)/.deps: pyproject.toml Makefile | $(BIN)/python
+	$(BIN)/pip install -q maturin $(PY_DEPS)
+	$(BIN)/pip install -q $(PEERS) || echo "note: some peers ($(PEERS)) did not install; their tests and benchmarks will skip"
+	touch $@
+
+# Release build of the extension, installed into the venv (editable: python/ is on the path).
+$(VENV)/.built: $(VENV)/.deps $(RUST_SOURCES) pyproject.toml
+	VIRTUAL_ENV=$(CURDIR)/$(VENV) PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/maturin develop --release -q
+	touch $@
+
+report: $(VENV)/.built
+	$(BIN)/osbench report
+
+test: test-rust test-python stubtest
+
+test-rust:
+	cargo test -p osbench-core -q
+
+test-python: $(VENV)/.built
+	$(BIN)/python -m pytest -q --benchmark-disable
+
+stubtest: $(VENV)/.built
+	$(BIN)/python -m mypy.stubtest osbench._native
+
+bench: $(VENV)/.built
+	mkdir -p bench-results
+	$(BIN)/python -m pytest benches -q --benchmark-only --benchmark-json=bench-results/latest.json --benchmark-columns=min,median,mean,rounds
+
+wheel: $(VENV)/.deps
+	$(BIN)/maturin build --release -o dist
+
+clean:
+	rm -rf $(VENV) target dist report bench-results

@@ -1,0 +1,162 @@
+"""Cache replacement: replay a trace through a policy, hit-ratio curves, online caches.
+
+Lecture section 4. Policies (``POLICIES``): ``fifo``, ``lru``, ``lfu``, ``clock``, ``arc``,
+``opt``; their definitions, tie-breaks included, are in :mod:`osbench.cache.reference`, the
+readable engine. The native engine runs the same algorithms in Rust on dense ids and agrees
+hit for hit.
+
+>>> import osbench as ob
+>>> ob.cache.replay(ob.traces.belady_sequence(), "fifo", 3).misses
+9
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Hashable, Iterable, Optional, Protocol
+
+import numpy as np
+
+from osbench import _checks, _native
+from osbench.cache import reference
+from osbench.traces import Trace, as_trace
+
+POLICIES: tuple[str, ...] = ("fifo", "lru", "lfu", "clock", "arc", "opt")
+"""Every policy name, lower case."""
+
+OFFLINE: frozenset[str] = frozenset({"opt"})
+"""Policies that need the future (each access's next use) and so have no online form."""
+
+
+@dataclass(frozen=True)
+class Replay:
+    """The outcome of one replay. ``mask`` holds per-access hit flags when asked for.
+
+    For an empty trace every count is 0 and both ratios are 0.0."""
+
+    policy: str
+    capacity: int
+    accesses: int
+    hits: int
+    misses: int
+    hit_ratio: float
+    miss_ratio: float
+    mask: Optional[np.ndarray] = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["mask"] = None if self.mask is None else self.mask.tolist()
+        return d
+
+
+class OnlineCache(Protocol):
+    """What :func:`new` returns: ``access(key) -> bool`` (True on a hit), ``len``, ``in``."""
+
+    def access(self, key: Any) -> bool: ...
+    def __len__(self) -> int: ...
+    def __contains__(self, key: Any) -> bool: ...
+
+
+def _policy(policy: Any) -> str:
+    return _checks.choice("policy", policy, POLICIES)
+
+
+def _reference_keys(trace: Any) -> list[Hashable]:
+    keys = trace.keys if isinstance(trace, Trace) else trace
+    if isinstance(keys, np.ndarray):
+        if keys.ndim != 1:
+            raise ValueError(f"trace is not accepted: it must be 1-D, got an array of shape {keys.shape}")
+        return keys.tolist()
+    return list(keys)
+
+
+def _result(policy: str, capacity: int, accesses: int, hits: int, mask: Optional[np.ndarray]) -> Replay:
+    hit_ratio = hits / accesses if accesses else 0.0
+    miss_ratio = (accesses - hits) / accesses if accesses else 0.0
+    return Replay(policy, capacity, accesses, hits, accesses - hits, hit_ratio, miss_ratio, mask)
+
+
+def replay(
+    trace: Any,
+    policy: str,
+    capacity: int,
+    *,
+    mask: bool = False,
+    engine: str = "native",
+    bit_on_insert: bool = False,
+) -> Replay:
+    """Replay ``trace`` through a fresh cache of ``capacity`` objects under ``policy``.
+
+    ``trace``: a :class:`~osbench.traces.Trace` or a 1-D array-like of integer keys (the
+    reference engine also takes any hashable keys). ``mask=True`` keeps per-access hit flags.
+    ``bit_on_insert`` selects the textbook CLOCK (a newcomer's reference bit starts set).
+    """
+    policy = _policy(policy)
+    capacity = _checks.positive_int("capacity", capacity)
+    engine = _checks.engine(engine)
+    if engine == "reference":
+        flags = reference.replay(_reference_keys(trace), policy, capacity, bit_on_insert)
+        hit_mask = np.array(flags, dtype=bool) if mask else None
+        return _result(policy, capacity, len(flags), sum(flags), hit_mask)
+    t = as_trace(trace)
+    ids, n_ids = t.dense()
+    next_use = t.next_use() if policy in OFFLINE else None
+    hits, flags = _native.cache_replay(policy, ids, n_ids, capacity, next_use, mask, bit_on_insert)
+    return _result(policy, capacity, len(ids), int(hits), flags)
+
+
+def curve(
+    trace: Any,
+    policy: str,
+    capacities: Iterable[int],
+    *,
+    engine: str = "native",
+    bit_on_insert: bool = False,
+    threads: Optional[int] = None,
+) -> np.ndarray:
+    """Hit ratios of ``policy`` at each capacity (a float array, in the order given).
+
+    LRU and OPT are stack algorithms: the native engine computes all capacities in one pass
+    over the trace (Mattson stack distances). Other policies replay once per capacity, on
+    ``threads`` threads (default: every core).
+    """
+    policy = _policy(policy)
+    engine = _checks.engine(engine)
+    caps = [_checks.positive_int("capacities", c) for c in capacities]
+    if threads is not None:
+        threads = _checks.positive_int("threads", threads, maximum=1024)
+    if engine == "reference":
+        keys = _reference_keys(trace)
+        n = len(keys)
+        return np.array([sum(reference.replay(keys, policy, c, bit_on_insert)) / n if n else 0.0 for c in caps])
+    t = as_trace(trace)
+    ids, n_ids = t.dense()
+    next_use = t.next_use() if policy in OFFLINE else None
+    hits = _native.cache_curve(
+        policy, ids, n_ids, np.array(caps, dtype=np.uint64), next_use, bit_on_insert, threads
+    )
+    n = len(ids)
+    return hits / n if n else np.zeros(len(caps))
+
+
+def new(policy: str, capacity: int, *, engine: str = "native", bit_on_insert: bool = False) -> OnlineCache:
+    """An online cache: ``c.access(key)`` returns True on a hit; ``len(c)``, ``key in c``.
+
+    Native keys are integers in [-2**63, 2**64); reference keys are any hashable.
+    ``opt`` needs the future and has no online form."""
+    policy = _policy(policy)
+    capacity = _checks.positive_int("capacity", capacity)
+    engine = _checks.engine(engine)
+    if policy in OFFLINE:
+        raise ValueError(
+            f"policy={policy!r} needs the future (each access's next use), so it has no online form; "
+            "use osbench.cache.replay"
+        )
+    if engine == "reference":
+        cache: OnlineCache = reference.make(policy, capacity, bit_on_insert)
+        return cache
+    return _native.OnlineCache(policy, capacity, bit_on_insert)
+
+
+__all__ = ["POLICIES", "OFFLINE", "Replay", "replay", "curve", "new", "reference"]

@@ -1,0 +1,40 @@
+//! FIFO: evict the object that entered first; hits change nothing.
+
+use super::{ensure, Policy};
+use std::collections::VecDeque;
+
+pub struct Fifo {
+    capacity: usize,
+    queue: VecDeque<u32>,
+    cached: Vec<bool>,
+}
+
+impl Fifo {
+    pub fn new(capacity: usize, n_ids: usize) -> Self {
+        Fifo { capacity, queue: VecDeque::with_capacity(capacity.min(n_ids)), cached: vec![false; n_ids] }
+    }
+}
+
+impl Policy for Fifo {
+    #[inline]
+    fn access(&mut self, id: u32, _next_use: u64) -> bool {
+        ensure(&mut self.cached, id, false);
+        if self.cached[id as usize] {
+            return true;
+        }
+        if self.queue.len() == self.capacity {
+            if let Some(victim) = self.queue.pop_front() {
+                self.cached[victim as usize] = false;
+            }
+        }
+        self.queue.push_back(id);
+        self.cached[id as usize] = true;
+        false
+    }
+    fn contains(&self, id: u32) -> bool {
+        self.cached.get(id as usize).copied().unwrap_or(false)
+    }
+    fn len(&self) -> usize {
+        self.queue.len()
+    }
+}

@@ -1,0 +1,168 @@
+//! Cache replacement: one file per policy behind the [`Policy`] trait, the replay loop,
+//! the key-to-dense-id mapping, and hit-ratio curves.
+//!
+//! Every policy works on dense ids (`0..n_ids`) so its per-key state lives in plain arrays
+//! indexed by id: no hashing in the per-access loop. Objects have unit size and capacity
+//! counts objects. Every miss inserts the object (demand paging).
+
+mod arc;
+mod list;
+mod clock;
+pub mod curve;
+mod fifo;
+pub mod keys;
+mod lfu;
+mod lru;
+mod opt;
+
+pub use arc::Arc;
+pub use clock::Clock;
+pub use fifo::Fifo;
+pub use lfu::Lfu;
+pub use lru::Lru;
+pub use opt::Opt;
+
+use crate::error::{invalid, Result};
+
+/// Sentinel for "no id" in the intrusive lists, and "never used again" in next-use arrays.
+pub const NIL: u32 = u32::MAX;
+pub const NEVER: u64 = u64::MAX;
+
+/// The policy names, lower case, in the order users see them.
+pub const POLICIES: [&str; 6] = ["fifo", "lru", "lfu", "clock", "arc", "opt"];
+
+/// A replacement policy over dense ids.
+pub trait Policy: Send {
+    /// Access `id`; returns true on a hit. A miss inserts `id`, evicting if full.
+    /// `next_use` is the time of the next access to `id` ([`NEVER`] if none); only offline
+    /// policies ([`Policy::needs_future`]) read it.
+    fn access(&mut self, id: u32, next_use: u64) -> bool;
+    /// Whether `id` is cached now.
+    fn contains(&self, id: u32) -> bool;
+    /// Number of cached objects.
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// True for offline policies that need each access's next-use time.
+    fn needs_future(&self) -> bool {
+        false
+    }
+
+    /// Replay a run of accesses; returns the number of hits. `next_use[i]` belongs to
+    /// `ids[i]` (pass an empty slice for online policies); `mask`, if not empty, receives
+    /// one hit flag per access. Written once here so each policy gets a monomorphised loop.
+    fn replay_chunk(&mut self, ids: &[u32], next_use: &[u64], mask: &mut [bool]) -> u64
+    where
+        Self: Sized,
+    {
+        let mut hits = 0u64;
+        let future = self.needs_future();
+        for (i, &id) in ids.iter().enumerate() {
+            let next = if future { next_use[i] } else { NEVER };
+            let hit = self.access(id, next);
+            hits += hit as u64;
+            if !mask.is_empty() {
+                mask[i] = hit;
+            }
+        }
+        hits
+    }
+}
+
+/// Options that some policies take.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// CLOCK: start a newly inserted page with its reference bit set (the textbook variant).
+    pub bit_on_insert: bool,
+}
+
+/// Any policy, by value, so the replay loop is monomorphised per policy (one match per chunk).
+pub enum AnyPolicy {
+    Fifo(Fifo),
+    Lru(Lru),
+    Lfu(Lfu),
+    Clock(Clock),
+    Arc(Arc),
+    Opt(Opt),
+}
+
+macro_rules! each_policy {
+    ($self:expr, $p:ident => $body:expr) => {
+        match $self {
+            AnyPolicy::Fifo($p) => $body,
+            AnyPolicy::Lru($p) => $body,
+            AnyPolicy::Lfu($p) => $body,
+            AnyPolicy::Clock($p) => $body,
+            AnyPolicy::Arc($p) => $body,
+            AnyPolicy::Opt($p) => $body,
+        }
+    };
+}
+
+impl AnyPolicy {
+    /// Build a policy by name. `n_ids` sizes the per-id arrays (they grow if larger ids come).
+    pub fn new(name: &str, capacity: u64, n_ids: usize, options: Options) -> Result<AnyPolicy> {
+        if capacity == 0 {
+            return Err(invalid("capacity", capacity, "a positive number of objects"));
+        }
+        // A cache never holds more objects than there are ids, nor more than memory allows.
+        let cap = usize::try_from(capacity).unwrap_or(usize::MAX);
+        Ok(match name {
+            "fifo" => AnyPolicy::Fifo(Fifo::new(cap, n_ids)),
+            "lru" => AnyPolicy::Lru(Lru::new(cap, n_ids)),
+            "lfu" => AnyPolicy::Lfu(Lfu::new(cap, n_ids)),
+            "clock" => AnyPolicy::Clock(Clock::new(cap, n_ids, options.bit_on_insert)),
+            "arc" => AnyPolicy::Arc(Arc::new(cap, n_ids)),
+            "opt" => AnyPolicy::Opt(Opt::new(cap, n_ids)),
+            other => {
+                return Err(invalid("policy", format!("{other:?}"), format!("one of {}", POLICIES.join(", "))))
+            }
+        })
+    }
+
+    pub fn access(&mut self, id: u32, next_use: u64) -> bool {
+        each_policy!(self, p => p.access(id, next_use))
+    }
+    pub fn contains(&self, id: u32) -> bool {
+        each_policy!(self, p => p.contains(id))
+    }
+    pub fn len(&self) -> usize {
+        each_policy!(self, p => p.len())
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    pub fn needs_future(&self) -> bool {
+        each_policy!(self, p => p.needs_future())
+    }
+    /// See [`Policy::replay_chunk`]. Checks the slice lengths instead of panicking.
+    pub fn replay_chunk(&mut self, ids: &[u32], next_use: &[u64], mask: &mut [bool]) -> Result<u64> {
+        if self.needs_future() && next_use.len() != ids.len() {
+            return Err(invalid("next_use", format!("{} entries", next_use.len()), format!("{} entries, one per access", ids.len())));
+        }
+        if !mask.is_empty() && mask.len() != ids.len() {
+            return Err(invalid("mask", format!("{} entries", mask.len()), format!("{} entries, one per access", ids.len())));
+        }
+        Ok(each_policy!(self, p => p.replay_chunk(ids, next_use, mask)))
+    }
+}
+
+/// Grow a per-id array so that `id` is a valid index (online use meets new ids over time).
+#[inline]
+pub(crate) fn ensure<T: Clone>(v: &mut Vec<T>, id: u32, fill: T) {
+    let need = id as usize + 1;
+    if need > v.len() {
+        let new_len = need.max(v.len() * 2).max(16);
+        v.resize(new_len, fill);
+    }
+}
+
+/// Replay a whole trace through a fresh policy. Convenience for tests and the curve module.
+pub fn replay(name: &str, capacity: u64, ids: &[u32], n_ids: usize, next_use: &[u64], options: Options) -> Result<u64> {
+    let mut policy = AnyPolicy::new(name, capacity, n_ids, options)?;
+    policy.replay_chunk(ids, next_use, &mut [])
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,115 @@
+//! Core tests: golden facts and the agreement of curves with replays. The exhaustive
+//! native-vs-reference comparison lives in the Python tests (hypothesis).
+
+use super::curve::{curve, lru_hits};
+use super::keys::{dense_ids, next_use};
+use super::*;
+use std::sync::atomic::AtomicBool;
+
+const BELADY: [u64; 12] = [1, 2, 3, 4, 1, 2, 5, 1, 2, 3, 4, 5];
+
+fn prepare(keys: &[u64]) -> (Vec<u32>, usize, Vec<u64>) {
+    let mut ids = vec![0; keys.len()];
+    let n = dense_ids(keys, &mut ids).unwrap();
+    let mut next = vec![0; keys.len()];
+    next_use(&ids, n, &mut next).unwrap();
+    (ids, n, next)
+}
+
+fn misses(policy: &str, keys: &[u64], capacity: u64) -> u64 {
+    let (ids, n, next) = prepare(keys);
+    keys.len() as u64 - replay(policy, capacity, &ids, n, &next, Options::default()).unwrap()
+}
+
+/// A small deterministic generator, so the tests need no crates.
+fn lcg_trace(len: usize, n_keys: u64, seed: u64) -> Vec<u64> {
+    let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    (0..len)
+        .map(|_| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            // skew towards small keys: square a uniform number
+            let u = (x >> 33) % n_keys;
+            (u * u) / n_keys.max(1) ^ 0xdead_beef_0000
+        })
+        .collect()
+}
+
+#[test]
+fn belady_anomaly_golden() {
+    assert_eq!((misses("fifo", &BELADY, 3), misses("fifo", &BELADY, 4)), (9, 10));
+    assert_eq!((misses("lru", &BELADY, 3), misses("lru", &BELADY, 4)), (10, 8));
+    assert_eq!((misses("opt", &BELADY, 3), misses("opt", &BELADY, 4)), (7, 6));
+}
+
+#[test]
+fn dense_ids_follow_first_appearance() {
+    let keys = [u64::MAX, 5, u64::MAX, 0, 5, 1 << 63];
+    let mut ids = vec![0; keys.len()];
+    assert_eq!(dense_ids(&keys, &mut ids).unwrap(), 4);
+    assert_eq!(ids, vec![0, 1, 0, 2, 1, 3]);
+}
+
+#[test]
+fn dense_ids_survive_growth() {
+    let keys: Vec<u64> = (0..100_000u64).map(|k| k.wrapping_mul(0x1234_5678_9abc_def1)).chain((0..10u64).map(|k| k.wrapping_mul(0x1234_5678_9abc_def1))).collect();
+    let mut ids = vec![0; keys.len()];
+    assert_eq!(dense_ids(&keys, &mut ids).unwrap(), 100_000);
+    assert_eq!(ids[100_000 + 3], 3);
+}
+
+#[test]
+fn curves_equal_replays() {
+    let cancel = AtomicBool::new(false);
+    for seed in 0..4 {
+        // long enough that the LRU window compacts several times
+        let keys = lcg_trace(20_000, 300, seed);
+        let (ids, n, next) = prepare(&keys);
+        let caps: Vec<u64> = vec![1, 2, 3, 7, 16, 50, 100, 299, 300, 1000];
+        for policy in POLICIES {
+            let got = curve(policy, &ids, n, &next, &caps, Options::default(), 2, &cancel).unwrap();
+            let want: Vec<u64> = caps.iter().map(|&c| replay(policy, c, &ids, n, &next, Options::default()).unwrap()).collect();
+            assert_eq!(got, want, "{policy} seed {seed}");
+        }
+    }
+}
+
+#[test]
+fn stack_policies_never_lose_hits_with_more_room() {
+    let keys = lcg_trace(5_000, 200, 9);
+    let (ids, n, _) = prepare(&keys);
+    let caps: Vec<u64> = (1..=200).collect();
+    let hits = lru_hits(&ids, n, &caps, &AtomicBool::new(false)).unwrap();
+    assert!(hits.windows(2).all(|w| w[0] <= w[1]));
+}
+
+#[test]
+fn bad_arguments_are_errors_not_panics() {
+    assert!(AnyPolicy::new("lru", 0, 10, Options::default()).is_err());
+    let err = AnyPolicy::new("nope", 3, 10, Options::default()).err().unwrap().to_string();
+    assert!(err.contains("fifo, lru, lfu, clock, arc, opt"), "{err}");
+    let mut opt = AnyPolicy::new("opt", 3, 10, Options::default()).unwrap();
+    assert!(opt.replay_chunk(&[1, 2], &[5], &mut []).is_err());
+    let cancel = AtomicBool::new(false);
+    assert!(curve("lru", &[0, 1], 2, &[], &[0], Options::default(), 1, &cancel).is_err());
+    assert!(lru_hits(&[0, 7], 2, &[1], &cancel).is_err());
+}
+
+#[test]
+fn cancel_stops_a_long_run() {
+    let keys = lcg_trace(300_000, 1000, 1);
+    let (ids, n, _) = prepare(&keys);
+    let cancel = AtomicBool::new(true);
+    let mut p = AnyPolicy::new("lru", 10, n, Options::default()).unwrap();
+    assert_eq!(curve::replay_cancellable(&mut p, &ids, &[], &mut [], &cancel), Err(crate::Error::Interrupted));
+}
+
+#[test]
+fn online_ids_grow_arrays() {
+    for policy in ["fifo", "lru", "lfu", "clock", "arc"] {
+        let mut p = AnyPolicy::new(policy, 2, 0, Options::default()).unwrap();
+        assert!(!p.access(1000, NEVER));
+        assert!(p.access(1000, NEVER));
+        assert!(p.contains(1000));
+        assert_eq!(p.len(), 1);
+    }
+}

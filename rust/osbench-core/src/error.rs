@@ -1,0 +1,32 @@
+//! The one error type of the core. The binding maps each variant to a Python exception.
+
+use std::fmt;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Error {
+    /// An argument is out of the accepted range: `name` is the argument, `value` what was
+    /// given, `accepted` a short description of what would have been accepted.
+    InvalidArgument { name: &'static str, value: String, accepted: String },
+    /// The caller asked the long-running operation to stop (Ctrl-C).
+    Interrupted,
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Shorthand for an [`Error::InvalidArgument`].
+pub fn invalid(name: &'static str, value: impl fmt::Display, accepted: impl Into<String>) -> Error {
+    Error::InvalidArgument { name, value: value.to_string(), accepted: accepted.into() }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::InvalidArgument { name, value, accepted } => {
+                write!(f, "{name}={value} is not accepted: {accepted}")
+            }
+            Error::Interrupted => write!(f, "interrupted"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}

@@ -1,0 +1,44 @@
+//! Run long native work with the GIL released while still answering Ctrl-C.
+//!
+//! The work runs on a scoped worker thread and polls a cancel flag between chunks; the calling
+//! thread, GIL released, wakes every few milliseconds to let Python check for signals and
+//! raises the cancel flag if one arrived. The worker wakes the caller as soon as it finishes.
+
+use crate::errors::to_py;
+use osbench_core::Result;
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+const POLL: Duration = Duration::from_millis(5);
+
+pub fn run<T: Send>(py: Python<'_>, work: impl FnOnce(&AtomicBool) -> Result<T> + Send) -> PyResult<T> {
+    let cancel = AtomicBool::new(false);
+    let outcome = py.detach(|| {
+        let caller = std::thread::current();
+        std::thread::scope(|scope| {
+            let worker = scope.spawn(|| {
+                let r = work(&cancel);
+                caller.unpark();
+                r
+            });
+            let mut signal: Option<PyErr> = None;
+            while !worker.is_finished() {
+                std::thread::park_timeout(POLL);
+                if signal.is_none() && !worker.is_finished() {
+                    if let Err(e) = Python::attach(|py| py.check_signals()) {
+                        cancel.store(true, Ordering::Relaxed);
+                        signal = Some(e);
+                    }
+                }
+            }
+            (worker.join(), signal)
+        })
+    });
+    match outcome {
+        (_, Some(signal)) => Err(signal),
+        (Ok(result), None) => result.map_err(to_py),
+        (Err(_), None) => Err(PyRuntimeError::new_err("osbench native worker failed unexpectedly")),
+    }
+}

@@ -1,0 +1,21 @@
+//! `osbench._native`: the PyO3 binding of osbench-core.
+//!
+//! Thin by design: numpy arrays in and out without copies, the GIL released around every
+//! long loop, core errors mapped to Python exceptions in one place (`errors.rs`).
+
+mod cache;
+mod errors;
+mod interrupt;
+
+use pyo3::prelude::*;
+
+/// "release" or "debug": benchmarks refuse to run on a debug build.
+const BUILD_PROFILE: &str = if cfg!(debug_assertions) { "debug" } else { "release" };
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("BUILD_PROFILE", BUILD_PROFILE)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    cache::register(m)?;
+    Ok(())
+}
