@@ -1,9 +1,20 @@
 """Type stubs of the native extension (Rust, PyO3). Checked by ``mypy.stubtest osbench._native``."""
 
-from typing import Optional
+from typing import Optional, final
 
 import numpy as np
 import numpy.typing as npt
+
+__all__ = [
+    "BUILD_PROFILE",
+    "__version__",
+    "CACHE_POLICIES",
+    "dense_ids",
+    "next_use",
+    "cache_replay",
+    "cache_curve",
+    "OnlineCache",
+]
 
 BUILD_PROFILE: str
 __version__: str
@@ -30,6 +41,7 @@ def cache_curve(
     threads: Optional[int] = None,
 ) -> npt.NDArray[np.uint64]: ...
 
+@final
 class OnlineCache:
     @property
     def capacity(self) -> int: ...
@@ -37,5 +49,5 @@ class OnlineCache:
     def name(self) -> str: ...
     def __new__(cls, policy: str, capacity: int, bit_on_insert: bool = False) -> OnlineCache: ...
     def access(self, key: int) -> bool: ...
-    def __contains__(self, key: int) -> bool: ...
+    def __contains__(self, key: int, /) -> bool: ...
     def __len__(self) -> int: ...

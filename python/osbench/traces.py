@@ -12,6 +12,8 @@ seed gives the same trace, whichever engine replays it.
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any, Hashable, Optional, Sequence
 
 import numpy as np
@@ -30,8 +32,11 @@ class Trace:
     """
 
     def __init__(self, keys: Any, sizes: Any = None, times: Any = None, name: str = "") -> None:
-        arr = np.asarray(keys) if not isinstance(keys, np.ndarray) else keys
-        if arr.ndim == 1 and (arr.dtype.kind in "iu" or arr.size == 0):
+        try:
+            arr: Optional[np.ndarray] = np.asarray(keys)
+        except (ValueError, TypeError):  # ragged nested lists: left for the engine to refuse
+            arr = None
+        if arr is not None and arr.ndim == 1 and (arr.dtype.kind in "iu" or arr.size == 0):
             self.keys: Any = _checks.int_array("trace", arr)
         else:
             self.keys = keys if isinstance(keys, (list, tuple, np.ndarray)) else list(keys)
@@ -158,3 +163,60 @@ def drift(n_keys: int, length: int, n_hot: int, phases: int, p_hot: float = 0.9,
 def belady_sequence() -> Trace:
     """1, 2, 3, 4, 1, 2, 5, 1, 2, 3, 4, 5: FIFO misses more with 4 frames than with 3."""
     return Trace(np.array([1, 2, 3, 4, 1, 2, 5, 1, 2, 3, 4, 5], dtype=np.int64), name="belady")
+
+
+# ---------------------------------------------------------------------------- readers
+
+ORACLE_GENERAL = np.dtype([("time", "<u4"), ("id", "<u8"), ("size", "<u4"), ("next_access", "<i8")])
+"""libCacheSim's oracleGeneral record: 24 packed little-endian bytes."""
+
+
+def read_oracle_general(path: Any) -> Trace:
+    """Read a libCacheSim ``oracleGeneral`` binary trace (uncompressed).
+
+    Keys are the object ids, ``sizes`` the object sizes and ``times`` the timestamps. A file
+    whose length is not a whole number of 24-byte records is refused, naming the byte offset
+    where the partial record starts."""
+    path = os.fspath(path)
+    n_bytes = os.path.getsize(path)
+    if n_bytes % ORACLE_GENERAL.itemsize:
+        whole = n_bytes - n_bytes % ORACLE_GENERAL.itemsize
+        raise ValueError(
+            f"{path}: not an oracleGeneral trace: {n_bytes} bytes is not a multiple of 24; "
+            f"a truncated record starts at byte offset {whole}"
+        )
+    records = np.fromfile(path, dtype=ORACLE_GENERAL)
+    return Trace(records["id"].copy(), sizes=records["size"].copy(), times=records["time"].copy(), name=os.path.basename(path))
+
+
+def shared_traces() -> Optional[Path]:
+    """The folder of real traces (``../shared/traces`` beside the checkout, or
+    ``$OSBENCH_TRACES``), or None when there is none."""
+    candidates = []
+    if os.environ.get("OSBENCH_TRACES"):
+        candidates.append(Path(os.environ["OSBENCH_TRACES"]))
+    candidates += [Path.cwd() / ".." / "shared" / "traces", Path(__file__).resolve().parents[2] / ".." / "shared" / "traces"]
+    for c in candidates:
+        if c.is_dir():
+            return c.resolve()
+    return None
+
+
+def write_oracle_general(trace: Any, path: Any, sizes: Any = None) -> None:
+    """Write a trace as libCacheSim ``oracleGeneral`` records (atomically), so the same
+    accesses can be replayed by both tools. Times are access indices; ``next_access`` is the
+    index of the key's next access, -1 when there is none. Sizes default to the trace's own,
+    else 1 (libCacheSim counts bytes, so unit sizes make its capacity count objects)."""
+    from osbench import _files
+
+    t = as_trace(trace)
+    keys = t.native_keys()
+    n = len(keys)
+    records = np.zeros(n, dtype=ORACLE_GENERAL)
+    records["time"] = np.arange(n, dtype=np.uint64).astype(np.uint32)
+    records["id"] = keys.view(np.uint64)
+    sizes = t.sizes if sizes is None else np.asarray(sizes)
+    records["size"] = 1 if sizes is None else sizes
+    nxt = t.next_use()
+    records["next_access"] = np.where(nxt == NEVER, -1, nxt.astype(np.int64))
+    _files.write_bytes(path, records.tobytes())

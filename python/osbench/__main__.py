@@ -1,0 +1,5 @@
+import sys
+
+from osbench.cli import main
+
+sys.exit(main())

@@ -1,0 +1,193 @@
+"""The ``osbench`` command line (also ``python -m osbench``).
+
+Errors a user can cause (a missing file, a bad trace, an unknown policy) print one line and
+exit with status 2; there is no traceback. Ctrl-C exits with status 130.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Optional, Sequence
+
+LECTURES = {
+    "04": ("osbench.cache.lecture", "Caching and eviction"),
+}
+
+EPILOG_LECTURE = "example: osbench lecture 04"
+EPILOG_REPORT = "example: osbench report --out report --quick"
+EPILOG_REPLAY = "example: osbench cache replay --policy arc --capacity 100 --zipf 1000,0.8,30000"
+EPILOG_CURVE = "example: osbench cache curve --policy lru --capacities 10,100,1000 --trace ../shared/traces/cloudphysics-io.oracleGeneral.bin"
+
+
+class UserError(Exception):
+    """A mistake in the command line or its inputs: one line, exit status 2."""
+
+
+def _progress(stream: Any = None) -> Callable[[str], None]:
+    stream = stream or sys.stderr
+    interactive = stream.isatty()
+    started = time.perf_counter()
+
+    def say(message: str) -> None:
+        elapsed = time.perf_counter() - started
+        if interactive:
+            stream.write(f"\r\x1b[2K[{elapsed:6.1f}s] {message}")
+            if not message.startswith("  "):
+                stream.write("\n")
+        else:
+            stream.write(f"[{elapsed:6.1f}s] {message}\n")
+        stream.flush()
+
+    return say
+
+
+def _lecture_tables(which: str, quick: bool) -> list[Any]:
+    module_name, _ = LECTURES[which]
+    module = importlib.import_module(module_name)
+    return list(module.tables(quick=quick))
+
+
+def cmd_lecture(args: argparse.Namespace) -> int:
+    keys = list(LECTURES) if args.demo == "all" else [args.demo]
+    out: dict[str, Any] = {}
+    for key in keys:
+        tables = _lecture_tables(key, args.quick)
+        if args.json:
+            out[key] = [t.to_dict() for t in tables]
+        else:
+            print(f"== Lecture demo {key}: {LECTURES[key][1]} ==\n")
+            for t in tables:
+                print(t.to_text() + "\n")
+    if args.json:
+        print(json.dumps(out, indent=2, default=str))
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from osbench import report
+
+    out = Path(args.out)
+    say = _progress()
+    written = report.run(out, quick=args.quick, seed=args.seed, progress=say)
+    say(f"wrote {len(written)} files to {out}/ (open {out / 'index.html'})")
+    return 0
+
+
+def _load_trace(args: argparse.Namespace) -> Any:
+    from osbench import traces
+
+    if args.trace:
+        path = Path(args.trace)
+        if not path.exists():
+            raise UserError(f"trace file not found: {path}")
+        if path.suffix == ".npy":
+            return traces.Trace(__import__("numpy").load(path), name=path.name)
+        return traces.read_oracle_general(path)
+    n, alpha, length = args.zipf
+    return traces.zipf(int(n), float(alpha), int(length), seed=args.seed)
+
+
+def _zipf_spec(text: str) -> tuple[int, float, int]:
+    try:
+        n, alpha, length = text.split(",")
+        return int(n), float(alpha), int(length)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--zipf {text!r}: expected N_KEYS,ALPHA,LENGTH such as 1000,0.8,30000") from None
+
+
+def _int_list(text: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(",") if x]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected comma-separated integers such as 10,100,1000") from None
+
+
+def cmd_cache_replay(args: argparse.Namespace) -> int:
+    from osbench import cache
+
+    trace = _load_trace(args)
+    r = cache.replay(trace, args.policy, args.capacity, engine=args.engine)
+    if args.json:
+        print(json.dumps(r.to_dict()))
+    else:
+        print(f"{r.policy} capacity {r.capacity:,}: {r.accesses:,} accesses, {r.hits:,} hits, {r.misses:,} misses, hit ratio {r.hit_ratio:.4f}")
+    return 0
+
+
+def cmd_cache_curve(args: argparse.Namespace) -> int:
+    from osbench import cache
+
+    trace = _load_trace(args)
+    ratios = cache.curve(trace, args.policy, args.capacities, engine=args.engine)
+    if args.json:
+        print(json.dumps({"policy": args.policy, "capacities": args.capacities, "hit_ratio": ratios.tolist()}))
+    else:
+        for c, h in zip(args.capacities, ratios):
+            print(f"{c:>12,}  {h:.4f}")
+    return 0
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    p.add_argument("--engine", choices=("native", "reference"), default="native", help="simulation engine")
+
+
+def parser() -> argparse.ArgumentParser:
+    from osbench import __version__
+
+    top = argparse.ArgumentParser(prog="osbench", description="The OS ideas behind LLM inference, runnable, exact and fast.")
+    top.add_argument("--version", action="version", version=f"osbench {__version__}")
+    sub = top.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("lecture", help="print a lecture demo's tables", epilog=EPILOG_LECTURE)
+    p.add_argument("demo", choices=list(LECTURES) + ["all"])
+    p.add_argument("--quick", action="store_true", help="smaller runs where a demo has large ones")
+    _common(p)
+    p.set_defaults(func=cmd_lecture)
+
+    p = sub.add_parser("report", help="write the report folder (HTML, Markdown, JSON, figures)", epilog=EPILOG_REPORT)
+    p.add_argument("--out", default="report", help="output folder (default: report)")
+    p.add_argument("--quick", action="store_true", help="lecture scale only, small host probes")
+    _common(p)
+    p.set_defaults(func=cmd_report)
+
+    cache_p = sub.add_parser("cache", help="cache replacement: replay a trace, hit-ratio curves")
+    cache_sub = cache_p.add_subparsers(dest="cache_command", required=True)
+    for name, func, epilog in (("replay", cmd_cache_replay, EPILOG_REPLAY), ("curve", cmd_cache_curve, EPILOG_CURVE)):
+        p = cache_sub.add_parser(name, help=f"cache {name}", epilog=epilog)
+        p.add_argument("--policy", default="lru", help="fifo, lru, lfu, clock, arc or opt")
+        src = p.add_mutually_exclusive_group()
+        src.add_argument("--trace", help="a .npy array of keys or a libCacheSim oracleGeneral file")
+        src.add_argument("--zipf", type=_zipf_spec, default=(1000, 0.8, 30000), help="N_KEYS,ALPHA,LENGTH (default 1000,0.8,30000)")
+        if name == "replay":
+            p.add_argument("--capacity", type=int, default=100, help="cache size in objects")
+        else:
+            p.add_argument("--capacities", type=_int_list, default=[10, 100, 1000], help="comma-separated sizes")
+        _common(p)
+        p.set_defaults(func=func)
+    return top
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except UserError as exc:
+        print(f"osbench: error: {exc}", file=sys.stderr)
+        return 2
+    except (ValueError, TypeError, OSError) as exc:
+        print(f"osbench: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("osbench: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,144 @@
+"""``osbench report``: every section computed, then written as one folder.
+
+The folder holds ``index.html`` (self-contained: figures embedded), ``report.md`` with
+``figures/*.png`` beside it, and ``results.json`` with every number shown. Nothing is written
+until every section is computed, and each file is written atomically, so an interrupted run
+leaves the previous report (or nothing) behind, never half a file.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import platform
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from osbench import __version__, _files
+from osbench._table import Table
+
+
+@dataclass
+class Figure:
+    """A rendered figure: PNG bytes and a caption."""
+
+    name: str
+    caption: str
+    png: bytes
+
+
+@dataclass
+class Section:
+    key: str
+    title: str
+    intro: str
+    tables: list[Table] = field(default_factory=list)
+    figures: list[Figure] = field(default_factory=list)
+    results: dict[str, Any] = field(default_factory=dict)
+
+
+def figure_png(fig: Any) -> bytes:
+    """PNG bytes of a matplotlib figure, which is then closed."""
+    import matplotlib.pyplot as plt
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return buf.getvalue()
+
+
+Progress = Callable[[str], None]
+
+
+def build(quick: bool = False, progress: Optional[Progress] = None, seed: int = 1) -> list[Section]:
+    """Compute every section (no files)."""
+    from osbench.report import sections
+
+    out = []
+    builders = sections.BUILDERS
+    for i, (key, builder) in enumerate(builders, 1):
+        if progress:
+            progress(f"[{i}/{len(builders)}] {key}")
+        started = time.perf_counter()
+        section = builder(quick=quick, seed=seed, progress=progress)
+        section.results["seconds"] = round(time.perf_counter() - started, 3)
+        out.append(section)
+    return out
+
+
+def _host_facts() -> dict[str, Any]:
+    return {
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "processor": platform.processor(),
+    }
+
+
+def to_markdown(sections: list[Section]) -> str:
+    out = ["# osbench report", "", f"osbench {__version__}; {platform.platform()}; Python {sys.version.split()[0]}", ""]
+    for s in sections:
+        out += [f"## {s.title}", "", s.intro, ""]
+        for t in s.tables:
+            out += [t.to_markdown(), ""]
+        for f in s.figures:
+            out += [f"![{f.caption}](figures/{f.name}.png)", "", f"*{f.caption}*", ""]
+    return "\n".join(out)
+
+
+def to_html(sections: list[Section]) -> str:
+    style = (
+        "body{font-family:system-ui,sans-serif;max-width:60em;margin:2em auto;padding:0 1em;color:#222}"
+        "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.2em .6em;text-align:right}"
+        "td:first-child,th:first-child{text-align:left}img{max-width:100%}figcaption{font-style:italic}"
+    )
+    body = [f"<h1>osbench report</h1><p>osbench {html.escape(__version__)}; {html.escape(platform.platform())}</p>"]
+    for s in sections:
+        body.append(f"<h2>{html.escape(s.title)}</h2><p>{html.escape(s.intro)}</p>")
+        body += [t.to_html() for t in s.tables]
+        for f in s.figures:
+            data = base64.b64encode(f.png).decode("ascii")
+            body.append(f'<figure><img alt="{html.escape(f.caption)}" src="data:image/png;base64,{data}"><figcaption>{html.escape(f.caption)}</figcaption></figure>')
+    return f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>osbench report</title><style>{style}</style></head><body>{''.join(body)}</body></html>\n"
+
+
+def results_json(sections: list[Section], quick: bool, seed: int) -> dict[str, Any]:
+    return {
+        "osbench": __version__,
+        "quick": quick,
+        "seed": seed,
+        "host": _host_facts(),
+        "sections": {
+            s.key: {"title": s.title, "tables": [t.to_dict() for t in s.tables], "figures": [f.name for f in s.figures], **s.results}
+            for s in sections
+        },
+    }
+
+
+def write(sections: list[Section], out_dir: Path, quick: bool, seed: int) -> list[Path]:
+    """Write the report folder; every file atomically. Returns the paths written."""
+    out_dir = Path(out_dir)
+    written = []
+    for s in sections:
+        for f in s.figures:
+            path = out_dir / "figures" / f"{f.name}.png"
+            _files.write_bytes(path, f.png)
+            written.append(path)
+    for name, text in (
+        ("results.json", json.dumps(results_json(sections, quick, seed), indent=2, default=str) + "\n"),
+        ("report.md", to_markdown(sections)),
+        ("index.html", to_html(sections)),
+    ):
+        _files.write_text(out_dir / name, text)
+        written.append(out_dir / name)
+    return written
+
+
+def run(out_dir: Path, quick: bool = False, seed: int = 1, progress: Optional[Progress] = None) -> list[Path]:
+    """Compute every section, then write the folder."""
+    return write(build(quick=quick, progress=progress, seed=seed), out_dir, quick, seed)

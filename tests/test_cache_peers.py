@@ -1,0 +1,49 @@
+"""Golden miss counts from the published tools: libCacheSim (and cachetools' LRU)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import osbench as ob
+
+LIBCACHESIM_CLASSES = {"fifo": "FIFO", "lru": "LRU", "lfu": "LFU", "clock": "Clock", "arc": "ARC", "opt": "Belady"}
+
+
+def libcachesim_misses(trace: ob.traces.Trace, policy: str, capacity: int, folder) -> int:  # type: ignore[no-untyped-def]
+    lcs = pytest.importorskip("libcachesim")
+    path = folder / "trace.oracleGeneral.bin"
+    if not path.exists():
+        ob.traces.write_oracle_general(trace, path, sizes=np.ones(len(trace), dtype=np.uint32))
+    reader = lcs.TraceReader(str(path), lcs.TraceType.ORACLE_GENERAL_TRACE)
+    cache = getattr(lcs, LIBCACHESIM_CLASSES[policy])(capacity)
+    miss_ratio, _ = cache.process_trace(reader)
+    return round(miss_ratio * len(trace))
+
+
+@pytest.mark.parametrize("policy", list(LIBCACHESIM_CLASSES))
+@pytest.mark.parametrize("capacity", [7, 100, 1000])
+def test_libcachesim_miss_counts_equal_ours(policy: str, capacity: int, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    trace = ob.traces.zipf(3000, 0.9, 40_000, seed=capacity)
+    assert libcachesim_misses(trace, policy, capacity, tmp_path) == ob.cache.replay(trace, policy, capacity).misses
+
+
+@pytest.mark.parametrize("policy", list(LIBCACHESIM_CLASSES))
+def test_libcachesim_on_the_real_trace(policy: str, shared_traces, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    trace = ob.traces.read_oracle_general(shared_traces / "cloudphysics-io.oracleGeneral.bin")
+    unit = ob.traces.Trace(trace.keys)  # unit sizes: capacity counts objects
+    assert libcachesim_misses(unit, policy, 2000, tmp_path) == ob.cache.replay(unit, policy, 2000).misses
+
+
+def test_cachetools_lru_agrees() -> None:
+    cachetools = pytest.importorskip("cachetools")
+    trace = ob.traces.zipf(500, 1.0, 20_000, seed=4)
+    cache = cachetools.LRUCache(maxsize=64)
+    hits = 0
+    for k in trace.keys.tolist():
+        if k in cache:
+            cache[k]  # a read refreshes recency
+            hits += 1
+        else:
+            cache[k] = True
+    assert hits == ob.cache.replay(trace, "lru", 64).hits
