@@ -6,12 +6,11 @@
 //! integer changes results, so it stays an f64 here and in the reference, with the same
 //! operations in the same order.
 
-use super::list::{Links, List};
-use super::{ensure, Policy};
+use super::list::{Links, List, Slots};
+use super::{Policy, NIL};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Where {
-    Nowhere,
     T1,
     T2,
     B1,
@@ -21,7 +20,10 @@ enum Where {
 pub struct Arc {
     c: usize,
     p: f64,
+    /// Every id in one of the four lists (cached or ghost) holds a slot: at most 2c of them.
+    slots: Slots,
     links: Links,
+    /// The list of the id in each slot.
     place: Vec<Where>,
     t1: List,
     t2: List,
@@ -34,8 +36,9 @@ impl Arc {
         Arc {
             c: capacity,
             p: 0.0,
-            links: Links::with_ids(n_ids),
-            place: vec![Where::Nowhere; n_ids],
+            slots: Slots::new(n_ids, (2 * capacity).min(n_ids)),
+            links: Links::with_capacity((2 * capacity).min(n_ids)),
+            place: Vec::with_capacity((2 * capacity).min(n_ids)),
             t1: List::default(),
             t2: List::default(),
             b1: List::default(),
@@ -54,32 +57,40 @@ impl Arc {
             Where::T2 => &mut self.t2,
             Where::B1 => &mut self.b1,
             Where::B2 => &mut self.b2,
-            Where::Nowhere => unreachable!("an id that is in no list has no list"),
         }
     }
 
-    /// Move `id` from wherever it is to the front (MRU end) of list `to`.
-    fn move_to_front(&mut self, id: u32, to: Where) {
-        let from = self.place[id as usize];
-        if from != Where::Nowhere {
-            let mut l = *self.list(from);
-            self.links.remove(&mut l, id);
-            *self.list(from) = l;
-        }
-        if to != Where::Nowhere {
-            let mut l = *self.list(to);
-            self.links.push_front(&mut l, id);
-            *self.list(to) = l;
-        }
-        self.place[id as usize] = to;
+    /// Move the object in `slot` from its list to the front of list `to`.
+    fn move_to_front(&mut self, slot: u32, to: Where) {
+        let from = self.place[slot as usize];
+        let mut l = *self.list(from);
+        self.links.remove(&mut l, slot);
+        *self.list(from) = l;
+        self.push_front(slot, to);
     }
 
-    /// Move the LRU end of `from` to the front of `to` (`Nowhere` drops it).
+    fn push_front(&mut self, slot: u32, to: Where) {
+        let mut l = *self.list(to);
+        self.links.push_front(&mut l, slot);
+        *self.list(to) = l;
+        self.place[slot as usize] = to;
+    }
+
+    /// Move the LRU end of `from` to the front of `to`.
     fn demote_lru(&mut self, from: Where, to: Where) {
         let tail = self.list(from).tail;
-        if tail != super::NIL {
+        if tail != NIL {
             self.move_to_front(tail, to);
         }
+    }
+
+    /// Forget the LRU end of a ghost list entirely.
+    fn drop_lru(&mut self, from: Where) {
+        let mut l = *self.list(from);
+        if let Some(slot) = self.links.pop_back(&mut l) {
+            self.slots.release(slot);
+        }
+        *self.list(from) = l;
     }
 
     /// REPLACE(x, p) from the paper: evict from T1 into B1, or from T2 into B2.
@@ -95,57 +106,63 @@ impl Arc {
 
 impl Policy for Arc {
     fn access(&mut self, id: u32, _next_use: u64) -> bool {
-        ensure(&mut self.place, id, Where::Nowhere);
-        self.links.ensure(id);
         let c = self.c as f64;
-        match self.place[id as usize] {
+        let slot = self.slots.get(id);
+        let place = if slot == NIL { None } else { Some(self.place[slot as usize]) };
+        match place {
             // Case I: a hit in T1 or T2.
-            Where::T1 | Where::T2 => {
-                self.move_to_front(id, Where::T2);
+            Some(Where::T1 | Where::T2) => {
+                self.move_to_front(slot, Where::T2);
                 true
             }
             // Case II: a ghost hit in B1: recency deserved more room.
-            Where::B1 => {
+            Some(Where::B1) => {
                 let (b1, b2) = (self.b1.len as f64, self.b2.len as f64);
                 let delta = if b1 >= b2 { 1.0 } else { b2 / b1 };
                 self.p = (self.p + delta).min(c);
                 self.replace(false);
-                self.move_to_front(id, Where::T2);
+                self.move_to_front(slot, Where::T2);
                 false
             }
             // Case III: a ghost hit in B2: frequency deserved more room.
-            Where::B2 => {
+            Some(Where::B2) => {
                 let (b1, b2) = (self.b1.len as f64, self.b2.len as f64);
                 let delta = if b2 >= b1 { 1.0 } else { b1 / b2 };
                 self.p = (self.p - delta).max(0.0);
                 self.replace(true);
-                self.move_to_front(id, Where::T2);
+                self.move_to_front(slot, Where::T2);
                 false
             }
             // Case IV: not in any list.
-            Where::Nowhere => {
+            None => {
                 let l1 = self.t1.len + self.b1.len;
                 let total = l1 + self.t2.len + self.b2.len;
                 if l1 == self.c {
                     if self.t1.len < self.c {
-                        self.demote_lru(Where::B1, Where::Nowhere);
+                        self.drop_lru(Where::B1);
                         self.replace(false);
                     } else {
-                        self.demote_lru(Where::T1, Where::Nowhere);
+                        // T1 alone fills the cache: its LRU leaves without a ghost.
+                        self.drop_lru(Where::T1);
                     }
                 } else if total >= self.c {
                     if total == 2 * self.c {
-                        self.demote_lru(Where::B2, Where::Nowhere);
+                        self.drop_lru(Where::B2);
                     }
                     self.replace(false);
                 }
-                self.move_to_front(id, Where::T1);
+                let slot = self.slots.assign(id);
+                if self.place.len() < self.slots.high_water() {
+                    self.place.resize(self.slots.high_water(), Where::T1);
+                }
+                self.push_front(slot, Where::T1);
                 false
             }
         }
     }
     fn contains(&self, id: u32) -> bool {
-        matches!(self.place.get(id as usize), Some(Where::T1 | Where::T2))
+        let slot = self.slots.peek(id);
+        slot != NIL && matches!(self.place[slot as usize], Where::T1 | Where::T2)
     }
     fn len(&self) -> usize {
         self.t1.len + self.t2.len

@@ -4,7 +4,7 @@
 //! always a subset of the content at size c+1, so each access has a stack distance d and hits
 //! at every capacity >= d. One pass gives the whole curve:
 //! - LRU: d - 1 is the number of distinct ids accessed since the last access to this id,
-//!   counted with a Fenwick tree over access times (O(N log N)).
+//!   counted with a bitmap and a Fenwick tree over access times (O(N log N)).
 //! - OPT: Mattson's priority stack with "next use" as the priority, truncated at the largest
 //!   capacity asked for (O(N x depth)); for very large capacities per-capacity replays in
 //!   parallel are faster, and give the same numbers.
@@ -78,20 +78,22 @@ fn hits_from_histogram(hist: &[u64], capacities: &[u64]) -> Vec<u64> {
     capacities.iter().map(|&c| cumulative[(c.min(hist.len() as u64)) as usize]).collect()
 }
 
-/// LRU stack distances with a Fenwick tree over access times.
+/// LRU stack distances.
 ///
-/// Each id keeps one marker at the time of its last access; the distance of an access is the
-/// number of markers after the previous access to the same id. Times are renumbered
-/// (compacted) whenever they reach the window size, so the tree stays about 2 x n_ids long.
+/// Each id keeps one mark at the time of its last access; the distance of an access is the
+/// number of marks after the previous access to the same id. Marks are bits in a bitmap of
+/// times, and a Fenwick tree counts them per 64-time block: a count is one popcount plus a
+/// walk over a tree 64 times smaller than the trace's window, small enough to stay in the CPU
+/// caches. Times are renumbered (compacted) whenever they reach the window size, so the
+/// window stays about 2 x n_ids long.
 pub fn lru_hits(ids: &[u32], n_ids: usize, capacities: &[u64], cancel: &AtomicBool) -> Result<Vec<u64>> {
     let depth = capacities.iter().copied().max().unwrap_or(0).min(n_ids as u64) as usize;
     let mut hist = vec![0u64; depth];
-    let window = 2 * n_ids + 2;
-    let mut tree = vec![0u32; window + 1]; // 1-based Fenwick tree
-    let mut at = vec![u32::MAX; window + 1]; // time -> id whose marker is there
-    let mut last = vec![0u32; n_ids]; // id -> time of its marker, 0 = never seen
-    let mut live = 0u32;
-    let mut t = 1usize;
+    let window = 2 * n_ids + 64;
+    let mut marks = Marks::new(window);
+    let mut at = vec![u32::MAX; window]; // time -> id whose mark may be there
+    let mut last = vec![u32::MAX; n_ids]; // id -> time of its mark, MAX = never seen
+    let mut t = 0usize;
 
     for (k, &id) in ids.iter().enumerate() {
         if k % CHUNK == 0 {
@@ -101,27 +103,20 @@ pub fn lru_hits(ids: &[u32], n_ids: usize, capacities: &[u64], cancel: &AtomicBo
         if id_usize >= n_ids {
             return Err(invalid("ids", id, format!("ids below n_ids={n_ids}")));
         }
-        if t > window {
-            t = compact(&mut tree, &mut at, &mut last, t);
+        if t == window {
+            t = compact(&mut marks, &mut at, &mut last, t);
         }
-        let p = last[id_usize] as usize;
-        if p > 0 {
-            // markers strictly after p = live - (markers at or before p)
-            let mut before = 0u32;
-            let mut i = p;
-            while i > 0 {
-                before += tree[i];
-                i &= i - 1;
-            }
-            let distance = (live - before) as usize; // distinct others since: depth - 1
+        let p = last[id_usize];
+        if p != u32::MAX {
+            let p = p as usize;
+            // marks strictly after p: distinct other ids since, i.e. stack depth - 1
+            let distance = (marks.live - marks.count_through(p)) as usize;
             if distance < depth {
                 hist[distance] += 1;
             }
-            fenwick_add(&mut tree, p, u32::MAX); // -1 in wrapping arithmetic
-        } else {
-            live += 1;
+            marks.clear(p);
         }
-        fenwick_add(&mut tree, t, 1);
+        marks.set(t);
         at[t] = id;
         last[id_usize] = t as u32;
         t += 1;
@@ -129,18 +124,93 @@ pub fn lru_hits(ids: &[u32], n_ids: usize, capacities: &[u64], cancel: &AtomicBo
     Ok(hits_from_histogram(&hist, capacities))
 }
 
-#[inline]
-fn fenwick_add(tree: &mut [u32], mut i: usize, delta: u32) {
-    while i < tree.len() {
-        tree[i] = tree[i].wrapping_add(delta);
-        i += i & i.wrapping_neg();
+/// A set of times: a bitmap plus a Fenwick tree of per-block (64 times) counts.
+///
+/// New marks always land in the newest block, which only counts by popcount; it joins the
+/// tree when time moves past it. That saves one of the three tree walks per access.
+struct Marks {
+    bits: Vec<u64>,
+    tree: Vec<u32>, // 1-based Fenwick tree over the blocks before `open_block`
+    open_block: usize,
+    live: u32,
+}
+
+impl Marks {
+    fn new(window: usize) -> Self {
+        let blocks = window.div_ceil(64);
+        Marks { bits: vec![0; blocks], tree: vec![0; blocks + 1], open_block: 0, live: 0 }
+    }
+
+    /// Number of marks at times <= t.
+    #[inline]
+    fn count_through(&self, t: usize) -> u32 {
+        let block = t >> 6;
+        let within = (self.bits[block] & (u64::MAX >> (63 - (t & 63)))).count_ones();
+        let mut sum = within;
+        let mut i = block; // blocks [0, block): Fenwick prefix of length `block`
+        while i > 0 {
+            sum += self.tree[i];
+            i &= i - 1;
+        }
+        sum
+    }
+
+    #[inline]
+    fn add(&mut self, block: usize, delta: u32) {
+        let mut i = block + 1;
+        while i < self.tree.len() {
+            self.tree[i] = self.tree[i].wrapping_add(delta);
+            i += i & i.wrapping_neg();
+        }
+    }
+
+    /// Mark time `t`, the newest time so far.
+    #[inline]
+    fn set(&mut self, t: usize) {
+        let block = t >> 6;
+        while self.open_block < block {
+            let count = self.bits[self.open_block].count_ones();
+            self.add(self.open_block, count);
+            self.open_block += 1;
+        }
+        self.bits[block] |= 1 << (t & 63);
+        self.live += 1;
+    }
+
+    #[inline]
+    fn clear(&mut self, t: usize) {
+        self.bits[t >> 6] &= !(1 << (t & 63));
+        if t >> 6 < self.open_block {
+            self.add(t >> 6, u32::MAX); // -1, wrapping
+        }
+        self.live -= 1;
+    }
+
+    /// Rebuild from scratch with times 0..n marked.
+    fn reset_to_prefix(&mut self, n: usize) {
+        for (b, word) in self.bits.iter_mut().enumerate() {
+            let lo = b * 64;
+            *word = if n >= lo + 64 { u64::MAX } else if n > lo { u64::MAX >> (64 - (n - lo)) } else { 0 };
+        }
+        self.tree.iter_mut().for_each(|v| *v = 0);
+        self.open_block = n >> 6;
+        for b in 0..self.open_block {
+            self.tree[b + 1] = self.bits[b].count_ones();
+        }
+        for i in 1..self.tree.len() {
+            let parent = i + (i & i.wrapping_neg());
+            if parent < self.tree.len() {
+                self.tree[parent] += self.tree[i];
+            }
+        }
+        self.live = n as u32;
     }
 }
 
-/// Renumber live markers to times 1..=live in their order, rebuild the tree; returns the next time.
-fn compact(tree: &mut [u32], at: &mut [u32], last: &mut [u32], t: usize) -> usize {
-    let mut next = 1usize;
-    for old in 1..t {
+/// Renumber live marks to times 0..live in their order; returns the next time.
+fn compact(marks: &mut Marks, at: &mut [u32], last: &mut [u32], t: usize) -> usize {
+    let mut next = 0usize;
+    for old in 0..t {
         let id = at[old];
         if id != u32::MAX && last[id as usize] as usize == old {
             at[next] = id;
@@ -148,19 +218,8 @@ fn compact(tree: &mut [u32], at: &mut [u32], last: &mut [u32], t: usize) -> usiz
             next += 1;
         }
     }
-    for slot in at[next..].iter_mut() {
-        *slot = u32::MAX;
-    }
-    // Linear-time Fenwick build: every live time holds 1.
-    for (i, v) in tree.iter_mut().enumerate() {
-        *v = (i > 0 && i < next) as u32;
-    }
-    for i in 1..tree.len() {
-        let parent = i + (i & i.wrapping_neg());
-        if parent < tree.len() {
-            tree[parent] += tree[i];
-        }
-    }
+    at[next..].iter_mut().for_each(|slot| *slot = u32::MAX);
+    marks.reset_to_prefix(next);
     next
 }
 

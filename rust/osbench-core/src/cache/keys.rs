@@ -9,10 +9,16 @@ use crate::error::{invalid, Result};
 
 /// Key -> dense id, assigned in order of first appearance.
 pub struct KeyMap {
-    keys: Vec<u64>,
-    ids: Vec<u32>,
+    /// Key and id side by side: one cache line visit per probe.
+    slots: Vec<Entry>,
     shift: u32,
     len: usize,
+}
+
+#[derive(Clone, Copy)]
+struct Entry {
+    key: u64,
+    id: u32,
 }
 
 const EMPTY: u32 = u32::MAX;
@@ -22,7 +28,7 @@ pub const MAX_IDS: usize = (u32::MAX - 1) as usize;
 impl KeyMap {
     pub fn with_capacity(expected: usize) -> Self {
         let slots = (expected.max(8) * 2).next_power_of_two();
-        KeyMap { keys: vec![0; slots], ids: vec![EMPTY; slots], shift: 64 - slots.trailing_zeros(), len: 0 }
+        KeyMap { slots: vec![Entry { key: 0, id: EMPTY }; slots], shift: 64 - slots.trailing_zeros(), len: 0 }
     }
 
     /// Number of distinct keys seen.
@@ -40,15 +46,15 @@ impl KeyMap {
 
     /// The id of `key`, if seen.
     pub fn get(&self, key: u64) -> Option<u32> {
-        let mask = self.keys.len() - 1;
+        let mask = self.slots.len() - 1;
         let mut s = self.slot(key);
         loop {
-            let id = self.ids[s];
-            if id == EMPTY {
+            let e = self.slots[s];
+            if e.id == EMPTY {
                 return None;
             }
-            if self.keys[s] == key {
-                return Some(id);
+            if e.key == key {
+                return Some(e.id);
             }
             s = (s + 1) & mask;
         }
@@ -57,15 +63,15 @@ impl KeyMap {
     /// The id of `key`, assigning the next free id if new.
     #[inline]
     pub fn id_of(&mut self, key: u64) -> Result<u32> {
-        let mask = self.keys.len() - 1;
+        let mask = self.slots.len() - 1;
         let mut s = self.slot(key);
         loop {
-            let id = self.ids[s];
-            if id == EMPTY {
+            let e = self.slots[s];
+            if e.id == EMPTY {
                 break;
             }
-            if self.keys[s] == key {
-                return Ok(id);
+            if e.key == key {
+                return Ok(e.id);
             }
             s = (s + 1) & mask;
         }
@@ -73,32 +79,25 @@ impl KeyMap {
             return Err(invalid("trace", format!("more than {MAX_IDS} distinct keys"), "at most 2^32 - 2 distinct keys"));
         }
         let id = self.len as u32;
-        self.keys[s] = key;
-        self.ids[s] = id;
+        self.slots[s] = Entry { key, id };
         self.len += 1;
-        if self.len * 2 > self.keys.len() {
+        if self.len * 2 > self.slots.len() {
             self.grow();
         }
         Ok(id)
     }
 
     fn grow(&mut self) {
-        let old_keys = std::mem::take(&mut self.keys);
-        let old_ids = std::mem::take(&mut self.ids);
-        let slots = old_keys.len() * 2;
-        self.keys = vec![0; slots];
-        self.ids = vec![EMPTY; slots];
-        self.shift = 64 - slots.trailing_zeros();
-        let mask = slots - 1;
-        for (k, id) in old_keys.into_iter().zip(old_ids) {
-            if id != EMPTY {
-                let mut s = self.slot(k);
-                while self.ids[s] != EMPTY {
-                    s = (s + 1) & mask;
-                }
-                self.keys[s] = k;
-                self.ids[s] = id;
+        let new_len = self.slots.len() * 2;
+        let old = std::mem::replace(&mut self.slots, vec![Entry { key: 0, id: EMPTY }; new_len]);
+        self.shift = 64 - new_len.trailing_zeros();
+        let mask = new_len - 1;
+        for e in old.into_iter().filter(|e| e.id != EMPTY) {
+            let mut s = self.slot(e.key);
+            while self.slots[s].id != EMPTY {
+                s = (s + 1) & mask;
             }
+            self.slots[s] = e;
         }
     }
 }

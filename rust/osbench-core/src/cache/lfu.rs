@@ -4,78 +4,78 @@
 //! O(1) per access: one recency list per frequency. An object enters list f only when it is
 //! accessed, so each list is in last-access order and its back is the least recently used.
 
-use super::list::{Links, List};
-use super::{ensure, Policy};
+use super::list::{Links, List, Slots};
+use super::{Policy, NIL};
 
 pub struct Lfu {
     capacity: usize,
     len: usize,
+    slots: Slots,
     links: Links,
-    /// Access count of each cached id; 0 = not cached.
+    /// Access count of the object in each slot.
     freq: Vec<u32>,
-    /// `buckets[f]`: the cached ids with count f, most recent at the front.
+    /// `buckets[f]`: the slots with count f, most recent at the front.
     buckets: Vec<List>,
     min_freq: u32,
 }
 
 impl Lfu {
     pub fn new(capacity: usize, n_ids: usize) -> Self {
+        let expected = capacity.min(n_ids);
         Lfu {
             capacity,
             len: 0,
-            links: Links::with_ids(n_ids),
-            freq: vec![0; n_ids],
+            slots: Slots::new(n_ids, expected),
+            links: Links::with_capacity(expected),
+            freq: Vec::with_capacity(expected),
             buckets: vec![List::default(); 2],
             min_freq: 0,
         }
     }
 
+    /// Move `slot` to the front of bucket `f`.
     #[inline]
-    fn bucket(&mut self, f: u32) -> &mut List {
+    fn push(&mut self, f: u32, slot: u32) {
         if f as usize >= self.buckets.len() {
             self.buckets.resize(f as usize + 1, List::default());
         }
-        &mut self.buckets[f as usize]
+        self.links.push_front(&mut self.buckets[f as usize], slot);
     }
 }
 
 impl Policy for Lfu {
     #[inline]
     fn access(&mut self, id: u32, _next_use: u64) -> bool {
-        ensure(&mut self.freq, id, 0);
-        self.links.ensure(id);
-        let f = self.freq[id as usize];
-        if f > 0 {
-            let mut from = *self.bucket(f);
-            self.links.remove(&mut from, id);
-            self.buckets[f as usize] = from;
-            let mut to = *self.bucket(f + 1);
-            self.links.push_front(&mut to, id);
-            self.buckets[f as usize + 1] = to;
-            self.freq[id as usize] = f + 1;
+        let slot = self.slots.get(id);
+        if slot != NIL {
+            let f = self.freq[slot as usize];
+            let from = &mut self.buckets[f as usize];
+            self.links.remove(from, slot);
             if self.min_freq == f && from.len == 0 {
                 self.min_freq = f + 1;
             }
+            self.push(f + 1, slot);
+            self.freq[slot as usize] = f + 1;
             return true;
         }
         if self.len == self.capacity {
-            let mut bucket = self.buckets[self.min_freq as usize];
-            if let Some(victim) = self.links.pop_back(&mut bucket) {
-                self.freq[victim as usize] = 0;
+            if let Some(victim) = self.links.pop_back(&mut self.buckets[self.min_freq as usize]) {
+                self.slots.release(victim);
                 self.len -= 1;
             }
-            self.buckets[self.min_freq as usize] = bucket;
         }
-        let mut ones = *self.bucket(1);
-        self.links.push_front(&mut ones, id);
-        self.buckets[1] = ones;
-        self.freq[id as usize] = 1;
+        let slot = self.slots.assign(id);
+        if self.freq.len() < self.slots.high_water() {
+            self.freq.resize(self.slots.high_water(), 0);
+        }
+        self.freq[slot as usize] = 1;
+        self.push(1, slot);
         self.min_freq = 1;
         self.len += 1;
         false
     }
     fn contains(&self, id: u32) -> bool {
-        self.freq.get(id as usize).copied().unwrap_or(0) > 0
+        self.slots.peek(id) != NIL
     }
     fn len(&self) -> usize {
         self.len

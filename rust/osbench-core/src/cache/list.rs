@@ -1,13 +1,78 @@
-//! Intrusive doubly linked lists over dense ids: `prev`/`next` live in arrays indexed by id,
-//! so moving an id costs a few array writes and no allocation. One [`Links`] can carry several
-//! [`List`]s at once (ARC's four lists, LFU's frequency buckets) since an id is in one list at a time.
+//! Building blocks for the list-based policies.
+//!
+//! [`Slots`] gives each cached (or ghost) id a slot number below the cache's size, and
+//! [`Links`] threads doubly linked lists through those slots. Per-access work then touches one
+//! entry of the id-sized `slot_of` array and otherwise stays inside arrays as small as the cache,
+//! which stay in the CPU caches: no hashing, no allocation. One [`Links`] can carry several
+//! [`List`]s (ARC's four lists, LFU's frequency buckets), as a slot is in one list at a time.
 
 use super::{ensure, NIL};
 
+/// id -> slot and slot -> id, with a free list of released slots.
+#[derive(Debug, Default, Clone)]
+pub struct Slots {
+    slot_of: Vec<u32>,
+    id_of: Vec<u32>,
+    free: Vec<u32>,
+}
+
+impl Slots {
+    pub fn new(n_ids: usize, expected_slots: usize) -> Self {
+        Slots { slot_of: vec![NIL; n_ids], id_of: Vec::with_capacity(expected_slots), free: Vec::new() }
+    }
+
+    /// The slot of `id`, or NIL.
+    #[inline]
+    pub fn get(&mut self, id: u32) -> u32 {
+        ensure(&mut self.slot_of, id, NIL);
+        self.slot_of[id as usize]
+    }
+
+    #[inline]
+    pub fn peek(&self, id: u32) -> u32 {
+        self.slot_of.get(id as usize).copied().unwrap_or(NIL)
+    }
+
+    /// Give `id` a slot (a released one if any). The caller has checked `get(id) == NIL`.
+    #[inline]
+    pub fn assign(&mut self, id: u32) -> u32 {
+        let slot = match self.free.pop() {
+            Some(s) => {
+                self.id_of[s as usize] = id;
+                s
+            }
+            None => {
+                self.id_of.push(id);
+                (self.id_of.len() - 1) as u32
+            }
+        };
+        self.slot_of[id as usize] = slot;
+        slot
+    }
+
+    /// Take the slot away from its id.
+    #[inline]
+    pub fn release(&mut self, slot: u32) {
+        let id = self.id_of[slot as usize];
+        self.slot_of[id as usize] = NIL;
+        self.free.push(slot);
+    }
+
+    /// Number of slots ever handed out (the size of per-slot arrays).
+    pub fn high_water(&self) -> usize {
+        self.id_of.len()
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Node {
+    prev: u32,
+    next: u32,
+}
+
 #[derive(Debug, Default, Clone)]
 pub struct Links {
-    prev: Vec<u32>,
-    next: Vec<u32>,
+    nodes: Vec<Node>,
 }
 
 /// One list: the front is the most recently inserted end, the back the oldest.
@@ -25,56 +90,55 @@ impl Default for List {
 }
 
 impl Links {
-    pub fn with_ids(n_ids: usize) -> Self {
-        Links { prev: vec![NIL; n_ids], next: vec![NIL; n_ids] }
+    pub fn with_capacity(slots: usize) -> Self {
+        Links { nodes: Vec::with_capacity(slots) }
     }
 
-    /// Make room for `id` (online use).
+    /// Make room for `slot`.
     #[inline]
-    pub fn ensure(&mut self, id: u32) {
-        ensure(&mut self.prev, id, NIL);
-        ensure(&mut self.next, id, NIL);
-    }
-
-    #[inline]
-    pub fn push_front(&mut self, list: &mut List, id: u32) {
-        let i = id as usize;
-        self.prev[i] = NIL;
-        self.next[i] = list.head;
-        if list.head != NIL {
-            self.prev[list.head as usize] = id;
-        } else {
-            list.tail = id;
+    pub fn ensure(&mut self, slot: u32) {
+        if slot as usize >= self.nodes.len() {
+            self.nodes.resize(slot as usize + 1, Node { prev: NIL, next: NIL });
         }
-        list.head = id;
+    }
+
+    #[inline]
+    pub fn push_front(&mut self, list: &mut List, slot: u32) {
+        self.ensure(slot);
+        self.nodes[slot as usize] = Node { prev: NIL, next: list.head };
+        if list.head != NIL {
+            self.nodes[list.head as usize].prev = slot;
+        } else {
+            list.tail = slot;
+        }
+        list.head = slot;
         list.len += 1;
     }
 
     #[inline]
-    pub fn remove(&mut self, list: &mut List, id: u32) {
-        let i = id as usize;
-        let (p, n) = (self.prev[i], self.next[i]);
-        if p != NIL {
-            self.next[p as usize] = n;
+    pub fn remove(&mut self, list: &mut List, slot: u32) {
+        let Node { prev, next } = self.nodes[slot as usize];
+        if prev != NIL {
+            self.nodes[prev as usize].next = next;
         } else {
-            list.head = n;
+            list.head = next;
         }
-        if n != NIL {
-            self.prev[n as usize] = p;
+        if next != NIL {
+            self.nodes[next as usize].prev = prev;
         } else {
-            list.tail = p;
+            list.tail = prev;
         }
         list.len -= 1;
     }
 
-    /// Remove and return the oldest id, or None when empty.
+    /// Remove and return the oldest slot, or None when empty.
     #[inline]
     pub fn pop_back(&mut self, list: &mut List) -> Option<u32> {
-        let id = list.tail;
-        if id == NIL {
+        let slot = list.tail;
+        if slot == NIL {
             return None;
         }
-        self.remove(list, id);
-        Some(id)
+        self.remove(list, slot);
+        Some(slot)
     }
 }

@@ -1,44 +1,44 @@
 //! LRU: evict the object whose last access is oldest. A hit moves the object to the front.
 
-use super::list::{Links, List};
-use super::{ensure, Policy};
+use super::list::{Links, List, Slots};
+use super::{Policy, NIL};
 
 pub struct Lru {
     capacity: usize,
+    slots: Slots,
     links: Links,
     list: List,
-    cached: Vec<bool>,
 }
 
 impl Lru {
     pub fn new(capacity: usize, n_ids: usize) -> Self {
-        Lru { capacity, links: Links::with_ids(n_ids), list: List::default(), cached: vec![false; n_ids] }
+        let expected = capacity.min(n_ids);
+        Lru { capacity, slots: Slots::new(n_ids, expected), links: Links::with_capacity(expected), list: List::default() }
     }
 }
 
 impl Policy for Lru {
     #[inline]
     fn access(&mut self, id: u32, _next_use: u64) -> bool {
-        ensure(&mut self.cached, id, false);
-        self.links.ensure(id);
-        if self.cached[id as usize] {
-            if self.list.head != id {
-                self.links.remove(&mut self.list, id);
-                self.links.push_front(&mut self.list, id);
+        let slot = self.slots.get(id);
+        if slot != NIL {
+            if self.list.head != slot {
+                self.links.remove(&mut self.list, slot);
+                self.links.push_front(&mut self.list, slot);
             }
             return true;
         }
         if self.list.len == self.capacity {
             if let Some(victim) = self.links.pop_back(&mut self.list) {
-                self.cached[victim as usize] = false;
+                self.slots.release(victim);
             }
         }
-        self.links.push_front(&mut self.list, id);
-        self.cached[id as usize] = true;
+        let slot = self.slots.assign(id);
+        self.links.push_front(&mut self.list, slot);
         false
     }
     fn contains(&self, id: u32) -> bool {
-        self.cached.get(id as usize).copied().unwrap_or(false)
+        self.slots.peek(id) != NIL
     }
     fn len(&self) -> usize {
         self.list.len
