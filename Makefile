@@ -46,6 +46,8 @@ stubtest: $(VENV)/.built
 bench: $(VENV)/.built
 	mkdir -p bench-results
 	$(BIN)/python -m pytest benches -q --benchmark-only --benchmark-json=bench-results/latest.json --benchmark-columns=min,median,mean,rounds
+	$(BIN)/python benches/summarize.py bench-results/latest.json > bench-results/summary.md
+	cat bench-results/summary.md
 
 wheel: $(VENV)/.deps
 	$(BIN)/maturin build --release -o dist

@@ -1,0 +1,144 @@
+"""Cache replay and curves: native vs reference vs libCacheSim and cachetools.
+
+Every row of a group replays the same trace, and the miss counts are asserted equal.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import osbench as ob
+from osbench.cache import POLICIES
+
+LIBCACHESIM = {"fifo": "FIFO", "lru": "LRU", "lfu": "LFU", "clock": "Clock", "arc": "ARC", "opt": "Belady"}
+CACHETOOLS = {"fifo": "FIFOCache", "lru": "LRUCache"}
+
+
+def sizes(full: bool) -> dict[str, Any]:
+    if full:
+        return {"mid": (100_000, 1_000_000), "large": (1_000_000, 10_000_000), "capacity": 10_000, "large_capacity": 100_000}
+    return {"mid": (2_000, 20_000), "large": (5_000, 50_000), "capacity": 200, "large_capacity": 1_000}
+
+
+@pytest.fixture(scope="module")
+def mid_trace(full_size: bool) -> ob.traces.Trace:
+    n_keys, length = sizes(full_size)["mid"]
+    t = ob.traces.zipf(n_keys, 1.0, length, seed=42)
+    t.next_use()
+    return t
+
+
+@pytest.fixture(scope="module")
+def large_trace(full_size: bool, tmp_path_factory: pytest.TempPathFactory) -> tuple[ob.traces.Trace, Path]:
+    n_keys, length = sizes(full_size)["large"]
+    t = ob.traces.zipf(n_keys, 1.0, length, seed=43)
+    path = tmp_path_factory.mktemp("traces") / "zipf.oracleGeneral.bin"
+    ob.traces.write_oracle_general(t, path)
+    return t, path
+
+
+def once(benchmark: Any, fn: Any, rounds: int = 3) -> Any:
+    return benchmark.pedantic(fn, rounds=rounds, iterations=1, warmup_rounds=0)
+
+
+# ------------------------------------------------------------------ native vs reference (1M accesses)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("row", ["native", "native-end-to-end", "reference", "cachetools"])
+def test_replay_mid(benchmark: Any, policy: str, row: str, mid_trace: ob.traces.Trace, full_size: bool) -> None:
+    benchmark.group = f"replay 1M Zipf(1.0) 100k keys: {policy}"
+    capacity = sizes(full_size)["capacity"]
+    expected = ob.cache.replay(mid_trace, policy, capacity).misses
+    keys = mid_trace.keys
+    if row == "native":
+        result = once(benchmark, lambda: ob.cache.replay(mid_trace, policy, capacity), rounds=5)
+        misses = result.misses
+    elif row == "native-end-to-end":
+        # from a plain array: the key -> dense id mapping (and next-use pass for OPT) included
+        result = once(benchmark, lambda: ob.cache.replay(keys, policy, capacity), rounds=5)
+        misses = result.misses
+    elif row == "reference":
+        result = once(benchmark, lambda: ob.cache.replay(mid_trace, policy, capacity, engine="reference"), rounds=1)
+        misses = result.misses
+    else:
+        cachetools = pytest.importorskip("cachetools")
+        if policy not in CACHETOOLS:
+            pytest.skip(f"cachetools has no {policy} with the same definition")
+        cls = getattr(cachetools, CACHETOOLS[policy])
+        key_list = keys.tolist()
+
+        def run() -> int:
+            cache = cls(maxsize=capacity)
+            hits = 0
+            for k in key_list:
+                if k in cache:
+                    cache[k]
+                    hits += 1
+                else:
+                    cache[k] = True
+            return len(key_list) - hits
+
+        misses = once(benchmark, run, rounds=1)
+    assert misses == expected
+
+
+# ------------------------------------------------------------------ native vs libCacheSim (10M accesses)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("row", ["native", "native-end-to-end", "libcachesim"])
+def test_replay_large(benchmark: Any, policy: str, row: str, large_trace: tuple[ob.traces.Trace, Path], full_size: bool) -> None:
+    trace, path = large_trace
+    benchmark.group = f"replay 10M Zipf(1.0) 1M keys: {policy}"
+    capacity = sizes(full_size)["large_capacity"]
+    expected = ob.cache.replay(trace, policy, capacity).misses
+    if row == "native":
+        misses = once(benchmark, lambda: ob.cache.replay(trace, policy, capacity)).misses
+    elif row == "native-end-to-end":
+        misses = once(benchmark, lambda: ob.cache.replay(trace.keys, policy, capacity)).misses
+    else:
+        lcs = pytest.importorskip("libcachesim")
+
+        def run() -> int:
+            reader = lcs.TraceReader(str(path), lcs.TraceType.ORACLE_GENERAL_TRACE)
+            miss_ratio, _ = getattr(lcs, LIBCACHESIM[policy])(capacity).process_trace(reader)
+            return round(miss_ratio * len(trace))
+
+        misses = once(benchmark, run)
+    assert misses == expected
+
+
+# ------------------------------------------------------------------ curves
+
+
+def curve_capacities(n_keys: int) -> np.ndarray:
+    return np.unique(np.geomspace(10, n_keys, 100).astype(np.int64))
+
+
+@pytest.mark.parametrize("row", ["curve-100-capacities", "one-replay", "100-replays"])
+def test_lru_curve(benchmark: Any, row: str, large_trace: tuple[ob.traces.Trace, Path], mid_trace: ob.traces.Trace) -> None:
+    trace, _ = large_trace
+    caps = curve_capacities(trace.n_distinct)
+    benchmark.group = "LRU curve, 100 capacities, 10M accesses"
+    if row == "curve-100-capacities":
+        ratios = once(benchmark, lambda: ob.cache.curve(trace, "lru", caps))
+        assert ratios[-1] == ob.cache.replay(trace, "lru", int(caps[-1])).hit_ratio
+    elif row == "one-replay":
+        once(benchmark, lambda: ob.cache.replay(trace, "lru", int(caps[len(caps) // 2])))
+    else:
+        # 100 separate replays (the way a non-stack tool draws the curve), timed on the 1M trace
+        benchmark.group = "LRU curve, 100 capacities, 1M accesses"
+        mid_caps = curve_capacities(mid_trace.n_distinct)
+        ratios = once(benchmark, lambda: np.array([ob.cache.replay(mid_trace, "lru", int(c)).hit_ratio for c in mid_caps]), rounds=1)
+        assert ratios.tolist() == ob.cache.curve(mid_trace, "lru", mid_caps).tolist()
+
+
+def test_lru_curve_mid(benchmark: Any, mid_trace: ob.traces.Trace) -> None:
+    benchmark.group = "LRU curve, 100 capacities, 1M accesses"
+    caps = curve_capacities(mid_trace.n_distinct)
+    once(benchmark, lambda: ob.cache.curve(mid_trace, "lru", caps), rounds=5)
