@@ -23,11 +23,12 @@ def summarize(data: dict[str, Any]) -> str:
         groups[b["group"] or b["name"]].append((row_name(b), b["stats"]["median"]))
     cpu = data.get("machine_info", {}).get("cpu", {}).get("brand_raw", "unknown CPU")
     lines = [f"Measured on {cpu}, {data.get('machine_info', {}).get('cpu', {}).get('count', '?')} logical CPUs, {data.get('datetime', '')[:10]}.", ""]
-    lines += ["| workload | row | median | native is faster by |", "|---|---|---:|---:|"]
+    lines += ["| workload | row | median | time / native row |", "|---|---|---:|---:|"]
     for group in sorted(groups):
         rows = sorted(groups[group], key=lambda r: r[1])
-        base = next((t for name, t in rows if name.startswith("native") and "end-to-end" not in name), None)
-        base = base or next((t for name, t in rows if name.startswith("curve")), rows[0][1])
+        # Ratios are to the native row, or for curves to one native replay.
+        by_name = dict(rows)
+        base = by_name.get("native", by_name.get("one-replay", rows[0][1]))
         for name, t in rows:
             ratio = t / base if base else float("nan")
             lines.append(f"| {group} | {name} | {t * 1e3:,.1f} ms | {ratio:,.1f}x |")

@@ -1,0 +1,77 @@
+"""The command line: lecture tables, the report folder, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def osbench(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "osbench", *args], capture_output=True, text=True, cwd=cwd, timeout=600)
+
+
+def test_lecture_04_prints_the_tables() -> None:
+    out = osbench("lecture", "04")
+    assert out.returncode == 0, out.stderr
+    assert "Belady's anomaly" in out.stdout and "Zipf(0.8)" in out.stdout
+    belady = out.stdout.split("Belady's anomaly")[1]
+    assert "fifo           9        10" in belady
+
+
+def test_lecture_json() -> None:
+    out = osbench("lecture", "04", "--json")
+    data = json.loads(out.stdout)
+    rows = {r[0]: r[1:] for r in data["04"][2]["rows"]}
+    assert rows == {"fifo": [9, 10], "lru": [10, 8], "opt": [7, 6]}
+
+
+def test_cache_commands(tmp_path: Path) -> None:
+    out = osbench("cache", "replay", "--policy", "arc", "--capacity", "100", "--json")
+    assert json.loads(out.stdout)["hit_ratio"] == pytest.approx(0.458, abs=0.01)
+    out = osbench("cache", "curve", "--policy", "lru", "--capacities", "10,100", "--json")
+    assert len(json.loads(out.stdout)["hit_ratio"]) == 2
+    import numpy as np
+
+    np.save(tmp_path / "t.npy", np.array([1, 2, 1, 2], dtype=np.int64))
+    out = osbench("cache", "replay", "--trace", str(tmp_path / "t.npy"), "--capacity", "2", "--json")
+    assert json.loads(out.stdout)["hits"] == 2
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["cache", "replay", "--policy", "nope"], "fifo, lru, lfu, clock, arc, opt"),
+        (["cache", "replay", "--trace", "/no/such/file.bin"], "not found"),
+        (["cache", "replay", "--capacity", "0"], "capacity"),
+    ],
+)
+def test_errors_are_one_line(args: list[str], message: str, tmp_path: Path) -> None:
+    out = osbench(*args)
+    assert out.returncode == 2
+    assert message in out.stderr and out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
+
+
+def test_bad_trace_file_is_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.bin"
+    bad.write_bytes(b"\x00" * 30)
+    out = osbench("cache", "replay", "--trace", str(bad))
+    assert out.returncode == 2 and "byte offset 24" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_report_quick_writes_the_folder(tmp_path: Path) -> None:
+    out_dir = tmp_path / "rep"
+    out = osbench("report", "--quick", "--out", str(out_dir))
+    assert out.returncode == 0, out.stderr
+    for name in ("index.html", "report.md", "results.json"):
+        assert (out_dir / name).stat().st_size > 0
+    results = json.loads((out_dir / "results.json").read_text())
+    assert "04-cache" in results["sections"] and results["quick"] is True
+    html = (out_dir / "index.html").read_text()
+    assert html.count("data:image/png;base64,") >= 1
+    for fig in results["sections"]["04-cache"]["figures"]:
+        assert (out_dir / "figures" / f"{fig}.png").exists()
+    assert not list(out_dir.rglob("*.tmp"))
