@@ -81,15 +81,13 @@ fn hits_from_histogram(hist: &[u64], capacities: &[u64]) -> Vec<u64> {
 /// LRU stack distances.
 ///
 /// Each id keeps one mark at the time of its last access; the distance of an access is the
-/// number of marks after the previous access to the same id. Marks are bits in a bitmap of
-/// times, and a Fenwick tree counts them per 64-time block: a count is one popcount plus a
-/// walk over a tree 64 times smaller than the trace's window, small enough to stay in the CPU
-/// caches. Times are renumbered (compacted) whenever they reach the window size, so the
+/// number of marks after the previous access to the same id, counted by [`Marks`]. Times
+/// are renumbered (compacted) whenever they reach the window size, so the
 /// window stays about 2 x n_ids long.
 pub fn lru_hits(ids: &[u32], n_ids: usize, capacities: &[u64], cancel: &AtomicBool) -> Result<Vec<u64>> {
     let depth = capacities.iter().copied().max().unwrap_or(0).min(n_ids as u64) as usize;
     let mut hist = vec![0u64; depth];
-    let window = 2 * n_ids + 64;
+    let window = 2 * n_ids + BLOCK_BITS;
     let mut marks = Marks::new(window);
     let mut at = vec![u32::MAX; window]; // time -> id whose mark may be there
     let mut last = vec![u32::MAX; n_ids]; // id -> time of its mark, MAX = never seen
@@ -124,9 +122,14 @@ pub fn lru_hits(ids: &[u32], n_ids: usize, capacities: &[u64], cancel: &AtomicBo
     Ok(hits_from_histogram(&hist, capacities))
 }
 
-/// A set of times: a bitmap plus a Fenwick tree of per-block (64 times) counts.
+/// Times per block: 8 words of 64 bits, one cache line of the bitmap.
+const BLOCK_BITS: usize = 512;
+const WORDS_PER_BLOCK: usize = BLOCK_BITS / 64;
+
+/// A set of times: a bitmap plus a Fenwick tree of per-block counts (a block is one cache
+/// line of the bitmap, so the tree is 512 times smaller than the window and stays in L1/L2).
 ///
-/// New marks always land in the newest block, which only counts by popcount; it joins the
+/// New marks always land in the newest block, which counts by popcount only; it joins the
 /// tree when time moves past it. That saves one of the three tree walks per access.
 struct Marks {
     bits: Vec<u64>,
@@ -137,17 +140,24 @@ struct Marks {
 
 impl Marks {
     fn new(window: usize) -> Self {
-        let blocks = window.div_ceil(64);
-        Marks { bits: vec![0; blocks], tree: vec![0; blocks + 1], open_block: 0, live: 0 }
+        let blocks = window.div_ceil(BLOCK_BITS);
+        Marks { bits: vec![0; blocks * WORDS_PER_BLOCK], tree: vec![0; blocks + 1], open_block: 0, live: 0 }
+    }
+
+    fn block_count(&self, block: usize) -> u32 {
+        self.bits[block * WORDS_PER_BLOCK..(block + 1) * WORDS_PER_BLOCK].iter().map(|w| w.count_ones()).sum()
     }
 
     /// Number of marks at times <= t.
     #[inline]
     fn count_through(&self, t: usize) -> u32 {
-        let block = t >> 6;
-        let within = (self.bits[block] & (u64::MAX >> (63 - (t & 63)))).count_ones();
-        let mut sum = within;
-        let mut i = block; // blocks [0, block): Fenwick prefix of length `block`
+        let word = t >> 6;
+        let block = t / BLOCK_BITS;
+        let mut sum = (self.bits[word] & (u64::MAX >> (63 - (t & 63)))).count_ones();
+        for w in &self.bits[block * WORDS_PER_BLOCK..word] {
+            sum += w.count_ones();
+        }
+        let mut i = block; // blocks [0, block): a Fenwick prefix of length `block`
         while i > 0 {
             sum += self.tree[i];
             i &= i - 1;
@@ -167,35 +177,35 @@ impl Marks {
     /// Mark time `t`, the newest time so far.
     #[inline]
     fn set(&mut self, t: usize) {
-        let block = t >> 6;
+        let block = t / BLOCK_BITS;
         while self.open_block < block {
-            let count = self.bits[self.open_block].count_ones();
+            let count = self.block_count(self.open_block);
             self.add(self.open_block, count);
             self.open_block += 1;
         }
-        self.bits[block] |= 1 << (t & 63);
+        self.bits[t >> 6] |= 1 << (t & 63);
         self.live += 1;
     }
 
     #[inline]
     fn clear(&mut self, t: usize) {
         self.bits[t >> 6] &= !(1 << (t & 63));
-        if t >> 6 < self.open_block {
-            self.add(t >> 6, u32::MAX); // -1, wrapping
+        if t / BLOCK_BITS < self.open_block {
+            self.add(t / BLOCK_BITS, u32::MAX); // -1, wrapping
         }
         self.live -= 1;
     }
 
     /// Rebuild from scratch with times 0..n marked.
     fn reset_to_prefix(&mut self, n: usize) {
-        for (b, word) in self.bits.iter_mut().enumerate() {
-            let lo = b * 64;
+        for (w, word) in self.bits.iter_mut().enumerate() {
+            let lo = w * 64;
             *word = if n >= lo + 64 { u64::MAX } else if n > lo { u64::MAX >> (64 - (n - lo)) } else { 0 };
         }
         self.tree.iter_mut().for_each(|v| *v = 0);
-        self.open_block = n >> 6;
+        self.open_block = n / BLOCK_BITS;
         for b in 0..self.open_block {
-            self.tree[b + 1] = self.bits[b].count_ones();
+            self.tree[b + 1] = self.block_count(b);
         }
         for i in 1..self.tree.len() {
             let parent = i + (i & i.wrapping_neg());
