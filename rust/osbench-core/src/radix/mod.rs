@@ -137,3 +137,43 @@ pub fn new_mode(name: &str, capacity: Option<u64>, page_size: usize) -> Result<B
 
 #[cfg(test)]
 mod tests;
+
+/// Hit tokens at each capacity (same order as `capacities`; `None` = unlimited): one
+/// independent replay per capacity, spread over `threads` threads.
+pub fn curve(
+    mode: &str,
+    prompts: Sequences<'_>,
+    outputs: Option<Sequences<'_>>,
+    capacities: &[Option<u64>],
+    page_size: usize,
+    threads: usize,
+    cancel: &AtomicBool,
+) -> Result<Vec<Stats>> {
+    // Build every mode first so a bad name or page size fails before any work.
+    let mut modes = Vec::with_capacity(capacities.len());
+    for &c in capacities {
+        modes.push(std::sync::Mutex::new(new_mode(mode, c, page_size)?));
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<std::sync::Mutex<Option<Result<Stats>>>> = capacities.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    let threads = threads.clamp(1, capacities.len().max(1));
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                let (Some(m), Some(slot)) = (modes.get(k), results.get(k)) else { break };
+                let r = match m.lock() {
+                    Ok(mut m) => replay(m.as_mut(), prompts, outputs, &mut [], cancel),
+                    Err(_) => Err(Error::Interrupted),
+                };
+                if let Ok(mut s) = slot.lock() {
+                    *s = Some(r);
+                }
+            });
+        }
+    });
+    results
+        .into_iter()
+        .map(|s| s.into_inner().ok().flatten().unwrap_or(Err(Error::Interrupted)))
+        .collect()
+}
