@@ -128,10 +128,10 @@ def test_conversations_shape_and_determinism():
     w = conversations(60, seed=7)
     assert np.array_equal(w.tokens, conversations(60, seed=7).tokens)
     assert not np.array_equal(w.tokens, conversations(60, seed=8).tokens)
-    system = w.prompt(0)[:64]
+    system = w.prompt(0)[:48]
     by_conv: dict[int, list[int]] = {}
     for i in range(len(w)):
-        assert np.array_equal(w.prompt(i)[:64], system), "every prompt starts with the system prompt"
+        assert np.array_equal(w.prompt(i)[:48], system), "every prompt starts with the system prompt"
         by_conv.setdefault(int(w.conversation[i]), []).append(i)
     assert set(by_conv) == set(range(60))
     for reqs in by_conv.values():
@@ -140,7 +140,7 @@ def test_conversations_shape_and_determinism():
         for a, b in zip(reqs, reqs[1:]):
             history = np.concatenate([w.prompt(a), w.output(a)])
             assert np.array_equal(w.prompt(b)[: len(history)], history), "a turn extends the whole history"
-    apps = {tuple(w.prompt(i)[64:112]) for i in range(len(w))}
+    apps = {tuple(w.prompt(i)[48:96]) for i in range(len(w))}
     assert len(apps) <= 4
 
 

@@ -168,7 +168,7 @@ def conversations(
     n_conversations: int = 200,
     *,
     n_apps: int = 4,
-    system_len: int = 64,
+    system_len: int = 48,
     fewshot_len: Any = 48,
     question_len: Any = (8, 24),
     answer_len: Any = (16, 48),
