@@ -36,7 +36,10 @@ impl Mode for PrefixMode {
                 self.tree.evict(total + need - cap);
             }
         }
-        self.tree.insert(stored);
+        // Same effect as `insert(stored)`: the locked path already holds `hit` tokens of it.
+        if self.tree.insert_after_match(node, hit, stored).is_err() {
+            self.tree.insert(stored);
+        }
         let _ = self.tree.unlock(node);
         if let Some(cap) = self.capacity {
             let total = self.tree.total_size();

@@ -145,3 +145,34 @@ fn replay_prefix_and_whole() {
     assert!(Sequences::new("requests", &tokens, &[0, 3]).is_err());
     assert!(new_mode("nope", None, 1).is_err());
 }
+
+#[test]
+fn insert_after_match_equals_insert() {
+    // Two trees driven alike, one inserting by a full walk, one after its match.
+    let seqs: Vec<Vec<i64>> = (0..200u64)
+        .map(|i| {
+            let x = i.wrapping_mul(2654435761) % 97;
+            (0..(x % 13) as i64).map(|k| (k * (x as i64 % 3 + 1)) % 5).collect()
+        })
+        .collect();
+    for page in [1usize, 2] {
+        let mut a = RadixTree::new(page).unwrap();
+        let mut b = RadixTree::new(page).unwrap();
+        for (n, s) in seqs.iter().enumerate() {
+            let (ma, ha) = a.match_prefix(s);
+            let (mb, hb) = b.match_prefix(s);
+            assert_eq!(ma, mb);
+            let mut stored = s.clone();
+            stored.extend([n as i64 % 4, 1]);
+            assert_eq!(a.insert(&stored), b.insert_after_match(hb, mb, &stored).unwrap());
+            let _ = ha;
+            if n % 7 == 0 {
+                assert_eq!(a.evict(5), b.evict(5));
+            }
+            assert_eq!(a.nodes(), b.nodes());
+            assert_eq!(a.clock(), b.clock());
+        }
+        let (_, h) = b.match_prefix(&seqs[5]);
+        assert!(b.insert_after_match(h, 999, &seqs[5]).is_err());
+    }
+}

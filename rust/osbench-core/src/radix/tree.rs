@@ -118,12 +118,21 @@ pub struct RadixTree {
     num_nodes: usize,
     evicted_nodes: u64,
     evicted_tokens: u64,
+    /// Reused buffer for paths.
+    scratch: Vec<u32>,
 }
 
 /// Length of the common prefix of `a` and `b`, cut down to whole pages.
 #[inline]
 fn common_pages(a: &[i64], b: &[i64], page: usize) -> usize {
-    let n = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    // Whole blocks first (slice equality on integers is a memcmp), then token by token.
+    const BLOCK: usize = 64;
+    let len = a.len().min(b.len());
+    let mut n = 0;
+    while n + BLOCK <= len && a[n..n + BLOCK] == b[n..n + BLOCK] {
+        n += BLOCK;
+    }
+    n += a[n..len].iter().zip(&b[n..len]).take_while(|(x, y)| x == y).count();
     n - n % page
 }
 
@@ -155,6 +164,7 @@ impl RadixTree {
             num_nodes: 0,
             evicted_nodes: 0,
             evicted_tokens: 0,
+            scratch: Vec::new(),
         })
     }
 
@@ -345,8 +355,39 @@ impl RadixTree {
     pub fn insert(&mut self, tokens: &[i64]) -> u64 {
         let key = self.aligned(tokens);
         self.stamp(ROOT);
-        let mut node = ROOT;
-        let mut pos = 0usize;
+        self.insert_below(ROOT, 0, key)
+    }
+
+    /// The same as `insert(tokens)` when the path from the root to `h` is known to hold
+    /// `tokens[..matched]` (as just returned by `match_prefix`, the path locked since): the
+    /// path is stamped in the same order as `insert` would, without comparing its tokens again.
+    pub fn insert_after_match(&mut self, h: Handle, matched: u64, tokens: &[i64]) -> Result<u64> {
+        let node = self.check(h)?;
+        let key = self.aligned(tokens);
+        let mut path = std::mem::take(&mut self.scratch);
+        path.clear();
+        let mut i = node;
+        let mut held = 0usize;
+        while i != ROOT {
+            path.push(i);
+            held += self.nodes[i as usize].tokens.len();
+            i = self.nodes[i as usize].parent;
+        }
+        let pos = usize::try_from(matched).unwrap_or(usize::MAX);
+        if held != pos || pos > key.len() {
+            self.scratch = path;
+            return Err(invalid("matched", matched, "the length of the path from the root to the node, within tokens"));
+        }
+        self.stamp(ROOT);
+        for &n in path.iter().rev() {
+            self.stamp(n);
+        }
+        self.scratch = path;
+        Ok(self.insert_below(node, pos, key))
+    }
+
+    /// Continue an insert of `key` at `node`, `pos` tokens already walked (and stamped).
+    fn insert_below(&mut self, mut node: u32, mut pos: usize, key: &[i64]) -> u64 {
         while pos < key.len() {
             let Some(child) = self.find_child(node, &key[pos..]) else { break };
             self.stamp(child);
@@ -357,8 +398,7 @@ impl RadixTree {
         }
         if pos < key.len() {
             let leaf_len = (key.len() - pos) as u64;
-            let was_evictable = self.is_evictable(node);
-            if was_evictable {
+            if self.is_evictable(node) {
                 let t = self.nodes[node as usize].last_access;
                 self.evictable.remove(&(t, node));
             }
