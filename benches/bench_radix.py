@@ -5,7 +5,7 @@
   order: the native replay in one call; the native tree driven from Python per request;
   the reference engine (on the first requests only: it is slow). Requests/s and tokens/s
   are in ``extra_info``.
-- replay with eviction: the same stream through a cache of 1M tokens.
+- replay with eviction: the same stream through a cache of 100k tokens.
 - repeated evict: the full tree of the whole stream emptied 2,000 tokens at a time.
 
 Under ``--benchmark-disable`` (``make test``) everything runs once on a small stream.
@@ -25,7 +25,7 @@ FULL_CONVERSATIONS = 5_000  # about 10,000 requests
 QUICK_CONVERSATIONS = 60
 REFERENCE_REQUESTS = 1_000  # the reference serves this many (full size): it is ~100x slower
 EVICT_STEP = 2_000
-CAPACITY = 1_000_000
+CAPACITY = 100_000
 
 
 def _full(request: pytest.FixtureRequest) -> bool:
@@ -98,7 +98,7 @@ def test_match_insert_reference(benchmark, stream, request):
 
 @pytest.mark.parametrize("engine", ["native", "reference"])
 def test_replay_with_eviction(benchmark, stream, request, engine):
-    benchmark.group = "radix replay, capacity 1M tokens, outputs stored"
+    benchmark.group = "radix replay, capacity 100k tokens, outputs stored"
     reqs = stream if engine == "native" or not _full(request) else stream.head(REFERENCE_REQUESTS)
     capacity = CAPACITY if _full(request) else 20_000
     r = benchmark.pedantic(replay, args=(reqs, capacity), kwargs={"engine": engine, "outputs": True},
