@@ -145,9 +145,11 @@ def exercise6(engine: str = "native") -> Table:
     request = "you are a helpful assistant . explain paging ."
     m = t.match_prefix(request)
     t.insert(request)
-    rows: list[list[object]] = [["tree before", ""]] + [[f"  {line}", n] for line, n in _drawing_from(before)]
+    rows: list[list[object]] = [["tree before", ""]]
+    rows += [[f"  {line}", n] for line, n in _drawing_from(before)]
     rows.append([f"match: {request}", m.length])
-    rows += [["tree after inserting it", ""]] + [[f"  {line}", n] for line, n in _drawing(t)]
+    rows.append(["tree after inserting it", ""])
+    rows += [[f"  {line}", n] for line, n in _drawing(t)]
     return Table(
         title="05-5  Exercise 6: prefix matching",
         columns=["", "tokens"],

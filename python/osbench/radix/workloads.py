@@ -51,7 +51,7 @@ class Vocabulary:
         return word in self._ids
 
 
-def _pack(seqs: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
+def _pack(seqs: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
     """Concatenate integer sequences into (tokens, offsets)."""
     arrays = []
     for s in seqs:
