@@ -5,5 +5,6 @@
 
 pub mod cache;
 pub mod error;
+pub mod radix;
 
 pub use error::{Error, Result};

@@ -1,0 +1,222 @@
+"""Replays through the radix cache: native == reference, the workload generator, Mooncake."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import osbench as ob
+from osbench.radix import Requests, Vocabulary, conversations, curve, replay
+
+ENGINES = ["native", "reference"]
+
+
+def small_workload(seed=0, n=40):
+    return conversations(n, n_apps=3, system_len=12, fewshot_len=(4, 10), question_len=(2, 6),
+                         answer_len=(2, 8), vocab_size=50, seed=seed)
+
+
+# --- native == reference ----------------------------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    prompts=st.lists(st.lists(st.integers(0, 4), max_size=12), max_size=25),
+    capacity=st.one_of(st.none(), st.integers(0, 40)),
+    mode=st.sampled_from(["prefix", "whole"]),
+    page_size=st.sampled_from([1, 2, 3]),
+)
+def test_replay_engines_agree_random(prompts, capacity, mode, page_size):
+    a = replay(prompts, capacity, mode=mode, page_size=page_size, per_request=True)
+    b = replay(prompts, capacity, mode=mode, page_size=page_size, per_request=True, engine="reference")
+    assert a.to_dict() == b.to_dict()
+    assert a.hit_tokens <= a.total_tokens
+    if capacity is not None:
+        assert a.stored_tokens <= capacity
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), capacity=st.one_of(st.none(), st.integers(0, 400)),
+       outputs=st.booleans(), page_size=st.sampled_from([1, 4]))
+def test_replay_engines_agree_conversations(seed, capacity, outputs, page_size):
+    w = small_workload(seed)
+    for mode in ("prefix", "whole"):
+        a = replay(w, capacity, mode=mode, outputs=outputs, page_size=page_size, per_request=True)
+        b = replay(w, capacity, mode=mode, outputs=outputs, page_size=page_size, per_request=True,
+                   engine="reference")
+        assert a.to_dict() == b.to_dict()
+
+
+def test_replay_equals_driving_the_tree_by_hand():
+    """The prefix replay is exactly match, lock, evict, insert, unlock, trim on a RadixCache."""
+    w = small_workload(3)
+    cap = 120
+    t = ob.radix.RadixCache()
+    hits = []
+    for i in range(len(w)):
+        prompt, stored = w.prompt(i), np.concatenate([w.prompt(i), w.output(i)])
+        m = t.match_prefix(prompt)
+        t.lock(m)
+        need = len(stored) - m.length
+        if t.total_size + need > cap:
+            t.evict(t.total_size + need - cap)
+        t.insert(stored)
+        t.unlock(m)
+        if t.total_size > cap:
+            t.evict(t.total_size - cap)
+        hits.append(m.length)
+    r = replay(w, cap, outputs=True, per_request=True)
+    assert r.per_request.tolist() == hits
+    assert (r.stored_tokens, r.nodes, r.evicted_tokens) == (t.total_size, t.num_nodes, t.evicted_tokens)
+
+
+def test_curve_equals_replays():
+    w = small_workload(5)
+    caps = [0, 10, 50, 200, None]
+    got = curve(w, caps, outputs=True)
+    want = [replay(w, c, outputs=True).hit_ratio for c in caps]
+    assert got.tolist() == want
+    assert curve(w, caps, outputs=True, engine="reference").tolist() == want
+    assert curve(w, caps, mode="whole", threads=1).tolist() == [replay(w, c, mode="whole").hit_ratio for c in caps]
+
+
+# --- facts ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_unlimited_prefix_stores_each_distinct_token_once(engine):
+    w = small_workload(1)
+    r = replay(w, None, engine=engine)
+    t = ob.radix.RadixCache(engine=engine)
+    for p in w.prompts():
+        t.insert(p)
+    assert (r.stored_tokens, r.nodes) == (t.total_size, t.num_nodes)
+    assert r.hit_tokens == r.total_tokens - r.stored_tokens  # every token is missed exactly once
+    assert r.evicted_tokens == 0
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_whole_match_never_hits_multi_turn_prompts(engine):
+    w = small_workload(2)
+    assert replay(w, None, mode="whole", engine=engine).hit_tokens == 0
+    same = Requests.from_sequences([[1, 2, 3], [1, 2, 3], [1, 2], [1, 2, 3]])
+    r = replay(same, None, mode="whole", engine=engine, per_request=True)
+    assert r.per_request.tolist() == [0, 3, 0, 3]
+    # Capacity 3: [1, 2] evicts [1, 2, 3], so the last request misses.
+    assert replay(same, 3, mode="whole", engine=engine, per_request=True).per_request.tolist() == [0, 3, 0, 0]
+
+
+def test_zero_capacity_caches_nothing():
+    w = small_workload(4)
+    for mode in ("prefix", "whole"):
+        r = replay(w, 0, mode=mode)
+        assert r.hit_tokens == 0 and r.stored_tokens == 0
+
+
+def test_empty_requests():
+    r = replay([], 10)
+    assert (r.requests, r.hit_tokens, r.total_tokens, r.hit_ratio) == (0, 0, 0, 0.0)
+    assert replay([[], []], None).hit_ratio == 0.0
+
+
+# --- the generator ----------------------------------------------------------------------------
+
+
+def test_conversations_shape_and_determinism():
+    w = conversations(60, seed=7)
+    assert np.array_equal(w.tokens, conversations(60, seed=7).tokens)
+    assert not np.array_equal(w.tokens, conversations(60, seed=8).tokens)
+    system = w.prompt(0)[:48]
+    by_conv: dict[int, list[int]] = {}
+    for i in range(len(w)):
+        assert np.array_equal(w.prompt(i)[:48], system), "every prompt starts with the system prompt"
+        by_conv.setdefault(int(w.conversation[i]), []).append(i)
+    assert set(by_conv) == set(range(60))
+    for reqs in by_conv.values():
+        assert 1 <= len(reqs) <= 3
+        assert [int(w.turn[i]) for i in reqs] == list(range(len(reqs))), "turns come in order"
+        for a, b in zip(reqs, reqs[1:]):
+            history = np.concatenate([w.prompt(a), w.output(a)])
+            assert np.array_equal(w.prompt(b)[: len(history)], history), "a turn extends the whole history"
+    apps = {tuple(w.prompt(i)[48:96]) for i in range(len(w))}
+    assert len(apps) <= 4
+
+
+def test_conversations_bad_input():
+    with pytest.raises(ValueError, match="n_conversations"):
+        conversations(0)
+    with pytest.raises(ValueError, match="question_len"):
+        conversations(5, question_len=(5, 2))
+    with pytest.raises(TypeError, match="system_len"):
+        conversations(5, system_len=1.5)
+    with pytest.raises(ValueError, match="think_time"):
+        conversations(5, think_time=-1)
+
+
+def test_words_through_a_vocabulary():
+    vocab = Vocabulary()
+    texts = ["you are a helpful assistant . hi", "you are a helpful assistant . hi there"]
+    w = Requests.from_texts(texts, vocab)
+    assert vocab.decode(w.prompt(1)) == texts[1].split()
+    assert replay(w, None).hit_tokens == 7
+    assert vocab.decode([999]) == ["<999>"]
+    with pytest.raises(TypeError, match="word"):
+        vocab.id(3)
+
+
+def test_replay_bad_input():
+    w = small_workload()
+    with pytest.raises(ValueError, match="capacity"):
+        replay(w, -1)
+    with pytest.raises(TypeError, match="capacity"):
+        replay(w, 1.5)
+    with pytest.raises(ValueError, match="mode"):
+        replay(w, 10, mode="lru")
+    with pytest.raises(ValueError, match="page_size"):
+        replay(w, 10, page_size=0)
+    with pytest.raises(ValueError, match="engine"):
+        replay(w, 10, engine="gpu")
+    with pytest.raises(TypeError, match="requests"):
+        replay([["a", "b"]], 10)
+    with pytest.raises(TypeError, match="requests"):
+        replay("abc", 10)
+    with pytest.raises(ValueError, match="capacities"):
+        curve(w, [10, -5])
+    with pytest.raises(ValueError, match="offsets"):
+        ob._native.radix_replay("prefix", np.arange(3, dtype=np.int64), np.array([0, 5], dtype=np.int64))
+    with pytest.raises(ValueError, match="mode"):
+        ob._native.radix_replay("nope", np.arange(3, dtype=np.int64), np.array([0, 3], dtype=np.int64))
+
+
+# --- Mooncake -----------------------------------------------------------------------------------
+
+MOONCAKE = ob.radix.mooncake_files()
+needs_mooncake = pytest.mark.skipif(not MOONCAKE, reason="no Mooncake traces in ../shared/traces")
+
+
+@needs_mooncake
+@pytest.mark.parametrize("path", MOONCAKE, ids=lambda p: p.stem)
+def test_mooncake_block_curve(path):
+    w = ob.radix.mooncake(path)
+    assert len(w) > 1000
+    caps = [0, 1_000, 10_000, None]
+    ratios = curve(w, caps)
+    assert ratios[0] == 0.0 and 0.0 < ratios[-1] < 1.0
+    # Unlimited capacity: every block after its first sighting is a hit (prefix-closed ids).
+    full = replay(w, None)
+    assert full.hit_tokens == full.total_tokens - full.stored_tokens
+    # The engines agree on a slice of the real trace with a tight capacity.
+    head = w.head(400)
+    assert replay(head, 500).to_dict() == replay(head, 500, engine="reference").to_dict()
+
+
+@needs_mooncake
+def test_mooncake_limit_and_bad_file(tmp_path):
+    w = ob.radix.mooncake(MOONCAKE[0], limit=10)
+    assert len(w) == 10
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"timestamp": 0}\n')
+    with pytest.raises(ValueError, match="hash_ids"):
+        ob.radix.mooncake(bad)
