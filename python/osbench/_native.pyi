@@ -14,6 +14,11 @@ __all__ = [
     "cache_replay",
     "cache_curve",
     "OnlineCache",
+    "RADIX_MODES",
+    "RadixNode",
+    "RadixTree",
+    "radix_curve",
+    "radix_replay",
 ]
 
 BUILD_PROFILE: str

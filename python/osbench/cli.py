@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any, Callable, Optional, Sequence
 
 LECTURES = {
     "04": ("osbench.cache.lecture", "Caching and eviction"),
+    "05": ("osbench.radix.lecture", "Prefix caching with radix trees"),
 }
 
 EPILOG_LECTURE = "example: osbench lecture 04"
@@ -181,12 +183,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except UserError as exc:
         print(f"osbench: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        raise
     except (ValueError, TypeError, OSError) as exc:
         print(f"osbench: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("osbench: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `osbench lecture all | head`: the reader left, not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":
