@@ -183,17 +183,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except UserError as exc:
         print(f"osbench: error: {exc}", file=sys.stderr)
         return 2
-    except BrokenPipeError:
-        raise
+    except BrokenPipeError:  # e.g. `osbench lecture all | head`: the reader left, not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except (ValueError, TypeError, OSError) as exc:
         print(f"osbench: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("osbench: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # e.g. `osbench lecture all | head`: the reader left, not an error
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
 
 
 if __name__ == "__main__":
