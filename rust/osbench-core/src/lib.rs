@@ -5,5 +5,7 @@
 
 pub mod cache;
 pub mod error;
+#[cfg(target_os = "linux")]
+pub mod host;
 
 pub use error::{Error, Result};
