@@ -1,6 +1,6 @@
 """Type stubs of the native extension (Rust, PyO3). Checked by ``mypy.stubtest osbench._native``."""
 
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 import numpy.typing as npt
@@ -39,3 +39,21 @@ class OnlineCache:
     def access(self, key: int) -> bool: ...
     def __contains__(self, key: int) -> bool: ...
     def __len__(self) -> int: ...
+
+# host (Linux)
+HOST_MECHANISMS: list[str]
+
+def host_current_cpu() -> int: ...
+def host_pingpong(
+    mechanism: str,
+    mode: str,
+    rounds: int,
+    warmup: int = 1000,
+    batch: int = 1,
+    cpu_a: Optional[int] = None,
+    cpu_b: Optional[int] = None,
+) -> dict[str, Any]: ...
+def host_page_touch(nbytes: int, prefault: str = "none") -> dict[str, Any]: ...
+def host_cow(buffer_bytes: int, pages_written: int) -> tuple[int, int, int]: ...
+def host_chase_cycle(lines: int, seed: int) -> npt.NDArray[np.uint32]: ...
+def host_chase(nbytes: int, loads: int, repeats: int = 3, seed: int = 0) -> npt.NDArray[np.float64]: ...

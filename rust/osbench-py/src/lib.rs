@@ -5,6 +5,8 @@
 
 mod cache;
 mod errors;
+#[cfg(target_os = "linux")]
+mod host;
 mod interrupt;
 
 use pyo3::prelude::*;
@@ -17,5 +19,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("BUILD_PROFILE", BUILD_PROFILE)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     cache::register(m)?;
+    #[cfg(target_os = "linux")]
+    host::register(m)?;
     Ok(())
 }

@@ -50,7 +50,8 @@ pub fn cycle(lines: usize, seed: u64) -> Result<Vec<u32>> {
 }
 
 /// Nanoseconds per dependent load over a working set of `bytes`, one figure per repeat.
-/// Each repeat first walks the whole cycle once (to warm caches and TLB), then times `loads`.
+/// Each repeat first walks `min(lines, loads)` links untimed (to warm caches and TLB), then
+/// times `loads` dependent loads.
 pub fn latency(bytes: u64, loads: u64, repeats: usize, seed: u64, cancel: &AtomicBool) -> Result<Vec<f64>> {
     if !(2 * LINE as u64..=1 << 36).contains(&bytes) {
         return Err(invalid("nbytes", bytes, "a working set from 128 bytes to 64 GiB"));
@@ -72,7 +73,7 @@ pub fn latency(bytes: u64, loads: u64, repeats: usize, seed: u64, cancel: &Atomi
     let mut p = 0usize;
     const CHUNK: u64 = 1 << 20;
     for _ in 0..repeats {
-        p = walk(&words, p, lines as u64, cancel)?;
+        p = walk(&words, p, (lines as u64).min(loads), cancel)?;
         let start = Instant::now();
         p = walk(&words, p, loads, cancel)?;
         out.push(start.elapsed().as_nanos() as f64 / loads as f64);
