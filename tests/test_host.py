@@ -72,7 +72,7 @@ def test_gil_scaling_rejects_bad_input() -> None:
     with pytest.raises(ValueError, match="units"):
         ob.host.gil_scaling(units=0)
     with pytest.raises(TypeError, match="python_n"):
-        ob.host.gil_scaling(python_n=1.5)
+        ob.host.gil_scaling(python_n=1.5)  # type: ignore[arg-type]
 
 
 # --- round trips -----------------------------------------------------------------------------
@@ -161,7 +161,7 @@ def test_round_trip_rejects_bad_input() -> None:
     with pytest.raises(ValueError, match="rounds"):
         ob.host.round_trip("call", rounds=0)
     with pytest.raises(TypeError, match="warmup"):
-        ob.host.round_trip("call", warmup=None)
+        ob.host.round_trip("call", warmup=None)  # type: ignore[arg-type]
 
 
 def test_probes_degrade_to_not_available(monkeypatch: pytest.MonkeyPatch) -> None:

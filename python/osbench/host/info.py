@@ -152,7 +152,7 @@ def thp() -> tuple[Optional[str], Optional[str]]:
 def info() -> HostInfo:
     """Collect the host facts. Cheap (reads a few files), no measurement."""
     try:
-        import psutil
+        import psutil  # type: ignore[import-untyped]
     except ImportError:  # psutil is a declared dependency; stay useful without it
         psutil = None
     logical = psutil.cpu_count(logical=True) if psutil else os.cpu_count()

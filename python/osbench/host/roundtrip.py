@@ -208,7 +208,7 @@ def _mp_queue_echo(to_b: Any, to_a: Any, total: int, cpu_b: Optional[int]) -> No
         to_a.put(to_b.get())
 
 
-def _fork_echo(total: int, cpu_b: Optional[int], echo_once: Callable[[], None]) -> int:
+def _fork_echo(total: int, cpu_b: Optional[int], echo_once: Callable[[], object]) -> int:
     """Fork a child that echoes `total` messages and leaves with os._exit (never returns)."""
     pid = os.fork()
     if pid == 0:  # the child
@@ -263,7 +263,7 @@ def _process_mp_queue(total: int, cpu_b: Optional[int]) -> tuple[Callable[[], An
 def _process_pipe(total: int, cpu_b: Optional[int]) -> tuple[Callable[[], Any], Callable[[], None]]:
     b_read, a_write = os.pipe()
     a_read, b_write = os.pipe()
-    pid = _fork_echo(total, cpu_b, lambda: os.write(b_write, os.read(b_read, 1)) and None)
+    pid = _fork_echo(total, cpu_b, lambda: os.write(b_write, os.read(b_read, 1)))
 
     def ping() -> Any:
         os.write(a_write, b"x")
@@ -434,7 +434,10 @@ def round_trip(mechanism: str, placement: str = "same", rounds: int = 2000, warm
     rounds = _checks.positive_int("rounds", rounds, 10_000_000)
     warmup = _checks.non_negative_int("warmup", warmup)
     where = PLACEMENT_LABELS[placement]
-    base = dict(mechanism=m.name, label=m.label, between=m.between, engine=m.engine, placement=where)
+
+    def result(cpus: str, spread: Optional[Spread], found: tuple[Mode, ...] = (), reason: str = "", checks: Optional[dict[str, int]] = None) -> RoundTrip:
+        return RoundTrip(m.name, m.label, m.between, m.engine, where, cpus, spread, found, reason, checks or {})
+
     try:
         cpu_a, cpu_b = placement_cpus(placement)
         if m.between == "call" and placement == "cross":
@@ -443,12 +446,12 @@ def round_trip(mechanism: str, placement: str = "same", rounds: int = 2000, warm
             raise Unavailable("perf bench pins both ends together or not at all")
         cpus = "same thread" if m.between == "call" else _cpus_text(cpu_a, cpu_b)
         checks: dict[str, int] = {}
+        found: list[Mode] = []
         if m.name == "call":
             samples = _calls(rounds, warmup, cpu_a)
             found = modes(samples) if placement == "unpinned" else []
         elif m.engine == "perf":
             samples = _perf(m.name.endswith("threads"), max(1000, rounds * 5), cpu_a)
-            found = []
         elif m.engine == "native":
             _, mode, mech = m.name.split("-")
             r = _native.host_pingpong(mech, "threads" if mode == "thread" else "processes", rounds, warmup, 1, cpu_a, cpu_b)
@@ -458,10 +461,10 @@ def round_trip(mechanism: str, placement: str = "same", rounds: int = 2000, warm
         else:
             samples = _python_round_trips(_STARTERS[m.name], rounds, warmup, cpu_a, cpu_b)
             found = modes(samples) if placement == "unpinned" else []
-        return RoundTrip(**base, cpus=cpus, spread=Spread.of(samples), modes=tuple(found), checks=checks)
+        return result(cpus, Spread.of(samples), tuple(found), checks=checks)
     except Unavailable as exc:
-        return RoundTrip(**base, cpus="-", spread=None, reason=str(exc))
+        return result("-", None, reason=str(exc))
     except (OSError, ValueError) as exc:
         if isinstance(exc, ValueError) and "system=" not in str(exc):
             raise
-        return RoundTrip(**base, cpus="-", spread=None, reason=f"not available: {exc}")
+        return result("-", None, reason=f"not available: {exc}")

@@ -82,7 +82,7 @@ def _modes(rt: Any) -> str:
 
 
 def round_trip_table(r: "HostReport") -> Table:
-    rows = []
+    rows: list[list[Any]] = []
     for rt in r.round_trips:
         if rt.spread is None:
             rows.append([rt.label, rt.between, rt.engine, rt.placement, "-", "-", "-", "-", "-", f"not available: {rt.reason}"])
