@@ -258,12 +258,15 @@ def test_fault_probes_reject_bad_input() -> None:
 
 
 def test_memory_latency_points_are_positive(report: ob.host.HostReport) -> None:
-    pts = report.memory_latency
+    pts = [p for p in report.memory_latency if p.pages == "4 KiB"]
     assert [p.bytes for p in pts] == sorted(p.bytes for p in pts)
     assert pts[0].bytes == 16 << 10 and pts[0].fits == "L1d"
-    assert all(p.ns is not None and p.ns.min > 0 for p in pts)
-    fig = report.figures()["memory_latency"]
-    assert len(fig["bytes"]) == len(fig["median_ns"]) == len(pts)
+    assert all(p.ns is not None and p.ns.min > 0 for p in report.memory_latency)
+    curves = report.figures()["memory_latency"]["curves"]
+    assert curves[0]["pages"] == "4 KiB"
+    assert len(curves[0]["bytes"]) == len(curves[0]["median_ns"]) == len(pts)
+    huge = [p for p in report.memory_latency if p.pages == "huge"]
+    assert not huge or [p.bytes for p in huge] == [p.bytes for p in pts]
 
 
 @settings(max_examples=60, deadline=None)
@@ -299,6 +302,10 @@ def test_memory_latency_rejects_bad_input() -> None:
         ob.host.memory_latency([64])
     with pytest.raises(ValueError, match="loads"):
         ob.host.memory_latency([1 << 14], loads=0)
+    with pytest.raises(ValueError, match="huge_pages"):
+        ob.host.memory_latency([1 << 14], engine="reference", huge_pages=True)
+    with pytest.raises(TypeError, match="huge_pages"):
+        ob.host.memory_latency([1 << 14], huge_pages=1)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="lines"):
         ob.host.chase_cycle(1)
     with pytest.raises(ValueError, match="seed"):

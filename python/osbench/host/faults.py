@@ -85,12 +85,14 @@ def cow_faults(pages_written: int, buffer_bytes: int = 64 << 20) -> CopyOnWrite:
 @dataclass(frozen=True)
 class LatencyPoint:
     """Nanoseconds per dependent load over a working set of ``bytes`` (one sample per repeat);
-    ``fits`` names the smallest cache that holds the working set ("memory" if none)."""
+    ``fits`` names the smallest cache that holds the working set ("memory" if none); ``pages``
+    is "4 KiB" or "huge" (the working set advised MADV_HUGEPAGE, so few TLB misses)."""
 
     bytes: int
     ns: Optional[Spread]
     fits: str
     engine: str
+    pages: str = "4 KiB"
     reason: str = ""
 
     def to_dict(self) -> dict[str, Any]:
@@ -118,12 +120,19 @@ def memory_latency(
     seed: int = 0,
     engine: str = "native",
     facts: Optional[HostInfo] = None,
+    huge_pages: bool = False,
 ) -> list[LatencyPoint]:
     """Pointer chasing over each working set (bytes, at least 128): ns per load.
 
-    ``engine="reference"`` walks the same cycle in Python (interpreter cost per step). A size
+    ``engine="reference"`` walks the same cycle in Python (interpreter cost per step).
+    ``huge_pages=True`` (native only) puts the working set on transparent huge pages. A size
     that does not fit in a quarter of the available memory is reported as not available."""
     _checks.engine(engine)
+    if not isinstance(huge_pages, bool):
+        raise TypeError(f"huge_pages={huge_pages!r} is not accepted: use True or False")
+    if huge_pages and engine == "reference":
+        raise ValueError("huge_pages=True is not accepted with engine='reference': Python lists cannot choose their pages")
+    pages = "huge" if huge_pages else "4 KiB"
     sizes = latency_sizes() if sizes is None else list(sizes)
     loads = _checks.positive_int("loads", loads, 1 << 36)
     repeats = _checks.positive_int("repeats", repeats, 10_000)
@@ -135,13 +144,13 @@ def memory_latency(
         if s < 2 * reference.LINE:
             raise ValueError(f"sizes={s!r} is not accepted: a working set is at least 128 bytes")
         if facts.memory_available is not None and 4 * s > facts.memory_available:
-            out.append(LatencyPoint(s, None, _fits(s, facts), engine, "not available: not enough free memory"))
+            out.append(LatencyPoint(s, None, _fits(s, facts), engine, pages, "not available: not enough free memory"))
             continue
         if engine == "native":
-            v = _native.host_chase(s, loads, repeats, seed)
+            v = _native.host_chase(s, loads, repeats, seed, huge_pages)
         else:
             v = reference.chase_latency(s, loads, repeats, seed)
-        out.append(LatencyPoint(s, Spread.of(v), _fits(s, facts), engine))
+        out.append(LatencyPoint(s, Spread.of(v), _fits(s, facts), engine, pages))
     return out
 
 

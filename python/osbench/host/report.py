@@ -48,7 +48,7 @@ class Plan:
     @classmethod
     def full(cls) -> "Plan":
         return cls(3000, 20000, 4000, 500, 2_000_000, 300, 3, 256 << 20, 5, 256 << 20, (0, 64, 1024, 16384),
-                   tuple(latency_sizes()), 2_000_000, 5)
+                   tuple(latency_sizes()), 1_000_000, 5)
 
 
 @dataclass(frozen=True)
@@ -75,12 +75,10 @@ class HostReport:
 
     @property
     def call_ns(self) -> Optional[float]:
-        """Median nanoseconds of a function call: the yardstick of every ratio."""
-        for placement in ("same CPU", "as scheduled"):
-            r = self.find("call", placement)
-            if r is not None and r.spread is not None:
-                return r.spread.median
-        return None
+        """Nanoseconds of a function call, the yardstick of every ratio: the lower median of
+        the two call runs (pinned and as scheduled), i.e. the call when nothing disturbs it."""
+        medians = [r.spread.median for r in self.round_trips if r.mechanism == "call" and r.spread is not None]
+        return min(medians) if medians else None
 
     def ratio_to_call(self, r: RoundTrip) -> Optional[float]:
         call = self.call_ns
@@ -99,14 +97,20 @@ class HostReport:
                 "p75_ns": r.spread.p75, "p99_ns": r.spread.p99, "ratio_to_call": self.ratio_to_call(r),
                 "modes": [{"label": m.label, "fraction": m.fraction, "median_ns": m.spread.median} for m in r.modes],
             })
-        pts = [p for p in self.memory_latency if p.ns is not None]
+        curves = []
+        for pages in dict.fromkeys(p.pages for p in self.memory_latency):
+            spreads = [(p.bytes, p.ns) for p in self.memory_latency if p.pages == pages and p.ns is not None]
+            curves.append({
+                "pages": pages,
+                "bytes": [b for b, _ in spreads],
+                "median_ns": [s.median for _, s in spreads],
+                "p25_ns": [s.p25 for _, s in spreads],
+                "p75_ns": [s.p75 for _, s in spreads],
+            })
         return {
             "round_trips": bars,
             "memory_latency": {
-                "bytes": [p.bytes for p in pts],
-                "median_ns": [p.ns.median for p in pts if p.ns],
-                "p25_ns": [p.ns.p25 for p in pts if p.ns],
-                "p75_ns": [p.ns.p75 for p in pts if p.ns],
+                "curves": curves,
                 "caches": {c.name: c.size_bytes for c in self.info.caches if c.kind != "Instruction"},
             },
         }
@@ -167,12 +171,15 @@ def measure(quick: bool = False, progress: Optional[Progress] = None, plan: Opti
     for k in plan.cow_pages:
         say(f"copy-on-write: child writes {k} pages")
         cows.append(cow_faults(k, plan.cow_buffer))
-    say(f"memory latency: {len(plan.latency_sizes)} working sets")
+    say(f"memory latency: {len(plan.latency_sizes)} working sets, 4 KiB pages")
     lat = memory_latency(plan.latency_sizes, plan.latency_loads, plan.latency_repeats, facts=facts)
+    if facts.thp_enabled not in (None, "never"):
+        say(f"memory latency: {len(plan.latency_sizes)} working sets, huge pages")
+        lat += memory_latency(plan.latency_sizes, plan.latency_loads, plan.latency_repeats, facts=facts, huge_pages=True)
     notes = [f"{r.label} ({r.placement}): {r.reason}" for r in trips if r.spread is None]
-    notes += [f"memory latency at {p.bytes:,} bytes: {p.reason}" for p in lat if p.ns is None]
+    notes += [f"memory latency at {p.bytes:,} bytes ({p.pages} pages): {p.reason}" for p in lat if p.ns is None]
     if facts.thp_enabled in (None, "never"):
-        notes.append("transparent huge pages are off or absent: the MADV_HUGEPAGE probe did not run")
+        notes.append("transparent huge pages are off or absent: the MADV_HUGEPAGE probes did not run")
     return HostReport(quick, facts, iso, gil, tuple(trips), tuple(faults), tuple(cows), tuple(lat), tuple(notes),
                       time.perf_counter() - t0)
 
@@ -246,11 +253,17 @@ def memory_latency_figure(report: HostReport) -> Any:
     fig = Figure(figsize=(8, 4.5))
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
-    ax.plot(data["bytes"], data["median_ns"], marker="o", color="tab:blue")
-    ax.fill_between(data["bytes"], data["p25_ns"], data["p75_ns"], alpha=0.25, color="tab:blue")
+    for curve, color in zip(data["curves"], ("tab:blue", "tab:green", "tab:red")):
+        if not curve["bytes"]:
+            continue
+        ax.plot(curve["bytes"], curve["median_ns"], marker="o", color=color, label=f"{curve['pages']} pages")
+        ax.fill_between(curve["bytes"], curve["p25_ns"], curve["p75_ns"], alpha=0.25, color=color)
+    ax.set_yscale("log")
+    top = ax.get_ylim()[1]
     for name, size in data["caches"].items():
         ax.axvline(size, color="gray", linestyle="--", linewidth=0.8)
-        ax.text(size, ax.get_ylim()[1] * 0.95 if data["median_ns"] else 1, f" {name}", fontsize=8, va="top")
+        ax.text(size, top, f" {name}", fontsize=8, va="top")
+    ax.legend(fontsize=8, loc="upper left")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("working set, bytes")
     ax.set_ylabel("ns per dependent load")

@@ -8,6 +8,7 @@
 //! The cycle is Sattolo's algorithm driven by splitmix64 (`seed`), so the reference in Python
 //! builds exactly the same cycle.
 
+use super::sys::Mapping;
 use crate::error::{invalid, Error, Result};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -50,9 +51,12 @@ pub fn cycle(lines: usize, seed: u64) -> Result<Vec<u32>> {
 }
 
 /// Nanoseconds per dependent load over a working set of `bytes`, one figure per repeat.
+/// With `huge_pages`, the working set is a fresh mapping advised `MADV_HUGEPAGE` (2 MiB pages
+/// where the kernel grants them), which takes most TLB misses out of the figure: what is left
+/// is the caches' own latency. Without, it is 4 KiB pages, as an ordinary allocation gets.
 /// Each repeat first walks `min(lines, loads)` links untimed (to warm caches and TLB), then
 /// times `loads` dependent loads.
-pub fn latency(bytes: u64, loads: u64, repeats: usize, seed: u64, cancel: &AtomicBool) -> Result<Vec<f64>> {
+pub fn latency(bytes: u64, loads: u64, repeats: usize, seed: u64, huge_pages: bool, cancel: &AtomicBool) -> Result<Vec<f64>> {
     if !(2 * LINE as u64..=1 << 36).contains(&bytes) {
         return Err(invalid("nbytes", bytes, "a working set from 128 bytes to 64 GiB"));
     }
@@ -64,7 +68,15 @@ pub fn latency(bytes: u64, loads: u64, repeats: usize, seed: u64, cancel: &Atomi
     }
     let lines = bytes as usize / LINE;
     let next = cycle(lines, seed)?;
-    let mut words = vec![0usize; lines * WORDS_PER_LINE];
+    let map = Mapping::anonymous(lines * LINE, false, 0)?;
+    if huge_pages {
+        map.advise(libc::MADV_HUGEPAGE)?;
+    } else {
+        let _ = map.advise(libc::MADV_NOHUGEPAGE); // THP "always" would otherwise give huge pages
+    }
+    // SAFETY: the mapping is lines * LINE bytes, page aligned, zero-filled, and lives until the
+    // end of this function; usize is 8 bytes on the 64-bit Linux targets this module builds for.
+    let words: &mut [usize] = unsafe { std::slice::from_raw_parts_mut(map.ptr as *mut usize, lines * WORDS_PER_LINE) };
     for (i, &n) in next.iter().enumerate() {
         words[i * WORDS_PER_LINE] = n as usize * WORDS_PER_LINE;
     }
@@ -73,12 +85,13 @@ pub fn latency(bytes: u64, loads: u64, repeats: usize, seed: u64, cancel: &Atomi
     let mut p = 0usize;
     const CHUNK: u64 = 1 << 20;
     for _ in 0..repeats {
-        p = walk(&words, p, (lines as u64).min(loads), cancel)?;
+        p = walk(words, p, (lines as u64).min(loads), cancel)?;
         let start = Instant::now();
-        p = walk(&words, p, loads, cancel)?;
+        p = walk(words, p, loads, cancel)?;
         out.push(start.elapsed().as_nanos() as f64 / loads as f64);
     }
     std::hint::black_box(p);
+    drop(map);
     return Ok(out);
 
     fn walk(words: &[usize], mut p: usize, loads: u64, cancel: &AtomicBool) -> Result<usize> {

@@ -33,14 +33,16 @@ fn cycle_is_one_cycle_through_every_line() {
 #[test]
 fn latency_positive_and_checked() {
     let never = AtomicBool::new(false);
-    let v = latency(16 << 10, 10_000, 3, 1, &never).unwrap();
+    let v = latency(16 << 10, 10_000, 3, 1, false, &never).unwrap();
+    let h = latency(4 << 20, 10_000, 2, 1, true, &never).unwrap();
+    assert!(h.iter().all(|&x| x > 0.0));
     assert_eq!(v.len(), 3);
     assert!(v.iter().all(|&x| x > 0.0));
-    assert!(latency(64, 10, 1, 1, &never).is_err());
-    assert!(latency(1 << 20, 0, 1, 1, &never).is_err());
-    assert!(latency(1 << 20, 10, 0, 1, &never).is_err());
+    assert!(latency(64, 10, 1, 1, false, &never).is_err());
+    assert!(latency(1 << 20, 0, 1, 1, false, &never).is_err());
+    assert!(latency(1 << 20, 10, 0, 1, false, &never).is_err());
     let cancelled = AtomicBool::new(true);
-    assert_eq!(latency(1 << 20, 10, 1, 1, &cancelled), Err(crate::Error::Interrupted));
+    assert_eq!(latency(1 << 20, 10, 1, 1, false, &cancelled), Err(crate::Error::Interrupted));
 }
 
 #[test]
