@@ -329,6 +329,7 @@ def test_too_large_working_set_is_not_available() -> None:
 def test_report_to_dict_is_json(report: ob.host.HostReport) -> None:
     d = json.loads(json.dumps(report.to_dict()))
     assert d["quick"] is True
+    assert len(d["load_average"]) == 2
     assert {"info", "isolation", "gil", "round_trips", "page_faults", "cow", "memory_latency", "figures"} <= set(d)
     bars = d["figures"]["round_trips"]
     assert bars and all(b["median_ns"] > 0 for b in bars)

@@ -65,6 +65,7 @@ class HostReport:
     memory_latency: tuple[LatencyPoint, ...]
     notes: tuple[str, ...]
     seconds: float
+    load_average: tuple[float, float]  # 1-minute load average before and after measuring
 
     def find(self, mechanism: str, placement: str = "same CPU") -> Optional[RoundTrip]:
         """The round trip of ``mechanism`` at ``placement`` (a label: "same CPU", ...)."""
@@ -127,6 +128,7 @@ class HostReport:
             "cow": [c.to_dict() for c in self.cow],
             "memory_latency": [p.to_dict() for p in self.memory_latency],
             "notes": list(self.notes),
+            "load_average": list(self.load_average),
             "figures": self.figures(),
         }
 
@@ -146,6 +148,7 @@ def measure(quick: bool = False, progress: Optional[Progress] = None, plan: Opti
     say = progress or (lambda _msg: None)
     t0 = time.perf_counter()
     facts = info()
+    load_before = _load()
     say("isolation: a thread's write and a child's write")
     iso = isolation()
     say("GIL: 4 units sequentially, on threads, on processes")
@@ -171,17 +174,32 @@ def measure(quick: bool = False, progress: Optional[Progress] = None, plan: Opti
     for k in plan.cow_pages:
         say(f"copy-on-write: child writes {k} pages")
         cows.append(cow_faults(k, plan.cow_buffer))
-    say(f"memory latency: {len(plan.latency_sizes)} working sets, 4 KiB pages")
-    lat = memory_latency(plan.latency_sizes, plan.latency_loads, plan.latency_repeats, facts=facts)
-    if facts.thp_enabled not in (None, "never"):
-        say(f"memory latency: {len(plan.latency_sizes)} working sets, huge pages")
-        lat += memory_latency(plan.latency_sizes, plan.latency_loads, plan.latency_repeats, facts=facts, huge_pages=True)
+    # Each working set on 4 KiB pages and then on huge pages, back to back, so that the two
+    # curves see the same background load.
+    lat: list[LatencyPoint] = []
+    kinds = [False] + ([True] if facts.thp_enabled not in (None, "never") else [])
+    for size in plan.latency_sizes:
+        say(f"memory latency: {size:,} bytes")
+        for huge in kinds:
+            lat += memory_latency([size], plan.latency_loads, plan.latency_repeats, facts=facts, huge_pages=huge)
     notes = [f"{r.label} ({r.placement}): {r.reason}" for r in trips if r.spread is None]
     notes += [f"memory latency at {p.bytes:,} bytes ({p.pages} pages): {p.reason}" for p in lat if p.ns is None]
     if facts.thp_enabled in (None, "never"):
         notes.append("transparent huge pages are off or absent: the MADV_HUGEPAGE probes did not run")
+    load = (load_before, _load())
+    if max(load) > len(facts.usable_cpus):
+        notes.append(f"the load average ({load[0]:.1f} before, {load[1]:.1f} after) exceeded the {len(facts.usable_cpus)} usable CPUs: "
+                     "other work competed for them, so parallel speedups and cross-CPU figures are pessimistic")
     return HostReport(quick, facts, iso, gil, tuple(trips), tuple(faults), tuple(cows), tuple(lat), tuple(notes),
-                      time.perf_counter() - t0)
+                      time.perf_counter() - t0, load)
+
+
+def _load() -> float:
+    """The 1-minute load average (runnable and running tasks), or -1 where unknown."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return -1.0
 
 
 # --- files -----------------------------------------------------------------------------------
@@ -279,7 +297,8 @@ def markdown(report: HostReport, images: bool = True) -> str:
         parts += ["**Not available here**", ""] + [f"- {n}" for n in report.notes] + [""]
     if images:
         parts += ["![Round trips](round_trips.png)", "", "![Memory latency](memory_latency.png)", ""]
-    parts.append(f"Measured in {report.seconds:.1f} s.")
+    parts.append(f"Measured in {report.seconds:.1f} s; 1-minute load average {report.load_average[0]:.2f} before, "
+                 f"{report.load_average[1]:.2f} after, on {len(report.info.usable_cpus)} usable CPUs.")
     return "\n".join(parts) + "\n"
 
 

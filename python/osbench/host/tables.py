@@ -69,7 +69,9 @@ def gil_table(r: "HostReport") -> Table:
         note=(
             f"Usable CPUs here: {g.usable_cpus} (of {g.logical_cpus}), so no speedup can pass {g.usable_cpus}. "
             f"Pure Python on threads stays near 1x: {'this build has no GIL' if g.free_threaded else 'the GIL lets one thread run bytecode at a time'}; "
-            "numpy releases the GIL inside sin(), so its threads run in parallel. Processes include the cost of forking."
+            "numpy releases the GIL inside sin(), so its threads run in parallel. Processes include the cost of forking. "
+            f"Load average while measuring: {r.load_average[0]:.1f} to {r.load_average[1]:.1f}; above {g.usable_cpus}, other work "
+            "takes CPU time from the parallel runs."
         ),
         key="gil",
     )
