@@ -358,3 +358,14 @@ def test_lecture_tables(report: ob.host.HostReport, monkeypatch: pytest.MonkeyPa
     for t in tables:
         assert t.rows and all(len(r) == len(t.columns) for r in t.rows)
         assert t.to_text() and t.to_markdown()
+
+
+@pytest.mark.parametrize("starter", ["process-pipe", "process-socketpair"])
+def test_a_finished_echo_child_is_an_error_not_a_hang(starter: str) -> None:
+    ping, finish = roundtrip._STARTERS[starter](1, None)  # the child echoes once, then leaves
+    try:
+        ping()
+        with pytest.raises(RuntimeError, match="echo child ended"):
+            ping()
+    finally:
+        finish()

@@ -208,6 +208,12 @@ def _mp_queue_echo(to_b: Any, to_a: Any, total: int, cpu_b: Optional[int]) -> No
         to_a.put(to_b.get())
 
 
+def _answer(data: bytes) -> bytes:
+    if not data:
+        raise RuntimeError("the echo child ended before the round trips did")
+    return data
+
+
 def _fork_echo(total: int, cpu_b: Optional[int], echo_once: Callable[[], object]) -> int:
     """Fork a child that echoes `total` messages and leaves with os._exit (never returns)."""
     pid = os.fork()
@@ -228,6 +234,7 @@ def _process_mp_pipe(total: int, cpu_b: Optional[int]) -> tuple[Callable[[], Any
     mine, theirs = ctx.Pipe()
     p = ctx.Process(target=_mp_pipe_echo, args=(theirs, total, cpu_b), daemon=True)
     p.start()
+    theirs.close()  # the child's end: its death then raises EOFError here instead of hanging
 
     def ping() -> Any:
         mine.send(1)
@@ -236,7 +243,6 @@ def _process_mp_pipe(total: int, cpu_b: Optional[int]) -> tuple[Callable[[], Any
     def finish() -> None:
         p.join(10)
         mine.close()
-        theirs.close()
 
     return ping, finish
 
@@ -264,15 +270,17 @@ def _process_pipe(total: int, cpu_b: Optional[int]) -> tuple[Callable[[], Any], 
     b_read, a_write = os.pipe()
     a_read, b_write = os.pipe()
     pid = _fork_echo(total, cpu_b, lambda: os.write(b_write, os.read(b_read, 1)))
+    os.close(b_read)  # the child's ends: closed here, so the child's death reads as end of file
+    os.close(b_write)
 
     def ping() -> Any:
         os.write(a_write, b"x")
-        return os.read(a_read, 1)
+        return _answer(os.read(a_read, 1))
 
     def finish() -> None:
         os.waitpid(pid, 0)
-        for fd in (b_read, a_write, a_read, b_write):
-            os.close(fd)
+        os.close(a_write)
+        os.close(a_read)
 
     return ping, finish
 
@@ -280,15 +288,15 @@ def _process_pipe(total: int, cpu_b: Optional[int]) -> tuple[Callable[[], Any], 
 def _process_socketpair(total: int, cpu_b: Optional[int]) -> tuple[Callable[[], Any], Callable[[], None]]:
     mine, theirs = socket.socketpair()
     pid = _fork_echo(total, cpu_b, lambda: theirs.sendall(theirs.recv(1)))
+    theirs.close()  # the child's end: closed here, so the child's death reads as end of file
 
     def ping() -> Any:
         mine.sendall(b"x")
-        return mine.recv(1)
+        return _answer(mine.recv(1))
 
     def finish() -> None:
         os.waitpid(pid, 0)
         mine.close()
-        theirs.close()
 
     return ping, finish
 
