@@ -365,7 +365,8 @@ def test_a_finished_echo_child_is_an_error_not_a_hang(starter: str) -> None:
     ping, finish = roundtrip._STARTERS[starter](1, None)  # the child echoes once, then leaves
     try:
         ping()
-        with pytest.raises(RuntimeError, match="echo child ended"):
+        # end of file, or the socket's reset: an error either way
+        with pytest.raises((RuntimeError, ConnectionError)):
             ping()
     finally:
         finish()
