@@ -370,3 +370,7 @@ def test_a_finished_echo_child_is_an_error_not_a_hang(starter: str) -> None:
             ping()
     finally:
         finish()
+
+
+def test_current_cpu_is_an_allowed_cpu() -> None:
+    assert _native.host_current_cpu() in CPUS
