@@ -4,14 +4,15 @@ Topics, each a subpackage with the same shape (public functions that take
 ``engine="native"`` or ``engine="reference"``, a readable ``reference`` module, and the
 lecture's demo in ``lecture``):
 
+- :mod:`osbench.host`: threads, processes, the GIL, page faults and memory latency, measured here.
 - :mod:`osbench.cache`: FIFO, LRU, LFU, CLOCK, ARC and Belady's OPT; replays and curves.
 - :mod:`osbench.radix`: the radix-tree prefix cache (RadixAttention); request replays.
 - :mod:`osbench.traces`: trace generators and the :class:`~osbench.traces.Trace` wrapper.
 """
 
-from osbench import _native, cache, radix, traces
+from osbench import _native, cache, host, radix, traces
 
 __version__: str = _native.__version__
 BUILD_PROFILE: str = _native.BUILD_PROFILE
 
-__all__ = ["cache", "radix", "traces", "__version__", "BUILD_PROFILE"]
+__all__ = ["host", "cache", "radix", "traces", "__version__", "BUILD_PROFILE"]

@@ -1,6 +1,6 @@
 """Type stubs of the native extension (Rust, PyO3). Checked by ``mypy.stubtest osbench._native``."""
 
-from typing import Optional, final
+from typing import Any, Optional, final
 
 import numpy as np
 import numpy.typing as npt
@@ -19,6 +19,13 @@ __all__ = [
     "RadixTree",
     "radix_curve",
     "radix_replay",
+    "HOST_MECHANISMS",
+    "host_current_cpu",
+    "host_pingpong",
+    "host_page_touch",
+    "host_cow",
+    "host_chase_cycle",
+    "host_chase",
 ]
 
 BUILD_PROFILE: str
@@ -57,8 +64,7 @@ class OnlineCache:
     def __contains__(self, key: int, /) -> bool: ...
     def __len__(self) -> int: ...
 
-from typing import final
-
+# radix
 RADIX_MODES: list[str]
 
 @final
@@ -120,3 +126,20 @@ def radix_curve(
     output_offsets: Optional[npt.NDArray[np.int64]] = None,
     threads: Optional[int] = None,
 ) -> list[_Stats]: ...
+# host (Linux)
+HOST_MECHANISMS: list[str]
+
+def host_current_cpu() -> int: ...
+def host_pingpong(
+    mechanism: str,
+    mode: str,
+    rounds: int,
+    warmup: int = 1000,
+    batch: int = 1,
+    cpu_a: Optional[int] = None,
+    cpu_b: Optional[int] = None,
+) -> dict[str, Any]: ...
+def host_page_touch(nbytes: int, prefault: str = "none") -> dict[str, Any]: ...
+def host_cow(buffer_bytes: int, pages_written: int) -> tuple[int, int, int]: ...
+def host_chase_cycle(lines: int, seed: int) -> npt.NDArray[np.uint32]: ...
+def host_chase(nbytes: int, loads: int, repeats: int = 3, seed: int = 0, huge_pages: bool = False) -> npt.NDArray[np.float64]: ...

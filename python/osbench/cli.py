@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 LECTURES = {
+    "01": ("osbench.host.lecture", "Processes, threads and the host"),
     "04": ("osbench.cache.lecture", "Caching and eviction"),
     "05": ("osbench.radix.lecture", "Prefix caching with radix trees"),
 }

@@ -6,5 +6,7 @@
 pub mod cache;
 pub mod error;
 pub mod radix;
+#[cfg(target_os = "linux")]
+pub mod host;
 
 pub use error::{Error, Result};

@@ -5,6 +5,8 @@
 
 mod cache;
 mod errors;
+#[cfg(target_os = "linux")]
+mod host;
 mod interrupt;
 mod radix;
 
@@ -19,5 +21,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     cache::register(m)?;
     radix::register(m)?;
+    #[cfg(target_os = "linux")]
+    host::register(m)?;
     Ok(())
 }
