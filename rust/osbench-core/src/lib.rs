@@ -5,5 +5,6 @@
 
 pub mod cache;
 pub mod error;
+pub mod sched;
 
 pub use error::{Error, Result};
