@@ -56,6 +56,9 @@ class Summary:
 
     jobs: int
     mean_response: float
+    #: half-width of a 95% confidence interval of mean_response (batch means, 20 batches in
+    #: job order; nan below 40 jobs). Consecutive responses are correlated, so batches, not jobs.
+    mean_response_ci95: float
     p50_response: float
     p99_response: float
     p999_response: float
@@ -77,11 +80,22 @@ class Summary:
         return d
 
 
+BATCHES = 20
+_T_19 = 2.093  # Student t quantile 0.975 with 19 degrees of freedom
+
+
+def _ci95(values: np.ndarray) -> float:
+    if len(values) < 2 * BATCHES:
+        return math.nan
+    means = np.array([b.mean() for b in np.array_split(values, BATCHES)])
+    return float(_T_19 * means.std(ddof=1) / math.sqrt(BATCHES))
+
+
 def _figures(size: np.ndarray, response: np.ndarray, first_wait: np.ndarray) -> Summary:
     n = len(size)
     if n == 0:
         nan = math.nan
-        return Summary(0, nan, nan, nan, nan, nan, nan, nan, nan, nan)
+        return Summary(0, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan)
     slowdown = response / size
     k = max(1, math.ceil(n / 100))
     largest = np.argsort(size, kind="stable")[-k:]
@@ -89,6 +103,7 @@ def _figures(size: np.ndarray, response: np.ndarray, first_wait: np.ndarray) -> 
     return Summary(
         jobs=n,
         mean_response=float(response.mean()),
+        mean_response_ci95=_ci95(response),
         p50_response=float(p50),
         p99_response=float(p99),
         p999_response=float(p999),
