@@ -63,7 +63,7 @@ def test_policy(benchmark: Any, policy: str, row: str, lognormal: ob.sched.Workl
     engine = "reference" if row.startswith("reference") else "native"
     benchmark.extra_info["jobs"] = n
     s = once(benchmark, lambda: simulate(w, policy, engine=engine, **PARAMS.get(policy, {})),
-             rounds=1 if engine == "reference" else 3)
+             rounds=1 if engine == "reference" else 7)
     expected = simulate(w, policy, engine="native", **PARAMS.get(policy, {}))
     np.testing.assert_array_equal(s.completion, expected.completion)
 

@@ -267,3 +267,28 @@ def test_empty_workload() -> None:
         s = simulate(w, policy)
         assert len(s.completion) == 0
         assert math.isnan(s.summary().mean_response)
+
+
+def test_timeline_exercise_1() -> None:
+    tl = ob.sched.timeline(Workload.batch([8, 4, 2, 1]), "rr", quantum=1.0)
+    assert [j for j, _, _ in tl] == [0, 1, 2, 3, 0, 1, 2, 0, 1, 0, 1, 0]
+    assert tl[-1] == (0, 11.0, 15.0)
+
+
+@settings(max_examples=30, deadline=None)
+@given(w=workloads())
+def test_timeline_accounts_for_all_work(w: Workload) -> None:
+    for policy, params in POLICY_PARAMS:
+        if policy == "ps":
+            continue
+        tl = ob.sched.timeline(w, policy, **params)
+        served = np.zeros(len(w))
+        for j, start, end in tl:
+            assert end >= start
+            if j >= 0:
+                served[j] += end - start
+        np.testing.assert_allclose(served, w.size, rtol=1e-9, atol=1e-9)
+        # Stretches never overlap.
+        assert all(a[2] <= b[1] for a, b in zip(tl, tl[1:]))
+    with pytest.raises(ValueError, match="ps"):
+        ob.sched.timeline(w, "ps")

@@ -132,17 +132,17 @@ class Schedule:
     @property
     def response(self) -> np.ndarray:
         """completion - arrival (time in the system)."""
-        return self.completion - self.workload.arrival
+        return np.asarray(self.completion - self.workload.arrival)
 
     @property
     def slowdown(self) -> np.ndarray:
         """response / size (1 = never waited)."""
-        return self.response / self.workload.size
+        return np.asarray(self.response / self.workload.size)
 
     @property
     def first_wait(self) -> np.ndarray:
         """first_start - arrival (time until the job first runs)."""
-        return self.first_start - self.workload.arrival
+        return np.asarray(self.first_start - self.workload.arrival)
 
     @property
     def makespan(self) -> float:
@@ -264,7 +264,29 @@ def simulate(
     return Schedule(policy, params, w, completion, first_start, int(switches), float(switch_time))
 
 
+def timeline(workload: Workload, policy: str, **params: Any) -> list[tuple[int, float, float]]:
+    """Every stretch of service as (job, start, end), in time order, from the reference
+    engine (for small teaching examples); job -1 is a switch. Takes ``simulate``'s parameters.
+
+    >>> timeline(Workload.batch([2, 1]), "rr", quantum=1.0)
+    [(0, 0.0, 1.0), (1, 1.0, 2.0), (0, 2.0, 3.0)]
+    """
+    if policy == "ps":
+        raise ValueError("policy='ps' has no timeline: every job present is served at once")
+    s = simulate(workload, policy, engine="reference", **params)
+    w = s.workload
+    out = reference.simulate(
+        policy, w.arrival.tolist(), w.size.tolist(),
+        None if w.predicted is None else w.predicted.tolist(),
+        None if w.priority is None else w.priority.tolist(),
+        timeline=True, **{k: v for k, v in s.params.items()},
+    )
+    assert out.timeline is not None
+    return out.timeline
+
+
 __all__ = [
+    "timeline",
     "POLICIES", "PARAMETERS", "DISTRIBUTIONS", "Workload", "workload", "Schedule", "Summary",
     "SizeDist", "size_dist", "simulate", "theory", "reference",
 ]

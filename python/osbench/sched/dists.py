@@ -25,7 +25,7 @@ _erf = np.vectorize(math.erf, otypes=[float])
 
 def _phi(z: np.ndarray) -> np.ndarray:
     """Standard normal CDF."""
-    return 0.5 * (1.0 + _erf(np.asarray(z, dtype=float) / math.sqrt(2.0)))
+    return np.asarray(0.5 * (1.0 + _erf(np.asarray(z, dtype=float) / math.sqrt(2.0))), dtype=float)
 
 
 @dataclass(frozen=True)
@@ -103,8 +103,8 @@ class SizeDist:
 def _pareto_moment(k: int, a: float, lo: float, hi: float) -> float:
     c = a * lo**a / (1.0 - (lo / hi) ** a)
     if abs(k - a) < 1e-12:
-        return c * math.log(hi / lo)
-    return c * (hi ** (k - a) - lo ** (k - a)) / (k - a)
+        return float(c * math.log(hi / lo))
+    return float(c * (hi ** (k - a) - lo ** (k - a)) / (k - a))
 
 
 def _number(name: str, value: Any, low: float = 0.0, inclusive: bool = False) -> float:

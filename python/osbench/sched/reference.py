@@ -268,6 +268,9 @@ class Outcome:
     first_start: list[float]
     switches: int
     switch_time: float
+    #: (job, start, end) of every stretch of service, in time order; -1 marks a switch.
+    #: Kept only when asked for (``timeline=True``); PS has none (every job is served at once).
+    timeline: Optional[list[tuple[int, float, float]]] = None
 
 
 def arrival_order(arrival: Sequence[float]) -> list[int]:
@@ -299,8 +302,10 @@ def simulate(
     boost: Optional[float] = None,
     use_predictions: bool = False,
     aging: float = 0.0,
+    timeline: bool = False,
 ) -> Outcome:
-    """Run the jobs through ``policy``. Inputs are assumed valid (the public API checks them)."""
+    """Run the jobs through ``policy``. Inputs are assumed valid (the public API checks them).
+    ``timeline=True`` also records every stretch of service (see :class:`Outcome`)."""
     n = len(arrival)
     predicted = list(size) if predicted is None else list(predicted)
     classes = [0] * n if classes is None else list(classes)
@@ -322,12 +327,13 @@ def simulate(
         pol = Priority(jobs)
     else:
         raise ValueError(f"policy={policy!r} is not accepted: use one of {', '.join(POLICIES)}")
-    return run(pol, jobs, order, switch_cost)
+    return run(pol, jobs, order, switch_cost, timeline)
 
 
-def run(pol: Policy, jobs: Jobs, order: list[int], switch_cost: float) -> Outcome:
+def run(pol: Policy, jobs: Jobs, order: list[int], switch_cost: float, timeline: bool = False) -> Outcome:
     """The event loop shared by every policy but ``ps``."""
     n = len(order)
+    log: Optional[list[tuple[int, float, float]]] = [] if timeline else None
     completion = [math.nan] * n
     first_start = [math.nan] * n
     started = [False] * n
@@ -353,6 +359,8 @@ def run(pol: Policy, jobs: Jobs, order: list[int], switch_cost: float) -> Outcom
             admit(t)
         j, limit = pol.pick(t)
         if last != -1 and j != last:
+            if log is not None and switch_cost > 0:
+                log.append((-1, t, t + switch_cost))
             t = t + switch_cost
             switches += 1
             switch_time = switch_time + switch_cost
@@ -371,10 +379,16 @@ def run(pol: Policy, jobs: Jobs, order: list[int], switch_cost: float) -> Outcom
             if gap < run:
                 run = gap
                 cause = 2
+        start = t
         if cause == 2:
             t = jobs.arrival[order[k]]
         else:
             t = t + run
+        if log is not None:
+            if log and log[-1][0] == j and log[-1][2] == start:
+                log[-1] = (j, log[-1][1], t)  # the same job ran on: one stretch
+            else:
+                log.append((j, start, t))
         jobs.attained[j] = jobs.attained[j] + run
         if cause == 0:
             jobs.remaining[j] = 0.0
@@ -385,7 +399,7 @@ def run(pol: Policy, jobs: Jobs, order: list[int], switch_cost: float) -> Outcom
             jobs.remaining[j] = jobs.remaining[j] - run
             admit(t)
             pol.put_back(j, run, t)
-    return Outcome(completion, first_start, switches, switch_time)
+    return Outcome(completion, first_start, switches, switch_time, log)
 
 
 def simulate_ps(jobs: Jobs, order: list[int]) -> Outcome:

@@ -234,10 +234,14 @@ def workload(
     A total load >= 1 is accepted (the workload is finite) with a warning: the queue is unstable.
     """
     n = _checks.positive_int("n", n, maximum=2**32 - 2)
-    loads = [load] if isinstance(load, numbers.Real) else list(load) if isinstance(load, (list, tuple, np.ndarray)) else None
-    if loads is None or not loads:
+    raw: list[Any]
+    if isinstance(load, numbers.Real):
+        raw = [load]
+    elif isinstance(load, (list, tuple, np.ndarray)) and len(load) > 0:
+        raw = list(load)
+    else:
         raise TypeError(f"load={load!r} is not accepted: it must be a number or a sequence of per-class loads")
-    loads = [_positive("load", x) for x in loads]
+    loads = [_positive("load", x) for x in raw]
     total = sum(loads)
     if total >= 1.0:
         warnings.warn(f"load={total:g} >= 1: the queue is unstable; a finite workload still runs, but its "
@@ -256,7 +260,7 @@ def workload(
             raise ValueError(f"sizes has {len(size)} entries but n={n}: give one size per job")
         mean = float(size.mean())
         label = "given sizes"
-    rate = total / mean
+    rate = total / float(mean)
     arrival = np.cumsum(rng.exponential(1.0 / rate, n))
     priority = None
     if len(loads) > 1:
