@@ -292,3 +292,16 @@ def test_timeline_accounts_for_all_work(w: Workload) -> None:
         assert all(a[2] <= b[1] for a, b in zip(tl, tl[1:]))
     with pytest.raises(ValueError, match="ps"):
         ob.sched.timeline(w, "ps")
+
+
+def test_prediction_noise_is_independent_of_sizes() -> None:
+    # The noise must not reuse the normal draws that made lognormal sizes (same seed).
+    for w in (ob.sched.workload(20_000, sizes="lognormal", seed=2).with_predictions(1.0, seed=2),
+              ob.sched.workload(20_000, sizes="lognormal", seed=2, prediction_sigma=1.0)):
+        assert w.predicted is not None
+        log_noise = np.log(w.predicted / w.size)
+        assert abs(np.corrcoef(np.log(w.size), log_noise)[0, 1]) < 0.05
+        assert log_noise.std() == pytest.approx(1.0, rel=0.05)
+    exact = ob.sched.workload(100, seed=1).with_predictions(0.0, seed=1)
+    assert exact.predicted is not None
+    np.testing.assert_array_equal(exact.predicted, exact.size)

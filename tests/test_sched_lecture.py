@@ -52,6 +52,16 @@ def test_quantum_sweep_is_u_shaped(tables: dict) -> None:
     assert fractions == sorted(fractions, reverse=True) and fractions[0] > 0.15
 
 
+def test_predictions_table(tables: dict) -> None:
+    rows = tables["predictions"].rows
+    srpt = rows[: len(lecture.SIGMAS)]
+    mlfq, fcfs = rows[-2], rows[-1]
+    means = [r[1] for r in srpt]
+    assert means == sorted(means)  # the worse the prediction, the worse SRPT
+    assert all(m < fcfs[1] / 3 for m in means)
+    assert all(mlfq[2] < r[2] for r in srpt[1:])  # MLFQ's slowdown beats every noisy SRPT
+
+
 def test_aging_trades_classes(tables: dict) -> None:
     rows = tables["aging"].rows
     strict, fastest = rows[0], rows[len(lecture.AGING) - 1]

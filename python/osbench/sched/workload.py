@@ -93,9 +93,14 @@ class Workload:
         return cls(np.zeros(len(size)), size, description=f"batch of {len(size)} jobs at t=0")
 
     def with_predictions(self, sigma: float, seed: Optional[int] = None) -> "Workload":
-        """A copy whose ``predicted`` sizes are ``size * exp(N(0, sigma^2))`` (lecture 2.6)."""
+        """A copy whose ``predicted`` sizes are ``size * exp(N(0, sigma^2))`` (lecture 2.6).
+
+        The noise comes from ``numpy.random.default_rng((seed, 1))``: a stream independent of
+        ``workload(seed=seed)``'s, whose first draws made the sizes (with the same stream a
+        lognormal size and its noise would share their normal draws, a perfect predictor)."""
         sigma = _nonneg("sigma", sigma)
-        noise = np.random.default_rng(seed).normal(0.0, sigma, len(self)) if sigma > 0 else np.zeros(len(self))
+        rng = np.random.default_rng(None if seed is None else (seed, 1))
+        noise = rng.normal(0.0, sigma, len(self)) if sigma > 0 else np.zeros(len(self))
         return Workload(self.arrival, self.size, self.priority, self.size * np.exp(noise), self.description)
 
     @classmethod
