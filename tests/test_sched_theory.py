@@ -104,3 +104,14 @@ def test_empirical_distribution_theory() -> None:
     # theory() of an explicit size array uses its empirical distribution.
     sizes = np.array([0.5] * 9 + [5.5])
     assert theory("srpt", sizes, 0.8) == pytest.approx(theory("srpt", "bimodal", 0.8))
+
+
+def test_heavy_tailed_fcfs_converges_slowly() -> None:
+    """Said, not hidden: at 1M lognormal jobs FCFS's confidence interval is still wide (a few
+    huge jobs set everyone's wait), while SRPT's is tight."""
+    w = ob.sched.workload(N, load=0.8, sizes="lognormal", seed=1)
+    fcfs = simulate(w, "fcfs").summary()
+    srpt = simulate(w, "srpt").summary()
+    assert fcfs.mean_response_ci95 / fcfs.mean_response > 0.08
+    assert srpt.mean_response_ci95 / srpt.mean_response < 0.03
+    assert abs(fcfs.mean_response - theory("fcfs", "lognormal", 0.8)) < 3 * fcfs.mean_response_ci95
