@@ -115,3 +115,26 @@ def test_heavy_tailed_fcfs_converges_slowly() -> None:
     assert fcfs.mean_response_ci95 / fcfs.mean_response > 0.08
     assert srpt.mean_response_ci95 / srpt.mean_response < 0.03
     assert abs(fcfs.mean_response - theory("fcfs", "lognormal", 0.8)) < 3 * fcfs.mean_response_ci95
+
+
+def test_slowdown_of_the_largest() -> None:
+    from osbench.sched import slowdown_largest
+
+    # PS gives every size the same mean slowdown 1/(1-rho).
+    for sizes in ("exp", "lognormal", "bimodal"):
+        assert slowdown_largest("ps", sizes, 0.8) == pytest.approx(5.0)
+    assert slowdown_largest("rr", "exp", 0.8) == pytest.approx(5.0)
+    # FCFS on bimodal: the largest 1% are all of size 5.5 and wait the P-K wait 6.5.
+    assert slowdown_largest("fcfs", "bimodal", 0.8) == pytest.approx(1 + 6.5 / 5.5)
+    # SRPT's largest jobs converge to PS's slowdown from below under the heavy tail.
+    assert slowdown_largest("srpt", "lognormal", 0.8) < 5.0
+    w = ob.sched.workload(N, load=0.8, sizes="lognormal", seed=21)
+    s = simulate(w, "srpt").summary()
+    assert s.slowdown_largest_1pct == pytest.approx(slowdown_largest("srpt", "lognormal", 0.8), rel=0.1)
+    with pytest.raises(ValueError, match="fraction"):
+        slowdown_largest("fcfs", "exp", 0.8, fraction=0.0)
+    with pytest.raises(ValueError, match="closed form"):
+        slowdown_largest("rr", "bimodal", 0.8)
+    with pytest.raises(ValueError, match="policy"):
+        slowdown_largest("priority", "exp", 0.8)
+    assert slowdown_largest("fcfs", "exp", 1.5) == math.inf

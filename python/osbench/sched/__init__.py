@@ -23,7 +23,7 @@ import numpy as np
 from osbench import _checks, _native
 from osbench.sched import reference
 from osbench.sched.dists import DISTRIBUTIONS, SizeDist, size_dist
-from osbench.sched.theory import theory
+from osbench.sched.theory import slowdown_largest, theory
 from osbench.sched.workload import Workload, workload
 
 POLICIES: tuple[str, ...] = ("fcfs", "sjf", "srpt", "rr", "ps", "mlfq", "priority")
@@ -288,5 +288,5 @@ def timeline(workload: Workload, policy: str, **params: Any) -> list[tuple[int, 
 __all__ = [
     "timeline",
     "POLICIES", "PARAMETERS", "DISTRIBUTIONS", "Workload", "workload", "Schedule", "Summary",
-    "SizeDist", "size_dist", "simulate", "theory", "reference",
+    "SizeDist", "size_dist", "simulate", "theory", "slowdown_largest", "reference",
 ]

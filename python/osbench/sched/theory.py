@@ -104,11 +104,13 @@ def _priority(dist: SizeDist, loads: list[float], job_class: Optional[int]) -> f
     return sum(lam * m for lam, m in zip(lams, means)) / sum(lams)
 
 
-def _discrete(policy: str, dist: SizeDist, lam: float) -> float:
+def _discrete_per_size(policy: str, dist: SizeDist, lam: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(sizes, probabilities, E[T(x)] at each size) of a discrete distribution."""
     assert dist.atoms is not None
     values, probs = dist.atoms
     es2 = dist.second_moment
-    total = 0.0
+    rho_total = lam * dist.mean
+    out = []
     rho_below = 0.0  # rho(x-)
     m2_upto = 0.0
     F_upto = 0.0
@@ -120,28 +122,85 @@ def _discrete(policy: str, dist: SizeDist, lam: float) -> float:
         m2_upto += p * x * x
         F_upto += p
         denom = (1.0 - rho_below) * (1.0 - rho_upto)
-        if policy == "sjf":
+        if policy == "fcfs":
+            t = x + lam * es2 / (2.0 * (1.0 - rho_total))
+        elif policy == "ps":
+            t = x / (1.0 - rho_total)
+        elif policy == "sjf":
             t = x + lam * es2 / (2.0 * denom)
         else:
             t = lam * (m2_upto + x * x * max(0.0, 1.0 - F_upto)) / (2.0 * denom) + residence
-        total += p * t
+        out.append(t)
         rho_below = rho_upto
         prev = x
-    return total
+    return values, probs, np.array(out)
 
 
-def _continuous(policy: str, dist: SizeDist, lam: float) -> float:
+def _discrete(policy: str, dist: SizeDist, lam: float) -> float:
+    _, probs, t = _discrete_per_size(policy, dist, lam)
+    return float(np.dot(probs, t))
+
+
+def _continuous_per_size(policy: str, dist: SizeDist, lam: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(grid of sizes, F at each, E[T(x)] at each) of a continuous distribution."""
     lo, hi = dist.support()
     x = np.geomspace(lo, hi, GRID_POINTS)
     F, m1, m2 = dist.partial(x)
     rho = lam * m1
-    if policy == "sjf":
+    rho_total = lam * dist.mean
+    if policy == "fcfs":
+        t = x + lam * dist.second_moment / (2.0 * (1.0 - rho_total))
+    elif policy == "ps":
+        t = x / (1.0 - rho_total)
+    elif policy == "sjf":
         t = x + lam * dist.second_moment / (2.0 * (1.0 - rho) ** 2)
     else:
         inv = 1.0 / (1.0 - rho)
         # integral_0^x dt / (1 - rho(t)): rho ~ 0 below the grid, trapezoids along it
         residence = x[0] + np.concatenate(([0.0], np.cumsum(0.5 * (inv[1:] + inv[:-1]) * np.diff(x))))
         t = lam * (m2 + x * x * (1.0 - F)) / (2.0 * (1.0 - rho) ** 2) + residence
+    return x, F, np.asarray(t)
+
+
+def _continuous(policy: str, dist: SizeDist, lam: float) -> float:
+    x, F, t = _continuous_per_size(policy, dist, lam)
     # E[T] = integral T(x) dF(x): trapezoids in F, plus the mass below the grid (T(x) ~ x there)
-    mass_below = float(F[0])
-    return float(np.sum(0.5 * (t[1:] + t[:-1]) * np.diff(F)) + mass_below * lo)
+    return float(np.sum(0.5 * (t[1:] + t[:-1]) * np.diff(F)) + float(F[0]) * x[0])
+
+
+def slowdown_largest(
+    policy: str, sizes: Any = "exp", load: float = 0.8, *, fraction: float = 0.01, **dist_params: Any
+) -> float:
+    """The M/G/1 mean slowdown E[T(x)/x] over the largest ``fraction`` of jobs (by size), for
+    ``fcfs``, ``ps``, ``sjf``, ``srpt`` (and ``rr``/``mlfq`` under exponential sizes, as ps).
+    The theory beside :attr:`Summary.slowdown_largest_1pct`."""
+    if not isinstance(policy, str) or policy not in ("fcfs", "ps", "sjf", "srpt", "rr", "mlfq"):
+        raise ValueError(f"policy={policy!r} is not accepted: use one of fcfs, ps, sjf, srpt (rr, mlfq: exp sizes)")
+    dist = sizes if isinstance(sizes, SizeDist) else size_dist(sizes, **dist_params)
+    if policy in ("rr", "mlfq"):
+        if dist.name != "exp":
+            raise ValueError(f"policy={policy!r} has no closed form for sizes={dist.name!r}: only under exponential sizes")
+        policy = "ps"
+    if isinstance(load, bool) or not isinstance(load, numbers.Real) or not (0 < float(load) and math.isfinite(float(load))):
+        raise ValueError(f"load={load!r} is not accepted: it must be a finite number > 0")
+    if isinstance(fraction, bool) or not isinstance(fraction, numbers.Real) or not 0 < float(fraction) <= 1:
+        raise ValueError(f"fraction={fraction!r} is not accepted: it must be in (0, 1]")
+    if float(load) >= 1.0:
+        return math.inf
+    lam = float(load) / dist.mean
+    if dist.atoms is not None:
+        values, probs, t = _discrete_per_size(policy, dist, lam)
+        left, acc = float(fraction), 0.0
+        for x, p, tx in zip(values[::-1].tolist(), probs[::-1].tolist(), t[::-1].tolist()):
+            take = min(p, left)
+            acc += take * tx / x
+            left -= take
+            if left <= 0:
+                break
+        return acc / (float(fraction) - max(left, 0.0))
+    x, F, t = _continuous_per_size(policy, dist, lam)
+    top = F >= 1.0 - float(fraction)
+    xs, Fs, ts = x[top], F[top], t[top]
+    ratio = ts / xs
+    mass = float(Fs[-1] - Fs[0])
+    return float(np.sum(0.5 * (ratio[1:] + ratio[:-1]) * np.diff(Fs)) / mass)
