@@ -305,3 +305,13 @@ def test_prediction_noise_is_independent_of_sizes() -> None:
     exact = ob.sched.workload(100, seed=1).with_predictions(0.0, seed=1)
     assert exact.predicted is not None
     np.testing.assert_array_equal(exact.predicted, exact.size)
+
+
+def test_boost_below_clock_resolution() -> None:
+    # At t ~ 1e17 a boost period of 1 is below the spacing of floats (16): boosts stop, the run
+    # ends, and time never runs backwards.
+    w = Workload([1e17, 1e17, 1e17 + 64], [100.0, 50.0, 640.0])
+    s = simulate(w, "mlfq", quantum=10.0, boost=1.0)
+    r = simulate(w, "mlfq", quantum=10.0, boost=1.0, engine="reference")
+    np.testing.assert_array_equal(s.completion, r.completion)
+    assert np.all(s.completion >= w.arrival) and np.all(np.isfinite(s.completion))

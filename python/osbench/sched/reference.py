@@ -194,7 +194,8 @@ class Mlfq(Policy):
     - FCFS within a level: a job preempted by a higher level keeps its place (head of its
       level) and the rest of its allotment.
     - ``boost``: at every multiple of ``boost`` all jobs move to level 0 (levels concatenated
-      from highest to lowest, order kept) with fresh allotments.
+      from highest to lowest, order kept) with fresh allotments. Boosts stop if the period
+      falls below the floating-point resolution of the clock.
     """
 
     preemptive = True
@@ -228,6 +229,9 @@ class Mlfq(Policy):
         # Catch up with every boost time passed (idle periods pass several at once).
         self.boosts = max(self.boosts + 1.0, float(math.floor(t / self.boost)) + 1.0)
         self.next_boost = self.boosts * self.boost
+        if not self.next_boost > t:
+            # The period is below the resolution of time at t: no further boosts.
+            self.next_boost = INF
         everyone: deque[int] = deque()
         for q in self.queues:
             everyone.extend(q)

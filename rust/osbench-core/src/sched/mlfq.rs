@@ -47,6 +47,10 @@ impl Mlfq {
         // Catch up with every boost time passed (an idle period may pass several).
         self.boosts = (self.boosts + 1.0).max((t / self.boost).floor() + 1.0);
         self.next_boost = self.boosts * self.boost;
+        if self.next_boost <= t {
+            // The period is below the resolution of time at t: no further boosts.
+            self.next_boost = f64::INFINITY;
+        }
         let mut everyone = VecDeque::with_capacity(self.count);
         for q in self.queues.iter_mut() {
             everyone.append(q);
