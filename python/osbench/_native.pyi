@@ -26,11 +26,14 @@ __all__ = [
     "host_cow",
     "host_chase_cycle",
     "host_chase",
+    "SCHED_POLICIES",
+    "sched_simulate",
 ]
 
 BUILD_PROFILE: str
 __version__: str
 CACHE_POLICIES: list[str]
+SCHED_POLICIES: list[str]
 
 def dense_ids(keys: npt.NDArray[np.int64] | npt.NDArray[np.uint64]) -> tuple[npt.NDArray[np.uint32], int]: ...
 def next_use(ids: npt.NDArray[np.uint32], n_ids: int) -> npt.NDArray[np.uint64]: ...
@@ -143,3 +146,18 @@ def host_page_touch(nbytes: int, prefault: str = "none") -> dict[str, Any]: ...
 def host_cow(buffer_bytes: int, pages_written: int) -> tuple[int, int, int]: ...
 def host_chase_cycle(lines: int, seed: int) -> npt.NDArray[np.uint32]: ...
 def host_chase(nbytes: int, loads: int, repeats: int = 3, seed: int = 0, huge_pages: bool = False) -> npt.NDArray[np.float64]: ...
+
+# sched
+def sched_simulate(
+    policy: str,
+    arrival: npt.NDArray[np.float64],
+    size: npt.NDArray[np.float64],
+    predicted: Optional[npt.NDArray[np.float64]] = None,
+    priority: Optional[npt.NDArray[np.int64]] = None,
+    quantum: float = 0.1,
+    switch_cost: float = 0.0,
+    levels: Optional[int] = None,
+    boost: Optional[float] = None,
+    use_predictions: bool = False,
+    aging: float = 0.0,
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], int, float]: ...

@@ -17,6 +17,7 @@ from typing import Any, Callable, Optional, Sequence
 
 LECTURES = {
     "01": ("osbench.host.lecture", "Processes, threads and the host"),
+    "02": ("osbench.sched.lecture", "CPU scheduling"),
     "04": ("osbench.cache.lecture", "Caching and eviction"),
     "05": ("osbench.radix.lecture", "Prefix caching with radix trees"),
 }

@@ -8,5 +8,6 @@ pub mod error;
 pub mod radix;
 #[cfg(target_os = "linux")]
 pub mod host;
+pub mod sched;
 
 pub use error::{Error, Result};

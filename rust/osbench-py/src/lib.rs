@@ -9,6 +9,7 @@ mod errors;
 mod host;
 mod interrupt;
 mod radix;
+mod sched;
 
 use pyo3::prelude::*;
 
@@ -23,5 +24,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     radix::register(m)?;
     #[cfg(target_os = "linux")]
     host::register(m)?;
+    sched::register(m)?;
     Ok(())
 }

@@ -1,0 +1,292 @@
+"""CPU scheduling on one server: workloads, every policy of the lecture, theory beside them.
+
+Lecture section 2. Policies (``POLICIES``): ``fcfs``, ``sjf``, ``srpt``, ``rr``, ``ps``,
+``mlfq``, ``priority``; their rules, tie-breaks included, are in
+:mod:`osbench.sched.reference`, the readable engine. The native engine runs the same event
+loop in Rust and gives bit-equal completion times.
+
+>>> import osbench as ob
+>>> s = ob.sched.simulate(ob.sched.Workload.batch([8, 4, 2, 1]), "rr", quantum=1.0)
+>>> float(s.completion.mean())
+9.25
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import numpy as np
+
+from osbench import _checks, _native
+from osbench.sched import reference
+from osbench.sched.dists import DISTRIBUTIONS, SizeDist, size_dist
+from osbench.sched.theory import slowdown_largest, theory
+from osbench.sched.workload import Workload, workload
+
+POLICIES: tuple[str, ...] = ("fcfs", "sjf", "srpt", "rr", "ps", "mlfq", "priority")
+"""Every policy name, lower case."""
+
+#: The parameters each policy reads (any other must keep its default).
+PARAMETERS: dict[str, frozenset[str]] = {
+    "fcfs": frozenset({"switch_cost"}),
+    "sjf": frozenset({"switch_cost", "use_predictions"}),
+    "srpt": frozenset({"switch_cost", "use_predictions"}),
+    "rr": frozenset({"switch_cost", "quantum"}),
+    "ps": frozenset(),
+    "mlfq": frozenset({"switch_cost", "quantum", "levels", "boost"}),
+    "priority": frozenset({"switch_cost", "aging"}),
+}
+
+_DEFAULTS: dict[str, Any] = {
+    "quantum": 0.1,
+    "switch_cost": 0.0,
+    "levels": None,
+    "boost": None,
+    "use_predictions": False,
+    "aging": 0.0,
+}
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Figures of one schedule (or of one priority class of it)."""
+
+    jobs: int
+    mean_response: float
+    #: half-width of a 95% confidence interval of mean_response (batch means, 20 batches in
+    #: job order; nan below 40 jobs). Consecutive responses are correlated, so batches, not jobs.
+    mean_response_ci95: float
+    p50_response: float
+    p99_response: float
+    p999_response: float
+    mean_slowdown: float
+    #: mean slowdown of the largest 1% of jobs (by size; at least one job)
+    slowdown_largest_1pct: float
+    max_slowdown: float
+    mean_first_wait: float
+    max_first_wait: float
+    #: switches between different jobs, and the fraction of the elapsed time spent switching
+    switches: int = 0
+    switching_fraction: float = 0.0
+    #: per-class figures when the workload has priority classes (class -> Summary)
+    per_class: dict[int, "Summary"] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "per_class"}
+        d["per_class"] = {str(c): s.to_dict() for c, s in self.per_class.items()}
+        return d
+
+
+BATCHES = 20
+_T_19 = 2.093  # Student t quantile 0.975 with 19 degrees of freedom
+
+
+def _ci95(values: np.ndarray) -> float:
+    if len(values) < 2 * BATCHES:
+        return math.nan
+    means = np.array([b.mean() for b in np.array_split(values, BATCHES)])
+    return float(_T_19 * means.std(ddof=1) / math.sqrt(BATCHES))
+
+
+def _figures(size: np.ndarray, response: np.ndarray, first_wait: np.ndarray) -> Summary:
+    n = len(size)
+    if n == 0:
+        nan = math.nan
+        return Summary(0, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan)
+    slowdown = response / size
+    k = max(1, math.ceil(n / 100))
+    largest = np.argsort(size, kind="stable")[-k:]
+    p50, p99, p999 = np.percentile(response, [50, 99, 99.9])
+    return Summary(
+        jobs=n,
+        mean_response=float(response.mean()),
+        mean_response_ci95=_ci95(response),
+        p50_response=float(p50),
+        p99_response=float(p99),
+        p999_response=float(p999),
+        mean_slowdown=float(slowdown.mean()),
+        slowdown_largest_1pct=float(slowdown[largest].mean()),
+        max_slowdown=float(slowdown.max()),
+        mean_first_wait=float(first_wait.mean()),
+        max_first_wait=float(first_wait.max()),
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class Schedule:
+    """The outcome of one simulation: per-job ``completion`` and ``first_start`` times
+    (numpy float arrays, in job order), the number of ``switches`` and the time spent
+    switching, and the workload and parameters that produced it."""
+
+    policy: str
+    params: dict[str, Any]
+    workload: Workload
+    completion: np.ndarray
+    first_start: np.ndarray
+    switches: int
+    switch_time: float
+
+    @property
+    def response(self) -> np.ndarray:
+        """completion - arrival (time in the system)."""
+        return np.asarray(self.completion - self.workload.arrival)
+
+    @property
+    def slowdown(self) -> np.ndarray:
+        """response / size (1 = never waited)."""
+        return np.asarray(self.response / self.workload.size)
+
+    @property
+    def first_wait(self) -> np.ndarray:
+        """first_start - arrival (time until the job first runs)."""
+        return np.asarray(self.first_start - self.workload.arrival)
+
+    @property
+    def makespan(self) -> float:
+        """From the first arrival to the last completion."""
+        if len(self.completion) == 0:
+            return 0.0
+        return float(self.completion.max() - self.workload.arrival.min())
+
+    def summary(self) -> Summary:
+        """Mean and tail response, slowdowns, first waits, switch overhead; per class too."""
+        w = self.workload
+        response, first_wait = self.response, self.first_wait
+        s = _figures(w.size, response, first_wait)
+        span = self.makespan
+        per_class: dict[int, Summary] = {}
+        if w.priority is not None and len(w.classes) > 1:
+            for c in w.classes:
+                m = w.priority == c
+                per_class[c] = _figures(w.size[m], response[m], first_wait[m])
+        return Summary(
+            **{k: getattr(s, k) for k in s.__dataclass_fields__ if k not in ("switches", "switching_fraction", "per_class")},
+            switches=self.switches,
+            switching_fraction=self.switch_time / span if span > 0 else 0.0,
+            per_class=per_class,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "policy": self.policy,
+            "params": dict(self.params),
+            "arrival": self.workload.arrival.tolist(),
+            "size": self.workload.size.tolist(),
+            "completion": self.completion.tolist(),
+            "first_start": self.first_start.tolist(),
+            "switches": self.switches,
+            "switch_time": self.switch_time,
+            "summary": self.summary().to_dict(),
+        }
+
+
+def _number(name: str, value: Any, *, positive: bool) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name}={value!r} is not accepted: it must be a number")
+    v = float(value)
+    if not math.isfinite(v) or (v <= 0 if positive else v < 0):
+        raise ValueError(f"{name}={value!r} is not accepted: it must be a finite number {'> 0' if positive else '>= 0'}")
+    return v
+
+
+def simulate(
+    workload: Workload,
+    policy: str,
+    *,
+    quantum: float = 0.1,
+    switch_cost: float = 0.0,
+    levels: Optional[int] = None,
+    boost: Optional[float] = None,
+    use_predictions: bool = False,
+    aging: float = 0.0,
+    engine: str = "native",
+) -> Schedule:
+    """Run ``workload`` on one server under ``policy``.
+
+    - ``quantum``: RR's time slice; MLFQ's level-0 allotment (level i gets quantum * 2**i).
+    - ``switch_cost``: time paid whenever the server starts a job other than the last one it
+      ran (not for ``ps``).
+    - ``levels`` (MLFQ): number of levels, None = unbounded; ``boost`` (MLFQ): period of the
+      priority boost, None = never.
+    - ``use_predictions`` (SJF, SRPT): rank by the workload's ``predicted`` sizes (SRPT:
+      predicted - attained).
+    - ``aging`` (priority): classes gained per unit of time waited since arrival.
+
+    A parameter the policy does not use must keep its default (a ValueError says so).
+    """
+    if not isinstance(workload, Workload):
+        raise TypeError(
+            f"workload={type(workload).__name__} is not accepted: pass an osbench.sched.Workload "
+            "(workload(...), Workload.batch(sizes) or Workload(arrival, size))"
+        )
+    policy = _checks.choice("policy", policy, POLICIES)
+    engine = _checks.engine(engine)
+    given = {"quantum": quantum, "switch_cost": switch_cost, "levels": levels, "boost": boost,
+             "use_predictions": use_predictions, "aging": aging}
+    for name, value in given.items():
+        if name not in PARAMETERS[policy] and value != _DEFAULTS[name]:
+            used = ", ".join(sorted(PARAMETERS[policy])) or "none"
+            raise ValueError(f"{name}={value!r} is not accepted for policy={policy!r}: it uses {used}")
+    quantum = _number("quantum", quantum, positive=True)
+    switch_cost = _number("switch_cost", switch_cost, positive=False)
+    aging = _number("aging", aging, positive=False)
+    if levels is not None:
+        levels = _checks.positive_int("levels", levels, maximum=1000)
+    if boost is not None:
+        boost = _number("boost", boost, positive=True)
+    if not isinstance(use_predictions, bool):
+        raise TypeError(f"use_predictions={use_predictions!r} is not accepted: it must be True or False")
+    if use_predictions and workload.predicted is None:
+        raise ValueError("use_predictions=True is not accepted: the workload has no predicted sizes "
+                         "(workload(..., prediction_sigma=s) or Workload.with_predictions(s))")
+    params = {k: v for k, v in {"quantum": quantum, "switch_cost": switch_cost, "levels": levels, "boost": boost,
+                               "use_predictions": use_predictions, "aging": aging}.items() if k in PARAMETERS[policy]}
+    w = workload
+    if engine == "reference":
+        out = reference.simulate(
+            policy, w.arrival.tolist(), w.size.tolist(),
+            None if w.predicted is None else w.predicted.tolist(),
+            None if w.priority is None else w.priority.tolist(),
+            quantum=quantum, switch_cost=switch_cost, levels=levels, boost=boost,
+            use_predictions=use_predictions, aging=aging,
+        )
+        completion = np.array(out.completion, dtype=float)
+        first_start = np.array(out.first_start, dtype=float)
+        switches, switch_time = out.switches, out.switch_time
+    else:
+        completion, first_start, switches, switch_time = _native.sched_simulate(
+            policy, w.arrival, w.size, w.predicted, w.priority,
+            quantum, switch_cost, levels, boost, use_predictions, aging,
+        )
+    return Schedule(policy, params, w, completion, first_start, int(switches), float(switch_time))
+
+
+def timeline(workload: Workload, policy: str, **params: Any) -> list[tuple[int, float, float]]:
+    """Every stretch of service as (job, start, end), in time order, from the reference
+    engine (for small teaching examples); job -1 is a switch. Takes ``simulate``'s parameters.
+
+    >>> timeline(Workload.batch([2, 1]), "rr", quantum=1.0)
+    [(0, 0.0, 1.0), (1, 1.0, 2.0), (0, 2.0, 3.0)]
+    """
+    if policy == "ps":
+        raise ValueError("policy='ps' has no timeline: every job present is served at once")
+    s = simulate(workload, policy, engine="reference", **params)
+    w = s.workload
+    out = reference.simulate(
+        policy, w.arrival.tolist(), w.size.tolist(),
+        None if w.predicted is None else w.predicted.tolist(),
+        None if w.priority is None else w.priority.tolist(),
+        timeline=True, **{k: v for k, v in s.params.items()},
+    )
+    assert out.timeline is not None
+    return out.timeline
+
+
+__all__ = [
+    "timeline",
+    "POLICIES", "PARAMETERS", "DISTRIBUTIONS", "Workload", "workload", "Schedule", "Summary",
+    "SizeDist", "size_dist", "simulate", "theory", "slowdown_largest", "reference",
+]

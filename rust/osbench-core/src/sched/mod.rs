@@ -1,0 +1,287 @@
+//! CPU scheduling on one server (lecture section 2): the event loop and one file per policy.
+//!
+//! The semantics, tie-breaks included, are those of `python/osbench/sched/reference.py`; this
+//! loop performs the same floating-point operations in the same order, so the two engines
+//! give bit-equal completion times.
+//!
+//! Jobs are taken in arrival order (arrival time, ties by job id); a job's position in that
+//! order is its `rank`, and every tie-break compares ranks. At each decision point the
+//! policy picks a job and a limit on how long it may run (a quantum, or infinity); the job
+//! runs for `min(remaining, limit, next_arrival - t)` (the last term only for preemptive
+//! policies), ties going to the earlier term. Jobs that arrived by the new time join the
+//! policy before an interrupted job is handed back. Starting a job other than the last one
+//! run costs `switch_cost` (the very first job excepted). `ps` has its own loop by virtual time.
+
+mod fcfs;
+mod heap;
+mod mlfq;
+mod priority;
+mod ps;
+mod rr;
+mod sjf;
+mod srpt;
+
+pub use fcfs::Fcfs;
+pub use mlfq::Mlfq;
+pub use priority::Priority;
+pub use rr::Rr;
+pub use sjf::Sjf;
+pub use srpt::Srpt;
+
+use crate::error::{invalid, Error, Result};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The policy names, lower case, in the order users see them.
+pub const POLICIES: [&str; 7] = ["fcfs", "sjf", "srpt", "rr", "ps", "mlfq", "priority"];
+
+/// How many loop iterations run between two looks at the cancel flag.
+const CHECK_EVERY: u32 = 1 << 16;
+
+/// The jobs: inputs and the state that changes during a run.
+pub struct Jobs<'a> {
+    pub arrival: &'a [f64],
+    pub size: &'a [f64],
+    pub predicted: &'a [f64],
+    /// Priority key: class + aging * arrival (smaller runs first).
+    pub key: Vec<f64>,
+    pub rank: Vec<u32>,
+    pub remaining: Vec<f64>,
+    pub attained: Vec<f64>,
+}
+
+/// What the event loop asks of a policy.
+pub trait Policy {
+    /// True when an arrival is a decision point (the running job may be preempted).
+    const PREEMPTIVE: bool;
+    fn arrive(&mut self, jobs: &Jobs, j: u32, t: f64);
+    fn is_empty(&self) -> bool;
+    /// Remove and return the job to run now and how long it may run at most.
+    /// Called only when not empty.
+    fn pick(&mut self, jobs: &Jobs, t: f64) -> (u32, f64);
+    /// Job `j` ran `ran` and was interrupted (not finished) at time `t`.
+    fn put_back(&mut self, jobs: &Jobs, j: u32, ran: f64, t: f64);
+}
+
+/// Parameters of a run; each policy reads the ones it uses.
+#[derive(Debug, Clone, Copy)]
+pub struct Params {
+    pub quantum: f64,
+    pub switch_cost: f64,
+    /// MLFQ levels; 0 = unbounded.
+    pub levels: u32,
+    /// MLFQ boost period; infinity = never.
+    pub boost: f64,
+    pub use_predictions: bool,
+    pub aging: f64,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params { quantum: 0.1, switch_cost: 0.0, levels: 0, boost: f64::INFINITY, use_predictions: false, aging: 0.0 }
+    }
+}
+
+/// The result of a run: per-job completion and first-service times, and switch counts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub completion: Vec<f64>,
+    pub first_start: Vec<f64>,
+    pub switches: u64,
+    pub switch_time: f64,
+}
+
+fn check_cancel(cancel: &AtomicBool) -> Result<()> {
+    if cancel.load(Ordering::Relaxed) {
+        Err(Error::Interrupted)
+    } else {
+        Ok(())
+    }
+}
+
+fn check_array(name: &'static str, values: &[f64], positive: bool) -> Result<()> {
+    for (i, &v) in values.iter().enumerate() {
+        let ok = v.is_finite() && if positive { v > 0.0 } else { v >= 0.0 };
+        if !ok {
+            let what = if positive { "finite numbers > 0" } else { "finite numbers >= 0" };
+            return Err(invalid(name, format!("{v} at index {i}"), what));
+        }
+    }
+    Ok(())
+}
+
+/// Check the inputs and parameters of a run.
+pub fn validate(policy: &str, arrival: &[f64], size: &[f64], predicted: &[f64], classes: &[i64], p: &Params) -> Result<()> {
+    if !POLICIES.contains(&policy) {
+        return Err(invalid("policy", format!("{policy:?}"), format!("one of {}", POLICIES.join(", "))));
+    }
+    let n = arrival.len();
+    if size.len() != n {
+        return Err(invalid("size", format!("{} entries", size.len()), format!("{n} entries, one per arrival")));
+    }
+    if !predicted.is_empty() && predicted.len() != n {
+        return Err(invalid("predicted", format!("{} entries", predicted.len()), format!("{n} entries, one per job (or none)")));
+    }
+    if !classes.is_empty() && classes.len() != n {
+        return Err(invalid("priority", format!("{} entries", classes.len()), format!("{n} entries, one per job (or none)")));
+    }
+    if n >= u32::MAX as usize {
+        return Err(invalid("arrival", format!("{n} jobs"), "fewer than 2**32 - 1 jobs"));
+    }
+    check_array("arrival", arrival, false)?;
+    check_array("size", size, true)?;
+    check_array("predicted", predicted, true)?;
+    if !(p.switch_cost.is_finite() && p.switch_cost >= 0.0) {
+        return Err(invalid("switch_cost", p.switch_cost, "a finite number >= 0"));
+    }
+    if policy == "ps" && p.switch_cost != 0.0 {
+        return Err(invalid("switch_cost", p.switch_cost, "0 for ps (the quantum -> 0 limit would switch infinitely often)"));
+    }
+    if (policy == "rr" || policy == "mlfq") && !(p.quantum.is_finite() && p.quantum > 0.0) {
+        return Err(invalid("quantum", p.quantum, "a finite number > 0"));
+    }
+    if p.boost.is_nan() || p.boost <= 0.0 {
+        return Err(invalid("boost", p.boost, "a number > 0 (infinity: never)"));
+    }
+    if !(p.aging.is_finite() && p.aging >= 0.0) {
+        return Err(invalid("aging", p.aging, "a finite number >= 0"));
+    }
+    if p.use_predictions && predicted.is_empty() {
+        return Err(invalid("predicted", "none", "predicted sizes when use_predictions is true"));
+    }
+    Ok(())
+}
+
+/// Build the job table: ranks in arrival order (ties by id) and priority keys.
+pub fn make_jobs<'a>(arrival: &'a [f64], size: &'a [f64], predicted: &'a [f64], classes: &[i64], aging: f64) -> (Jobs<'a>, Vec<u32>) {
+    let n = arrival.len();
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    // Stable sort keeps equal arrivals in id order. Arrivals are finite (validated).
+    order.sort_by(|&a, &b| arrival[a as usize].total_cmp(&arrival[b as usize]));
+    let mut rank = vec![0u32; n];
+    for (r, &j) in order.iter().enumerate() {
+        rank[j as usize] = r as u32;
+    }
+    let key = if classes.is_empty() {
+        arrival.iter().map(|&a| 0.0 + aging * a).collect()
+    } else {
+        classes.iter().zip(arrival).map(|(&c, &a)| c as f64 + aging * a).collect()
+    };
+    let predicted = if predicted.is_empty() { size } else { predicted };
+    let jobs = Jobs { arrival, size, predicted, key, rank, remaining: size.to_vec(), attained: vec![0.0; n] };
+    (jobs, order)
+}
+
+/// Simulate `policy` on the jobs. `predicted` and `classes` may be empty (none given).
+pub fn simulate(
+    policy: &str,
+    arrival: &[f64],
+    size: &[f64],
+    predicted: &[f64],
+    classes: &[i64],
+    p: &Params,
+    cancel: &AtomicBool,
+) -> Result<Outcome> {
+    validate(policy, arrival, size, predicted, classes, p)?;
+    let (mut jobs, order) = make_jobs(arrival, size, predicted, classes, p.aging);
+    let n = arrival.len();
+    let c = p.switch_cost;
+    match policy {
+        "fcfs" => run(Fcfs::new(), &mut jobs, &order, c, cancel),
+        "sjf" => run(Sjf::new(p.use_predictions), &mut jobs, &order, c, cancel),
+        "srpt" => run(Srpt::new(p.use_predictions), &mut jobs, &order, c, cancel),
+        "rr" => run(Rr::new(p.quantum), &mut jobs, &order, c, cancel),
+        "mlfq" => run(Mlfq::new(n, p.quantum, p.levels, p.boost), &mut jobs, &order, c, cancel),
+        "priority" => run(Priority::new(), &mut jobs, &order, c, cancel),
+        "ps" => ps::run(&jobs, &order, cancel),
+        _ => Err(invalid("policy", format!("{policy:?}"), format!("one of {}", POLICIES.join(", ")))),
+    }
+}
+
+/// The event loop shared by every policy but `ps` (see the module docs).
+pub fn run<P: Policy>(mut pol: P, jobs: &mut Jobs, order: &[u32], switch_cost: f64, cancel: &AtomicBool) -> Result<Outcome> {
+    let n = order.len();
+    let mut completion = vec![f64::NAN; n];
+    let mut first_start = vec![f64::NAN; n];
+    let mut started = vec![false; n];
+    let mut t = 0.0f64;
+    let mut k = 0usize;
+    let mut last = u32::MAX;
+    let mut switches = 0u64;
+    let mut switch_time = 0.0f64;
+    let mut done = 0usize;
+    let mut tick = 0u32;
+
+    // Hand every job that has arrived by `t` to the policy, in arrival order.
+    macro_rules! admit {
+        ($t:expr) => {
+            while k < n && jobs.arrival[order[k] as usize] <= $t {
+                pol.arrive(jobs, order[k], $t);
+                k += 1;
+            }
+        };
+    }
+
+    while done < n {
+        tick += 1;
+        if tick == CHECK_EVERY {
+            tick = 0;
+            check_cancel(cancel)?;
+        }
+        if pol.is_empty() {
+            let Some(&next) = order.get(k) else {
+                return Err(invalid("arrival", "an inconsistent job table", "internal invariant"));
+            };
+            let a = jobs.arrival[next as usize];
+            if a > t {
+                t = a;
+            }
+            admit!(t);
+        }
+        let (j, limit) = pol.pick(jobs, t);
+        let ju = j as usize;
+        if last != u32::MAX && j != last {
+            t += switch_cost;
+            switches += 1;
+            switch_time += switch_cost;
+            admit!(t);
+        }
+        last = j;
+        if !started[ju] {
+            started[ju] = true;
+            first_start[ju] = t;
+        }
+        let mut run = jobs.remaining[ju];
+        let mut cause = 0u8;
+        if limit < run {
+            run = limit;
+            cause = 1;
+        }
+        if P::PREEMPTIVE && k < n {
+            let gap = jobs.arrival[order[k] as usize] - t;
+            if gap < run {
+                run = gap;
+                cause = 2;
+            }
+        }
+        if cause == 2 {
+            t = jobs.arrival[order[k] as usize];
+        } else {
+            t += run;
+        }
+        jobs.attained[ju] += run;
+        if cause == 0 {
+            jobs.remaining[ju] = 0.0;
+            completion[ju] = t;
+            done += 1;
+            admit!(t);
+        } else {
+            jobs.remaining[ju] -= run;
+            admit!(t);
+            pol.put_back(jobs, j, run, t);
+        }
+    }
+    Ok(Outcome { completion, first_start, switches, switch_time })
+}
+
+#[cfg(test)]
+mod tests;

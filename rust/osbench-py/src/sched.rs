@@ -1,0 +1,65 @@
+//! Scheduling: one call runs the event loop of a policy over a workload's arrays.
+
+use crate::errors::IntoPy;
+use crate::interrupt;
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
+use osbench_core::error::invalid;
+use osbench_core::sched::{simulate, Params, POLICIES};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("SCHED_POLICIES", POLICIES.to_vec())?;
+    m.add_function(wrap_pyfunction!(sched_simulate, m)?)?;
+    Ok(())
+}
+
+fn slice<'a, T: numpy::Element>(name: &str, a: &'a PyReadonlyArray1<'_, T>) -> PyResult<&'a [T]> {
+    a.as_slice().map_err(|_| PyValueError::new_err(format!("{name} must be a C-contiguous 1-D array")))
+}
+
+type SimOut<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>, u64, f64);
+
+/// Run `policy` over the jobs. Returns (completion, first_start, switches, switch_time).
+/// `predicted` and `priority` may be None; `levels=None` is unbounded, `boost=None` never.
+#[pyfunction]
+#[pyo3(signature = (policy, arrival, size, predicted=None, priority=None, quantum=0.1, switch_cost=0.0, levels=None, boost=None, use_predictions=false, aging=0.0))]
+#[allow(clippy::too_many_arguments)]
+fn sched_simulate<'py>(
+    py: Python<'py>,
+    policy: &str,
+    arrival: PyReadonlyArray1<'py, f64>,
+    size: PyReadonlyArray1<'py, f64>,
+    predicted: Option<PyReadonlyArray1<'py, f64>>,
+    priority: Option<PyReadonlyArray1<'py, i64>>,
+    quantum: f64,
+    switch_cost: f64,
+    levels: Option<u32>,
+    boost: Option<f64>,
+    use_predictions: bool,
+    aging: f64,
+) -> PyResult<SimOut<'py>> {
+    let arrival = slice("arrival", &arrival)?;
+    let size = slice("size", &size)?;
+    let predicted = match &predicted {
+        Some(a) => slice("predicted", a)?,
+        None => &[][..],
+    };
+    let classes = match &priority {
+        Some(a) => slice("priority", a)?,
+        None => &[][..],
+    };
+    if levels == Some(0) {
+        return Err(invalid("levels", 0, "a positive number of levels, or None for unbounded")).py_err();
+    }
+    let params = Params {
+        quantum,
+        switch_cost,
+        levels: levels.unwrap_or(0),
+        boost: boost.unwrap_or(f64::INFINITY),
+        use_predictions,
+        aging,
+    };
+    let out = interrupt::run(py, |cancel| simulate(policy, arrival, size, predicted, classes, &params, cancel))?;
+    Ok((out.completion.into_pyarray(py), out.first_start.into_pyarray(py), out.switches, out.switch_time))
+}

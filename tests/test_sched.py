@@ -1,0 +1,317 @@
+"""osbench.sched: native == reference job for job, lecture goldens, invariants, bad input."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import osbench as ob
+from osbench.sched import Workload, simulate
+
+POLICY_PARAMS = [
+    ("fcfs", {}),
+    ("fcfs", {"switch_cost": 0.25}),
+    ("sjf", {}),
+    ("sjf", {"use_predictions": True}),
+    ("srpt", {}),
+    ("srpt", {"use_predictions": True, "switch_cost": 0.1}),
+    ("rr", {"quantum": 0.5}),
+    ("rr", {"quantum": 1.0, "switch_cost": 0.05}),
+    ("ps", {}),
+    ("mlfq", {"quantum": 0.5}),
+    ("mlfq", {"quantum": 0.25, "levels": 3}),
+    ("mlfq", {"quantum": 0.5, "boost": 3.0, "switch_cost": 0.01}),
+    ("mlfq", {"quantum": 1.0, "levels": 1}),
+    ("priority", {}),
+    ("priority", {"aging": 0.5, "switch_cost": 0.1}),
+]
+
+# Small workloads with many ties: arrivals and sizes on a coarse grid, plus some free floats.
+grid = st.integers(0, 8).map(lambda i: i * 0.5)
+free = st.floats(0.0, 10.0, allow_nan=False, allow_infinity=False)
+size_st = st.one_of(st.integers(1, 8).map(lambda i: i * 0.5), st.floats(0.01, 5.0))
+
+
+@st.composite
+def workloads(draw: st.DrawFn) -> Workload:
+    n = draw(st.integers(1, 14))
+    arrival = draw(st.lists(st.one_of(grid, free), min_size=n, max_size=n))
+    size = draw(st.lists(size_st, min_size=n, max_size=n))
+    predicted = draw(st.lists(size_st, min_size=n, max_size=n))
+    priority = draw(st.lists(st.integers(0, 2), min_size=n, max_size=n))
+    return Workload(np.array(arrival), np.array(size), np.array(priority), np.array(predicted))
+
+
+@pytest.mark.parametrize("policy,params", POLICY_PARAMS, ids=[f"{p}-{i}" for i, (p, _) in enumerate(POLICY_PARAMS)])
+@settings(max_examples=60, deadline=None)
+@given(w=workloads())
+def test_native_equals_reference(policy: str, params: dict, w: Workload) -> None:
+    a = simulate(w, policy, **params)
+    b = simulate(w, policy, engine="reference", **params)
+    # Same operations in the same order: bit-equal, not merely close.
+    np.testing.assert_array_equal(a.completion, b.completion)
+    np.testing.assert_array_equal(a.first_start, b.first_start)
+    assert a.switches == b.switches
+    assert a.switch_time == b.switch_time
+    # Invariants: every job completes, after its arrival plus its size; starts after arriving.
+    assert np.all(a.completion >= w.arrival + w.size - 1e-9 * (1 + w.arrival))
+    assert np.all(a.first_start >= w.arrival)
+    assert np.all(a.first_start <= a.completion)
+    # Work conservation: the last completion is at least the total work after the first arrival.
+    assert a.completion.max() >= w.arrival.min() + w.size.sum() * (1 - 1e-12)
+
+
+@pytest.mark.parametrize("engine", ["native", "reference"])
+def test_exercise_1(engine: str) -> None:
+    w = Workload.batch([8, 4, 2, 1])
+    fcfs = simulate(w, "fcfs", engine=engine)
+    sjf = simulate(w, "sjf", engine=engine)
+    rr = simulate(w, "rr", quantum=1.0, engine=engine)
+    assert fcfs.completion.tolist() == [8, 12, 14, 15]
+    assert sorted(sjf.completion.tolist()) == [1, 3, 7, 15]
+    assert rr.completion.tolist() == [15, 11, 7, 4]
+    assert fcfs.summary().mean_response == 12.25
+    assert sjf.summary().mean_response == 6.5
+    assert rr.summary().mean_response == 9.25
+    assert rr.switches == 11  # A B C D A B C A B A B A, then A alone
+
+
+@pytest.mark.parametrize("engine", ["native", "reference"])
+def test_convoy(engine: str) -> None:
+    w = Workload.batch([10, 1, 1])
+    assert simulate(w, "fcfs", engine=engine).completion.mean() == 11
+    sjf = simulate(w, "sjf", engine=engine)
+    assert sjf.completion.mean() == 5
+    assert sjf.completion[0] == 12  # A waits only 2 units more
+
+
+def test_rr_tiny_quantum_approaches_ps() -> None:
+    w = ob.sched.workload(300, load=0.7, sizes="exp", seed=5)
+    ps = simulate(w, "ps").completion
+    prev = math.inf
+    for q in (0.1, 0.01, 0.001):
+        err = np.abs(simulate(w, "rr", quantum=q).completion - ps).max()
+        assert err < prev
+        prev = err
+    assert prev < 0.05
+
+
+@settings(max_examples=40, deadline=None)
+@given(w=workloads())
+def test_srpt_is_optimal(w: Workload) -> None:
+    best = simulate(w, "srpt").completion.mean()
+    for policy, params in POLICY_PARAMS:
+        if params.get("use_predictions") or params.get("switch_cost"):
+            continue
+        assert best <= simulate(w, policy, **params).completion.mean() * (1 + 1e-12) + 1e-12
+
+
+def test_ps_first_start_is_arrival_and_no_switches() -> None:
+    w = ob.sched.workload(500, load=0.9, sizes="bimodal", seed=1)
+    s = simulate(w, "ps")
+    np.testing.assert_array_equal(s.first_start, w.arrival)
+    assert s.switches == 0 and s.summary().switching_fraction == 0.0
+
+
+def test_fcfs_is_lindley() -> None:
+    w = ob.sched.workload(2000, load=0.9, sizes="lognormal", seed=4)
+    done = 0.0
+    expected = []
+    for a, s in zip(w.arrival, w.size):
+        done = max(done, a) + s
+        expected.append(done)
+    np.testing.assert_array_equal(simulate(w, "fcfs").completion, expected)
+
+
+def test_priority_and_aging() -> None:
+    w = ob.sched.workload(20_000, load=(0.6, 0.3), sizes="exp", seed=2)
+    strict = simulate(w, "priority").summary()
+    aged = simulate(w, "priority", aging=1.0).summary()
+    fcfs = simulate(w, "fcfs").summary()
+    # Aging moves waiting from the batch class to the interactive one.
+    assert strict.per_class[0].mean_response < aged.per_class[0].mean_response
+    assert strict.per_class[1].mean_response > aged.per_class[1].mean_response
+    assert strict.per_class[1].max_first_wait > aged.per_class[1].max_first_wait
+    # Huge aging is FCFS.
+    np.testing.assert_array_equal(simulate(w, "priority", aging=1e9).completion, simulate(w, "fcfs").completion)
+    assert set(fcfs.per_class) == {0, 1}
+
+
+def test_mlfq_boost_and_levels() -> None:
+    w = ob.sched.workload(3000, load=0.9, sizes="lognormal", seed=3)
+    plain = simulate(w, "mlfq", quantum=0.5)
+    boosted = simulate(w, "mlfq", quantum=0.5, boost=5.0)
+    assert not np.array_equal(plain.completion, boosted.completion)
+    # One level with an infinite-ish allotment is FCFS (up to rounding: MLFQ's run is split at
+    # every arrival); one level with a quantum is RR.
+    np.testing.assert_allclose(simulate(w, "mlfq", quantum=1e12, levels=1).completion, simulate(w, "fcfs").completion,
+                               rtol=1e-12)
+    np.testing.assert_array_equal(simulate(w, "mlfq", quantum=0.5, levels=1).completion,
+                                  simulate(w, "rr", quantum=0.5).completion)
+
+
+def test_switch_cost_accounting() -> None:
+    w = ob.sched.workload(2000, load=0.5, sizes="exp", seed=9)
+    s = simulate(w, "rr", quantum=0.1, switch_cost=0.01)
+    assert s.switch_time == pytest.approx(0.01 * s.switches)
+    frac = s.summary().switching_fraction
+    assert 0 < frac < 1
+    assert frac == pytest.approx(s.switch_time / s.makespan)
+
+
+def test_summary_fields() -> None:
+    w = Workload([0.0, 0.0, 1.0], [2.0, 1.0, 4.0])
+    s = simulate(w, "sjf")
+    np.testing.assert_array_equal(s.completion, [3.0, 1.0, 7.0])
+    np.testing.assert_array_equal(s.response, [3.0, 1.0, 6.0])
+    np.testing.assert_array_equal(s.slowdown, [1.5, 1.0, 1.5])
+    np.testing.assert_array_equal(s.first_wait, [1.0, 0.0, 2.0])
+    m = s.summary()
+    assert m.mean_response == pytest.approx(10 / 3)
+    assert m.slowdown_largest_1pct == 1.5  # the single largest job
+    assert m.max_first_wait == 2.0
+    assert m.switches == 2
+    d = s.to_dict()
+    assert d["summary"]["jobs"] == 3 and d["completion"] == [3.0, 1.0, 7.0]
+
+
+def test_workload_generation() -> None:
+    w = ob.sched.workload(200_000, load=0.8, sizes="lognormal", seed=1)
+    assert w.size.mean() == pytest.approx(1.0, rel=0.05)
+    assert w.offered_load == pytest.approx(0.8, rel=0.05)
+    np.testing.assert_array_equal(w.size, ob.sched.workload(200_000, load=0.8, sizes="lognormal", seed=1).size)
+    b = ob.sched.workload(100_000, sizes="bimodal", seed=1)
+    assert set(np.unique(b.size).tolist()) == {0.5, 5.5}
+    assert (b.size == 5.5).mean() == pytest.approx(0.1, abs=0.01)
+    p = ob.sched.workload(100_000, sizes="pareto", seed=1)
+    assert p.size.mean() == pytest.approx(1.0, rel=0.1)
+    assert ob.sched.workload(10, sizes="det").size.tolist() == [1.0] * 10
+    pred = ob.sched.workload(1000, sizes="exp", seed=1, prediction_sigma=1.0)
+    assert pred.predicted is not None
+    np.testing.assert_array_equal(pred.size, ob.sched.workload(1000, sizes="exp", seed=1).size)
+    c = ob.sched.workload(50_000, load=(0.6, 0.3), seed=1)
+    assert c.priority is not None and (c.priority == 0).mean() == pytest.approx(2 / 3, abs=0.01)
+    assert np.all(np.diff(w.arrival) >= 0)
+
+
+@pytest.mark.parametrize(
+    "call, exc, match",
+    [
+        (lambda: Workload([0.0, -1.0], [1.0, 1.0]), ValueError, "arrival"),
+        (lambda: Workload([0.0, math.nan], [1.0, 1.0]), ValueError, "arrival"),
+        (lambda: Workload([0.0, 1.0], [1.0, -2.0]), ValueError, "size"),
+        (lambda: Workload([0.0, 1.0], [1.0, math.nan]), ValueError, "size"),
+        (lambda: Workload([0.0, 1.0], [0.0, 1.0]), ValueError, "size"),
+        (lambda: Workload([0.0, 1.0], [1.0]), ValueError, "one size per job"),
+        (lambda: Workload([0.0], [1.0], predicted=[1.0, 2.0]), ValueError, "predicted"),
+        (lambda: Workload([0.0], [1.0], priority=[0.5]), TypeError, "priority"),
+        (lambda: Workload(["a"], [1.0]), TypeError, "arrival"),
+        (lambda: simulate(Workload.batch([1]), "lifo"), ValueError, "policy"),
+        (lambda: simulate(Workload.batch([1]), "rr", quantum=0), ValueError, "quantum"),
+        (lambda: simulate(Workload.batch([1]), "rr", quantum=-1.0), ValueError, "quantum"),
+        (lambda: simulate(Workload.batch([1]), "rr", quantum=math.nan), ValueError, "quantum"),
+        (lambda: simulate(Workload.batch([1]), "mlfq", quantum=math.inf), ValueError, "quantum"),
+        (lambda: simulate(Workload.batch([1]), "fcfs", quantum=2.0), ValueError, "quantum"),
+        (lambda: simulate(Workload.batch([1]), "ps", switch_cost=0.1), ValueError, "switch_cost"),
+        (lambda: simulate(Workload.batch([1]), "rr", switch_cost=-0.1), ValueError, "switch_cost"),
+        (lambda: simulate(Workload.batch([1]), "mlfq", levels=0), ValueError, "levels"),
+        (lambda: simulate(Workload.batch([1]), "mlfq", boost=0.0), ValueError, "boost"),
+        (lambda: simulate(Workload.batch([1]), "priority", aging=-1.0), ValueError, "aging"),
+        (lambda: simulate(Workload.batch([1]), "srpt", use_predictions=True), ValueError, "predicted"),
+        (lambda: simulate(Workload.batch([1]), "fcfs", engine="gpu"), ValueError, "engine"),
+        (lambda: simulate([1.0, 2.0], "fcfs"), TypeError, "Workload"),
+        (lambda: ob.sched.workload(0), ValueError, "n"),
+        (lambda: ob.sched.workload(10, sizes="zipf"), ValueError, "sizes"),
+        (lambda: ob.sched.workload(10, sizes="lognormal", alpha=2), ValueError, "alpha"),
+        (lambda: ob.sched.workload(10, load=-0.5), ValueError, "load"),
+        (lambda: ob.sched.workload(10, load="high"), TypeError, "load"),
+        (lambda: ob.sched.workload(3, sizes=[1.0, 2.0]), ValueError, "sizes"),
+        (lambda: ob.sched.workload(10, sizes="bimodal", p_large=1.5), ValueError, "p_large"),
+        (lambda: ob.sched.workload(10, sizes="pareto", low=1.0), ValueError, "low"),
+    ],
+)
+def test_bad_input(call, exc, match) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(exc, match=match):
+        call()
+
+
+def test_native_rejects_bad_arrays_directly() -> None:
+    nat = ob._native
+    with pytest.raises(ValueError, match="size"):
+        nat.sched_simulate("fcfs", np.zeros(2), np.ones(3))
+    with pytest.raises(ValueError, match="size"):
+        nat.sched_simulate("fcfs", np.zeros(2), np.array([1.0, -1.0]))
+    with pytest.raises(ValueError, match="arrival"):
+        nat.sched_simulate("fcfs", np.array([math.inf]), np.ones(1))
+    with pytest.raises(ValueError, match="policy"):
+        nat.sched_simulate("nope", np.zeros(1), np.ones(1))
+
+
+def test_unstable_load_warns_but_runs() -> None:
+    with pytest.warns(RuntimeWarning, match="unstable"):
+        w = ob.sched.workload(500, load=1.2, seed=1)
+    assert np.isfinite(simulate(w, "srpt").completion).all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ob.sched.workload(10, load=0.5)
+
+
+def test_empty_workload() -> None:
+    w = Workload(np.zeros(0), np.zeros(0))
+    for policy in ob.sched.POLICIES:
+        s = simulate(w, policy)
+        assert len(s.completion) == 0
+        assert math.isnan(s.summary().mean_response)
+
+
+def test_timeline_exercise_1() -> None:
+    tl = ob.sched.timeline(Workload.batch([8, 4, 2, 1]), "rr", quantum=1.0)
+    assert [j for j, _, _ in tl] == [0, 1, 2, 3, 0, 1, 2, 0, 1, 0, 1, 0]
+    assert tl[-1] == (0, 11.0, 15.0)
+
+
+@settings(max_examples=30, deadline=None)
+@given(w=workloads())
+def test_timeline_accounts_for_all_work(w: Workload) -> None:
+    for policy, params in POLICY_PARAMS:
+        if policy == "ps":
+            continue
+        tl = ob.sched.timeline(w, policy, **params)
+        served = np.zeros(len(w))
+        for j, start, end in tl:
+            assert end >= start
+            if j >= 0:
+                served[j] += end - start
+        np.testing.assert_allclose(served, w.size, rtol=1e-9, atol=1e-9)
+        # Stretches never overlap.
+        assert all(a[2] <= b[1] for a, b in zip(tl, tl[1:]))
+    with pytest.raises(ValueError, match="ps"):
+        ob.sched.timeline(w, "ps")
+
+
+def test_prediction_noise_is_independent_of_sizes() -> None:
+    # The noise must not reuse the normal draws that made lognormal sizes (same seed).
+    for w in (ob.sched.workload(20_000, sizes="lognormal", seed=2).with_predictions(1.0, seed=2),
+              ob.sched.workload(20_000, sizes="lognormal", seed=2, prediction_sigma=1.0)):
+        assert w.predicted is not None
+        log_noise = np.log(w.predicted / w.size)
+        assert abs(np.corrcoef(np.log(w.size), log_noise)[0, 1]) < 0.05
+        assert log_noise.std() == pytest.approx(1.0, rel=0.05)
+    exact = ob.sched.workload(100, seed=1).with_predictions(0.0, seed=1)
+    assert exact.predicted is not None
+    np.testing.assert_array_equal(exact.predicted, exact.size)
+
+
+def test_boost_below_clock_resolution() -> None:
+    # At t ~ 1e17 a boost period of 1 is below the spacing of floats (16): boosts stop, the run
+    # ends, and time never runs backwards.
+    w = Workload([1e17, 1e17, 1e17 + 64], [100.0, 50.0, 640.0])
+    s = simulate(w, "mlfq", quantum=10.0, boost=1.0)
+    r = simulate(w, "mlfq", quantum=10.0, boost=1.0, engine="reference")
+    np.testing.assert_array_equal(s.completion, r.completion)
+    assert np.all(s.completion >= w.arrival) and np.all(np.isfinite(s.completion))
