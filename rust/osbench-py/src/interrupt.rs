@@ -15,18 +15,22 @@ const POLL: Duration = Duration::from_millis(5);
 
 pub fn run<T: Send>(py: Python<'_>, work: impl FnOnce(&AtomicBool) -> Result<T> + Send) -> PyResult<T> {
     let cancel = AtomicBool::new(false);
+    // Set by the worker just before it wakes the caller: `is_finished` can still be false for a
+    // moment after the wake-up, which would cost the caller a whole extra poll.
+    let done = AtomicBool::new(false);
     let outcome = py.detach(|| {
         let caller = std::thread::current();
         std::thread::scope(|scope| {
             let worker = scope.spawn(|| {
                 let r = work(&cancel);
+                done.store(true, Ordering::Release);
                 caller.unpark();
                 r
             });
             let mut signal: Option<PyErr> = None;
-            while !worker.is_finished() {
+            while !done.load(Ordering::Acquire) && !worker.is_finished() {
                 std::thread::park_timeout(POLL);
-                if signal.is_none() && !worker.is_finished() {
+                if signal.is_none() && !done.load(Ordering::Acquire) {
                     if let Err(e) = Python::attach(|py| py.check_signals()) {
                         cancel.store(true, Ordering::Relaxed);
                         signal = Some(e);
