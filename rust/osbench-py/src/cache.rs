@@ -24,7 +24,7 @@ fn slice<'a, T: numpy::Element>(name: &str, a: &'a PyReadonlyArray1<'_, T>) -> P
 }
 
 fn dense<K: keys::Key>(py: Python<'_>, keys: &[K]) -> PyResult<(Vec<u32>, usize)> {
-    interrupt::run(py, |_| {
+    interrupt::run_sized(py, keys.len(), |_| {
         let mut out = vec![0u32; keys.len()];
         let n = keys::dense_ids(keys, &mut out)?;
         Ok((out, n))
@@ -49,7 +49,7 @@ fn dense_ids<'py>(py: Python<'py>, keys: &Bound<'py, PyAny>) -> PyResult<(Bound<
 #[pyfunction]
 fn next_use<'py>(py: Python<'py>, ids: PyReadonlyArray1<'py, u32>, n_ids: usize) -> PyResult<Bound<'py, PyArray1<u64>>> {
     let ids = slice("ids", &ids)?;
-    let out = interrupt::run(py, |_| {
+    let out = interrupt::run_sized(py, ids.len(), |_| {
         let mut out = vec![0u64; ids.len()];
         keys::next_use(ids, n_ids, &mut out)?;
         Ok(out)
@@ -87,7 +87,7 @@ fn cache_replay<'py>(
     if policy.needs_future() && next.len() != ids.len() {
         return Err(PyValueError::new_err("next_use is required by offline policies and must have one entry per access"));
     }
-    let (hits, flags) = interrupt::run(py, |cancel| {
+    let (hits, flags) = interrupt::run_sized(py, ids.len(), |cancel| {
         check_ids(ids, n_ids)?;
         let mut flags = if mask { vec![false; ids.len()] } else { Vec::new() };
         let hits = curve::replay_cancellable(&mut policy, ids, next, &mut flags, cancel)?;
@@ -121,7 +121,8 @@ fn cache_curve<'py>(
         return Err(PyValueError::new_err("next_use is required by offline policies and must have one entry per access"));
     }
     let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let hits = interrupt::run(py, |cancel| {
+    let work = ids.len().saturating_mul(caps.len());
+    let hits = interrupt::run_sized(py, work, |cancel| {
         check_ids(ids, n_ids)?;
         curve::curve(policy, ids, n_ids, next, caps, Options { bit_on_insert }, threads, cancel)
     })?;

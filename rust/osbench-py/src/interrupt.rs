@@ -13,6 +13,19 @@ use std::time::Duration;
 
 const POLL: Duration = Duration::from_millis(5);
 
+/// Below this many items of work a call finishes in well under a millisecond: it runs on the
+/// calling thread (GIL released) instead of paying for a worker thread and a wake-up.
+pub const INLINE_ITEMS: usize = 1 << 16;
+
+/// Like [`run`], but small jobs (`items` below [`INLINE_ITEMS`]) run inline.
+pub fn run_sized<T: Send>(py: Python<'_>, items: usize, work: impl FnOnce(&AtomicBool) -> Result<T> + Send) -> PyResult<T> {
+    if items < INLINE_ITEMS {
+        let never = AtomicBool::new(false);
+        return py.detach(|| work(&never)).map_err(to_py);
+    }
+    run(py, work)
+}
+
 pub fn run<T: Send>(py: Python<'_>, work: impl FnOnce(&AtomicBool) -> Result<T> + Send) -> PyResult<T> {
     let cancel = AtomicBool::new(false);
     // Set by the worker just before it wakes the caller: `is_finished` can still be false for a

@@ -229,8 +229,9 @@ fn radix_replay<'py>(
         (None, None) => None,
         _ => return Err(PyValueError::new_err("output_tokens and output_offsets go together")),
     };
+    let work = slice("tokens", &tokens)?.len();
     let mut m = radix::new_mode(mode, capacity, page_size).py_err()?;
-    let (stats, hits) = interrupt::run(py, |cancel| {
+    let (stats, hits) = interrupt::run_sized(py, work, |cancel| {
         let mut hits = if per_request { vec![0u64; prompts.len()] } else { Vec::new() };
         let s = radix::replay(m.as_mut(), prompts, outputs, &mut hits, cancel)?;
         Ok((s, hits))
