@@ -75,3 +75,23 @@ def test_report_quick_writes_the_folder(tmp_path: Path) -> None:
     for fig in results["sections"]["04-cache"]["figures"]:
         assert (out_dir / "figures" / f"{fig}.png").exists()
     assert not list(out_dir.rglob("*.tmp"))
+
+
+def test_interrupted_report_leaves_no_files(tmp_path: Path) -> None:
+    import signal
+
+    out_dir = tmp_path / "rep"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "osbench", "report", "--quick", "--out", str(out_dir)],
+        stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    assert proc.stderr is not None
+    for line in proc.stderr:  # progress lines: interrupt once the second section starts
+        if "[2/" in line:
+            break
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    leftovers = list(out_dir.rglob("*")) if out_dir.exists() else []
+    assert leftovers == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -83,30 +84,188 @@ def cache_section(quick: bool, seed: int, progress: Optional[Callable[[str], Non
     return section
 
 
+def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    started = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - started, out
+
+
 def engine_section(quick: bool, seed: int, progress: Optional[Callable[[str], None]] = None) -> Section:
-    """Native vs reference on the same inputs, timed in this run."""
+    """Native vs reference on the same inputs, timed in this run, results checked equal."""
+    from osbench import radix, sched
     from osbench._table import Table
+
+    rows: list[list[Any]] = []
+
+    def row(loop: str, items: int, unit: str, native: Callable[[], Any], reference: Callable[[], Any], same: Callable[[Any, Any], bool]) -> None:
+        if progress:
+            progress(f"  {loop}")
+        t_native, a = _timed(native)
+        t_ref, b = _timed(reference)
+        if not same(a, b):
+            raise AssertionError(f"engines disagree on {loop}")
+        rows.append([loop, f"{items:,} {unit}", round(items / t_native), round(items / t_ref), round(t_ref / t_native, 1)])
 
     length = 50_000 if quick else 300_000
     trace = traces.zipf(10_000, 1.0, length, seed=seed)
-    trace.next_use()  # prepare once, as a reused Trace would be
-    rows = []
+    trace.next_use()  # prepared once, as a reused Trace would be
     for p in cache.POLICIES:
-        t0 = time.perf_counter()
-        native = cache.replay(trace, p, 1000)
-        t1 = time.perf_counter()
-        ref = cache.replay(trace, p, 1000, engine="reference")
-        t2 = time.perf_counter()
-        assert native.hits == ref.hits, f"engines disagree on {p}"
-        rows.append([f"cache replay {p}", round(length / (t1 - t0) / 1e6, 2), round(length / (t2 - t1) / 1e6, 3), round((t2 - t1) / (t1 - t0), 1)])
+        row(f"cache replay: {p}", length, "accesses",
+            lambda p=p: cache.replay(trace, p, 1000), lambda p=p: cache.replay(trace, p, 1000, engine="reference"),
+            lambda a, b: a.hits == b.hits)
+    jobs = 20_000 if quick else 100_000
+    w = sched.workload(jobs, load=0.8, sizes="lognormal", seed=seed)
+    for p in sched.POLICIES:
+        params = {"quantum": 0.1} if p in ("rr", "mlfq") else {}
+        row(f"scheduling: {p}", jobs, "jobs",
+            lambda p=p, params=params: sched.simulate(w, p, **params),
+            lambda p=p, params=params: sched.simulate(w, p, engine="reference", **params),
+            lambda a, b: bool(np.array_equal(a.completion, b.completion)))
+    requests = radix.conversations(100 if quick else 400, seed=seed)
+    n_requests = len(requests)
+    row("radix prefix-cache replay", n_requests, "requests",
+        lambda: radix.replay(requests, 2000), lambda: radix.replay(requests, 2000, engine="reference"),
+        lambda a, b: a.to_dict() == b.to_dict())
     table = Table(
-        f"Native vs reference, Zipf(1.0) {length:,} accesses, capacity 1,000 (measured in this run)",
-        ["hot loop", "native M acc/s", "reference M acc/s", "native / reference"],
+        "Native vs reference, measured in this run (results checked equal)",
+        ["hot loop", "work", "native per s", "reference per s", "native / reference"],
         rows,
-        note="Both engines give the same hits; the ratio is the speed of the Rust core over the readable Python.",
+        note="The ratio is the speed of the Rust core over the readable Python that defines the results.",
         key="engines",
     )
-    return Section("engines", "Engines: native vs reference", "Every hot loop timed on both engines in this run.", tables=[table], results={"rows": rows})
+    return Section("engines", "Engines: native vs reference", "Every hot loop timed on both engines in this run, on the same inputs.", tables=[table], results={"rows": rows})
 
 
-BUILDERS = [("04-cache", cache_section), ("engines", engine_section)]
+def host_section(quick: bool, seed: int, progress: Optional[Callable[[str], None]] = None) -> Section:
+    from osbench import host
+    from osbench.host.report import memory_latency_figure, round_trip_figure
+
+    report = host.measure(quick=quick, progress=progress)
+    section = Section(
+        "01-host",
+        "01 Processes, threads and the host",
+        "Measured on this host, not simulated: isolation, the GIL, round trips between threads and "
+        "processes (as multiples of a function call, with where both ends ran), page faults, "
+        "copy-on-write and memory latency. Every figure is a median with its spread.",
+        tables=list(report.tables()),
+        results={"report": report.to_dict()},
+    )
+    section.figures.append(Figure("host-round-trips", "Round trips on this host (log axis)", figure_png(round_trip_figure(report))))
+    section.figures.append(Figure("host-memory-latency", "Memory latency by working-set size (pointer chasing)", figure_png(memory_latency_figure(report))))
+    return section
+
+
+def sched_section(quick: bool, seed: int, progress: Optional[Callable[[str], None]] = None) -> Section:
+    from osbench import sched
+    from osbench.sched import lecture
+
+    if progress:
+        progress("  lecture 02 tables" + ("" if quick else " (1M jobs per policy and distribution)"))
+    tables = lecture.tables(quick=quick)
+    section = Section(
+        "02-sched",
+        "02 CPU scheduling",
+        "Lecture demo 02 with M/G/1 theory beside every simulation; the distributions table runs "
+        + ("100k" if quick else "1M")
+        + " jobs per policy and distribution, with 95% confidence intervals.",
+        tables=tables,
+    )
+    # Response time against load, simulation points on theory lines.
+    plt = _plt()
+    loads = [0.3, 0.5, 0.7, 0.8, 0.9] if quick else [0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95]
+    n = 50_000 if quick else 1_000_000
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    curves: dict[str, Any] = {}
+    for ax, dist in zip(axes, ("exp", "lognormal")):
+        for policy, color in (("fcfs", "C0"), ("ps", "C1"), ("srpt", "C2")):
+            if progress:
+                progress(f"  response vs load: {policy}, {dist} sizes, {n:,} jobs x {len(loads)} loads")
+            sim = [sched.simulate(sched.workload(n, load=rho, sizes=dist, seed=seed), policy).summary().mean_response for rho in loads]
+            fine = np.linspace(min(loads), max(loads), 60)
+            th = [sched.theory(policy, dist, float(rho)) for rho in fine]
+            ax.plot(fine, th, color=color, label=f"{policy} theory")
+            ax.plot(loads, sim, "o", color=color, label=f"{policy} simulated")
+            curves[f"{dist}/{policy}"] = {"loads": loads, "simulated": sim}
+        ax.set_yscale("log")
+        ax.set_xlabel("load")
+        ax.set_ylabel("mean response time (mean size = 1)")
+        ax.set_title(f"{dist} sizes")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    section.figures.append(Figure("sched-response-vs-load", "Mean response time against load: simulation (points) on M/G/1 theory (lines)", figure_png(fig)))
+    section.results["response_vs_load"] = {"jobs": n, "seed": seed, "curves": curves}
+    sweep = next((t for t in tables if t.key == "quantum_sweep"), None)
+    if sweep is not None:
+        rows = [r for r in sweep.rows if isinstance(r[0], (int, float))]
+        fig, ax = plt.subplots(figsize=(7, 4.2))
+        ax.plot([r[0] for r in rows], [r[1] for r in rows], marker="o", label="mean response")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("quantum")
+        ax.set_ylabel("mean response time")
+        ax2 = ax.twinx()
+        ax2.plot([r[0] for r in rows], [100 * r[2] for r in rows], color="C3", marker="s", label="time switching (%)")
+        ax2.set_ylabel("time switching (%)")
+        ax.set_title("Round robin quantum sweep (switch cost 0.005)")
+        ax.grid(True, alpha=0.3)
+        section.figures.append(Figure("sched-quantum-sweep", "RR quantum sweep: too small a quantum is eaten by switching", figure_png(fig)))
+    return section
+
+
+def radix_section(quick: bool, seed: int, progress: Optional[Callable[[str], None]] = None) -> Section:
+    from osbench import radix
+    from osbench.radix import lecture
+
+    tables = lecture.tables(quick=quick)
+    section = Section(
+        "05-radix",
+        "05 Prefix caching with radix trees",
+        "SGLang's RadixAttention: the tree drawing, sharing across multi-turn conversations, "
+        "reference counts, prefix vs whole-prompt matching, and the block-level hit-ratio curve of "
+        "Mooncake's production traces.",
+        tables=tables,
+    )
+    plt = _plt()
+    demo4 = next((t for t in tables if "whole" in t.title.lower()), None)
+    if demo4 is not None:
+        rows = [r for r in demo4.rows if isinstance(r[0], (int, float))]
+        fig, ax = plt.subplots(figsize=(7, 4.2))
+        for col, label in ((1, "whole prompt"), (2, "prefix (prompts)"), (3, "prefix (prompts + outputs)")):
+            ax.plot([r[0] for r in rows], [100 * r[col] for r in rows], marker="o", label=label)
+        ax.set_xscale("log")
+        ax.set_xlabel("capacity (tokens)")
+        ax.set_ylabel("token hit ratio (%)")
+        ax.set_title(demo4.title)
+        ax.grid(True, alpha=0.3)
+        ax.legend()
+        section.figures.append(Figure("radix-prefix-vs-whole", "Prefix cache vs whole-prompt cache", figure_png(fig)))
+    files = radix.mooncake_files()
+    if files:
+        fig, ax = plt.subplots(figsize=(7, 4.2))
+        mooncake: dict[str, Any] = {}
+        for path in files:
+            if progress:
+                progress(f"  Mooncake block-cache curve: {Path(path).name}")
+            requests = radix.mooncake(path)
+            caps = [10, 30, 100, 300, 1_000, 3_000, 10_000, 30_000, 100_000]
+            ratios = radix.curve(requests, caps).tolist()
+            ax.plot(caps, [100 * h for h in ratios], marker="o", label=Path(path).stem)
+            mooncake[Path(path).name] = {"capacities_blocks": caps, "hit_ratio": ratios}
+        ax.set_xscale("log")
+        ax.set_xlabel("capacity (512-token blocks)")
+        ax.set_ylabel("block hit ratio (%)")
+        ax.set_title("Mooncake traces: block-level prefix cache")
+        ax.grid(True, alpha=0.3)
+        ax.legend()
+        section.figures.append(Figure("radix-mooncake-curve", "Hit ratio of a block-level prefix cache on Mooncake's traces", figure_png(fig)))
+        section.results["mooncake"] = mooncake
+    return section
+
+
+BUILDERS = [
+    ("01-host", host_section),
+    ("02-sched", sched_section),
+    ("04-cache", cache_section),
+    ("05-radix", radix_section),
+    ("engines", engine_section),
+]
