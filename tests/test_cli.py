@@ -95,3 +95,25 @@ def test_interrupted_report_leaves_no_files(tmp_path: Path) -> None:
     assert "interrupted" in err and "Traceback" not in err
     leftovers = list(out_dir.rglob("*")) if out_dir.exists() else []
     assert leftovers == []
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["lecture"], ["report"], ["host"], ["sched", "simulate"], ["radix", "replay"], ["cache", "replay"], ["cache", "curve"]],
+)
+def test_every_command_has_help_with_an_example(command: list[str]) -> None:
+    out = osbench(*command, "--help")
+    assert out.returncode == 0 and "example: osbench" in out.stdout
+    if command != ["lecture"]:
+        assert "--seed" in out.stdout and "--engine" in out.stdout and "--json" in out.stdout
+
+
+def test_sched_and_radix_commands_json() -> None:
+    out = osbench("sched", "simulate", "--policy", "fcfs", "--jobs", "2000", "--json")
+    assert json.loads(out.stdout)["summary"]["jobs"] == 2000
+    ref = osbench("sched", "simulate", "--policy", "fcfs", "--jobs", "2000", "--json", "--engine", "reference")
+    assert json.loads(ref.stdout)["summary"] == json.loads(out.stdout)["summary"]
+    out = osbench("radix", "replay", "--capacity", "500", "--conversations", "50", "--json")
+    assert 0 < json.loads(out.stdout)["hit_ratio"] < 1
+    out = osbench("radix", "replay", "--mooncake", "/no/such.jsonl")
+    assert out.returncode == 2 and "not found" in out.stderr

@@ -25,6 +25,9 @@ LECTURES = {
 EPILOG_LECTURE = "example: osbench lecture 04"
 EPILOG_REPORT = "example: osbench report --out report --quick"
 EPILOG_REPLAY = "example: osbench cache replay --policy arc --capacity 100 --zipf 1000,0.8,30000"
+EPILOG_SCHED = "example: osbench sched simulate --policy srpt --jobs 100000 --load 0.8 --sizes lognormal"
+EPILOG_RADIX = "example: osbench radix replay --capacity 500 --conversations 400   (or --mooncake ../shared/traces/mooncake-conversation.jsonl)"
+EPILOG_HOST = "example: osbench host --quick --out host-report"
 EPILOG_CURVE = "example: osbench cache curve --policy lru --capacities 10,100,1000 --trace ../shared/traces/cloudphysics-io.oracleGeneral.bin"
 
 
@@ -136,6 +139,64 @@ def cmd_cache_curve(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sched_simulate(args: argparse.Namespace) -> int:
+    from osbench import sched
+
+    w = sched.workload(args.jobs, load=args.load, sizes=args.sizes, seed=args.seed)
+    params: dict[str, Any] = {}
+    if args.policy in ("rr", "mlfq"):
+        params["quantum"] = args.quantum
+    if args.switch_cost:
+        params["switch_cost"] = args.switch_cost
+    summary = sched.simulate(w, args.policy, engine=args.engine, **params).summary()
+    if args.json:
+        print(json.dumps({"policy": args.policy, "jobs": args.jobs, "load": args.load, "sizes": args.sizes, "seed": args.seed, "summary": summary.to_dict()}, default=str))
+        return 0
+    theory = None
+    if args.policy in ("fcfs", "sjf", "srpt", "ps"):
+        theory = sched.theory(args.policy, args.sizes, args.load)
+    print(f"{args.policy}, {args.jobs:,} jobs, {args.sizes} sizes, load {args.load}, seed {args.seed}:")
+    print(f"  mean response {summary.mean_response:.4f} +- {summary.mean_response_ci95:.4f} (95% CI)" + (f", M/G/1 theory {theory:.4f}" if theory is not None else ""))
+    print(f"  p50 / p99 / p99.9 response {summary.p50_response:.4f} / {summary.p99_response:.4f} / {summary.p999_response:.4f}")
+    print(f"  mean slowdown {summary.mean_slowdown:.4f}; slowdown of the largest 1% {summary.slowdown_largest_1pct:.4f}; max first wait {summary.max_first_wait:.4f}")
+    if summary.switches:
+        print(f"  switches {summary.switches:,}; time switching {100 * summary.switching_fraction:.2f}%")
+    return 0
+
+
+def cmd_radix_replay(args: argparse.Namespace) -> int:
+    from osbench import radix
+
+    if args.mooncake:
+        path = Path(args.mooncake)
+        if not path.exists():
+            raise UserError(f"trace file not found: {path}")
+        requests = radix.mooncake(path)
+    else:
+        requests = radix.conversations(args.conversations, seed=args.seed)
+    r = radix.replay(requests, args.capacity, mode=args.mode, engine=args.engine)
+    if args.json:
+        print(json.dumps(r.to_dict(), default=str))
+    else:
+        cap = "unlimited" if r.capacity is None else f"{r.capacity:,}"
+        print(f"{r.mode} cache, capacity {cap}: {r.requests:,} requests, {r.hit_tokens:,} of {r.total_tokens:,} tokens hit ({100 * r.hit_ratio:.1f}%), {r.nodes:,} nodes")
+    return 0
+
+
+def cmd_host(args: argparse.Namespace) -> int:
+    from osbench import host
+
+    report = host.measure(quick=args.quick, progress=_progress())
+    if args.json:
+        print(json.dumps(report.to_dict(), default=str))
+    else:
+        for t in report.tables():
+            print(t.to_text() + "\n")
+    written = host.write(report, args.out)
+    print(f"wrote {', '.join(str(p) for p in written.values())}", file=sys.stderr)
+    return 0
+
+
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
@@ -160,6 +221,35 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true", help="lecture scale only, small host probes")
     _common(p)
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("host", help="measure this host: round trips, the GIL, page faults, memory latency", epilog=EPILOG_HOST)
+    p.add_argument("--quick", action="store_true", help="small probes (under a minute)")
+    p.add_argument("--out", default="host-report", help="output folder for host.json, host.md and figures")
+    _common(p)
+    p.set_defaults(func=cmd_host)
+
+    sched_p = sub.add_parser("sched", help="CPU scheduling: simulate a policy on a workload")
+    sched_sub = sched_p.add_subparsers(dest="sched_command", required=True)
+    p = sched_sub.add_parser("simulate", help="simulate one policy", epilog=EPILOG_SCHED)
+    p.add_argument("--policy", default="srpt", help="fcfs, sjf, srpt, rr, ps, mlfq or priority")
+    p.add_argument("--jobs", type=int, default=100_000, help="number of jobs (default 100000)")
+    p.add_argument("--load", type=float, default=0.8, help="offered load (default 0.8)")
+    p.add_argument("--sizes", default="exp", help="exp, lognormal, bimodal, pareto or det")
+    p.add_argument("--quantum", type=float, default=0.1, help="rr and mlfq quantum (default 0.1)")
+    p.add_argument("--switch-cost", type=float, default=0.0, help="cost of each switch between jobs")
+    _common(p)
+    p.set_defaults(func=cmd_sched_simulate)
+
+    radix_p = sub.add_parser("radix", help="radix-tree prefix cache: replay requests")
+    radix_sub = radix_p.add_subparsers(dest="radix_command", required=True)
+    p = radix_sub.add_parser("replay", help="replay requests through a prefix (or whole-prompt) cache", epilog=EPILOG_RADIX)
+    p.add_argument("--capacity", type=int, default=None, help="capacity in tokens (blocks for Mooncake); default unlimited")
+    p.add_argument("--mode", default="prefix", help="prefix or whole")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--conversations", type=int, default=400, help="synthetic multi-turn conversations (default 400)")
+    src.add_argument("--mooncake", help="a Mooncake jsonl trace (one token per 512-token block)")
+    _common(p)
+    p.set_defaults(func=cmd_radix_replay)
 
     cache_p = sub.add_parser("cache", help="cache replacement: replay a trace, hit-ratio curves")
     cache_sub = cache_p.add_subparsers(dest="cache_command", required=True)
