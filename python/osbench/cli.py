@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import json
 import os
 import sys
@@ -53,9 +54,13 @@ def _progress(stream: Any = None) -> Callable[[str], None]:
     return say
 
 
-def _lecture_tables(which: str, quick: bool) -> list[Any]:
+def _lecture_tables(which: str, quick: bool, engine: str = "native") -> list[Any]:
     module_name, _ = LECTURES[which]
     module = importlib.import_module(module_name)
+    if engine != "native":
+        if "engine" not in inspect.signature(module.tables).parameters:
+            raise UserError(f"lecture {which} runs on the native engine only (its tables are large); drop --engine")
+        return list(module.tables(quick=quick, engine=engine))
     return list(module.tables(quick=quick))
 
 
@@ -63,7 +68,7 @@ def cmd_lecture(args: argparse.Namespace) -> int:
     keys = list(LECTURES) if args.demo == "all" else [args.demo]
     out: dict[str, Any] = {}
     for key in keys:
-        tables = _lecture_tables(key, args.quick)
+        tables = _lecture_tables(key, args.quick, args.engine)
         if args.json:
             out[key] = [t.to_dict() for t in tables]
         else:
@@ -213,7 +218,8 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("lecture", help="print a lecture demo's tables", epilog=EPILOG_LECTURE)
     p.add_argument("demo", choices=list(LECTURES) + ["all"])
     p.add_argument("--quick", action="store_true", help="smaller runs where a demo has large ones")
-    _common(p)
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--engine", choices=("native", "reference"), default="native", help="simulation engine (lecture 04)")
     p.set_defaults(func=cmd_lecture)
 
     p = sub.add_parser("report", help="write the report folder (HTML, Markdown, JSON, figures)", epilog=EPILOG_REPORT)
