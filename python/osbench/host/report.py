@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from osbench import _files
 from osbench._table import Table
 from osbench.host.faults import CopyOnWrite, LatencyPoint, PageFaults, cow_faults, latency_sizes, memory_latency, page_faults
 from osbench.host.gil import GilScaling, Isolation, gil_scaling, isolation
@@ -205,20 +206,6 @@ def _load() -> float:
 # --- files -----------------------------------------------------------------------------------
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    """Write to a temporary file in the same folder, then rename over the target."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-
-
 def _png(fig: Any) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=120, bbox_inches="tight")
@@ -309,7 +296,7 @@ def write(report: HostReport, out_dir: str | os.PathLike[str], figures: bool = T
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"json": out / "host.json", "markdown": out / "host.md"}
-    _atomic_write(paths["json"], json.dumps(report.to_dict(), indent=1, default=_jsonable).encode())
+    _files.write_bytes(paths["json"], json.dumps(report.to_dict(), indent=1, default=_jsonable).encode())
     drew = False
     if figures:
         try:
@@ -319,10 +306,10 @@ def write(report: HostReport, out_dir: str | os.PathLike[str], figures: bool = T
         else:
             paths["round_trips_png"] = out / "round_trips.png"
             paths["memory_latency_png"] = out / "memory_latency.png"
-            _atomic_write(paths["round_trips_png"], _png(round_trip_figure(report)))
-            _atomic_write(paths["memory_latency_png"], _png(memory_latency_figure(report)))
+            _files.write_bytes(paths["round_trips_png"], _png(round_trip_figure(report)))
+            _files.write_bytes(paths["memory_latency_png"], _png(memory_latency_figure(report)))
             drew = True
-    _atomic_write(paths["markdown"], markdown(report, images=drew).encode())
+    _files.write_bytes(paths["markdown"], markdown(report, images=drew).encode())
     return paths
 
 
