@@ -1,0 +1,60 @@
+"""Every command in the README runs, so the README cannot rot.
+
+Fenced ``sh`` blocks: each ``osbench ...`` line runs (as ``python -m osbench``) from the
+checkout's root and must exit 0; ``make`` lines are what CI itself runs (``make test``) or what
+the report test covers at small scale (``make report`` is ``osbench report``), so they are
+checked to be Makefile targets. Fenced ``python`` blocks run as scripts and must not fail.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+BLOCKS = re.findall(r"```(sh|python)\n(.*?)```", README, flags=re.S)
+
+
+def shell_lines() -> list[str]:
+    lines = []
+    for lang, body in BLOCKS:
+        if lang == "sh":
+            for line in body.splitlines():
+                line = line.split("  #")[0].strip()
+                if line and not line.startswith("#"):
+                    lines.append(line)
+    return lines
+
+
+def test_readme_has_the_two_commands_first() -> None:
+    first = shell_lines()[:2]
+    assert [line.split()[:2] for line in first] == [["make", "report"], ["make", "test"]]
+
+
+@pytest.mark.parametrize("line", [l for l in shell_lines() if l.startswith("make ")])
+def test_make_lines_are_targets(line: str) -> None:
+    target = line.split()[1]
+    assert re.search(rf"^{re.escape(target)}:", (ROOT / "Makefile").read_text(), flags=re.M), target
+
+
+@pytest.mark.parametrize("line", [l for l in shell_lines() if l.startswith("osbench ")])
+def test_osbench_lines_run(line: str, tmp_path: Path) -> None:
+    args = shlex.split(line)[1:]
+    if any("../shared/traces" in a for a in args) and not (ROOT / ".." / "shared" / "traces").is_dir():
+        pytest.skip("../shared/traces is not present")
+    args = [str(tmp_path / "out") if a in ("report", "host-report") and i and args[i - 1] == "--out" else a for i, a in enumerate(args)]
+    out = subprocess.run([sys.executable, "-m", "osbench", *args], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr
+
+
+@pytest.mark.parametrize("index", [i for i, (lang, _) in enumerate(BLOCKS) if lang == "python"])
+def test_python_blocks_run(index: int, tmp_path: Path) -> None:
+    code = BLOCKS[index][1]
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
