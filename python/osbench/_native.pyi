@@ -39,3 +39,28 @@ class OnlineCache:
     def access(self, key: int) -> bool: ...
     def __contains__(self, key: int) -> bool: ...
     def __len__(self) -> int: ...
+
+MEM_STRATEGIES: list[str]
+
+def mem_translate(
+    vaddrs: npt.NDArray[np.int64], page_table: npt.NDArray[np.int64], page_size: int
+) -> tuple[npt.NDArray[np.int64], int]: ...
+def mem_slot_mapping(
+    block_table: npt.NDArray[np.int64],
+    row_len: int,
+    positions: npt.NDArray[np.int64],
+    block_size: int,
+    seq_ids: Optional[npt.NDArray[np.int64]] = None,
+    tokens_per_row: int = 0,
+) -> tuple[npt.NDArray[np.int64], int]: ...
+def mem_simulate(
+    strategy: str,
+    arrival: npt.NDArray[np.float64],
+    duration: npt.NDArray[np.float64],
+    initial: npt.NDArray[np.uint64],
+    final_size: npt.NDArray[np.uint64],
+    capacity: int,
+    page_size: int = 1,
+    bound: int = 1,
+    check: bool = False,
+) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.uint64]]: ...

@@ -4,6 +4,7 @@
 //! the PyO3 binding (`osbench-py`) converts arrays and errors in one place.
 
 pub mod cache;
+pub mod mem;
 pub mod error;
 
 pub use error::{Error, Result};

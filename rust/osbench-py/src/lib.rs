@@ -6,6 +6,7 @@
 mod cache;
 mod errors;
 mod interrupt;
+mod mem;
 
 use pyo3::prelude::*;
 
@@ -17,5 +18,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("BUILD_PROFILE", BUILD_PROFILE)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     cache::register(m)?;
+    mem::register(m)?;
     Ok(())
 }
