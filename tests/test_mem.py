@@ -251,7 +251,7 @@ def test_demo5_knee_at_the_working_set() -> None:
     t = ob.mem.thrashing(trace, [100, 150, 190, 200, 250, 400])
     f = dict(zip(t.memory_pages.tolist(), t.fault_rate.tolist()))
     assert f[100] > 0.4 and f[150] > 0.2  # below the working set: thrashing
-    assert 0.02 < f[250] < 0.08  # above it: phase changes and stray accesses only (about 5 %)
+    assert 0.03 < f[250] < 0.10  # above it: phase changes and stray accesses only (about 5 %)
     assert f[400] <= f[250] <= f[200] <= f[190]
     assert t.slowdown[-1] > 20  # even then the faults dominate the mean access time
     ref = ob.mem.thrashing(trace[:3000], [50, 200], engine="reference")
@@ -334,3 +334,29 @@ def test_other_bad_input() -> None:
         ob.mem.working_set_trace(10, working_set=10, n_pages=5)
     with pytest.raises(ValueError, match="block_size"):
         ob.mem.BlockManager(0)
+
+
+# --- the lecture tables ---------------------------------------------------------------------
+
+
+def test_lecture_tables_quick() -> None:
+    from osbench.mem import lecture
+
+    tables = lecture.tables(quick=True)
+    keys = [t.key for t in tables]
+    assert keys == ["translation", "slots", "multilevel", "tlb", "allocation", "growth", "page_size", "cow", "thrashing", "exercises"]
+    by_key = {t.key: t for t in tables}
+    assert by_key["translation"].rows[0][-1] == 13192 and by_key["translation"].rows[1][-1] == "page fault"
+    assert by_key["slots"].rows[3][-1] == 501
+    assert by_key["cow"].rows[0][2] == 168 and by_key["cow"].rows[1][3:5] == [189, 3]
+    assert "figure" in by_key["thrashing"].to_dict()
+    for t in tables:
+        assert t.to_text() and t.to_markdown() and t.to_html()
+
+
+def test_lecture_tables_engines_agree() -> None:
+    from osbench.mem import lecture
+
+    for make in (lecture.translation_table, lecture.slot_table):
+        assert make("native").rows == make("reference").rows
+    assert lecture.allocation_table("native", quick=True).rows == lecture.allocation_table("reference", quick=True).rows

@@ -21,7 +21,7 @@ def working_set_trace(
     *,
     working_set: int = 200,
     phases: int = 10,
-    p_random: float = 0.03,
+    p_random: float = 0.04,
     n_pages: int = 100_000,
     seed: int = 0,
 ) -> np.ndarray:

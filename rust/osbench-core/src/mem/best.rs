@@ -2,7 +2,17 @@
 
 use super::freelist::FreeList;
 
-/// The chosen block as (address, size), or None when no block is large enough.
-pub fn pick(list: &FreeList, size: u64) -> Option<(u64, u64)> {
-    list.by_size().range((size, 0)..).next().map(|&(s, a)| (a, s))
+/// The position (in address order) of the chosen block, or None when none is large enough.
+pub fn pick(list: &FreeList, size: u64) -> Option<usize> {
+    let mut best: Option<(u64, usize)> = None;
+    for (i, &s) in list.sizes().iter().enumerate() {
+        // Strictly smaller wins, so among equal sizes the lowest address stays.
+        if s >= size && best.is_none_or(|(b, _)| s < b) {
+            best = Some((s, i));
+            if s == size {
+                break; // an exact fit cannot be beaten
+            }
+        }
+    }
+    best.map(|(_, i)| i)
 }

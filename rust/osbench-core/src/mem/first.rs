@@ -2,7 +2,7 @@
 
 use super::freelist::FreeList;
 
-/// The chosen block as (address, size), or None when no block is large enough.
-pub fn pick(list: &FreeList, size: u64) -> Option<(u64, u64)> {
-    list.blocks().find(|&(_, s)| s >= size)
+/// The position (in address order) of the chosen block, or None when none is large enough.
+pub fn pick(list: &FreeList, size: u64) -> Option<usize> {
+    list.sizes().iter().position(|&s| s >= size)
 }

@@ -11,6 +11,7 @@ mod best;
 mod first;
 pub mod freelist;
 mod paged;
+mod queue;
 mod reserve;
 pub mod sim;
 pub mod translate;

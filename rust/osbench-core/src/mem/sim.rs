@@ -14,8 +14,7 @@
 
 use super::{AnyStrategy, Strategy};
 use crate::error::{invalid, Error, Result};
-use std::cmp::{Ordering as CmpOrdering, Reverse};
-use std::collections::BinaryHeap;
+use super::queue::MinHeap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 pub const SERVED: u8 = 0;
@@ -47,22 +46,28 @@ pub struct Outcome {
     pub largest_free: Vec<u64>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// A pending event, ordered by (time, kind, request id). Times are finite and >= 0, so
+/// the bits of the f64 (with -0.0 made +0.0) order like the numbers: the heap compares
+/// plain integers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 struct Event {
-    time: f64,
-    kind: u8,
-    id: u32,
+    time_bits: u64,
+    /// kind << 32 | request id
+    tag: u64,
 }
 
-impl Eq for Event {}
-impl PartialOrd for Event {
-    fn partial_cmp(&self, other: &Self) -> Option<CmpOrdering> {
-        Some(self.cmp(other))
+impl Event {
+    fn new(time: f64, kind: u8, id: u32) -> Event {
+        Event { time_bits: (time + 0.0).to_bits(), tag: (u64::from(kind) << 32) | u64::from(id) }
     }
-}
-impl Ord for Event {
-    fn cmp(&self, other: &Self) -> CmpOrdering {
-        self.time.total_cmp(&other.time).then(self.kind.cmp(&other.kind)).then(self.id.cmp(&other.id))
+    fn time(&self) -> f64 {
+        f64::from_bits(self.time_bits)
+    }
+    fn kind(&self) -> u8 {
+        (self.tag >> 32) as u8
+    }
+    fn id(&self) -> u32 {
+        self.tag as u32
     }
 }
 
@@ -134,14 +139,14 @@ fn run<S: Strategy>(s: &mut S, r: &Requests<'_>, capacity: u64, check: bool, can
     let n = r.arrival.len();
     let mut out = Outcome { status: vec![SERVED; n], data: vec![0; n], allocated: vec![0; n], largest_free: vec![0; n] };
     let mut st = State { size: vec![0; n], grown: vec![0; n], alive: vec![false; n], data: 0, allocated: 0 };
-    let mut heap: BinaryHeap<Reverse<Event>> = BinaryHeap::new();
+    let mut heap: MinHeap<Event> = MinHeap::new();
 
-    let handle = |s: &mut S, st: &mut State, heap: &mut BinaryHeap<Reverse<Event>>, out: &mut Outcome, ev: Event| {
-        let i = ev.id as usize;
+    let handle = |s: &mut S, st: &mut State, heap: &mut MinHeap<Event>, out: &mut Outcome, ev: Event| {
+        let i = ev.id() as usize;
         if !st.alive[i] {
             return; // preempted earlier: its remaining events are void
         }
-        if ev.kind == DEPART {
+        if ev.kind() == DEPART {
             st.allocated -= s.release(i);
             st.data -= st.size[i];
             st.alive[i] = false;
@@ -155,7 +160,7 @@ fn run<S: Strategy>(s: &mut S, r: &Requests<'_>, capacity: u64, check: bool, can
                 st.size[i] = new_size;
                 st.grown[i] += 1;
                 if new_size < r.final_size[i] {
-                    heap.push(Reverse(Event { time: growth_time(r, i, st.grown[i] + 1), kind: GROW, id: ev.id }));
+                    heap.push(Event::new(growth_time(r, i, st.grown[i] + 1), GROW, ev.id()));
                 }
             }
             None => {
@@ -173,8 +178,8 @@ fn run<S: Strategy>(s: &mut S, r: &Requests<'_>, capacity: u64, check: bool, can
         }
         let t = r.arrival[i];
         // Everything up to and including time t runs before the arrival (arrivals sort last).
-        while let Some(&Reverse(ev)) = heap.peek() {
-            if ev.time > t {
+        while let Some(&ev) = heap.peek() {
+            if ev.time() > t {
                 break;
             }
             heap.pop();
@@ -195,9 +200,9 @@ fn run<S: Strategy>(s: &mut S, r: &Requests<'_>, capacity: u64, check: bool, can
                 st.data += u;
                 st.size[i] = u;
                 st.alive[i] = true;
-                heap.push(Reverse(Event { time: t + r.duration[i], kind: DEPART, id: i as u32 }));
+                heap.push(Event::new(t + r.duration[i], DEPART, i as u32));
                 if f > u {
-                    heap.push(Reverse(Event { time: growth_time(r, i, 1), kind: GROW, id: i as u32 }));
+                    heap.push(Event::new(growth_time(r, i, 1), GROW, i as u32));
                 }
             }
         }
@@ -206,7 +211,7 @@ fn run<S: Strategy>(s: &mut S, r: &Requests<'_>, capacity: u64, check: bool, can
         }
     }
     let mut drained = 0usize;
-    while let Some(Reverse(ev)) = heap.pop() {
+    while let Some(ev) = heap.pop() {
         drained += 1;
         if drained % CHUNK == 0 && cancel.load(Ordering::Relaxed) {
             return Err(Error::Interrupted);

@@ -74,11 +74,13 @@ fn fits_choose_as_documented() {
     fl.release(40, 10);
     let blocks: Vec<_> = fl.blocks().collect();
     assert_eq!(blocks, vec![(0, 10), (20, 5), (40, 10), (60, 40)]);
-    assert_eq!(first::pick(&fl, 6), Some((0, 10)));
-    assert_eq!(best::pick(&fl, 4), Some((20, 5)));
-    assert_eq!(best::pick(&fl, 6), Some((0, 10)));
-    assert_eq!(worst::pick(&fl, 6), Some((60, 40)));
+    assert_eq!(first::pick(&fl, 6), Some(0));
+    assert_eq!(best::pick(&fl, 4), Some(1));
+    assert_eq!(best::pick(&fl, 6), Some(0));
+    assert_eq!(worst::pick(&fl, 6), Some(3));
     assert_eq!(worst::pick(&fl, 41), None);
+    assert_eq!(best::pick(&fl, 41), None);
+    assert_eq!(first::pick(&fl, 41), None);
 }
 
 /// A small deterministic generator, so the tests need no crates.

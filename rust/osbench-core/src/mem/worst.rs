@@ -3,11 +3,11 @@
 
 use super::freelist::FreeList;
 
-/// The chosen block as (address, size), or None when no block is large enough.
-pub fn pick(list: &FreeList, size: u64) -> Option<(u64, u64)> {
+/// The position (in address order) of the chosen block, or None when none is large enough.
+pub fn pick(list: &FreeList, size: u64) -> Option<usize> {
     let largest = list.largest();
     if largest < size {
         return None;
     }
-    list.by_size().range((largest, 0)..).next().map(|&(s, a)| (a, s))
+    list.sizes().iter().position(|&s| s == largest)
 }
