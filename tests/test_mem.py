@@ -205,6 +205,19 @@ def test_demo2_shape() -> None:
     assert 0.09 < r["reserve"].utilization < 0.15  # lecture: about 12 %
 
 
+def test_fragmentation_over_time() -> None:
+    w = ob.mem.workload(3000, seed=4)
+    r = ob.mem.simulate(w, "first")
+    series = r.over_time()
+    assert all(v.shape == (3000,) for v in series.values())
+    assert series["utilization"].mean() == pytest.approx(r.utilization)
+    assert np.all((series["external"] >= 0) & (series["external"] < 1))
+    assert series["external"].mean() == pytest.approx(r.external)
+    assert np.all(series["internal"] == 0)  # contiguous fits allocate exactly the size
+    p = ob.mem.simulate(w, "paged", page_size=16).over_time()
+    assert np.all(p["internal"] >= 0) and p["internal"].max() > 0
+
+
 def test_oversized_requests_are_counted_not_fatal() -> None:
     w = ob.mem.Workload.of([0.0, 1.0, 2.0], [1.0, 1.0, 1.0], [5, 500, 5])
     for s in ob.mem.STRATEGIES:
@@ -360,3 +373,22 @@ def test_lecture_tables_engines_agree() -> None:
     for make in (lecture.translation_table, lecture.slot_table):
         assert make("native").rows == make("reference").rows
     assert lecture.allocation_table("native", quick=True).rows == lecture.allocation_table("reference", quick=True).rows
+
+
+def test_large_inputs_split_across_threads() -> None:
+    # Above 2**20 items the native loops split the work over threads: same answers, same errors.
+    rng = np.random.default_rng(5)
+    table = rng.integers(-1, 1000, 300)
+    v = rng.integers(0, 310 * 4096, 1_300_000)
+    r = ob.mem.translate(v, table, 4096)
+    vpn = v >> 12
+    frame = np.where(vpn < table.size, table[np.minimum(vpn, table.size - 1)], -1)
+    expect = np.where(frame < 0, -1, frame * 4096 + (v & 4095))
+    np.testing.assert_array_equal(r.physical, expect)
+    assert r.faults == int(np.count_nonzero(frame < 0))
+    v[-3] = -7
+    with pytest.raises(ValueError, match=f"vaddrs=-7 at index {v.size - 3}"):
+        ob.mem.translate(v, table, 4096)
+    pos = np.arange(1_200_000) % 4000
+    s = ob.mem.slot_mapping(np.arange(250) * 3, pos, 16)
+    np.testing.assert_array_equal(s.slots, (pos // 16) * 3 * 16 + pos % 16)

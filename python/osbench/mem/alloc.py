@@ -161,6 +161,20 @@ class Allocation:
     allocated: np.ndarray
     largest_free: np.ndarray
 
+    def over_time(self) -> dict[str, np.ndarray]:
+        """The memory at each arrival, as fractions: ``utilization`` (data / capacity),
+        ``allocated`` (allocated / capacity), ``internal`` (allocated units holding no data,
+        / capacity) and ``external`` (1 - largest free block / free units; 0 when nothing is
+        free). Pair them with the workload's arrival times to plot them."""
+        cap = float(self.capacity)
+        data = self.data.astype(np.float64)
+        alloc = self.allocated.astype(np.float64)
+        free = cap - alloc
+        external = np.zeros_like(free)
+        np.divide(self.largest_free.astype(np.float64), free, out=external, where=free > 0)
+        external = np.where(free > 0, 1.0 - external, 0.0)
+        return {"utilization": data / cap, "allocated": alloc / cap, "internal": (alloc - data) / cap, "external": external}
+
     def to_dict(self, arrays: bool = False) -> dict[str, Any]:
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         for k in ("status", "data", "allocated", "largest_free"):

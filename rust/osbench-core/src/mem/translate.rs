@@ -22,6 +22,40 @@ fn check(cancel: &AtomicBool) -> Result<()> {
     }
 }
 
+/// Below this many items a call runs on the calling thread only.
+const PARALLEL_MIN: usize = 1 << 20;
+
+fn threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get()).min(8)
+}
+
+/// Run `work(items, out, first_index)` over contiguous parts of `items`/`out` on up to
+/// `threads()` threads and add up what the parts return; the first error by position wins.
+fn split<T: Sync>(items: &[T], out: &mut [i64], work: impl Fn(&[T], &mut [i64], usize) -> Result<u64> + Sync) -> Result<u64> {
+    let n_threads = if items.len() < PARALLEL_MIN { 1 } else { threads() };
+    if n_threads <= 1 {
+        return work(items, out, 0);
+    }
+    let part = items.len().div_ceil(n_threads);
+    let results: Vec<Result<u64>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = items
+            .chunks(part)
+            .zip(out.chunks_mut(part))
+            .enumerate()
+            .map(|(k, (items, out))| {
+                let work = &work;
+                scope.spawn(move || work(items, out, k * part))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or(Err(Error::Interrupted))).collect()
+    });
+    let mut total = 0;
+    for r in results {
+        total += r?;
+    }
+    Ok(total)
+}
+
 /// Entries must be a frame number (>= 0) or -1, and `frame * unit + (unit - 1)` must fit in i64.
 fn check_table(name: &'static str, table: &[i64], unit: u64) -> Result<()> {
     let max_frame = i64::MAX as u64 / unit.max(1) - 1;
@@ -54,23 +88,28 @@ pub fn translate(vaddrs: &[i64], table: &[i64], page_size: u64, out: &mut [i64],
     check_table("page_table", table, page_size)?;
     let shift = page_size.trailing_zeros();
     let mask = (page_size - 1) as i64;
-    let mut faults = 0u64;
-    for (start, (chunk, out)) in (0..).step_by(CHUNK).zip(vaddrs.chunks(CHUNK).zip(out.chunks_mut(CHUNK))) {
-        check(cancel)?;
-        // OR of every address: its sign bit says whether any was negative (checked once per chunk).
-        let mut any = 0i64;
-        for (&v, o) in chunk.iter().zip(out.iter_mut()) {
-            any |= v;
-            let vpn = (v as u64 >> shift) as usize;
-            let frame = table.get(vpn).copied().unwrap_or(UNMAPPED);
-            faults += (frame < 0) as u64;
-            *o = if frame < 0 { UNMAPPED } else { (frame << shift) | (v & mask) };
+    split(vaddrs, out, |vaddrs, out, base| {
+        let mut faults = 0u64;
+        for (start, (chunk, out)) in (base..).step_by(CHUNK).zip(vaddrs.chunks(CHUNK).zip(out.chunks_mut(CHUNK))) {
+            check(cancel)?;
+            // OR of every address: its sign bit says whether any was negative (checked once per chunk).
+            let mut any = 0i64;
+            for (&v, o) in chunk.iter().zip(out.iter_mut()) {
+                any |= v;
+                let vpn = (v as u64 >> shift) as usize;
+                let frame = table.get(vpn).copied().unwrap_or(UNMAPPED);
+                // Branch-free: `frame >> 63` is all ones for -1 (a fault), zero otherwise, and
+                // -1 OR anything is -1. No mispredicted branch stalls the next table loads.
+                let fault = frame >> 63;
+                faults += (fault & 1) as u64;
+                *o = ((frame << shift) | (v & mask)) | fault;
+            }
+            if any < 0 {
+                return Err(first_negative("vaddrs", chunk, start));
+            }
         }
-        if any < 0 {
-            return Err(first_negative("vaddrs", chunk, start));
-        }
-    }
-    Ok(faults)
+        Ok(faults)
+    })
 }
 
 /// Which row of the block table each token belongs to.
@@ -128,25 +167,28 @@ pub fn slot_mapping(
     let pow2 = block_size.is_power_of_two();
     let shift = block_size.trailing_zeros();
     let bs = block_size as i64;
-    let mut unmapped = 0u64;
-    for (start, (chunk, out)) in (0..).step_by(CHUNK).zip(positions.chunks(CHUNK).zip(out.chunks_mut(CHUNK))) {
-        check(cancel)?;
-        let mut any = 0i64;
-        for (j, (&p, o)) in chunk.iter().zip(out.iter_mut()).enumerate() {
-            any |= p;
-            let i = start + j;
-            let row = match rows {
-                Rows::Grid { tokens_per_row } => i / tokens_per_row,
-                Rows::Ids(ids) => ids.get(i).copied().unwrap_or(0) as usize,
-            };
-            let (logical, offset) = if pow2 { ((p as u64 >> shift) as usize, p & (bs - 1)) } else { ((p / bs) as usize, p % bs) };
-            let block = if logical < row_len { table.get(row * row_len + logical).copied().unwrap_or(UNMAPPED) } else { UNMAPPED };
-            unmapped += (block < 0) as u64;
-            *o = if block < 0 { UNMAPPED } else { block * bs + offset };
+    split(positions, out, |positions, out, base| {
+        let mut unmapped = 0u64;
+        for (start, (chunk, out)) in (base..).step_by(CHUNK).zip(positions.chunks(CHUNK).zip(out.chunks_mut(CHUNK))) {
+            check(cancel)?;
+            let mut any = 0i64;
+            for (j, (&p, o)) in chunk.iter().zip(out.iter_mut()).enumerate() {
+                any |= p;
+                let i = start + j;
+                let row = match rows {
+                    Rows::Grid { tokens_per_row } => i / tokens_per_row,
+                    Rows::Ids(ids) => ids.get(i).copied().unwrap_or(0) as usize,
+                };
+                let (logical, offset) = if pow2 { ((p as u64 >> shift) as usize, p & (bs - 1)) } else { ((p / bs) as usize, p % bs) };
+                let block = if logical < row_len { table.get(row * row_len + logical).copied().unwrap_or(UNMAPPED) } else { UNMAPPED };
+                let fault = block >> 63; // all ones for -1, as in translate
+                unmapped += (fault & 1) as u64;
+                *o = (block * bs + offset) | fault;
+            }
+            if any < 0 {
+                return Err(first_negative("positions", chunk, start));
+            }
         }
-        if any < 0 {
-            return Err(first_negative("positions", chunk, start));
-        }
-    }
-    Ok(unmapped)
+        Ok(unmapped)
+    })
 }
