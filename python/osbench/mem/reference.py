@@ -290,7 +290,7 @@ def simulate(
     n = len(arrival)
     status = [SERVED] * n
     data_seen, allocated_seen, largest_seen = [0] * n, [0] * n, [0] * n
-    size, grown, alive = [0] * n, [0] * n, [False] * n
+    size, alive = [0] * n, [False] * n
     data = allocated = 0
     events: list[tuple[float, int, int]] = []  # (time, kind, request id): a min-heap
 
@@ -317,9 +317,8 @@ def simulate(
         allocated += extra
         data += 1
         size[i] += 1
-        grown[i] += 1
-        if size[i] < final_size[i]:
-            heapq.heappush(events, (growth_time(i, grown[i] + 1), GROW, i))
+        if size[i] < final_size[i]:  # schedule the next unit: number (units grown so far) + 1
+            heapq.heappush(events, (growth_time(i, size[i] - initial[i] + 1), GROW, i))
 
     for i in range(n):
         t = arrival[i]

@@ -2,8 +2,8 @@
 
 use crate::errors::IntoPy;
 use crate::interrupt;
-use numpy::{IntoPyArray, PyArray1, PyArrayMethods, PyReadonlyArray1};
-use osbench_core::mem::sim::{simulate, Requests};
+use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1};
+use osbench_core::mem::sim::{simulate_into, OutcomeMut, Requests};
 use osbench_core::mem::translate::{slot_mapping, translate, Rows};
 use osbench_core::mem::{AnyStrategy, STRATEGIES};
 use pyo3::exceptions::PyValueError;
@@ -23,12 +23,18 @@ fn slice<'a, T: numpy::Element>(name: &str, a: &'a PyReadonlyArray1<'_, T>) -> P
 
 type Array<'py, T> = Bound<'py, PyArray1<T>>;
 
-/// A new int64 array of `n` items, allocated by numpy: for large arrays numpy asks the kernel
-/// for transparent huge pages, which makes first-touching the output several times cheaper
-/// than a fresh Vec (one fault per 2 MB instead of per 4 KB).
-fn output(py: Python<'_>, n: usize) -> Array<'_, i64> {
+/// A new array of `n` items, allocated by numpy: for large arrays numpy asks the kernel for
+/// transparent huge pages, which makes first-touching the output several times cheaper than
+/// a fresh Vec (one fault per 2 MB instead of per 4 KB).
+fn output<T: numpy::Element>(py: Python<'_>, n: usize) -> Array<'_, T> {
     // SAFETY: every element is written by the caller before the array is returned to Python.
-    unsafe { PyArray1::<i64>::new(py, [n], false) }
+    unsafe { PyArray1::<T>::new(py, [n], false) }
+}
+
+/// The mutable slice of an array made by [`output`].
+fn writable<'a, T: numpy::Element>(a: &'a Array<'_, T>) -> PyResult<&'a mut [T]> {
+    // SAFETY: the array is new, contiguous and not yet shared with Python.
+    unsafe { a.as_slice_mut() }.map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
 /// Translate virtual addresses through a one-level page table (`page_table[vpn]` = frame or
@@ -42,9 +48,8 @@ fn mem_translate<'py>(
 ) -> PyResult<(Array<'py, i64>, u64)> {
     let v = slice("vaddrs", &vaddrs)?;
     let t = slice("page_table", &page_table)?;
-    let out = output(py, v.len());
-    // SAFETY: `out` is new, contiguous and not yet shared with Python.
-    let o = unsafe { out.as_slice_mut() }.map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let out = output::<i64>(py, v.len());
+    let o = writable(&out)?;
     let faults = interrupt::run(py, |cancel| translate(v, t, page_size, o, cancel))?;
     Ok((out, faults))
 }
@@ -69,9 +74,8 @@ fn mem_slot_mapping<'py>(
         Some(ids) => Rows::Ids(slice("seq_ids", ids)?),
         None => Rows::Grid { tokens_per_row },
     };
-    let out = output(py, p.len());
-    // SAFETY: `out` is new, contiguous and not yet shared with Python.
-    let o = unsafe { out.as_slice_mut() }.map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let out = output::<i64>(py, p.len());
+    let o = writable(&out)?;
     let unmapped = interrupt::run(py, |cancel| slot_mapping(t, row_len, rows, p, block_size, o, cancel))?;
     Ok((out, unmapped))
 }
@@ -100,6 +104,9 @@ fn mem_simulate<'py>(
         final_size: slice("final_size", &final_size)?,
     };
     let mut s = AnyStrategy::new(strategy, capacity, r.arrival.len(), page_size, bound).py_err()?;
-    let out = interrupt::run(py, |cancel| simulate(&mut s, &r, capacity, check, cancel))?;
-    Ok((out.status.into_pyarray(py), out.data.into_pyarray(py), out.allocated.into_pyarray(py), out.largest_free.into_pyarray(py)))
+    let n = r.arrival.len();
+    let (status, data, allocated, largest_free) = (output::<u8>(py, n), output::<u64>(py, n), output::<u64>(py, n), output::<u64>(py, n));
+    let out = OutcomeMut { status: writable(&status)?, data: writable(&data)?, allocated: writable(&allocated)?, largest_free: writable(&largest_free)? };
+    interrupt::run(py, |cancel| simulate_into(&mut s, &r, capacity, check, cancel, out))?;
+    Ok((status, data, allocated, largest_free))
 }

@@ -20,16 +20,8 @@ impl<T: Ord + Copy> MinHeap<T> {
 
     pub fn push(&mut self, item: T) {
         self.items.push(item);
-        let mut i = self.items.len() - 1;
-        while i > 0 {
-            let parent = (i - 1) / 4;
-            if self.items[parent] <= item {
-                break;
-            }
-            self.items[i] = self.items[parent];
-            i = parent;
-        }
-        self.items[i] = item;
+        let hole = self.items.len() - 1;
+        self.sift_up(hole, item);
     }
 
     pub fn pop(&mut self) -> Option<T> {
@@ -39,7 +31,9 @@ impl<T: Ord + Copy> MinHeap<T> {
             return Some(last);
         }
         let top = self.items[0];
-        // Sift the last item down from the root, moving the smallest child up each level.
+        // Bottom-up: move the hole at the root down to a leaf, always promoting the smallest
+        // child (no comparison with `last`, so no unpredictable exit branch), then put `last`
+        // in the hole and sift it up, which is usually short.
         let mut i = 0;
         loop {
             let first = 4 * i + 1;
@@ -47,20 +41,34 @@ impl<T: Ord + Copy> MinHeap<T> {
                 break;
             }
             let end = (first + 4).min(n);
-            let mut child = first;
-            for c in first + 1..end {
-                if self.items[c] < self.items[child] {
-                    child = c;
-                }
+            let kids = &self.items[first..end];
+            // The smallest of up to four children, chosen with bit masks rather than branches:
+            // which child wins is unpredictable, and a mispredicted branch per comparison
+            // would dominate the cost of a pop.
+            let mut best = 0usize;
+            for k in 1..kids.len() {
+                let less = (kids[k] < kids[best]) as usize;
+                best ^= (best ^ k) & less.wrapping_neg();
             }
-            if self.items[child] >= last {
-                break;
-            }
+            let child = first + best;
             self.items[i] = self.items[child];
             i = child;
         }
-        self.items[i] = last;
+        self.sift_up(i, last);
         Some(top)
+    }
+
+    /// Place `item` at the hole `i`, moving larger parents down.
+    fn sift_up(&mut self, mut i: usize, item: T) {
+        while i > 0 {
+            let parent = (i - 1) / 4;
+            if self.items[parent] <= item {
+                break;
+            }
+            self.items[i] = self.items[parent];
+            i = parent;
+        }
+        self.items[i] = item;
     }
 }
 

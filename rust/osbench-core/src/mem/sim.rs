@@ -46,28 +46,34 @@ pub struct Outcome {
     pub largest_free: Vec<u64>,
 }
 
-/// A pending event, ordered by (time, kind, request id). Times are finite and >= 0, so
-/// the bits of the f64 (with -0.0 made +0.0) order like the numbers: the heap compares
-/// plain integers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-struct Event {
-    time_bits: u64,
-    /// kind << 32 | request id
-    tag: u64,
+/// The same, written into slices the caller owns (one entry per request each).
+#[derive(Debug)]
+pub struct OutcomeMut<'a> {
+    pub status: &'a mut [u8],
+    pub data: &'a mut [u64],
+    pub allocated: &'a mut [u64],
+    pub largest_free: &'a mut [u64],
 }
+
+/// A pending event, ordered by (time, kind, request id), packed in one u128 so the heap
+/// compares single integers (branch-free). Times are finite and >= 0, so the bits of the f64
+/// (with -0.0 made +0.0) order like the numbers; they fill the high 64 bits, then the kind,
+/// then the id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Event(u128);
 
 impl Event {
     fn new(time: f64, kind: u8, id: u32) -> Event {
-        Event { time_bits: (time + 0.0).to_bits(), tag: (u64::from(kind) << 32) | u64::from(id) }
+        Event((u128::from((time + 0.0).to_bits()) << 64) | (u128::from(kind) << 32) | u128::from(id))
     }
     fn time(&self) -> f64 {
-        f64::from_bits(self.time_bits)
+        f64::from_bits((self.0 >> 64) as u64)
     }
     fn kind(&self) -> u8 {
-        (self.tag >> 32) as u8
+        (self.0 >> 32) as u8
     }
     fn id(&self) -> u32 {
-        self.tag as u32
+        self.0 as u32
     }
 }
 
@@ -102,16 +108,37 @@ pub fn validate(r: &Requests<'_>) -> Result<()> {
 /// Run the requests through `strategy`. `check` verifies the strategy's invariants and the
 /// simulator's bookkeeping after every event (slow; for tests).
 pub fn simulate(strategy: &mut AnyStrategy, requests: &Requests<'_>, capacity: u64, check: bool, cancel: &AtomicBool) -> Result<Outcome> {
+    let n = requests.arrival.len();
+    let mut out = Outcome { status: vec![SERVED; n], data: vec![0; n], allocated: vec![0; n], largest_free: vec![0; n] };
+    let view = OutcomeMut { status: &mut out.status, data: &mut out.data, allocated: &mut out.allocated, largest_free: &mut out.largest_free };
+    simulate_into(strategy, requests, capacity, check, cancel, view)?;
+    Ok(out)
+}
+
+/// [`simulate`], writing into the caller's slices (every entry is written).
+pub fn simulate_into(
+    strategy: &mut AnyStrategy,
+    requests: &Requests<'_>,
+    capacity: u64,
+    check: bool,
+    cancel: &AtomicBool,
+    out: OutcomeMut<'_>,
+) -> Result<()> {
     validate(requests)?;
+    let n = requests.arrival.len();
+    for (name, len) in [("status", out.status.len()), ("data", out.data.len()), ("allocated", out.allocated.len()), ("largest_free", out.largest_free.len())] {
+        if len != n {
+            return Err(invalid(name, format!("{len} entries"), format!("{n} entries, one per request")));
+        }
+    }
     match strategy {
-        AnyStrategy::Contiguous(s) => run(s, requests, capacity, check, cancel),
-        AnyStrategy::Paged(s) => run(s, requests, capacity, check, cancel),
+        AnyStrategy::Contiguous(s) => run(s, requests, capacity, check, cancel, out),
+        AnyStrategy::Paged(s) => run(s, requests, capacity, check, cancel, out),
     }
 }
 
 struct State {
     size: Vec<u64>,
-    grown: Vec<u64>,
     alive: Vec<bool>,
     data: u64,
     allocated: u64,
@@ -135,13 +162,13 @@ fn growth_time(r: &Requests<'_>, i: usize, k: u64) -> f64 {
     r.arrival[i] + r.duration[i] * (k as f64) / ((g + 1) as f64)
 }
 
-fn run<S: Strategy>(s: &mut S, r: &Requests<'_>, capacity: u64, check: bool, cancel: &AtomicBool) -> Result<Outcome> {
+fn run<S: Strategy>(s: &mut S, r: &Requests<'_>, capacity: u64, check: bool, cancel: &AtomicBool, mut out: OutcomeMut<'_>) -> Result<()> {
     let n = r.arrival.len();
-    let mut out = Outcome { status: vec![SERVED; n], data: vec![0; n], allocated: vec![0; n], largest_free: vec![0; n] };
-    let mut st = State { size: vec![0; n], grown: vec![0; n], alive: vec![false; n], data: 0, allocated: 0 };
+    out.status.fill(SERVED);
+    let mut st = State { size: vec![0; n], alive: vec![false; n], data: 0, allocated: 0 };
     let mut heap: MinHeap<Event> = MinHeap::new();
 
-    let handle = |s: &mut S, st: &mut State, heap: &mut MinHeap<Event>, out: &mut Outcome, ev: Event| {
+    let handle = |s: &mut S, st: &mut State, heap: &mut MinHeap<Event>, out: &mut OutcomeMut<'_>, ev: Event| {
         let i = ev.id() as usize;
         if !st.alive[i] {
             return; // preempted earlier: its remaining events are void
@@ -158,9 +185,9 @@ fn run<S: Strategy>(s: &mut S, r: &Requests<'_>, capacity: u64, check: bool, can
                 st.allocated += extra;
                 st.data += 1;
                 st.size[i] = new_size;
-                st.grown[i] += 1;
                 if new_size < r.final_size[i] {
-                    heap.push(Event::new(growth_time(r, i, st.grown[i] + 1), GROW, ev.id()));
+                    // The next unit is number (units grown so far) + 1.
+                    heap.push(Event::new(growth_time(r, i, new_size - r.initial[i] + 1), GROW, ev.id()));
                 }
             }
             None => {
@@ -221,5 +248,5 @@ fn run<S: Strategy>(s: &mut S, r: &Requests<'_>, capacity: u64, check: bool, can
             verify(s, &st)?;
         }
     }
-    Ok(out)
+    Ok(())
 }
