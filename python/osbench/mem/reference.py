@@ -58,8 +58,8 @@ def slot_mapping(
     """Map token ``positions[i]`` of sequence ``rows[i]`` to its KV slot:
     ``block_table[row][pos // block_size] * block_size + pos % block_size``; -1 where the
     block is past the end of the row or unallocated (-1). Returns (slots, number unmapped)."""
-    for row in block_table:
-        _check_table("block_table", row, block_size)
+    for table_row in block_table:
+        _check_table("block_table", table_row, block_size)
     out, unmapped = [], 0
     for i, (row, pos) in enumerate(zip(rows, positions)):
         if pos < 0:
