@@ -32,10 +32,18 @@ fn output<T: numpy::Element>(py: Python<'_>, n: usize) -> Array<'_, T> {
 }
 
 /// The mutable slice of an array made by [`output`].
-fn writable<'a, T: numpy::Element>(a: &'a Array<'_, T>) -> PyResult<&'a mut [T]> {
-    // SAFETY: the array is new, contiguous and not yet shared with Python.
+///
+/// # Safety
+/// The array must be new and not yet shared with Python, and no other slice of it may be live.
+// Same shape as numpy's own `as_slice_mut(&self) -> &mut [T]`: a Python array is shared
+// by reference, so mutable access goes through `&` and the caller upholds exclusivity.
+#[allow(clippy::mut_from_ref)]
+unsafe fn writable<'a, T: numpy::Element>(a: &'a Array<'_, T>) -> PyResult<&'a mut [T]> {
     unsafe { a.as_slice_mut() }.map_err(|e| PyValueError::new_err(e.to_string()))
 }
+
+/// Per request: status, data held, units allocated, largest free block.
+type SimArrays<'py> = (Array<'py, u8>, Array<'py, u64>, Array<'py, u64>, Array<'py, u64>);
 
 /// Translate virtual addresses through a one-level page table (`page_table[vpn]` = frame or
 /// -1). Returns (physical addresses with -1 where unmapped, number of faults).
@@ -49,7 +57,8 @@ fn mem_translate<'py>(
     let v = slice("vaddrs", &vaddrs)?;
     let t = slice("page_table", &page_table)?;
     let out = output::<i64>(py, v.len());
-    let o = writable(&out)?;
+    // SAFETY: `out` was just made by `output` and this is its only slice.
+    let o = unsafe { writable(&out)? };
     let faults = interrupt::run(py, |cancel| translate(v, t, page_size, o, cancel))?;
     Ok((out, faults))
 }
@@ -75,7 +84,8 @@ fn mem_slot_mapping<'py>(
         None => Rows::Grid { tokens_per_row },
     };
     let out = output::<i64>(py, p.len());
-    let o = writable(&out)?;
+    // SAFETY: `out` was just made by `output` and this is its only slice.
+    let o = unsafe { writable(&out)? };
     let unmapped = interrupt::run(py, |cancel| slot_mapping(t, row_len, rows, p, block_size, o, cancel))?;
     Ok((out, unmapped))
 }
@@ -96,7 +106,7 @@ fn mem_simulate<'py>(
     page_size: u64,
     bound: u64,
     check: bool,
-) -> PyResult<(Array<'py, u8>, Array<'py, u64>, Array<'py, u64>, Array<'py, u64>)> {
+) -> PyResult<SimArrays<'py>> {
     let r = Requests {
         arrival: slice("arrival", &arrival)?,
         duration: slice("duration", &duration)?,
@@ -106,7 +116,10 @@ fn mem_simulate<'py>(
     let mut s = AnyStrategy::new(strategy, capacity, r.arrival.len(), page_size, bound).py_err()?;
     let n = r.arrival.len();
     let (status, data, allocated, largest_free) = (output::<u8>(py, n), output::<u64>(py, n), output::<u64>(py, n), output::<u64>(py, n));
-    let out = OutcomeMut { status: writable(&status)?, data: writable(&data)?, allocated: writable(&allocated)?, largest_free: writable(&largest_free)? };
+    // SAFETY: the four arrays were just made by `output`; each has this one slice.
+    let out = unsafe {
+        OutcomeMut { status: writable(&status)?, data: writable(&data)?, allocated: writable(&allocated)?, largest_free: writable(&largest_free)? }
+    };
     interrupt::run(py, |cancel| simulate_into(&mut s, &r, capacity, check, cancel, out))?;
     Ok((status, data, allocated, largest_free))
 }

@@ -142,7 +142,7 @@ pub fn slot_mapping(
     if row_len == 0 && !table.is_empty() || row_len > 0 && table.len() % row_len != 0 {
         return Err(invalid("block_table", format!("{} entries", table.len()), format!("a whole number of rows of {row_len}")));
     }
-    let n_rows = if row_len == 0 { 0 } else { table.len() / row_len };
+    let n_rows = table.len().checked_div(row_len).unwrap_or(0);
     match rows {
         Rows::Grid { tokens_per_row } => {
             let needed = match (positions.len(), tokens_per_row) {
