@@ -6,14 +6,15 @@ lecture's demo in ``lecture``):
 
 - :mod:`osbench.host`: threads, processes, the GIL, page faults and memory latency, measured here.
 - :mod:`osbench.sched`: FCFS, SJF, SRPT, RR, PS, MLFQ and priority on one server; M/G/1 theory.
+- :mod:`osbench.mem`: address translation, block tables, allocators, copy-on-write, thrashing.
 - :mod:`osbench.cache`: FIFO, LRU, LFU, CLOCK, ARC and Belady's OPT; replays and curves.
 - :mod:`osbench.radix`: the radix-tree prefix cache (RadixAttention); request replays.
 - :mod:`osbench.traces`: trace generators and the :class:`~osbench.traces.Trace` wrapper.
 """
 
-from osbench import _native, cache, host, radix, sched, traces
+from osbench import _native, cache, host, mem, radix, sched, traces
 
 __version__: str = _native.__version__
 BUILD_PROFILE: str = _native.BUILD_PROFILE
 
-__all__ = ["host", "sched", "cache", "radix", "traces", "__version__", "BUILD_PROFILE"]
+__all__ = ["host", "sched", "mem", "cache", "radix", "traces", "__version__", "BUILD_PROFILE"]

@@ -66,3 +66,31 @@ def int_array(name: str, value: Any) -> np.ndarray:
     if arr.dtype != np.uint64:
         arr = arr.astype(np.int64, copy=False)
     return np.ascontiguousarray(arr)
+
+
+def power_of_two(name: str, value: Any, why: str = "") -> int:
+    """A positive power of two (page sizes where the offset is the low bits of an address)."""
+    value = positive_int(name, value, maximum=2**62)
+    if value & (value - 1):
+        raise ValueError(f"{name}={value!r} is not accepted: it must be a power of two{why}")
+    return value
+
+
+def positive_float(name: str, value: Any) -> float:
+    """A finite positive number."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name}={value!r} is not accepted: it must be a positive number")
+    value = float(value)
+    if not (value > 0 and value < float("inf")):
+        raise ValueError(f"{name}={value!r} is not accepted: it must be a finite positive number")
+    return value
+
+
+def probability(name: str, value: Any) -> float:
+    """A number in [0, 1]."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name}={value!r} is not accepted: it must be a number in [0, 1]")
+    value = float(value)
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"{name}={value!r} is not accepted: it must be a number in [0, 1]")
+    return value

@@ -28,6 +28,10 @@ __all__ = [
     "host_chase",
     "SCHED_POLICIES",
     "sched_simulate",
+    "MEM_STRATEGIES",
+    "mem_translate",
+    "mem_slot_mapping",
+    "mem_simulate",
 ]
 
 BUILD_PROFILE: str
@@ -161,3 +165,28 @@ def sched_simulate(
     use_predictions: bool = False,
     aging: float = 0.0,
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], int, float]: ...
+# mem
+MEM_STRATEGIES: list[str]
+
+def mem_translate(
+    vaddrs: npt.NDArray[np.int64], page_table: npt.NDArray[np.int64], page_size: int
+) -> tuple[npt.NDArray[np.int64], int]: ...
+def mem_slot_mapping(
+    block_table: npt.NDArray[np.int64],
+    row_len: int,
+    positions: npt.NDArray[np.int64],
+    block_size: int,
+    seq_ids: Optional[npt.NDArray[np.int64]] = None,
+    tokens_per_row: int = 0,
+) -> tuple[npt.NDArray[np.int64], int]: ...
+def mem_simulate(
+    strategy: str,
+    arrival: npt.NDArray[np.float64],
+    duration: npt.NDArray[np.float64],
+    initial: npt.NDArray[np.uint64],
+    final_size: npt.NDArray[np.uint64],
+    capacity: int,
+    page_size: int = 1,
+    bound: int = 1,
+    check: bool = False,
+) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.uint64]]: ...

@@ -19,6 +19,7 @@ from typing import Any, Callable, Optional, Sequence
 LECTURES = {
     "01": ("osbench.host.lecture", "Processes, threads and the host"),
     "02": ("osbench.sched.lecture", "CPU scheduling"),
+    "03": ("osbench.mem.lecture", "Virtual memory and paging"),
     "04": ("osbench.cache.lecture", "Caching and eviction"),
     "05": ("osbench.radix.lecture", "Prefix caching with radix trees"),
 }

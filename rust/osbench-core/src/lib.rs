@@ -5,6 +5,7 @@
 
 pub mod cache;
 pub mod error;
+pub mod mem;
 pub mod radix;
 #[cfg(target_os = "linux")]
 pub mod host;

@@ -8,6 +8,7 @@ mod errors;
 #[cfg(target_os = "linux")]
 mod host;
 mod interrupt;
+mod mem;
 mod radix;
 mod sched;
 
@@ -25,5 +26,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     #[cfg(target_os = "linux")]
     host::register(m)?;
     sched::register(m)?;
+    mem::register(m)?;
     Ok(())
 }
