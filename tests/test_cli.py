@@ -99,7 +99,7 @@ def test_interrupted_report_leaves_no_files(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "command",
-    [["lecture"], ["report"], ["host"], ["sched", "simulate"], ["radix", "replay"], ["cache", "replay"], ["cache", "curve"]],
+    [["lecture"], ["report"], ["host"], ["sched", "simulate"], ["mem", "alloc"], ["radix", "replay"], ["cache", "replay"], ["cache", "curve"]],
 )
 def test_every_command_has_help_with_an_example(command: list[str]) -> None:
     out = osbench(*command, "--help")
@@ -115,5 +115,9 @@ def test_sched_and_radix_commands_json() -> None:
     assert json.loads(ref.stdout)["summary"] == json.loads(out.stdout)["summary"]
     out = osbench("radix", "replay", "--capacity", "500", "--conversations", "50", "--json")
     assert 0 < json.loads(out.stdout)["hit_ratio"] < 1
+    out = osbench("mem", "alloc", "--strategy", "paged", "--requests", "500", "--json")
+    assert json.loads(out.stdout)["requests"] == 500
+    out = osbench("mem", "alloc", "--strategy", "buddy")
+    assert out.returncode == 2 and "first" in out.stderr
     out = osbench("radix", "replay", "--mooncake", "/no/such.jsonl")
     assert out.returncode == 2 and "not found" in out.stderr

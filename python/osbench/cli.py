@@ -29,6 +29,7 @@ EPILOG_REPORT = "example: osbench report --out report --quick"
 EPILOG_REPLAY = "example: osbench cache replay --policy arc --capacity 100 --zipf 1000,0.8,30000"
 EPILOG_SCHED = "example: osbench sched simulate --policy srpt --jobs 100000 --load 0.8 --sizes lognormal"
 EPILOG_RADIX = "example: osbench radix replay --capacity 500 --conversations 400   (or --mooncake ../shared/traces/mooncake-conversation.jsonl)"
+EPILOG_MEM = "example: osbench mem alloc --strategy paged --page-size 16 --capacity 20000 --requests 5000"
 EPILOG_HOST = "example: osbench host --quick --out host-report"
 EPILOG_CURVE = "example: osbench cache curve --policy lru --capacities 10,100,1000 --trace ../shared/traces/cloudphysics-io.oracleGeneral.bin"
 
@@ -170,6 +171,22 @@ def cmd_sched_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_mem_alloc(args: argparse.Namespace) -> int:
+    from osbench import mem
+
+    w = mem.workload(args.requests, capacity=args.capacity, seed=args.seed)
+    r = mem.simulate(w, args.strategy, args.capacity, page_size=args.page_size, bound=args.bound, engine=args.engine)
+    if args.json:
+        keep = ("strategy", "capacity", "page_size", "bound", "requests", "rejected", "preempted", "rejected_fraction",
+                "preempted_fraction", "utilization", "allocated_fraction", "internal", "external")
+        print(json.dumps({k: getattr(r, k) for k in keep}))
+    else:
+        print(f"{r.strategy}, capacity {r.capacity:,}, {r.requests:,} requests (seed {args.seed}):")
+        print(f"  rejected {100 * r.rejected_fraction:.2f}%; memory holding data {100 * r.utilization:.1f}%; "
+              f"internal fragmentation {100 * r.internal:.1f}% of allocated; external {100 * r.external:.1f}% of free")
+    return 0
+
+
 def cmd_radix_replay(args: argparse.Namespace) -> int:
     from osbench import radix
 
@@ -246,6 +263,17 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--switch-cost", type=float, default=0.0, help="cost of each switch between jobs")
     _common(p)
     p.set_defaults(func=cmd_sched_simulate)
+
+    mem_p = sub.add_parser("mem", help="memory allocation: strategies and fragmentation")
+    mem_sub = mem_p.add_subparsers(dest="mem_command", required=True)
+    p = mem_sub.add_parser("alloc", help="simulate one allocation strategy", epilog=EPILOG_MEM)
+    p.add_argument("--strategy", default="first", help="first, best, worst, paged or reserve")
+    p.add_argument("--capacity", type=int, default=20_000, help="memory units (default 20000)")
+    p.add_argument("--requests", type=int, default=5_000, help="number of requests (default 5000)")
+    p.add_argument("--page-size", type=int, default=16, help="page size for paged (default 16)")
+    p.add_argument("--bound", type=int, default=400, help="what reserve sets aside per request (default 400)")
+    _common(p)
+    p.set_defaults(func=cmd_mem_alloc)
 
     radix_p = sub.add_parser("radix", help="radix-tree prefix cache: replay requests")
     radix_sub = radix_p.add_subparsers(dest="radix_command", required=True)

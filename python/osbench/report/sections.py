@@ -121,6 +121,21 @@ def engine_section(quick: bool, seed: int, progress: Optional[Callable[[str], No
             lambda p=p, params=params: sched.simulate(w, p, **params),
             lambda p=p, params=params: sched.simulate(w, p, engine="reference", **params),
             lambda a, b: bool(np.array_equal(a.completion, b.completion)))
+    from osbench import mem
+
+    n_addr = 200_000 if quick else 2_000_000
+    rng = np.random.default_rng(seed)
+    table = rng.integers(-1, 1 << 20, size=1 << 12)
+    vaddrs = rng.integers(0, (1 << 12) * 4096, size=n_addr)
+    row("address translation", n_addr, "addresses",
+        lambda: mem.translate(vaddrs, table, 4096), lambda: mem.translate(vaddrs, table, 4096, engine="reference"),
+        lambda a, b: bool(np.array_equal(a.physical, b.physical)))
+    n_req = 5_000 if quick else 20_000
+    mw = mem.workload(n_req, capacity=20_000, seed=seed)
+    for strategy in ("first", "best", "paged"):
+        row(f"allocation: {strategy}", n_req, "requests",
+            lambda s=strategy: mem.simulate(mw, s, 20_000), lambda s=strategy: mem.simulate(mw, s, 20_000, engine="reference"),
+            lambda a, b: a.rejected_fraction == b.rejected_fraction)
     requests = radix.conversations(100 if quick else 400, seed=seed)
     n_requests = len(requests)
     row("radix prefix-cache replay", n_requests, "requests",
@@ -212,6 +227,58 @@ def sched_section(quick: bool, seed: int, progress: Optional[Callable[[str], Non
     return section
 
 
+def mem_section(quick: bool, seed: int, progress: Optional[Callable[[str], None]] = None) -> Section:
+    from osbench.mem import lecture
+
+    if progress:
+        progress("  lecture 03 tables")
+    tables = lecture.tables(quick=quick)
+    by_key = {t.key: t for t in tables}
+    section = Section(
+        "03-mem",
+        "03 Virtual memory and paging",
+        "Translation and PagedAttention block tables, multi-level page tables and the TLB, "
+        "allocation strategies and their fragmentation, the page-size sweep, copy-on-write, and "
+        "the thrashing knee.",
+        tables=tables,
+    )
+    plt = _plt()
+    alloc = by_key.get("allocation")
+    if alloc is not None:
+        names = [r[0] for r in alloc.rows]
+        data, internal, external = ([r[i] for r in alloc.rows] for i in (2, 3, 4))
+        rejected = [r[1] for r in alloc.rows]
+        x = np.arange(len(names))
+        fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+        left.bar(x - 0.2, data, 0.4, label="holds data")
+        left.bar(x + 0.2, internal, 0.4, label="internal fragmentation (allocated, unused)")
+        left.set_ylabel("% of capacity")
+        left.set_title("What memory holds")
+        right.bar(x - 0.2, external, 0.4, color="C2", label="external fragmentation (% of free memory\noutside the largest free block)")
+        right.bar(x + 0.2, rejected, 0.4, color="C3", label="requests rejected (%)")
+        right.set_title("Fragmentation of the free space, and rejections")
+        for ax in (left, right):
+            ax.set_xticks(x, names, rotation=20, fontsize=8)
+            ax.set_ylim(0, 118)  # room for the legend above the bars
+            ax.legend(fontsize=7, loc="upper left")
+            ax.grid(True, axis="y", alpha=0.3)
+        section.figures.append(Figure("mem-fragmentation", "Fragmentation and rejections by allocation strategy", figure_png(fig)))
+    thrash = by_key.get("thrashing")
+    if thrash is not None and "figure" in thrash.extra:
+        f = thrash.extra["figure"]
+        fig, ax = plt.subplots(figsize=(7, 4.2))
+        ax.plot(f["x"], f["y"], marker=".")
+        ax.set_yscale("log")
+        ax.axvline(200, color="C3", linestyle="--", label="working set (200 pages)")
+        ax.set_xlabel(f["xlabel"])
+        ax.set_ylabel(f["ylabel"])
+        ax.set_title("Thrashing: faults fall off a cliff once memory holds the working set")
+        ax.grid(True, alpha=0.3)
+        ax.legend()
+        section.figures.append(Figure("mem-thrashing-knee", "The thrashing knee (LRU, one pass over every memory size)", figure_png(fig)))
+    return section
+
+
 def radix_section(quick: bool, seed: int, progress: Optional[Callable[[str], None]] = None) -> Section:
     from osbench import radix
     from osbench.radix import lecture
@@ -265,6 +332,7 @@ def radix_section(quick: bool, seed: int, progress: Optional[Callable[[str], Non
 BUILDERS = [
     ("01-host", host_section),
     ("02-sched", sched_section),
+    ("03-mem", mem_section),
     ("04-cache", cache_section),
     ("05-radix", radix_section),
     ("engines", engine_section),
