@@ -69,12 +69,29 @@ def test_report_quick_writes_the_folder(tmp_path: Path) -> None:
     for name in ("index.html", "report.md", "results.json"):
         assert (out_dir / name).stat().st_size > 0
     results = json.loads((out_dir / "results.json").read_text())
-    assert "04-cache" in results["sections"] and results["quick"] is True
-    html = (out_dir / "index.html").read_text()
-    assert html.count("data:image/png;base64,") >= 1
-    for fig in results["sections"]["04-cache"]["figures"]:
-        assert (out_dir / "figures" / f"{fig}.png").exists()
-    assert not list(out_dir.rglob("*.tmp"))
+    assert list(results["sections"]) == ["01-host", "02-sched", "03-mem", "04-cache", "05-radix", "engines"]
+    assert results["quick"] is True and results["osbench"] and results["host"]["python"]
+    figures = [f for s in results["sections"].values() for f in s["figures"]]
+    assert len(figures) >= 9
+    for fig in figures:
+        assert (out_dir / "figures" / f"{fig}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    from html.parser import HTMLParser
+
+    class Collect(HTMLParser):
+        images: list[str] = []
+        tables = 0
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            if tag == "img":
+                self.images.append(dict(attrs)["src"] or "")
+            self.tables += tag == "table"
+
+    page = Collect()
+    page.feed((out_dir / "index.html").read_text())
+    assert len(page.images) == len(figures) and all(src.startswith("data:image/png;base64,") for src in page.images)
+    assert page.tables > 20
+    assert "](figures/" in (out_dir / "report.md").read_text()
+    assert not [p for p in out_dir.rglob("*") if p.name.startswith(".") or p.suffix == ".tmp"]
 
 
 def test_interrupted_report_leaves_no_files(tmp_path: Path) -> None:

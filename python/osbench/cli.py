@@ -11,6 +11,8 @@ import importlib
 import inspect
 import json
 import os
+import re
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -39,18 +41,31 @@ class UserError(Exception):
 
 
 def _progress(stream: Any = None) -> Callable[[str], None]:
+    """Progress for long runs. On a terminal: one line redrawn in place, a bar over the sections
+    (messages "[i/n] name") and the latest step within the section; elsewhere plain lines."""
     stream = stream or sys.stderr
     interactive = stream.isatty()
     started = time.perf_counter()
+    section = {"i": 0, "n": 0, "name": ""}
 
     def say(message: str) -> None:
         elapsed = time.perf_counter() - started
-        if interactive:
-            stream.write(f"\r\x1b[2K[{elapsed:6.1f}s] {message}")
-            if not message.startswith("  "):
-                stream.write("\n")
-        else:
+        m = re.match(r"\[(\d+)/(\d+)\] (.*)", message)
+        if m:
+            section.update(i=int(m.group(1)), n=int(m.group(2)), name=m.group(3))
+        if not interactive:
             stream.write(f"[{elapsed:6.1f}s] {message}\n")
+        else:
+            width = 24
+            done = int(width * (section["i"] - 1) / section["n"]) if section["n"] else 0
+            bar = "#" * done + "-" * (width - done)
+            step = "" if m else " | " + message.strip()
+            line = f"[{bar}] {section['i']}/{section['n']} {section['name']}{step}" if section["n"] else message.strip()
+            cols = shutil.get_terminal_size((100, 20)).columns
+            if message.startswith("wrote "):
+                stream.write(f"\r\x1b[2K{message}\n")
+            else:
+                stream.write(f"\r\x1b[2K{line[: cols - 10]} {elapsed:5.0f}s")
         stream.flush()
 
     return say

@@ -72,12 +72,9 @@ def build(quick: bool = False, progress: Optional[Progress] = None, seed: int = 
 
 
 def _host_facts() -> dict[str, Any]:
-    return {
-        "python": sys.version.split()[0],
-        "platform": platform.platform(),
-        "machine": platform.machine(),
-        "processor": platform.processor(),
-    }
+    from osbench import host
+
+    return {"python": sys.version.split()[0], "platform": platform.platform(), **host.info().to_dict()}
 
 
 def to_markdown(sections: list[Section]) -> str:
