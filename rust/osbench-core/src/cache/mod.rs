@@ -57,13 +57,16 @@ pub trait Policy: Send {
         Self: Sized,
     {
         let mut hits = 0u64;
-        let future = self.needs_future();
-        for (i, &id) in ids.iter().enumerate() {
-            let next = if future { next_use[i] } else { NEVER };
-            let hit = self.access(id, next);
-            hits += hit as u64;
-            if !mask.is_empty() {
-                mask[i] = hit;
+        // One loop per case, so the per-access path has no branches on options.
+        match (self.needs_future(), mask.is_empty()) {
+            (false, true) => ids.iter().for_each(|&id| hits += self.access(id, NEVER) as u64),
+            (true, true) => ids.iter().zip(next_use).for_each(|(&id, &next)| hits += self.access(id, next) as u64),
+            (future, false) => {
+                for (i, (&id, flag)) in ids.iter().zip(mask.iter_mut()).enumerate() {
+                    let hit = self.access(id, if future { next_use[i] } else { NEVER });
+                    *flag = hit;
+                    hits += hit as u64;
+                }
             }
         }
         hits
