@@ -14,7 +14,7 @@ from typing import Any
 
 def row_name(bench: dict[str, Any]) -> str:
     params = bench.get("params") or {}
-    return str(params.get("row", bench["name"].split("[")[0].removeprefix("test_")))
+    return str(params.get("row") or params.get("engine") or bench["name"].split("[")[0].removeprefix("test_"))
 
 
 def summarize(data: dict[str, Any]) -> str:
@@ -28,7 +28,7 @@ def summarize(data: dict[str, Any]) -> str:
         rows = sorted(groups[group], key=lambda r: r[1])
         # Ratios are to the native row, or for curves to one native replay.
         by_name = dict(rows)
-        base = by_name.get("native", by_name.get("one-replay", rows[0][1]))
+        base = next((by_name[k] for k in ("native", "native-100k", "one-replay") if k in by_name), rows[0][1])
         for name, t in rows:
             ratio = t / base if base else float("nan")
             lines.append(f"| {group} | {name} | {t * 1e3:,.1f} ms | {ratio:,.1f}x |")
