@@ -77,8 +77,14 @@ def _host_facts() -> dict[str, Any]:
     return {"python": sys.version.split()[0], "platform": platform.platform(), **host.info().to_dict()}
 
 
+def _anchor(title: str) -> str:
+    """The anchor Markdown renderers give a heading: lower case, spaces to dashes, no punctuation."""
+    return "".join(c for c in title.lower().replace(" ", "-") if c.isalnum() or c == "-")
+
+
 def to_markdown(sections: list[Section]) -> str:
     out = ["# osbench report", "", f"osbench {__version__}; {platform.platform()}; Python {sys.version.split()[0]}", ""]
+    out += [f"- [{s.title}](#{_anchor(s.title)})" for s in sections] + [""]
     for s in sections:
         out += [f"## {s.title}", "", s.intro, ""]
         for t in s.tables:
@@ -95,8 +101,9 @@ def to_html(sections: list[Section]) -> str:
         "td:first-child,th:first-child{text-align:left}img{max-width:100%}figcaption{font-style:italic}"
     )
     body = [f"<h1>osbench report</h1><p>osbench {html.escape(__version__)}; {html.escape(platform.platform())}</p>"]
+    body.append("<ul>" + "".join(f'<li><a href="#{s.key}">{html.escape(s.title)}</a></li>' for s in sections) + "</ul>")
     for s in sections:
-        body.append(f"<h2>{html.escape(s.title)}</h2><p>{html.escape(s.intro)}</p>")
+        body.append(f'<h2 id="{s.key}">{html.escape(s.title)}</h2><p>{html.escape(s.intro)}</p>')
         body += [t.to_html() for t in s.tables]
         for f in s.figures:
             data = base64.b64encode(f.png).decode("ascii")
