@@ -7,6 +7,8 @@ pub enum Error {
     /// An argument is out of the accepted range: `name` is the argument, `value` what was
     /// given, `accepted` a short description of what would have been accepted.
     InvalidArgument { name: &'static str, value: String, accepted: String },
+    /// The operating system refused a call (a host probe that cannot run here).
+    Os { call: &'static str, message: String },
     /// The caller asked the long-running operation to stop (Ctrl-C).
     Interrupted,
 }
@@ -24,6 +26,7 @@ impl fmt::Display for Error {
             Error::InvalidArgument { name, value, accepted } => {
                 write!(f, "{name}={value} is not accepted: {accepted}")
             }
+            Error::Os { call, message } => write!(f, "{call} failed: {message}"),
             Error::Interrupted => write!(f, "interrupted"),
         }
     }

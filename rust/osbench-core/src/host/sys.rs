@@ -7,10 +7,10 @@ pub fn errno() -> i32 {
     std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
 }
 
-/// A failed system call as a core error (the binding shows it; callers degrade to
+/// A failed system call as a core error (Python sees an OSError; callers degrade to
 /// "not available").
 pub fn os_error(call: &'static str, errno: i32) -> Error {
-    invalid("system", format!("{call} failed with {}", std::io::Error::from_raw_os_error(errno)), "a Linux host that allows this probe")
+    Error::Os { call, message: std::io::Error::from_raw_os_error(errno).to_string() }
 }
 
 /// The CPU this thread runs on now, or -1 if the kernel does not say.
