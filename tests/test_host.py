@@ -374,3 +374,18 @@ def test_a_finished_echo_child_is_an_error_not_a_hang(starter: str) -> None:
 
 def test_current_cpu_is_an_allowed_cpu() -> None:
     assert _native.host_current_cpu() in CPUS
+
+
+def test_refused_fault_probes_become_notes(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import osbench.host.report as report_module
+
+    def refuse(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise OSError("mmap failed: Cannot allocate memory")
+
+    monkeypatch.setattr(report_module, "page_faults", refuse)
+    monkeypatch.setattr(report_module, "cow_faults", refuse)
+    r = report_module.measure(quick=True)
+    assert r.page_faults == () and r.cow == ()
+    assert any("page faults (none): not available" in n for n in r.notes)
+    assert any("copy-on-write" in n and "not available" in n for n in r.notes)
+    assert r.tables() and r.to_dict()["notes"]  # the report still renders

@@ -165,16 +165,23 @@ def measure(quick: bool = False, progress: Optional[Progress] = None, plan: Opti
                 continue  # one "not available" row is enough
             say(f"round trips [{k}/{len(names)}]: {m.label}, {placement}")
             trips.append(round_trip(name, placement, rounds, plan.warmup))
+    refused: list[str] = []  # probes the OS refused here: reported, not raised
     faults = []
     for prefault in ("none", "populate", "hugepage"):
         if prefault == "hugepage" and facts.thp_enabled in (None, "never"):
             continue
         say(f"page faults: {prefault}")
-        faults.append(page_faults(plan.fault_bytes, prefault, plan.fault_repeats))
+        try:
+            faults.append(page_faults(plan.fault_bytes, prefault, plan.fault_repeats))
+        except OSError as exc:
+            refused.append(f"page faults ({prefault}): not available: {exc}")
     cows = []
     for k in plan.cow_pages:
         say(f"copy-on-write: child writes {k} pages")
-        cows.append(cow_faults(k, plan.cow_buffer))
+        try:
+            cows.append(cow_faults(k, plan.cow_buffer))
+        except OSError as exc:
+            refused.append(f"copy-on-write ({k} pages): not available: {exc}")
     # Each working set on 4 KiB pages and then on huge pages, back to back, so that the two
     # curves see the same background load.
     lat: list[LatencyPoint] = []
@@ -183,7 +190,7 @@ def measure(quick: bool = False, progress: Optional[Progress] = None, plan: Opti
         say(f"memory latency: {size:,} bytes")
         for huge in kinds:
             lat += memory_latency([size], plan.latency_loads, plan.latency_repeats, facts=facts, huge_pages=huge)
-    notes = [f"{r.label} ({r.placement}): {r.reason}" for r in trips if r.spread is None]
+    notes = [f"{r.label} ({r.placement}): {r.reason}" for r in trips if r.spread is None] + refused
     notes += [f"memory latency at {p.bytes:,} bytes ({p.pages} pages): {p.reason}" for p in lat if p.ns is None]
     if facts.thp_enabled in (None, "never"):
         notes.append("transparent huge pages are off or absent: the MADV_HUGEPAGE probes did not run")
