@@ -11,7 +11,7 @@ PY_DEPS := numpy pytest hypothesis pytest-benchmark mypy matplotlib psutil
 # Peers to measure against; optional: tests and benchmarks skip where one is absent.
 PEERS := libcachesim cachetools ciw simpy
 
-.PHONY: all report test test-rust test-python stubtest bench wheel clean
+.PHONY: all report test test-rust test-python stubtest typecheck bench wheel clean
 
 all: test
 
@@ -32,7 +32,7 @@ $(VENV)/.built: $(VENV)/.deps $(RUST_SOURCES) pyproject.toml
 report: $(VENV)/.built
 	$(BIN)/osbench report
 
-test: test-rust test-python stubtest
+test: test-rust test-python stubtest typecheck
 
 test-rust:
 	cargo test -p osbench-core -q
@@ -42,6 +42,9 @@ test-python: $(VENV)/.built
 
 stubtest: $(VENV)/.built
 	$(BIN)/python -m mypy.stubtest osbench._native
+
+typecheck: $(VENV)/.built
+	$(BIN)/python -m mypy python/osbench
 
 bench: $(VENV)/.built
 	mkdir -p bench-results

@@ -46,7 +46,7 @@ def _progress(stream: Any = None) -> Callable[[str], None]:
     stream = stream or sys.stderr
     interactive = stream.isatty()
     started = time.perf_counter()
-    section = {"i": 0, "n": 0, "name": ""}
+    section: dict[str, Any] = {"i": 0, "n": 0, "name": ""}
 
     def say(message: str) -> None:
         elapsed = time.perf_counter() - started

@@ -102,8 +102,8 @@ def replay(
     t = as_trace(trace)
     ids, n_ids = t.dense()
     next_use = t.next_use() if policy in OFFLINE else None
-    hits, flags = _native.cache_replay(policy, ids, n_ids, capacity, next_use, mask, bit_on_insert)
-    return _result(policy, capacity, len(ids), int(hits), flags)
+    hits, native_mask = _native.cache_replay(policy, ids, n_ids, capacity, next_use, mask, bit_on_insert)
+    return _result(policy, capacity, len(ids), int(hits), native_mask)
 
 
 def curve(

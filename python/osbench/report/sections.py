@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -97,11 +98,12 @@ def engine_section(quick: bool, seed: int, progress: Optional[Callable[[str], No
 
     rows: list[list[Any]] = []
 
-    def row(loop: str, items: int, unit: str, native: Callable[[], Any], reference: Callable[[], Any], same: Callable[[Any, Any], bool]) -> None:
+    def row(loop: str, items: int, unit: str, run: Callable[..., Any], same: Callable[[Any, Any], bool]) -> None:
+        """Time ``run(engine=...)`` on both engines and check they agree."""
         if progress:
             progress(f"  {loop}")
-        t_native, a = _timed(native)
-        t_ref, b = _timed(reference)
+        t_native, a = _timed(functools.partial(run, engine="native"))
+        t_ref, b = _timed(functools.partial(run, engine="reference"))
         if not same(a, b):
             raise AssertionError(f"engines disagree on {loop}")
         rows.append([loop, f"{items:,} {unit}", round(items / t_native), round(items / t_ref), round(t_ref / t_native, 1)])
@@ -110,36 +112,29 @@ def engine_section(quick: bool, seed: int, progress: Optional[Callable[[str], No
     trace = traces.zipf(10_000, 1.0, length, seed=seed)
     trace.next_use()  # prepared once, as a reused Trace would be
     for p in cache.POLICIES:
-        row(f"cache replay: {p}", length, "accesses",
-            lambda p=p: cache.replay(trace, p, 1000), lambda p=p: cache.replay(trace, p, 1000, engine="reference"),
-            lambda a, b: a.hits == b.hits)
+        row(f"cache replay: {p}", length, "accesses", functools.partial(cache.replay, trace, p, 1000), lambda a, b: a.hits == b.hits)
     jobs = 20_000 if quick else 100_000
     w = sched.workload(jobs, load=0.8, sizes="lognormal", seed=seed)
     for p in sched.POLICIES:
-        params = {"quantum": 0.1} if p in ("rr", "mlfq") else {}
-        row(f"scheduling: {p}", jobs, "jobs",
-            lambda p=p, params=params: sched.simulate(w, p, **params),
-            lambda p=p, params=params: sched.simulate(w, p, engine="reference", **params),
+        params: dict[str, Any] = {"quantum": 0.1} if p in ("rr", "mlfq") else {}
+        row(f"scheduling: {p}", jobs, "jobs", functools.partial(sched.simulate, w, p, **params),
             lambda a, b: bool(np.array_equal(a.completion, b.completion)))
     from osbench import mem
 
     n_addr = 200_000 if quick else 2_000_000
     rng = np.random.default_rng(seed)
-    table = rng.integers(-1, 1 << 20, size=1 << 12)
+    page_table = rng.integers(-1, 1 << 20, size=1 << 12)
     vaddrs = rng.integers(0, (1 << 12) * 4096, size=n_addr)
-    row("address translation", n_addr, "addresses",
-        lambda: mem.translate(vaddrs, table, 4096), lambda: mem.translate(vaddrs, table, 4096, engine="reference"),
+    row("address translation", n_addr, "addresses", functools.partial(mem.translate, vaddrs, page_table, 4096),
         lambda a, b: bool(np.array_equal(a.physical, b.physical)))
     n_req = 5_000 if quick else 20_000
     mw = mem.workload(n_req, capacity=20_000, seed=seed)
     for strategy in ("first", "best", "paged"):
-        row(f"allocation: {strategy}", n_req, "requests",
-            lambda s=strategy: mem.simulate(mw, s, 20_000), lambda s=strategy: mem.simulate(mw, s, 20_000, engine="reference"),
+        row(f"allocation: {strategy}", n_req, "requests", functools.partial(mem.simulate, mw, strategy, 20_000),
             lambda a, b: a.rejected_fraction == b.rejected_fraction)
     requests = radix.conversations(100 if quick else 400, seed=seed)
     n_requests = len(requests)
-    row("radix prefix-cache replay", n_requests, "requests",
-        lambda: radix.replay(requests, 2000), lambda: radix.replay(requests, 2000, engine="reference"),
+    row("radix prefix-cache replay", n_requests, "requests", functools.partial(radix.replay, requests, 2000),
         lambda a, b: a.to_dict() == b.to_dict())
     table = Table(
         "Native vs reference, measured in this run (results checked equal)",
