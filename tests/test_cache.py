@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import osbench as ob
 from osbench import _native
-from osbench.cache import POLICIES, reference
+from osbench.cache import MIN_CAPACITY, POLICIES, reference
 
 VARIANTS = [(p, False) for p in POLICIES] + [("clock", True)]
 
@@ -28,6 +28,8 @@ def int_traces(draw: st.DrawFn) -> np.ndarray:
 @given(trace=int_traces(), capacity=st.integers(1, 45))
 def test_native_equals_reference_hit_for_hit(trace: np.ndarray, capacity: int) -> None:
     for policy, bit in VARIANTS:
+        if capacity < MIN_CAPACITY.get(policy, 1):
+            continue
         native = ob.cache.replay(trace, policy, capacity, mask=True, bit_on_insert=bit)
         ref = ob.cache.replay(trace, policy, capacity, mask=True, bit_on_insert=bit, engine="reference")
         assert native.mask is not None and ref.mask is not None
@@ -40,6 +42,7 @@ def test_native_equals_reference_hit_for_hit(trace: np.ndarray, capacity: int) -
 def test_curve_equals_per_capacity_replay(trace: np.ndarray, capacities: list[int]) -> None:
     t = ob.traces.Trace(trace)
     for policy in POLICIES:
+        capacities = [c + MIN_CAPACITY.get(policy, 1) - 1 for c in capacities]
         got = ob.cache.curve(t, policy, capacities)
         want = [ob.cache.replay(t, policy, c).hit_ratio for c in capacities]
         assert got.tolist() == want, policy
@@ -86,7 +89,7 @@ def test_demo04_breakdown_shows_each_failure() -> None:
     w = lecture.breakdown_workloads()
     hit = {name: {p: ob.cache.replay(t, p, 100).hit_ratio for p in POLICIES} for name, t in w.items()}
     loop, scan, drift = hit.values()
-    assert all(loop[p] == 0.0 for p in POLICIES if p != "opt") and loop["opt"] > 0.5
+    assert all(loop[p] == 0.0 for p in ("fifo", "lru", "lfu", "clock", "arc")) and loop["opt"] > 0.5
     assert scan["lfu"] > scan["lru"] + 0.05 and scan["arc"] > scan["lru"] + 0.05
     assert drift["lfu"] < drift["lru"] - 0.2 and drift["arc"] >= drift["lru"]
 
@@ -119,13 +122,14 @@ def test_reference_takes_any_hashable_keys() -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(keys=st.lists(st.integers(-(2**63), 2**64 - 1) | st.integers(0, 10), max_size=200), capacity=st.integers(1, 12))
+@given(keys=st.lists(st.integers(-(2**63), 2**64 - 1) | st.integers(0, 30), max_size=300), capacity=st.integers(1, 15))
 def test_online_caches_agree(keys: list[int], capacity: int) -> None:
     for policy in POLICIES:
         if policy == "opt":
             continue
-        native = ob.cache.new(policy, capacity)
-        ref = ob.cache.new(policy, capacity, engine="reference")
+        size = capacity + MIN_CAPACITY.get(policy, 1) - 1
+        native = ob.cache.new(policy, size)
+        ref = ob.cache.new(policy, size, engine="reference")
         for k in keys:
             assert native.access(k) == ref.access(k), policy
             assert len(native) == len(ref) and (k in native) == (k in ref)
@@ -148,6 +152,43 @@ def test_online_cache_basics() -> None:
 def test_native_policy_names_match() -> None:
     assert tuple(_native.CACHE_POLICIES) == POLICIES
     assert set(reference.POLICY_CLASSES) == set(POLICIES)
+
+
+@pytest.mark.parametrize("policy", sorted(MIN_CAPACITY))
+def test_small_capacities_are_refused_clearly(policy: str) -> None:
+    least = MIN_CAPACITY[policy]
+    for call in (
+        lambda: ob.cache.replay([1, 2], policy, least - 1),
+        lambda: ob.cache.replay([1, 2], policy, least - 1, engine="reference"),
+        lambda: ob.cache.curve([1, 2], policy, [least, least - 1]),
+        lambda: ob.cache.new(policy, least - 1),
+    ):
+        with pytest.raises(ValueError, match=f"at least {least}"):
+            call()
+    for direct in (lambda: _native.OnlineCache(policy, least - 1), lambda: reference.make(policy, least - 1)):
+        with pytest.raises(ValueError, match="capacity"):
+            direct()
+    assert ob.cache.replay([1, 2, 1], policy, least).accesses == 3
+
+
+def test_sieve_keeps_a_hit_object_the_hand_passes() -> None:
+    # cap 3: 1,2,3 fill; 1 is hit (visited); 4 evicts: the hand clears 1 and evicts 2;
+    # 5 evicts 3 (the hand rests after 2); 1 stays and hits.
+    for engine in ("native", "reference"):
+        r = ob.cache.replay([1, 2, 3, 1, 4, 5, 1, 2], "sieve", 3, mask=True, engine=engine)
+        assert r.mask is not None and np.flatnonzero(r.mask).tolist() == [3, 6]
+
+
+def test_gdsf_newcomer_can_leave_at_once() -> None:
+    # cap 1: 1 is hit (priority 2e6); 2 enters at 1e6, the lowest, and leaves at once (L=1e6);
+    # 2 again enters at 2e6, ties with 1, and 1 (accessed earlier) leaves.
+    for engine in ("native", "reference"):
+        r = ob.cache.replay([1, 1, 2, 2, 1], "gdsf", 1, mask=True, engine=engine)
+        assert r.mask is not None and r.mask.tolist() == [False, True, False, False, False]
+    g = reference.GDSF(1)
+    for k in [1, 1, 2]:
+        g.access(k)
+    assert g.inflation == 1e6 and 1 in g and 2 not in g
 
 
 def test_arc_keeps_a_real_valued_target() -> None:

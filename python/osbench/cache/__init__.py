@@ -1,7 +1,8 @@
 """Cache replacement: replay a trace through a policy, hit-ratio curves, online caches.
 
 Lecture section 4. Policies (``POLICIES``): ``fifo``, ``lru``, ``lfu``, ``clock``, ``arc``,
-``opt``; their definitions, tie-breaks included, are in :mod:`osbench.cache.reference`, the
+``opt``, and the modern ``sieve``, ``s3fifo``, ``twoq`` and the size-aware ``gdsf``
+(libCacheSim's definitions and defaults, miss for miss); their definitions, tie-breaks included, are in :mod:`osbench.cache.reference`, the
 readable engine. The native engine runs the same algorithms in Rust on dense ids and agrees
 hit for hit.
 
@@ -22,8 +23,12 @@ from osbench import _checks, _native
 from osbench.cache import reference
 from osbench.traces import Trace, as_trace
 
-POLICIES: tuple[str, ...] = ("fifo", "lru", "lfu", "clock", "arc", "opt")
+POLICIES: tuple[str, ...] = ("fifo", "lru", "lfu", "clock", "arc", "opt", "sieve", "s3fifo", "twoq", "gdsf")
 """Every policy name, lower case."""
+
+MIN_CAPACITY: dict[str, int] = {"s3fifo": 10, "twoq": 4}
+"""Policies refusing small capacities: S3-FIFO's small queue (10%) and 2Q's Ain (25%) must
+hold at least one object (libCacheSim aborts, or caches nothing, below these)."""
 
 OFFLINE: frozenset[str] = frozenset({"opt"})
 """Policies that need the future (each access's next use) and so have no online form."""
@@ -62,6 +67,17 @@ def _policy(policy: Any) -> str:
     return _checks.choice("policy", policy, POLICIES)
 
 
+def _capacity(name: str, policy: str, capacity: Any) -> int:
+    capacity = _checks.positive_int(name, capacity)
+    least = MIN_CAPACITY.get(policy, 1)
+    if capacity < least:
+        raise ValueError(
+            f"{name}={capacity} is not accepted for policy={policy!r}: it must be at least {least} "
+            "(a queue of the policy would hold no object)"
+        )
+    return capacity
+
+
 def _reference_keys(trace: Any) -> list[Hashable]:
     keys = trace.keys if isinstance(trace, Trace) else trace
     if isinstance(keys, np.ndarray):
@@ -93,7 +109,7 @@ def replay(
     ``bit_on_insert`` selects the textbook CLOCK (a newcomer's reference bit starts set).
     """
     policy = _policy(policy)
-    capacity = _checks.positive_int("capacity", capacity)
+    capacity = _capacity("capacity", policy, capacity)
     engine = _checks.engine(engine)
     if engine == "reference":
         flags = reference.replay(_reference_keys(trace), policy, capacity, bit_on_insert)
@@ -123,7 +139,7 @@ def curve(
     """
     policy = _policy(policy)
     engine = _checks.engine(engine)
-    caps = [_checks.positive_int("capacities", c) for c in capacities]
+    caps = [_capacity("capacities", policy, c) for c in capacities]
     if threads is not None:
         threads = _checks.positive_int("threads", threads, maximum=1024)
     if engine == "reference":
@@ -146,7 +162,7 @@ def new(policy: str, capacity: int, *, engine: str = "native", bit_on_insert: bo
     Native keys are integers in [-2**63, 2**64); reference keys are any hashable.
     ``opt`` needs the future and has no online form."""
     policy = _policy(policy)
-    capacity = _checks.positive_int("capacity", capacity)
+    capacity = _capacity("capacity", policy, capacity)
     engine = _checks.engine(engine)
     if policy in OFFLINE:
         raise ValueError(
@@ -159,4 +175,4 @@ def new(policy: str, capacity: int, *, engine: str = "native", bit_on_insert: bo
     return _native.OnlineCache(policy, capacity, bit_on_insert)
 
 
-__all__ = ["POLICIES", "OFFLINE", "Replay", "replay", "curve", "new", "reference"]
+__all__ = ["POLICIES", "MIN_CAPACITY", "OFFLINE", "Replay", "replay", "curve", "new", "reference"]

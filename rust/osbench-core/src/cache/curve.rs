@@ -59,7 +59,7 @@ pub fn curve(
         }
     }
     // Validate the name (and get the error message) before any work.
-    AnyPolicy::new(policy, 1, 0, options)?;
+    AnyPolicy::new(policy, super::min_capacity(policy), 0, options)?;
     let max_cap = capacities.iter().copied().max().unwrap_or(0);
     match policy {
         "lru" => lru_hits(ids, n_ids, capacities, cancel),

@@ -10,17 +10,25 @@ mod list;
 mod clock;
 pub mod curve;
 mod fifo;
+mod gdsf;
 pub mod keys;
 mod lfu;
 mod lru;
 mod opt;
+mod s3fifo;
+mod sieve;
+mod twoq;
 
 pub use arc::Arc;
 pub use clock::Clock;
 pub use fifo::Fifo;
 pub use lfu::Lfu;
 pub use lru::Lru;
+pub use gdsf::{Gdsf, GDSF_SCALE};
 pub use opt::Opt;
+pub use s3fifo::S3Fifo;
+pub use sieve::Sieve;
+pub use twoq::TwoQ;
 
 use crate::error::{invalid, Result};
 
@@ -29,7 +37,17 @@ pub const NIL: u32 = u32::MAX;
 pub const NEVER: u64 = u64::MAX;
 
 /// The policy names, lower case, in the order users see them.
-pub const POLICIES: [&str; 6] = ["fifo", "lru", "lfu", "clock", "arc", "opt"];
+pub const POLICIES: [&str; 10] = ["fifo", "lru", "lfu", "clock", "arc", "opt", "sieve", "s3fifo", "twoq", "gdsf"];
+
+/// The smallest capacity a policy accepts: S3-FIFO's small queue (10%) and 2Q's Ain
+/// (25%) must hold at least one object.
+pub fn min_capacity(name: &str) -> u64 {
+    match name {
+        "s3fifo" => 10,
+        "twoq" => 4,
+        _ => 1,
+    }
+}
 
 /// A replacement policy over dense ids.
 pub trait Policy: Send {
@@ -85,6 +103,10 @@ pub enum AnyPolicy {
     Clock(Clock),
     Arc(Arc),
     Opt(Opt),
+    Sieve(Sieve),
+    S3Fifo(S3Fifo),
+    TwoQ(TwoQ),
+    Gdsf(Gdsf),
 }
 
 macro_rules! each_policy {
@@ -96,6 +118,10 @@ macro_rules! each_policy {
             AnyPolicy::Clock($p) => $body,
             AnyPolicy::Arc($p) => $body,
             AnyPolicy::Opt($p) => $body,
+            AnyPolicy::Sieve($p) => $body,
+            AnyPolicy::S3Fifo($p) => $body,
+            AnyPolicy::TwoQ($p) => $body,
+            AnyPolicy::Gdsf($p) => $body,
         }
     };
 }
@@ -115,6 +141,10 @@ impl AnyPolicy {
             "clock" => AnyPolicy::Clock(Clock::new(cap, n_ids, options.bit_on_insert)),
             "arc" => AnyPolicy::Arc(Arc::new(cap, n_ids)),
             "opt" => AnyPolicy::Opt(Opt::new(cap, n_ids)),
+            "sieve" => AnyPolicy::Sieve(Sieve::new(cap, n_ids)),
+            "s3fifo" => AnyPolicy::S3Fifo(S3Fifo::new(cap, n_ids)?),
+            "twoq" => AnyPolicy::TwoQ(TwoQ::new(cap, n_ids)?),
+            "gdsf" => AnyPolicy::Gdsf(Gdsf::new(cap, n_ids)),
             other => {
                 return Err(invalid("policy", format!("{other:?}"), format!("one of {}", POLICIES.join(", "))))
             }
