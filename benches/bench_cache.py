@@ -14,7 +14,18 @@ import pytest
 import osbench as ob
 from osbench.cache import POLICIES
 
-LIBCACHESIM = {"fifo": "FIFO", "lru": "LRU", "lfu": "LFU", "clock": "Clock", "arc": "ARC", "opt": "Belady"}
+LIBCACHESIM = {
+    "fifo": "FIFO",
+    "lru": "LRU",
+    "lfu": "LFU",
+    "clock": "Clock",
+    "arc": "ARC",
+    "opt": "Belady",
+    "sieve": "Sieve",
+    "s3fifo": "S3FIFO",
+    "twoq": "TwoQ",
+    "gdsf": "GDSF",
+}
 CACHETOOLS = {"fifo": "FIFOCache", "lru": "LRUCache"}
 
 
