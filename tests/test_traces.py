@@ -262,3 +262,101 @@ def test_bad_arguments(tmp_path: Path) -> None:
         ob.traces.write([1, 2], tmp_path / "m.npy", sizes=[1])
     with pytest.raises(TypeError, match="trace"):
         ob.traces.write([1.5], tmp_path / "m.npy")
+
+
+# ------------------------------------------------------------------ streaming replay
+
+
+@pytest.fixture(scope="module")
+def trace_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[ob.traces.Trace, dict[str, Path]]:
+    d = tmp_path_factory.mktemp("stream")
+    t = ob.traces.zipf(3000, 0.9, 60_000, seed=21)
+    files = {}
+    for name in ["t.oracleGeneral.bin", "t.oracleGeneral.bin.zst", "t.npy", "t.npy.zst", "t.rec.zst", "t.csv"]:
+        files[name] = d / name
+        ob.traces.write(t, d / name, **(BINARY if name.startswith("t.rec") else {}))  # type: ignore[arg-type]
+    return t, files
+
+
+@pytest.mark.parametrize("chunk_size", [1_000, 7_777, 1 << 20])
+def test_streamed_replay_equals_one_piece(chunk_size: int, trace_files: tuple[ob.traces.Trace, dict[str, Path]]) -> None:
+    t, files = trace_files
+    for policy in ob.cache.POLICIES:
+        capacity = 300
+        want = ob.cache.replay(t, policy, capacity).hits
+        for name, path in files.items():
+            if policy == "opt" and "oracleGeneral" not in name:
+                continue
+            opts = dict(format="binary", **BINARY) if name.startswith("t.rec") else {}
+            got = ob.cache.replay(path, policy, capacity, chunk_size=chunk_size, **opts)  # type: ignore[arg-type]
+            assert (got.hits, got.accesses) == (want, len(t)), (policy, name)
+
+
+def test_chunks_are_bounded_and_complete(trace_files: tuple[ob.traces.Trace, dict[str, Path]]) -> None:
+    t, files = trace_files
+    for name, path in files.items():
+        opts = dict(format="binary", **BINARY) if name.startswith("t.rec") else {}
+        pieces = list(formats.iter_chunks(path, chunk_size=25_000, **opts))  # type: ignore[arg-type]
+        assert [len(p) for p in pieces] == [25_000, 25_000, 10_000], name
+        assert same_keys(np.concatenate([p.keys for p in pieces]), t.keys), name
+
+
+def test_stream_object_by_hand() -> None:
+    t = ob.traces.zipf(500, 1.0, 20_000, seed=2)
+    s = ob.cache.stream("arc", 50)
+    hits = sum(s.feed(piece) for piece in np.array_split(t.keys, 13))
+    assert hits == s.hits == ob.cache.replay(t, "arc", 50).hits and s.accesses == len(t) and s.n_distinct == t.n_distinct
+    opt = ob.cache.stream("opt", 50)
+    with pytest.raises(ValueError, match="next_access"):
+        opt.feed(t.keys[:10])
+    with pytest.raises(ValueError, match="start a new one"):
+        opt.feed(t.keys[:10], np.full(10, -1, dtype=np.int64))
+    with pytest.raises(TypeError, match="int64 or uint64"):
+        ob.cache.stream("lru", 5).feed(np.zeros(3))  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="at least 10"):
+        ob.cache.stream("s3fifo", 5)
+
+
+def test_streaming_bad_files_fail_without_a_partial_result(tmp_path: Path, trace_files: tuple[ob.traces.Trace, dict[str, Path]]) -> None:
+    _, files = trace_files
+    cut = tmp_path / "cut.oracleGeneral.bin"
+    cut.write_bytes(files["t.oracleGeneral.bin"].read_bytes()[:-7])
+    with pytest.raises(TraceFileError, match=f"cut.oracleGeneral.bin: byte offset {60_000 * 24 - 24}: truncated record"):
+        ob.cache.replay(cut, "lru", 100, chunk_size=1000)
+    data = files["t.npy.zst"].read_bytes()
+    (tmp_path / "cut.npy.zst").write_bytes(data[: len(data) - 20])
+    with pytest.raises(TraceFileError, match="cut.npy.zst: byte offset .*truncated zstd"):
+        ob.cache.replay(tmp_path / "cut.npy.zst", "lru", 100, chunk_size=1000)
+    npy = files["t.npy"].read_bytes()
+    (tmp_path / "cut.npy").write_bytes(npy[:-8])
+    with pytest.raises(TraceFileError, match="cut.npy: byte offset .*the header promises 60000 items, the data holds 59999"):
+        ob.cache.replay(tmp_path / "cut.npy", "lru", 100)
+    (tmp_path / "long.npy").write_bytes(npy + b"\0")
+    with pytest.raises(TraceFileError, match="trailing bytes"):
+        ob.cache.replay(tmp_path / "long.npy", "lru", 100)
+    (tmp_path / "e.oracleGeneral.bin").write_bytes(b"")
+    with pytest.raises(TraceFileError, match="the file is empty"):
+        ob.cache.replay(tmp_path / "e.oracleGeneral.bin", "lru", 100)
+    with pytest.raises(ValueError, match="mask=True is not accepted"):
+        ob.cache.replay(files["t.npy"], "lru", 100, mask=True)
+    with pytest.raises(ValueError, match="needs each access's next use"):
+        ob.cache.replay(files["t.npy"], "opt", 100)
+    with pytest.raises(TypeError, match="struct is not accepted"):
+        ob.cache.replay([1, 2], "lru", 100, struct="<Q")
+    with pytest.raises(ValueError, match="chunk_size"):
+        ob.cache.replay(files["t.npy"], "lru", 100, chunk_size=0)
+
+
+def test_reference_engine_reads_files(trace_files: tuple[ob.traces.Trace, dict[str, Path]]) -> None:
+    t, files = trace_files
+    short = ob.traces.Trace(t.keys[:3000])
+    path = files["t.csv"].with_name("short.csv")
+    ob.traces.write(short, path)
+    assert ob.cache.replay(path, "sieve", 40, engine="reference").hits == ob.cache.replay(short, "sieve", 40).hits
+
+
+def test_opt_streams_the_real_trace_with_its_next_access(shared_traces: Path) -> None:
+    path = shared_traces / "cloudphysics-io.oracleGeneral.bin"
+    t = ob.traces.read(path)
+    streamed = ob.cache.replay(path, "opt", 2000, chunk_size=10_000)
+    assert streamed.hits == ob.cache.replay(ob.traces.Trace(t.keys), "opt", 2000).hits

@@ -14,6 +14,7 @@ hit for hit.
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass
 from typing import Any, Hashable, Iterable, Optional, Protocol
 
@@ -93,6 +94,39 @@ def _result(policy: str, capacity: int, accesses: int, hits: int, mask: Optional
     return Replay(policy, capacity, accesses, hits, accesses - hits, hit_ratio, miss_ratio, mask)
 
 
+def stream(policy: str, capacity: int, *, bit_on_insert: bool = False) -> _native.CacheStream:
+    """A native replay fed chunk by chunk: ``s.feed(keys, next_access=None)`` returns the
+    chunk's hits; ``s.hits``, ``s.accesses``, ``s.n_distinct`` so far. The key map and the
+    policy live across chunks, so the pieces of a trace give exactly the hits of one replay
+    of the whole. Offline policies (``opt``) need ``next_access`` (int64, one per key: the
+    time of the key's next access, negative for never)."""
+    policy = _policy(policy)
+    capacity = _capacity("capacity", policy, capacity)
+    return _native.CacheStream(policy, capacity, bit_on_insert)
+
+
+def _replay_file(path: Any, policy: str, capacity: int, engine: str, bit_on_insert: bool, chunk_size: int, read_options: dict[str, Any]) -> Replay:
+    from osbench.traces import formats
+
+    if engine == "reference":
+        whole = formats.read(path, **read_options)
+        flags = reference.replay(_reference_keys(whole), policy, capacity, bit_on_insert)
+        return _result(policy, capacity, len(flags), sum(flags), None)
+    s = _native.CacheStream(policy, capacity, bit_on_insert)
+    for piece in formats.iter_chunks(path, chunk_size=chunk_size, **read_options):
+        next_access = None
+        if s.needs_future:
+            next_access = piece.fields.get("next_access")
+            if next_access is None:
+                raise ValueError(
+                    f"policy={policy!r} needs each access's next use: stream an oracleGeneral file (its "
+                    "next_access field) or replay the trace in memory"
+                )
+            next_access = np.ascontiguousarray(next_access, dtype=np.int64)
+        s.feed(piece.native_keys(), next_access)
+    return _result(policy, capacity, s.accesses, s.hits, None)
+
+
 def replay(
     trace: Any,
     policy: str,
@@ -101,16 +135,30 @@ def replay(
     mask: bool = False,
     engine: str = "native",
     bit_on_insert: bool = False,
+    chunk_size: int = 1 << 20,
+    **read_options: Any,
 ) -> Replay:
     """Replay ``trace`` through a fresh cache of ``capacity`` objects under ``policy``.
 
-    ``trace``: a :class:`~osbench.traces.Trace` or a 1-D array-like of integer keys (the
-    reference engine also takes any hashable keys). ``mask=True`` keeps per-access hit flags.
+    ``trace``: a :class:`~osbench.traces.Trace`, a 1-D array-like of integer keys (the
+    reference engine also takes any hashable keys), or the path of a trace file. A file is
+    streamed ``chunk_size`` accesses at a time in bounded memory (npy, oracleGeneral and
+    struct-binary files, zstd-compressed or not; other formats are read whole), with
+    ``read_options`` as :func:`osbench.traces.read` takes them (``format=``, ``struct=``...);
+    OPT streams oracleGeneral files, using their ``next_access`` field.
+    ``mask=True`` keeps per-access hit flags (not for files).
     ``bit_on_insert`` selects the textbook CLOCK (a newcomer's reference bit starts set).
     """
     policy = _policy(policy)
     capacity = _capacity("capacity", policy, capacity)
     engine = _checks.engine(engine)
+    if isinstance(trace, (str, os.PathLike)):
+        if mask:
+            raise ValueError("mask=True is not accepted when replaying a file: it streams; read it with osbench.traces.read")
+        chunk_size = _checks.positive_int("chunk_size", chunk_size)
+        return _replay_file(trace, policy, capacity, engine, bit_on_insert, chunk_size, read_options)
+    if read_options:
+        raise TypeError(f"{', '.join(sorted(read_options))} is not accepted: file options apply when trace is a path")
     if engine == "reference":
         flags = reference.replay(_reference_keys(trace), policy, capacity, bit_on_insert)
         hit_mask = np.array(flags, dtype=bool) if mask else None
@@ -175,4 +223,4 @@ def new(policy: str, capacity: int, *, engine: str = "native", bit_on_insert: bo
     return _native.OnlineCache(policy, capacity, bit_on_insert)
 
 
-__all__ = ["POLICIES", "MIN_CAPACITY", "OFFLINE", "Replay", "replay", "curve", "new", "reference"]
+__all__ = ["POLICIES", "MIN_CAPACITY", "OFFLINE", "Replay", "replay", "stream", "curve", "new", "reference"]

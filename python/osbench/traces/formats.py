@@ -34,7 +34,7 @@ import io
 import json
 import os
 import re
-from typing import Any, Optional, Union
+from typing import Any, BinaryIO, Iterator, Optional, Union
 
 import numpy as np
 
@@ -454,6 +454,211 @@ def _read_azure(path: str, data: bytes) -> Trace:
     )
 
 
+# ---------------------------------------------------------------------------- streaming
+
+STREAMED: tuple[str, ...] = ("npy", "oracleGeneral", "binary")
+"""Formats :func:`iter_chunks` reads in bounded memory (fixed-size records)."""
+
+
+def _zstd_blocks(f: BinaryIO, path: str, block: int = 1 << 20) -> Iterator[bytes]:
+    """Decompressed bytes of a zstd file, a block at a time; a truncated or corrupt stream is
+    an error (zstandard's stream reader would stop silently on a truncated one)."""
+    import zstandard
+
+    d: Any = None
+    offset = frame_start = 0
+    while True:
+        raw = f.read(block)
+        if not raw:
+            break
+        data = raw
+        while data:
+            if d is None:
+                d = zstandard.ZstdDecompressor().decompressobj()
+                frame_start = offset
+            try:
+                out = d.decompress(data)
+            except zstandard.ZstdError as exc:
+                raise _fail(path, f"zstd frame at byte offset {frame_start}", f"corrupt ({exc})") from None
+            if out:
+                yield out
+            if d.eof:
+                rest = d.unused_data
+                offset += len(data) - len(rest)
+                data, d = rest, None
+            else:
+                offset += len(data)
+                data = b""
+    if d is not None:
+        raise _fail(path, f"byte offset {offset}", f"truncated zstd stream (the frame at byte offset {frame_start} is incomplete)")
+
+
+class _Reader:
+    """Exact-size reads from a plain or zstd file, counting the (decompressed) offset."""
+
+    def __init__(self, f: BinaryIO, path: str, compressed: bool) -> None:
+        self.blocks: Optional[Iterator[bytes]] = _zstd_blocks(f, path) if compressed else None
+        self.f = f
+        self.buf = bytearray()
+        self.offset = 0
+
+    def read(self, n: int) -> bytes:
+        """Up to ``n`` bytes; fewer only at the end of the data."""
+        if self.blocks is None:
+            out = self.f.read(n)
+        else:
+            while len(self.buf) < n:
+                block = next(self.blocks, None)
+                if block is None:
+                    break
+                self.buf += block
+            out = bytes(self.buf[:n])
+            del self.buf[:n]
+        self.offset += len(out)
+        return out
+
+
+def iter_chunks(
+    path: PathLike,
+    format: Optional[str] = None,
+    *,
+    chunk_size: int = 1 << 20,
+    struct: Optional[str] = None,
+    key_field: int = 0,
+    size_field: Optional[int] = None,
+    time_field: Optional[int] = None,
+    **text_options: Any,
+) -> Iterator[Trace]:
+    """The trace in ``path`` as consecutive :class:`Trace` pieces of up to ``chunk_size``
+    accesses. The fixed-record formats (``STREAMED``: npy, oracleGeneral, binary, and their
+    zstd-compressed files) are read piece by piece in bounded memory; the others are read
+    whole, then cut. Errors are those of :func:`read`, raised when the bad place is reached."""
+    from osbench import _checks
+
+    chunk_size = _checks.positive_int("chunk_size", chunk_size)
+    p = os.fspath(path)
+    if not os.path.isfile(p):
+        raise FileNotFoundError(f"{p}: no such trace file")
+    with open(p, "rb") as f:
+        head = f.read(8)
+        f.seek(0)
+        if not head:
+            raise _fail(p, "byte offset 0", "the file is empty")
+        compressed = head[:4] == ZSTD_MAGIC
+        if not compressed and _strip_zst(os.path.basename(p).lower()) != os.path.basename(p).lower():
+            raise _fail(p, "byte offset 0", f"named .zst but not zstd data (first bytes {head[:4].hex(' ')}, expected 28 b5 2f fd)")
+        fmt = format if format is not None else detect(p, b"" if compressed else head)
+        if fmt not in FORMATS:
+            raise ValueError(f"format={fmt!r} is not accepted: use one of {', '.join(FORMATS)}")
+        if fmt not in STREAMED:
+            whole = read(p, fmt, struct=struct, key_field=key_field, size_field=size_field, time_field=time_field, **text_options)
+            for start in range(0, max(len(whole), 1), chunk_size):
+                yield Trace(
+                    whole.keys[start : start + chunk_size],
+                    sizes=None if whole.sizes is None else whole.sizes[start : start + chunk_size],
+                    times=None if whole.times is None else whole.times[start : start + chunk_size],
+                    fields={k: v[start : start + chunk_size] for k, v in whole.fields.items()},
+                    name=whole.name,
+                )
+            return
+        yield from _stream_records(p, _Reader(f, p, compressed), fmt, chunk_size, struct, key_field, size_field, time_field)
+
+
+def _stream_records(
+    path: str,
+    r: _Reader,
+    fmt: str,
+    chunk_size: int,
+    struct: Optional[str],
+    key_field: int,
+    size_field: Optional[int],
+    time_field: Optional[int],
+) -> Iterator[Trace]:
+    name = _strip_zst(os.path.basename(path))
+    count: Optional[int] = None  # records promised by a .npy header
+    key: Optional[str]
+    size: Optional[str]
+    time: Optional[str]
+    extra: Optional[str] = None
+    if fmt == "oracleGeneral":
+        dtype = ORACLE_GENERAL
+        key, size, time, extra = "id", "size", "time", "next_access"
+    elif fmt == "binary":
+        if struct is None:
+            raise ValueError("struct is required for format='binary': a struct format string such as '<IQIq'")
+        dtype = struct_dtype(struct)
+        key = _field("key_field", key_field, dtype, integer=True)
+        size = _field("size_field", size_field, dtype, integer=True)
+        time = _field("time_field", time_field, dtype, integer=False)
+    else:
+        header = r.read(4096)
+        trace_head = _npy_header(path, header)
+        dtype, count, start, key, size, time = trace_head
+        leftover = header[start:]
+        r.buf[:0] = leftover if r.blocks is not None else b""
+        if r.blocks is None:
+            r.f.seek(start)
+        r.offset = start
+    itemsize = dtype.itemsize
+    seen = 0
+    while True:
+        want = chunk_size if count is None else min(chunk_size, count - seen)
+        data = r.read(want * itemsize) if want > 0 else b""
+        if len(data) % itemsize:
+            whole = r.offset - len(data) % itemsize
+            raise _fail(path, f"byte offset {whole}", f"truncated record: the data ends inside a {itemsize}-byte record")
+        if not data:
+            break
+        rec = np.frombuffer(data, dtype=dtype)
+        seen += len(rec)
+
+        def col(field: Optional[str]) -> Optional[np.ndarray]:
+            if field is None:
+                return None
+            a = rec[field]
+            return a.astype(a.dtype.newbyteorder("="))
+
+        keys = col(key)
+        assert keys is not None
+        yield Trace(keys, sizes=col(size), times=col(time), fields={} if extra is None else {extra: col(extra)}, name=name)
+    if count is not None:
+        if seen < count:
+            raise _fail(path, f"byte offset {r.offset}", f"truncated: the header promises {count} items, the data holds {seen}")
+        if r.read(1):
+            raise _fail(path, f"byte offset {r.offset - 1}", f"trailing bytes after the {count} items the header promises")
+
+
+def _npy_header(path: str, head: bytes) -> tuple[np.dtype, int, int, str, Optional[str], Optional[str]]:
+    """(dtype, count, data offset, key field, size field, time field) of a .npy trace."""
+    if not head.startswith(NPY_MAGIC):
+        raise _fail(path, "byte offset 0", "not a .npy file (it does not start with \\x93NUMPY)")
+    f = io.BytesIO(head)
+    try:
+        version = np.lib.format.read_magic(f)
+        if version == (1, 0):
+            shape, _, dtype = np.lib.format.read_array_header_1_0(f)
+        else:
+            shape, _, dtype = np.lib.format.read_array_header_2_0(f)
+    except (ValueError, SyntaxError, EOFError, TypeError) as exc:
+        raise _fail(path, "byte offset 8", f"bad .npy header ({exc})") from None
+    start = f.tell()
+    if dtype.hasobject:
+        raise _fail(path, f"byte offset {start}", "a .npy of Python objects is not a trace (pickles are never loaded)")
+    if len(shape) != 1:
+        raise _fail(path, f"byte offset {start}", f"wrong layout: a trace is 1-D, this array has shape {shape}")
+    if dtype.names is None:
+        if dtype.kind not in "iu":
+            raise _fail(path, f"byte offset {start}", f"wrong layout: keys must be integers, this array holds {dtype}")
+        # a plain array: view it as a one-field record
+        rec = np.dtype([("key", dtype)])
+        return rec, int(shape[0]), start, "key", None, None
+    names = {n.lower(): n for n in dtype.names}
+    key = names.get("key") or names.get("id")
+    if key is None or dtype[key].kind not in "iu":
+        raise _fail(path, f"byte offset {start}", f"wrong layout: a structured trace needs an integer 'key' or 'id' field, found {list(dtype.names)}")
+    return dtype, int(shape[0]), start, key, names.get("size"), names.get("time")
+
+
 # ---------------------------------------------------------------------------- write
 
 
@@ -564,4 +769,4 @@ def oracle_general_bytes(trace: Any, sizes: Any = None) -> bytes:
     return records.tobytes()
 
 
-__all__ = ["FORMATS", "WRITABLE", "TraceFileError", "read", "write", "detect", "struct_dtype", "oracle_general_bytes"]
+__all__ = ["FORMATS", "WRITABLE", "STREAMED", "iter_chunks", "TraceFileError", "read", "write", "detect", "struct_dtype", "oracle_general_bytes"]

@@ -3,7 +3,7 @@
 use crate::errors::IntoPy;
 use crate::interrupt;
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
-use osbench_core::cache::{curve, keys, AnyPolicy, Options, NEVER, POLICIES};
+use osbench_core::cache::{curve, keys, stream, AnyPolicy, Options, NEVER, POLICIES};
 use osbench_core::error::invalid;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -16,6 +16,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cache_replay, m)?)?;
     m.add_function(wrap_pyfunction!(cache_curve, m)?)?;
     m.add_class::<OnlineCache>()?;
+    m.add_class::<CacheStream>()?;
     Ok(())
 }
 
@@ -172,5 +173,73 @@ impl OnlineCache {
 
     fn __len__(&self) -> usize {
         self.policy.len()
+    }
+}
+
+/// A replay fed chunk by chunk: keeps the key map and the policy between chunks, so a trace
+/// larger than memory replays in pieces with exactly the hits of one replay of the whole.
+#[pyclass(module = "osbench._native")]
+pub struct CacheStream {
+    stream: stream::Stream,
+    /// Set when a feed failed or was interrupted midway: the state is then partial.
+    broken: bool,
+    #[pyo3(get)]
+    capacity: u64,
+    #[pyo3(get)]
+    name: String,
+}
+
+#[pymethods]
+impl CacheStream {
+    #[new]
+    #[pyo3(signature = (policy, capacity, bit_on_insert=false))]
+    fn new(policy: &str, capacity: u64, bit_on_insert: bool) -> PyResult<Self> {
+        let stream = stream::Stream::new(policy, capacity, Options { bit_on_insert }).py_err()?;
+        Ok(CacheStream { stream, broken: false, capacity, name: policy.to_string() })
+    }
+
+    /// Replay the next chunk of keys (int64 or uint64; keys are taken by their 64-bit pattern).
+    /// `next_access` (int64, one per key, negative = never) is required by offline policies.
+    /// Returns the chunk's hits.
+    #[pyo3(signature = (keys, next_access=None))]
+    fn feed<'py>(&mut self, py: Python<'py>, keys: &Bound<'py, PyAny>, next_access: Option<PyReadonlyArray1<'py, i64>>) -> PyResult<u64> {
+        if self.broken {
+            return Err(PyValueError::new_err("this stream was interrupted or failed midway; its state is partial: start a new one"));
+        }
+        let next = match &next_access {
+            Some(a) => slice("next_access", a)?,
+            None => &[][..],
+        };
+        let stream = &mut self.stream;
+        let result = if let Ok(a) = keys.extract::<PyReadonlyArray1<'py, i64>>() {
+            let k = slice("keys", &a)?;
+            interrupt::run(py, |cancel| stream.feed(k, next, cancel))
+        } else if let Ok(a) = keys.extract::<PyReadonlyArray1<'py, u64>>() {
+            let k = slice("keys", &a)?;
+            interrupt::run(py, |cancel| stream.feed(k, next, cancel))
+        } else {
+            return Err(PyTypeError::new_err("keys must be a 1-D numpy array of int64 or uint64"));
+        };
+        if result.is_err() {
+            self.broken = true;
+        }
+        result
+    }
+
+    #[getter]
+    fn accesses(&self) -> u64 {
+        self.stream.accesses()
+    }
+    #[getter]
+    fn hits(&self) -> u64 {
+        self.stream.hits()
+    }
+    #[getter]
+    fn n_distinct(&self) -> usize {
+        self.stream.n_distinct()
+    }
+    #[getter]
+    fn needs_future(&self) -> bool {
+        self.stream.needs_future()
     }
 }

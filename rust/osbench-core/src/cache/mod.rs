@@ -17,6 +17,7 @@ mod lru;
 mod opt;
 mod s3fifo;
 mod sieve;
+pub mod stream;
 mod twoq;
 
 pub use arc::Arc;

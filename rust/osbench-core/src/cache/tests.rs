@@ -171,3 +171,26 @@ fn gdsf_heap_stays_small_under_many_hits() {
         _ => unreachable!(),
     }
 }
+
+#[test]
+fn streaming_in_chunks_equals_one_replay() {
+    let cancel = AtomicBool::new(false);
+    let keys = lcg_trace(30_000, 500, 5);
+    let (ids, n, next) = prepare(&keys);
+    let next_access: Vec<i64> = next.iter().map(|&t| if t == NEVER { -1 } else { t as i64 }).collect();
+    for policy in POLICIES {
+        let cap = 50.max(min_capacity(policy));
+        let want = replay(policy, cap, &ids, n, &next, Options::default()).unwrap();
+        for chunk in [1usize, 7, 4096, 30_000] {
+            let mut s = stream::Stream::new(policy, cap, Options::default()).unwrap();
+            let mut hits = 0;
+            for (k, t) in keys.chunks(chunk).zip(next_access.chunks(chunk)) {
+                hits += s.feed(k, t, &cancel).unwrap();
+            }
+            assert_eq!((hits, s.hits(), s.accesses()), (want, want, keys.len() as u64), "{policy} chunk {chunk}");
+            assert_eq!(s.n_distinct(), n);
+        }
+    }
+    let mut opt = stream::Stream::new("opt", 5, Options::default()).unwrap();
+    assert!(opt.feed(&keys[..3], &[], &cancel).is_err());
+}
