@@ -299,3 +299,70 @@ def test_real_trace_engines_agree(shared_traces) -> None:  # type: ignore[no-unt
     short = ob.traces.Trace(t.keys[:20_000])
     for policy in POLICIES:
         assert ob.cache.replay(short, policy, 500).hits == ob.cache.replay(short, policy, 500, engine="reference").hits
+
+
+# ------------------------------------------------------------------ object sizes
+
+
+@settings(max_examples=80, deadline=None)
+@given(trace=int_traces(), capacity=st.integers(1, 300), data=st.data())
+def test_sized_native_equals_reference_hit_for_hit(trace: np.ndarray, capacity: int, data: st.DataObject) -> None:
+    sizes = np.array(data.draw(st.lists(st.integers(1, 60), min_size=len(trace), max_size=len(trace))), dtype=np.int64)
+    for policy in ob.cache.SIZED_POLICIES:
+        native = ob.cache.replay(trace, policy, capacity, mask=True, sizes=sizes)
+        ref = ob.cache.replay(trace, policy, capacity, mask=True, sizes=sizes, engine="reference")
+        assert native.mask is not None and ref.mask is not None
+        assert native.mask.tolist() == ref.mask.tolist(), policy
+    caps = [capacity, capacity * 2 + 5]
+    for policy in ob.cache.SIZED_POLICIES:
+        got = ob.cache.curve(trace, policy, caps, sizes=sizes)
+        assert got.tolist() == [ob.cache.replay(trace, policy, c, sizes=sizes).hit_ratio for c in caps], policy
+
+
+@settings(max_examples=40, deadline=None)
+@given(trace=int_traces(), capacity=st.integers(1, 45))
+def test_unit_sizes_change_nothing(trace: np.ndarray, capacity: int) -> None:
+    ones = np.ones(len(trace), dtype=np.uint64)
+    for policy in ob.cache.SIZED_POLICIES:
+        plain = ob.cache.replay(trace, policy, capacity, mask=True)
+        sized = ob.cache.replay(trace, policy, capacity, mask=True, sizes=ones)
+        assert plain.mask is not None and sized.mask is not None
+        assert plain.mask.tolist() == sized.mask.tolist(), policy
+
+
+def test_an_object_larger_than_the_cache_is_never_admitted() -> None:
+    for policy in ob.cache.SIZED_POLICIES:
+        for engine in ("native", "reference"):
+            r = ob.cache.replay([1, 1, 2, 2, 1], policy, 10, sizes=[11, 11, 10, 10, 4], mask=True, engine=engine)
+            assert r.mask is not None and r.mask.tolist() == [False, False, False, True, False], (policy, engine)
+
+
+def test_sizes_with_files_and_streams(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    t = ob.traces.zipf(400, 0.9, 20_000, seed=8)
+    t = ob.traces.Trace(t.keys, sizes=(t.keys % 13 + 1) * 100)
+    path = tmp_path / "s.oracleGeneral.bin.zst"
+    ob.traces.write(t, path)
+    for policy in ob.cache.SIZED_POLICIES:
+        want = ob.cache.replay(t, policy, 5000, sizes=True)
+        assert want.hits == ob.cache.replay(t, policy, 5000, sizes=t.sizes).hits
+        assert ob.cache.replay(path, policy, 5000, sizes=True, chunk_size=3000).hits == want.hits, policy
+    s = ob.cache.stream("lru", 100)
+    s.feed(np.array([1, 2], dtype=np.int64), None, np.array([50, 60], dtype=np.uint64))
+    with pytest.raises(ValueError, match="start a new one|sizes"):
+        s.feed(np.array([3], dtype=np.int64))
+
+
+def test_bad_sizes() -> None:
+    with pytest.raises(ValueError, match="sizes is not accepted for policy='arc': sizes work with fifo, lru, lfu, sieve, gdsf"):
+        ob.cache.replay([1, 2], "arc", 10, sizes=[1, 1])
+    with pytest.raises(ValueError, match="one size per access"):
+        ob.cache.replay([1, 2], "lru", 10, sizes=[1])
+    for bad in ([0, 1], [-1, 1], [1.5, 1]):
+        with pytest.raises(ValueError, match="positive integers"):
+            ob.cache.replay([1, 2], "lru", 10, sizes=bad)
+    with pytest.raises(ValueError, match="carries no sizes"):
+        ob.cache.replay([1, 2], "lru", 10, sizes=True)
+    with pytest.raises(ValueError, match="sizes"):
+        _native.cache_replay("clock", np.zeros(2, dtype=np.uint32), 1, 3, None, False, False, np.ones(2, dtype=np.uint64))
+    with pytest.raises(ValueError, match="sizes"):
+        _native.cache_replay("lru", np.zeros(2, dtype=np.uint32), 1, 3, None, False, False, np.ones(3, dtype=np.uint64))

@@ -85,3 +85,34 @@ def test_cachetools_lru_agrees() -> None:
         else:
             cache[k] = True
     assert hits == ob.cache.replay(trace, "lru", 64).hits
+
+
+@pytest.mark.parametrize("policy", ["fifo", "lru", "lfu", "sieve", "gdsf"])
+def test_libcachesim_with_real_sizes(policy: str, shared_traces) -> None:  # type: ignore[no-untyped-def]
+    """Capacity in bytes, each access with its own size, straight from the real file."""
+    lcs = pytest.importorskip("libcachesim")
+    path = shared_traces / "cloudphysics-io.oracleGeneral.bin"
+    trace = ob.traces.read(path)
+    for capacity in (1 << 20, 2000 * 4096):
+        reader = lcs.TraceReader(str(path), lcs.TraceType.ORACLE_GENERAL_TRACE)
+        miss_ratio, _ = getattr(lcs, LIBCACHESIM_CLASSES[policy])(capacity).process_trace(reader)
+        assert round(miss_ratio * len(trace)) == ob.cache.replay(trace, policy, capacity, sizes=True).misses
+
+
+@pytest.mark.parametrize("policy", ["fifo", "lru", "lfu", "sieve", "gdsf"])
+def test_libcachesim_sized_hit_for_hit(policy: str) -> None:
+    lcs = pytest.importorskip("libcachesim")
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        n, capacity = int(rng.integers(2, 50)), int(rng.integers(1, 150))
+        keys = rng.integers(0, n, 300).tolist()
+        per_object = rng.integers(1, 40, n)
+        sizes = [int(per_object[k]) for k in keys]
+        cache = getattr(lcs, LIBCACHESIM_CLASSES[policy])(capacity)
+        want = []
+        for k, s in zip(keys, sizes):
+            req = lcs.Request()
+            req.obj_id, req.obj_size = k, s
+            want.append(bool(cache.get(req)))
+        got = ob.cache.replay(np.array(keys), policy, capacity, sizes=sizes, mask=True).mask
+        assert got is not None and got.tolist() == want, (policy, capacity)

@@ -9,6 +9,7 @@ __all__ = [
     "BUILD_PROFILE",
     "__version__",
     "CACHE_POLICIES",
+    "CACHE_SIZED_POLICIES",
     "dense_ids",
     "next_use",
     "cache_replay",
@@ -25,6 +26,7 @@ __all__ = [
 BUILD_PROFILE: str
 __version__: str
 CACHE_POLICIES: list[str]
+CACHE_SIZED_POLICIES: list[str]
 
 def dense_ids(keys: npt.NDArray[np.int64] | npt.NDArray[np.uint64]) -> tuple[npt.NDArray[np.uint32], int]: ...
 def next_use(ids: npt.NDArray[np.uint32], n_ids: int) -> npt.NDArray[np.uint64]: ...
@@ -36,6 +38,7 @@ def cache_replay(
     next_use: Optional[npt.NDArray[np.uint64]] = None,
     mask: bool = False,
     bit_on_insert: bool = False,
+    sizes: Optional[npt.NDArray[np.uint64]] = None,
 ) -> tuple[int, Optional[npt.NDArray[np.bool_]]]: ...
 def cache_curve(
     policy: str,
@@ -45,6 +48,7 @@ def cache_curve(
     next_use: Optional[npt.NDArray[np.uint64]] = None,
     bit_on_insert: bool = False,
     threads: Optional[int] = None,
+    sizes: Optional[npt.NDArray[np.uint64]] = None,
 ) -> npt.NDArray[np.uint64]: ...
 
 @final
@@ -73,7 +77,12 @@ class CacheStream:
     @property
     def needs_future(self) -> bool: ...
     def __new__(cls, policy: str, capacity: int, bit_on_insert: bool = False) -> CacheStream: ...
-    def feed(self, keys: npt.NDArray[np.int64] | npt.NDArray[np.uint64], next_access: npt.NDArray[np.int64] | None = None) -> int: ...
+    def feed(
+        self,
+        keys: npt.NDArray[np.int64] | npt.NDArray[np.uint64],
+        next_access: npt.NDArray[np.int64] | None = None,
+        sizes: npt.NDArray[np.uint64] | None = None,
+    ) -> int: ...
 
 from typing import final
 

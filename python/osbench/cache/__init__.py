@@ -31,6 +31,9 @@ MIN_CAPACITY: dict[str, int] = {"s3fifo": 10, "twoq": 4}
 """Policies refusing small capacities: S3-FIFO's small queue (10%) and 2Q's Ain (25%) must
 hold at least one object (libCacheSim aborts, or caches nothing, below these)."""
 
+SIZED_POLICIES: tuple[str, ...] = reference.SIZED_POLICIES
+"""Policies that take ``sizes=`` (one object size per access; capacity then counts bytes)."""
+
 OFFLINE: frozenset[str] = frozenset({"opt"})
 """Policies that need the future (each access's next use) and so have no online form."""
 
@@ -79,6 +82,24 @@ def _capacity(name: str, policy: str, capacity: Any) -> int:
     return capacity
 
 
+def _sizes(trace: Any, sizes: Any, policy: str, n: int) -> Optional[np.ndarray]:
+    """Validated per-access sizes as uint64, or None for unit sizes."""
+    if sizes is None:
+        return None
+    if policy not in SIZED_POLICIES:
+        raise ValueError(f"sizes is not accepted for policy={policy!r}: sizes work with {', '.join(SIZED_POLICIES)}")
+    if sizes is True:
+        sizes = trace.sizes if isinstance(trace, Trace) else None
+        if sizes is None:
+            raise ValueError("sizes=True is not accepted: the trace carries no sizes (pass an array, one size per access)")
+    arr = np.asarray(sizes)
+    if arr.ndim != 1 or len(arr) != n:
+        raise ValueError(f"sizes is not accepted: it must be 1-D with one size per access ({n}), got shape {arr.shape}")
+    if n and (arr.dtype.kind not in "iu" or arr.min() < 1):
+        raise ValueError("sizes is not accepted: sizes must be positive integers (bytes)")
+    return np.ascontiguousarray(arr, dtype=np.uint64)
+
+
 def _reference_keys(trace: Any) -> list[Hashable]:
     keys = trace.keys if isinstance(trace, Trace) else trace
     if isinstance(keys, np.ndarray):
@@ -105,12 +126,16 @@ def stream(policy: str, capacity: int, *, bit_on_insert: bool = False) -> _nativ
     return _native.CacheStream(policy, capacity, bit_on_insert)
 
 
-def _replay_file(path: Any, policy: str, capacity: int, engine: str, bit_on_insert: bool, chunk_size: int, read_options: dict[str, Any]) -> Replay:
+def _replay_file(
+    path: Any, policy: str, capacity: int, engine: str, bit_on_insert: bool, chunk_size: int, read_options: dict[str, Any], sized: bool
+) -> Replay:
     from osbench.traces import formats
 
     if engine == "reference":
         whole = formats.read(path, **read_options)
-        flags = reference.replay(_reference_keys(whole), policy, capacity, bit_on_insert)
+        keys = _reference_keys(whole)
+        size_arr = _sizes(whole, True if sized else None, policy, len(keys))
+        flags = reference.replay(keys, policy, capacity, bit_on_insert, None if size_arr is None else size_arr.tolist())
         return _result(policy, capacity, len(flags), sum(flags), None)
     s = _native.CacheStream(policy, capacity, bit_on_insert)
     for piece in formats.iter_chunks(path, chunk_size=chunk_size, **read_options):
@@ -123,7 +148,8 @@ def _replay_file(path: Any, policy: str, capacity: int, engine: str, bit_on_inse
                     "next_access field) or replay the trace in memory"
                 )
             next_access = np.ascontiguousarray(next_access, dtype=np.int64)
-        s.feed(piece.native_keys(), next_access)
+        size_arr = _sizes(piece, True, policy, len(piece)) if sized else None
+        s.feed(piece.native_keys(), next_access, size_arr)
     return _result(policy, capacity, s.accesses, s.hits, None)
 
 
@@ -136,6 +162,7 @@ def replay(
     engine: str = "native",
     bit_on_insert: bool = False,
     chunk_size: int = 1 << 20,
+    sizes: Any = None,
     **read_options: Any,
 ) -> Replay:
     """Replay ``trace`` through a fresh cache of ``capacity`` objects under ``policy``.
@@ -146,6 +173,10 @@ def replay(
     struct-binary files, zstd-compressed or not; other formats are read whole), with
     ``read_options`` as :func:`osbench.traces.read` takes them (``format=``, ``struct=``...);
     OPT streams oracleGeneral files, using their ``next_access`` field.
+    ``sizes``: one object size per access (an array, or True for the trace's own sizes, a
+    file's included), for the policies in ``SIZED_POLICIES``: ``capacity`` then counts bytes,
+    as in libCacheSim (an object larger than the cache is never admitted; a miss evicts until
+    the newcomer fits; a hit keeps the size the object entered with).
     ``mask=True`` keeps per-access hit flags (not for files).
     ``bit_on_insert`` selects the textbook CLOCK (a newcomer's reference bit starts set).
     """
@@ -156,17 +187,24 @@ def replay(
         if mask:
             raise ValueError("mask=True is not accepted when replaying a file: it streams; read it with osbench.traces.read")
         chunk_size = _checks.positive_int("chunk_size", chunk_size)
-        return _replay_file(trace, policy, capacity, engine, bit_on_insert, chunk_size, read_options)
+        if sizes is not None and sizes is not True:
+            raise ValueError("sizes is not accepted as an array when replaying a file: pass sizes=True for the file's sizes")
+        if sizes is True and policy not in SIZED_POLICIES:
+            _sizes(None, sizes, policy, 0)
+        return _replay_file(trace, policy, capacity, engine, bit_on_insert, chunk_size, read_options, sizes is True)
     if read_options:
         raise TypeError(f"{', '.join(sorted(read_options))} is not accepted: file options apply when trace is a path")
     if engine == "reference":
-        flags = reference.replay(_reference_keys(trace), policy, capacity, bit_on_insert)
+        keys = _reference_keys(trace)
+        size_arr = _sizes(trace, sizes, policy, len(keys))
+        flags = reference.replay(keys, policy, capacity, bit_on_insert, None if size_arr is None else size_arr.tolist())
         hit_mask = np.array(flags, dtype=bool) if mask else None
         return _result(policy, capacity, len(flags), sum(flags), hit_mask)
     t = as_trace(trace)
     ids, n_ids = t.dense()
+    size_arr = _sizes(t, sizes, policy, len(ids))
     next_use = t.next_use() if policy in OFFLINE else None
-    hits, flags = _native.cache_replay(policy, ids, n_ids, capacity, next_use, mask, bit_on_insert)
+    hits, flags = _native.cache_replay(policy, ids, n_ids, capacity, next_use, mask, bit_on_insert, size_arr)
     return _result(policy, capacity, len(ids), int(hits), flags)
 
 
@@ -178,12 +216,14 @@ def curve(
     engine: str = "native",
     bit_on_insert: bool = False,
     threads: Optional[int] = None,
+    sizes: Any = None,
 ) -> np.ndarray:
     """Hit ratios of ``policy`` at each capacity (a float array, in the order given).
 
     LRU and OPT are stack algorithms: the native engine computes all capacities in one pass
     over the trace (Mattson stack distances). Other policies replay once per capacity, on
-    ``threads`` threads (default: every core).
+    ``threads`` threads (default: every core). ``sizes`` as in :func:`replay` (capacities in
+    bytes; every policy then replays once per capacity).
     """
     policy = _policy(policy)
     engine = _checks.engine(engine)
@@ -193,12 +233,15 @@ def curve(
     if engine == "reference":
         keys = _reference_keys(trace)
         n = len(keys)
-        return np.array([sum(reference.replay(keys, policy, c, bit_on_insert)) / n if n else 0.0 for c in caps])
+        size_arr = _sizes(trace, sizes, policy, n)
+        size_list = None if size_arr is None else size_arr.tolist()
+        return np.array([sum(reference.replay(keys, policy, c, bit_on_insert, size_list)) / n if n else 0.0 for c in caps])
     t = as_trace(trace)
     ids, n_ids = t.dense()
+    size_arr = _sizes(t, sizes, policy, len(ids))
     next_use = t.next_use() if policy in OFFLINE else None
     hits = _native.cache_curve(
-        policy, ids, n_ids, np.array(caps, dtype=np.uint64), next_use, bit_on_insert, threads
+        policy, ids, n_ids, np.array(caps, dtype=np.uint64), next_use, bit_on_insert, threads, size_arr
     )
     n = len(ids)
     return hits / n if n else np.zeros(len(caps))
@@ -223,4 +266,4 @@ def new(policy: str, capacity: int, *, engine: str = "native", bit_on_insert: bo
     return _native.OnlineCache(policy, capacity, bit_on_insert)
 
 
-__all__ = ["POLICIES", "MIN_CAPACITY", "OFFLINE", "Replay", "replay", "stream", "curve", "new", "reference"]
+__all__ = ["POLICIES", "SIZED_POLICIES", "MIN_CAPACITY", "OFFLINE", "Replay", "replay", "stream", "curve", "new", "reference"]

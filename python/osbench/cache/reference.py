@@ -7,7 +7,8 @@ hit for hit. Every class has the same interface::
     cache.access(key)          # True on a hit; a miss inserts the key (demand paging)
     len(cache), key in cache
 
-Objects have unit size; ``capacity`` counts objects. :class:`OPT` is offline:
+Objects have unit size and ``capacity`` counts objects, except that the classes in
+``SIZED_POLICIES`` also take ``access(key, next_use, size)`` with a capacity in bytes. :class:`OPT` is offline:
 ``access(key, next_use)`` also needs the time of the key's next access.
 """
 
@@ -28,15 +29,19 @@ class FIFO:
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
         self.queue: deque[Hashable] = deque()
-        self.cached: set[Hashable] = set()
+        self.cached: dict[Hashable, int] = {}  # key -> size
+        self.used = 0
 
-    def access(self, key: Hashable, next_use: Optional[int] = None) -> bool:
+    def access(self, key: Hashable, next_use: Optional[int] = None, size: int = 1) -> bool:
         if key in self.cached:
             return True
-        if len(self.queue) == self.capacity:
-            self.cached.discard(self.queue.popleft())
+        if size > self.capacity:
+            return False
+        while self.used + size > self.capacity:
+            self.used -= self.cached.pop(self.queue.popleft())
         self.queue.append(key)
-        self.cached.add(key)
+        self.cached[key] = size
+        self.used += size
         return False
 
     def __len__(self) -> int:
@@ -53,15 +58,19 @@ class LRU:
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
-        self.order: OrderedDict[Hashable, None] = OrderedDict()
+        self.order: OrderedDict[Hashable, int] = OrderedDict()  # key -> size
+        self.used = 0
 
-    def access(self, key: Hashable, next_use: Optional[int] = None) -> bool:
+    def access(self, key: Hashable, next_use: Optional[int] = None, size: int = 1) -> bool:
         if key in self.order:
             self.order.move_to_end(key)
             return True
-        if len(self.order) == self.capacity:
-            self.order.popitem(last=False)
-        self.order[key] = None
+        if size > self.capacity:
+            return False
+        while self.used + size > self.capacity:
+            self.used -= self.order.popitem(last=False)[1]
+        self.order[key] = size
+        self.used += size
         return False
 
     def __len__(self) -> int:
@@ -83,8 +92,10 @@ class LFU:
         self.freq: dict[Hashable, int] = {}
         self.by_freq: dict[int, OrderedDict[Hashable, None]] = {}
         self.min_freq = 0
+        self.size: dict[Hashable, int] = {}
+        self.used = 0
 
-    def access(self, key: Hashable, next_use: Optional[int] = None) -> bool:
+    def access(self, key: Hashable, next_use: Optional[int] = None, size: int = 1) -> bool:
         f = self.freq.get(key, 0)
         if f:
             del self.by_freq[f][key]
@@ -95,12 +106,19 @@ class LFU:
             self.by_freq.setdefault(f + 1, OrderedDict())[key] = None
             self.freq[key] = f + 1
             return True
-        if len(self.freq) == self.capacity:
+        if size > self.capacity:
+            return False
+        while self.used + size > self.capacity:
+            while self.min_freq not in self.by_freq:  # several evictions: the lowest count moves up
+                self.min_freq += 1
             coldest = self.by_freq[self.min_freq]
             victim, _ = coldest.popitem(last=False)
             if not coldest:
                 del self.by_freq[self.min_freq]
             del self.freq[victim]
+            self.used -= self.size.pop(victim)
+        self.size[key] = size
+        self.used += size
         self.by_freq.setdefault(1, OrderedDict())[key] = None
         self.freq[key] = 1
         self.min_freq = 1
@@ -274,14 +292,20 @@ class Sieve:
         self.newest: Any = _NONE
         self.oldest: Any = _NONE
         self.hand: Any = _NONE
+        self.size: dict[Hashable, int] = {}
+        self.used = 0
 
-    def access(self, key: Hashable, next_use: Optional[int] = None) -> bool:
+    def access(self, key: Hashable, next_use: Optional[int] = None, size: int = 1) -> bool:
         if key in self.visited:
             self.visited[key] = True
             return True
-        if len(self.visited) == self.capacity:
+        if size > self.capacity:
+            return False
+        while self.used + size > self.capacity:
             self._evict()
         self.visited[key] = False
+        self.size[key] = size
+        self.used += size
         self.older[key], self.newer[key] = self.newest, _NONE
         if self.newest is _NONE:
             self.oldest = key
@@ -298,6 +322,7 @@ class Sieve:
         self.hand = self.newer[key]
         older, newer = self.older.pop(key), self.newer.pop(key)
         del self.visited[key]
+        self.used -= self.size.pop(key)
         if older is _NONE:
             self.oldest = newer
         else:
@@ -473,23 +498,30 @@ class GDSF:
         self.count: dict[Hashable, int] = {}
         self.stamp: dict[Hashable, tuple[float, int]] = {}  # key -> (priority, last access)
         self.heap: list[tuple[float, int, Hashable]] = []  # stale entries are skipped
+        self.size: dict[Hashable, int] = {}
+        self.used = 0
 
-    def access(self, key: Hashable, next_use: Optional[int] = None) -> bool:
+    def access(self, key: Hashable, next_use: Optional[int] = None, size: int = 1) -> bool:
         self.clock += 1
         hit = key in self.count
         if hit:
             self.count[key] += 1
-            priority = self.inflation + self.count[key] * GDSF_SCALE / 1
+            priority = self.inflation + self.count[key] * GDSF_SCALE / self.size[key]
         else:
+            if size > self.capacity:
+                return False  # never admitted
             self.count[key] = 1
-            priority = self.inflation + GDSF_SCALE / 1
+            self.size[key] = size
+            self.used += size
+            priority = self.inflation + GDSF_SCALE / size
         self.stamp[key] = (priority, self.clock)
         heapq.heappush(self.heap, (priority, self.clock, key))
-        while len(self.count) > self.capacity:
+        while self.used > self.capacity:
             priority, clock, victim = heapq.heappop(self.heap)
             if self.stamp.get(victim) == (priority, clock):
                 self.inflation = priority
                 del self.count[victim], self.stamp[victim]
+                self.used -= self.size.pop(victim)
         return hit
 
     def __len__(self) -> int:
@@ -520,13 +552,24 @@ def make(policy: str, capacity: int, bit_on_insert: bool = False) -> Any:
     return POLICY_CLASSES[policy](capacity)
 
 
-def replay(keys: Sequence[Hashable], policy: str, capacity: int, bit_on_insert: bool = False) -> list[bool]:
-    """Replay ``keys`` through a fresh cache; one hit flag per access."""
+SIZED_POLICIES: tuple[str, ...] = ("fifo", "lru", "lfu", "sieve", "gdsf")
+"""Classes whose ``access`` takes ``size=`` (capacity then counts bytes, as in libCacheSim:
+an object larger than the capacity is never admitted, a miss evicts until the newcomer fits,
+a hit keeps the size the object entered with)."""
+
+
+def replay(
+    keys: Sequence[Hashable], policy: str, capacity: int, bit_on_insert: bool = False, sizes: Optional[Sequence[int]] = None
+) -> list[bool]:
+    """Replay ``keys`` through a fresh cache; one hit flag per access. ``sizes``: one object
+    size per access (capacity in bytes), for the policies in ``SIZED_POLICIES``."""
     cache = make(policy, capacity, bit_on_insert)
+    if sizes is not None:
+        return [cache.access(k, None, int(s)) for k, s in zip(keys, sizes)]
     if policy == "opt":
         nexts = next_use_reference(keys)
         return [cache.access(k, n) for k, n in zip(keys, nexts)]
     return [cache.access(k) for k in keys]
 
 
-__all__ = ["FIFO", "LRU", "LFU", "Clock", "ARC", "OPT", "Sieve", "S3FIFO", "TwoQ", "GDSF", "POLICY_CLASSES", "make", "replay", "NEVER"]
+__all__ = ["FIFO", "LRU", "LFU", "Clock", "ARC", "OPT", "Sieve", "S3FIFO", "TwoQ", "GDSF", "POLICY_CLASSES", "SIZED_POLICIES", "make", "replay", "NEVER"]

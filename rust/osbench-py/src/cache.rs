@@ -3,7 +3,7 @@
 use crate::errors::IntoPy;
 use crate::interrupt;
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
-use osbench_core::cache::{curve, keys, stream, AnyPolicy, Options, NEVER, POLICIES};
+use osbench_core::cache::{curve, keys, stream, AnyPolicy, Options, NEVER, POLICIES, SIZED_POLICIES};
 use osbench_core::error::invalid;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -11,6 +11,7 @@ use std::collections::HashMap;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CACHE_POLICIES", POLICIES.to_vec())?;
+    m.add("CACHE_SIZED_POLICIES", SIZED_POLICIES.to_vec())?;
     m.add_function(wrap_pyfunction!(dense_ids, m)?)?;
     m.add_function(wrap_pyfunction!(next_use, m)?)?;
     m.add_function(wrap_pyfunction!(cache_replay, m)?)?;
@@ -67,7 +68,7 @@ fn check_ids(ids: &[u32], n_ids: usize) -> osbench_core::Result<()> {
 
 /// Replay dense ids through one policy. Returns (hits, per-access hit mask or None).
 #[pyfunction]
-#[pyo3(signature = (policy, ids, n_ids, capacity, next_use=None, mask=false, bit_on_insert=false))]
+#[pyo3(signature = (policy, ids, n_ids, capacity, next_use=None, mask=false, bit_on_insert=false, sizes=None))]
 #[allow(clippy::too_many_arguments)]
 fn cache_replay<'py>(
     py: Python<'py>,
@@ -78,8 +79,13 @@ fn cache_replay<'py>(
     next_use: Option<PyReadonlyArray1<'py, u64>>,
     mask: bool,
     bit_on_insert: bool,
+    sizes: Option<PyReadonlyArray1<'py, u64>>,
 ) -> PyResult<(u64, Option<Bound<'py, PyArray1<bool>>>)> {
     let ids = slice("ids", &ids)?;
+    let sizes = match &sizes {
+        Some(a) => Some(slice("sizes", a)?),
+        None => None,
+    };
     let next = match &next_use {
         Some(a) => slice("next_use", a)?,
         None => &[][..],
@@ -91,7 +97,10 @@ fn cache_replay<'py>(
     let (hits, flags) = interrupt::run(py, |cancel| {
         check_ids(ids, n_ids)?;
         let mut flags = if mask { vec![false; ids.len()] } else { Vec::new() };
-        let hits = curve::replay_cancellable(&mut policy, ids, next, &mut flags, cancel)?;
+        let hits = match sizes {
+            Some(s) => curve::replay_sized_cancellable(&mut policy, ids, s, next, &mut flags, cancel)?,
+            None => curve::replay_cancellable(&mut policy, ids, next, &mut flags, cancel)?,
+        };
         Ok((hits, flags))
     })?;
     Ok((hits, if mask { Some(flags.into_pyarray(py)) } else { None }))
@@ -100,7 +109,7 @@ fn cache_replay<'py>(
 /// Hits at each capacity: one pass for LRU and OPT (stack distances), else one replay per
 /// capacity on `threads` threads (default: every available core).
 #[pyfunction]
-#[pyo3(signature = (policy, ids, n_ids, capacities, next_use=None, bit_on_insert=false, threads=None))]
+#[pyo3(signature = (policy, ids, n_ids, capacities, next_use=None, bit_on_insert=false, threads=None, sizes=None))]
 #[allow(clippy::too_many_arguments)]
 fn cache_curve<'py>(
     py: Python<'py>,
@@ -111,8 +120,13 @@ fn cache_curve<'py>(
     next_use: Option<PyReadonlyArray1<'py, u64>>,
     bit_on_insert: bool,
     threads: Option<usize>,
+    sizes: Option<PyReadonlyArray1<'py, u64>>,
 ) -> PyResult<Bound<'py, PyArray1<u64>>> {
     let ids = slice("ids", &ids)?;
+    let sizes = match &sizes {
+        Some(a) => Some(slice("sizes", a)?),
+        None => None,
+    };
     let caps = slice("capacities", &capacities)?;
     let next = match &next_use {
         Some(a) => slice("next_use", a)?,
@@ -124,7 +138,13 @@ fn cache_curve<'py>(
     let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let hits = interrupt::run(py, |cancel| {
         check_ids(ids, n_ids)?;
-        curve::curve(policy, ids, n_ids, next, caps, Options { bit_on_insert }, threads, cancel)
+        match sizes {
+            Some(s) => {
+                AnyPolicy::new(policy, u64::MAX, 0, Options { bit_on_insert })?;
+                curve::curve_sized(policy, ids, n_ids, s, next, caps, Options { bit_on_insert }, threads, cancel)
+            }
+            None => curve::curve(policy, ids, n_ids, next, caps, Options { bit_on_insert }, threads, cancel),
+        }
     })?;
     Ok(hits.into_pyarray(py))
 }
@@ -201,8 +221,14 @@ impl CacheStream {
     /// Replay the next chunk of keys (int64 or uint64; keys are taken by their 64-bit pattern).
     /// `next_access` (int64, one per key, negative = never) is required by offline policies.
     /// Returns the chunk's hits.
-    #[pyo3(signature = (keys, next_access=None))]
-    fn feed<'py>(&mut self, py: Python<'py>, keys: &Bound<'py, PyAny>, next_access: Option<PyReadonlyArray1<'py, i64>>) -> PyResult<u64> {
+    #[pyo3(signature = (keys, next_access=None, sizes=None))]
+    fn feed<'py>(
+        &mut self,
+        py: Python<'py>,
+        keys: &Bound<'py, PyAny>,
+        next_access: Option<PyReadonlyArray1<'py, i64>>,
+        sizes: Option<PyReadonlyArray1<'py, u64>>,
+    ) -> PyResult<u64> {
         if self.broken {
             return Err(PyValueError::new_err("this stream was interrupted or failed midway; its state is partial: start a new one"));
         }
@@ -210,13 +236,17 @@ impl CacheStream {
             Some(a) => slice("next_access", a)?,
             None => &[][..],
         };
+        let sizes = match &sizes {
+            Some(a) => slice("sizes", a)?,
+            None => &[][..],
+        };
         let stream = &mut self.stream;
         let result = if let Ok(a) = keys.extract::<PyReadonlyArray1<'py, i64>>() {
             let k = slice("keys", &a)?;
-            interrupt::run(py, |cancel| stream.feed(k, next, cancel))
+            interrupt::run(py, |cancel| stream.feed(k, next, sizes, cancel))
         } else if let Ok(a) = keys.extract::<PyReadonlyArray1<'py, u64>>() {
             let k = slice("keys", &a)?;
-            interrupt::run(py, |cancel| stream.feed(k, next, cancel))
+            interrupt::run(py, |cancel| stream.feed(k, next, sizes, cancel))
         } else {
             return Err(PyTypeError::new_err("keys must be a 1-D numpy array of int64 or uint64"));
         };

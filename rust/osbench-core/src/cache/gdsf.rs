@@ -28,6 +28,9 @@ pub struct Gdsf {
     stamp: Vec<u64>,
     /// (priority bits, stamp, slot): non-negative f64 bits order like the numbers.
     heap: BinaryHeap<Reverse<(u64, u64, u32)>>,
+    /// Sized mode: bytes held, and the size of the object in each slot.
+    used: u64,
+    size_of: Vec<u64>,
 }
 
 impl Gdsf {
@@ -42,6 +45,8 @@ impl Gdsf {
             count: Vec::with_capacity(expected + 1),
             stamp: Vec::with_capacity(expected + 1),
             heap: BinaryHeap::with_capacity(2 * expected + 2),
+            used: 0,
+            size_of: Vec::new(),
         }
     }
 
@@ -61,22 +66,26 @@ impl Gdsf {
         self.heap = BinaryHeap::from(live);
     }
 
-    fn evict_lowest(&mut self) {
+    fn evict_lowest<const SIZED: bool>(&mut self) {
         while let Some(Reverse((bits, t, slot))) = self.heap.pop() {
             if self.stamp[slot as usize] == t {
                 self.inflation = f64::from_bits(bits);
                 self.stamp[slot as usize] = u64::MAX;
                 self.slots.release(slot);
                 self.len -= 1;
+                if SIZED {
+                    self.used -= self.size_of[slot as usize];
+                }
                 return;
             }
         }
     }
 }
 
-impl Policy for Gdsf {
-    #[inline]
-    fn access(&mut self, id: u32, _next_use: u64) -> bool {
+impl Gdsf {
+    /// One access; `SIZED` is a compile-time switch so the unit-size path stays as lean.
+    #[inline(always)]
+    fn step<const SIZED: bool>(&mut self, id: u32, size: u64) -> bool {
         self.clock += 1;
         let mut slot = self.slots.get(id);
         let hit = slot != NIL;
@@ -84,28 +93,58 @@ impl Policy for Gdsf {
         if hit {
             let c = self.count[slot as usize].saturating_add(1);
             self.count[slot as usize] = c;
-            priority = self.inflation + c as f64 * GDSF_SCALE / 1.0;
+            let bytes = if SIZED { self.size_of[slot as usize] as f64 } else { 1.0 };
+            priority = self.inflation + c as f64 * GDSF_SCALE / bytes;
         } else {
+            if SIZED && size > self.capacity as u64 {
+                return false; // never admitted (libCacheSim's can_insert)
+            }
             slot = self.slots.assign(id);
             let hw = self.slots.high_water();
             if self.count.len() < hw {
                 self.count.resize(hw, 0);
                 self.stamp.resize(hw, u64::MAX);
             }
+            if SIZED && self.size_of.len() < hw {
+                self.size_of.resize(hw, 0);
+            }
             self.count[slot as usize] = 1;
             self.len += 1;
-            priority = self.inflation + GDSF_SCALE / 1.0;
+            if SIZED {
+                self.size_of[slot as usize] = size;
+                self.used += size;
+            }
+            let bytes = if SIZED { size as f64 } else { 1.0 };
+            priority = self.inflation + GDSF_SCALE / bytes;
         }
         self.stamp[slot as usize] = self.clock;
-        self.heap
-            .push(Reverse((priority.to_bits(), self.clock, slot)));
-        while self.len > self.capacity {
-            self.evict_lowest();
+        self.heap.push(Reverse((priority.to_bits(), self.clock, slot)));
+        if SIZED {
+            while self.used > self.capacity as u64 {
+                self.evict_lowest::<true>();
+            }
+        } else {
+            while self.len > self.capacity {
+                self.evict_lowest::<false>();
+            }
         }
         if self.heap.len() > 2 * self.len + 1024 {
             self.compact();
         }
         hit
+    }
+}
+
+impl Policy for Gdsf {
+    #[inline]
+    fn access(&mut self, id: u32, _next_use: u64) -> bool {
+        self.step::<false>(id, 1)
+    }
+    fn supports_sizes(&self) -> bool {
+        true
+    }
+    fn access_sized(&mut self, id: u32, size: u64, _next_use: u64) -> bool {
+        self.step::<true>(id, size)
     }
     fn contains(&self, id: u32) -> bool {
         self.slots.peek(id) != NIL

@@ -33,6 +33,9 @@ pub use twoq::TwoQ;
 
 use crate::error::{invalid, Result};
 
+/// The policies that take per-access object sizes (capacity then counts bytes).
+pub const SIZED_POLICIES: [&str; 5] = ["fifo", "lru", "lfu", "sieve", "gdsf"];
+
 /// Sentinel for "no id" in the intrusive lists, and "never used again" in next-use arrays.
 pub const NIL: u32 = u32::MAX;
 pub const NEVER: u64 = u64::MAX;
@@ -66,6 +69,36 @@ pub trait Policy: Send {
     /// True for offline policies that need each access's next-use time.
     fn needs_future(&self) -> bool {
         false
+    }
+
+    /// Access `id`, an object of `size` bytes, in a cache whose capacity counts bytes, as
+    /// libCacheSim does: an object larger than the capacity is never admitted; a miss evicts
+    /// until the newcomer fits; a hit keeps the size the object entered with. Only policies
+    /// in [`SIZED_POLICIES`] implement it ([`Policy::supports_sizes`]); one cache instance
+    /// uses either this or [`Policy::access`], never both.
+    fn access_sized(&mut self, id: u32, _size: u64, next_use: u64) -> bool {
+        self.access(id, next_use)
+    }
+    fn supports_sizes(&self) -> bool {
+        false
+    }
+
+    /// [`Policy::replay_chunk`] with one size per access.
+    fn replay_chunk_sized(&mut self, ids: &[u32], sizes: &[u64], next_use: &[u64], mask: &mut [bool]) -> u64
+    where
+        Self: Sized,
+    {
+        let mut hits = 0u64;
+        let future = self.needs_future();
+        for (i, (&id, &size)) in ids.iter().zip(sizes).enumerate() {
+            let next = if future { next_use[i] } else { NEVER };
+            let hit = self.access_sized(id, size, next);
+            hits += hit as u64;
+            if !mask.is_empty() {
+                mask[i] = hit;
+            }
+        }
+        hits
     }
 
     /// Replay a run of accesses; returns the number of hits. `next_use[i]` belongs to
@@ -167,6 +200,26 @@ impl AnyPolicy {
     pub fn needs_future(&self) -> bool {
         each_policy!(self, p => p.needs_future())
     }
+    pub fn supports_sizes(&self) -> bool {
+        each_policy!(self, p => p.supports_sizes())
+    }
+    /// See [`Policy::replay_chunk_sized`]. Checks the policy and the slice lengths.
+    pub fn replay_chunk_sized(&mut self, ids: &[u32], sizes: &[u64], next_use: &[u64], mask: &mut [bool]) -> Result<u64> {
+        if !self.supports_sizes() {
+            return Err(invalid("sizes", "given", format!("no sizes for this policy; sizes work with {}", SIZED_POLICIES.join(", "))));
+        }
+        if sizes.len() != ids.len() {
+            return Err(invalid("sizes", format!("{} entries", sizes.len()), format!("{} entries, one per access", ids.len())));
+        }
+        if self.needs_future() && next_use.len() != ids.len() {
+            return Err(invalid("next_use", format!("{} entries", next_use.len()), format!("{} entries, one per access", ids.len())));
+        }
+        if !mask.is_empty() && mask.len() != ids.len() {
+            return Err(invalid("mask", format!("{} entries", mask.len()), format!("{} entries, one per access", ids.len())));
+        }
+        Ok(each_policy!(self, p => p.replay_chunk_sized(ids, sizes, next_use, mask)))
+    }
+
     /// See [`Policy::replay_chunk`]. Checks the slice lengths instead of panicking.
     pub fn replay_chunk(&mut self, ids: &[u32], next_use: &[u64], mask: &mut [bool]) -> Result<u64> {
         if self.needs_future() && next_use.len() != ids.len() {

@@ -18,6 +18,9 @@ pub struct Sieve {
     visited: Vec<bool>,
     /// The slot the hand rests on, or NIL to start from the back.
     hand: u32,
+    /// Sized mode: bytes held, and the size of the object in each slot.
+    used: u64,
+    size_of: Vec<u64>,
 }
 
 impl Sieve {
@@ -30,17 +33,16 @@ impl Sieve {
             queue: List::default(),
             visited: Vec::with_capacity(expected),
             hand: NIL,
+            used: 0,
+            size_of: Vec::new(),
         }
     }
 
-    fn evict(&mut self) {
-        let mut slot = if self.hand == NIL {
-            self.queue.tail
-        } else {
-            self.hand
-        };
+    /// Evict one object; returns its slot (released, its per-slot data still readable).
+    fn evict(&mut self) -> u32 {
+        let mut slot = if self.hand == NIL { self.queue.tail } else { self.hand };
         if slot == NIL {
-            return;
+            return NIL;
         }
         while self.visited[slot as usize] {
             self.visited[slot as usize] = false;
@@ -50,6 +52,7 @@ impl Sieve {
         self.hand = self.links.newer(slot);
         self.links.remove(&mut self.queue, slot);
         self.slots.release(slot);
+        slot
     }
 }
 
@@ -62,13 +65,46 @@ impl Policy for Sieve {
             return true;
         }
         if self.queue.len == self.capacity {
-            self.evict();
+            let _ = self.evict();
         }
         let slot = self.slots.assign(id);
         if self.visited.len() < self.slots.high_water() {
             self.visited.resize(self.slots.high_water(), false);
         }
         self.visited[slot as usize] = false;
+        self.links.push_front(&mut self.queue, slot);
+        false
+    }
+    fn supports_sizes(&self) -> bool {
+        true
+    }
+    fn access_sized(&mut self, id: u32, size: u64, _next_use: u64) -> bool {
+        let slot = self.slots.get(id);
+        if slot != NIL {
+            self.visited[slot as usize] = true;
+            return true;
+        }
+        if size > self.capacity as u64 {
+            return false;
+        }
+        while self.used + size > self.capacity as u64 {
+            let victim = self.evict();
+            if victim == NIL {
+                break;
+            }
+            self.used -= self.size_of[victim as usize];
+        }
+        let slot = self.slots.assign(id);
+        let hw = self.slots.high_water();
+        if self.visited.len() < hw {
+            self.visited.resize(hw, false);
+        }
+        if self.size_of.len() < hw {
+            self.size_of.resize(hw, 0);
+        }
+        self.visited[slot as usize] = false;
+        self.size_of[slot as usize] = size;
+        self.used += size;
         self.links.push_front(&mut self.queue, slot);
         false
     }

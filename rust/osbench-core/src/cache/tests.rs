@@ -185,12 +185,12 @@ fn streaming_in_chunks_equals_one_replay() {
             let mut s = stream::Stream::new(policy, cap, Options::default()).unwrap();
             let mut hits = 0;
             for (k, t) in keys.chunks(chunk).zip(next_access.chunks(chunk)) {
-                hits += s.feed(k, t, &cancel).unwrap();
+                hits += s.feed(k, t, &[], &cancel).unwrap();
             }
             assert_eq!((hits, s.hits(), s.accesses()), (want, want, keys.len() as u64), "{policy} chunk {chunk}");
             assert_eq!(s.n_distinct(), n);
         }
     }
     let mut opt = stream::Stream::new("opt", 5, Options::default()).unwrap();
-    assert!(opt.feed(&keys[..3], &[], &cancel).is_err());
+    assert!(opt.feed(&keys[..3], &[], &[], &cancel).is_err());
 }
