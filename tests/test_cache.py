@@ -366,3 +366,44 @@ def test_bad_sizes() -> None:
         _native.cache_replay("clock", np.zeros(2, dtype=np.uint32), 1, 3, None, False, False, np.ones(2, dtype=np.uint64))
     with pytest.raises(ValueError, match="sizes"):
         _native.cache_replay("lru", np.zeros(2, dtype=np.uint32), 1, 3, None, False, False, np.ones(3, dtype=np.uint64))
+
+
+# ------------------------------------------------------------------ sampled curves (SHARDS)
+
+
+def test_sampling_everything_gives_the_exact_curve() -> None:
+    t = ob.traces.zipf(2000, 0.9, 30_000, seed=6)
+    caps = [10, 50, 500, 2000]
+    for policy in ("lru", "sieve", "s3fifo"):
+        assert ob.cache.curve(t, policy, caps, sample=1.0).tolist() == ob.cache.curve(t, policy, caps).tolist(), policy
+
+
+def test_spatial_sample_keeps_whole_keys_at_the_rate() -> None:
+    keys = np.arange(200_000, dtype=np.int64)
+    kept = ob.cache.spatial_sample(keys, 0.05)
+    assert abs(kept.mean() - 0.05) < 0.005
+    again = ob.cache.spatial_sample(np.concatenate([keys, keys]), 0.05)
+    assert np.array_equal(again[:200_000], kept) and np.array_equal(again[200_000:], kept)
+    assert not np.array_equal(ob.cache.spatial_sample(keys, 0.05, seed=1), kept)
+
+
+def test_sampled_lru_curve_is_close_on_a_mild_trace() -> None:
+    t = ob.traces.zipf(50_000, 0.6, 600_000, seed=9)
+    caps = np.unique(np.geomspace(100, 50_000, 30).astype(np.int64))
+    exact = ob.cache.curve(t, "lru", caps)
+    est = ob.cache.curve(t, "lru", caps, sample=0.1)
+    assert np.mean(np.abs(est - exact)) < 0.01  # under one point
+    s3 = ob.cache.curve(t, "s3fifo", [20, 5000], sample=0.1)
+    assert np.isnan(s3[0]) and 0.0 < s3[1] < 1.0  # 20 * 0.1 = 2 objects: below s3fifo's minimum
+
+
+def test_bad_sample_arguments() -> None:
+    for bad in (0, 0.0, 1.5, -0.1, "0.1", True):
+        with pytest.raises(ValueError, match="sample"):
+            ob.cache.curve([1, 2, 1], "lru", [1], sample=bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="offline"):
+        ob.cache.curve([1, 2, 1], "opt", [1], sample=0.5)
+    with pytest.raises(ValueError, match="sizes"):
+        ob.cache.curve([1, 2, 1], "lru", [10], sample=0.5, sizes=[1, 1, 1])
+    with pytest.raises(ValueError, match="reference"):
+        ob.cache.curve([1, 2, 1], "lru", [10], sample=0.5, engine="reference")
