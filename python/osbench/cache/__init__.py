@@ -204,8 +204,8 @@ def replay(
     ids, n_ids = t.dense()
     size_arr = _sizes(t, sizes, policy, len(ids))
     next_use = t.next_use() if policy in OFFLINE else None
-    hits, flags = _native.cache_replay(policy, ids, n_ids, capacity, next_use, mask, bit_on_insert, size_arr)
-    return _result(policy, capacity, len(ids), int(hits), flags)
+    hits, native_mask = _native.cache_replay(policy, ids, n_ids, capacity, next_use, mask, bit_on_insert, size_arr)
+    return _result(policy, capacity, len(ids), int(hits), native_mask)
 
 
 SAMPLE_BITS = 24
