@@ -333,4 +333,6 @@ def new(policy: str, capacity: int, *, engine: str = "native", bit_on_insert: bo
     return _native.OnlineCache(policy, capacity, bit_on_insert)
 
 
-__all__ = ["POLICIES", "SIZED_POLICIES", "MIN_CAPACITY", "OFFLINE", "Replay", "replay", "stream", "spatial_sample", "curve", "new", "reference"]
+from osbench.cache import sweep  # noqa: E402  (studies over many cells; needs the names above)
+
+__all__ = ["sweep", "POLICIES", "SIZED_POLICIES", "MIN_CAPACITY", "OFFLINE", "Replay", "replay", "stream", "spatial_sample", "curve", "new", "reference"]
