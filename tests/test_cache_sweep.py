@@ -60,6 +60,9 @@ def test_process_pool_sweep_equals_direct_replays(spec: dict[str, Any], tmp_path
     assert [r["hits"] for r in results] == direct(spec)
     assert seen[0] == (0, 18) and seen[-1] == (18, 18)
     assert len((tmp_path / "r.jsonl").read_text().splitlines()) == 18
+    pytest.importorskip("matplotlib")
+    sweep.figure(results, tmp_path / "curves.png")
+    assert (tmp_path / "curves.png").read_bytes()[:4] == b"\x89PNG"
     # a rerun finds everything done and runs nothing
     pool = CountingPool()
     assert sweep.run(spec, tmp_path / "r.jsonl", executor=pool) == results and pool.submitted == 0

@@ -203,9 +203,33 @@ def run(
     return [done[c["key"]] for c in todo_all]
 
 
+def figure(results: list[dict[str, Any]], path: Union[str, "os.PathLike[str]"]) -> None:
+    """Hit-ratio curves of a sweep (one panel per trace, one line per policy), saved to
+    ``path`` (the format from its suffix, e.g. .png or .svg). Needs matplotlib."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    traces = sorted({r["trace"] for r in results})
+    fig, axes = plt.subplots(1, len(traces), figsize=(5 * len(traces), 3.5), squeeze=False)
+    for ax, trace in zip(axes[0], traces):
+        for policy in sorted({r["policy"] for r in results if r["trace"] == trace}):
+            rows = sorted((r["capacity"], r["hit_ratio"]) for r in results if r["trace"] == trace and r["policy"] == policy)
+            ax.plot([c for c, _ in rows], [h for _, h in rows], marker=".", label=policy)
+        ax.set_xscale("log")
+        ax.set_xlabel("capacity")
+        ax.set_ylabel("hit ratio")
+        ax.set_title(os.path.basename(trace), fontsize=9)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
 def iter_results(out: Union[str, "os.PathLike[str]"]) -> Iterator[dict[str, Any]]:
     """The results in a results file, in the order they finished."""
     yield from finished(out).values()
 
 
-__all__ = ["load_spec", "cells", "run_cell", "run", "finished", "iter_results"]
+__all__ = ["load_spec", "cells", "run_cell", "run", "finished", "iter_results", "figure"]
