@@ -7,9 +7,9 @@ BIN := $(VENV)/bin
 export CARGO_TARGET_DIR ?= $(CURDIR)/target
 
 RUST_SOURCES := $(shell find rust -name '*.rs' -o -name Cargo.toml) Cargo.toml
-PY_DEPS := numpy pytest hypothesis pytest-benchmark mypy matplotlib psutil
+PY_DEPS := numpy pytest hypothesis pytest-benchmark mypy matplotlib psutil zstandard
 # Peers to measure against; optional: tests and benchmarks skip where one is absent.
-PEERS := libcachesim cachetools ciw simpy
+PEERS := libcachesim cachetools ciw simpy distributed
 
 .PHONY: all report test test-rust test-python stubtest typecheck bench wheel clean
 

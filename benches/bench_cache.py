@@ -14,7 +14,18 @@ import pytest
 import osbench as ob
 from osbench.cache import POLICIES
 
-LIBCACHESIM = {"fifo": "FIFO", "lru": "LRU", "lfu": "LFU", "clock": "Clock", "arc": "ARC", "opt": "Belady"}
+LIBCACHESIM = {
+    "fifo": "FIFO",
+    "lru": "LRU",
+    "lfu": "LFU",
+    "clock": "Clock",
+    "arc": "ARC",
+    "opt": "Belady",
+    "sieve": "Sieve",
+    "s3fifo": "S3FIFO",
+    "twoq": "TwoQ",
+    "gdsf": "GDSF",
+}
 CACHETOOLS = {"fifo": "FIFOCache", "lru": "LRUCache"}
 
 
@@ -91,7 +102,7 @@ def test_replay_mid(benchmark: Any, policy: str, row: str, mid_trace: ob.traces.
 
 
 @pytest.mark.parametrize("policy", POLICIES)
-@pytest.mark.parametrize("row", ["native", "native-end-to-end", "libcachesim"])
+@pytest.mark.parametrize("row", ["native", "native-end-to-end", "native-stream-file", "libcachesim"])
 def test_replay_large(benchmark: Any, policy: str, row: str, large_trace: tuple[ob.traces.Trace, Path], full_size: bool) -> None:
     trace, path = large_trace
     benchmark.group = f"replay 10M Zipf(1.0) 1M keys: {policy}"
@@ -101,6 +112,9 @@ def test_replay_large(benchmark: Any, policy: str, row: str, large_trace: tuple[
         misses = once(benchmark, lambda: ob.cache.replay(trace, policy, capacity)).misses
     elif row == "native-end-to-end":
         misses = once(benchmark, lambda: ob.cache.replay(trace.keys, policy, capacity)).misses
+    elif row == "native-stream-file":
+        # the oracleGeneral file, read in 1M-access chunks (OPT from its next_access field)
+        misses = once(benchmark, lambda: ob.cache.replay(path, policy, capacity)).misses
     else:
         lcs = pytest.importorskip("libcachesim")
 
@@ -142,3 +156,28 @@ def test_lru_curve_mid(benchmark: Any, mid_trace: ob.traces.Trace) -> None:
     benchmark.group = "LRU curve, 100 capacities, 1M accesses"
     caps = curve_capacities(mid_trace.n_distinct)
     once(benchmark, lambda: ob.cache.curve(mid_trace, "lru", caps), rounds=5)
+
+
+# ------------------------------------------------------------------ sampled curves (SHARDS)
+
+
+@pytest.mark.parametrize("row", ["exact", "sample-0.1", "sample-0.01"])
+@pytest.mark.parametrize("policy", ["lru", "sieve"])
+def test_sampled_curve(benchmark: Any, policy: str, row: str, large_trace: tuple[ob.traces.Trace, Path], mid_trace: ob.traces.Trace) -> None:
+    """Error of SHARDS against the exact curve (mean absolute error in hit-ratio points,
+    in extra_info) and its speed. LRU on the 10M trace; SIEVE (no stack property: one
+    replay per capacity) on the 1M trace."""
+    trace = large_trace[0] if policy == "lru" else mid_trace
+    caps = curve_capacities(trace.n_distinct)
+    benchmark.group = f"{policy} curve, 100 capacities, {'10M' if policy == 'lru' else '1M'} accesses: exact vs SHARDS"
+    exact = ob.cache.curve(trace, policy, caps)
+    if row == "exact":
+        ratios = once(benchmark, lambda: ob.cache.curve(trace, policy, caps), rounds=1)
+        assert ratios.tolist() == exact.tolist()
+        return
+    rate = float(row.split("-")[1])
+    est = once(benchmark, lambda: ob.cache.curve(trace, policy, caps, sample=rate))
+    mae = float(np.nanmean(np.abs(est - exact))) * 100
+    benchmark.extra_info["mae_points"] = round(mae, 3)
+    benchmark.extra_info["max_error_points"] = round(float(np.nanmax(np.abs(est - exact))) * 100, 3)
+    assert np.all((est >= 0) & (est <= 1) | np.isnan(est)) and mae < 50

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import osbench as ob
 from osbench import _native
-from osbench.cache import POLICIES, reference
+from osbench.cache import MIN_CAPACITY, POLICIES, reference
 
 VARIANTS = [(p, False) for p in POLICIES] + [("clock", True)]
 
@@ -28,6 +28,8 @@ def int_traces(draw: st.DrawFn) -> np.ndarray:
 @given(trace=int_traces(), capacity=st.integers(1, 45))
 def test_native_equals_reference_hit_for_hit(trace: np.ndarray, capacity: int) -> None:
     for policy, bit in VARIANTS:
+        if capacity < MIN_CAPACITY.get(policy, 1):
+            continue
         native = ob.cache.replay(trace, policy, capacity, mask=True, bit_on_insert=bit)
         ref = ob.cache.replay(trace, policy, capacity, mask=True, bit_on_insert=bit, engine="reference")
         assert native.mask is not None and ref.mask is not None
@@ -40,6 +42,7 @@ def test_native_equals_reference_hit_for_hit(trace: np.ndarray, capacity: int) -
 def test_curve_equals_per_capacity_replay(trace: np.ndarray, capacities: list[int]) -> None:
     t = ob.traces.Trace(trace)
     for policy in POLICIES:
+        capacities = [c + MIN_CAPACITY.get(policy, 1) - 1 for c in capacities]
         got = ob.cache.curve(t, policy, capacities)
         want = [ob.cache.replay(t, policy, c).hit_ratio for c in capacities]
         assert got.tolist() == want, policy
@@ -86,7 +89,7 @@ def test_demo04_breakdown_shows_each_failure() -> None:
     w = lecture.breakdown_workloads()
     hit = {name: {p: ob.cache.replay(t, p, 100).hit_ratio for p in POLICIES} for name, t in w.items()}
     loop, scan, drift = hit.values()
-    assert all(loop[p] == 0.0 for p in POLICIES if p != "opt") and loop["opt"] > 0.5
+    assert all(loop[p] == 0.0 for p in ("fifo", "lru", "lfu", "clock", "arc")) and loop["opt"] > 0.5
     assert scan["lfu"] > scan["lru"] + 0.05 and scan["arc"] > scan["lru"] + 0.05
     assert drift["lfu"] < drift["lru"] - 0.2 and drift["arc"] >= drift["lru"]
 
@@ -119,13 +122,14 @@ def test_reference_takes_any_hashable_keys() -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(keys=st.lists(st.integers(-(2**63), 2**64 - 1) | st.integers(0, 10), max_size=200), capacity=st.integers(1, 12))
+@given(keys=st.lists(st.integers(-(2**63), 2**64 - 1) | st.integers(0, 30), max_size=300), capacity=st.integers(1, 15))
 def test_online_caches_agree(keys: list[int], capacity: int) -> None:
     for policy in POLICIES:
         if policy == "opt":
             continue
-        native = ob.cache.new(policy, capacity)
-        ref = ob.cache.new(policy, capacity, engine="reference")
+        size = capacity + MIN_CAPACITY.get(policy, 1) - 1
+        native = ob.cache.new(policy, size)
+        ref = ob.cache.new(policy, size, engine="reference")
         for k in keys:
             assert native.access(k) == ref.access(k), policy
             assert len(native) == len(ref) and (k in native) == (k in ref)
@@ -148,6 +152,43 @@ def test_online_cache_basics() -> None:
 def test_native_policy_names_match() -> None:
     assert tuple(_native.CACHE_POLICIES) == POLICIES
     assert set(reference.POLICY_CLASSES) == set(POLICIES)
+
+
+@pytest.mark.parametrize("policy", sorted(MIN_CAPACITY))
+def test_small_capacities_are_refused_clearly(policy: str) -> None:
+    least = MIN_CAPACITY[policy]
+    for call in (
+        lambda: ob.cache.replay([1, 2], policy, least - 1),
+        lambda: ob.cache.replay([1, 2], policy, least - 1, engine="reference"),
+        lambda: ob.cache.curve([1, 2], policy, [least, least - 1]),
+        lambda: ob.cache.new(policy, least - 1),
+    ):
+        with pytest.raises(ValueError, match=f"at least {least}"):
+            call()
+    for direct in (lambda: _native.OnlineCache(policy, least - 1), lambda: reference.make(policy, least - 1)):
+        with pytest.raises(ValueError, match="capacity"):
+            direct()
+    assert ob.cache.replay([1, 2, 1], policy, least).accesses == 3
+
+
+def test_sieve_keeps_a_hit_object_the_hand_passes() -> None:
+    # cap 3: 1,2,3 fill; 1 is hit (visited); 4 evicts: the hand clears 1 and evicts 2;
+    # 5 evicts 3 (the hand rests after 2); 1 stays and hits.
+    for engine in ("native", "reference"):
+        r = ob.cache.replay([1, 2, 3, 1, 4, 5, 1, 2], "sieve", 3, mask=True, engine=engine)
+        assert r.mask is not None and np.flatnonzero(r.mask).tolist() == [3, 6]
+
+
+def test_gdsf_newcomer_can_leave_at_once() -> None:
+    # cap 1: 1 is hit (priority 2e6); 2 enters at 1e6, the lowest, and leaves at once (L=1e6);
+    # 2 again enters at 2e6, ties with 1, and 1 (accessed earlier) leaves.
+    for engine in ("native", "reference"):
+        r = ob.cache.replay([1, 1, 2, 2, 1], "gdsf", 1, mask=True, engine=engine)
+        assert r.mask is not None and r.mask.tolist() == [False, True, False, False, False]
+    g = reference.GDSF(1)
+    for k in [1, 1, 2]:
+        g.access(k)
+    assert g.inflation == 1e6 and 1 in g and 2 not in g
 
 
 def test_arc_keeps_a_real_valued_target() -> None:
@@ -258,3 +299,111 @@ def test_real_trace_engines_agree(shared_traces) -> None:  # type: ignore[no-unt
     short = ob.traces.Trace(t.keys[:20_000])
     for policy in POLICIES:
         assert ob.cache.replay(short, policy, 500).hits == ob.cache.replay(short, policy, 500, engine="reference").hits
+
+
+# ------------------------------------------------------------------ object sizes
+
+
+@settings(max_examples=80, deadline=None)
+@given(trace=int_traces(), capacity=st.integers(1, 300), data=st.data())
+def test_sized_native_equals_reference_hit_for_hit(trace: np.ndarray, capacity: int, data: st.DataObject) -> None:
+    sizes = np.array(data.draw(st.lists(st.integers(1, 60), min_size=len(trace), max_size=len(trace))), dtype=np.int64)
+    for policy in ob.cache.SIZED_POLICIES:
+        native = ob.cache.replay(trace, policy, capacity, mask=True, sizes=sizes)
+        ref = ob.cache.replay(trace, policy, capacity, mask=True, sizes=sizes, engine="reference")
+        assert native.mask is not None and ref.mask is not None
+        assert native.mask.tolist() == ref.mask.tolist(), policy
+    caps = [capacity, capacity * 2 + 5]
+    for policy in ob.cache.SIZED_POLICIES:
+        got = ob.cache.curve(trace, policy, caps, sizes=sizes)
+        assert got.tolist() == [ob.cache.replay(trace, policy, c, sizes=sizes).hit_ratio for c in caps], policy
+
+
+@settings(max_examples=40, deadline=None)
+@given(trace=int_traces(), capacity=st.integers(1, 45))
+def test_unit_sizes_change_nothing(trace: np.ndarray, capacity: int) -> None:
+    ones = np.ones(len(trace), dtype=np.uint64)
+    for policy in ob.cache.SIZED_POLICIES:
+        plain = ob.cache.replay(trace, policy, capacity, mask=True)
+        sized = ob.cache.replay(trace, policy, capacity, mask=True, sizes=ones)
+        assert plain.mask is not None and sized.mask is not None
+        assert plain.mask.tolist() == sized.mask.tolist(), policy
+
+
+def test_an_object_larger_than_the_cache_is_never_admitted() -> None:
+    for policy in ob.cache.SIZED_POLICIES:
+        for engine in ("native", "reference"):
+            r = ob.cache.replay([1, 1, 2, 2, 1], policy, 10, sizes=[11, 11, 10, 10, 4], mask=True, engine=engine)
+            assert r.mask is not None and r.mask.tolist() == [False, False, False, True, False], (policy, engine)
+
+
+def test_sizes_with_files_and_streams(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    t = ob.traces.zipf(400, 0.9, 20_000, seed=8)
+    t = ob.traces.Trace(t.keys, sizes=(t.keys % 13 + 1) * 100)
+    path = tmp_path / "s.oracleGeneral.bin.zst"
+    ob.traces.write(t, path)
+    for policy in ob.cache.SIZED_POLICIES:
+        want = ob.cache.replay(t, policy, 5000, sizes=True)
+        assert want.hits == ob.cache.replay(t, policy, 5000, sizes=t.sizes).hits
+        assert ob.cache.replay(path, policy, 5000, sizes=True, chunk_size=3000).hits == want.hits, policy
+    s = ob.cache.stream("lru", 100)
+    s.feed(np.array([1, 2], dtype=np.int64), None, np.array([50, 60], dtype=np.uint64))
+    with pytest.raises(ValueError, match="start a new one|sizes"):
+        s.feed(np.array([3], dtype=np.int64))
+
+
+def test_bad_sizes() -> None:
+    with pytest.raises(ValueError, match="sizes is not accepted for policy='arc': sizes work with fifo, lru, lfu, sieve, gdsf"):
+        ob.cache.replay([1, 2], "arc", 10, sizes=[1, 1])
+    with pytest.raises(ValueError, match="one size per access"):
+        ob.cache.replay([1, 2], "lru", 10, sizes=[1])
+    for bad in ([0, 1], [-1, 1], [1.5, 1]):
+        with pytest.raises(ValueError, match="positive integers"):
+            ob.cache.replay([1, 2], "lru", 10, sizes=bad)
+    with pytest.raises(ValueError, match="carries no sizes"):
+        ob.cache.replay([1, 2], "lru", 10, sizes=True)
+    with pytest.raises(ValueError, match="sizes"):
+        _native.cache_replay("clock", np.zeros(2, dtype=np.uint32), 1, 3, None, False, False, np.ones(2, dtype=np.uint64))
+    with pytest.raises(ValueError, match="sizes"):
+        _native.cache_replay("lru", np.zeros(2, dtype=np.uint32), 1, 3, None, False, False, np.ones(3, dtype=np.uint64))
+
+
+# ------------------------------------------------------------------ sampled curves (SHARDS)
+
+
+def test_sampling_everything_gives_the_exact_curve() -> None:
+    t = ob.traces.zipf(2000, 0.9, 30_000, seed=6)
+    caps = [10, 50, 500, 2000]
+    for policy in ("lru", "sieve", "s3fifo"):
+        assert ob.cache.curve(t, policy, caps, sample=1.0).tolist() == ob.cache.curve(t, policy, caps).tolist(), policy
+
+
+def test_spatial_sample_keeps_whole_keys_at_the_rate() -> None:
+    keys = np.arange(200_000, dtype=np.int64)
+    kept = ob.cache.spatial_sample(keys, 0.05)
+    assert abs(kept.mean() - 0.05) < 0.005
+    again = ob.cache.spatial_sample(np.concatenate([keys, keys]), 0.05)
+    assert np.array_equal(again[:200_000], kept) and np.array_equal(again[200_000:], kept)
+    assert not np.array_equal(ob.cache.spatial_sample(keys, 0.05, seed=1), kept)
+
+
+def test_sampled_lru_curve_is_close_on_a_mild_trace() -> None:
+    t = ob.traces.zipf(50_000, 0.6, 600_000, seed=9)
+    caps = np.unique(np.geomspace(100, 50_000, 30).astype(np.int64))
+    exact = ob.cache.curve(t, "lru", caps)
+    est = ob.cache.curve(t, "lru", caps, sample=0.1)
+    assert np.mean(np.abs(est - exact)) < 0.01  # under one point
+    s3 = ob.cache.curve(t, "s3fifo", [20, 5000], sample=0.1)
+    assert np.isnan(s3[0]) and 0.0 < s3[1] < 1.0  # 20 * 0.1 = 2 objects: below s3fifo's minimum
+
+
+def test_bad_sample_arguments() -> None:
+    for bad in (0, 0.0, 1.5, -0.1, "0.1", True):
+        with pytest.raises(ValueError, match="sample"):
+            ob.cache.curve([1, 2, 1], "lru", [1], sample=bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="offline"):
+        ob.cache.curve([1, 2, 1], "opt", [1], sample=0.5)
+    with pytest.raises(ValueError, match="sizes"):
+        ob.cache.curve([1, 2, 1], "lru", [10], sample=0.5, sizes=[1, 1, 1])
+    with pytest.raises(ValueError, match="reference"):
+        ob.cache.curve([1, 2, 1], "lru", [10], sample=0.5, engine="reference")

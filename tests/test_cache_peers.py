@@ -7,7 +7,19 @@ import pytest
 
 import osbench as ob
 
-LIBCACHESIM_CLASSES = {"fifo": "FIFO", "lru": "LRU", "lfu": "LFU", "clock": "Clock", "arc": "ARC", "opt": "Belady"}
+LIBCACHESIM_CLASSES = {
+    "fifo": "FIFO",
+    "lru": "LRU",
+    "lfu": "LFU",
+    "clock": "Clock",
+    "arc": "ARC",
+    "opt": "Belady",
+    "sieve": "Sieve",
+    "s3fifo": "S3FIFO",
+    "twoq": "TwoQ",
+    "gdsf": "GDSF",
+}
+NEW_POLICIES = ["sieve", "s3fifo", "twoq", "gdsf"]
 
 
 def libcachesim_misses(trace: ob.traces.Trace, policy: str, capacity: int, folder) -> int:  # type: ignore[no-untyped-def]
@@ -22,8 +34,10 @@ def libcachesim_misses(trace: ob.traces.Trace, policy: str, capacity: int, folde
 
 
 @pytest.mark.parametrize("policy", list(LIBCACHESIM_CLASSES))
-@pytest.mark.parametrize("capacity", [7, 100, 1000])
+@pytest.mark.parametrize("capacity", [7, 12, 100, 1000])
 def test_libcachesim_miss_counts_equal_ours(policy: str, capacity: int, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    if capacity < ob.cache.MIN_CAPACITY.get(policy, 1):
+        pytest.skip(f"libcachesim's {policy} holds nothing at capacity {capacity}; ours refuses it")
     trace = ob.traces.zipf(3000, 0.9, 40_000, seed=capacity)
     assert libcachesim_misses(trace, policy, capacity, tmp_path) == ob.cache.replay(trace, policy, capacity).misses
 
@@ -33,6 +47,30 @@ def test_libcachesim_on_the_real_trace(policy: str, shared_traces, tmp_path) -> 
     trace = ob.traces.read_oracle_general(shared_traces / "cloudphysics-io.oracleGeneral.bin")
     unit = ob.traces.Trace(trace.keys)  # unit sizes: capacity counts objects
     assert libcachesim_misses(unit, policy, 2000, tmp_path) == ob.cache.replay(unit, policy, 2000).misses
+
+
+def libcachesim_hits(keys: list[int], policy: str, capacity: int) -> list[bool]:
+    """Request by request through libcachesim's own get(), unit sizes."""
+    lcs = pytest.importorskip("libcachesim")
+    cache = getattr(lcs, LIBCACHESIM_CLASSES[policy])(capacity)
+    flags = []
+    for k in keys:
+        req = lcs.Request()
+        req.obj_id, req.obj_size = k, 1
+        flags.append(bool(cache.get(req)))
+    return flags
+
+
+@pytest.mark.parametrize("policy", NEW_POLICIES)
+def test_libcachesim_hit_for_hit_on_small_random_traces(policy: str) -> None:
+    rng = np.random.default_rng(11)
+    for trial in range(40):
+        capacity = int(rng.integers(ob.cache.MIN_CAPACITY.get(policy, 1), 40))
+        n = int(rng.integers(2, 60))
+        keys = (rng.zipf(1.3, 300) % n if trial % 2 else rng.integers(0, n, 300)).tolist()
+        want = libcachesim_hits(keys, policy, capacity)
+        got = ob.cache.replay(np.array(keys), policy, capacity, mask=True).mask
+        assert got is not None and got.tolist() == want, (policy, capacity, n)
 
 
 def test_cachetools_lru_agrees() -> None:
@@ -47,3 +85,34 @@ def test_cachetools_lru_agrees() -> None:
         else:
             cache[k] = True
     assert hits == ob.cache.replay(trace, "lru", 64).hits
+
+
+@pytest.mark.parametrize("policy", ["fifo", "lru", "lfu", "sieve", "gdsf"])
+def test_libcachesim_with_real_sizes(policy: str, shared_traces) -> None:  # type: ignore[no-untyped-def]
+    """Capacity in bytes, each access with its own size, straight from the real file."""
+    lcs = pytest.importorskip("libcachesim")
+    path = shared_traces / "cloudphysics-io.oracleGeneral.bin"
+    trace = ob.traces.read(path)
+    for capacity in (1 << 20, 2000 * 4096):
+        reader = lcs.TraceReader(str(path), lcs.TraceType.ORACLE_GENERAL_TRACE)
+        miss_ratio, _ = getattr(lcs, LIBCACHESIM_CLASSES[policy])(capacity).process_trace(reader)
+        assert round(miss_ratio * len(trace)) == ob.cache.replay(trace, policy, capacity, sizes=True).misses
+
+
+@pytest.mark.parametrize("policy", ["fifo", "lru", "lfu", "sieve", "gdsf"])
+def test_libcachesim_sized_hit_for_hit(policy: str) -> None:
+    lcs = pytest.importorskip("libcachesim")
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        n, capacity = int(rng.integers(2, 50)), int(rng.integers(1, 150))
+        keys = rng.integers(0, n, 300).tolist()
+        per_object = rng.integers(1, 40, n)
+        sizes = [int(per_object[k]) for k in keys]
+        cache = getattr(lcs, LIBCACHESIM_CLASSES[policy])(capacity)
+        want = []
+        for k, s in zip(keys, sizes):
+            req = lcs.Request()
+            req.obj_id, req.obj_size = k, s
+            want.append(bool(cache.get(req)))
+        got = ob.cache.replay(np.array(keys), policy, capacity, sizes=sizes, mask=True).mask
+        assert got is not None and got.tolist() == want, (policy, capacity)

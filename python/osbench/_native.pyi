@@ -9,11 +9,13 @@ __all__ = [
     "BUILD_PROFILE",
     "__version__",
     "CACHE_POLICIES",
+    "CACHE_SIZED_POLICIES",
     "dense_ids",
     "next_use",
     "cache_replay",
     "cache_curve",
     "OnlineCache",
+    "CacheStream",
     "RADIX_MODES",
     "RadixNode",
     "RadixTree",
@@ -38,6 +40,7 @@ BUILD_PROFILE: str
 __version__: str
 CACHE_POLICIES: list[str]
 SCHED_POLICIES: list[str]
+CACHE_SIZED_POLICIES: list[str]
 
 def dense_ids(keys: npt.NDArray[np.int64] | npt.NDArray[np.uint64]) -> tuple[npt.NDArray[np.uint32], int]: ...
 def next_use(ids: npt.NDArray[np.uint32], n_ids: int) -> npt.NDArray[np.uint64]: ...
@@ -49,6 +52,7 @@ def cache_replay(
     next_use: Optional[npt.NDArray[np.uint64]] = None,
     mask: bool = False,
     bit_on_insert: bool = False,
+    sizes: Optional[npt.NDArray[np.uint64]] = None,
 ) -> tuple[int, Optional[npt.NDArray[np.bool_]]]: ...
 def cache_curve(
     policy: str,
@@ -58,6 +62,7 @@ def cache_curve(
     next_use: Optional[npt.NDArray[np.uint64]] = None,
     bit_on_insert: bool = False,
     threads: Optional[int] = None,
+    sizes: Optional[npt.NDArray[np.uint64]] = None,
 ) -> npt.NDArray[np.uint64]: ...
 
 @final
@@ -70,6 +75,28 @@ class OnlineCache:
     def access(self, key: int) -> bool: ...
     def __contains__(self, key: int, /) -> bool: ...
     def __len__(self) -> int: ...
+
+@final
+class CacheStream:
+    @property
+    def capacity(self) -> int: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def accesses(self) -> int: ...
+    @property
+    def hits(self) -> int: ...
+    @property
+    def n_distinct(self) -> int: ...
+    @property
+    def needs_future(self) -> bool: ...
+    def __new__(cls, policy: str, capacity: int, bit_on_insert: bool = False) -> CacheStream: ...
+    def feed(
+        self,
+        keys: npt.NDArray[np.int64] | npt.NDArray[np.uint64],
+        next_access: npt.NDArray[np.int64] | None = None,
+        sizes: npt.NDArray[np.uint64] | None = None,
+    ) -> int: ...
 
 # radix
 RADIX_MODES: list[str]

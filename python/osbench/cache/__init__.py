@@ -1,7 +1,8 @@
 """Cache replacement: replay a trace through a policy, hit-ratio curves, online caches.
 
 Lecture section 4. Policies (``POLICIES``): ``fifo``, ``lru``, ``lfu``, ``clock``, ``arc``,
-``opt``; their definitions, tie-breaks included, are in :mod:`osbench.cache.reference`, the
+``opt``, and the modern ``sieve``, ``s3fifo``, ``twoq`` and the size-aware ``gdsf``
+(libCacheSim's definitions and defaults, miss for miss); their definitions, tie-breaks included, are in :mod:`osbench.cache.reference`, the
 readable engine. The native engine runs the same algorithms in Rust on dense ids and agrees
 hit for hit.
 
@@ -13,6 +14,7 @@ hit for hit.
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass
 from typing import Any, Hashable, Iterable, Optional, Protocol
 
@@ -22,8 +24,15 @@ from osbench import _checks, _native
 from osbench.cache import reference
 from osbench.traces import Trace, as_trace
 
-POLICIES: tuple[str, ...] = ("fifo", "lru", "lfu", "clock", "arc", "opt")
+POLICIES: tuple[str, ...] = ("fifo", "lru", "lfu", "clock", "arc", "opt", "sieve", "s3fifo", "twoq", "gdsf")
 """Every policy name, lower case."""
+
+MIN_CAPACITY: dict[str, int] = {"s3fifo": 10, "twoq": 4}
+"""Policies refusing small capacities: S3-FIFO's small queue (10%) and 2Q's Ain (25%) must
+hold at least one object (libCacheSim aborts, or caches nothing, below these)."""
+
+SIZED_POLICIES: tuple[str, ...] = reference.SIZED_POLICIES
+"""Policies that take ``sizes=`` (one object size per access; capacity then counts bytes)."""
 
 OFFLINE: frozenset[str] = frozenset({"opt"})
 """Policies that need the future (each access's next use) and so have no online form."""
@@ -62,6 +71,35 @@ def _policy(policy: Any) -> str:
     return _checks.choice("policy", policy, POLICIES)
 
 
+def _capacity(name: str, policy: str, capacity: Any) -> int:
+    capacity = _checks.positive_int(name, capacity)
+    least = MIN_CAPACITY.get(policy, 1)
+    if capacity < least:
+        raise ValueError(
+            f"{name}={capacity} is not accepted for policy={policy!r}: it must be at least {least} "
+            "(a queue of the policy would hold no object)"
+        )
+    return capacity
+
+
+def _sizes(trace: Any, sizes: Any, policy: str, n: int) -> Optional[np.ndarray]:
+    """Validated per-access sizes as uint64, or None for unit sizes."""
+    if sizes is None:
+        return None
+    if policy not in SIZED_POLICIES:
+        raise ValueError(f"sizes is not accepted for policy={policy!r}: sizes work with {', '.join(SIZED_POLICIES)}")
+    if sizes is True:
+        sizes = trace.sizes if isinstance(trace, Trace) else None
+        if sizes is None:
+            raise ValueError("sizes=True is not accepted: the trace carries no sizes (pass an array, one size per access)")
+    arr = np.asarray(sizes)
+    if arr.ndim != 1 or len(arr) != n:
+        raise ValueError(f"sizes is not accepted: it must be 1-D with one size per access ({n}), got shape {arr.shape}")
+    if n and (arr.dtype.kind not in "iu" or arr.min() < 1):
+        raise ValueError("sizes is not accepted: sizes must be positive integers (bytes)")
+    return np.ascontiguousarray(arr, dtype=np.uint64)
+
+
 def _reference_keys(trace: Any) -> list[Hashable]:
     keys = trace.keys if isinstance(trace, Trace) else trace
     if isinstance(keys, np.ndarray):
@@ -77,6 +115,44 @@ def _result(policy: str, capacity: int, accesses: int, hits: int, mask: Optional
     return Replay(policy, capacity, accesses, hits, accesses - hits, hit_ratio, miss_ratio, mask)
 
 
+def stream(policy: str, capacity: int, *, bit_on_insert: bool = False) -> _native.CacheStream:
+    """A native replay fed chunk by chunk: ``s.feed(keys, next_access=None)`` returns the
+    chunk's hits; ``s.hits``, ``s.accesses``, ``s.n_distinct`` so far. The key map and the
+    policy live across chunks, so the pieces of a trace give exactly the hits of one replay
+    of the whole. Offline policies (``opt``) need ``next_access`` (int64, one per key: the
+    time of the key's next access, negative for never)."""
+    policy = _policy(policy)
+    capacity = _capacity("capacity", policy, capacity)
+    return _native.CacheStream(policy, capacity, bit_on_insert)
+
+
+def _replay_file(
+    path: Any, policy: str, capacity: int, engine: str, bit_on_insert: bool, chunk_size: int, read_options: dict[str, Any], sized: bool
+) -> Replay:
+    from osbench.traces import formats
+
+    if engine == "reference":
+        whole = formats.read(path, **read_options)
+        keys = _reference_keys(whole)
+        size_arr = _sizes(whole, True if sized else None, policy, len(keys))
+        flags = reference.replay(keys, policy, capacity, bit_on_insert, None if size_arr is None else size_arr.tolist())
+        return _result(policy, capacity, len(flags), sum(flags), None)
+    s = _native.CacheStream(policy, capacity, bit_on_insert)
+    for piece in formats.iter_chunks(path, chunk_size=chunk_size, **read_options):
+        next_access = None
+        if s.needs_future:
+            next_access = piece.fields.get("next_access")
+            if next_access is None:
+                raise ValueError(
+                    f"policy={policy!r} needs each access's next use: stream an oracleGeneral file (its "
+                    "next_access field) or replay the trace in memory"
+                )
+            next_access = np.ascontiguousarray(next_access, dtype=np.int64)
+        size_arr = _sizes(piece, True, policy, len(piece)) if sized else None
+        s.feed(piece.native_keys(), next_access, size_arr)
+    return _result(policy, capacity, s.accesses, s.hits, None)
+
+
 def replay(
     trace: Any,
     policy: str,
@@ -85,25 +161,101 @@ def replay(
     mask: bool = False,
     engine: str = "native",
     bit_on_insert: bool = False,
+    chunk_size: int = 1 << 20,
+    sizes: Any = None,
+    **read_options: Any,
 ) -> Replay:
     """Replay ``trace`` through a fresh cache of ``capacity`` objects under ``policy``.
 
-    ``trace``: a :class:`~osbench.traces.Trace` or a 1-D array-like of integer keys (the
-    reference engine also takes any hashable keys). ``mask=True`` keeps per-access hit flags.
+    ``trace``: a :class:`~osbench.traces.Trace`, a 1-D array-like of integer keys (the
+    reference engine also takes any hashable keys), or the path of a trace file. A file is
+    streamed ``chunk_size`` accesses at a time in bounded memory (npy, oracleGeneral and
+    struct-binary files, zstd-compressed or not; other formats are read whole), with
+    ``read_options`` as :func:`osbench.traces.read` takes them (``format=``, ``struct=``...);
+    OPT streams oracleGeneral files, using their ``next_access`` field.
+    ``sizes``: one object size per access (an array, or True for the trace's own sizes, a
+    file's included), for the policies in ``SIZED_POLICIES``: ``capacity`` then counts bytes,
+    as in libCacheSim (an object larger than the cache is never admitted; a miss evicts until
+    the newcomer fits; a hit keeps the size the object entered with).
+    ``mask=True`` keeps per-access hit flags (not for files).
     ``bit_on_insert`` selects the textbook CLOCK (a newcomer's reference bit starts set).
     """
     policy = _policy(policy)
-    capacity = _checks.positive_int("capacity", capacity)
+    capacity = _capacity("capacity", policy, capacity)
     engine = _checks.engine(engine)
+    if isinstance(trace, (str, os.PathLike)):
+        if mask:
+            raise ValueError("mask=True is not accepted when replaying a file: it streams; read it with osbench.traces.read")
+        chunk_size = _checks.positive_int("chunk_size", chunk_size)
+        if sizes is not None and sizes is not True:
+            raise ValueError("sizes is not accepted as an array when replaying a file: pass sizes=True for the file's sizes")
+        if sizes is True and policy not in SIZED_POLICIES:
+            _sizes(None, sizes, policy, 0)
+        return _replay_file(trace, policy, capacity, engine, bit_on_insert, chunk_size, read_options, sizes is True)
+    if read_options:
+        raise TypeError(f"{', '.join(sorted(read_options))} is not accepted: file options apply when trace is a path")
     if engine == "reference":
-        flags = reference.replay(_reference_keys(trace), policy, capacity, bit_on_insert)
+        keys = _reference_keys(trace)
+        size_arr = _sizes(trace, sizes, policy, len(keys))
+        flags = reference.replay(keys, policy, capacity, bit_on_insert, None if size_arr is None else size_arr.tolist())
         hit_mask = np.array(flags, dtype=bool) if mask else None
         return _result(policy, capacity, len(flags), sum(flags), hit_mask)
     t = as_trace(trace)
     ids, n_ids = t.dense()
+    size_arr = _sizes(t, sizes, policy, len(ids))
     next_use = t.next_use() if policy in OFFLINE else None
-    hits, native_mask = _native.cache_replay(policy, ids, n_ids, capacity, next_use, mask, bit_on_insert)
+    hits, native_mask = _native.cache_replay(policy, ids, n_ids, capacity, next_use, mask, bit_on_insert, size_arr)
     return _result(policy, capacity, len(ids), int(hits), native_mask)
+
+
+SAMPLE_BITS = 24
+"""Spatial sampling keeps a key when the low 24 bits of its hash fall below rate * 2**24."""
+
+
+def spatial_sample(keys: np.ndarray, rate: float, seed: int = 0) -> np.ndarray:
+    """The boolean mask of accesses kept by SHARDS spatial sampling (Waldspurger et al.,
+    FAST 2015): a key is kept, in all its accesses, when hash(key) mod 2**24 < rate * 2**24.
+    The hash is splitmix64 of the key's 64-bit pattern plus ``seed``."""
+    x = np.ascontiguousarray(keys).view(np.uint64) + np.uint64(seed & (2**64 - 1))
+    with np.errstate(over="ignore"):
+        x = x + np.uint64(0x9E3779B97F4A7C15)
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        x = x ^ (x >> np.uint64(31))
+    threshold = np.uint64(int(rate * (1 << SAMPLE_BITS)))
+    return (x & np.uint64((1 << SAMPLE_BITS) - 1)) < threshold
+
+
+def _sampled_curve(t: Trace, policy: str, caps: list[int], rate: float, bit_on_insert: bool, threads: Optional[int]) -> np.ndarray:
+    """SHARDS with the paper's adjustment (SHARDS_adj): replay the spatially sampled trace;
+    a capacity c stands for c * rate objects of the sample, interpolated linearly between the
+    two whole capacities around it (LRU: scaled stack distances; other policies: a
+    mini-simulation at each). Hits are counted against the expected sample size N * rate,
+    and the difference between it and the actual sample size is credited to the smallest
+    distances, as in the paper; ratios are clipped to [0, 1]."""
+    keys = t.native_keys()
+    n = len(keys)
+    kept = keys[spatial_sample(keys, rate)]
+    if n == 0:
+        return np.zeros(len(caps))
+    scaled = np.array(caps, dtype=np.float64) * rate
+    lo = np.floor(scaled).astype(np.int64)
+    frac = scaled - lo
+    least = MIN_CAPACITY.get(policy, 1)
+    wanted = sorted({int(c) for c in np.concatenate([lo, lo + 1]) if c >= least})
+    hits: dict[int, float] = {0: 0.0}
+    if wanted and len(kept):
+        ratios = curve(Trace(kept), policy, wanted, bit_on_insert=bit_on_insert, threads=threads)
+        hits.update(zip(wanted, (ratios * len(kept)).tolist()))
+    expected = n * rate
+    out = np.empty(len(caps))
+    for i, (a, f) in enumerate(zip(lo.tolist(), frac.tolist())):
+        if a not in hits or (f > 0 and a + 1 not in hits):
+            out[i] = np.nan  # the scaled cache is below the policy's minimum
+            continue
+        h = hits[a] * (1 - f) + (hits[a + 1] * f if f > 0 else 0.0)
+        out[i] = (h + expected - len(kept)) / expected if h > 0 else 0.0
+    return np.clip(out, 0.0, 1.0)
 
 
 def curve(
@@ -114,27 +266,49 @@ def curve(
     engine: str = "native",
     bit_on_insert: bool = False,
     threads: Optional[int] = None,
+    sizes: Any = None,
+    sample: Optional[float] = None,
 ) -> np.ndarray:
     """Hit ratios of ``policy`` at each capacity (a float array, in the order given).
 
     LRU and OPT are stack algorithms: the native engine computes all capacities in one pass
     over the trace (Mattson stack distances). Other policies replay once per capacity, on
-    ``threads`` threads (default: every core).
+    ``threads`` threads (default: every core). ``sizes`` as in :func:`replay` (capacities in
+    bytes; every policy then replays once per capacity).
+
+    ``sample=rate`` (0 < rate <= 1) estimates the curve from a SHARDS spatial sample
+    (:func:`spatial_sample`, Waldspurger et al., FAST 2015): the accesses to about ``rate``
+    of the keys, replayed at capacities ``capacity * rate`` (LRU: the paper's scaled stack
+    distances; other policies: a mini-simulation), with the paper's SHARDS_adj correction.
+    A scaled capacity below a policy's ``MIN_CAPACITY`` gives NaN. Native engine, unit
+    sizes. Its error is largest on very skewed traces, where one hot key in or out of the
+    sample moves the curve (see the benchmark).
     """
     policy = _policy(policy)
     engine = _checks.engine(engine)
-    caps = [_checks.positive_int("capacities", c) for c in capacities]
+    caps = [_capacity("capacities", policy, c) for c in capacities]
     if threads is not None:
         threads = _checks.positive_int("threads", threads, maximum=1024)
+    if sample is not None:
+        if isinstance(sample, bool) or not isinstance(sample, (int, float)) or not 0.0 < float(sample) <= 1.0:
+            raise ValueError(f"sample={sample!r} is not accepted: it must be a sampling rate in (0, 1]")
+        if sizes is not None or engine != "native":
+            raise ValueError("sample is not accepted with sizes or engine='reference': sampled curves are native, unit-size")
+        if policy in OFFLINE:
+            raise ValueError(f"sample is not accepted for policy={policy!r}: offline policies need the whole future")
+        return _sampled_curve(as_trace(trace), policy, caps, float(sample), bit_on_insert, threads)
     if engine == "reference":
         keys = _reference_keys(trace)
         n = len(keys)
-        return np.array([sum(reference.replay(keys, policy, c, bit_on_insert)) / n if n else 0.0 for c in caps])
+        size_arr = _sizes(trace, sizes, policy, n)
+        size_list = None if size_arr is None else size_arr.tolist()
+        return np.array([sum(reference.replay(keys, policy, c, bit_on_insert, size_list)) / n if n else 0.0 for c in caps])
     t = as_trace(trace)
     ids, n_ids = t.dense()
+    size_arr = _sizes(t, sizes, policy, len(ids))
     next_use = t.next_use() if policy in OFFLINE else None
     hits = _native.cache_curve(
-        policy, ids, n_ids, np.array(caps, dtype=np.uint64), next_use, bit_on_insert, threads
+        policy, ids, n_ids, np.array(caps, dtype=np.uint64), next_use, bit_on_insert, threads, size_arr
     )
     n = len(ids)
     return hits / n if n else np.zeros(len(caps))
@@ -146,7 +320,7 @@ def new(policy: str, capacity: int, *, engine: str = "native", bit_on_insert: bo
     Native keys are integers in [-2**63, 2**64); reference keys are any hashable.
     ``opt`` needs the future and has no online form."""
     policy = _policy(policy)
-    capacity = _checks.positive_int("capacity", capacity)
+    capacity = _capacity("capacity", policy, capacity)
     engine = _checks.engine(engine)
     if policy in OFFLINE:
         raise ValueError(
@@ -159,4 +333,6 @@ def new(policy: str, capacity: int, *, engine: str = "native", bit_on_insert: bo
     return _native.OnlineCache(policy, capacity, bit_on_insert)
 
 
-__all__ = ["POLICIES", "OFFLINE", "Replay", "replay", "curve", "new", "reference"]
+from osbench.cache import sweep  # noqa: E402  (studies over many cells; needs the names above)
+
+__all__ = ["sweep", "POLICIES", "SIZED_POLICIES", "MIN_CAPACITY", "OFFLINE", "Replay", "replay", "stream", "spatial_sample", "curve", "new", "reference"]

@@ -7,7 +7,8 @@ hit for hit. Every class has the same interface::
     cache.access(key)          # True on a hit; a miss inserts the key (demand paging)
     len(cache), key in cache
 
-Objects have unit size; ``capacity`` counts objects. :class:`OPT` is offline:
+Objects have unit size and ``capacity`` counts objects, except that the classes in
+``SIZED_POLICIES`` also take ``access(key, next_use, size)`` with a capacity in bytes. :class:`OPT` is offline:
 ``access(key, next_use)`` also needs the time of the key's next access.
 """
 
@@ -19,6 +20,8 @@ from typing import Any, Hashable, Optional, Sequence
 
 from osbench.traces import NEVER, next_use_reference
 
+_NONE: Any = object()  # "no key": a sentinel no user key can equal
+
 
 class FIFO:
     """First in, first out: evict the object that entered first. Hits change nothing."""
@@ -26,15 +29,19 @@ class FIFO:
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
         self.queue: deque[Hashable] = deque()
-        self.cached: set[Hashable] = set()
+        self.cached: dict[Hashable, int] = {}  # key -> size
+        self.used = 0
 
-    def access(self, key: Hashable, next_use: Optional[int] = None) -> bool:
+    def access(self, key: Hashable, next_use: Optional[int] = None, size: int = 1) -> bool:
         if key in self.cached:
             return True
-        if len(self.queue) == self.capacity:
-            self.cached.discard(self.queue.popleft())
+        if size > self.capacity:
+            return False
+        while self.used + size > self.capacity:
+            self.used -= self.cached.pop(self.queue.popleft())
         self.queue.append(key)
-        self.cached.add(key)
+        self.cached[key] = size
+        self.used += size
         return False
 
     def __len__(self) -> int:
@@ -51,15 +58,19 @@ class LRU:
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
-        self.order: OrderedDict[Hashable, None] = OrderedDict()
+        self.order: OrderedDict[Hashable, int] = OrderedDict()  # key -> size
+        self.used = 0
 
-    def access(self, key: Hashable, next_use: Optional[int] = None) -> bool:
+    def access(self, key: Hashable, next_use: Optional[int] = None, size: int = 1) -> bool:
         if key in self.order:
             self.order.move_to_end(key)
             return True
-        if len(self.order) == self.capacity:
-            self.order.popitem(last=False)
-        self.order[key] = None
+        if size > self.capacity:
+            return False
+        while self.used + size > self.capacity:
+            self.used -= self.order.popitem(last=False)[1]
+        self.order[key] = size
+        self.used += size
         return False
 
     def __len__(self) -> int:
@@ -81,8 +92,10 @@ class LFU:
         self.freq: dict[Hashable, int] = {}
         self.by_freq: dict[int, OrderedDict[Hashable, None]] = {}
         self.min_freq = 0
+        self.size: dict[Hashable, int] = {}
+        self.used = 0
 
-    def access(self, key: Hashable, next_use: Optional[int] = None) -> bool:
+    def access(self, key: Hashable, next_use: Optional[int] = None, size: int = 1) -> bool:
         f = self.freq.get(key, 0)
         if f:
             del self.by_freq[f][key]
@@ -93,12 +106,19 @@ class LFU:
             self.by_freq.setdefault(f + 1, OrderedDict())[key] = None
             self.freq[key] = f + 1
             return True
-        if len(self.freq) == self.capacity:
+        if size > self.capacity:
+            return False
+        while self.used + size > self.capacity:
+            while self.min_freq not in self.by_freq:  # several evictions: the lowest count moves up
+                self.min_freq += 1
             coldest = self.by_freq[self.min_freq]
             victim, _ = coldest.popitem(last=False)
             if not coldest:
                 del self.by_freq[self.min_freq]
             del self.freq[victim]
+            self.used -= self.size.pop(victim)
+        self.size[key] = size
+        self.used += size
         self.by_freq.setdefault(1, OrderedDict())[key] = None
         self.freq[key] = 1
         self.min_freq = 1
@@ -253,7 +273,276 @@ class OPT:
         return key in self.next
 
 
-POLICY_CLASSES: dict[str, Any] = {"fifo": FIFO, "lru": LRU, "lfu": LFU, "clock": Clock, "arc": ARC, "opt": OPT}
+class Sieve:
+    """SIEVE (Zhang et al., NSDI 2024): a FIFO queue with one visited bit per object and a
+    hand that sweeps from the oldest object towards the newest.
+
+    A hit sets the visited bit and moves nothing. A newcomer enters at the new end with its
+    bit clear. To evict, the hand starts where it stopped last time (at the oldest object the
+    first time, or after it has passed the newest): each visited object it meets has its bit
+    cleared and is kept; the first unvisited one is evicted, and the hand stays on its newer
+    neighbour (or returns to the oldest object if there is none). As libCacheSim's Sieve."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.visited: dict[Hashable, bool] = {}
+        # The queue as a doubly linked list: newer[k] is the neighbour towards the new end.
+        self.newer: dict[Hashable, Any] = {}
+        self.older: dict[Hashable, Any] = {}
+        self.newest: Any = _NONE
+        self.oldest: Any = _NONE
+        self.hand: Any = _NONE
+        self.size: dict[Hashable, int] = {}
+        self.used = 0
+
+    def access(self, key: Hashable, next_use: Optional[int] = None, size: int = 1) -> bool:
+        if key in self.visited:
+            self.visited[key] = True
+            return True
+        if size > self.capacity:
+            return False
+        while self.used + size > self.capacity:
+            self._evict()
+        self.visited[key] = False
+        self.size[key] = size
+        self.used += size
+        self.older[key], self.newer[key] = self.newest, _NONE
+        if self.newest is _NONE:
+            self.oldest = key
+        else:
+            self.newer[self.newest] = key
+        self.newest = key
+        return False
+
+    def _evict(self) -> None:
+        key = self.oldest if self.hand is _NONE else self.hand
+        while self.visited[key]:
+            self.visited[key] = False
+            key = self.oldest if self.newer[key] is _NONE else self.newer[key]
+        self.hand = self.newer[key]
+        older, newer = self.older.pop(key), self.newer.pop(key)
+        del self.visited[key]
+        self.used -= self.size.pop(key)
+        if older is _NONE:
+            self.oldest = newer
+        else:
+            self.newer[older] = newer
+        if newer is _NONE:
+            self.newest = older
+        else:
+            self.older[newer] = older
+
+    def __len__(self) -> int:
+        return len(self.visited)
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self.visited
+
+
+class S3FIFO:
+    """S3-FIFO (Yang et al., SOSP 2023) as libCacheSim defines it with its defaults.
+
+    Three FIFO queues: *small* (``int(capacity * 0.1)`` objects), *main* (the rest) and a
+    *ghost* of ids only (``int(capacity * 0.9)`` entries). Each cached object counts its hits
+    since it entered its queue. A miss on a ghost id removes it from the ghost and inserts
+    the object into main; any other miss inserts into small, except before the first eviction
+    when small is already full (then into main), and except when small holds a single object:
+    an object as large as small is never inserted (libCacheSim refuses it). To make room:
+    if main is over its size or small is empty, main's oldest object is reinserted at main's
+    new end with its count ``min(count, 3) - 1`` while its count is at least 1, else
+    evicted; otherwise small's oldest object moves to main (count reset to 0) if it was hit
+    at least twice (``move_to_main_threshold``), else it is evicted and its id enters the
+    ghost (whose own oldest id leaves when it is full). Repeated until one object has left.
+
+    Capacities below 10 are refused: small would hold nothing (libCacheSim aborts)."""
+
+    def __init__(self, capacity: int, small_ratio: float = 0.1, ghost_ratio: float = 0.9, threshold: int = 2) -> None:
+        self.capacity = capacity
+        self.small_size = int(capacity * small_ratio)
+        self.main_size = capacity - self.small_size
+        self.ghost_size = int(capacity * ghost_ratio)
+        if self.small_size <= 0 or self.main_size <= 0:
+            raise ValueError(
+                f"capacity={capacity} is not accepted by s3fifo: its small queue (10%) and main queue "
+                "must each hold at least one object, so capacity must be at least 10"
+            )
+        self.threshold = threshold
+        self.small: OrderedDict[Hashable, int] = OrderedDict()  # oldest first, key -> hit count
+        self.main: OrderedDict[Hashable, int] = OrderedDict()
+        self.ghost: OrderedDict[Hashable, None] = OrderedDict()
+        self.has_evicted = False
+
+    def access(self, key: Hashable, next_use: Optional[int] = None) -> bool:
+        if key in self.small:
+            self.small[key] += 1
+            return True
+        ghost_hit = self.ghost.pop(key, _NONE) is not _NONE
+        if key in self.main:
+            self.main[key] += 1
+            return True
+        while len(self.small) + len(self.main) + 1 > self.capacity:
+            self._evict()
+        if ghost_hit:
+            self.main[key] = 0
+        elif self.small_size <= 1:
+            pass  # an object as large as the small queue is not inserted
+        elif not self.has_evicted and len(self.small) >= self.small_size:
+            self.main[key] = 0
+        else:
+            self.small[key] = 0
+        return False
+
+    def _evict(self) -> None:
+        self.has_evicted = True
+        if len(self.main) > self.main_size or not self.small:
+            while self.main:
+                key, count = self.main.popitem(last=False)
+                if count < 1:
+                    return
+                self.main[key] = min(count, 3) - 1
+        else:
+            while self.small:
+                key, count = self.small.popitem(last=False)
+                if count >= self.threshold:
+                    self.main[key] = 0
+                else:
+                    if self.ghost_size > 0 and key not in self.ghost:
+                        while len(self.ghost) >= self.ghost_size:
+                            self.ghost.popitem(last=False)
+                        self.ghost[key] = None
+                    return
+
+    def __len__(self) -> int:
+        return len(self.small) + len(self.main)
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self.small or key in self.main
+
+
+class TwoQ:
+    """2Q (Johnson and Shasha, VLDB 1994) as libCacheSim defines it with its defaults.
+
+    *Ain*: a FIFO of first-time objects, target ``int(capacity * 0.25)``; *Aout*: a FIFO of
+    ids evicted from Ain, ``int(capacity * 0.5)`` entries; *Am*: an LRU of objects seen again
+    after leaving Ain, ``capacity - int(capacity * 0.25)`` objects. A hit in Ain changes
+    nothing; a hit in Am moves the object to Am's recent end. A miss first makes room while
+    Ain + Am is full: if Ain is over its target, Ain's oldest leaves into Aout (Aout's oldest
+    id leaves when it is full), else Am's least recent is evicted. Then an id found in Aout
+    (removed from it) goes to Am, evicting Am's least recent if Am alone is full; any other
+    object enters Ain. Capacities below 4 are refused (Ain would hold nothing, and
+    libCacheSim then caches nothing at all)."""
+
+    def __init__(self, capacity: int, ain_ratio: float = 0.25, aout_ratio: float = 0.5) -> None:
+        self.capacity = capacity
+        self.ain_size = int(capacity * ain_ratio)
+        self.aout_size = int(capacity * aout_ratio)
+        self.am_size = capacity - self.ain_size
+        if self.ain_size <= 0:
+            raise ValueError(
+                f"capacity={capacity} is not accepted by twoq: its Ain queue (25%) must hold at least "
+                "one object, so capacity must be at least 4"
+            )
+        self.ain: OrderedDict[Hashable, None] = OrderedDict()  # oldest first
+        self.aout: OrderedDict[Hashable, None] = OrderedDict()
+        self.am: OrderedDict[Hashable, None] = OrderedDict()  # least recent first
+
+    def access(self, key: Hashable, next_use: Optional[int] = None) -> bool:
+        if key in self.ain:
+            return True
+        ghost_hit = self.aout.pop(key, _NONE) is not _NONE
+        if key in self.am:
+            self.am.move_to_end(key)
+            return True
+        while len(self.ain) + len(self.am) + 1 > self.capacity:
+            if len(self.ain) > self.ain_size:
+                old, _ = self.ain.popitem(last=False)
+                if self.aout_size > 0 and old not in self.aout:
+                    while len(self.aout) >= self.aout_size:
+                        self.aout.popitem(last=False)
+                    self.aout[old] = None
+            else:
+                self.am.popitem(last=False)
+        if ghost_hit:
+            while len(self.am) >= self.am_size:
+                self.am.popitem(last=False)
+            self.am[key] = None
+        else:
+            self.ain[key] = None
+        return False
+
+    def __len__(self) -> int:
+        return len(self.ain) + len(self.am)
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self.ain or key in self.am
+
+
+GDSF_SCALE = 1.0e6
+"""GDSF's value of one hit on a one-byte object (libCacheSim's constant)."""
+
+
+class GDSF:
+    """Greedy-Dual-Size-Frequency (Cherkasova 1998), lecture section 4.5: evict by value per
+    byte. An object's priority is ``L + count * 1e6 / size`` (count: its hits since it entered,
+    starting at 1; size 1 here), recomputed at each hit; ``L`` (the inflation that ages old
+    objects) becomes the priority of each evicted object. As libCacheSim's GDSF, a miss
+    first inserts the newcomer and then evicts the lowest priority while the cache is over
+    capacity, so a newcomer whose priority is the lowest leaves at once. Ties of priority go
+    to the object accessed least recently. The priorities are float64 computed with the
+    same operations in the same order as libCacheSim, so ties fall the same way."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.inflation = 0.0
+        self.clock = 0
+        self.count: dict[Hashable, int] = {}
+        self.stamp: dict[Hashable, tuple[float, int]] = {}  # key -> (priority, last access)
+        self.heap: list[tuple[float, int, Hashable]] = []  # stale entries are skipped
+        self.size: dict[Hashable, int] = {}
+        self.used = 0
+
+    def access(self, key: Hashable, next_use: Optional[int] = None, size: int = 1) -> bool:
+        self.clock += 1
+        hit = key in self.count
+        if hit:
+            self.count[key] += 1
+            priority = self.inflation + self.count[key] * GDSF_SCALE / self.size[key]
+        else:
+            if size > self.capacity:
+                return False  # never admitted
+            self.count[key] = 1
+            self.size[key] = size
+            self.used += size
+            priority = self.inflation + GDSF_SCALE / size
+        self.stamp[key] = (priority, self.clock)
+        heapq.heappush(self.heap, (priority, self.clock, key))
+        while self.used > self.capacity:
+            priority, clock, victim = heapq.heappop(self.heap)
+            if self.stamp.get(victim) == (priority, clock):
+                self.inflation = priority
+                del self.count[victim], self.stamp[victim]
+                self.used -= self.size.pop(victim)
+        return hit
+
+    def __len__(self) -> int:
+        return len(self.count)
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self.count
+
+
+POLICY_CLASSES: dict[str, Any] = {
+    "fifo": FIFO,
+    "lru": LRU,
+    "lfu": LFU,
+    "clock": Clock,
+    "arc": ARC,
+    "opt": OPT,
+    "sieve": Sieve,
+    "s3fifo": S3FIFO,
+    "twoq": TwoQ,
+    "gdsf": GDSF,
+}
 
 
 def make(policy: str, capacity: int, bit_on_insert: bool = False) -> Any:
@@ -263,13 +552,24 @@ def make(policy: str, capacity: int, bit_on_insert: bool = False) -> Any:
     return POLICY_CLASSES[policy](capacity)
 
 
-def replay(keys: Sequence[Hashable], policy: str, capacity: int, bit_on_insert: bool = False) -> list[bool]:
-    """Replay ``keys`` through a fresh cache; one hit flag per access."""
+SIZED_POLICIES: tuple[str, ...] = ("fifo", "lru", "lfu", "sieve", "gdsf")
+"""Classes whose ``access`` takes ``size=`` (capacity then counts bytes, as in libCacheSim:
+an object larger than the capacity is never admitted, a miss evicts until the newcomer fits,
+a hit keeps the size the object entered with)."""
+
+
+def replay(
+    keys: Sequence[Hashable], policy: str, capacity: int, bit_on_insert: bool = False, sizes: Optional[Sequence[int]] = None
+) -> list[bool]:
+    """Replay ``keys`` through a fresh cache; one hit flag per access. ``sizes``: one object
+    size per access (capacity in bytes), for the policies in ``SIZED_POLICIES``."""
     cache = make(policy, capacity, bit_on_insert)
+    if sizes is not None:
+        return [cache.access(k, None, int(s)) for k, s in zip(keys, sizes)]
     if policy == "opt":
         nexts = next_use_reference(keys)
         return [cache.access(k, n) for k, n in zip(keys, nexts)]
     return [cache.access(k) for k in keys]
 
 
-__all__ = ["FIFO", "LRU", "LFU", "Clock", "ARC", "OPT", "POLICY_CLASSES", "make", "replay", "NEVER"]
+__all__ = ["FIFO", "LRU", "LFU", "Clock", "ARC", "OPT", "Sieve", "S3FIFO", "TwoQ", "GDSF", "POLICY_CLASSES", "SIZED_POLICIES", "make", "replay", "NEVER"]

@@ -3,7 +3,7 @@
 use crate::errors::IntoPy;
 use crate::interrupt;
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
-use osbench_core::cache::{curve, keys, AnyPolicy, Options, NEVER, POLICIES};
+use osbench_core::cache::{curve, keys, stream, AnyPolicy, Options, NEVER, POLICIES, SIZED_POLICIES};
 use osbench_core::error::invalid;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -11,11 +11,13 @@ use std::collections::HashMap;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CACHE_POLICIES", POLICIES.to_vec())?;
+    m.add("CACHE_SIZED_POLICIES", SIZED_POLICIES.to_vec())?;
     m.add_function(wrap_pyfunction!(dense_ids, m)?)?;
     m.add_function(wrap_pyfunction!(next_use, m)?)?;
     m.add_function(wrap_pyfunction!(cache_replay, m)?)?;
     m.add_function(wrap_pyfunction!(cache_curve, m)?)?;
     m.add_class::<OnlineCache>()?;
+    m.add_class::<CacheStream>()?;
     Ok(())
 }
 
@@ -66,7 +68,7 @@ fn check_ids(ids: &[u32], n_ids: usize) -> osbench_core::Result<()> {
 
 /// Replay dense ids through one policy. Returns (hits, per-access hit mask or None).
 #[pyfunction]
-#[pyo3(signature = (policy, ids, n_ids, capacity, next_use=None, mask=false, bit_on_insert=false))]
+#[pyo3(signature = (policy, ids, n_ids, capacity, next_use=None, mask=false, bit_on_insert=false, sizes=None))]
 #[allow(clippy::too_many_arguments)]
 fn cache_replay<'py>(
     py: Python<'py>,
@@ -77,8 +79,13 @@ fn cache_replay<'py>(
     next_use: Option<PyReadonlyArray1<'py, u64>>,
     mask: bool,
     bit_on_insert: bool,
+    sizes: Option<PyReadonlyArray1<'py, u64>>,
 ) -> PyResult<(u64, Option<Bound<'py, PyArray1<bool>>>)> {
     let ids = slice("ids", &ids)?;
+    let sizes = match &sizes {
+        Some(a) => Some(slice("sizes", a)?),
+        None => None,
+    };
     let next = match &next_use {
         Some(a) => slice("next_use", a)?,
         None => &[][..],
@@ -90,7 +97,10 @@ fn cache_replay<'py>(
     let (hits, flags) = interrupt::run_sized(py, ids.len(), |cancel| {
         check_ids(ids, n_ids)?;
         let mut flags = if mask { vec![false; ids.len()] } else { Vec::new() };
-        let hits = curve::replay_cancellable(&mut policy, ids, next, &mut flags, cancel)?;
+        let hits = match sizes {
+            Some(s) => curve::replay_sized_cancellable(&mut policy, ids, s, next, &mut flags, cancel)?,
+            None => curve::replay_cancellable(&mut policy, ids, next, &mut flags, cancel)?,
+        };
         Ok((hits, flags))
     })?;
     Ok((hits, if mask { Some(flags.into_pyarray(py)) } else { None }))
@@ -99,7 +109,7 @@ fn cache_replay<'py>(
 /// Hits at each capacity: one pass for LRU and OPT (stack distances), else one replay per
 /// capacity on `threads` threads (default: every available core).
 #[pyfunction]
-#[pyo3(signature = (policy, ids, n_ids, capacities, next_use=None, bit_on_insert=false, threads=None))]
+#[pyo3(signature = (policy, ids, n_ids, capacities, next_use=None, bit_on_insert=false, threads=None, sizes=None))]
 #[allow(clippy::too_many_arguments)]
 fn cache_curve<'py>(
     py: Python<'py>,
@@ -110,8 +120,13 @@ fn cache_curve<'py>(
     next_use: Option<PyReadonlyArray1<'py, u64>>,
     bit_on_insert: bool,
     threads: Option<usize>,
+    sizes: Option<PyReadonlyArray1<'py, u64>>,
 ) -> PyResult<Bound<'py, PyArray1<u64>>> {
     let ids = slice("ids", &ids)?;
+    let sizes = match &sizes {
+        Some(a) => Some(slice("sizes", a)?),
+        None => None,
+    };
     let caps = slice("capacities", &capacities)?;
     let next = match &next_use {
         Some(a) => slice("next_use", a)?,
@@ -124,7 +139,13 @@ fn cache_curve<'py>(
     let work = ids.len().saturating_mul(caps.len());
     let hits = interrupt::run_sized(py, work, |cancel| {
         check_ids(ids, n_ids)?;
-        curve::curve(policy, ids, n_ids, next, caps, Options { bit_on_insert }, threads, cancel)
+        match sizes {
+            Some(s) => {
+                AnyPolicy::new(policy, u64::MAX, 0, Options { bit_on_insert })?;
+                curve::curve_sized(policy, ids, n_ids, s, next, caps, Options { bit_on_insert }, threads, cancel)
+            }
+            None => curve::curve(policy, ids, n_ids, next, caps, Options { bit_on_insert }, threads, cancel),
+        }
     })?;
     Ok(hits.into_pyarray(py))
 }
@@ -173,5 +194,83 @@ impl OnlineCache {
 
     fn __len__(&self) -> usize {
         self.policy.len()
+    }
+}
+
+/// A replay fed chunk by chunk: keeps the key map and the policy between chunks, so a trace
+/// larger than memory replays in pieces with exactly the hits of one replay of the whole.
+#[pyclass(module = "osbench._native")]
+pub struct CacheStream {
+    stream: stream::Stream,
+    /// Set when a feed failed or was interrupted midway: the state is then partial.
+    broken: bool,
+    #[pyo3(get)]
+    capacity: u64,
+    #[pyo3(get)]
+    name: String,
+}
+
+#[pymethods]
+impl CacheStream {
+    #[new]
+    #[pyo3(signature = (policy, capacity, bit_on_insert=false))]
+    fn new(policy: &str, capacity: u64, bit_on_insert: bool) -> PyResult<Self> {
+        let stream = stream::Stream::new(policy, capacity, Options { bit_on_insert }).py_err()?;
+        Ok(CacheStream { stream, broken: false, capacity, name: policy.to_string() })
+    }
+
+    /// Replay the next chunk of keys (int64 or uint64; keys are taken by their 64-bit pattern).
+    /// `next_access` (int64, one per key, negative = never) is required by offline policies.
+    /// Returns the chunk's hits.
+    #[pyo3(signature = (keys, next_access=None, sizes=None))]
+    fn feed<'py>(
+        &mut self,
+        py: Python<'py>,
+        keys: &Bound<'py, PyAny>,
+        next_access: Option<PyReadonlyArray1<'py, i64>>,
+        sizes: Option<PyReadonlyArray1<'py, u64>>,
+    ) -> PyResult<u64> {
+        if self.broken {
+            return Err(PyValueError::new_err("this stream was interrupted or failed midway; its state is partial: start a new one"));
+        }
+        let next = match &next_access {
+            Some(a) => slice("next_access", a)?,
+            None => &[][..],
+        };
+        let sizes = match &sizes {
+            Some(a) => slice("sizes", a)?,
+            None => &[][..],
+        };
+        let stream = &mut self.stream;
+        let result = if let Ok(a) = keys.extract::<PyReadonlyArray1<'py, i64>>() {
+            let k = slice("keys", &a)?;
+            interrupt::run(py, |cancel| stream.feed(k, next, sizes, cancel))
+        } else if let Ok(a) = keys.extract::<PyReadonlyArray1<'py, u64>>() {
+            let k = slice("keys", &a)?;
+            interrupt::run(py, |cancel| stream.feed(k, next, sizes, cancel))
+        } else {
+            return Err(PyTypeError::new_err("keys must be a 1-D numpy array of int64 or uint64"));
+        };
+        if result.is_err() {
+            self.broken = true;
+        }
+        result
+    }
+
+    #[getter]
+    fn accesses(&self) -> u64 {
+        self.stream.accesses()
+    }
+    #[getter]
+    fn hits(&self) -> u64 {
+        self.stream.hits()
+    }
+    #[getter]
+    fn n_distinct(&self) -> usize {
+        self.stream.n_distinct()
+    }
+    #[getter]
+    fn needs_future(&self) -> bool {
+        self.stream.needs_future()
     }
 }

@@ -42,6 +42,44 @@ pub fn replay_cancellable(policy: &mut AnyPolicy, ids: &[u32], next_use: &[u64],
     Ok(hits)
 }
 
+/// [`replay_cancellable`] with one object size per access (capacity in bytes).
+pub fn replay_sized_cancellable(policy: &mut AnyPolicy, ids: &[u32], sizes: &[u64], next_use: &[u64], mask: &mut [bool], cancel: &AtomicBool) -> Result<u64> {
+    if sizes.len() != ids.len() {
+        return Err(invalid("sizes", format!("{} entries", sizes.len()), format!("{} entries, one per access", ids.len())));
+    }
+    let mut hits = 0;
+    for (start, chunk) in (0..ids.len()).step_by(CHUNK).zip(ids.chunks(CHUNK)) {
+        check(cancel)?;
+        let end = start + chunk.len();
+        let s = sizes.get(start..end).unwrap_or(&[]);
+        let next = if next_use.is_empty() { &[][..] } else { next_use.get(start..end).unwrap_or(&[]) };
+        let m = if mask.is_empty() { &mut [][..] } else { mask.get_mut(start..end).unwrap_or(&mut []) };
+        hits += policy.replay_chunk_sized(chunk, s, next, m)?;
+    }
+    Ok(hits)
+}
+
+/// Hits at each capacity (in bytes) with per-access object sizes: one replay per capacity.
+#[allow(clippy::too_many_arguments)]
+pub fn curve_sized(
+    policy: &str,
+    ids: &[u32],
+    n_ids: usize,
+    sizes: &[u64],
+    next_use: &[u64],
+    capacities: &[u64],
+    options: Options,
+    threads: usize,
+    cancel: &AtomicBool,
+) -> Result<Vec<u64>> {
+    for &c in capacities {
+        if c == 0 {
+            return Err(invalid("capacities", c, "positive numbers of bytes"));
+        }
+    }
+    replay_each(policy, ids, n_ids, sizes, next_use, capacities, options, threads, cancel)
+}
+
 /// Hits of `policy` at each capacity (same order as `capacities`).
 pub fn curve(
     policy: &str,
@@ -59,12 +97,12 @@ pub fn curve(
         }
     }
     // Validate the name (and get the error message) before any work.
-    AnyPolicy::new(policy, 1, 0, options)?;
+    AnyPolicy::new(policy, super::min_capacity(policy), 0, options)?;
     let max_cap = capacities.iter().copied().max().unwrap_or(0);
     match policy {
         "lru" => lru_hits(ids, n_ids, capacities, cancel),
         "opt" if max_cap.min(n_ids as u64) <= OPT_STACK_MAX_DEPTH => opt_hits(ids, n_ids, next_use, capacities, cancel),
-        _ => replay_each(policy, ids, n_ids, next_use, capacities, options, threads, cancel),
+        _ => replay_each(policy, ids, n_ids, &[], next_use, capacities, options, threads, cancel),
     }
 }
 
@@ -289,6 +327,7 @@ pub fn replay_each(
     policy: &str,
     ids: &[u32],
     n_ids: usize,
+    sizes: &[u64],
     next_use: &[u64],
     capacities: &[u64],
     options: Options,
@@ -305,8 +344,13 @@ pub fn replay_each(
                 if i >= capacities.len() {
                     break;
                 }
-                let r = AnyPolicy::new(policy, capacities[i], n_ids, options)
-                    .and_then(|mut p| replay_cancellable(&mut p, ids, next_use, &mut [], cancel));
+                let r = AnyPolicy::new(policy, capacities[i], n_ids, options).and_then(|mut p| {
+                    if sizes.is_empty() {
+                        replay_cancellable(&mut p, ids, next_use, &mut [], cancel)
+                    } else {
+                        replay_sized_cancellable(&mut p, ids, sizes, next_use, &mut [], cancel)
+                    }
+                });
                 if let Ok(mut slot) = slots[i].lock() {
                     **slot = r;
                 }

@@ -9,6 +9,9 @@ use super::{Policy, NIL};
 
 pub struct Lfu {
     capacity: usize,
+    /// Sized mode: bytes held, and the size of the object in each slot.
+    used: u64,
+    size_of: Vec<u64>,
     len: usize,
     slots: Slots,
     links: Links,
@@ -24,6 +27,8 @@ impl Lfu {
         let expected = capacity.min(n_ids);
         Lfu {
             capacity,
+            used: 0,
+            size_of: Vec::new(),
             len: 0,
             slots: Slots::new(n_ids, expected),
             links: Links::with_capacity(expected),
@@ -69,6 +74,44 @@ impl Policy for Lfu {
             self.freq.resize(self.slots.high_water(), 0);
         }
         self.freq[slot as usize] = 1;
+        self.push(1, slot);
+        self.min_freq = 1;
+        self.len += 1;
+        false
+    }
+    fn supports_sizes(&self) -> bool {
+        true
+    }
+    fn access_sized(&mut self, id: u32, size: u64, next_use: u64) -> bool {
+        if self.slots.get(id) != NIL {
+            return self.access(id, next_use);
+        }
+        if size > self.capacity as u64 {
+            return false;
+        }
+        while self.used + size > self.capacity as u64 && self.len > 0 {
+            // Several evictions in a row: the lowest non-empty bucket may move up.
+            while self.buckets.get(self.min_freq as usize).is_some_and(|b| b.len == 0) {
+                self.min_freq += 1;
+            }
+            let Some(bucket) = self.buckets.get_mut(self.min_freq as usize) else { break };
+            if let Some(victim) = self.links.pop_back(bucket) {
+                self.used -= self.size_of[victim as usize];
+                self.slots.release(victim);
+                self.len -= 1;
+            }
+        }
+        let slot = self.slots.assign(id);
+        let hw = self.slots.high_water();
+        if self.freq.len() < hw {
+            self.freq.resize(hw, 0);
+        }
+        if self.size_of.len() < hw {
+            self.size_of.resize(hw, 0);
+        }
+        self.freq[slot as usize] = 1;
+        self.size_of[slot as usize] = size;
+        self.used += size;
         self.push(1, slot);
         self.min_freq = 1;
         self.len += 1;

@@ -131,6 +131,12 @@ impl Links {
         list.len -= 1;
     }
 
+    /// The neighbour of `slot` towards the front (the newer end), or NIL.
+    #[inline]
+    pub fn newer(&self, slot: u32) -> u32 {
+        self.nodes.get(slot as usize).map_or(NIL, |n| n.prev)
+    }
+
     /// Remove and return the oldest slot, or None when empty.
     #[inline]
     pub fn pop_back(&mut self, list: &mut List) -> Option<u32> {

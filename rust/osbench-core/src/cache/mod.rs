@@ -10,26 +10,48 @@ mod list;
 mod clock;
 pub mod curve;
 mod fifo;
+mod gdsf;
 pub mod keys;
 mod lfu;
 mod lru;
 mod opt;
+mod s3fifo;
+mod sieve;
+pub mod stream;
+mod twoq;
 
 pub use arc::Arc;
 pub use clock::Clock;
 pub use fifo::Fifo;
 pub use lfu::Lfu;
 pub use lru::Lru;
+pub use gdsf::{Gdsf, GDSF_SCALE};
 pub use opt::Opt;
+pub use s3fifo::S3Fifo;
+pub use sieve::Sieve;
+pub use twoq::TwoQ;
 
 use crate::error::{invalid, Result};
+
+/// The policies that take per-access object sizes (capacity then counts bytes).
+pub const SIZED_POLICIES: [&str; 5] = ["fifo", "lru", "lfu", "sieve", "gdsf"];
 
 /// Sentinel for "no id" in the intrusive lists, and "never used again" in next-use arrays.
 pub const NIL: u32 = u32::MAX;
 pub const NEVER: u64 = u64::MAX;
 
 /// The policy names, lower case, in the order users see them.
-pub const POLICIES: [&str; 6] = ["fifo", "lru", "lfu", "clock", "arc", "opt"];
+pub const POLICIES: [&str; 10] = ["fifo", "lru", "lfu", "clock", "arc", "opt", "sieve", "s3fifo", "twoq", "gdsf"];
+
+/// The smallest capacity a policy accepts: S3-FIFO's small queue (10%) and 2Q's Ain
+/// (25%) must hold at least one object.
+pub fn min_capacity(name: &str) -> u64 {
+    match name {
+        "s3fifo" => 10,
+        "twoq" => 4,
+        _ => 1,
+    }
+}
 
 /// A replacement policy over dense ids.
 pub trait Policy: Send {
@@ -47,6 +69,36 @@ pub trait Policy: Send {
     /// True for offline policies that need each access's next-use time.
     fn needs_future(&self) -> bool {
         false
+    }
+
+    /// Access `id`, an object of `size` bytes, in a cache whose capacity counts bytes, as
+    /// libCacheSim does: an object larger than the capacity is never admitted; a miss evicts
+    /// until the newcomer fits; a hit keeps the size the object entered with. Only policies
+    /// in [`SIZED_POLICIES`] implement it ([`Policy::supports_sizes`]); one cache instance
+    /// uses either this or [`Policy::access`], never both.
+    fn access_sized(&mut self, id: u32, _size: u64, next_use: u64) -> bool {
+        self.access(id, next_use)
+    }
+    fn supports_sizes(&self) -> bool {
+        false
+    }
+
+    /// [`Policy::replay_chunk`] with one size per access.
+    fn replay_chunk_sized(&mut self, ids: &[u32], sizes: &[u64], next_use: &[u64], mask: &mut [bool]) -> u64
+    where
+        Self: Sized,
+    {
+        let mut hits = 0u64;
+        let future = self.needs_future();
+        for (i, (&id, &size)) in ids.iter().zip(sizes).enumerate() {
+            let next = if future { next_use[i] } else { NEVER };
+            let hit = self.access_sized(id, size, next);
+            hits += hit as u64;
+            if !mask.is_empty() {
+                mask[i] = hit;
+            }
+        }
+        hits
     }
 
     /// Replay a run of accesses; returns the number of hits. `next_use[i]` belongs to
@@ -88,6 +140,10 @@ pub enum AnyPolicy {
     Clock(Clock),
     Arc(Arc),
     Opt(Opt),
+    Sieve(Sieve),
+    S3Fifo(S3Fifo),
+    TwoQ(TwoQ),
+    Gdsf(Gdsf),
 }
 
 macro_rules! each_policy {
@@ -99,6 +155,10 @@ macro_rules! each_policy {
             AnyPolicy::Clock($p) => $body,
             AnyPolicy::Arc($p) => $body,
             AnyPolicy::Opt($p) => $body,
+            AnyPolicy::Sieve($p) => $body,
+            AnyPolicy::S3Fifo($p) => $body,
+            AnyPolicy::TwoQ($p) => $body,
+            AnyPolicy::Gdsf($p) => $body,
         }
     };
 }
@@ -118,6 +178,10 @@ impl AnyPolicy {
             "clock" => AnyPolicy::Clock(Clock::new(cap, n_ids, options.bit_on_insert)),
             "arc" => AnyPolicy::Arc(Arc::new(cap, n_ids)),
             "opt" => AnyPolicy::Opt(Opt::new(cap, n_ids)),
+            "sieve" => AnyPolicy::Sieve(Sieve::new(cap, n_ids)),
+            "s3fifo" => AnyPolicy::S3Fifo(S3Fifo::new(cap, n_ids)?),
+            "twoq" => AnyPolicy::TwoQ(TwoQ::new(cap, n_ids)?),
+            "gdsf" => AnyPolicy::Gdsf(Gdsf::new(cap, n_ids)),
             other => {
                 return Err(invalid("policy", format!("{other:?}"), format!("one of {}", POLICIES.join(", "))))
             }
@@ -139,6 +203,26 @@ impl AnyPolicy {
     pub fn needs_future(&self) -> bool {
         each_policy!(self, p => p.needs_future())
     }
+    pub fn supports_sizes(&self) -> bool {
+        each_policy!(self, p => p.supports_sizes())
+    }
+    /// See [`Policy::replay_chunk_sized`]. Checks the policy and the slice lengths.
+    pub fn replay_chunk_sized(&mut self, ids: &[u32], sizes: &[u64], next_use: &[u64], mask: &mut [bool]) -> Result<u64> {
+        if !self.supports_sizes() {
+            return Err(invalid("sizes", "given", format!("no sizes for this policy; sizes work with {}", SIZED_POLICIES.join(", "))));
+        }
+        if sizes.len() != ids.len() {
+            return Err(invalid("sizes", format!("{} entries", sizes.len()), format!("{} entries, one per access", ids.len())));
+        }
+        if self.needs_future() && next_use.len() != ids.len() {
+            return Err(invalid("next_use", format!("{} entries", next_use.len()), format!("{} entries, one per access", ids.len())));
+        }
+        if !mask.is_empty() && mask.len() != ids.len() {
+            return Err(invalid("mask", format!("{} entries", mask.len()), format!("{} entries, one per access", ids.len())));
+        }
+        Ok(each_policy!(self, p => p.replay_chunk_sized(ids, sizes, next_use, mask)))
+    }
+
     /// See [`Policy::replay_chunk`]. Checks the slice lengths instead of panicking.
     pub fn replay_chunk(&mut self, ids: &[u32], next_use: &[u64], mask: &mut [bool]) -> Result<u64> {
         if self.needs_future() && next_use.len() != ids.len() {

@@ -66,6 +66,7 @@ fn curves_equal_replays() {
         let (ids, n, next) = prepare(&keys);
         let caps: Vec<u64> = vec![1, 2, 3, 7, 16, 50, 100, 299, 300, 1000];
         for policy in POLICIES {
+            let caps: Vec<u64> = caps.iter().copied().filter(|&c| c >= min_capacity(policy)).collect();
             let got = curve(policy, &ids, n, &next, &caps, Options::default(), 2, &cancel).unwrap();
             let want: Vec<u64> = caps.iter().map(|&c| replay(policy, c, &ids, n, &next, Options::default()).unwrap()).collect();
             assert_eq!(got, want, "{policy} seed {seed}");
@@ -105,11 +106,91 @@ fn cancel_stops_a_long_run() {
 
 #[test]
 fn online_ids_grow_arrays() {
-    for policy in ["fifo", "lru", "lfu", "clock", "arc"] {
-        let mut p = AnyPolicy::new(policy, 2, 0, Options::default()).unwrap();
+    for policy in ["fifo", "lru", "lfu", "clock", "arc", "sieve", "s3fifo", "twoq", "gdsf"] {
+        let mut p = AnyPolicy::new(policy, min_capacity(policy).max(2) * 2, 0, Options::default()).unwrap();
         assert!(!p.access(1000, NEVER));
         assert!(p.access(1000, NEVER));
         assert!(p.contains(1000));
         assert_eq!(p.len(), 1);
     }
+}
+
+fn hits(policy: &str, capacity: u64, keys: &[u32]) -> Vec<bool> {
+    let n = keys.iter().map(|&k| k as usize + 1).max().unwrap_or(0);
+    let mut p = AnyPolicy::new(policy, capacity, n, Options::default()).unwrap();
+    keys.iter().map(|&k| p.access(k, NEVER)).collect()
+}
+
+#[test]
+fn new_policies_golden_hits_from_libcachesim() {
+    // Each row was checked against the libcachesim package request by request.
+    let (t, f) = (true, false);
+    assert_eq!(
+        hits("sieve", 3, &[1, 2, 3, 1, 4, 5, 1, 2]),
+        [f, f, f, t, f, f, t, f]
+    );
+    // GDSF inserts, then evicts the lowest priority: 2 (1e6) leaves at once, A (2e6) stays;
+    // the second 2 ties with 1 at 2e6 and 1, accessed earlier, goes.
+    assert_eq!(hits("gdsf", 1, &[1, 1, 2, 2, 1]), [f, t, f, f, f]);
+    // With 10..19 objects, S3-FIFO's small queue holds one object, which libCacheSim never
+    // inserts: nothing is ever cached.
+    let mut keys: Vec<u32> = [1, 2, 3].repeat(3);
+    keys.extend(10..40);
+    keys.extend([1, 2, 3]);
+    assert!(hits("s3fifo", 15, &keys).iter().all(|&h| !h));
+    let got = hits("s3fifo", 25, &keys);
+    assert_eq!(got.iter().filter(|&&h| h).count(), 9);
+    assert!(got[3..9].iter().all(|&h| h) && got[39..].iter().all(|&h| h));
+    assert_eq!(
+        hits("twoq", 4, &[1, 2, 3].repeat(3)),
+        [[f; 3], [t; 3], [t; 3]].concat()
+    );
+}
+
+#[test]
+fn small_capacities_are_refused_where_a_queue_would_be_empty() {
+    for (policy, min) in [("s3fifo", 10), ("twoq", 4)] {
+        assert_eq!(min_capacity(policy), min);
+        let err = AnyPolicy::new(policy, min - 1, 10, Options::default())
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("capacity"), "{err}");
+        assert!(AnyPolicy::new(policy, min, 10, Options::default()).is_ok());
+    }
+}
+
+#[test]
+fn gdsf_heap_stays_small_under_many_hits() {
+    let mut p = AnyPolicy::new("gdsf", 4, 8, Options::default()).unwrap();
+    for i in 0..100_000u32 {
+        p.access(i % 3, NEVER);
+    }
+    match &p {
+        AnyPolicy::Gdsf(g) => assert!(g.heap_len() < 2 * 4 + 1100),
+        _ => unreachable!(),
+    }
+}
+
+#[test]
+fn streaming_in_chunks_equals_one_replay() {
+    let cancel = AtomicBool::new(false);
+    let keys = lcg_trace(30_000, 500, 5);
+    let (ids, n, next) = prepare(&keys);
+    let next_access: Vec<i64> = next.iter().map(|&t| if t == NEVER { -1 } else { t as i64 }).collect();
+    for policy in POLICIES {
+        let cap = 50.max(min_capacity(policy));
+        let want = replay(policy, cap, &ids, n, &next, Options::default()).unwrap();
+        for chunk in [1usize, 7, 4096, 30_000] {
+            let mut s = stream::Stream::new(policy, cap, Options::default()).unwrap();
+            let mut hits = 0;
+            for (k, t) in keys.chunks(chunk).zip(next_access.chunks(chunk)) {
+                hits += s.feed(k, t, &[], &cancel).unwrap();
+            }
+            assert_eq!((hits, s.hits(), s.accesses()), (want, want, keys.len() as u64), "{policy} chunk {chunk}");
+            assert_eq!(s.n_distinct(), n);
+        }
+    }
+    let mut opt = stream::Stream::new("opt", 5, Options::default()).unwrap();
+    assert!(opt.feed(&keys[..3], &[], &[], &cancel).is_err());
 }

@@ -25,13 +25,16 @@ NEVER = np.iinfo(np.uint64).max
 
 
 class Trace:
-    """Keys of a trace, with optional per-access sizes and times.
+    """Keys of a trace, with optional per-access sizes and times (and ``fields``, further
+    per-access columns by name).
 
     ``keys`` is kept as given when it is not an integer array (the reference engine accepts any
     hashable keys); integer keys become a contiguous int64 or uint64 array.
     """
 
-    def __init__(self, keys: Any, sizes: Any = None, times: Any = None, name: str = "") -> None:
+    def __init__(
+        self, keys: Any, sizes: Any = None, times: Any = None, name: str = "", fields: Optional[dict[str, Any]] = None
+    ) -> None:
         try:
             arr: Optional[np.ndarray] = np.asarray(keys)
         except (ValueError, TypeError):  # ragged nested lists: left for the engine to refuse
@@ -43,6 +46,8 @@ class Trace:
         self.sizes = None if sizes is None else np.asarray(sizes)
         self.times = None if times is None else np.asarray(times)
         self.name = name
+        # Further per-access columns a format carries (request logs: input/output lengths...).
+        self.fields: dict[str, np.ndarray] = {k: np.asarray(v) for k, v in (fields or {}).items()}
         self._dense: Optional[tuple[np.ndarray, int]] = None
         self._next_use: Optional[np.ndarray] = None
 
@@ -195,7 +200,7 @@ def shared_traces() -> Optional[Path]:
     candidates = []
     if os.environ.get("OSBENCH_TRACES"):
         candidates.append(Path(os.environ["OSBENCH_TRACES"]))
-    candidates += [Path.cwd() / ".." / "shared" / "traces", Path(__file__).resolve().parents[2] / ".." / "shared" / "traces"]
+    candidates += [Path.cwd() / ".." / "shared" / "traces", Path(__file__).resolve().parents[3] / ".." / "shared" / "traces"]
     for c in candidates:
         if c.is_dir():
             return c.resolve()
@@ -220,3 +225,8 @@ def write_oracle_general(trace: Any, path: Any, sizes: Any = None) -> None:
     nxt = t.next_use()
     records["next_access"] = np.where(nxt == NEVER, -1, nxt.astype(np.int64))
     _files.write_bytes(path, records.tobytes())
+
+
+# Readers and writers of trace files (npy, text/CSV, oracleGeneral, struct binary, zstd,
+# Mooncake and Azure request logs). Imported last: they build on Trace above.
+from osbench.traces.formats import FORMATS, TraceFileError, read, write  # noqa: E402

@@ -1,0 +1,235 @@
+"""Sweeps: every (trace, policy, capacity) cell of a study, on any executor, resumable.
+
+A spec (a dict, or a TOML or JSON file) names the cells::
+
+    traces = ["../shared/traces/cloudphysics-io.oracleGeneral.bin"]   # paths, or tables:
+    # [[traces]]  path = "t.csv.zst"  format = "csv"  key_column = 1     (read options)
+    policies = ["lru", "sieve", "s3fifo"]
+    capacities = [1000, 2000, 4000]
+    sizes = false          # true: replay with the trace's own sizes, capacities in bytes
+    chunk_size = 1048576   # streaming chunk, accesses
+
+:func:`run` replays each cell (streaming the file, so traces larger than memory work) on a
+``concurrent.futures`` executor: a local process pool by default, a Dask cluster through
+``distributed.Client.get_executor()`` (``executor="dask"`` starts a LocalCluster, or pass a
+scheduler address), or any Executor you give. Each result is appended to the results file
+(JSON lines) as soon as its cell finishes, flushed to disk; a rerun skips the cells already
+there, so a sweep killed midway resumes losing nothing but the cells in flight.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import json
+import os
+from pathlib import Path
+from typing import Any, Callable, Iterator, Optional, Union
+
+from osbench import _checks
+
+SpecLike = Union[dict[str, Any], str, "os.PathLike[str]"]
+
+
+def load_spec(spec: SpecLike) -> dict[str, Any]:
+    """A sweep spec from a dict, or a ``.toml`` or ``.json`` file, checked."""
+    if isinstance(spec, dict):
+        raw: dict[str, Any] = spec
+    else:
+        path = Path(spec)
+        text = path.read_text(encoding="utf-8")
+        try:
+            if path.suffix.lower() == ".toml":
+                import tomllib
+
+                raw = tomllib.loads(text)
+            else:
+                raw = json.loads(text)
+        except ValueError as exc:  # tomllib.TOMLDecodeError and JSONDecodeError are ValueErrors
+            raise ValueError(f"{path}: not a valid sweep spec ({exc})") from None
+        if not isinstance(raw, dict):
+            raise ValueError(f"{path}: not a valid sweep spec (a table/object at the top)")
+    spec = raw
+    from osbench.cache import POLICIES, _capacity
+
+    missing = [k for k in ("traces", "policies", "capacities") if not spec.get(k)]
+    if missing:
+        raise ValueError(f"spec is not accepted: it needs non-empty {', '.join(missing)}")
+    traces = [t if isinstance(t, dict) else {"path": str(t)} for t in spec["traces"]]
+    for t in traces:
+        if "path" not in t:
+            raise ValueError(f"spec is not accepted: trace entry {t!r} has no path")
+    policies = [_checks.choice("policies", p, POLICIES) for p in spec["policies"]]
+    capacities = [_checks.positive_int("capacities", c) for c in spec["capacities"]]
+    for p in policies:
+        for c in capacities:
+            _capacity("capacities", p, c)
+    return {
+        "traces": traces,
+        "policies": policies,
+        "capacities": capacities,
+        "sizes": bool(spec.get("sizes", False)),
+        "chunk_size": _checks.positive_int("chunk_size", spec.get("chunk_size", 1 << 20)),
+    }
+
+
+def cells(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every cell of a checked spec, in order; ``key`` identifies a cell across reruns."""
+    out = []
+    for t in spec["traces"]:
+        for p in spec["policies"]:
+            for c in spec["capacities"]:
+                trace_id = json.dumps(t, sort_keys=True)
+                key = f"{trace_id}|{p}|{c}|sizes={spec['sizes']}"
+                out.append({"key": key, "trace": t, "policy": p, "capacity": c, "sizes": spec["sizes"], "chunk_size": spec["chunk_size"]})
+    return out
+
+
+def run_cell(cell: dict[str, Any]) -> dict[str, Any]:
+    """Replay one cell (in a worker): streams the trace file."""
+    from osbench import cache
+
+    options = {k: v for k, v in cell["trace"].items() if k != "path"}
+    r = cache.replay(
+        cell["trace"]["path"], cell["policy"], cell["capacity"], sizes=True if cell["sizes"] else None, chunk_size=cell["chunk_size"], **options
+    )
+    return {
+        "key": cell["key"],
+        "trace": cell["trace"]["path"],
+        "policy": cell["policy"],
+        "capacity": cell["capacity"],
+        "sizes": cell["sizes"],
+        "accesses": r.accesses,
+        "hits": r.hits,
+        "misses": r.misses,
+        "hit_ratio": r.hit_ratio,
+    }
+
+
+def finished(out: Union[str, "os.PathLike[str]"]) -> dict[str, dict[str, Any]]:
+    """The results already in a results file, by cell key. A last line cut short by a crash
+    is ignored (its cell runs again); any other bad line is an error naming the line."""
+    path = Path(out)
+    if not path.exists():
+        return {}
+    lines = path.read_text(encoding="utf-8").split("\n")
+    done = {}
+    for i, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+            done[rec["key"]] = rec
+        except (ValueError, KeyError, TypeError):
+            if i == len(lines):  # the unterminated last line of a killed run
+                continue
+            raise ValueError(f"{path}: line {i}: not a sweep result") from None
+    return done
+
+
+def _drop_cut_line(path: Path) -> None:
+    """Remove a last line cut short by a crash, so appended results start on a fresh line."""
+    if not path.exists():
+        return
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        with open(path, "r+b") as f:
+            f.truncate(data.rfind(b"\n") + 1)
+
+
+def _executor(executor: Any, workers: Optional[int]) -> tuple[cf.Executor, Callable[[], None]]:
+    """(executor, close) from the ``executor=`` argument."""
+    if executor is None or executor == "process":
+        pool = cf.ProcessPoolExecutor(max_workers=workers)
+        return pool, lambda: pool.shutdown(wait=True, cancel_futures=True)
+    if isinstance(executor, cf.Executor):
+        return executor, lambda: None
+    if isinstance(executor, str):
+        try:
+            import distributed
+        except ImportError:
+            raise ValueError(f"executor={executor!r} needs the distributed package (pip install distributed)") from None
+        if executor in ("dask", "local"):
+            cluster = distributed.LocalCluster(n_workers=workers or 2, threads_per_worker=1, processes=True, dashboard_address=None)
+            client = distributed.Client(cluster)
+
+            def close() -> None:
+                client.close()
+                cluster.close()
+
+            return client.get_executor(), close
+        client = distributed.Client(executor)
+        return client.get_executor(), client.close
+    raise TypeError(f"executor={executor!r} is not accepted: None, 'process', 'dask', a scheduler address or a concurrent.futures.Executor")
+
+
+def run(
+    spec: SpecLike,
+    out: Union[str, "os.PathLike[str]"],
+    executor: Any = None,
+    *,
+    workers: Optional[int] = None,
+    progress: Optional[Callable[[int, int], None]] = None,
+) -> list[dict[str, Any]]:
+    """Run every cell of ``spec`` not already in the results file ``out`` (JSON lines) and
+    append each result as it finishes. Returns all results (earlier ones included) in cell
+    order. ``executor``: None or ``"process"`` (a local process pool of ``workers``),
+    ``"dask"`` (a Dask LocalCluster), a Dask scheduler address, or any
+    ``concurrent.futures.Executor``. ``progress(done, total)`` is called after each cell."""
+    checked = load_spec(spec)
+    todo_all = cells(checked)
+    done = finished(out)
+    todo = [c for c in todo_all if c["key"] not in done]
+    total = len(todo_all)
+    if progress:
+        progress(total - len(todo), total)
+    if todo:
+        pool, close = _executor(executor, workers)
+        path = Path(out)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            _drop_cut_line(path)
+            with open(path, "a", encoding="utf-8") as f:
+                futures = [pool.submit(run_cell, c) for c in todo]
+                for fut in cf.as_completed(futures):
+                    rec = fut.result()
+                    f.write(json.dumps(rec) + "\n")
+                    f.flush()
+                    os.fsync(f.fileno())
+                    done[rec["key"]] = rec
+                    if progress:
+                        progress(len(done), total)
+        finally:
+            close()
+    return [done[c["key"]] for c in todo_all]
+
+
+def figure(results: list[dict[str, Any]], path: Union[str, "os.PathLike[str]"]) -> None:
+    """Hit-ratio curves of a sweep (one panel per trace, one line per policy), saved to
+    ``path`` (the format from its suffix, e.g. .png or .svg). Needs matplotlib."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    traces = sorted({r["trace"] for r in results})
+    fig, axes = plt.subplots(1, len(traces), figsize=(5 * len(traces), 3.5), squeeze=False)
+    for ax, trace in zip(axes[0], traces):
+        for policy in sorted({r["policy"] for r in results if r["trace"] == trace}):
+            rows = sorted((r["capacity"], r["hit_ratio"]) for r in results if r["trace"] == trace and r["policy"] == policy)
+            ax.plot([c for c, _ in rows], [h for _, h in rows], marker=".", label=policy)
+        ax.set_xscale("log")
+        ax.set_xlabel("capacity")
+        ax.set_ylabel("hit ratio")
+        ax.set_title(os.path.basename(trace), fontsize=9)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def iter_results(out: Union[str, "os.PathLike[str]"]) -> Iterator[dict[str, Any]]:
+    """The results in a results file, in the order they finished."""
+    yield from finished(out).values()
+
+
+__all__ = ["load_spec", "cells", "run_cell", "run", "finished", "iter_results", "figure"]

@@ -1,0 +1,164 @@
+//! S3-FIFO (Yang et al., SOSP 2023) as libCacheSim defines it with its defaults: a small
+//! FIFO (10% of the capacity), a main FIFO (the rest) with a 2-bit reinsertion counter, and a
+//! ghost FIFO of ids (90% of the capacity). The rules, tie-breaks included, are spelled out
+//! in the reference engine's `S3FIFO` class; this file follows them step for step.
+
+use super::list::{Links, List, Slots};
+use super::{Policy, NIL};
+use crate::error::{invalid, Result};
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Where {
+    Small,
+    Main,
+    Ghost,
+}
+
+pub struct S3Fifo {
+    capacity: usize,
+    small_size: usize,
+    main_size: usize,
+    ghost_size: usize,
+    /// A small-queue object moves to main at eviction if hit at least this often.
+    threshold: u32,
+    has_evicted: bool,
+    /// Cached objects and ghost ids each hold a slot.
+    slots: Slots,
+    links: Links,
+    place: Vec<Where>,
+    /// Hits since the object entered its queue (main: the reinsertion counter).
+    count: Vec<u32>,
+    small: List,
+    main: List,
+    ghost: List,
+}
+
+impl S3Fifo {
+    pub fn new(capacity: usize, n_ids: usize) -> Result<Self> {
+        // Same float arithmetic as libCacheSim: truncate capacity * ratio.
+        let small_size = (capacity as f64 * 0.1) as usize;
+        let main_size = capacity - small_size;
+        let ghost_size = (capacity as f64 * 0.9) as usize;
+        if small_size == 0 || main_size == 0 {
+            return Err(invalid(
+                "capacity",
+                capacity,
+                "at least 10 objects for s3fifo (its small queue is 10%)",
+            ));
+        }
+        let expected = (capacity + ghost_size + 1).min(n_ids);
+        Ok(S3Fifo {
+            capacity,
+            small_size,
+            main_size,
+            ghost_size,
+            threshold: 2,
+            has_evicted: false,
+            slots: Slots::new(n_ids, expected),
+            links: Links::with_capacity(expected),
+            place: Vec::with_capacity(expected),
+            count: Vec::with_capacity(expected),
+            small: List::default(),
+            main: List::default(),
+            ghost: List::default(),
+        })
+    }
+
+    fn put(&mut self, slot: u32, to: Where, count: u32) {
+        let list = match to {
+            Where::Small => &mut self.small,
+            Where::Main => &mut self.main,
+            Where::Ghost => &mut self.ghost,
+        };
+        self.links.push_front(list, slot);
+        self.place[slot as usize] = to;
+        self.count[slot as usize] = count;
+    }
+
+    fn insert(&mut self, id: u32, to: Where) {
+        let slot = self.slots.assign(id);
+        let hw = self.slots.high_water();
+        if self.place.len() < hw {
+            self.place.resize(hw, Where::Small);
+            self.count.resize(hw, 0);
+        }
+        self.put(slot, to, 0);
+    }
+
+    fn evict(&mut self) {
+        self.has_evicted = true;
+        if self.main.len > self.main_size || self.small.len == 0 {
+            // Main: reinsert objects hit since they entered (one hit less), evict the first other.
+            while let Some(slot) = self.links.pop_back(&mut self.main) {
+                let c = self.count[slot as usize];
+                if c == 0 {
+                    self.slots.release(slot);
+                    return;
+                }
+                self.put(slot, Where::Main, c.min(3) - 1);
+            }
+        } else {
+            // Small: promote objects hit often enough, evict the first other into the ghost.
+            while let Some(slot) = self.links.pop_back(&mut self.small) {
+                if self.count[slot as usize] >= self.threshold {
+                    self.put(slot, Where::Main, 0);
+                    continue;
+                }
+                if self.ghost_size == 0 {
+                    self.slots.release(slot);
+                    return;
+                }
+                while self.ghost.len >= self.ghost_size {
+                    match self.links.pop_back(&mut self.ghost) {
+                        Some(g) => self.slots.release(g),
+                        None => break,
+                    }
+                }
+                self.put(slot, Where::Ghost, 0);
+                return;
+            }
+        }
+    }
+}
+
+impl Policy for S3Fifo {
+    #[inline]
+    fn access(&mut self, id: u32, _next_use: u64) -> bool {
+        let slot = self.slots.get(id);
+        let mut ghost_hit = false;
+        if slot != NIL {
+            let s = slot as usize;
+            match self.place[s] {
+                Where::Small | Where::Main => {
+                    self.count[s] = self.count[s].saturating_add(1);
+                    return true;
+                }
+                Where::Ghost => {
+                    self.links.remove(&mut self.ghost, slot);
+                    self.slots.release(slot);
+                    ghost_hit = true;
+                }
+            }
+        }
+        while self.small.len + self.main.len + 1 > self.capacity {
+            self.evict();
+        }
+        if ghost_hit {
+            self.insert(id, Where::Main);
+        } else if self.small_size <= 1 {
+            // libCacheSim never inserts an object as large as the small queue.
+        } else if !self.has_evicted && self.small.len >= self.small_size {
+            self.insert(id, Where::Main);
+        } else {
+            self.insert(id, Where::Small);
+        }
+        false
+    }
+    fn contains(&self, id: u32) -> bool {
+        let slot = self.slots.peek(id);
+        slot != NIL && self.place[slot as usize] != Where::Ghost
+    }
+    fn len(&self) -> usize {
+        self.small.len + self.main.len
+    }
+}
