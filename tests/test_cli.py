@@ -116,7 +116,7 @@ def test_interrupted_report_leaves_no_files(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "command",
-    [["lecture"], ["report"], ["host"], ["sched", "simulate"], ["mem", "alloc"], ["radix", "replay"], ["cache", "replay"], ["cache", "curve"]],
+    [["lecture"], ["report"], ["host"], ["sched", "simulate"], ["mem", "alloc"], ["sweep"], ["radix", "replay"], ["cache", "replay"], ["cache", "curve"]],
 )
 def test_every_command_has_help_with_an_example(command: list[str]) -> None:
     out = osbench(*command, "--help")
@@ -138,3 +138,22 @@ def test_sched_and_radix_commands_json() -> None:
     assert out.returncode == 2 and "first" in out.stderr
     out = osbench("radix", "replay", "--mooncake", "/no/such.jsonl")
     assert out.returncode == 2 and "not found" in out.stderr
+
+
+def test_sweep_runs_and_resumes(tmp_path: Path) -> None:
+    spec = tmp_path / "spec.json"
+    trace = tmp_path / "t.npy"
+    import numpy as np
+
+    np.save(trace, np.arange(2000, dtype=np.int64) % 300)
+    spec.write_text(json.dumps({"traces": [str(trace)], "policies": ["lru", "fifo"], "capacities": [100, 400]}))
+    out = tmp_path / "results.jsonl"
+    first = osbench("sweep", str(spec), "--out", str(out), "--workers", "1", "--json")
+    assert first.returncode == 0, first.stderr
+    results = json.loads(first.stdout)
+    assert len(results) == 4 and {r["policy"] for r in results} == {"lru", "fifo"}
+    again = osbench("sweep", str(spec), "--out", str(out), "--json")
+    assert json.loads(again.stdout) == results and len(out.read_text().splitlines()) == 4
+    assert out.with_suffix(".png").exists()
+    missing = osbench("sweep", str(tmp_path / "nope.toml"))
+    assert missing.returncode == 2 and "not found" in missing.stderr

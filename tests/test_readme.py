@@ -48,7 +48,8 @@ def test_osbench_lines_run(line: str, tmp_path: Path) -> None:
     args = shlex.split(line)[1:]
     if any("../shared/traces" in a for a in args) and not (ROOT / ".." / "shared" / "traces").is_dir():
         pytest.skip("../shared/traces is not present")
-    args = [str(tmp_path / "out") if a in ("report", "host-report") and i and args[i - 1] == "--out" else a for i, a in enumerate(args)]
+    # outputs go to a temporary folder, not the checkout
+    args = [str(tmp_path / Path(a).name) if i and args[i - 1] == "--out" else a for i, a in enumerate(args)]
     out = subprocess.run([sys.executable, "-m", "osbench", *args], cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stderr
 

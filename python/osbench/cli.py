@@ -32,6 +32,7 @@ EPILOG_REPLAY = "example: osbench cache replay --policy arc --capacity 100 --zip
 EPILOG_SCHED = "example: osbench sched simulate --policy srpt --jobs 100000 --load 0.8 --sizes lognormal"
 EPILOG_RADIX = "example: osbench radix replay --capacity 500 --conversations 400   (or --mooncake ../shared/traces/mooncake-conversation.jsonl)"
 EPILOG_MEM = "example: osbench mem alloc --strategy paged --page-size 16 --capacity 20000 --requests 5000"
+EPILOG_SWEEP = "example: osbench sweep study.toml --out results.jsonl --dask local   (rerun the same command to resume)"
 EPILOG_HOST = "example: osbench host --quick --out host-report"
 EPILOG_CURVE = "example: osbench cache curve --policy lru --capacities 10,100,1000 --trace ../shared/traces/cloudphysics-io.oracleGeneral.bin"
 
@@ -186,6 +187,27 @@ def cmd_sched_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from osbench.cache import sweep
+
+    spec = Path(args.spec)
+    if not spec.exists():
+        raise UserError(f"sweep spec not found: {spec}")
+    say = _progress()
+    executor = None if args.dask is None else ("dask" if args.dask == "local" else args.dask)
+    results = sweep.run(spec, args.out, executor=executor, workers=args.workers,
+                        progress=lambda done, total: say(f"[{done}/{total}] cells done"))
+    figure = Path(args.figure) if args.figure else Path(args.out).with_suffix(".png")
+    try:
+        sweep.figure(results, figure)
+    except ImportError:
+        figure = None  # matplotlib is optional
+    if args.json:
+        print(json.dumps(results))
+    say(f"wrote {len(results)} results to {args.out}" + (f" and the curves to {figure}" if figure else ""))
+    return 0
+
+
 def cmd_mem_alloc(args: argparse.Namespace) -> int:
     from osbench import mem
 
@@ -300,6 +322,15 @@ def parser() -> argparse.ArgumentParser:
     src.add_argument("--mooncake", help="a Mooncake jsonl trace (one token per 512-token block)")
     _common(p)
     p.set_defaults(func=cmd_radix_replay)
+
+    p = sub.add_parser("sweep", help="run traces x policies x capacities, resumable, locally or on Dask", epilog=EPILOG_SWEEP)
+    p.add_argument("spec", help="a TOML or JSON spec: traces, policies, capacities (see osbench.cache.sweep)")
+    p.add_argument("--out", default="sweep-results.jsonl", help="results file (JSON lines); finished cells are skipped on a rerun")
+    p.add_argument("--dask", metavar="ADDRESS", help="run on a Dask cluster at ADDRESS, or 'local' for a LocalCluster")
+    p.add_argument("--workers", type=int, default=None, help="local process pool size (default: every core)")
+    p.add_argument("--figure", help="where to draw the curves (default: the results file with .png)")
+    _common(p)
+    p.set_defaults(func=cmd_sweep)
 
     cache_p = sub.add_parser("cache", help="cache replacement: replay a trace, hit-ratio curves")
     cache_sub = cache_p.add_subparsers(dest="cache_command", required=True)

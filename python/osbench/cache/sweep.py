@@ -20,14 +20,30 @@ there, so a sweep killed midway resumes losing nothing but the cells in flight.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import io
 import json
 import os
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional, Union
 
-from osbench import _checks
+from osbench import _checks, _files
 
 SpecLike = Union[dict[str, Any], str, "os.PathLike[str]"]
+
+
+def _toml() -> Any:
+    """The TOML reader: the standard library's from Python 3.11, else the tomli package."""
+    try:
+        import tomllib
+
+        return tomllib
+    except ImportError:
+        try:
+            import tomli
+
+            return tomli
+        except ImportError:
+            raise ValueError("TOML sweep specs need Python 3.11+ or the tomli package; a JSON spec works everywhere") from None
 
 
 def load_spec(spec: SpecLike) -> dict[str, Any]:
@@ -39,9 +55,7 @@ def load_spec(spec: SpecLike) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8")
         try:
             if path.suffix.lower() == ".toml":
-                import tomllib
-
-                raw = tomllib.loads(text)
+                raw = _toml().loads(text)
             else:
                 raw = json.loads(text)
         except ValueError as exc:  # tomllib.TOMLDecodeError and JSONDecodeError are ValueErrors
@@ -223,8 +237,10 @@ def figure(results: list[dict[str, Any]], path: Union[str, "os.PathLike[str]"]) 
         ax.set_title(os.path.basename(trace), fontsize=9)
         ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path)
+    buf = io.BytesIO()
+    fig.savefig(buf, format=Path(path).suffix.lstrip(".") or "png")
     plt.close(fig)
+    _files.write_bytes(path, buf.getvalue())
 
 
 def iter_results(out: Union[str, "os.PathLike[str]"]) -> Iterator[dict[str, Any]]:
