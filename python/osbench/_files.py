@@ -7,8 +7,10 @@ import tempfile
 from pathlib import Path
 from typing import Union
 
+PathLike = Union[str, "os.PathLike[str]"]
 
-def write_bytes(path: Union[str, Path], data: bytes) -> None:
+
+def write_bytes(path: PathLike, data: bytes) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -29,5 +31,5 @@ def write_bytes(path: Union[str, Path], data: bytes) -> None:
         raise
 
 
-def write_text(path: Union[str, Path], text: str) -> None:
+def write_text(path: PathLike, text: str) -> None:
     write_bytes(path, text.encode("utf-8"))

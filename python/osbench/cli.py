@@ -200,11 +200,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     figure = Path(args.figure) if args.figure else Path(args.out).with_suffix(".png")
     try:
         sweep.figure(results, figure)
-    except ImportError:
-        figure = None  # matplotlib is optional
+        drawn = f" and the curves to {figure}"
+    except ImportError:  # matplotlib is optional
+        drawn = ""
     if args.json:
         print(json.dumps(results))
-    say(f"wrote {len(results)} results to {args.out}" + (f" and the curves to {figure}" if figure else ""))
+    say(f"wrote {len(results)} results to {args.out}{drawn}")
     return 0
 
 

@@ -20,6 +20,7 @@ there, so a sweep killed midway resumes losing nothing but the cells in flight.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import importlib
 import io
 import json
 import os
@@ -39,9 +40,7 @@ def _toml() -> Any:
         return tomllib
     except ImportError:
         try:
-            import tomli
-
-            return tomli
+            return importlib.import_module("tomli")
         except ImportError:
             raise ValueError("TOML sweep specs need Python 3.11+ or the tomli package; a JSON spec works everywhere") from None
 
