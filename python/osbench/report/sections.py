@@ -50,7 +50,8 @@ def cache_section(quick: bool, seed: int, progress: Optional[Callable[[str], Non
     )
     n_keys, length = (10_000, 200_000) if quick else (1_000_000, 10_000_000)
     trace = traces.zipf(n_keys, 1.0, length, seed=seed)
-    capacities = np.unique(np.geomspace(10, n_keys // 2, 12 if quick else 16).astype(np.int64))
+    # From 32 objects up: below 20, libCacheSim's S3-FIFO (and so ours) caches nothing at all.
+    capacities = np.unique(np.geomspace(32, n_keys // 2, 12 if quick else 16).astype(np.int64))
     curves = {}
     timing = {}
     for p in cache.POLICIES:
@@ -73,7 +74,7 @@ def cache_section(quick: bool, seed: int, progress: Optional[Callable[[str], Non
     real = folder / "cloudphysics-io.oracleGeneral.bin" if folder else None
     if real is not None and real.exists():
         t = traces.read_oracle_general(real)
-        caps = np.unique(np.geomspace(16, t.n_distinct, 12).astype(np.int64))
+        caps = np.unique(np.geomspace(32, t.n_distinct, 12).astype(np.int64))
         real_curves = {p: cache.curve(t, p, caps) for p in cache.POLICIES}
         section.figures.append(
             _curves_figure("cache-cloudphysics-curves", f"CloudPhysics block I/O trace, {len(t):,} accesses (unit sizes)", caps, real_curves, "cache size (objects)")
