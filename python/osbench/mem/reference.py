@@ -13,6 +13,7 @@ native engine (``rust/osbench-core/src/mem/``): same rules, same tie-breaks, sam
 from __future__ import annotations
 
 import bisect
+from abc import ABC, abstractmethod
 import heapq
 from typing import Optional, Sequence
 
@@ -122,7 +123,7 @@ class FreeList:
         bisect.insort(self.addrs, addr)
 
 
-class Contiguous:
+class Contiguous(ABC):
     """A contiguous allocator: one block per request. The fits are told each request's final
     size up front (the best case for contiguous allocation); ``pick`` chooses the block."""
 
@@ -133,8 +134,9 @@ class Contiguous:
         self.placed: dict[int, tuple[int, int]] = {}
         self.allocated = 0
 
+    @abstractmethod
     def pick(self, size: int) -> Optional[int]:
-        raise NotImplementedError
+        """The start of the free block to use for ``size`` units, or None."""
 
     def units_for(self, initial: int, final: int) -> Optional[int]:
         return final
@@ -261,7 +263,13 @@ def make(strategy: str, capacity: int, page_size: int = 1, bound: int = 1):  # t
         return Paged(capacity, page_size)
     if strategy == "reserve":
         return Reserve(capacity, bound)
-    return {"first": FirstFit, "best": BestFit, "worst": WorstFit}[strategy](capacity)
+    if strategy == "first":
+        return FirstFit(capacity)
+    if strategy == "best":
+        return BestFit(capacity)
+    if strategy == "worst":
+        return WorstFit(capacity)
+    raise ValueError(f"strategy={strategy!r} is not accepted: use one of first, best, worst, paged, reserve")
 
 
 # --- the simulator -----------------------------------------------------------------------

@@ -32,6 +32,7 @@ arrive during it join the queues and are considered at the next decision point.
 from __future__ import annotations
 
 import heapq
+from abc import ABC, abstractmethod
 import math
 from collections import deque
 from dataclasses import dataclass
@@ -55,25 +56,25 @@ class Jobs:
     attained: list[float]
 
 
-class Policy:
+class Policy(ABC):
     """What the event loop asks of a policy."""
 
     #: True when an arrival is a decision point (the running job may be preempted).
     preemptive = False
 
-    def arrive(self, j: int, t: float) -> None:
-        raise NotImplementedError
+    @abstractmethod
+    def arrive(self, j: int, t: float) -> None: ...
 
-    def empty(self) -> bool:
-        raise NotImplementedError
+    @abstractmethod
+    def empty(self) -> bool: ...
 
+    @abstractmethod
     def pick(self, t: float) -> tuple[int, float]:
         """Remove and return the job to run now, and how long it may run at most."""
-        raise NotImplementedError
 
+    @abstractmethod
     def put_back(self, j: int, ran: float, t: float) -> None:
         """Job ``j`` ran ``ran`` and was interrupted (not finished) at time ``t``."""
-        raise NotImplementedError
 
 
 class Fcfs(Policy):
@@ -102,8 +103,9 @@ class _Heap(Policy):
         self.jobs = jobs
         self.heap: list[tuple[float, int, int]] = []
 
+    @abstractmethod
     def key(self, j: int) -> float:
-        raise NotImplementedError
+        """The heap key of job ``j`` (its size, remaining time, ...)."""
 
     def arrive(self, j: int, t: float) -> None:
         heapq.heappush(self.heap, (self.key(j), self.jobs.rank[j], j))
