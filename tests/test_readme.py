@@ -57,5 +57,7 @@ def test_osbench_lines_run(line: str, tmp_path: Path) -> None:
 @pytest.mark.parametrize("index", [i for i, (lang, _) in enumerate(BLOCKS) if lang == "python"])
 def test_python_blocks_run(index: int, tmp_path: Path) -> None:
     code = BLOCKS[index][1]
+    if "../shared/traces" in code and not (ROOT / ".." / "shared" / "traces").is_dir():
+        pytest.skip("../shared/traces is not present")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
