@@ -353,7 +353,7 @@ def test_sizes_with_files_and_streams(tmp_path) -> None:  # type: ignore[no-unty
 
 
 def test_bad_sizes() -> None:
-    with pytest.raises(ValueError, match="sizes is not accepted for policy='arc': sizes work with fifo, lru, lfu, sieve, gdsf"):
+    with pytest.raises(ValueError, match="sizes is not accepted for policy='arc': sizes work with fifo, lru, lfu, clock, sieve, gdsf"):
         ob.cache.replay([1, 2], "arc", 10, sizes=[1, 1])
     with pytest.raises(ValueError, match="one size per access"):
         ob.cache.replay([1, 2], "lru", 10, sizes=[1])
@@ -363,7 +363,7 @@ def test_bad_sizes() -> None:
     with pytest.raises(ValueError, match="carries no sizes"):
         ob.cache.replay([1, 2], "lru", 10, sizes=True)
     with pytest.raises(ValueError, match="sizes"):
-        _native.cache_replay("clock", np.zeros(2, dtype=np.uint32), 1, 3, None, False, False, np.ones(2, dtype=np.uint64))
+        _native.cache_replay("arc", np.zeros(2, dtype=np.uint32), 1, 3, None, False, False, np.ones(2, dtype=np.uint64))
     with pytest.raises(ValueError, match="sizes"):
         _native.cache_replay("lru", np.zeros(2, dtype=np.uint32), 1, 3, None, False, False, np.ones(3, dtype=np.uint64))
 

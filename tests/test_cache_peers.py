@@ -87,7 +87,7 @@ def test_cachetools_lru_agrees() -> None:
     assert hits == ob.cache.replay(trace, "lru", 64).hits
 
 
-@pytest.mark.parametrize("policy", ["fifo", "lru", "lfu", "sieve", "gdsf"])
+@pytest.mark.parametrize("policy", ob.cache.SIZED_POLICIES)
 def test_libcachesim_with_real_sizes(policy: str, shared_traces) -> None:  # type: ignore[no-untyped-def]
     """Capacity in bytes, each access with its own size, straight from the real file."""
     lcs = pytest.importorskip("libcachesim")
@@ -99,7 +99,7 @@ def test_libcachesim_with_real_sizes(policy: str, shared_traces) -> None:  # typ
         assert round(miss_ratio * len(trace)) == ob.cache.replay(trace, policy, capacity, sizes=True).misses
 
 
-@pytest.mark.parametrize("policy", ["fifo", "lru", "lfu", "sieve", "gdsf"])
+@pytest.mark.parametrize("policy", ob.cache.SIZED_POLICIES)
 def test_libcachesim_sized_hit_for_hit(policy: str) -> None:
     lcs = pytest.importorskip("libcachesim")
     rng = np.random.default_rng(5)
