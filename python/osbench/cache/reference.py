@@ -439,7 +439,11 @@ class TwoQ:
     id leaves when it is full), else Am's least recent is evicted. Then an id found in Aout
     (removed from it) goes to Am, evicting Am's least recent if Am alone is full; any other
     object enters Ain. Capacities below 4 are refused (Ain would hold nothing, and
-    libCacheSim then caches nothing at all)."""
+    libCacheSim then caches nothing at all).
+
+    With ``size=`` the capacity and the three targets count bytes: an object larger than
+    Ain's target is never admitted (an id found in Aout still leaves it), room is made until
+    the newcomer fits, and an id leaving Ain enters Aout only if its size fits Aout."""
 
     def __init__(self, capacity: int, ain_ratio: float = 0.25, aout_ratio: float = 0.5) -> None:
         self.capacity = capacity
@@ -451,32 +455,43 @@ class TwoQ:
                 f"capacity={capacity} is not accepted by twoq: its Ain queue (25%) must hold at least "
                 "one object, so capacity must be at least 4"
             )
-        self.ain: OrderedDict[Hashable, None] = OrderedDict()  # oldest first
-        self.aout: OrderedDict[Hashable, None] = OrderedDict()
-        self.am: OrderedDict[Hashable, None] = OrderedDict()  # least recent first
+        # key -> size; with ``size=`` the capacity and the three targets count bytes
+        self.ain: OrderedDict[Hashable, int] = OrderedDict()  # oldest first
+        self.aout: OrderedDict[Hashable, int] = OrderedDict()
+        self.am: OrderedDict[Hashable, int] = OrderedDict()  # least recent first
+        self.ain_used = self.aout_used = self.am_used = 0
 
-    def access(self, key: Hashable, next_use: Optional[int] = None) -> bool:
+    def access(self, key: Hashable, next_use: Optional[int] = None, size: int = 1) -> bool:
         if key in self.ain:
             return True
-        ghost_hit = self.aout.pop(key, _NONE) is not _NONE
+        ghost_size = self.aout.pop(key, None)
+        ghost_hit = ghost_size is not None
+        if ghost_size is not None:
+            self.aout_used -= ghost_size
         if key in self.am:
             self.am.move_to_end(key)
             return True
-        while len(self.ain) + len(self.am) + 1 > self.capacity:
-            if len(self.ain) > self.ain_size:
-                old, _ = self.ain.popitem(last=False)
-                if self.aout_size > 0 and old not in self.aout:
-                    while len(self.aout) >= self.aout_size:
-                        self.aout.popitem(last=False)
-                    self.aout[old] = None
+        if size > self.ain_size:  # libCacheSim admits only what fits in Ain (the ghost is gone)
+            return False
+        while self.ain_used + self.am_used + size > self.capacity:
+            if self.ain_used > self.ain_size:
+                old, old_size = self.ain.popitem(last=False)
+                self.ain_used -= old_size
+                if old_size <= self.aout_size and old not in self.aout:
+                    while self.aout_used + old_size > self.aout_size:
+                        self.aout_used -= self.aout.popitem(last=False)[1]
+                    self.aout[old] = old_size
+                    self.aout_used += old_size
             else:
-                self.am.popitem(last=False)
+                self.am_used -= self.am.popitem(last=False)[1]
         if ghost_hit:
-            while len(self.am) >= self.am_size:
-                self.am.popitem(last=False)
-            self.am[key] = None
+            while self.am_used + size > self.am_size:
+                self.am_used -= self.am.popitem(last=False)[1]
+            self.am[key] = size
+            self.am_used += size
         else:
-            self.ain[key] = None
+            self.ain[key] = size
+            self.ain_used += size
         return False
 
     def __len__(self) -> int:
@@ -561,7 +576,7 @@ def make(policy: str, capacity: int, bit_on_insert: bool = False) -> Any:
     return POLICY_CLASSES[policy](capacity)
 
 
-SIZED_POLICIES: tuple[str, ...] = ("fifo", "lru", "lfu", "clock", "sieve", "gdsf")
+SIZED_POLICIES: tuple[str, ...] = ("fifo", "lru", "lfu", "clock", "sieve", "twoq", "gdsf")
 """Classes whose ``access`` takes ``size=`` (capacity then counts bytes, as in libCacheSim:
 an object larger than the capacity is never admitted, a miss evicts until the newcomer fits,
 a hit keeps the size the object entered with)."""
