@@ -338,6 +338,8 @@ def test_an_object_larger_than_the_cache_is_never_admitted() -> None:
         for engine in ("native", "reference"):
             if policy == "twoq":  # as libCacheSim's TwoQ: only what fits in Ain (25%) is admitted
                 r = ob.cache.replay([1, 1, 2, 2, 1], policy, 10, sizes=[3, 3, 2, 2, 1], mask=True, engine=engine)
+            elif policy == "s3fifo":  # as libCacheSim's S3FIFO: only what is smaller than small (10%)
+                r = ob.cache.replay([1, 1, 2, 2, 1], policy, 100, sizes=[10, 10, 9, 9, 4], mask=True, engine=engine)
             else:
                 r = ob.cache.replay([1, 1, 2, 2, 1], policy, 10, sizes=[11, 11, 10, 10, 4], mask=True, engine=engine)
             assert r.mask is not None and r.mask.tolist() == [False, False, False, True, False], (policy, engine)
@@ -359,7 +361,7 @@ def test_sizes_with_files_and_streams(tmp_path) -> None:  # type: ignore[no-unty
 
 
 def test_bad_sizes() -> None:
-    with pytest.raises(ValueError, match="sizes is not accepted for policy='opt': sizes work with fifo, lru, lfu, clock, arc, sieve, twoq, gdsf"):
+    with pytest.raises(ValueError, match="sizes is not accepted for policy='opt': sizes work with fifo, lru, lfu, clock, arc, sieve, s3fifo, twoq, gdsf"):
         ob.cache.replay([1, 2], "opt", 10, sizes=[1, 1])
     with pytest.raises(ValueError, match="one size per access"):
         ob.cache.replay([1, 2], "lru", 10, sizes=[1])
@@ -369,7 +371,7 @@ def test_bad_sizes() -> None:
     with pytest.raises(ValueError, match="carries no sizes"):
         ob.cache.replay([1, 2], "lru", 10, sizes=True)
     with pytest.raises(ValueError, match="sizes"):
-        _native.cache_replay("s3fifo", np.zeros(2, dtype=np.uint32), 1, 30, None, False, False, np.ones(2, dtype=np.uint64))
+        _native.cache_replay("opt", np.zeros(2, dtype=np.uint32), 1, 3, np.zeros(2, dtype=np.uint64), False, False, np.ones(2, dtype=np.uint64))
     with pytest.raises(ValueError, match="sizes"):
         _native.cache_replay("lru", np.zeros(2, dtype=np.uint32), 1, 3, None, False, False, np.ones(3, dtype=np.uint64))
 

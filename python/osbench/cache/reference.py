@@ -437,7 +437,12 @@ class S3FIFO:
     at least twice (``move_to_main_threshold``), else it is evicted and its id enters the
     ghost (whose own oldest id leaves when it is full). Repeated until one object has left.
 
-    Capacities below 10 are refused: small would hold nothing (libCacheSim aborts)."""
+    Capacities below 10 are refused: small would hold nothing (libCacheSim aborts).
+
+    With ``size=`` the capacity, the three queue sizes and their contents count bytes: an
+    object larger than small is never admitted (a ghost id still leaves the ghost), one as
+    large as small is not inserted, room is made until the newcomer fits, and an id enters
+    the ghost only if its size fits the ghost."""
 
     def __init__(self, capacity: int, small_ratio: float = 0.1, ghost_ratio: float = 0.9, threshold: int = 2) -> None:
         self.capacity = capacity
@@ -452,47 +457,61 @@ class S3FIFO:
         self.threshold = threshold
         self.small: OrderedDict[Hashable, int] = OrderedDict()  # oldest first, key -> hit count
         self.main: OrderedDict[Hashable, int] = OrderedDict()
-        self.ghost: OrderedDict[Hashable, None] = OrderedDict()
+        self.ghost: OrderedDict[Hashable, int] = OrderedDict()  # key -> size
+        self.size: dict[Hashable, int] = {}  # cached key -> size
+        self.small_used = self.main_used = self.ghost_used = 0
         self.has_evicted = False
 
-    def access(self, key: Hashable, next_use: Optional[int] = None) -> bool:
+    def access(self, key: Hashable, next_use: Optional[int] = None, size: int = 1) -> bool:
         if key in self.small:
             self.small[key] += 1
             return True
-        ghost_hit = self.ghost.pop(key, _NONE) is not _NONE
+        ghost_size = self.ghost.pop(key, None)
+        ghost_hit = ghost_size is not None
+        if ghost_size is not None:
+            self.ghost_used -= ghost_size
         if key in self.main:
             self.main[key] += 1
             return True
-        while len(self.small) + len(self.main) + 1 > self.capacity:
+        if size > self.small_size:  # libCacheSim admits only what fits in small
+            return False
+        while self.small_used + self.main_used + size > self.capacity:
             self._evict()
-        if ghost_hit:
+        if size >= self.small_size and not ghost_hit:
+            return False  # an object as large as the small queue is not inserted
+        self.size[key] = size
+        if ghost_hit or (not self.has_evicted and self.small_used >= self.small_size):
             self.main[key] = 0
-        elif self.small_size <= 1:
-            pass  # an object as large as the small queue is not inserted
-        elif not self.has_evicted and len(self.small) >= self.small_size:
-            self.main[key] = 0
+            self.main_used += size
         else:
             self.small[key] = 0
+            self.small_used += size
         return False
 
     def _evict(self) -> None:
         self.has_evicted = True
-        if len(self.main) > self.main_size or not self.small:
+        if self.main_used > self.main_size or not self.small:
             while self.main:
                 key, count = self.main.popitem(last=False)
                 if count < 1:
+                    self.main_used -= self.size.pop(key)
                     return
                 self.main[key] = min(count, 3) - 1
         else:
             while self.small:
                 key, count = self.small.popitem(last=False)
+                size = self.size[key]
+                self.small_used -= size
                 if count >= self.threshold:
                     self.main[key] = 0
+                    self.main_used += size
                 else:
-                    if self.ghost_size > 0 and key not in self.ghost:
-                        while len(self.ghost) >= self.ghost_size:
-                            self.ghost.popitem(last=False)
-                        self.ghost[key] = None
+                    del self.size[key]
+                    if size <= self.ghost_size and key not in self.ghost:
+                        while self.ghost_used + size > self.ghost_size:
+                            self.ghost_used -= self.ghost.popitem(last=False)[1]
+                        self.ghost[key] = size
+                        self.ghost_used += size
                     return
 
     def __len__(self) -> int:
@@ -650,7 +669,7 @@ def make(policy: str, capacity: int, bit_on_insert: bool = False) -> Any:
     return POLICY_CLASSES[policy](capacity)
 
 
-SIZED_POLICIES: tuple[str, ...] = ("fifo", "lru", "lfu", "clock", "arc", "sieve", "twoq", "gdsf")
+SIZED_POLICIES: tuple[str, ...] = ("fifo", "lru", "lfu", "clock", "arc", "sieve", "s3fifo", "twoq", "gdsf")
 """Classes whose ``access`` takes ``size=`` (capacity then counts bytes, as in libCacheSim:
 an object larger than the capacity is never admitted, a miss evicts until the newcomer fits,
 a hit keeps the size the object entered with)."""
