@@ -361,8 +361,6 @@ def test_sizes_with_files_and_streams(tmp_path) -> None:  # type: ignore[no-unty
 
 
 def test_bad_sizes() -> None:
-    with pytest.raises(ValueError, match="sizes is not accepted for policy='opt': sizes work with fifo, lru, lfu, clock, arc, sieve, s3fifo, twoq, gdsf"):
-        ob.cache.replay([1, 2], "opt", 10, sizes=[1, 1])
     with pytest.raises(ValueError, match="one size per access"):
         ob.cache.replay([1, 2], "lru", 10, sizes=[1])
     for bad in ([0, 1], [-1, 1], [1.5, 1]):
@@ -370,8 +368,6 @@ def test_bad_sizes() -> None:
             ob.cache.replay([1, 2], "lru", 10, sizes=bad)
     with pytest.raises(ValueError, match="carries no sizes"):
         ob.cache.replay([1, 2], "lru", 10, sizes=True)
-    with pytest.raises(ValueError, match="sizes"):
-        _native.cache_replay("opt", np.zeros(2, dtype=np.uint32), 1, 3, np.zeros(2, dtype=np.uint64), False, False, np.ones(2, dtype=np.uint64))
     with pytest.raises(ValueError, match="sizes"):
         _native.cache_replay("lru", np.zeros(2, dtype=np.uint32), 1, 3, None, False, False, np.ones(3, dtype=np.uint64))
 

@@ -108,11 +108,13 @@ def test_libcachesim_sized_hit_for_hit(policy: str) -> None:
         keys = rng.integers(0, n, 300).tolist()
         per_object = rng.integers(1, 40, n)
         sizes = [int(per_object[k]) for k in keys]
+        future = ob.traces.next_use_reference(keys)  # for opt
         cache = getattr(lcs, LIBCACHESIM_CLASSES[policy])(capacity)
         want = []
-        for k, s in zip(keys, sizes):
+        for k, s, nxt in zip(keys, sizes, future):
             req = lcs.Request()
             req.obj_id, req.obj_size = k, s
+            req.next_access_vtime = nxt if nxt < int(ob.traces.NEVER) else 2**63 - 1
             want.append(bool(cache.get(req)))
         got = ob.cache.replay(np.array(keys), policy, capacity, sizes=sizes, mask=True).mask
         assert got is not None and got.tolist() == want, (policy, capacity)

@@ -326,24 +326,33 @@ class OPT:
 
     Offline: ``access(key, next_use)`` needs the index of the key's next access (``NEVER``
     when there is none). A heap of (-next_use, key) finds the victim; entries left behind by
-    hits are stale and skipped. Which never-again object goes first changes no hit."""
+    hits are stale and skipped. Which never-again object goes first changes no hit.
+
+    With ``size=`` (libCacheSim's Belady in bytes) a miss evicts the farthest next uses until
+    the newcomer fits; never-again objects still go first, so their order still changes no hit."""
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
         self.next: dict[Hashable, int] = {}
+        self.size: dict[Hashable, int] = {}
+        self.used = 0
         self.heap: list[tuple[int, int, Hashable]] = []
         self.pushes = 0  # tie-breaker so keys themselves are never compared
 
-    def access(self, key: Hashable, next_use: Optional[int] = None) -> bool:
+    def access(self, key: Hashable, next_use: Optional[int] = None, size: int = 1) -> bool:
         if next_use is None:
             raise ValueError("next_use is not accepted as None: OPT needs each access's next use")
         hit = key in self.next
-        if not hit and len(self.next) == self.capacity:
-            while True:
+        if not hit:
+            if size > self.capacity:
+                return False
+            while self.used + size > self.capacity:
                 neg_next, _, victim = heapq.heappop(self.heap)
                 if self.next.get(victim) == -neg_next:
                     del self.next[victim]
-                    break
+                    self.used -= self.size.pop(victim)
+            self.size[key] = size
+            self.used += size
         self.next[key] = next_use
         self.pushes += 1
         heapq.heappush(self.heap, (-next_use, self.pushes, key))
@@ -669,7 +678,7 @@ def make(policy: str, capacity: int, bit_on_insert: bool = False) -> Any:
     return POLICY_CLASSES[policy](capacity)
 
 
-SIZED_POLICIES: tuple[str, ...] = ("fifo", "lru", "lfu", "clock", "arc", "sieve", "s3fifo", "twoq", "gdsf")
+SIZED_POLICIES: tuple[str, ...] = ("fifo", "lru", "lfu", "clock", "arc", "opt", "sieve", "s3fifo", "twoq", "gdsf")
 """Classes whose ``access`` takes ``size=`` (capacity then counts bytes, as in libCacheSim:
 an object larger than the capacity is never admitted, a miss evicts until the newcomer fits,
 a hit keeps the size the object entered with)."""
@@ -682,7 +691,8 @@ def replay(
     size per access (capacity in bytes), for the policies in ``SIZED_POLICIES``."""
     cache = make(policy, capacity, bit_on_insert)
     if sizes is not None:
-        return [cache.access(k, None, int(s)) for k, s in zip(keys, sizes)]
+        future = next_use_reference(keys) if policy == "opt" else [None] * len(keys)
+        return [cache.access(k, n, int(s)) for k, n, s in zip(keys, future, sizes)]
     if policy == "opt":
         nexts = next_use_reference(keys)
         return [cache.access(k, n) for k, n in zip(keys, nexts)]
