@@ -87,7 +87,7 @@ def test_cachetools_lru_agrees() -> None:
     assert hits == ob.cache.replay(trace, "lru", 64).hits
 
 
-@pytest.mark.parametrize("policy", ["fifo", "lru", "lfu", "sieve", "gdsf"])
+@pytest.mark.parametrize("policy", ob.cache.SIZED_POLICIES)
 def test_libcachesim_with_real_sizes(policy: str, shared_traces) -> None:  # type: ignore[no-untyped-def]
     """Capacity in bytes, each access with its own size, straight from the real file."""
     lcs = pytest.importorskip("libcachesim")
@@ -99,7 +99,7 @@ def test_libcachesim_with_real_sizes(policy: str, shared_traces) -> None:  # typ
         assert round(miss_ratio * len(trace)) == ob.cache.replay(trace, policy, capacity, sizes=True).misses
 
 
-@pytest.mark.parametrize("policy", ["fifo", "lru", "lfu", "sieve", "gdsf"])
+@pytest.mark.parametrize("policy", ob.cache.SIZED_POLICIES)
 def test_libcachesim_sized_hit_for_hit(policy: str) -> None:
     lcs = pytest.importorskip("libcachesim")
     rng = np.random.default_rng(5)
@@ -108,11 +108,13 @@ def test_libcachesim_sized_hit_for_hit(policy: str) -> None:
         keys = rng.integers(0, n, 300).tolist()
         per_object = rng.integers(1, 40, n)
         sizes = [int(per_object[k]) for k in keys]
+        future = ob.traces.next_use_reference(keys)  # for opt
         cache = getattr(lcs, LIBCACHESIM_CLASSES[policy])(capacity)
         want = []
-        for k, s in zip(keys, sizes):
+        for k, s, nxt in zip(keys, sizes, future):
             req = lcs.Request()
             req.obj_id, req.obj_size = k, s
+            req.next_access_vtime = nxt if nxt < int(ob.traces.NEVER) else 2**63 - 1
             want.append(bool(cache.get(req)))
         got = ob.cache.replay(np.array(keys), policy, capacity, sizes=sizes, mask=True).mask
         assert got is not None and got.tolist() == want, (policy, capacity)

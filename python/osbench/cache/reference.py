@@ -136,34 +136,43 @@ class Clock:
 
     A hit sets the bit. On a miss with a full cache the hand sweeps: a set bit is cleared and
     the hand moves on; the first object with a clear bit is evicted, the newcomer takes its
-    slot, and the hand moves past it. A newcomer's bit starts clear (libCacheSim's CLOCK);
-    ``bit_on_insert=True`` starts it set, as in the textbook."""
+    place, and the hand moves past it. A newcomer's bit starts clear (libCacheSim's CLOCK);
+    ``bit_on_insert=True`` starts it set, as in the textbook.
+
+    The circle is kept as a queue whose front is under the hand: moving the hand past an
+    object sends it to the back, and the newcomer joins at the back (the last to be examined).
+    With ``size=`` the capacity counts bytes and the hand evicts until the newcomer fits."""
 
     def __init__(self, capacity: int, bit_on_insert: bool = False) -> None:
         self.capacity = capacity
         self.bit_on_insert = bit_on_insert
-        self.slots: list[Hashable] = []
-        self.hand = 0
+        self.circle: deque[Hashable] = deque()  # front: under the hand
         self.referenced: dict[Hashable, bool] = {}
+        self.size: dict[Hashable, int] = {}
+        self.used = 0
 
-    def access(self, key: Hashable, next_use: Optional[int] = None) -> bool:
+    def access(self, key: Hashable, next_use: Optional[int] = None, size: int = 1) -> bool:
         if key in self.referenced:
             self.referenced[key] = True
             return True
-        if len(self.slots) < self.capacity:
-            self.slots.append(key)
-        else:
-            while self.referenced[self.slots[self.hand]]:
-                self.referenced[self.slots[self.hand]] = False
-                self.hand = (self.hand + 1) % len(self.slots)
-            del self.referenced[self.slots[self.hand]]
-            self.slots[self.hand] = key
-            self.hand = (self.hand + 1) % len(self.slots)
+        if size > self.capacity:
+            return False
+        while self.used + size > self.capacity:
+            candidate = self.circle.popleft()
+            if self.referenced[candidate]:
+                self.referenced[candidate] = False
+                self.circle.append(candidate)
+            else:
+                del self.referenced[candidate]
+                self.used -= self.size.pop(candidate)
+        self.circle.append(key)
         self.referenced[key] = self.bit_on_insert
+        self.size[key] = size
+        self.used += size
         return False
 
     def __len__(self) -> int:
-        return len(self.slots)
+        return len(self.circle)
 
     def __contains__(self, key: Hashable) -> bool:
         return key in self.referenced
@@ -175,44 +184,53 @@ class ARC:
     T1: cached, seen once recently. T2: cached, seen at least twice. B1, B2: ghosts, the keys
     recently evicted from T1 and T2. ``p`` is the target size of T1, a real number: a ghost hit
     in B1 says recency deserved more room (p grows), one in B2 that frequency did (p shrinks).
-    Each OrderedDict lists its keys from least to most recently used."""
+    Each OrderedDict lists its keys from least to most recently used.
+
+    With ``size=`` (capacity in bytes) the rules are libCacheSim's ARC, which counts every list
+    in bytes (a ghost keeps the size it was evicted with): see :meth:`_access_sized`."""
 
     def __init__(self, capacity: int) -> None:
         self.c = capacity
         self.p = 0.0
-        self.t1: OrderedDict[Hashable, None] = OrderedDict()
-        self.t2: OrderedDict[Hashable, None] = OrderedDict()
-        self.b1: OrderedDict[Hashable, None] = OrderedDict()
-        self.b2: OrderedDict[Hashable, None] = OrderedDict()
+        # key -> size (1 without ``size=``)
+        self.t1: OrderedDict[Hashable, int] = OrderedDict()
+        self.t2: OrderedDict[Hashable, int] = OrderedDict()
+        self.b1: OrderedDict[Hashable, int] = OrderedDict()
+        self.b2: OrderedDict[Hashable, int] = OrderedDict()
+        # sized mode: bytes in each list, and whether the last ghost hit was in B2
+        self.bytes = {"t1": 0, "t2": 0, "b1": 0, "b2": 0}
+        self.last_ghost_in_b2 = False
 
     def _replace(self, key_in_b2: bool) -> None:
         """REPLACE: evict T1's LRU into B1, or T2's LRU into B2."""
         if self.t1 and ((key_in_b2 and len(self.t1) == self.p) or len(self.t1) > self.p):
             old, _ = self.t1.popitem(last=False)
-            self.b1[old] = None
+            self.b1[old] = 1
         else:
             old, _ = self.t2.popitem(last=False)
-            self.b2[old] = None
+            self.b2[old] = 1
 
-    def access(self, key: Hashable, next_use: Optional[int] = None) -> bool:
+    def access(self, key: Hashable, next_use: Optional[int] = None, size: Optional[int] = None) -> bool:
+        if size is not None:
+            return self._access_sized(key, size)
         c = self.c
         if key in self.t1 or key in self.t2:  # Case I: a hit
             (self.t1 if key in self.t1 else self.t2).pop(key)
-            self.t2[key] = None
+            self.t2[key] = 1
             return True
         if key in self.b1:  # Case II: ghost hit in B1
             delta = 1.0 if len(self.b1) >= len(self.b2) else len(self.b2) / len(self.b1)
             self.p = min(self.p + delta, float(c))
             self._replace(False)
             del self.b1[key]
-            self.t2[key] = None
+            self.t2[key] = 1
             return False
         if key in self.b2:  # Case III: ghost hit in B2
             delta = 1.0 if len(self.b2) >= len(self.b1) else len(self.b1) / len(self.b2)
             self.p = max(self.p - delta, 0.0)
             self._replace(True)
             del self.b2[key]
-            self.t2[key] = None
+            self.t2[key] = 1
             return False
         # Case IV: a key in no list
         l1 = len(self.t1) + len(self.b1)
@@ -227,7 +245,72 @@ class ARC:
             if total == 2 * c:
                 self.b2.popitem(last=False)
             self._replace(False)
-        self.t1[key] = None
+        self.t1[key] = 1
+        return False
+
+    def _move(self, key: Hashable, src: str, dst: str) -> None:
+        """Move ``key`` from list ``src`` to the most recent end of list ``dst``."""
+        size = getattr(self, src).pop(key)
+        getattr(self, dst)[key] = size
+        self.bytes[src] -= size
+        self.bytes[dst] += size
+
+    def _drop_lru(self, name: str) -> None:
+        _, size = getattr(self, name).popitem(last=False)
+        self.bytes[name] -= size
+
+    def _replace_sized(self) -> None:
+        """libCacheSim's REPLACE in bytes: T1's LRU to B1 if T1 is over p (or at p after a B2
+        ghost hit, the latest ghost hit counting even if its object was not admitted) or T2
+        is empty; else T2's LRU to B2."""
+        t1, b = self.bytes["t1"], self.last_ghost_in_b2
+        if (t1 > 0 and (t1 > self.p or (t1 == self.p and b))) or self.bytes["t2"] == 0:
+            self._move(next(iter(self.t1)), "t1", "b1")
+        else:
+            self._move(next(iter(self.t2)), "t2", "b2")
+
+    def _access_sized(self, key: Hashable, size: int) -> bool:
+        """As libCacheSim: a ghost hit adapts p and forgets the ghost even if the newcomer is
+        then too large to admit; evictions run one at a time until the newcomer fits."""
+        by = self.bytes
+        if key in self.t1 or key in self.t2:
+            self.last_ghost_in_b2 = False
+            if key in self.t1:
+                self._move(key, "t1", "t2")
+            else:
+                self.t2.move_to_end(key)
+            return True
+        ghost_hit = False
+        if key in self.b1:
+            self.last_ghost_in_b2, ghost_hit = False, True
+            self.p = min(self.p + max(by["b2"] / by["b1"], 1.0), float(self.c))
+            by["b1"] -= self.b1.pop(key)
+        elif key in self.b2:
+            self.last_ghost_in_b2, ghost_hit = True, True
+            self.p = max(self.p - max(by["b1"] / by["b2"], 1.0), 0.0)
+            by["b2"] -= self.b2.pop(key)
+        if size > self.c:
+            return False
+        while by["t1"] + by["t2"] + size > self.c:
+            if ghost_hit:
+                self._replace_sized()
+            elif by["t1"] + by["b1"] + size > self.c:
+                if by["b1"] > 0:
+                    self._drop_lru("b1")
+                    self._replace_sized()
+                else:
+                    self._drop_lru("t1")  # T1 fills the cache: its LRU leaves without a ghost
+            else:
+                if sum(by.values()) >= 2 * self.c and by["b2"] > 0:
+                    self._drop_lru("b2")
+                self._replace_sized()
+        if ghost_hit:
+            self.t2[key] = size
+            by["t2"] += size
+            self.last_ghost_in_b2 = False
+        else:
+            self.t1[key] = size
+            by["t1"] += size
         return False
 
     def __len__(self) -> int:
@@ -243,24 +326,33 @@ class OPT:
 
     Offline: ``access(key, next_use)`` needs the index of the key's next access (``NEVER``
     when there is none). A heap of (-next_use, key) finds the victim; entries left behind by
-    hits are stale and skipped. Which never-again object goes first changes no hit."""
+    hits are stale and skipped. Which never-again object goes first changes no hit.
+
+    With ``size=`` (libCacheSim's Belady in bytes) a miss evicts the farthest next uses until
+    the newcomer fits; never-again objects still go first, so their order still changes no hit."""
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
         self.next: dict[Hashable, int] = {}
+        self.size: dict[Hashable, int] = {}
+        self.used = 0
         self.heap: list[tuple[int, int, Hashable]] = []
         self.pushes = 0  # tie-breaker so keys themselves are never compared
 
-    def access(self, key: Hashable, next_use: Optional[int] = None) -> bool:
+    def access(self, key: Hashable, next_use: Optional[int] = None, size: int = 1) -> bool:
         if next_use is None:
             raise ValueError("next_use is not accepted as None: OPT needs each access's next use")
         hit = key in self.next
-        if not hit and len(self.next) == self.capacity:
-            while True:
+        if not hit:
+            if size > self.capacity:
+                return False
+            while self.used + size > self.capacity:
                 neg_next, _, victim = heapq.heappop(self.heap)
                 if self.next.get(victim) == -neg_next:
                     del self.next[victim]
-                    break
+                    self.used -= self.size.pop(victim)
+            self.size[key] = size
+            self.used += size
         self.next[key] = next_use
         self.pushes += 1
         heapq.heappush(self.heap, (-next_use, self.pushes, key))
@@ -354,7 +446,12 @@ class S3FIFO:
     at least twice (``move_to_main_threshold``), else it is evicted and its id enters the
     ghost (whose own oldest id leaves when it is full). Repeated until one object has left.
 
-    Capacities below 10 are refused: small would hold nothing (libCacheSim aborts)."""
+    Capacities below 10 are refused: small would hold nothing (libCacheSim aborts).
+
+    With ``size=`` the capacity, the three queue sizes and their contents count bytes: an
+    object larger than small is never admitted (a ghost id still leaves the ghost), one as
+    large as small is not inserted, room is made until the newcomer fits, and an id enters
+    the ghost only if its size fits the ghost."""
 
     def __init__(self, capacity: int, small_ratio: float = 0.1, ghost_ratio: float = 0.9, threshold: int = 2) -> None:
         self.capacity = capacity
@@ -369,47 +466,61 @@ class S3FIFO:
         self.threshold = threshold
         self.small: OrderedDict[Hashable, int] = OrderedDict()  # oldest first, key -> hit count
         self.main: OrderedDict[Hashable, int] = OrderedDict()
-        self.ghost: OrderedDict[Hashable, None] = OrderedDict()
+        self.ghost: OrderedDict[Hashable, int] = OrderedDict()  # key -> size
+        self.size: dict[Hashable, int] = {}  # cached key -> size
+        self.small_used = self.main_used = self.ghost_used = 0
         self.has_evicted = False
 
-    def access(self, key: Hashable, next_use: Optional[int] = None) -> bool:
+    def access(self, key: Hashable, next_use: Optional[int] = None, size: int = 1) -> bool:
         if key in self.small:
             self.small[key] += 1
             return True
-        ghost_hit = self.ghost.pop(key, _NONE) is not _NONE
+        ghost_size = self.ghost.pop(key, None)
+        ghost_hit = ghost_size is not None
+        if ghost_size is not None:
+            self.ghost_used -= ghost_size
         if key in self.main:
             self.main[key] += 1
             return True
-        while len(self.small) + len(self.main) + 1 > self.capacity:
+        if size > self.small_size:  # libCacheSim admits only what fits in small
+            return False
+        while self.small_used + self.main_used + size > self.capacity:
             self._evict()
-        if ghost_hit:
+        if size >= self.small_size and not ghost_hit:
+            return False  # an object as large as the small queue is not inserted
+        self.size[key] = size
+        if ghost_hit or (not self.has_evicted and self.small_used >= self.small_size):
             self.main[key] = 0
-        elif self.small_size <= 1:
-            pass  # an object as large as the small queue is not inserted
-        elif not self.has_evicted and len(self.small) >= self.small_size:
-            self.main[key] = 0
+            self.main_used += size
         else:
             self.small[key] = 0
+            self.small_used += size
         return False
 
     def _evict(self) -> None:
         self.has_evicted = True
-        if len(self.main) > self.main_size or not self.small:
+        if self.main_used > self.main_size or not self.small:
             while self.main:
                 key, count = self.main.popitem(last=False)
                 if count < 1:
+                    self.main_used -= self.size.pop(key)
                     return
                 self.main[key] = min(count, 3) - 1
         else:
             while self.small:
                 key, count = self.small.popitem(last=False)
+                size = self.size[key]
+                self.small_used -= size
                 if count >= self.threshold:
                     self.main[key] = 0
+                    self.main_used += size
                 else:
-                    if self.ghost_size > 0 and key not in self.ghost:
-                        while len(self.ghost) >= self.ghost_size:
-                            self.ghost.popitem(last=False)
-                        self.ghost[key] = None
+                    del self.size[key]
+                    if size <= self.ghost_size and key not in self.ghost:
+                        while self.ghost_used + size > self.ghost_size:
+                            self.ghost_used -= self.ghost.popitem(last=False)[1]
+                        self.ghost[key] = size
+                        self.ghost_used += size
                     return
 
     def __len__(self) -> int:
@@ -430,7 +541,11 @@ class TwoQ:
     id leaves when it is full), else Am's least recent is evicted. Then an id found in Aout
     (removed from it) goes to Am, evicting Am's least recent if Am alone is full; any other
     object enters Ain. Capacities below 4 are refused (Ain would hold nothing, and
-    libCacheSim then caches nothing at all)."""
+    libCacheSim then caches nothing at all).
+
+    With ``size=`` the capacity and the three targets count bytes: an object larger than
+    Ain's target is never admitted (an id found in Aout still leaves it), room is made until
+    the newcomer fits, and an id leaving Ain enters Aout only if its size fits Aout."""
 
     def __init__(self, capacity: int, ain_ratio: float = 0.25, aout_ratio: float = 0.5) -> None:
         self.capacity = capacity
@@ -442,32 +557,43 @@ class TwoQ:
                 f"capacity={capacity} is not accepted by twoq: its Ain queue (25%) must hold at least "
                 "one object, so capacity must be at least 4"
             )
-        self.ain: OrderedDict[Hashable, None] = OrderedDict()  # oldest first
-        self.aout: OrderedDict[Hashable, None] = OrderedDict()
-        self.am: OrderedDict[Hashable, None] = OrderedDict()  # least recent first
+        # key -> size; with ``size=`` the capacity and the three targets count bytes
+        self.ain: OrderedDict[Hashable, int] = OrderedDict()  # oldest first
+        self.aout: OrderedDict[Hashable, int] = OrderedDict()
+        self.am: OrderedDict[Hashable, int] = OrderedDict()  # least recent first
+        self.ain_used = self.aout_used = self.am_used = 0
 
-    def access(self, key: Hashable, next_use: Optional[int] = None) -> bool:
+    def access(self, key: Hashable, next_use: Optional[int] = None, size: int = 1) -> bool:
         if key in self.ain:
             return True
-        ghost_hit = self.aout.pop(key, _NONE) is not _NONE
+        ghost_size = self.aout.pop(key, None)
+        ghost_hit = ghost_size is not None
+        if ghost_size is not None:
+            self.aout_used -= ghost_size
         if key in self.am:
             self.am.move_to_end(key)
             return True
-        while len(self.ain) + len(self.am) + 1 > self.capacity:
-            if len(self.ain) > self.ain_size:
-                old, _ = self.ain.popitem(last=False)
-                if self.aout_size > 0 and old not in self.aout:
-                    while len(self.aout) >= self.aout_size:
-                        self.aout.popitem(last=False)
-                    self.aout[old] = None
+        if size > self.ain_size:  # libCacheSim admits only what fits in Ain (the ghost is gone)
+            return False
+        while self.ain_used + self.am_used + size > self.capacity:
+            if self.ain_used > self.ain_size:
+                old, old_size = self.ain.popitem(last=False)
+                self.ain_used -= old_size
+                if old_size <= self.aout_size and old not in self.aout:
+                    while self.aout_used + old_size > self.aout_size:
+                        self.aout_used -= self.aout.popitem(last=False)[1]
+                    self.aout[old] = old_size
+                    self.aout_used += old_size
             else:
-                self.am.popitem(last=False)
+                self.am_used -= self.am.popitem(last=False)[1]
         if ghost_hit:
-            while len(self.am) >= self.am_size:
-                self.am.popitem(last=False)
-            self.am[key] = None
+            while self.am_used + size > self.am_size:
+                self.am_used -= self.am.popitem(last=False)[1]
+            self.am[key] = size
+            self.am_used += size
         else:
-            self.ain[key] = None
+            self.ain[key] = size
+            self.ain_used += size
         return False
 
     def __len__(self) -> int:
@@ -552,7 +678,7 @@ def make(policy: str, capacity: int, bit_on_insert: bool = False) -> Any:
     return POLICY_CLASSES[policy](capacity)
 
 
-SIZED_POLICIES: tuple[str, ...] = ("fifo", "lru", "lfu", "sieve", "gdsf")
+SIZED_POLICIES: tuple[str, ...] = ("fifo", "lru", "lfu", "clock", "arc", "opt", "sieve", "s3fifo", "twoq", "gdsf")
 """Classes whose ``access`` takes ``size=`` (capacity then counts bytes, as in libCacheSim:
 an object larger than the capacity is never admitted, a miss evicts until the newcomer fits,
 a hit keeps the size the object entered with)."""
@@ -565,7 +691,8 @@ def replay(
     size per access (capacity in bytes), for the policies in ``SIZED_POLICIES``."""
     cache = make(policy, capacity, bit_on_insert)
     if sizes is not None:
-        return [cache.access(k, None, int(s)) for k, s in zip(keys, sizes)]
+        future = next_use_reference(keys) if policy == "opt" else [None] * len(keys)
+        return [cache.access(k, n, int(s)) for k, n, s in zip(keys, future, sizes)]
     if policy == "opt":
         nexts = next_use_reference(keys)
         return [cache.access(k, n) for k, n in zip(keys, nexts)]

@@ -5,6 +5,9 @@
 //! of T1 is a real number: a hit in B1 grows it, a hit in B2 shrinks it. Rounding `p` to an
 //! integer changes results, so it stays an f64 here and in the reference, with the same
 //! operations in the same order.
+//!
+//! Sized mode follows libCacheSim's ARC, which counts all four lists in bytes; the rules are
+//! spelled out in the reference engine's `ARC._access_sized`.
 
 use super::list::{Links, List, Slots};
 use super::{Policy, NIL};
@@ -29,6 +32,11 @@ pub struct Arc {
     t2: List,
     b1: List,
     b2: List,
+    /// Sized mode: bytes in T1, T2, B1, B2; the size of the id in each slot; whether the
+    /// latest ghost hit was in B2.
+    bytes: [u64; 4],
+    size_of: Vec<u64>,
+    last_ghost_in_b2: bool,
 }
 
 impl Arc {
@@ -43,6 +51,9 @@ impl Arc {
             t2: List::default(),
             b1: List::default(),
             b2: List::default(),
+            bytes: [0; 4],
+            size_of: Vec::new(),
+            last_ghost_in_b2: false,
         }
     }
 
@@ -91,6 +102,40 @@ impl Arc {
             self.slots.release(slot);
         }
         *self.list(from) = l;
+    }
+
+    /// Sized mode: move `slot` to the front of `to`, moving its bytes along.
+    fn move_sized(&mut self, slot: u32, to: Where) {
+        let size = self.size_of[slot as usize];
+        self.bytes[self.place[slot as usize] as usize] -= size;
+        self.bytes[to as usize] += size;
+        self.move_to_front(slot, to);
+    }
+
+    /// Sized mode: forget the LRU end of `from`.
+    fn drop_lru_sized(&mut self, from: Where) {
+        let tail = self.list(from).tail;
+        if tail != NIL {
+            self.bytes[from as usize] -= self.size_of[tail as usize];
+            self.drop_lru(from);
+        }
+    }
+
+    /// Sized mode: libCacheSim's REPLACE in bytes.
+    fn replace_sized(&mut self) {
+        let t1 = self.bytes[Where::T1 as usize];
+        let t1f = t1 as f64;
+        if (t1 > 0 && (t1f > self.p || (t1f == self.p && self.last_ghost_in_b2))) || self.bytes[Where::T2 as usize] == 0 {
+            let tail = self.t1.tail;
+            if tail != NIL {
+                self.move_sized(tail, Where::B1);
+            }
+        } else {
+            let tail = self.t2.tail;
+            if tail != NIL {
+                self.move_sized(tail, Where::B2);
+            }
+        }
     }
 
     /// REPLACE(x, p) from the paper: evict from T1 into B1, or from T2 into B2.
@@ -159,6 +204,87 @@ impl Policy for Arc {
                 false
             }
         }
+    }
+    fn supports_sizes(&self) -> bool {
+        true
+    }
+    fn access_sized(&mut self, id: u32, size: u64, _next_use: u64) -> bool {
+        let (t1, t2, b1, b2) = (Where::T1 as usize, Where::T2 as usize, Where::B1 as usize, Where::B2 as usize);
+        let slot = self.slots.get(id);
+        let place = if slot == NIL { None } else { Some(self.place[slot as usize]) };
+        let mut ghost_hit = false;
+        match place {
+            Some(Where::T1) => {
+                self.last_ghost_in_b2 = false;
+                self.move_sized(slot, Where::T2);
+                return true;
+            }
+            Some(Where::T2) => {
+                self.last_ghost_in_b2 = false;
+                self.move_to_front(slot, Where::T2);
+                return true;
+            }
+            Some(Where::B1) => {
+                self.last_ghost_in_b2 = false;
+                ghost_hit = true;
+                let delta = (self.bytes[b2] as f64 / self.bytes[b1] as f64).max(1.0);
+                self.p = (self.p + delta).min(self.c as f64);
+            }
+            Some(Where::B2) => {
+                self.last_ghost_in_b2 = true;
+                ghost_hit = true;
+                let delta = (self.bytes[b1] as f64 / self.bytes[b2] as f64).max(1.0);
+                self.p = (self.p - delta).max(0.0);
+            }
+            None => {}
+        }
+        if ghost_hit {
+            let from = self.place[slot as usize];
+            let mut l = *self.list(from);
+            self.links.remove(&mut l, slot);
+            *self.list(from) = l;
+            self.bytes[from as usize] -= self.size_of[slot as usize];
+            self.slots.release(slot);
+        }
+        let c = self.c as u64;
+        if size > c {
+            return false;
+        }
+        while self.bytes[t1] + self.bytes[t2] + size > c {
+            if ghost_hit {
+                self.replace_sized();
+            } else if self.bytes[t1] + self.bytes[b1] + size > c {
+                if self.bytes[b1] > 0 {
+                    self.drop_lru_sized(Where::B1);
+                    self.replace_sized();
+                } else {
+                    self.drop_lru_sized(Where::T1);
+                }
+            } else {
+                if self.bytes.iter().sum::<u64>() >= 2 * c && self.bytes[b2] > 0 {
+                    self.drop_lru_sized(Where::B2);
+                }
+                self.replace_sized();
+            }
+        }
+        let to = if ghost_hit {
+            self.last_ghost_in_b2 = false;
+            Where::T2
+        } else {
+            Where::T1
+        };
+        let slot = self.slots.assign(id);
+        let hw = self.slots.high_water();
+        if self.place.len() < hw {
+            self.place.resize(hw, Where::T1);
+        }
+        if self.size_of.len() < hw {
+            self.size_of.resize(hw, 0);
+        }
+        self.size_of[slot as usize] = size;
+        self.bytes[to as usize] += size;
+        self.push_front(slot, to);
+        false
     }
     fn contains(&self, id: u32) -> bool {
         let slot = self.slots.peek(id);

@@ -34,7 +34,7 @@ pub use twoq::TwoQ;
 use crate::error::{invalid, Result};
 
 /// The policies that take per-access object sizes (capacity then counts bytes).
-pub const SIZED_POLICIES: [&str; 5] = ["fifo", "lru", "lfu", "sieve", "gdsf"];
+pub const SIZED_POLICIES: [&str; 10] = ["fifo", "lru", "lfu", "clock", "arc", "opt", "sieve", "s3fifo", "twoq", "gdsf"];
 
 /// Sentinel for "no id" in the intrusive lists, and "never used again" in next-use arrays.
 pub const NIL: u32 = u32::MAX;

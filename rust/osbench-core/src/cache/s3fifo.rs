@@ -2,6 +2,7 @@
 //! FIFO (10% of the capacity), a main FIFO (the rest) with a 2-bit reinsertion counter, and a
 //! ghost FIFO of ids (90% of the capacity). The rules, tie-breaks included, are spelled out
 //! in the reference engine's `S3FIFO` class; this file follows them step for step.
+//! Sized mode counts the capacity, the three queue sizes and their contents in bytes.
 
 use super::list::{Links, List, Slots};
 use super::{Policy, NIL};
@@ -31,6 +32,9 @@ pub struct S3Fifo {
     small: List,
     main: List,
     ghost: List,
+    /// Sized mode: bytes in small, main and ghost, and the size of the id in each slot.
+    bytes: [u64; 3],
+    size_of: Vec<u64>,
 }
 
 impl S3Fifo {
@@ -61,6 +65,8 @@ impl S3Fifo {
             small: List::default(),
             main: List::default(),
             ghost: List::default(),
+            bytes: [0; 3],
+            size_of: Vec::new(),
         })
     }
 
@@ -121,6 +127,83 @@ impl S3Fifo {
     }
 }
 
+impl S3Fifo {
+    fn list(&mut self, w: Where) -> &mut List {
+        match w {
+            Where::Small => &mut self.small,
+            Where::Main => &mut self.main,
+            Where::Ghost => &mut self.ghost,
+        }
+    }
+
+    /// Sized mode: take the oldest of `from`, with its bytes.
+    fn pop_sized(&mut self, from: Where) -> Option<u32> {
+        let mut l = *self.list(from);
+        let slot = self.links.pop_back(&mut l);
+        *self.list(from) = l;
+        if let Some(s) = slot {
+            self.bytes[from as usize] -= self.size_of[s as usize];
+        }
+        slot
+    }
+
+    /// Sized mode: put `slot` at the new end of `to`, with its bytes.
+    fn put_sized(&mut self, slot: u32, to: Where, count: u32) {
+        self.bytes[to as usize] += self.size_of[slot as usize];
+        self.put(slot, to, count);
+    }
+
+    /// [`S3Fifo::evict`] in bytes: the ghost keeps the ids whose sizes fit in it.
+    fn evict_sized(&mut self) {
+        self.has_evicted = true;
+        let (small, main, ghost) = (Where::Small as usize, Where::Main as usize, Where::Ghost as usize);
+        if self.bytes[main] > self.main_size as u64 || self.bytes[small] == 0 {
+            while let Some(slot) = self.pop_sized(Where::Main) {
+                let c = self.count[slot as usize];
+                if c == 0 {
+                    self.slots.release(slot);
+                    return;
+                }
+                self.put_sized(slot, Where::Main, c.min(3) - 1);
+            }
+        } else {
+            while let Some(slot) = self.pop_sized(Where::Small) {
+                if self.count[slot as usize] >= self.threshold {
+                    self.put_sized(slot, Where::Main, 0);
+                    continue;
+                }
+                let size = self.size_of[slot as usize];
+                if self.ghost_size == 0 || size > self.ghost_size as u64 {
+                    self.slots.release(slot);
+                    return;
+                }
+                while self.bytes[ghost] + size > self.ghost_size as u64 {
+                    match self.pop_sized(Where::Ghost) {
+                        Some(g) => self.slots.release(g),
+                        None => break,
+                    }
+                }
+                self.put_sized(slot, Where::Ghost, 0);
+                return;
+            }
+        }
+    }
+
+    fn insert_sized(&mut self, id: u32, to: Where, size: u64) {
+        let slot = self.slots.assign(id);
+        let hw = self.slots.high_water();
+        if self.place.len() < hw {
+            self.place.resize(hw, Where::Small);
+            self.count.resize(hw, 0);
+        }
+        if self.size_of.len() < hw {
+            self.size_of.resize(hw, 0);
+        }
+        self.size_of[slot as usize] = size;
+        self.put_sized(slot, to, 0);
+    }
+}
+
 impl Policy for S3Fifo {
     #[inline]
     fn access(&mut self, id: u32, _next_use: u64) -> bool {
@@ -151,6 +234,46 @@ impl Policy for S3Fifo {
             self.insert(id, Where::Main);
         } else {
             self.insert(id, Where::Small);
+        }
+        false
+    }
+    fn supports_sizes(&self) -> bool {
+        true
+    }
+    fn access_sized(&mut self, id: u32, size: u64, _next_use: u64) -> bool {
+        let slot = self.slots.get(id);
+        let mut ghost_hit = false;
+        if slot != NIL {
+            let s = slot as usize;
+            match self.place[s] {
+                Where::Small | Where::Main => {
+                    self.count[s] = self.count[s].saturating_add(1);
+                    return true;
+                }
+                Where::Ghost => {
+                    self.links.remove(&mut self.ghost, slot);
+                    self.bytes[Where::Ghost as usize] -= self.size_of[s];
+                    self.slots.release(slot);
+                    ghost_hit = true;
+                }
+            }
+        }
+        // libCacheSim admits only what fits in the small queue (the ghost id is gone anyway).
+        if size > self.small_size as u64 || size > self.capacity as u64 {
+            return false;
+        }
+        let (small, main) = (Where::Small as usize, Where::Main as usize);
+        while self.bytes[small] + self.bytes[main] + size > self.capacity as u64 {
+            self.evict_sized();
+        }
+        if ghost_hit {
+            self.insert_sized(id, Where::Main, size);
+        } else if size >= self.small_size as u64 {
+            // libCacheSim never inserts an object as large as the small queue.
+        } else if !self.has_evicted && self.bytes[small] >= self.small_size as u64 {
+            self.insert_sized(id, Where::Main, size);
+        } else {
+            self.insert_sized(id, Where::Small, size);
         }
         false
     }
