@@ -56,9 +56,13 @@ def test_errors_are_one_line(args: list[str], message: str, tmp_path: Path) -> N
 
 
 def test_bad_trace_file_is_one_line(tmp_path: Path) -> None:
-    bad = tmp_path / "bad.bin"
+    bad = tmp_path / "bad.oracleGeneral.bin"
     bad.write_bytes(b"\x00" * 30)
     out = osbench("cache", "replay", "--trace", str(bad))
+    assert out.returncode == 2 and "byte offset 24" in out.stderr and "Traceback" not in out.stderr
+    plain = tmp_path / "bad.bin"  # a name that does not tell the format: --format does
+    plain.write_bytes(b"\x00" * 30)
+    out = osbench("cache", "replay", "--trace", str(plain), "--format", "oracleGeneral")
     assert out.returncode == 2 and "byte offset 24" in out.stderr and "Traceback" not in out.stderr
 
 

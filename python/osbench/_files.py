@@ -1,11 +1,13 @@
-"""Atomic file writes: a reader sees the old file or the whole new one, never half of it."""
+"""Atomic file writes (a reader sees the old file or the whole new one, never half of it), and
+figures rendered to PNG bytes for them."""
 
 from __future__ import annotations
 
+import io
 import os
 import tempfile
 from pathlib import Path
-from typing import Union
+from typing import Any, Union
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -33,3 +35,13 @@ def write_bytes(path: PathLike, data: bytes) -> None:
 
 def write_text(path: PathLike, text: str) -> None:
     write_bytes(path, text.encode("utf-8"))
+
+
+def figure_png(fig: Any) -> bytes:
+    """PNG bytes of a matplotlib figure, which is then closed (figures left open pile up)."""
+    import matplotlib.pyplot as plt
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return buf.getvalue()

@@ -108,16 +108,19 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _existing(path_text: str, what: str) -> Path:
+    """The path, or a one-line error when there is no such file."""
+    path = Path(path_text)
+    if not path.exists():
+        raise UserError(f"{what} not found: {path}")
+    return path
+
+
 def _load_trace(args: argparse.Namespace) -> Any:
     from osbench import traces
 
     if args.trace:
-        path = Path(args.trace)
-        if not path.exists():
-            raise UserError(f"trace file not found: {path}")
-        if path.suffix == ".npy":
-            return traces.Trace(__import__("numpy").load(path), name=path.name)
-        return traces.read_oracle_general(path)
+        return traces.read(_existing(args.trace, "trace file"), format=args.format)  # None: detected
     n, alpha, length = args.zipf
     return traces.zipf(int(n), float(alpha), int(length), seed=args.seed)
 
@@ -190,9 +193,7 @@ def cmd_sched_simulate(args: argparse.Namespace) -> int:
 def cmd_sweep(args: argparse.Namespace) -> int:
     from osbench.cache import sweep
 
-    spec = Path(args.spec)
-    if not spec.exists():
-        raise UserError(f"sweep spec not found: {spec}")
+    spec = _existing(args.spec, "sweep spec")
     say = _progress()
     executor = None if args.dask is None else ("dask" if args.dask == "local" else args.dask)
     results = sweep.run(spec, args.out, executor=executor, workers=args.workers,
@@ -229,10 +230,7 @@ def cmd_radix_replay(args: argparse.Namespace) -> int:
     from osbench import radix
 
     if args.mooncake:
-        path = Path(args.mooncake)
-        if not path.exists():
-            raise UserError(f"trace file not found: {path}")
-        requests = radix.mooncake(path)
+        requests = radix.mooncake(_existing(args.mooncake, "trace file"))
     else:
         requests = radix.conversations(args.conversations, seed=args.seed)
     r = radix.replay(requests, args.capacity, mode=args.mode, engine=args.engine)
@@ -339,7 +337,8 @@ def parser() -> argparse.ArgumentParser:
         p = cache_sub.add_parser(name, help=f"cache {name}", epilog=epilog)
         p.add_argument("--policy", default="lru", help="fifo, lru, lfu, clock, arc or opt")
         src = p.add_mutually_exclusive_group()
-        src.add_argument("--trace", help="a .npy array of keys or a libCacheSim oracleGeneral file")
+        src.add_argument("--trace", help="a trace file: npy, csv/txt, oracleGeneral, zstd, Mooncake or Azure (format detected)")
+        p.add_argument("--format", help="the trace file's format when its name does not tell (e.g. oracleGeneral, npy, csv)")
         src.add_argument("--zipf", type=_zipf_spec, default=(1000, 0.8, 30000), help="N_KEYS,ALPHA,LENGTH (default 1000,0.8,30000)")
         if name == "replay":
             p.add_argument("--capacity", type=int, default=100, help="cache size in objects")

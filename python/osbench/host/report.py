@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import io
 import json
 import os
 import time
@@ -213,12 +212,6 @@ def _load() -> float:
 # --- files -----------------------------------------------------------------------------------
 
 
-def _png(fig: Any) -> bytes:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=120, bbox_inches="tight")
-    return buf.getvalue()
-
-
 def round_trip_figure(report: HostReport) -> Any:
     """Bar chart of round-trip medians (log axis, p25-p75 whiskers); unpinned runs as dots, one
     per mode, sized by their share of the samples. Returns a matplotlib Figure (Agg)."""
@@ -313,8 +306,8 @@ def write(report: HostReport, out_dir: str | os.PathLike[str], figures: bool = T
         else:
             paths["round_trips_png"] = out / "round_trips.png"
             paths["memory_latency_png"] = out / "memory_latency.png"
-            _files.write_bytes(paths["round_trips_png"], _png(round_trip_figure(report)))
-            _files.write_bytes(paths["memory_latency_png"], _png(memory_latency_figure(report)))
+            _files.write_bytes(paths["round_trips_png"], _files.figure_png(round_trip_figure(report)))
+            _files.write_bytes(paths["memory_latency_png"], _files.figure_png(memory_latency_figure(report)))
             drew = True
     _files.write_bytes(paths["markdown"], markdown(report, images=drew).encode())
     return paths

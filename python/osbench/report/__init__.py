@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import html
-import io
 import json
 import platform
 import sys
@@ -40,16 +39,6 @@ class Section:
     tables: list[Table] = field(default_factory=list)
     figures: list[Figure] = field(default_factory=list)
     results: dict[str, Any] = field(default_factory=dict)
-
-
-def figure_png(fig: Any) -> bytes:
-    """PNG bytes of a matplotlib figure, which is then closed."""
-    import matplotlib.pyplot as plt
-
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return buf.getvalue()
 
 
 Progress = Callable[[str], None]

@@ -10,7 +10,8 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from osbench import cache, traces
-from osbench.report import Figure, Section, figure_png
+from osbench._files import figure_png
+from osbench.report import Figure, Section
 
 
 

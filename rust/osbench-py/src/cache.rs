@@ -97,10 +97,7 @@ fn cache_replay<'py>(
     let (hits, flags) = interrupt::run_sized(py, ids.len(), |cancel| {
         check_ids(ids, n_ids)?;
         let mut flags = if mask { vec![false; ids.len()] } else { Vec::new() };
-        let hits = match sizes {
-            Some(s) => curve::replay_sized_cancellable(&mut policy, ids, s, next, &mut flags, cancel)?,
-            None => curve::replay_cancellable(&mut policy, ids, next, &mut flags, cancel)?,
-        };
+        let hits = curve::replay_cancellable(&mut policy, ids, sizes.unwrap_or(&[]), next, &mut flags, cancel)?;
         Ok((hits, flags))
     })?;
     Ok((hits, if mask { Some(flags.into_pyarray(py)) } else { None }))

@@ -29,34 +29,33 @@ fn check(cancel: &AtomicBool) -> Result<()> {
     }
 }
 
-/// Replay `ids` through `policy`, looking at `cancel` between chunks. See [`AnyPolicy::replay_chunk`].
-pub fn replay_cancellable(policy: &mut AnyPolicy, ids: &[u32], next_use: &[u64], mask: &mut [bool], cancel: &AtomicBool) -> Result<u64> {
-    let mut hits = 0;
-    for (start, chunk) in (0..ids.len()).step_by(CHUNK).zip(ids.chunks(CHUNK)) {
-        check(cancel)?;
-        let end = start + chunk.len();
-        let next = if next_use.is_empty() { &[][..] } else { next_use.get(start..end).unwrap_or(&[]) };
-        let m = if mask.is_empty() { &mut [][..] } else { mask.get_mut(start..end).unwrap_or(&mut []) };
-        hits += policy.replay_chunk(chunk, next, m)?;
-    }
-    Ok(hits)
-}
-
-/// [`replay_cancellable`] with one object size per access (capacity in bytes).
-pub fn replay_sized_cancellable(policy: &mut AnyPolicy, ids: &[u32], sizes: &[u64], next_use: &[u64], mask: &mut [bool], cancel: &AtomicBool) -> Result<u64> {
-    if sizes.len() != ids.len() {
+/// Replay `ids` through `policy`, looking at `cancel` between chunks. `sizes` holds one object
+/// size per access (capacity in bytes), or is empty for unit sizes. See [`AnyPolicy::replay_chunk`].
+pub fn replay_cancellable(policy: &mut AnyPolicy, ids: &[u32], sizes: &[u64], next_use: &[u64], mask: &mut [bool], cancel: &AtomicBool) -> Result<u64> {
+    if !sizes.is_empty() && sizes.len() != ids.len() {
         return Err(invalid("sizes", format!("{} entries", sizes.len()), format!("{} entries, one per access", ids.len())));
     }
     let mut hits = 0;
     for (start, chunk) in (0..ids.len()).step_by(CHUNK).zip(ids.chunks(CHUNK)) {
         check(cancel)?;
         let end = start + chunk.len();
-        let s = sizes.get(start..end).unwrap_or(&[]);
         let next = if next_use.is_empty() { &[][..] } else { next_use.get(start..end).unwrap_or(&[]) };
         let m = if mask.is_empty() { &mut [][..] } else { mask.get_mut(start..end).unwrap_or(&mut []) };
-        hits += policy.replay_chunk_sized(chunk, s, next, m)?;
+        hits += if sizes.is_empty() {
+            policy.replay_chunk(chunk, next, m)?
+        } else {
+            policy.replay_chunk_sized(chunk, sizes.get(start..end).unwrap_or(&[]), next, m)?
+        };
     }
     Ok(hits)
+}
+
+/// Every capacity must be positive (`unit` names what it counts, for the message).
+fn check_capacities(capacities: &[u64], unit: &str) -> Result<()> {
+    match capacities.iter().find(|&&c| c == 0) {
+        Some(&c) => Err(invalid("capacities", c, format!("positive numbers of {unit}"))),
+        None => Ok(()),
+    }
 }
 
 /// Hits at each capacity (in bytes) with per-access object sizes: one replay per capacity.
@@ -72,11 +71,7 @@ pub fn curve_sized(
     threads: usize,
     cancel: &AtomicBool,
 ) -> Result<Vec<u64>> {
-    for &c in capacities {
-        if c == 0 {
-            return Err(invalid("capacities", c, "positive numbers of bytes"));
-        }
-    }
+    check_capacities(capacities, "bytes")?;
     replay_each(policy, ids, n_ids, sizes, next_use, capacities, options, threads, cancel)
 }
 
@@ -91,11 +86,7 @@ pub fn curve(
     threads: usize,
     cancel: &AtomicBool,
 ) -> Result<Vec<u64>> {
-    for &c in capacities {
-        if c == 0 {
-            return Err(invalid("capacities", c, "positive numbers of objects"));
-        }
-    }
+    check_capacities(capacities, "objects")?;
     // Validate the name (and get the error message) before any work.
     AnyPolicy::new(policy, super::min_capacity(policy), 0, options)?;
     let max_cap = capacities.iter().copied().max().unwrap_or(0);
@@ -344,13 +335,8 @@ pub fn replay_each(
                 if i >= capacities.len() {
                     break;
                 }
-                let r = AnyPolicy::new(policy, capacities[i], n_ids, options).and_then(|mut p| {
-                    if sizes.is_empty() {
-                        replay_cancellable(&mut p, ids, next_use, &mut [], cancel)
-                    } else {
-                        replay_sized_cancellable(&mut p, ids, sizes, next_use, &mut [], cancel)
-                    }
-                });
+                let r = AnyPolicy::new(policy, capacities[i], n_ids, options)
+                    .and_then(|mut p| replay_cancellable(&mut p, ids, sizes, next_use, &mut [], cancel));
                 if let Ok(mut slot) = slots[i].lock() {
                     **slot = r;
                 }

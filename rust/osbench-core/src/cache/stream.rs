@@ -4,7 +4,7 @@
 //! feeding a trace in pieces gives exactly the hits of one replay of the whole. Memory is the
 //! chunk plus state proportional to the distinct keys and the capacity, not to the trace.
 
-use super::curve::{replay_cancellable, replay_sized_cancellable};
+use super::curve::replay_cancellable;
 use super::keys::{Key, KeyMap};
 use super::{AnyPolicy, Options, NEVER};
 use crate::error::{invalid, Result};
@@ -64,11 +64,7 @@ impl Stream {
         if self.needs_future() {
             self.next.extend(next_access.iter().map(|&t| if t < 0 { NEVER } else { t as u64 }));
         }
-        let hits = if sized {
-            replay_sized_cancellable(&mut self.policy, &self.ids, sizes, &self.next, &mut [], cancel)?
-        } else {
-            replay_cancellable(&mut self.policy, &self.ids, &self.next, &mut [], cancel)?
-        };
+        let hits = replay_cancellable(&mut self.policy, &self.ids, sizes, &self.next, &mut [], cancel)?;
         self.accesses += keys.len() as u64;
         self.hits += hits;
         Ok(hits)

@@ -101,7 +101,7 @@ fn cancel_stops_a_long_run() {
     let (ids, n, _) = prepare(&keys);
     let cancel = AtomicBool::new(true);
     let mut p = AnyPolicy::new("lru", 10, n, Options::default()).unwrap();
-    assert_eq!(curve::replay_cancellable(&mut p, &ids, &[], &mut [], &cancel), Err(crate::Error::Interrupted));
+    assert_eq!(curve::replay_cancellable(&mut p, &ids, &[], &[], &mut [], &cancel), Err(crate::Error::Interrupted));
 }
 
 #[test]
