@@ -12,6 +12,8 @@ __all__ = [
     "CACHE_SIZED_POLICIES",
     "dense_ids",
     "next_use",
+    "cache_spatial_sample",
+    "cache_lru_shards",
     "cache_replay",
     "cache_curve",
     "OnlineCache",
@@ -44,6 +46,12 @@ CACHE_SIZED_POLICIES: list[str]
 
 def dense_ids(keys: npt.NDArray[np.int64] | npt.NDArray[np.uint64]) -> tuple[npt.NDArray[np.uint32], int]: ...
 def next_use(ids: npt.NDArray[np.uint32], n_ids: int) -> npt.NDArray[np.uint64]: ...
+def cache_spatial_sample(
+    keys: npt.NDArray[np.int64] | npt.NDArray[np.uint64], rate: float, seed: int = 0
+) -> npt.NDArray[np.bool_]: ...
+def cache_lru_shards(
+    keys: npt.NDArray[np.int64] | npt.NDArray[np.uint64], rate: float, seed: int = 0, exact_depth: int = 0
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]: ...
 def cache_replay(
     policy: str,
     ids: npt.NDArray[np.uint32],

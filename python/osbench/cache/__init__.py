@@ -211,51 +211,80 @@ def replay(
 SAMPLE_BITS = 24
 """Spatial sampling keeps a key when the low 24 bits of its hash fall below rate * 2**24."""
 
+SHARDS_MIN_OBJECTS = 100
+"""A spatial sample stands for a capacity only where it holds at least this many objects
+(capacity * rate >= 100). Below that, one hot key in or out of the sample moves the hit
+ratio by many points, so sampled curves use a larger sample there (see :func:`curve`)."""
 
-def spatial_sample(keys: np.ndarray, rate: float, seed: int = 0) -> np.ndarray:
+
+def spatial_sample(keys: Any, rate: float, seed: int = 0) -> np.ndarray:
     """The boolean mask of accesses kept by SHARDS spatial sampling (Waldspurger et al.,
     FAST 2015): a key is kept, in all its accesses, when hash(key) mod 2**24 < rate * 2**24.
     The hash is splitmix64 of the key's 64-bit pattern plus ``seed``."""
-    x = np.ascontiguousarray(keys).view(np.uint64) + np.uint64(seed & (2**64 - 1))
-    with np.errstate(over="ignore"):
-        x = x + np.uint64(0x9E3779B97F4A7C15)
-        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        x = x ^ (x >> np.uint64(31))
-    threshold = np.uint64(int(rate * (1 << SAMPLE_BITS)))
-    return (x & np.uint64((1 << SAMPLE_BITS) - 1)) < threshold
+    rate = _sample_rate(rate)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed={seed!r} is not accepted: it must be an integer")
+    return _native.cache_spatial_sample(as_trace(keys).native_keys(), rate, int(seed) & (2**64 - 1))
+
+
+def _sample_rate(rate: Any) -> float:
+    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0.0 < float(rate) <= 1.0:
+        raise ValueError(f"sample={rate!r} is not accepted: it must be a sampling rate in (0, 1]")
+    return float(rate)
+
+
+def _shards_estimate(hits_at: dict[int, float], scaled: float, expected: float, kept: int) -> float:
+    """SHARDS_adj: the sample's hits at ``scaled`` objects (linear between the two whole
+    capacities around it), counted against the expected sample size, with the difference
+    between expected and actual sample size credited to the smallest distances."""
+    lo = int(np.floor(scaled))
+    frac = scaled - lo
+    if lo not in hits_at or (frac > 0 and lo + 1 not in hits_at):
+        return float("nan")  # the scaled cache is below the policy's minimum
+    h = hits_at[lo] * (1 - frac) + (hits_at[lo + 1] * frac if frac > 0 else 0.0)
+    return (h + expected - kept) / expected if expected else 0.0
 
 
 def _sampled_curve(t: Trace, policy: str, caps: list[int], rate: float, bit_on_insert: bool, threads: Optional[int]) -> np.ndarray:
-    """SHARDS with the paper's adjustment (SHARDS_adj): replay the spatially sampled trace;
-    a capacity c stands for c * rate objects of the sample, interpolated linearly between the
-    two whole capacities around it (LRU: scaled stack distances; other policies: a
-    mini-simulation at each). Hits are counted against the expected sample size N * rate,
-    and the difference between it and the actual sample size is credited to the smallest
-    distances, as in the paper; ratios are clipped to [0, 1]."""
+    """SHARDS (see :func:`curve`). A capacity c holding at least ``SHARDS_MIN_OBJECTS`` objects
+    of the sample (c * rate >= 100) is read off the rate sample at c * rate objects, with
+    SHARDS_adj. Smaller capacities take a larger sample: for LRU, the exact hits of the
+    whole trace, from a stack bounded at the largest such capacity that runs in the same
+    pass as the sampling; for other policies, a mini-simulation at the power-of-two rate
+    that leaves 100 to 200 objects (the whole trace when c < 200). Ratios are clipped to [0, 1]."""
     keys = t.native_keys()
     n = len(keys)
-    kept = keys[spatial_sample(keys, rate)]
     if n == 0:
         return np.zeros(len(caps))
-    scaled = np.array(caps, dtype=np.float64) * rate
-    lo = np.floor(scaled).astype(np.int64)
-    frac = scaled - lo
+    small = [c for c in caps if c * rate < SHARDS_MIN_OBJECTS]
+    if policy == "lru":
+        kept, exact_hits = _native.cache_lru_shards(keys, rate, 0, max(small, default=0))
+        estimates = {c: exact_hits[c - 1] / n for c in small}
+    else:
+        # Rates in powers of two, so few samples serve many capacities: the scaled cache
+        # holds 100 to 200 objects, or the whole trace is replayed from 100 objects down.
+        rates = {c: min(1.0, 2.0 ** -int(np.floor(np.log2(c / SHARDS_MIN_OBJECTS)))) for c in small}
+        whole = [c for c in small if rates[c] == 1.0]
+        estimates = dict(zip(whole, curve(t, policy, whole, bit_on_insert=bit_on_insert, threads=threads).tolist()))
+        kept = keys[spatial_sample(keys, rate)]
+        for r in sorted(set(rates.values()) - {1.0}):
+            at = [c for c in small if rates[c] == r]
+            sample = keys[spatial_sample(keys, r)]
+            estimates.update(zip(at, _sample_ratios(sample, policy, [c * r for c in at], n * r, bit_on_insert, threads)))
+    large = [c for c in caps if c not in estimates]
+    estimates.update(zip(large, _sample_ratios(kept, policy, [c * rate for c in large], n * rate, bit_on_insert, threads)))
+    return np.clip(np.array([estimates[c] for c in caps], dtype=np.float64), 0.0, 1.0)
+
+
+def _sample_ratios(kept: np.ndarray, policy: str, scaled: list[float], expected: float, bit_on_insert: bool, threads: Optional[int]) -> list[float]:
+    """SHARDS_adj estimates at each scaled (fractional) capacity from one sample."""
     least = MIN_CAPACITY.get(policy, 1)
-    wanted = sorted({int(c) for c in np.concatenate([lo, lo + 1]) if c >= least})
-    hits: dict[int, float] = {0: 0.0}
+    wanted = sorted({w for s in scaled for w in (int(np.floor(s)), int(np.floor(s)) + 1) if w >= least})
+    hits_at: dict[int, float] = {0: 0.0}
     if wanted and len(kept):
         ratios = curve(Trace(kept), policy, wanted, bit_on_insert=bit_on_insert, threads=threads)
-        hits.update(zip(wanted, (ratios * len(kept)).tolist()))
-    expected = n * rate
-    out = np.empty(len(caps))
-    for i, (a, f) in enumerate(zip(lo.tolist(), frac.tolist())):
-        if a not in hits or (f > 0 and a + 1 not in hits):
-            out[i] = np.nan  # the scaled cache is below the policy's minimum
-            continue
-        h = hits[a] * (1 - f) + (hits[a + 1] * f if f > 0 else 0.0)
-        out[i] = (h + expected - len(kept)) / expected if h > 0 else 0.0
-    return np.clip(out, 0.0, 1.0)
+        hits_at.update(zip(wanted, (ratios * len(kept)).tolist()))
+    return [_shards_estimate(hits_at, s, expected, len(kept)) for s in scaled]
 
 
 def curve(
@@ -280,9 +309,13 @@ def curve(
     (:func:`spatial_sample`, Waldspurger et al., FAST 2015): the accesses to about ``rate``
     of the keys, replayed at capacities ``capacity * rate`` (LRU: the paper's scaled stack
     distances; other policies: a mini-simulation), with the paper's SHARDS_adj correction.
-    A scaled capacity below a policy's ``MIN_CAPACITY`` gives NaN. Native engine, unit
-    sizes. Its error is largest on very skewed traces, where one hot key in or out of the
-    sample moves the curve (see the benchmark).
+    Where ``capacity * rate`` would be under ``SHARDS_MIN_OBJECTS`` (100) objects, a sample
+    that small is dominated by whether a few hot keys fell in it, so a larger one is used:
+    LRU counts those capacities exactly, with a stack bounded at the largest of them in the
+    same pass as the sampling (memory ~ that capacity, time ~ one replay); other policies
+    sample at the power-of-two rate that leaves 100 to 200 objects (the whole trace under 200). Asking only for
+    capacities of at least ``100 / rate`` objects keeps the whole estimate on the small
+    sample. Native engine, unit sizes.
     """
     policy = _policy(policy)
     engine = _checks.engine(engine)
@@ -290,13 +323,12 @@ def curve(
     if threads is not None:
         threads = _checks.positive_int("threads", threads, maximum=1024)
     if sample is not None:
-        if isinstance(sample, bool) or not isinstance(sample, (int, float)) or not 0.0 < float(sample) <= 1.0:
-            raise ValueError(f"sample={sample!r} is not accepted: it must be a sampling rate in (0, 1]")
+        sample = _sample_rate(sample)
         if sizes is not None or engine != "native":
             raise ValueError("sample is not accepted with sizes or engine='reference': sampled curves are native, unit-size")
         if policy in OFFLINE:
             raise ValueError(f"sample is not accepted for policy={policy!r}: offline policies need the whole future")
-        return _sampled_curve(as_trace(trace), policy, caps, float(sample), bit_on_insert, threads)
+        return _sampled_curve(as_trace(trace), policy, caps, sample, bit_on_insert, threads)
     if engine == "reference":
         keys = _reference_keys(trace)
         n = len(keys)
@@ -335,4 +367,4 @@ def new(policy: str, capacity: int, *, engine: str = "native", bit_on_insert: bo
 
 from osbench.cache import sweep  # noqa: E402  (studies over many cells; needs the names above)
 
-__all__ = ["sweep", "POLICIES", "SIZED_POLICIES", "MIN_CAPACITY", "OFFLINE", "Replay", "replay", "stream", "spatial_sample", "curve", "new", "reference"]
+__all__ = ["sweep", "POLICIES", "SIZED_POLICIES", "MIN_CAPACITY", "SHARDS_MIN_OBJECTS", "OFFLINE", "Replay", "replay", "stream", "spatial_sample", "curve", "new", "reference"]

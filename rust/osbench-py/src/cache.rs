@@ -3,7 +3,7 @@
 use crate::errors::IntoPy;
 use crate::interrupt;
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
-use osbench_core::cache::{curve, keys, stream, AnyPolicy, Options, NEVER, POLICIES, SIZED_POLICIES};
+use osbench_core::cache::{curve, keys, shards, stream, AnyPolicy, Options, NEVER, POLICIES, SIZED_POLICIES};
 use osbench_core::error::invalid;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -16,6 +16,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(next_use, m)?)?;
     m.add_function(wrap_pyfunction!(cache_replay, m)?)?;
     m.add_function(wrap_pyfunction!(cache_curve, m)?)?;
+    m.add_function(wrap_pyfunction!(cache_spatial_sample, m)?)?;
+    m.add_function(wrap_pyfunction!(cache_lru_shards, m)?)?;
     m.add_class::<OnlineCache>()?;
     m.add_class::<CacheStream>()?;
     Ok(())
@@ -145,6 +147,52 @@ fn cache_curve<'py>(
         }
     })?;
     Ok(hits.into_pyarray(py))
+}
+
+/// SHARDS spatial sampling: one flag per access, True when its key is in the sample at `rate`.
+#[pyfunction]
+#[pyo3(signature = (keys, rate, seed=0))]
+fn cache_spatial_sample<'py>(py: Python<'py>, keys: &Bound<'py, PyAny>, rate: f64, seed: u64) -> PyResult<Bound<'py, PyArray1<bool>>> {
+    fn run<K: keys::Key>(py: Python<'_>, keys: &[K], rate: f64, seed: u64) -> PyResult<Vec<bool>> {
+        interrupt::run_sized(py, keys.len(), |_| {
+            let mut mask = vec![false; keys.len()];
+            shards::spatial_mask(keys, rate, seed, &mut mask)?;
+            Ok(mask)
+        })
+    }
+    let mask = if let Ok(a) = keys.extract::<PyReadonlyArray1<'py, i64>>() {
+        run(py, slice("keys", &a)?, rate, seed)?
+    } else if let Ok(a) = keys.extract::<PyReadonlyArray1<'py, u64>>() {
+        run(py, slice("keys", &a)?, rate, seed)?
+    } else {
+        return Err(PyTypeError::new_err("keys must be a 1-D numpy array of int64 or uint64"));
+    };
+    Ok(mask.into_pyarray(py))
+}
+
+type U64Array<'py> = Bound<'py, PyArray1<u64>>;
+
+/// One SHARDS pass for LRU: the sampled keys (uint64 bit patterns, trace order) and the exact
+/// LRU hits of the whole trace at capacities 1..=exact_depth (a bounded stack in the same pass).
+#[pyfunction]
+#[pyo3(signature = (keys, rate, seed=0, exact_depth=0))]
+fn cache_lru_shards<'py>(
+    py: Python<'py>,
+    keys: &Bound<'py, PyAny>,
+    rate: f64,
+    seed: u64,
+    exact_depth: usize,
+) -> PyResult<(U64Array<'py>, U64Array<'py>)> {
+    let result = if let Ok(a) = keys.extract::<PyReadonlyArray1<'py, i64>>() {
+        let k = slice("keys", &a)?;
+        interrupt::run(py, |cancel| shards::lru_shards(k, rate, seed, exact_depth, cancel))?
+    } else if let Ok(a) = keys.extract::<PyReadonlyArray1<'py, u64>>() {
+        let k = slice("keys", &a)?;
+        interrupt::run(py, |cancel| shards::lru_shards(k, rate, seed, exact_depth, cancel))?
+    } else {
+        return Err(PyTypeError::new_err("keys must be a 1-D numpy array of int64 or uint64"));
+    };
+    Ok((result.kept.into_pyarray(py), result.exact_hits.into_pyarray(py)))
 }
 
 /// An online cache over Python integer keys (any value in [-2**63, 2**64)).

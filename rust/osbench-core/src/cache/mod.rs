@@ -7,6 +7,7 @@
 
 mod arc;
 mod list;
+mod marks;
 mod clock;
 pub mod curve;
 mod fifo;
@@ -16,6 +17,7 @@ mod lfu;
 mod lru;
 mod opt;
 mod s3fifo;
+pub mod shards;
 mod sieve;
 pub mod stream;
 mod twoq;

@@ -194,3 +194,36 @@ fn streaming_in_chunks_equals_one_replay() {
     let mut opt = stream::Stream::new("opt", 5, Options::default()).unwrap();
     assert!(opt.feed(&keys[..3], &[], &[], &cancel).is_err());
 }
+
+#[test]
+fn bounded_lru_stack_equals_the_exact_curve_up_to_its_depth() {
+    let never = AtomicBool::new(false);
+    for (len, n_keys, depth) in [(5_000, 300, 1), (20_000, 2_000, 37), (30_000, 500, 600), (3, 3, 10)] {
+        let keys = lcg_trace(len, n_keys, depth as u64);
+        let (ids, n, _) = prepare(&keys);
+        let capacities: Vec<u64> = (1..=depth as u64).collect();
+        let exact = lru_hits(&ids, n, &capacities, &never).unwrap();
+        let sampled = shards::lru_shards(&keys, 1.0, 0, depth, &never).unwrap();
+        // Many renumberings happen over these lengths (the window is 8 x depth + 512).
+        assert_eq!(sampled.exact_hits, exact, "depth {depth}");
+        assert_eq!(sampled.kept, keys, "rate 1 keeps every access");
+    }
+}
+
+#[test]
+fn spatial_sample_keeps_whole_keys_and_checks_the_rate() {
+    let keys = lcg_trace(10_000, 1_000, 5);
+    let mut mask = vec![false; keys.len()];
+    shards::spatial_mask(&keys, 0.1, 7, &mut mask).unwrap();
+    let never = AtomicBool::new(false);
+    let kept = shards::lru_shards(&keys, 0.1, 7, 0, &never).unwrap().kept;
+    let by_mask: Vec<u64> = keys.iter().zip(&mask).filter(|(_, &m)| m).map(|(&k, _)| k).collect();
+    assert_eq!(kept, by_mask);
+    for (i, &k) in keys.iter().enumerate() {
+        let first = keys.iter().position(|&x| x == k).unwrap();
+        assert_eq!(mask[i], mask[first], "a key is in the sample in all its accesses or none");
+    }
+    for bad in [0.0, -0.5, 1.5, f64::NAN] {
+        assert!(shards::threshold(bad).is_err());
+    }
+}
