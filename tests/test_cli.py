@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 
@@ -34,11 +35,22 @@ def test_cache_commands(tmp_path: Path) -> None:
     assert json.loads(out.stdout)["hit_ratio"] == pytest.approx(0.458, abs=0.01)
     out = osbench("cache", "curve", "--policy", "lru", "--capacities", "10,100", "--json")
     assert len(json.loads(out.stdout)["hit_ratio"]) == 2
-    import numpy as np
-
     np.save(tmp_path / "t.npy", np.array([1, 2, 1, 2], dtype=np.int64))
     out = osbench("cache", "replay", "--trace", str(tmp_path / "t.npy"), "--capacity", "2", "--json")
     assert json.loads(out.stdout)["hits"] == 2
+    # --sample: capacities under 100 / rate are counted exactly, so these equal the exact curve.
+    exact = json.loads(osbench("cache", "curve", "--zipf", "500,1.0,20000", "--capacities", "5,50", "--json").stdout)
+    sampled = json.loads(osbench("cache", "curve", "--zipf", "500,1.0,20000", "--capacities", "5,50", "--sample", "0.5", "--json").stdout)
+    assert sampled["hit_ratio"] == exact["hit_ratio"]
+
+
+def test_cache_commands_with_sizes(tmp_path: Path) -> None:
+    import osbench as ob
+
+    t = ob.traces.Trace(np.array([1, 2, 1, 3, 1, 2], dtype=np.int64), sizes=np.array([4, 4, 4, 9, 4, 4], dtype=np.uint64))
+    ob.traces.write_oracle_general(t, tmp_path / "t.oracleGeneral.bin")
+    out = osbench("cache", "replay", "--trace", str(tmp_path / "t.oracleGeneral.bin"), "--capacity", "8", "--sizes", "--json")
+    assert json.loads(out.stdout)["hits"] == ob.cache.replay(t, "lru", 8, sizes=True).hits == 3
 
 
 @pytest.mark.parametrize(

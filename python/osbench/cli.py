@@ -144,7 +144,7 @@ def cmd_cache_replay(args: argparse.Namespace) -> int:
     from osbench import cache
 
     trace = _load_trace(args)
-    r = cache.replay(trace, args.policy, args.capacity, engine=args.engine)
+    r = cache.replay(trace, args.policy, args.capacity, engine=args.engine, sizes=True if args.sizes else None)
     if args.json:
         print(json.dumps(r.to_dict()))
     else:
@@ -156,7 +156,7 @@ def cmd_cache_curve(args: argparse.Namespace) -> int:
     from osbench import cache
 
     trace = _load_trace(args)
-    ratios = cache.curve(trace, args.policy, args.capacities, engine=args.engine)
+    ratios = cache.curve(trace, args.policy, args.capacities, engine=args.engine, sizes=True if args.sizes else None, sample=args.sample)
     if args.json:
         print(json.dumps({"policy": args.policy, "capacities": args.capacities, "hit_ratio": ratios.tolist()}))
     else:
@@ -335,7 +335,8 @@ def parser() -> argparse.ArgumentParser:
     cache_sub = cache_p.add_subparsers(dest="cache_command", required=True)
     for name, func, epilog in (("replay", cmd_cache_replay, EPILOG_REPLAY), ("curve", cmd_cache_curve, EPILOG_CURVE)):
         p = cache_sub.add_parser(name, help=f"cache {name}", epilog=epilog)
-        p.add_argument("--policy", default="lru", help="fifo, lru, lfu, clock, arc or opt")
+        p.add_argument("--policy", default="lru", help="fifo, lru, lfu, clock, arc, opt, sieve, s3fifo, twoq or gdsf")
+        p.add_argument("--sizes", action="store_true", help="use the trace's object sizes: capacities then count bytes")
         src = p.add_mutually_exclusive_group()
         src.add_argument("--trace", help="a trace file: npy, csv/txt, oracleGeneral, zstd, Mooncake or Azure (format detected)")
         p.add_argument("--format", help="the trace file's format when its name does not tell (e.g. oracleGeneral, npy, csv)")
@@ -344,6 +345,7 @@ def parser() -> argparse.ArgumentParser:
             p.add_argument("--capacity", type=int, default=100, help="cache size in objects")
         else:
             p.add_argument("--capacities", type=_int_list, default=[10, 100, 1000], help="comma-separated sizes")
+            p.add_argument("--sample", type=float, help="estimate from a SHARDS spatial sample at this rate, e.g. 0.01")
         _common(p)
         p.set_defaults(func=func)
     return top
