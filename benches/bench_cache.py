@@ -134,14 +134,31 @@ def curve_capacities(n_keys: int) -> np.ndarray:
     return np.unique(np.geomspace(10, n_keys, 100).astype(np.int64))
 
 
-@pytest.mark.parametrize("row", ["curve-100-capacities", "one-replay", "100-replays"])
+@pytest.mark.parametrize("row", ["curve-100-capacities", "curve-from-file", "one-replay", "100-replays", "libcachesim-100-replays"])
 def test_lru_curve(benchmark: Any, row: str, large_trace: tuple[ob.traces.Trace, Path], mid_trace: ob.traces.Trace) -> None:
-    trace, _ = large_trace
+    """The exact LRU curve at 100 capacities: one pass on a prepared trace, and end to end
+    from the oracleGeneral file (read, id mapping, curve) against libCacheSim replaying the
+    same file once per capacity (it has no one-pass curve)."""
+    trace, path = large_trace
     caps = curve_capacities(trace.n_distinct)
     benchmark.group = "LRU curve, 100 capacities, 10M accesses"
     if row == "curve-100-capacities":
         ratios = once(benchmark, lambda: ob.cache.curve(trace, "lru", caps))
         assert ratios[-1] == ob.cache.replay(trace, "lru", int(caps[-1])).hit_ratio
+    elif row == "curve-from-file":
+        ratios = once(benchmark, lambda: ob.cache.curve(ob.traces.read(path), "lru", caps), rounds=1)
+        assert ratios.tolist() == ob.cache.curve(trace, "lru", caps).tolist()
+    elif row == "libcachesim-100-replays":
+        lcs = pytest.importorskip("libcachesim")
+
+        def run() -> list[int]:
+            return [
+                round(lcs.LRU(int(c)).process_trace(lcs.TraceReader(str(path), lcs.TraceType.ORACLE_GENERAL_TRACE))[0] * len(trace))
+                for c in caps
+            ]
+
+        misses = once(benchmark, run, rounds=1)
+        assert misses == [round((1 - h) * len(trace)) for h in ob.cache.curve(trace, "lru", caps)]
     elif row == "one-replay":
         once(benchmark, lambda: ob.cache.replay(trace, "lru", int(caps[len(caps) // 2])))
     else:
