@@ -61,7 +61,7 @@ pub struct LruShards {
 pub fn lru_shards<K: Key>(keys: &[K], rate: f64, seed: u64, exact_depth: usize, cancel: &AtomicBool) -> Result<LruShards> {
     let threshold = threshold(rate)?;
     let mut kept_keys = Vec::with_capacity((keys.len() as f64 * rate * 1.1) as usize + 16);
-    let mut stack = BoundedLruStack::new(exact_depth, seed);
+    let mut stack = BoundedLruStack::new(exact_depth);
     for chunk in keys.chunks(CHUNK) {
         if cancel.load(Ordering::Relaxed) {
             return Err(Error::Interrupted);
@@ -73,7 +73,7 @@ pub fn lru_shards<K: Key>(keys: &[K], rate: f64, seed: u64, exact_depth: usize, 
                 kept_keys.push(bits);
             }
             if exact_depth > 0 {
-                stack.access(bits, hash);
+                stack.access(hash);
             }
         }
     }
@@ -88,11 +88,13 @@ pub fn lru_shards<K: Key>(keys: &[K], rate: f64, seed: u64, exact_depth: usize, 
 ///
 /// It is an LRU cache of `depth` objects: a key is found exactly when its stack distance is
 /// at most `depth`, and that distance is 1 + the number of keys accessed since, counted as
-/// marks on a window of access times (as the unbounded curve does, see `curve.rs`).
+/// marks on a window of access times (as the unbounded curve does, see `curve.rs`). Keys are
+/// held as their sampling hash: splitmix64 is a bijection on 64-bit words, so the hash names
+/// the key, and the table needs no rehashing.
 struct BoundedLruStack {
     depth: usize,
     time_of: TimeTable,
-    key_at: Vec<u64>,
+    hash_at: Vec<u64>,
     marks: Marks,
     now: usize,
     /// No live mark lies before this time: the least recently used key is at or after it.
@@ -102,13 +104,13 @@ struct BoundedLruStack {
 }
 
 impl BoundedLruStack {
-    fn new(depth: usize, seed: u64) -> Self {
+    fn new(depth: usize) -> Self {
         // A window several times the depth makes renumbering (O(depth)) rare.
         let window = if depth == 0 { 0 } else { 8 * depth + BLOCK_BITS };
         BoundedLruStack {
             depth,
-            time_of: TimeTable::new(depth, seed),
-            key_at: vec![0; window],
+            time_of: TimeTable::new(depth + 1),
+            hash_at: vec![0; window],
             marks: Marks::new(window),
             now: 0,
             oldest: 0,
@@ -116,32 +118,33 @@ impl BoundedLruStack {
         }
     }
 
+    /// An access to the key whose sampling hash is `hash`.
     #[inline]
-    fn access(&mut self, key: u64, hash: u64) {
-        if self.now == self.key_at.len() {
+    fn access(&mut self, hash: u64) {
+        if self.now == self.hash_at.len() {
             self.renumber();
         }
-        let now = self.now as u32;
-        match self.time_of.get_mut(key, hash) {
-            Some(time) => {
-                let previous = *time as usize;
-                *time = now;
+        let slot = self.time_of.find(hash);
+        match self.time_of.time_at(slot) {
+            Some(previous) => {
                 // Live marks after `previous`: the other keys accessed since, all within depth.
-                let above = (self.marks.live - self.marks.count_through(previous)) as usize;
+                let above = (self.marks.live - self.marks.count_through(previous as usize)) as usize;
                 if let Some(count) = self.distances.get_mut(above) {
                     *count += 1;
                 }
-                self.marks.clear(previous);
+                self.marks.clear(previous as usize);
+                self.time_of.fill(slot, hash, self.now as u32);
             }
             None => {
+                // Insert first, into the free slot the lookup found, then make room.
+                self.time_of.fill(slot, hash, self.now as u32);
                 if self.marks.live as usize == self.depth {
                     self.evict_least_recent();
                 }
-                self.time_of.insert(key, hash, now);
             }
         }
         self.marks.set(self.now);
-        self.key_at[self.now] = key;
+        self.hash_at[self.now] = hash;
         self.now += 1;
     }
 
@@ -150,8 +153,7 @@ impl BoundedLruStack {
             self.oldest += 1;
         }
         if self.oldest < self.now {
-            let key = self.key_at[self.oldest];
-            self.time_of.remove(key, self.time_of.hash(key));
+            self.time_of.remove(self.hash_at[self.oldest]);
             self.marks.clear(self.oldest);
             self.oldest += 1;
         }
@@ -162,11 +164,10 @@ impl BoundedLruStack {
         let mut next = 0usize;
         for old in self.oldest..self.now {
             if self.marks.is_set(old) {
-                let key = self.key_at[old];
-                self.key_at[next] = key;
-                if let Some(time) = self.time_of.get_mut(key, self.time_of.hash(key)) {
-                    *time = next as u32;
-                }
+                let hash = self.hash_at[old];
+                self.hash_at[next] = hash;
+                let slot = self.time_of.find(hash);
+                self.time_of.fill(slot, hash, next as u32);
                 next += 1;
             }
         }
@@ -176,88 +177,71 @@ impl BoundedLruStack {
     }
 }
 
-/// Key -> access time for the keys in a [`BoundedLruStack`]: open addressing with linear
-/// probing and backward-shift deletion, at most half full, indexed by the top bits of the
-/// key's sampling hash. Small enough to stay in cache, unlike a map of every key of the trace.
+/// Key hash -> access time for the keys in a [`BoundedLruStack`]: open addressing with linear
+/// probing and backward-shift deletion (no tombstones), at most half full, indexed by the
+/// hash's top bits. Small enough to stay in cache, unlike a map of every key of the trace.
 struct TimeTable {
-    keys: Vec<u64>,
-    times: Vec<u32>,
+    slots: Vec<(u64, u32)>,
     shift: u32,
-    /// The sampling seed: a key's table hash is its sampling hash.
-    seed: u64,
 }
 
 const FREE: u32 = u32::MAX;
 
 impl TimeTable {
-    fn new(max_len: usize, seed: u64) -> Self {
-        let slots = (2 * max_len + 2).next_power_of_two();
-        TimeTable { keys: vec![0; slots], times: vec![FREE; slots], shift: 64 - slots.trailing_zeros(), seed }
-    }
-
-    #[inline]
-    fn hash(&self, key: u64) -> u64 {
-        splitmix64(key.wrapping_add(self.seed))
+    fn new(max_len: usize) -> Self {
+        let n = (2 * max_len).max(2).next_power_of_two();
+        TimeTable { slots: vec![(0, FREE); n], shift: 64 - n.trailing_zeros() }
     }
 
     #[inline]
     fn home(&self, hash: u64) -> usize {
-        // `hash` >> 64 would overflow for a one-slot table; there are always two or more.
-        (hash >> self.shift) as usize
+        (hash >> self.shift) as usize // shift < 64: the table has two slots or more
     }
 
-    /// The slot holding `key`, or the free slot where it would go.
+    /// The slot holding `hash`, or the free slot where it would go.
     #[inline]
-    fn find(&self, key: u64, hash: u64) -> usize {
-        let mask = self.keys.len() - 1;
+    fn find(&self, hash: u64) -> usize {
+        let mask = self.slots.len() - 1;
         let mut s = self.home(hash);
-        while self.times[s] != FREE && self.keys[s] != key {
+        while self.slots[s].1 != FREE && self.slots[s].0 != hash {
             s = (s + 1) & mask;
         }
         s
     }
 
     #[inline]
-    fn get_mut(&mut self, key: u64, hash: u64) -> Option<&mut u32> {
-        let s = self.find(key, hash);
-        if self.times[s] == FREE {
-            None
-        } else {
-            Some(&mut self.times[s])
-        }
+    fn time_at(&self, slot: usize) -> Option<u32> {
+        let time = self.slots[slot].1;
+        (time != FREE).then_some(time)
     }
 
-    /// Insert a key that is not in the table.
+    /// Set `slot` (found by [`TimeTable::find`] for `hash`) to `time`.
     #[inline]
-    fn insert(&mut self, key: u64, hash: u64, time: u32) {
-        let s = self.find(key, hash);
-        self.keys[s] = key;
-        self.times[s] = time;
+    fn fill(&mut self, slot: usize, hash: u64, time: u32) {
+        self.slots[slot] = (hash, time);
     }
 
-    /// Remove `key`, shifting later members of its probe run back so lookups need no tombstones.
-    fn remove(&mut self, key: u64, hash: u64) {
-        let mask = self.keys.len() - 1;
-        let mut hole = self.find(key, hash);
-        if self.times[hole] == FREE {
+    /// Remove `hash`, shifting later members of its probe run back so lookups need no tombstones.
+    fn remove(&mut self, hash: u64) {
+        let mask = self.slots.len() - 1;
+        let mut hole = self.find(hash);
+        if self.slots[hole].1 == FREE {
             return;
         }
         let mut s = hole;
         loop {
             s = (s + 1) & mask;
-            if self.times[s] == FREE {
+            if self.slots[s].1 == FREE {
                 break;
             }
-            let home = self.home(self.hash(self.keys[s]));
+            let home = self.home(self.slots[s].0);
             // The member at `s` may fill the hole unless its home lies cyclically in (hole, s].
             let stays = if hole <= s { hole < home && home <= s } else { hole < home || home <= s };
             if !stays {
-                self.keys[hole] = self.keys[s];
-                self.times[hole] = self.times[s];
+                self.slots[hole] = self.slots[s];
                 hole = s;
             }
         }
-        self.times[hole] = FREE;
+        self.slots[hole].1 = FREE;
     }
 }
-
