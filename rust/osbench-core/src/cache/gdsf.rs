@@ -17,7 +17,8 @@ use super::{Policy, NIL};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-/// The value of one hit on a one-byte object (libCacheSim's constant).
+/// The value of one hit on a one-byte object (libCacheSim's constant): every object's cost
+/// when no costs are given.
 pub const GDSF_SCALE: f64 = 1.0e6;
 
 pub struct Gdsf {

@@ -3,7 +3,9 @@
 //!
 //! Every policy works on dense ids (`0..n_ids`) so its per-key state lives in plain arrays
 //! indexed by id: no hashing in the per-access loop. Objects have unit size and capacity
-//! counts objects. Every miss inserts the object (demand paging).
+//! counts objects, unless each access gives its object's size ([`Policy::access_sized`]:
+//! capacity then counts bytes); GDSF also takes one cost per access. Every miss inserts the
+//! object (demand paging), if it fits.
 
 mod arc;
 mod list;
