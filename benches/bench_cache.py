@@ -127,6 +127,26 @@ def test_replay_large(benchmark: Any, policy: str, row: str, large_trace: tuple[
     assert misses == expected
 
 
+# ------------------------------------------------------------------ GDSF with costs
+
+
+@pytest.mark.parametrize("row", ["native", "native-costs", "reference-costs"])
+def test_gdsf_costs(benchmark: Any, row: str, mid_trace: ob.traces.Trace, full_size: bool) -> None:
+    """GDSF without costs (libCacheSim's fixed 1e6) vs with one cost per access (a cost per
+    key, 1e5 to 1e7: e.g. the prefill recompute cost of a KV block), on the 1M trace."""
+    benchmark.group = "gdsf 1M Zipf(1.0) 100k keys: with vs without costs"
+    capacity = sizes(full_size)["capacity"]
+    costs = (mid_trace.keys % 100 + 1).astype(np.float64) * 1e5
+    expected = ob.cache.replay(mid_trace, "gdsf", capacity, costs=costs).misses
+    if row == "native":
+        misses = once(benchmark, lambda: ob.cache.replay(mid_trace, "gdsf", capacity), rounds=5).misses
+        assert misses == ob.cache.replay(mid_trace, "gdsf", capacity, costs=np.full(len(costs), 1e6)).misses
+        return
+    engine = "native" if row == "native-costs" else "reference"
+    result = once(benchmark, lambda: ob.cache.replay(mid_trace, "gdsf", capacity, costs=costs, engine=engine), rounds=5 if engine == "native" else 1)
+    assert result.misses == expected
+
+
 # ------------------------------------------------------------------ curves
 
 

@@ -1,7 +1,7 @@
 """Cache replacement: replay a trace through a policy, hit-ratio curves, online caches.
 
 Lecture section 4. Policies (``POLICIES``): ``fifo``, ``lru``, ``lfu``, ``clock``, ``arc``,
-``opt``, and the modern ``sieve``, ``s3fifo``, ``twoq`` and the size-aware ``gdsf``
+``opt``, and the modern ``sieve``, ``s3fifo``, ``twoq`` and the size- and cost-aware ``gdsf``
 (libCacheSim's definitions and defaults, miss for miss); their definitions, tie-breaks included, are in :mod:`osbench.cache.reference`, the
 readable engine. The native engine runs the same algorithms in Rust on dense ids and agrees
 hit for hit.
@@ -14,6 +14,8 @@ hit for hit.
 from __future__ import annotations
 
 import dataclasses
+import math
+import numbers
 import os
 from dataclasses import dataclass
 from typing import Any, Hashable, Iterable, Optional, Protocol
@@ -33,6 +35,10 @@ hold at least one object (libCacheSim aborts, or caches nothing, below these).""
 
 SIZED_POLICIES: tuple[str, ...] = reference.SIZED_POLICIES
 """Policies that take ``sizes=`` (one object size per access; capacity then counts bytes)."""
+
+COSTED_POLICIES: tuple[str, ...] = reference.COSTED_POLICIES
+"""Policies that take ``costs=`` (one cost per access: the price of bringing the object in,
+e.g. the prefill recompute cost of a KV block; GDSF keeps objects by cost per byte)."""
 
 OFFLINE: frozenset[str] = frozenset({"opt"})
 """Policies that need the future (each access's next use) and so have no online form."""
@@ -60,11 +66,23 @@ class Replay:
 
 
 class OnlineCache(Protocol):
-    """What :func:`new` returns: ``access(key) -> bool`` (True on a hit), ``len``, ``in``."""
+    """What :func:`new` returns: ``access(key, size=None, cost=None) -> bool`` (True on a
+    hit), ``len``, ``in``, ``used`` (bytes held with sizes, else objects held), and the
+    ``capacity``, ``name``, ``sizes`` and ``costs`` it was made with."""
 
-    def access(self, key: Any) -> bool: ...
+    def access(self, key: Any, size: Optional[int] = None, cost: Optional[float] = None) -> bool: ...
     def __len__(self) -> int: ...
     def __contains__(self, key: Any) -> bool: ...
+    @property
+    def used(self) -> int: ...
+    @property
+    def capacity(self) -> int: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def sizes(self) -> bool: ...
+    @property
+    def costs(self) -> bool: ...
 
 
 def _policy(policy: Any) -> str:
@@ -98,6 +116,27 @@ def _sizes(trace: Any, sizes: Any, policy: str, n: int) -> Optional[np.ndarray]:
     if n and (arr.dtype.kind not in "iu" or arr.min() < 1):
         raise ValueError("sizes is not accepted: sizes must be positive integers (bytes)")
     return np.ascontiguousarray(arr, dtype=np.uint64)
+
+
+def _costs(costs: Any, policy: str, n: int) -> Optional[np.ndarray]:
+    """Validated per-access costs as float64, or None for none (GDSF's fixed scale)."""
+    if costs is None:
+        return None
+    if policy not in COSTED_POLICIES:
+        raise ValueError(
+            f"costs is not accepted for policy={policy!r}: costs are taken by {', '.join(COSTED_POLICIES)} only"
+        )
+    arr = np.asarray(costs)
+    if arr.ndim != 1 or len(arr) != n:
+        raise ValueError(f"costs is not accepted: it must be 1-D with one cost per access ({n}), got shape {arr.shape}")
+    if arr.dtype.kind not in "iuf":
+        raise TypeError(f"costs is not accepted: costs must be numbers, got dtype {arr.dtype}")
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    bad = ~(np.isfinite(arr) & (arr > 0))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"costs is not accepted: costs must be finite positive numbers, got {arr[i]!r} at access {i}")
+    return arr
 
 
 def _reference_keys(trace: Any) -> list[Hashable]:
@@ -163,6 +202,7 @@ def replay(
     bit_on_insert: bool = False,
     chunk_size: int = 1 << 20,
     sizes: Any = None,
+    costs: Any = None,
     **read_options: Any,
 ) -> Replay:
     """Replay ``trace`` through a fresh cache of ``capacity`` objects under ``policy``.
@@ -177,6 +217,11 @@ def replay(
     file's included), for the policies in ``SIZED_POLICIES``: ``capacity`` then counts bytes,
     as in libCacheSim (an object larger than the cache is never admitted; a miss evicts until
     the newcomer fits; a hit keeps the size the object entered with).
+    ``costs``: one cost per access (finite, positive, any unit), for the policies in
+    ``COSTED_POLICIES`` (``gdsf``): the price of bringing the object in, e.g. the prefill
+    recompute cost of a KV block. GDSF's priority becomes ``L + count * cost / size``; an
+    object keeps the cost (and size) it entered with. Without costs, every cost is
+    ``reference.GDSF_SCALE`` (1e6, libCacheSim's). Not for files.
     ``mask=True`` keeps per-access hit flags (not for files).
     ``bit_on_insert`` selects the textbook CLOCK (a newcomer's reference bit starts set).
     """
@@ -186,6 +231,10 @@ def replay(
     if isinstance(trace, (str, os.PathLike)):
         if mask:
             raise ValueError("mask=True is not accepted when replaying a file: it streams; read it with osbench.traces.read")
+        if costs is not None:
+            raise ValueError(
+                "costs is not accepted when replaying a file: read it with osbench.traces.read and replay it in memory"
+            )
         chunk_size = _checks.positive_int("chunk_size", chunk_size)
         if sizes is not None and sizes is not True:
             raise ValueError("sizes is not accepted as an array when replaying a file: pass sizes=True for the file's sizes")
@@ -197,14 +246,23 @@ def replay(
     if engine == "reference":
         keys = _reference_keys(trace)
         size_arr = _sizes(trace, sizes, policy, len(keys))
-        flags = reference.replay(keys, policy, capacity, bit_on_insert, None if size_arr is None else size_arr.tolist())
+        cost_arr = _costs(costs, policy, len(keys))
+        flags = reference.replay(
+            keys,
+            policy,
+            capacity,
+            bit_on_insert,
+            None if size_arr is None else size_arr.tolist(),
+            None if cost_arr is None else cost_arr.tolist(),
+        )
         hit_mask = np.array(flags, dtype=bool) if mask else None
         return _result(policy, capacity, len(flags), sum(flags), hit_mask)
     t = as_trace(trace)
     ids, n_ids = t.dense()
     size_arr = _sizes(t, sizes, policy, len(ids))
+    cost_arr = _costs(costs, policy, len(ids))
     next_use = t.next_use() if policy in OFFLINE else None
-    hits, native_mask = _native.cache_replay(policy, ids, n_ids, capacity, next_use, mask, bit_on_insert, size_arr)
+    hits, native_mask = _native.cache_replay(policy, ids, n_ids, capacity, next_use, mask, bit_on_insert, size_arr, cost_arr)
     return _result(policy, capacity, len(ids), int(hits), native_mask)
 
 
@@ -296,14 +354,15 @@ def curve(
     bit_on_insert: bool = False,
     threads: Optional[int] = None,
     sizes: Any = None,
+    costs: Any = None,
     sample: Optional[float] = None,
 ) -> np.ndarray:
     """Hit ratios of ``policy`` at each capacity (a float array, in the order given).
 
     LRU and OPT are stack algorithms: the native engine computes all capacities in one pass
     over the trace (Mattson stack distances). Other policies replay once per capacity, on
-    ``threads`` threads (default: every core). ``sizes`` as in :func:`replay` (capacities in
-    bytes; every policy then replays once per capacity).
+    ``threads`` threads (default: every core). ``sizes`` and ``costs`` as in :func:`replay`
+    (with sizes, capacities count bytes; with either, every policy replays once per capacity).
 
     ``sample=rate`` (0 < rate <= 1) estimates the curve from a SHARDS spatial sample
     (:func:`spatial_sample`, Waldspurger et al., FAST 2015): the accesses to about ``rate``
@@ -324,8 +383,10 @@ def curve(
         threads = _checks.positive_int("threads", threads, maximum=1024)
     if sample is not None:
         sample = _sample_rate(sample)
-        if sizes is not None or engine != "native":
-            raise ValueError("sample is not accepted with sizes or engine='reference': sampled curves are native, unit-size")
+        if sizes is not None or costs is not None or engine != "native":
+            raise ValueError(
+                "sample is not accepted with sizes, costs or engine='reference': sampled curves are native, unit-size"
+            )
         if policy in OFFLINE:
             raise ValueError(f"sample is not accepted for policy={policy!r}: offline policies need the whole future")
         return _sampled_curve(as_trace(trace), policy, caps, sample, bit_on_insert, threads)
@@ -333,38 +394,125 @@ def curve(
         keys = _reference_keys(trace)
         n = len(keys)
         size_arr = _sizes(trace, sizes, policy, n)
+        cost_arr = _costs(costs, policy, n)
         size_list = None if size_arr is None else size_arr.tolist()
-        return np.array([sum(reference.replay(keys, policy, c, bit_on_insert, size_list)) / n if n else 0.0 for c in caps])
+        cost_list = None if cost_arr is None else cost_arr.tolist()
+        return np.array(
+            [sum(reference.replay(keys, policy, c, bit_on_insert, size_list, cost_list)) / n if n else 0.0 for c in caps]
+        )
     t = as_trace(trace)
     ids, n_ids = t.dense()
     size_arr = _sizes(t, sizes, policy, len(ids))
+    cost_arr = _costs(costs, policy, len(ids))
     next_use = t.next_use() if policy in OFFLINE else None
     hits = _native.cache_curve(
-        policy, ids, n_ids, np.array(caps, dtype=np.uint64), next_use, bit_on_insert, threads, size_arr
+        policy, ids, n_ids, np.array(caps, dtype=np.uint64), next_use, bit_on_insert, threads, size_arr, cost_arr
     )
     n = len(ids)
     return hits / n if n else np.zeros(len(caps))
 
 
-def new(policy: str, capacity: int, *, engine: str = "native", bit_on_insert: bool = False) -> OnlineCache:
-    """An online cache: ``c.access(key)`` returns True on a hit; ``len(c)``, ``key in c``.
+# The per-access checks of the reference engine's online cache; the native OnlineCache makes
+# the same checks with the same messages (rust/osbench-py/src/cache.rs).
 
+
+def _online_size(size: Any, sized: bool) -> Optional[int]:
+    if size is None:
+        if sized:
+            raise TypeError("size is required: this cache counts bytes (made with sizes=True), so call access(key, size)")
+        return None
+    if not sized:
+        raise TypeError(f"size={size!r} is not accepted: this cache counts objects; make it with sizes=True to give sizes")
+    return _checks.positive_int("size", size)
+
+
+def _online_cost(cost: Any, costed: bool) -> Optional[float]:
+    if cost is None:
+        if costed:
+            raise TypeError("cost is required: this cache was made with costs=True, so call access(key, cost=...)")
+        return None
+    if not costed:
+        raise TypeError(
+            f"cost={cost!r} is not accepted: this cache takes no costs; make a gdsf cache with costs=True to give costs"
+        )
+    if isinstance(cost, bool) or not isinstance(cost, numbers.Real):
+        raise TypeError(f"cost={cost!r} is not accepted: it must be a positive number")
+    try:
+        value = float(cost)
+    except OverflowError:  # an int too large for a float
+        value = math.inf
+    if not 0.0 < value < math.inf:
+        raise ValueError(f"cost={cost!r} is not accepted: it must be a finite positive number")
+    return value
+
+
+class _ReferenceOnline:
+    """A reference-engine cache behind the online interface of the native ``OnlineCache``:
+    the same ``access(key, size=None, cost=None)``, checks and errors."""
+
+    def __init__(self, policy: str, capacity: int, bit_on_insert: bool, sizes: bool, costs: bool) -> None:
+        self._cache = reference.make(policy, capacity, bit_on_insert)
+        self.capacity, self.name, self.sizes, self.costs = capacity, policy, sizes, costs
+
+    def access(self, key: Any, size: Optional[int] = None, cost: Optional[float] = None) -> bool:
+        size = _online_size(size, self.sizes)
+        cost = _online_cost(cost, self.costs)
+        if cost is not None:
+            return bool(self._cache.access(key, None, 1 if size is None else size, cost))
+        if size is not None:
+            return bool(self._cache.access(key, None, size))
+        return bool(self._cache.access(key))
+
+    @property
+    def used(self) -> int:
+        return int(self._cache.used) if self.sizes else len(self._cache)
+
+    def __len__(self) -> int:
+        return len(self._cache)
+
+    def __contains__(self, key: Any) -> bool:
+        return key in self._cache
+
+
+def new(
+    policy: str,
+    capacity: int,
+    *,
+    engine: str = "native",
+    bit_on_insert: bool = False,
+    sizes: bool = False,
+    costs: bool = False,
+) -> OnlineCache:
+    """An online cache: ``c.access(key)`` returns True on a hit; ``len(c)``, ``key in c``,
+    ``c.used``.
+
+    ``sizes=True``: ``capacity`` counts bytes and every access gives the object's size,
+    ``c.access(key, size)`` (a positive integer), as in :func:`replay` (an object larger than
+    the cache is never admitted; a hit keeps the size the object entered with); ``c.used``
+    is the bytes held (without sizes: the objects held).
+    ``costs=True`` (``gdsf`` only, see ``COSTED_POLICIES``): every access gives the object's
+    cost, ``c.access(key, cost=c)`` or ``c.access(key, size, c)`` (finite, positive); an
+    object keeps the cost it entered with.
     Native keys are integers in [-2**63, 2**64); reference keys are any hashable.
     ``opt`` needs the future and has no online form."""
     policy = _policy(policy)
     capacity = _capacity("capacity", policy, capacity)
     engine = _checks.engine(engine)
+    for name, flag in (("sizes", sizes), ("costs", costs)):
+        if not isinstance(flag, bool):
+            raise TypeError(f"{name}={flag!r} is not accepted: it must be True or False")
     if policy in OFFLINE:
         raise ValueError(
             f"policy={policy!r} needs the future (each access's next use), so it has no online form; "
             "use osbench.cache.replay"
         )
+    if costs and policy not in COSTED_POLICIES:
+        raise ValueError(f"costs=True is not accepted for policy={policy!r}: only gdsf takes costs")
     if engine == "reference":
-        cache: OnlineCache = reference.make(policy, capacity, bit_on_insert)
-        return cache
-    return _native.OnlineCache(policy, capacity, bit_on_insert)
+        return _ReferenceOnline(policy, capacity, bit_on_insert, sizes, costs)
+    return _native.OnlineCache(policy, capacity, bit_on_insert, sizes, costs)
 
 
 from osbench.cache import sweep  # noqa: E402  (studies over many cells; needs the names above)
 
-__all__ = ["sweep", "POLICIES", "SIZED_POLICIES", "MIN_CAPACITY", "SHARDS_MIN_OBJECTS", "OFFLINE", "Replay", "replay", "stream", "spatial_sample", "curve", "new", "reference"]
+__all__ = ["sweep", "POLICIES", "SIZED_POLICIES", "COSTED_POLICIES", "MIN_CAPACITY", "SHARDS_MIN_OBJECTS", "OFFLINE", "Replay", "replay", "stream", "spatial_sample", "curve", "new", "reference"]

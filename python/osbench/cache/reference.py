@@ -8,7 +8,8 @@ hit for hit. Every class has the same interface::
     len(cache), key in cache
 
 Objects have unit size and ``capacity`` counts objects, except that the classes in
-``SIZED_POLICIES`` also take ``access(key, next_use, size)`` with a capacity in bytes. :class:`OPT` is offline:
+``SIZED_POLICIES`` also take ``access(key, next_use, size)`` with a capacity in bytes (their
+``used`` then holds the bytes cached), and :class:`GDSF` also takes a ``cost``. :class:`OPT` is offline:
 ``access(key, next_use)`` also needs the time of the key's next access.
 """
 
@@ -313,6 +314,11 @@ class ARC:
             by["t1"] += size
         return False
 
+    @property
+    def used(self) -> int:
+        """Bytes cached (T1 and T2), with ``size=``."""
+        return self.bytes["t1"] + self.bytes["t2"]
+
     def __len__(self) -> int:
         return len(self.t1) + len(self.t2)
 
@@ -523,6 +529,11 @@ class S3FIFO:
                         self.ghost_used += size
                     return
 
+    @property
+    def used(self) -> int:
+        """Bytes cached (small and main), with ``size=``."""
+        return self.small_used + self.main_used
+
     def __len__(self) -> int:
         return len(self.small) + len(self.main)
 
@@ -596,6 +607,11 @@ class TwoQ:
             self.ain_used += size
         return False
 
+    @property
+    def used(self) -> int:
+        """Bytes cached (Ain and Am), with ``size=``."""
+        return self.ain_used + self.am_used
+
     def __len__(self) -> int:
         return len(self.ain) + len(self.am)
 
@@ -609,13 +625,20 @@ GDSF_SCALE = 1.0e6
 
 class GDSF:
     """Greedy-Dual-Size-Frequency (Cherkasova 1998), lecture section 4.5: evict by value per
-    byte. An object's priority is ``L + count * 1e6 / size`` (count: its hits since it entered,
-    starting at 1; size 1 here), recomputed at each hit; ``L`` (the inflation that ages old
+    byte. An object's priority is ``L + count * cost / size`` (count: its hits since it
+    entered, starting at 1; size 1 without ``size=``; cost ``GDSF_SCALE`` = 1e6, libCacheSim's
+    constant, without ``cost=``), recomputed at each hit; ``L`` (the inflation that ages old
     objects) becomes the priority of each evicted object. As libCacheSim's GDSF, a miss
     first inserts the newcomer and then evicts the lowest priority while the cache is over
     capacity, so a newcomer whose priority is the lowest leaves at once. Ties of priority go
     to the object accessed least recently. The priorities are float64 computed with the
-    same operations in the same order as libCacheSim, so ties fall the same way."""
+    same operations in the same order as libCacheSim (``count * cost`` first, then ``/ size``,
+    then ``L +``), so ties fall the same way.
+
+    ``cost`` is the price of bringing the object in (a refetch, or the prefill recompute of
+    a KV block), in any unit: an expensive object is worth keeping even if it is rarely
+    used. Like its size, an object keeps the cost it entered with; the ``cost`` given with a
+    hit is not looked at."""
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
@@ -625,28 +648,29 @@ class GDSF:
         self.stamp: dict[Hashable, tuple[float, int]] = {}  # key -> (priority, last access)
         self.heap: list[tuple[float, int, Hashable]] = []  # stale entries are skipped
         self.size: dict[Hashable, int] = {}
+        self.cost: dict[Hashable, float] = {}
         self.used = 0
 
-    def access(self, key: Hashable, next_use: Optional[int] = None, size: int = 1) -> bool:
+    def access(self, key: Hashable, next_use: Optional[int] = None, size: int = 1, cost: float = GDSF_SCALE) -> bool:
         self.clock += 1
         hit = key in self.count
         if hit:
             self.count[key] += 1
-            priority = self.inflation + self.count[key] * GDSF_SCALE / self.size[key]
         else:
             if size > self.capacity:
                 return False  # never admitted
             self.count[key] = 1
             self.size[key] = size
+            self.cost[key] = cost
             self.used += size
-            priority = self.inflation + GDSF_SCALE / size
+        priority = self.inflation + self.count[key] * self.cost[key] / self.size[key]
         self.stamp[key] = (priority, self.clock)
         heapq.heappush(self.heap, (priority, self.clock, key))
         while self.used > self.capacity:
             priority, clock, victim = heapq.heappop(self.heap)
             if self.stamp.get(victim) == (priority, clock):
                 self.inflation = priority
-                del self.count[victim], self.stamp[victim]
+                del self.count[victim], self.stamp[victim], self.cost[victim]
                 self.used -= self.size.pop(victim)
         return hit
 
@@ -683,13 +707,25 @@ SIZED_POLICIES: tuple[str, ...] = ("fifo", "lru", "lfu", "clock", "arc", "opt", 
 an object larger than the capacity is never admitted, a miss evicts until the newcomer fits,
 a hit keeps the size the object entered with)."""
 
+COSTED_POLICIES: tuple[str, ...] = ("gdsf",)
+"""Classes whose ``access`` takes ``cost=`` (the value of keeping an object)."""
+
 
 def replay(
-    keys: Sequence[Hashable], policy: str, capacity: int, bit_on_insert: bool = False, sizes: Optional[Sequence[int]] = None
+    keys: Sequence[Hashable],
+    policy: str,
+    capacity: int,
+    bit_on_insert: bool = False,
+    sizes: Optional[Sequence[int]] = None,
+    costs: Optional[Sequence[float]] = None,
 ) -> list[bool]:
     """Replay ``keys`` through a fresh cache; one hit flag per access. ``sizes``: one object
-    size per access (capacity in bytes), for the policies in ``SIZED_POLICIES``."""
+    size per access (capacity in bytes), for the policies in ``SIZED_POLICIES``; ``costs``:
+    one cost per access, for the policies in ``COSTED_POLICIES``."""
     cache = make(policy, capacity, bit_on_insert)
+    if costs is not None:
+        unit = [1] * len(keys)
+        return [cache.access(k, None, int(s), float(c)) for k, s, c in zip(keys, unit if sizes is None else sizes, costs)]
     if sizes is not None:
         future = next_use_reference(keys) if policy == "opt" else [None] * len(keys)
         return [cache.access(k, n, int(s)) for k, n, s in zip(keys, future, sizes)]
@@ -699,4 +735,4 @@ def replay(
     return [cache.access(k) for k in keys]
 
 
-__all__ = ["FIFO", "LRU", "LFU", "Clock", "ARC", "OPT", "Sieve", "S3FIFO", "TwoQ", "GDSF", "POLICY_CLASSES", "SIZED_POLICIES", "make", "replay", "NEVER"]
+__all__ = ["FIFO", "LRU", "LFU", "Clock", "ARC", "OPT", "Sieve", "S3FIFO", "TwoQ", "GDSF", "POLICY_CLASSES", "SIZED_POLICIES", "COSTED_POLICIES", "make", "replay", "NEVER"]

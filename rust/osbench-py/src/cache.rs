@@ -7,6 +7,7 @@ use osbench_core::cache::{curve, keys, shards, stream, AnyPolicy, Options, NEVER
 use osbench_core::error::invalid;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyFloat, PyInt};
 use std::collections::HashMap;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -25,6 +26,20 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 
 fn slice<'a, T: numpy::Element>(name: &str, a: &'a PyReadonlyArray1<'_, T>) -> PyResult<&'a [T]> {
     a.as_slice().map_err(|_| PyValueError::new_err(format!("{name} must be a C-contiguous 1-D array")))
+}
+
+/// An optional per-access array (`n` entries when given) as a slice, empty when not given.
+fn optional_slice<'a, T: numpy::Element>(name: &str, a: &'a Option<PyReadonlyArray1<'_, T>>, n: usize) -> PyResult<&'a [T]> {
+    match a {
+        Some(a) => {
+            let s = slice(name, a)?;
+            if s.len() != n {
+                return Err(PyValueError::new_err(format!("{name} has {} entries: it must have one per access ({n})", s.len())));
+            }
+            Ok(s)
+        }
+        None => Ok(&[]),
+    }
 }
 
 fn dense<K: keys::Key>(py: Python<'_>, keys: &[K]) -> PyResult<(Vec<u32>, usize)> {
@@ -70,7 +85,7 @@ fn check_ids(ids: &[u32], n_ids: usize) -> osbench_core::Result<()> {
 
 /// Replay dense ids through one policy. Returns (hits, per-access hit mask or None).
 #[pyfunction]
-#[pyo3(signature = (policy, ids, n_ids, capacity, next_use=None, mask=false, bit_on_insert=false, sizes=None))]
+#[pyo3(signature = (policy, ids, n_ids, capacity, next_use=None, mask=false, bit_on_insert=false, sizes=None, costs=None))]
 #[allow(clippy::too_many_arguments)]
 fn cache_replay<'py>(
     py: Python<'py>,
@@ -82,12 +97,11 @@ fn cache_replay<'py>(
     mask: bool,
     bit_on_insert: bool,
     sizes: Option<PyReadonlyArray1<'py, u64>>,
+    costs: Option<PyReadonlyArray1<'py, f64>>,
 ) -> PyResult<(u64, Option<Bound<'py, PyArray1<bool>>>)> {
     let ids = slice("ids", &ids)?;
-    let sizes = match &sizes {
-        Some(a) => Some(slice("sizes", a)?),
-        None => None,
-    };
+    let sizes = optional_slice("sizes", &sizes, ids.len())?;
+    let costs = optional_slice("costs", &costs, ids.len())?;
     let next = match &next_use {
         Some(a) => slice("next_use", a)?,
         None => &[][..],
@@ -99,7 +113,7 @@ fn cache_replay<'py>(
     let (hits, flags) = interrupt::run_sized(py, ids.len(), |cancel| {
         check_ids(ids, n_ids)?;
         let mut flags = if mask { vec![false; ids.len()] } else { Vec::new() };
-        let hits = curve::replay_cancellable(&mut policy, ids, sizes.unwrap_or(&[]), next, &mut flags, cancel)?;
+        let hits = curve::replay_cancellable(&mut policy, ids, sizes, costs, next, &mut flags, cancel)?;
         Ok((hits, flags))
     })?;
     Ok((hits, if mask { Some(flags.into_pyarray(py)) } else { None }))
@@ -108,7 +122,7 @@ fn cache_replay<'py>(
 /// Hits at each capacity: one pass for LRU and OPT (stack distances), else one replay per
 /// capacity on `threads` threads (default: every available core).
 #[pyfunction]
-#[pyo3(signature = (policy, ids, n_ids, capacities, next_use=None, bit_on_insert=false, threads=None, sizes=None))]
+#[pyo3(signature = (policy, ids, n_ids, capacities, next_use=None, bit_on_insert=false, threads=None, sizes=None, costs=None))]
 #[allow(clippy::too_many_arguments)]
 fn cache_curve<'py>(
     py: Python<'py>,
@@ -120,12 +134,11 @@ fn cache_curve<'py>(
     bit_on_insert: bool,
     threads: Option<usize>,
     sizes: Option<PyReadonlyArray1<'py, u64>>,
+    costs: Option<PyReadonlyArray1<'py, f64>>,
 ) -> PyResult<Bound<'py, PyArray1<u64>>> {
     let ids = slice("ids", &ids)?;
-    let sizes = match &sizes {
-        Some(a) => Some(slice("sizes", a)?),
-        None => None,
-    };
+    let sizes = optional_slice("sizes", &sizes, ids.len())?;
+    let costs = optional_slice("costs", &costs, ids.len())?;
     let caps = slice("capacities", &capacities)?;
     let next = match &next_use {
         Some(a) => slice("next_use", a)?,
@@ -138,12 +151,18 @@ fn cache_curve<'py>(
     let work = ids.len().saturating_mul(caps.len());
     let hits = interrupt::run_sized(py, work, |cancel| {
         check_ids(ids, n_ids)?;
-        match sizes {
-            Some(s) => {
-                AnyPolicy::new(policy, u64::MAX, 0, Options { bit_on_insert })?;
-                curve::curve_sized(policy, ids, n_ids, s, next, caps, Options { bit_on_insert }, threads, cancel)
+        let options = Options { bit_on_insert };
+        if !costs.is_empty() {
+            // Checks the name, and that the policy takes costs, before any work.
+            if !AnyPolicy::new(policy, u64::MAX, 0, options)?.takes_costs() {
+                return Err(invalid("costs", "given", "costs are taken by gdsf only"));
             }
-            None => curve::curve(policy, ids, n_ids, next, caps, Options { bit_on_insert }, threads, cancel),
+            curve::curve_costed(policy, ids, n_ids, sizes, costs, caps, options, threads, cancel)
+        } else if !sizes.is_empty() {
+            AnyPolicy::new(policy, u64::MAX, 0, options)?;
+            curve::curve_sized(policy, ids, n_ids, sizes, next, caps, options, threads, cancel)
+        } else {
+            curve::curve(policy, ids, n_ids, next, caps, options, threads, cancel)
         }
     })?;
     Ok(hits.into_pyarray(py))
@@ -195,7 +214,9 @@ fn cache_lru_shards<'py>(
     Ok((result.kept.into_pyarray(py), result.exact_hits.into_pyarray(py)))
 }
 
-/// An online cache over Python integer keys (any value in [-2**63, 2**64)).
+/// An online cache over Python integer keys (any value in [-2**63, 2**64)). With `sizes`,
+/// capacity counts bytes and each access gives the object's size; with `costs` (gdsf), each
+/// access gives the object's cost.
 #[pyclass(module = "osbench._native")]
 pub struct OnlineCache {
     policy: AnyPolicy,
@@ -204,33 +225,128 @@ pub struct OnlineCache {
     capacity: u64,
     #[pyo3(get)]
     name: String,
+    #[pyo3(get)]
+    sizes: bool,
+    #[pyo3(get)]
+    costs: bool,
+}
+
+// The messages below are word for word those of the reference engine's online adapter
+// (osbench.cache._ReferenceOnline), so both engines fail the same way.
+
+/// The `size` argument of one access: required in a cache made with sizes, refused otherwise.
+fn size_arg(size: Option<&Bound<'_, PyAny>>, sized: bool) -> PyResult<Option<u64>> {
+    let Some(size) = size else {
+        return if sized {
+            Err(PyTypeError::new_err("size is required: this cache counts bytes (made with sizes=True), so call access(key, size)"))
+        } else {
+            Ok(None)
+        };
+    };
+    let shown = size.repr()?;
+    if !sized {
+        return Err(PyTypeError::new_err(format!(
+            "size={shown} is not accepted: this cache counts objects; make it with sizes=True to give sizes"
+        )));
+    }
+    if size.is_instance_of::<PyBool>() {
+        return Err(PyTypeError::new_err(format!("size={shown} is not accepted: it must be a positive integer")));
+    }
+    match size.extract::<u64>() {
+        Ok(v) if v > 0 => Ok(Some(v)),
+        // An integer, but 0, negative or too large.
+        Ok(_) => Err(PyValueError::new_err(format!("size={shown} is not accepted: it must be a positive integer up to {}", u64::MAX))),
+        Err(e) if e.is_instance_of::<pyo3::exceptions::PyOverflowError>(size.py()) => {
+            Err(PyValueError::new_err(format!("size={shown} is not accepted: it must be a positive integer up to {}", u64::MAX)))
+        }
+        Err(_) => Err(PyTypeError::new_err(format!("size={shown} is not accepted: it must be a positive integer"))),
+    }
+}
+
+/// The `cost` argument of one access: a finite positive real number, required in a cache made
+/// with costs, refused otherwise.
+fn cost_arg(cost: Option<&Bound<'_, PyAny>>, costed: bool) -> PyResult<Option<f64>> {
+    let Some(cost) = cost else {
+        return if costed {
+            Err(PyTypeError::new_err("cost is required: this cache was made with costs=True, so call access(key, cost=...)"))
+        } else {
+            Ok(None)
+        };
+    };
+    let py = cost.py();
+    if !costed {
+        return Err(PyTypeError::new_err(format!(
+            "cost={} is not accepted: this cache takes no costs; make a gdsf cache with costs=True to give costs",
+            cost.repr()?
+        )));
+    }
+    // Fast paths for float and int; anything else must be a numbers.Real, as in Python.
+    let value = if let Ok(f) = cost.cast::<PyFloat>() {
+        Some(f.value())
+    } else if cost.is_instance_of::<PyBool>() {
+        None
+    } else if cost.is_instance_of::<PyInt>()
+        || cost.is_instance(&py.import("numbers")?.getattr("Real")?)?
+    {
+        // An int too large for a float counts as infinite, refused below.
+        Some(cost.extract::<f64>().unwrap_or(f64::INFINITY))
+    } else {
+        None
+    };
+    match value {
+        Some(v) if v.is_finite() && v > 0.0 => Ok(Some(v)),
+        Some(_) => Err(PyValueError::new_err(format!("cost={} is not accepted: it must be a finite positive number", cost.repr()?))),
+        None => Err(PyTypeError::new_err(format!("cost={} is not accepted: it must be a positive number", cost.repr()?))),
+    }
 }
 
 #[pymethods]
 impl OnlineCache {
     #[new]
-    #[pyo3(signature = (policy, capacity, bit_on_insert=false))]
-    fn new(policy: &str, capacity: u64, bit_on_insert: bool) -> PyResult<Self> {
+    #[pyo3(signature = (policy, capacity, bit_on_insert=false, sizes=false, costs=false))]
+    fn new(policy: &str, capacity: u64, bit_on_insert: bool, sizes: bool, costs: bool) -> PyResult<Self> {
         let built = AnyPolicy::new(policy, capacity, 0, Options { bit_on_insert }).py_err()?;
         if built.needs_future() {
             return Err(PyValueError::new_err(format!(
                 "policy={policy:?} needs the future (each access's next use), so it has no online form; use replay()"
             )));
         }
-        Ok(OnlineCache { policy: built, ids: HashMap::new(), capacity, name: policy.to_string() })
+        if costs && !built.takes_costs() {
+            return Err(PyValueError::new_err(format!("costs=True is not accepted for policy={policy:?}: only gdsf takes costs")));
+        }
+        Ok(OnlineCache { policy: built, ids: HashMap::new(), capacity, name: policy.to_string(), sizes, costs })
     }
 
-    /// Access `key`; True on a hit. A miss inserts it.
-    fn access(&mut self, key: i128) -> PyResult<bool> {
+    /// Access `key`; True on a hit. A miss inserts it. `size` (bytes) is required when the
+    /// cache was made with sizes, `cost` when it was made with costs; both are kept from
+    /// the access that brings the object in.
+    #[pyo3(signature = (key, size=None, cost=None))]
+    fn access(&mut self, key: i128, size: Option<&Bound<'_, PyAny>>, cost: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
         if !(i128::from(i64::MIN)..=i128::from(u64::MAX)).contains(&key) {
             return Err(PyValueError::new_err(format!("key={key} is outside [-2**63, 2**64)")));
         }
+        let size = size_arg(size, self.sizes)?;
+        let cost = cost_arg(cost, self.costs)?;
         let next_id = self.ids.len();
         if next_id >= keys::MAX_IDS {
             return Err(PyValueError::new_err("the online cache has seen 2**32 - 2 distinct keys, its limit"));
         }
         let id = *self.ids.entry(key).or_insert(next_id as u32);
-        Ok(self.policy.access(id, NEVER))
+        Ok(match (size, cost) {
+            (_, Some(cost)) => self.policy.access_costed(id, size, cost).py_err()?,
+            (Some(size), None) => self.policy.access_sized(id, size, NEVER),
+            (None, None) => self.policy.access(id, NEVER),
+        })
+    }
+
+    /// Bytes held (with sizes), else the number of objects held.
+    #[getter]
+    fn used(&self) -> u64 {
+        if self.sizes {
+            self.policy.used_bytes()
+        } else {
+            self.policy.len() as u64
+        }
     }
 
     fn __contains__(&self, key: i128) -> bool {

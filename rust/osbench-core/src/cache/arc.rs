@@ -293,4 +293,7 @@ impl Policy for Arc {
     fn len(&self) -> usize {
         self.t1.len + self.t2.len
     }
+    fn used_bytes(&self) -> u64 {
+        self.bytes[Where::T1 as usize] + self.bytes[Where::T2 as usize]
+    }
 }

@@ -108,4 +108,7 @@ impl Policy for Clock {
     fn len(&self) -> usize {
         self.slots.len() + self.circle.len()
     }
+    fn used_bytes(&self) -> u64 {
+        self.used
+    }
 }

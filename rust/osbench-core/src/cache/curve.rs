@@ -31,21 +31,39 @@ fn check(cancel: &AtomicBool) -> Result<()> {
 }
 
 /// Replay `ids` through `policy`, looking at `cancel` between chunks. `sizes` holds one object
-/// size per access (capacity in bytes), or is empty for unit sizes. See [`AnyPolicy::replay_chunk`].
-pub fn replay_cancellable(policy: &mut AnyPolicy, ids: &[u32], sizes: &[u64], next_use: &[u64], mask: &mut [bool], cancel: &AtomicBool) -> Result<u64> {
+/// size per access (capacity in bytes), or is empty for unit sizes; `costs` one cost per
+/// access (GDSF only), or is empty for none. See [`AnyPolicy::replay_chunk`].
+pub fn replay_cancellable(
+    policy: &mut AnyPolicy,
+    ids: &[u32],
+    sizes: &[u64],
+    costs: &[f64],
+    next_use: &[u64],
+    mask: &mut [bool],
+    cancel: &AtomicBool,
+) -> Result<u64> {
     if !sizes.is_empty() && sizes.len() != ids.len() {
         return Err(invalid("sizes", format!("{} entries", sizes.len()), format!("{} entries, one per access", ids.len())));
+    }
+    if !costs.is_empty() && costs.len() != ids.len() {
+        return Err(invalid("costs", format!("{} entries", costs.len()), format!("{} entries, one per access", ids.len())));
+    }
+    // The part of an optional per-access slice that belongs to accesses start..end.
+    fn part<T>(v: &[T], start: usize, end: usize) -> &[T] {
+        if v.is_empty() { v } else { v.get(start..end).unwrap_or(&[]) }
     }
     let mut hits = 0;
     for (start, chunk) in (0..ids.len()).step_by(CHUNK).zip(ids.chunks(CHUNK)) {
         check(cancel)?;
         let end = start + chunk.len();
-        let next = if next_use.is_empty() { &[][..] } else { next_use.get(start..end).unwrap_or(&[]) };
+        let (next, size, cost) = (part(next_use, start, end), part(sizes, start, end), part(costs, start, end));
         let m = if mask.is_empty() { &mut [][..] } else { mask.get_mut(start..end).unwrap_or(&mut []) };
-        hits += if sizes.is_empty() {
-            policy.replay_chunk(chunk, next, m)?
+        hits += if !costs.is_empty() {
+            policy.replay_chunk_costed(chunk, size, cost, m)?
+        } else if !sizes.is_empty() {
+            policy.replay_chunk_sized(chunk, size, next, m)?
         } else {
-            policy.replay_chunk_sized(chunk, sizes.get(start..end).unwrap_or(&[]), next, m)?
+            policy.replay_chunk(chunk, next, m)?
         };
     }
     Ok(hits)
@@ -73,7 +91,25 @@ pub fn curve_sized(
     cancel: &AtomicBool,
 ) -> Result<Vec<u64>> {
     check_capacities(capacities, "bytes")?;
-    replay_each(policy, ids, n_ids, sizes, next_use, capacities, options, threads, cancel)
+    replay_each(policy, ids, n_ids, sizes, &[], next_use, capacities, options, threads, cancel)
+}
+
+/// Hits at each capacity with one cost per access (GDSF), and optionally one size per access
+/// (capacities then count bytes): one replay per capacity.
+#[allow(clippy::too_many_arguments)]
+pub fn curve_costed(
+    policy: &str,
+    ids: &[u32],
+    n_ids: usize,
+    sizes: &[u64],
+    costs: &[f64],
+    capacities: &[u64],
+    options: Options,
+    threads: usize,
+    cancel: &AtomicBool,
+) -> Result<Vec<u64>> {
+    check_capacities(capacities, if sizes.is_empty() { "objects" } else { "bytes" })?;
+    replay_each(policy, ids, n_ids, sizes, costs, &[], capacities, options, threads, cancel)
 }
 
 /// Hits of `policy` at each capacity (same order as `capacities`).
@@ -94,7 +130,7 @@ pub fn curve(
     match policy {
         "lru" => lru_hits(ids, n_ids, capacities, cancel),
         "opt" if max_cap.min(n_ids as u64) <= OPT_STACK_MAX_DEPTH => opt_hits(ids, n_ids, next_use, capacities, cancel),
-        _ => replay_each(policy, ids, n_ids, &[], next_use, capacities, options, threads, cancel),
+        _ => replay_each(policy, ids, n_ids, &[], &[], next_use, capacities, options, threads, cancel),
     }
 }
 
@@ -218,13 +254,15 @@ pub fn opt_hits(ids: &[u32], n_ids: usize, next_use: &[u64], capacities: &[u64],
     Ok(hits_from_histogram(&hist, capacities))
 }
 
-/// One replay per capacity, spread over `threads` threads.
+/// One replay per capacity, spread over `threads` threads (`sizes`, `costs`: as in
+/// [`replay_cancellable`]).
 #[allow(clippy::too_many_arguments)]
 pub fn replay_each(
     policy: &str,
     ids: &[u32],
     n_ids: usize,
     sizes: &[u64],
+    costs: &[f64],
     next_use: &[u64],
     capacities: &[u64],
     options: Options,
@@ -242,7 +280,7 @@ pub fn replay_each(
                     break;
                 }
                 let r = AnyPolicy::new(policy, capacities[i], n_ids, options)
-                    .and_then(|mut p| replay_cancellable(&mut p, ids, sizes, next_use, &mut [], cancel));
+                    .and_then(|mut p| replay_cancellable(&mut p, ids, sizes, costs, next_use, &mut [], cancel));
                 if let Ok(mut slot) = slots[i].lock() {
                     **slot = r;
                 }

@@ -67,4 +67,7 @@ impl Policy for Fifo {
     fn len(&self) -> usize {
         self.queue.len()
     }
+    fn used_bytes(&self) -> u64 {
+        self.used
+    }
 }

@@ -1,9 +1,13 @@
 //! GDSF, Greedy-Dual-Size-Frequency (Cherkasova 1998; lecture section 4.5): evict by value
-//! per byte. Priority = L + count * 1e6 / size, recomputed at each hit; L, the inflation that
+//! per byte. Priority = L + count * cost / size, recomputed at each hit; L, the inflation that
 //! ages old objects, becomes the priority of each evicted object. As libCacheSim's GDSF, a
 //! miss inserts first and then evicts the lowest priority while over capacity (the newcomer
 //! may leave at once); equal priorities go to the least recently accessed. Priorities are
 //! f64 with libCacheSim's operations in its order, so ties fall the same way.
+//!
+//! `cost` is libCacheSim's fixed [`GDSF_SCALE`] unless the caller gives one cost per access
+//! (the price of bringing the object in, e.g. the recompute cost of a KV block): then an
+//! object keeps the cost it entered with, as it keeps its size.
 //!
 //! The priority queue is a binary heap with lazy deletion: a hit pushes a fresh entry and
 //! the old one is skipped when popped (its stamp no longer matches).
@@ -13,7 +17,8 @@ use super::{Policy, NIL};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-/// The value of one hit on a one-byte object (libCacheSim's constant).
+/// The value of one hit on a one-byte object (libCacheSim's constant): every object's cost
+/// when no costs are given.
 pub const GDSF_SCALE: f64 = 1.0e6;
 
 pub struct Gdsf {
@@ -31,6 +36,8 @@ pub struct Gdsf {
     /// Sized mode: bytes held, and the size of the object in each slot.
     used: u64,
     size_of: Vec<u64>,
+    /// Costed mode: the cost of the object in each slot.
+    cost_of: Vec<f64>,
 }
 
 impl Gdsf {
@@ -47,6 +54,7 @@ impl Gdsf {
             heap: BinaryHeap::with_capacity(2 * expected + 2),
             used: 0,
             size_of: Vec::new(),
+            cost_of: Vec::new(),
         }
     }
 
@@ -83,18 +91,15 @@ impl Gdsf {
 }
 
 impl Gdsf {
-    /// One access; `SIZED` is a compile-time switch so the unit-size path stays as lean.
+    /// One access. `SIZED` and `COSTED` are compile-time switches so the plain path stays as
+    /// lean: without them every object has size 1 and cost [`GDSF_SCALE`].
     #[inline(always)]
-    fn step<const SIZED: bool>(&mut self, id: u32, size: u64) -> bool {
+    fn step<const SIZED: bool, const COSTED: bool>(&mut self, id: u32, size: u64, cost: f64) -> bool {
         self.clock += 1;
         let mut slot = self.slots.get(id);
         let hit = slot != NIL;
-        let priority;
         if hit {
-            let c = self.count[slot as usize].saturating_add(1);
-            self.count[slot as usize] = c;
-            let bytes = if SIZED { self.size_of[slot as usize] as f64 } else { 1.0 };
-            priority = self.inflation + c as f64 * GDSF_SCALE / bytes;
+            self.count[slot as usize] = self.count[slot as usize].saturating_add(1);
         } else {
             if SIZED && size > self.capacity as u64 {
                 return false; // never admitted (libCacheSim's can_insert)
@@ -108,16 +113,26 @@ impl Gdsf {
             if SIZED && self.size_of.len() < hw {
                 self.size_of.resize(hw, 0);
             }
+            if COSTED && self.cost_of.len() < hw {
+                self.cost_of.resize(hw, 0.0);
+            }
             self.count[slot as usize] = 1;
             self.len += 1;
             if SIZED {
                 self.size_of[slot as usize] = size;
                 self.used += size;
             }
-            let bytes = if SIZED { size as f64 } else { 1.0 };
-            priority = self.inflation + GDSF_SCALE / bytes;
+            if COSTED {
+                self.cost_of[slot as usize] = cost;
+            }
         }
-        self.stamp[slot as usize] = self.clock;
+        // The size and cost the object entered with; same operations, same order as the
+        // reference (count * cost first), so equal priorities stay equal in both engines.
+        let s = slot as usize;
+        let bytes = if SIZED { self.size_of[s] as f64 } else { 1.0 };
+        let value = if COSTED { self.cost_of[s] } else { GDSF_SCALE };
+        let priority = self.inflation + self.count[s] as f64 * value / bytes;
+        self.stamp[s] = self.clock;
         self.heap.push(Reverse((priority.to_bits(), self.clock, slot)));
         if SIZED {
             while self.used > self.capacity as u64 {
@@ -133,23 +148,58 @@ impl Gdsf {
         }
         hit
     }
+
+    /// One access with its cost (finite and positive: checked by the caller), `size` bytes
+    /// in a cache counting bytes, or unit size for `None`.
+    pub fn access_costed(&mut self, id: u32, size: Option<u64>, cost: f64) -> bool {
+        match size {
+            Some(size) => self.step::<true, true>(id, size, cost),
+            None => self.step::<false, true>(id, 1, cost),
+        }
+    }
+
+    /// Replay a run of accesses with one cost each (and one size each, or none for unit
+    /// sizes); as [`Policy::replay_chunk`], `mask`, if not empty, receives the hit flags.
+    pub fn replay_chunk_costed(&mut self, ids: &[u32], sizes: &[u64], costs: &[f64], mask: &mut [bool]) -> u64 {
+        if sizes.is_empty() {
+            self.costed_loop::<false>(ids, sizes, costs, mask)
+        } else {
+            self.costed_loop::<true>(ids, sizes, costs, mask)
+        }
+    }
+
+    fn costed_loop<const SIZED: bool>(&mut self, ids: &[u32], sizes: &[u64], costs: &[f64], mask: &mut [bool]) -> u64 {
+        let mut hits = 0u64;
+        for (i, (&id, &cost)) in ids.iter().zip(costs).enumerate() {
+            let size = if SIZED { sizes.get(i).copied().unwrap_or(1) } else { 1 };
+            let hit = self.step::<SIZED, true>(id, size, cost);
+            hits += hit as u64;
+            if let Some(flag) = mask.get_mut(i) {
+                *flag = hit;
+            }
+        }
+        hits
+    }
 }
 
 impl Policy for Gdsf {
     #[inline]
     fn access(&mut self, id: u32, _next_use: u64) -> bool {
-        self.step::<false>(id, 1)
+        self.step::<false, false>(id, 1, GDSF_SCALE)
     }
     fn supports_sizes(&self) -> bool {
         true
     }
     fn access_sized(&mut self, id: u32, size: u64, _next_use: u64) -> bool {
-        self.step::<true>(id, size)
+        self.step::<true, false>(id, size, GDSF_SCALE)
     }
     fn contains(&self, id: u32) -> bool {
         self.slots.peek(id) != NIL
     }
     fn len(&self) -> usize {
         self.len
+    }
+    fn used_bytes(&self) -> u64 {
+        self.used
     }
 }

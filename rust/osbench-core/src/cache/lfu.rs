@@ -123,4 +123,7 @@ impl Policy for Lfu {
     fn len(&self) -> usize {
         self.len
     }
+    fn used_bytes(&self) -> u64 {
+        self.used
+    }
 }

@@ -79,4 +79,7 @@ impl Policy for Lru {
     fn len(&self) -> usize {
         self.list.len
     }
+    fn used_bytes(&self) -> u64 {
+        self.used
+    }
 }

@@ -3,7 +3,9 @@
 //!
 //! Every policy works on dense ids (`0..n_ids`) so its per-key state lives in plain arrays
 //! indexed by id: no hashing in the per-access loop. Objects have unit size and capacity
-//! counts objects. Every miss inserts the object (demand paging).
+//! counts objects, unless each access gives its object's size ([`Policy::access_sized`]:
+//! capacity then counts bytes); GDSF also takes one cost per access. Every miss inserts the
+//! object (demand paging), if it fits.
 
 mod arc;
 mod list;
@@ -38,6 +40,9 @@ use crate::error::{invalid, Result};
 /// The policies that take per-access object sizes (capacity then counts bytes).
 pub const SIZED_POLICIES: [&str; 10] = ["fifo", "lru", "lfu", "clock", "arc", "opt", "sieve", "s3fifo", "twoq", "gdsf"];
 
+/// The policies that take per-access costs (the value of keeping an object).
+pub const COSTED_POLICIES: [&str; 1] = ["gdsf"];
+
 /// Sentinel for "no id" in the intrusive lists, and "never used again" in next-use arrays.
 pub const NIL: u32 = u32::MAX;
 pub const NEVER: u64 = u64::MAX;
@@ -65,6 +70,11 @@ pub trait Policy: Send {
     fn contains(&self, id: u32) -> bool;
     /// Number of cached objects.
     fn len(&self) -> usize;
+    /// Bytes held by the cached objects, in sized mode ([`Policy::access_sized`]); unit-size
+    /// accesses do not count bytes (there every object counts 1: see [`Policy::len`]).
+    fn used_bytes(&self) -> u64 {
+        self.len() as u64
+    }
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -193,6 +203,26 @@ impl AnyPolicy {
     pub fn access(&mut self, id: u32, next_use: u64) -> bool {
         each_policy!(self, p => p.access(id, next_use))
     }
+    /// See [`Policy::access_sized`]; for the policies in [`SIZED_POLICIES`].
+    pub fn access_sized(&mut self, id: u32, size: u64, next_use: u64) -> bool {
+        each_policy!(self, p => p.access_sized(id, size, next_use))
+    }
+    /// Access with a cost (the policies in [`COSTED_POLICIES`]), `size` bytes (capacity in
+    /// bytes) or unit size for `None`. Checks the policy and the cost.
+    pub fn access_costed(&mut self, id: u32, size: Option<u64>, cost: f64) -> Result<bool> {
+        check_cost(cost)?;
+        match self {
+            AnyPolicy::Gdsf(g) => Ok(g.access_costed(id, size, cost)),
+            _ => Err(costs_refused()),
+        }
+    }
+    pub fn takes_costs(&self) -> bool {
+        matches!(self, AnyPolicy::Gdsf(_))
+    }
+    /// Bytes held in sized mode; see [`Policy::used_bytes`].
+    pub fn used_bytes(&self) -> u64 {
+        each_policy!(self, p => p.used_bytes())
+    }
     pub fn contains(&self, id: u32) -> bool {
         each_policy!(self, p => p.contains(id))
     }
@@ -225,6 +255,24 @@ impl AnyPolicy {
         Ok(each_policy!(self, p => p.replay_chunk_sized(ids, sizes, next_use, mask)))
     }
 
+    /// Replay a run of accesses with one cost each (the policies in [`COSTED_POLICIES`]);
+    /// `sizes` holds one size per access, or is empty for unit sizes. Checks the policy, the
+    /// slice lengths and the costs (finite and positive).
+    pub fn replay_chunk_costed(&mut self, ids: &[u32], sizes: &[u64], costs: &[f64], mask: &mut [bool]) -> Result<u64> {
+        let AnyPolicy::Gdsf(g) = self else { return Err(costs_refused()) };
+        if costs.len() != ids.len() {
+            return Err(invalid("costs", format!("{} entries", costs.len()), format!("{} entries, one per access", ids.len())));
+        }
+        if !sizes.is_empty() && sizes.len() != ids.len() {
+            return Err(invalid("sizes", format!("{} entries", sizes.len()), format!("{} entries, one per access", ids.len())));
+        }
+        if !mask.is_empty() && mask.len() != ids.len() {
+            return Err(invalid("mask", format!("{} entries", mask.len()), format!("{} entries, one per access", ids.len())));
+        }
+        costs.iter().try_for_each(|&c| check_cost(c))?;
+        Ok(g.replay_chunk_costed(ids, sizes, costs, mask))
+    }
+
     /// See [`Policy::replay_chunk`]. Checks the slice lengths instead of panicking.
     pub fn replay_chunk(&mut self, ids: &[u32], next_use: &[u64], mask: &mut [bool]) -> Result<u64> {
         if self.needs_future() && next_use.len() != ids.len() {
@@ -234,6 +282,19 @@ impl AnyPolicy {
             return Err(invalid("mask", format!("{} entries", mask.len()), format!("{} entries, one per access", ids.len())));
         }
         Ok(each_policy!(self, p => p.replay_chunk(ids, next_use, mask)))
+    }
+}
+
+fn costs_refused() -> crate::error::Error {
+    invalid("costs", "given", format!("costs are taken by {} only", COSTED_POLICIES.join(", ")))
+}
+
+/// A cost must be finite and positive: priorities are then non-negative, ordered by their bits.
+fn check_cost(cost: f64) -> Result<()> {
+    if cost.is_finite() && cost > 0.0 {
+        Ok(())
+    } else {
+        Err(invalid("costs", cost, "finite positive numbers"))
     }
 }
 

@@ -102,6 +102,9 @@ impl Policy for Opt {
     fn len(&self) -> usize {
         self.len
     }
+    fn used_bytes(&self) -> u64 {
+        self.used
+    }
     fn needs_future(&self) -> bool {
         true
     }

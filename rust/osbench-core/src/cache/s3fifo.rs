@@ -284,4 +284,7 @@ impl Policy for S3Fifo {
     fn len(&self) -> usize {
         self.small.len + self.main.len
     }
+    fn used_bytes(&self) -> u64 {
+        self.bytes[Where::Small as usize] + self.bytes[Where::Main as usize]
+    }
 }

@@ -114,4 +114,7 @@ impl Policy for Sieve {
     fn len(&self) -> usize {
         self.queue.len
     }
+    fn used_bytes(&self) -> u64 {
+        self.used
+    }
 }

@@ -64,7 +64,7 @@ impl Stream {
         if self.needs_future() {
             self.next.extend(next_access.iter().map(|&t| if t < 0 { NEVER } else { t as u64 }));
         }
-        let hits = replay_cancellable(&mut self.policy, &self.ids, sizes, &self.next, &mut [], cancel)?;
+        let hits = replay_cancellable(&mut self.policy, &self.ids, sizes, &[], &self.next, &mut [], cancel)?;
         self.accesses += keys.len() as u64;
         self.hits += hits;
         Ok(hits)

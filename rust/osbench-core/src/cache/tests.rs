@@ -101,7 +101,7 @@ fn cancel_stops_a_long_run() {
     let (ids, n, _) = prepare(&keys);
     let cancel = AtomicBool::new(true);
     let mut p = AnyPolicy::new("lru", 10, n, Options::default()).unwrap();
-    assert_eq!(curve::replay_cancellable(&mut p, &ids, &[], &[], &mut [], &cancel), Err(crate::Error::Interrupted));
+    assert_eq!(curve::replay_cancellable(&mut p, &ids, &[], &[], &[], &mut [], &cancel), Err(crate::Error::Interrupted));
 }
 
 #[test]
@@ -226,4 +226,66 @@ fn spatial_sample_keeps_whole_keys_and_checks_the_rate() {
     for bad in [0.0, -0.5, 1.5, f64::NAN] {
         assert!(shards::threshold(bad).is_err());
     }
+}
+/// Hit flags of a GDSF replay with one cost (and optionally one size) per access.
+fn gdsf_costed(capacity: u64, keys: &[u32], sizes: &[u64], costs: &[f64]) -> Result<Vec<bool>> {
+    let mut p = AnyPolicy::new("gdsf", capacity, 8, Options::default())?;
+    let mut mask = vec![false; keys.len()];
+    curve::replay_cancellable(&mut p, keys, sizes, costs, &[], &mut mask, &AtomicBool::new(false))?;
+    Ok(mask)
+}
+
+#[test]
+fn gdsf_keeps_the_expensive_object() {
+    let (t, f) = (true, false);
+    // Two slots; A costs 10, B 1, C 5. C's arrival evicts B, the cheapest (L = 1); A then
+    // hits; B comes back at 1 + 1 = 2, the lowest, and leaves at once; C hits.
+    let keys = [0, 1, 2, 0, 1, 2];
+    let costs = [10.0, 1.0, 5.0, 10.0, 1.0, 5.0];
+    assert_eq!(gdsf_costed(2, &keys, &[], &costs).unwrap(), [f, f, f, t, f, t]);
+    // Without costs every priority ties at first and the least recent goes: no hit at all.
+    assert_eq!(hits("gdsf", 2, &keys), [f; 6]);
+    // The same in bytes: equal sizes of 100 bytes in a 200-byte cache.
+    assert_eq!(gdsf_costed(200, &keys, &[100; 6], &costs).unwrap(), [f, f, f, t, f, t]);
+    // The cost an object entered with stays: B's later cost of 1e9 is not looked at on a hit.
+    let mut p = AnyPolicy::new("gdsf", 2, 4, Options::default()).unwrap();
+    let got: Vec<bool> = [(0, 10.0), (1, 1.0), (1, 1e9), (2, 5.0), (1, 1e9)]
+        .iter()
+        .map(|&(k, c)| p.access_costed(k, None, c).unwrap())
+        .collect();
+    // B (count 2, cost 1: priority 2) is evicted when C (5) enters; it comes back as a miss.
+    assert_eq!(got, [f, f, t, f, f]);
+}
+
+#[test]
+fn gdsf_costs_at_the_scale_change_nothing() {
+    let keys = lcg_trace(20_000, 300, 9);
+    let (ids, n, _) = prepare(&keys);
+    let sizes: Vec<u64> = keys.iter().map(|k| k % 7 + 1).collect();
+    let scale = vec![GDSF_SCALE; ids.len()];
+    let cancel = AtomicBool::new(false);
+    for (sized, capacity) in [(false, 50u64), (true, 200)] {
+        let s = if sized { &sizes[..] } else { &[][..] };
+        let mut plain = AnyPolicy::new("gdsf", capacity, n, Options::default()).unwrap();
+        let mut costed = AnyPolicy::new("gdsf", capacity, n, Options::default()).unwrap();
+        let (mut a, mut b) = (vec![false; ids.len()], vec![false; ids.len()]);
+        curve::replay_cancellable(&mut plain, &ids, s, &[], &[], &mut a, &cancel).unwrap();
+        curve::replay_cancellable(&mut costed, &ids, s, &scale, &[], &mut b, &cancel).unwrap();
+        assert_eq!(a, b);
+        assert!(a.iter().any(|&h| h) && !a.iter().all(|&h| h));
+    }
+}
+
+#[test]
+fn bad_costs_are_errors() {
+    let keys = [0, 1, 0];
+    for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        let err = gdsf_costed(2, &keys, &[], &[1.0, bad, 1.0]).unwrap_err().to_string();
+        assert!(err.starts_with("costs="), "{err}");
+    }
+    assert!(gdsf_costed(2, &keys, &[], &[1.0]).is_err());
+    let mut lru = AnyPolicy::new("lru", 2, 2, Options::default()).unwrap();
+    let err = lru.replay_chunk_costed(&keys, &[], &[1.0; 3], &mut []).unwrap_err().to_string();
+    assert!(err.contains("gdsf"), "{err}");
+    assert!(lru.access_costed(0, None, 1.0).is_err());
 }

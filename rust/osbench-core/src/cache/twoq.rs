@@ -235,4 +235,7 @@ impl Policy for TwoQ {
     fn len(&self) -> usize {
         self.ain.len + self.am.len
     }
+    fn used_bytes(&self) -> u64 {
+        self.used[Where::Ain as usize] + self.used[Where::Am as usize]
+    }
 }

@@ -1,0 +1,128 @@
+"""Online caches with object sizes: ``new(..., sizes=True)`` and ``access(key, size)``.
+
+Fed access by access, a sized online cache gives exactly the per-access hits of a sized
+replay, in both engines; both engines agree on ``len``, ``in`` and ``used`` and refuse bad
+sizes with the same errors.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import osbench as ob
+from osbench import _native
+from osbench.cache import MIN_CAPACITY, OFFLINE, POLICIES
+
+ONLINE = [p for p in POLICIES if p not in OFFLINE]
+ENGINES = ("native", "reference")
+
+
+@st.composite
+def sized_traces(draw: st.DrawFn) -> tuple[list[int], list[int]]:
+    """Keys from a small pool over the int64 range, one size per access (sizes of a key may
+    change between accesses: a hit keeps the size the object entered with)."""
+    pool = draw(st.lists(st.integers(-(2**63), 2**63 - 1), min_size=1, max_size=30, unique=True))
+    keys = draw(st.lists(st.sampled_from(pool), max_size=250))
+    sizes = draw(st.lists(st.integers(1, 60), min_size=len(keys), max_size=len(keys)))
+    return keys, sizes
+
+
+@settings(max_examples=80, deadline=None)
+@given(trace=sized_traces(), capacity=st.integers(1, 300))
+def test_sized_online_equals_sized_replay(trace: tuple[list[int], list[int]], capacity: int) -> None:
+    keys, sizes = trace
+    arr = np.array(keys, dtype=np.int64)
+    for policy in ONLINE:
+        cap = max(capacity, MIN_CAPACITY.get(policy, 1))
+        want = ob.cache.replay(arr, policy, cap, sizes=sizes, mask=True).mask
+        assert want is not None
+        native = ob.cache.new(policy, cap, sizes=True)
+        ref = ob.cache.new(policy, cap, sizes=True, engine="reference")
+        for i, (k, s) in enumerate(zip(keys, sizes)):
+            assert native.access(k, s) == ref.access(k, s) == want[i], (policy, i)
+            assert len(native) == len(ref) and native.used == ref.used, (policy, i)
+            assert (k in native) == (k in ref)
+            assert native.used <= cap
+        assert all((k in native) == (k in ref) for k in set(keys))
+
+
+@settings(max_examples=40, deadline=None)
+@given(trace=sized_traces(), capacity=st.integers(1, 40))
+def test_used_counts_objects_without_sizes(trace: tuple[list[int], list[int]], capacity: int) -> None:
+    keys, _ = trace
+    for policy in ONLINE:
+        cap = max(capacity, MIN_CAPACITY.get(policy, 1))
+        for engine in ENGINES:
+            c = ob.cache.new(policy, cap, engine=engine)
+            for k in keys:
+                c.access(k)
+                assert c.used == len(c) <= cap
+
+
+def test_used_is_the_bytes_held() -> None:
+    # LRU, 100 bytes: 60 + 30 fit; 20 more evicts the 60-byte object; a 101-byte object is
+    # never admitted; a hit keeps the size the object entered with.
+    for engine in ENGINES:
+        c = ob.cache.new("lru", 100, sizes=True, engine=engine)
+        assert [c.access(1, 60), c.access(2, 30), c.used] == [False, False, 90]
+        assert [c.access(3, 20), c.used, 1 in c, len(c)] == [False, 50, False, 2]
+        assert [c.access(4, 101), c.used, 4 in c] == [False, 50, False]
+        assert [c.access(2, 99), c.used] == [True, 50]
+        assert (c.capacity, c.name, c.sizes, c.costs) == (100, "lru", True, False)
+
+
+def test_sizes_accept_numpy_integers() -> None:
+    for engine in ENGINES:
+        c = ob.cache.new("fifo", 10, sizes=True, engine=engine)
+        assert c.access(1, np.int64(4)) is False and c.access(2, np.uint8(5)) is False and c.used == 9
+
+
+def _error(call: Callable[[], Any]) -> tuple[type, str]:
+    with pytest.raises((TypeError, ValueError)) as info:
+        call()
+    return info.type, str(info.value)
+
+
+@pytest.mark.parametrize(
+    "bad, error",
+    [(0, ValueError), (-5, ValueError), (2**64, ValueError), (10**40, ValueError), (1.5, TypeError), (2.0, TypeError),
+     (True, TypeError), ("3", TypeError), (np.int64(0), ValueError), (np.float64(3.0), TypeError)],
+)
+def test_bad_sizes_are_refused_alike(bad: object, error: type) -> None:
+    got = []
+    for engine in ENGINES:
+        c = ob.cache.new("lru", 100, sizes=True, engine=engine)
+        kind, message = _error(lambda: c.access(1, bad))  # type: ignore[arg-type]
+        assert kind is error and message.startswith("size=")
+        assert len(c) == 0 and 1 not in c  # nothing happened
+        got.append((kind, message))
+    assert got[0] == got[1]
+
+
+def test_size_missing_or_unexpected() -> None:
+    for policy in ONLINE:
+        cap = MIN_CAPACITY.get(policy, 1) * 10
+        errors = []
+        for engine in ENGINES:
+            sized = ob.cache.new(policy, cap, sizes=True, engine=engine)
+            plain = ob.cache.new(policy, cap, engine=engine)
+            missing = _error(lambda: sized.access(7))
+            unexpected = _error(lambda: plain.access(7, 3))
+            assert missing[0] is TypeError and "size is required" in missing[1]
+            assert unexpected[0] is TypeError and "size=3" in unexpected[1] and "sizes=True" in unexpected[1]
+            errors.append((missing, unexpected))
+        assert errors[0] == errors[1], policy
+
+
+def test_bad_sizes_flag_and_offline() -> None:
+    with pytest.raises(TypeError, match="sizes=1 "):
+        ob.cache.new("lru", 10, sizes=1)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="no online form"):
+        ob.cache.new("opt", 10, sizes=True)
+    with pytest.raises(TypeError):
+        _native.OnlineCache("lru", 10, False, 1)  # type: ignore[arg-type]
