@@ -32,7 +32,8 @@ pub struct S3Fifo {
     small: List,
     main: List,
     ghost: List,
-    /// Sized mode: bytes in small, main and ghost, and the size of the id in each slot.
+    /// Sizes held in small, main and ghost (bytes in sized mode, else objects), and in sized
+    /// mode the size of the id in each slot.
     bytes: [u64; 3],
     size_of: Vec<u64>,
 }
@@ -70,64 +71,16 @@ impl S3Fifo {
         })
     }
 
-    fn put(&mut self, slot: u32, to: Where, count: u32) {
-        let list = match to {
-            Where::Small => &mut self.small,
-            Where::Main => &mut self.main,
-            Where::Ghost => &mut self.ghost,
-        };
-        self.links.push_front(list, slot);
-        self.place[slot as usize] = to;
-        self.count[slot as usize] = count;
-    }
-
-    fn insert(&mut self, id: u32, to: Where) {
-        let slot = self.slots.assign(id);
-        let hw = self.slots.high_water();
-        if self.place.len() < hw {
-            self.place.resize(hw, Where::Small);
-            self.count.resize(hw, 0);
-        }
-        self.put(slot, to, 0);
-    }
-
-    fn evict(&mut self) {
-        self.has_evicted = true;
-        if self.main.len > self.main_size || self.small.len == 0 {
-            // Main: reinsert objects hit since they entered (one hit less), evict the first other.
-            while let Some(slot) = self.links.pop_back(&mut self.main) {
-                let c = self.count[slot as usize];
-                if c == 0 {
-                    self.slots.release(slot);
-                    return;
-                }
-                self.put(slot, Where::Main, c.min(3) - 1);
-            }
+    /// The size of the id in `slot`: its bytes in sized mode, else 1 (capacity in objects).
+    #[inline(always)]
+    fn size<const SIZED: bool>(&self, slot: u32) -> u64 {
+        if SIZED {
+            self.size_of[slot as usize]
         } else {
-            // Small: promote objects hit often enough, evict the first other into the ghost.
-            while let Some(slot) = self.links.pop_back(&mut self.small) {
-                if self.count[slot as usize] >= self.threshold {
-                    self.put(slot, Where::Main, 0);
-                    continue;
-                }
-                if self.ghost_size == 0 {
-                    self.slots.release(slot);
-                    return;
-                }
-                while self.ghost.len >= self.ghost_size {
-                    match self.links.pop_back(&mut self.ghost) {
-                        Some(g) => self.slots.release(g),
-                        None => break,
-                    }
-                }
-                self.put(slot, Where::Ghost, 0);
-                return;
-            }
+            1
         }
     }
-}
 
-impl S3Fifo {
     fn list(&mut self, w: Where) -> &mut List {
         match w {
             Where::Small => &mut self.small,
@@ -136,146 +89,132 @@ impl S3Fifo {
         }
     }
 
-    /// Sized mode: take the oldest of `from`, with its bytes.
-    fn pop_sized(&mut self, from: Where) -> Option<u32> {
-        let mut l = *self.list(from);
-        let slot = self.links.pop_back(&mut l);
-        *self.list(from) = l;
-        if let Some(s) = slot {
-            self.bytes[from as usize] -= self.size_of[s as usize];
-        }
-        slot
+    /// Take the oldest of `from`, with its size.
+    fn pop<const SIZED: bool>(&mut self, from: Where) -> Option<u32> {
+        let mut list = *self.list(from);
+        let slot = self.links.pop_back(&mut list)?;
+        *self.list(from) = list;
+        self.bytes[from as usize] -= self.size::<SIZED>(slot);
+        Some(slot)
     }
 
-    /// Sized mode: put `slot` at the new end of `to`, with its bytes.
-    fn put_sized(&mut self, slot: u32, to: Where, count: u32) {
-        self.bytes[to as usize] += self.size_of[slot as usize];
-        self.put(slot, to, count);
+    /// Put `slot` at the new end of `to` with its hit counter, and its size.
+    fn put<const SIZED: bool>(&mut self, slot: u32, to: Where, count: u32) {
+        self.bytes[to as usize] += self.size::<SIZED>(slot);
+        let mut list = *self.list(to);
+        self.links.push_front(&mut list, slot);
+        *self.list(to) = list;
+        self.place[slot as usize] = to;
+        self.count[slot as usize] = count;
     }
 
-    /// [`S3Fifo::evict`] in bytes: the ghost keeps the ids whose sizes fit in it.
-    fn evict_sized(&mut self) {
+    fn evict<const SIZED: bool>(&mut self) {
         self.has_evicted = true;
         let (small, main, ghost) = (Where::Small as usize, Where::Main as usize, Where::Ghost as usize);
         if self.bytes[main] > self.main_size as u64 || self.bytes[small] == 0 {
-            while let Some(slot) = self.pop_sized(Where::Main) {
+            // Main: reinsert objects hit since they entered (one hit less), evict the first other.
+            while let Some(slot) = self.pop::<SIZED>(Where::Main) {
                 let c = self.count[slot as usize];
                 if c == 0 {
                     self.slots.release(slot);
                     return;
                 }
-                self.put_sized(slot, Where::Main, c.min(3) - 1);
+                self.put::<SIZED>(slot, Where::Main, c.min(3) - 1);
             }
         } else {
-            while let Some(slot) = self.pop_sized(Where::Small) {
+            // Small: promote objects hit often enough, evict the first other into the ghost,
+            // which keeps the ids whose sizes fit in it.
+            while let Some(slot) = self.pop::<SIZED>(Where::Small) {
                 if self.count[slot as usize] >= self.threshold {
-                    self.put_sized(slot, Where::Main, 0);
+                    self.put::<SIZED>(slot, Where::Main, 0);
                     continue;
                 }
-                let size = self.size_of[slot as usize];
-                if self.ghost_size == 0 || size > self.ghost_size as u64 {
+                let size = self.size::<SIZED>(slot);
+                if size > self.ghost_size as u64 {
                     self.slots.release(slot);
                     return;
                 }
                 while self.bytes[ghost] + size > self.ghost_size as u64 {
-                    match self.pop_sized(Where::Ghost) {
+                    match self.pop::<SIZED>(Where::Ghost) {
                         Some(g) => self.slots.release(g),
                         None => break,
                     }
                 }
-                self.put_sized(slot, Where::Ghost, 0);
+                self.put::<SIZED>(slot, Where::Ghost, 0);
                 return;
             }
         }
     }
 
-    fn insert_sized(&mut self, id: u32, to: Where, size: u64) {
+    fn insert<const SIZED: bool>(&mut self, id: u32, to: Where, size: u64) {
         let slot = self.slots.assign(id);
         let hw = self.slots.high_water();
         if self.place.len() < hw {
             self.place.resize(hw, Where::Small);
             self.count.resize(hw, 0);
         }
-        if self.size_of.len() < hw {
-            self.size_of.resize(hw, 0);
+        if SIZED {
+            if self.size_of.len() < hw {
+                self.size_of.resize(hw, 0);
+            }
+            self.size_of[slot as usize] = size;
         }
-        self.size_of[slot as usize] = size;
-        self.put_sized(slot, to, 0);
+        self.put::<SIZED>(slot, to, 0);
+    }
+
+    /// One access of an object of `size` (1 unless `SIZED`): `bytes` then counts objects, so
+    /// one loop serves both modes and the unit path reads no sizes.
+    #[inline(always)]
+    fn step<const SIZED: bool>(&mut self, id: u32, size: u64) -> bool {
+        let slot = self.slots.get(id);
+        let mut ghost_hit = false;
+        if slot != NIL {
+            let s = slot as usize;
+            match self.place[s] {
+                Where::Small | Where::Main => {
+                    self.count[s] = self.count[s].saturating_add(1);
+                    return true;
+                }
+                Where::Ghost => {
+                    self.links.remove(&mut self.ghost, slot);
+                    self.bytes[Where::Ghost as usize] -= self.size::<SIZED>(slot);
+                    self.slots.release(slot);
+                    ghost_hit = true;
+                }
+            }
+        }
+        // libCacheSim admits only what fits in the small queue (the ghost id is gone anyway);
+        // never the case for unit sizes, the small queue holding at least one object.
+        if size > self.small_size as u64 || size > self.capacity as u64 {
+            return false;
+        }
+        let (small, main) = (Where::Small as usize, Where::Main as usize);
+        while self.bytes[small] + self.bytes[main] + size > self.capacity as u64 {
+            self.evict::<SIZED>();
+        }
+        if ghost_hit {
+            self.insert::<SIZED>(id, Where::Main, size);
+        } else if size >= self.small_size as u64 {
+            // libCacheSim never inserts an object as large as the small queue.
+        } else if !self.has_evicted && self.bytes[small] >= self.small_size as u64 {
+            self.insert::<SIZED>(id, Where::Main, size);
+        } else {
+            self.insert::<SIZED>(id, Where::Small, size);
+        }
+        false
     }
 }
 
 impl Policy for S3Fifo {
     #[inline]
     fn access(&mut self, id: u32, _next_use: u64) -> bool {
-        let slot = self.slots.get(id);
-        let mut ghost_hit = false;
-        if slot != NIL {
-            let s = slot as usize;
-            match self.place[s] {
-                Where::Small | Where::Main => {
-                    self.count[s] = self.count[s].saturating_add(1);
-                    return true;
-                }
-                Where::Ghost => {
-                    self.links.remove(&mut self.ghost, slot);
-                    self.slots.release(slot);
-                    ghost_hit = true;
-                }
-            }
-        }
-        while self.small.len + self.main.len + 1 > self.capacity {
-            self.evict();
-        }
-        if ghost_hit {
-            self.insert(id, Where::Main);
-        } else if self.small_size <= 1 {
-            // libCacheSim never inserts an object as large as the small queue.
-        } else if !self.has_evicted && self.small.len >= self.small_size {
-            self.insert(id, Where::Main);
-        } else {
-            self.insert(id, Where::Small);
-        }
-        false
+        self.step::<false>(id, 1)
     }
     fn supports_sizes(&self) -> bool {
         true
     }
     fn access_sized(&mut self, id: u32, size: u64, _next_use: u64) -> bool {
-        let slot = self.slots.get(id);
-        let mut ghost_hit = false;
-        if slot != NIL {
-            let s = slot as usize;
-            match self.place[s] {
-                Where::Small | Where::Main => {
-                    self.count[s] = self.count[s].saturating_add(1);
-                    return true;
-                }
-                Where::Ghost => {
-                    self.links.remove(&mut self.ghost, slot);
-                    self.bytes[Where::Ghost as usize] -= self.size_of[s];
-                    self.slots.release(slot);
-                    ghost_hit = true;
-                }
-            }
-        }
-        // libCacheSim admits only what fits in the small queue (the ghost id is gone anyway).
-        if size > self.small_size as u64 || size > self.capacity as u64 {
-            return false;
-        }
-        let (small, main) = (Where::Small as usize, Where::Main as usize);
-        while self.bytes[small] + self.bytes[main] + size > self.capacity as u64 {
-            self.evict_sized();
-        }
-        if ghost_hit {
-            self.insert_sized(id, Where::Main, size);
-        } else if size >= self.small_size as u64 {
-            // libCacheSim never inserts an object as large as the small queue.
-        } else if !self.has_evicted && self.bytes[small] >= self.small_size as u64 {
-            self.insert_sized(id, Where::Main, size);
-        } else {
-            self.insert_sized(id, Where::Small, size);
-        }
-        false
+        self.step::<true>(id, size)
     }
     fn contains(&self, id: u32) -> bool {
         let slot = self.slots.peek(id);

@@ -26,7 +26,8 @@ pub struct TwoQ {
     ain: List,
     aout: List,
     am: List,
-    /// Sized mode: bytes in Ain, Aout and Am, and the size of the object in each slot.
+    /// Sizes held in Ain, Aout and Am (bytes in sized mode, else objects), and in sized
+    /// mode the size of the object in each slot.
     used: [u64; 3],
     size_of: Vec<u64>,
 }
@@ -59,50 +60,46 @@ impl TwoQ {
         })
     }
 
-    fn insert(&mut self, id: u32, to: Where) {
-        let slot = self.slots.assign(id);
-        if self.place.len() < self.slots.high_water() {
-            self.place.resize(self.slots.high_water(), Where::Ain);
+    /// The size of the object in `slot`: its bytes in sized mode, else 1 (capacity in objects).
+    #[inline(always)]
+    fn size<const SIZED: bool>(&self, slot: u32) -> u64 {
+        if SIZED {
+            self.size_of[slot as usize]
+        } else {
+            1
         }
-        self.push(slot, to);
     }
 
-    fn push(&mut self, slot: u32, to: Where) {
-        let list = match to {
+    fn list(&mut self, w: Where) -> &mut List {
+        match w {
             Where::Ain => &mut self.ain,
             Where::Aout => &mut self.aout,
             Where::Am => &mut self.am,
-        };
-        self.links.push_front(list, slot);
-        self.place[slot as usize] = to;
+        }
     }
 
-    fn pop_sized(&mut self, from: Where) -> Option<u32> {
-        let list = match from {
-            Where::Ain => &mut self.ain,
-            Where::Aout => &mut self.aout,
-            Where::Am => &mut self.am,
-        };
-        let slot = self.links.pop_back(list)?;
-        self.used[from as usize] -= self.size_of[slot as usize];
+    /// Take the oldest of `from` (the LRU end of Am), with its size.
+    fn pop<const SIZED: bool>(&mut self, from: Where) -> Option<u32> {
+        let mut list = *self.list(from);
+        let slot = self.links.pop_back(&mut list)?;
+        *self.list(from) = list;
+        self.used[from as usize] -= self.size::<SIZED>(slot);
         Some(slot)
     }
 
-    fn push_sized(&mut self, slot: u32, to: Where) {
-        self.used[to as usize] += self.size_of[slot as usize];
-        self.push(slot, to);
+    /// Put `slot` at the new end of `to`, with its size.
+    fn push<const SIZED: bool>(&mut self, slot: u32, to: Where) {
+        self.used[to as usize] += self.size::<SIZED>(slot);
+        let mut list = *self.list(to);
+        self.links.push_front(&mut list, slot);
+        *self.list(to) = list;
+        self.place[slot as usize] = to;
     }
 
-    fn evict_am(&mut self) {
-        if let Some(slot) = self.links.pop_back(&mut self.am) {
-            self.slots.release(slot);
-        }
-    }
-}
-
-impl Policy for TwoQ {
-    #[inline]
-    fn access(&mut self, id: u32, _next_use: u64) -> bool {
+    /// One access of an object of `size` (1 unless `SIZED`): `used` then counts objects, so
+    /// one loop serves both modes and the unit path reads no sizes.
+    #[inline(always)]
+    fn step<const SIZED: bool>(&mut self, id: u32, size: u64) -> bool {
         let slot = self.slots.get(id);
         let mut ghost_hit = false;
         if slot != NIL {
@@ -117,97 +114,43 @@ impl Policy for TwoQ {
                 }
                 Where::Aout => {
                     self.links.remove(&mut self.aout, slot);
+                    self.used[Where::Aout as usize] -= self.size::<SIZED>(slot);
                     self.slots.release(slot);
                     ghost_hit = true;
                 }
             }
         }
-        while self.ain.len + self.am.len + 1 > self.capacity {
-            if self.ain.len > self.ain_size {
-                let Some(old) = self.links.pop_back(&mut self.ain) else {
-                    break;
-                };
-                if self.aout_size == 0 {
-                    self.slots.release(old);
-                    continue;
-                }
-                while self.aout.len >= self.aout_size {
-                    match self.links.pop_back(&mut self.aout) {
-                        Some(g) => self.slots.release(g),
-                        None => break,
-                    }
-                }
-                self.push(old, Where::Aout);
-            } else if self.am.len > 0 {
-                self.evict_am();
-            } else {
-                break;
-            }
-        }
-        if ghost_hit {
-            // Am is an LRU of its own size: it may evict on its own.
-            while self.am.len >= self.am_size && self.am.len > 0 {
-                self.evict_am();
-            }
-            self.insert(id, Where::Am);
-        } else {
-            self.insert(id, Where::Ain);
-        }
-        false
-    }
-    fn supports_sizes(&self) -> bool {
-        true
-    }
-    fn access_sized(&mut self, id: u32, size: u64, _next_use: u64) -> bool {
-        let slot = self.slots.get(id);
-        let mut ghost_hit = false;
-        if slot != NIL {
-            match self.place[slot as usize] {
-                Where::Ain => return true,
-                Where::Am => {
-                    if self.am.head != slot {
-                        self.links.remove(&mut self.am, slot);
-                        self.links.push_front(&mut self.am, slot);
-                    }
-                    return true;
-                }
-                Where::Aout => {
-                    self.links.remove(&mut self.aout, slot);
-                    self.used[Where::Aout as usize] -= self.size_of[slot as usize];
-                    self.slots.release(slot);
-                    ghost_hit = true;
-                }
-            }
-        }
+        // libCacheSim admits only what fits in Ain (never the case for unit sizes: Ain >= 1).
         if size > self.ain_size as u64 {
             return false;
         }
         let (ain, aout, am) = (Where::Ain as usize, Where::Aout as usize, Where::Am as usize);
         while self.used[ain] + self.used[am] + size > self.capacity as u64 {
             if self.used[ain] > self.ain_size as u64 {
-                let Some(old) = self.pop_sized(Where::Ain) else { break };
-                let old_size = self.size_of[old as usize];
+                let Some(old) = self.pop::<SIZED>(Where::Ain) else { break };
+                let old_size = self.size::<SIZED>(old);
                 if old_size > self.aout_size as u64 {
                     self.slots.release(old);
                     continue;
                 }
                 while self.used[aout] + old_size > self.aout_size as u64 {
-                    match self.pop_sized(Where::Aout) {
+                    match self.pop::<SIZED>(Where::Aout) {
                         Some(g) => self.slots.release(g),
                         None => break,
                     }
                 }
-                self.push_sized(old, Where::Aout);
+                self.push::<SIZED>(old, Where::Aout);
             } else {
-                match self.pop_sized(Where::Am) {
+                match self.pop::<SIZED>(Where::Am) {
                     Some(v) => self.slots.release(v),
                     None => break,
                 }
             }
         }
         let to = if ghost_hit {
+            // Am is an LRU of its own size: it may evict on its own.
             while self.used[am] + size > self.am_size as u64 {
-                match self.pop_sized(Where::Am) {
+                match self.pop::<SIZED>(Where::Am) {
                     Some(v) => self.slots.release(v),
                     None => break,
                 }
@@ -221,12 +164,27 @@ impl Policy for TwoQ {
         if self.place.len() < hw {
             self.place.resize(hw, Where::Ain);
         }
-        if self.size_of.len() < hw {
-            self.size_of.resize(hw, 0);
+        if SIZED {
+            if self.size_of.len() < hw {
+                self.size_of.resize(hw, 0);
+            }
+            self.size_of[slot as usize] = size;
         }
-        self.size_of[slot as usize] = size;
-        self.push_sized(slot, to);
+        self.push::<SIZED>(slot, to);
         false
+    }
+}
+
+impl Policy for TwoQ {
+    #[inline]
+    fn access(&mut self, id: u32, _next_use: u64) -> bool {
+        self.step::<false>(id, 1)
+    }
+    fn supports_sizes(&self) -> bool {
+        true
+    }
+    fn access_sized(&mut self, id: u32, size: u64, _next_use: u64) -> bool {
+        self.step::<true>(id, size)
     }
     fn contains(&self, id: u32) -> bool {
         let slot = self.slots.peek(id);
