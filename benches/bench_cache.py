@@ -12,20 +12,8 @@ import numpy as np
 import pytest
 
 import osbench as ob
-from osbench.cache import POLICIES
+from osbench.cache import LIBCACHESIM_NAMES, POLICIES
 
-LIBCACHESIM = {
-    "fifo": "FIFO",
-    "lru": "LRU",
-    "lfu": "LFU",
-    "clock": "Clock",
-    "arc": "ARC",
-    "opt": "Belady",
-    "sieve": "Sieve",
-    "s3fifo": "S3FIFO",
-    "twoq": "TwoQ",
-    "gdsf": "GDSF",
-}
 CACHETOOLS = {"fifo": "FIFOCache", "lru": "LRUCache"}
 
 
@@ -120,7 +108,7 @@ def test_replay_large(benchmark: Any, policy: str, row: str, large_trace: tuple[
 
         def run() -> int:
             reader = lcs.TraceReader(str(path), lcs.TraceType.ORACLE_GENERAL_TRACE)
-            miss_ratio, _ = getattr(lcs, LIBCACHESIM[policy])(capacity).process_trace(reader)
+            miss_ratio, _ = getattr(lcs, LIBCACHESIM_NAMES[policy])(capacity).process_trace(reader)
             return round(miss_ratio * len(trace))
 
         misses = once(benchmark, run)

@@ -6,19 +6,8 @@ import numpy as np
 import pytest
 
 import osbench as ob
+from osbench.cache import LIBCACHESIM_NAMES
 
-LIBCACHESIM_CLASSES = {
-    "fifo": "FIFO",
-    "lru": "LRU",
-    "lfu": "LFU",
-    "clock": "Clock",
-    "arc": "ARC",
-    "opt": "Belady",
-    "sieve": "Sieve",
-    "s3fifo": "S3FIFO",
-    "twoq": "TwoQ",
-    "gdsf": "GDSF",
-}
 NEW_POLICIES = ["sieve", "s3fifo", "twoq", "gdsf"]
 
 
@@ -28,12 +17,12 @@ def libcachesim_misses(trace: ob.traces.Trace, policy: str, capacity: int, folde
     if not path.exists():
         ob.traces.write_oracle_general(trace, path, sizes=np.ones(len(trace), dtype=np.uint32))
     reader = lcs.TraceReader(str(path), lcs.TraceType.ORACLE_GENERAL_TRACE)
-    cache = getattr(lcs, LIBCACHESIM_CLASSES[policy])(capacity)
+    cache = getattr(lcs, LIBCACHESIM_NAMES[policy])(capacity)
     miss_ratio, _ = cache.process_trace(reader)
     return round(miss_ratio * len(trace))
 
 
-@pytest.mark.parametrize("policy", list(LIBCACHESIM_CLASSES))
+@pytest.mark.parametrize("policy", list(LIBCACHESIM_NAMES))
 @pytest.mark.parametrize("capacity", [7, 12, 100, 1000])
 def test_libcachesim_miss_counts_equal_ours(policy: str, capacity: int, tmp_path) -> None:  # type: ignore[no-untyped-def]
     if capacity < ob.cache.MIN_CAPACITY.get(policy, 1):
@@ -42,7 +31,7 @@ def test_libcachesim_miss_counts_equal_ours(policy: str, capacity: int, tmp_path
     assert libcachesim_misses(trace, policy, capacity, tmp_path) == ob.cache.replay(trace, policy, capacity).misses
 
 
-@pytest.mark.parametrize("policy", list(LIBCACHESIM_CLASSES))
+@pytest.mark.parametrize("policy", list(LIBCACHESIM_NAMES))
 def test_libcachesim_on_the_real_trace(policy: str, shared_traces, tmp_path) -> None:  # type: ignore[no-untyped-def]
     trace = ob.traces.read_oracle_general(shared_traces / "cloudphysics-io.oracleGeneral.bin")
     unit = ob.traces.Trace(trace.keys)  # unit sizes: capacity counts objects
@@ -52,7 +41,7 @@ def test_libcachesim_on_the_real_trace(policy: str, shared_traces, tmp_path) -> 
 def libcachesim_hits(keys: list[int], policy: str, capacity: int) -> list[bool]:
     """Request by request through libcachesim's own get(), unit sizes."""
     lcs = pytest.importorskip("libcachesim")
-    cache = getattr(lcs, LIBCACHESIM_CLASSES[policy])(capacity)
+    cache = getattr(lcs, LIBCACHESIM_NAMES[policy])(capacity)
     flags = []
     for k in keys:
         req = lcs.Request()
@@ -95,7 +84,7 @@ def test_libcachesim_with_real_sizes(policy: str, shared_traces) -> None:  # typ
     trace = ob.traces.read(path)
     for capacity in (1 << 20, 2000 * 4096):
         reader = lcs.TraceReader(str(path), lcs.TraceType.ORACLE_GENERAL_TRACE)
-        miss_ratio, _ = getattr(lcs, LIBCACHESIM_CLASSES[policy])(capacity).process_trace(reader)
+        miss_ratio, _ = getattr(lcs, LIBCACHESIM_NAMES[policy])(capacity).process_trace(reader)
         assert round(miss_ratio * len(trace)) == ob.cache.replay(trace, policy, capacity, sizes=True).misses
 
 
@@ -109,7 +98,7 @@ def test_libcachesim_sized_hit_for_hit(policy: str) -> None:
         per_object = rng.integers(1, 40, n)
         sizes = [int(per_object[k]) for k in keys]
         future = ob.traces.next_use_reference(keys)  # for opt
-        cache = getattr(lcs, LIBCACHESIM_CLASSES[policy])(capacity)
+        cache = getattr(lcs, LIBCACHESIM_NAMES[policy])(capacity)
         want = []
         for k, s, nxt in zip(keys, sizes, future):
             req = lcs.Request()
@@ -118,3 +107,10 @@ def test_libcachesim_sized_hit_for_hit(policy: str) -> None:
             want.append(bool(cache.get(req)))
         got = ob.cache.replay(np.array(keys), policy, capacity, sizes=sizes, mask=True).mask
         assert got is not None and got.tolist() == want, (policy, capacity)
+
+
+def test_every_policy_names_its_libcachesim_class() -> None:
+    assert list(LIBCACHESIM_NAMES) == list(ob.cache.POLICIES)
+    lcs = pytest.importorskip("libcachesim")
+    for policy, name in LIBCACHESIM_NAMES.items():
+        assert isinstance(getattr(lcs, name, None), type), (policy, name)

@@ -29,6 +29,21 @@ from osbench.traces import Trace, as_trace
 POLICIES: tuple[str, ...] = ("fifo", "lru", "lfu", "clock", "arc", "opt", "sieve", "s3fifo", "twoq", "gdsf")
 """Every policy name, lower case."""
 
+LIBCACHESIM_NAMES: dict[str, str] = {
+    "fifo": "FIFO",
+    "lru": "LRU",
+    "lfu": "LFU",
+    "clock": "Clock",
+    "arc": "ARC",
+    "opt": "Belady",
+    "sieve": "Sieve",
+    "s3fifo": "S3FIFO",
+    "twoq": "TwoQ",
+    "gdsf": "GDSF",
+}
+"""Each policy's class in libCacheSim (and its Python package ``libcachesim``), whose miss
+counts equal ours request by request (sizes in bytes: give unit sizes for object counts)."""
+
 MIN_CAPACITY: dict[str, int] = {"s3fifo": 10, "twoq": 4}
 """Policies refusing small capacities: S3-FIFO's small queue (10%) and 2Q's Ain (25%) must
 hold at least one object (libCacheSim aborts, or caches nothing, below these)."""
@@ -515,4 +530,4 @@ def new(
 
 from osbench.cache import sweep  # noqa: E402  (studies over many cells; needs the names above)
 
-__all__ = ["sweep", "POLICIES", "SIZED_POLICIES", "COSTED_POLICIES", "MIN_CAPACITY", "SHARDS_MIN_OBJECTS", "OFFLINE", "Replay", "replay", "stream", "spatial_sample", "curve", "new", "reference"]
+__all__ = ["sweep", "POLICIES", "SIZED_POLICIES", "COSTED_POLICIES", "LIBCACHESIM_NAMES", "MIN_CAPACITY", "SHARDS_MIN_OBJECTS", "OFFLINE", "Replay", "replay", "stream", "spatial_sample", "curve", "new", "reference"]
