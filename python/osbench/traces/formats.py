@@ -183,39 +183,16 @@ def read(
 
 
 def _read_npy(path: str, data: bytes) -> Trace:
-    if not data.startswith(NPY_MAGIC):
-        raise _fail(path, "byte offset 0", "not a .npy file (it does not start with \\x93NUMPY)")
-    f = io.BytesIO(data)
-    try:
-        version = np.lib.format.read_magic(f)
-        if version == (1, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
-        else:
-            shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
-    except (ValueError, SyntaxError, EOFError, TypeError) as exc:
-        raise _fail(path, "byte offset 8", f"bad .npy header ({exc})") from None
-    start = f.tell()
-    if dtype.hasobject:
-        raise _fail(path, f"byte offset {start}", "a .npy of Python objects is not a trace (pickles are never loaded)")
-    count = int(np.prod(shape, dtype=np.int64))
-    need = count * dtype.itemsize
-    if len(data) - start < need:
+    dtype, count, start, key, size, time = _npy_header(path, data)
+    if len(data) - start < count * dtype.itemsize:
         whole = start + (len(data) - start) // max(dtype.itemsize, 1) * dtype.itemsize
         raise _fail(path, f"byte offset {whole}", f"truncated: the header promises {count} items of {dtype.itemsize} bytes, the file ends at {len(data)}")
-    if len(shape) != 1:
-        raise _fail(path, f"byte offset {start}", f"wrong layout: a trace is 1-D, this array has shape {shape}")
     arr = np.frombuffer(data, dtype=dtype, count=count, offset=start)
-    if dtype.names is None:
-        if dtype.kind not in "iu":
-            raise _fail(path, f"byte offset {start}", f"wrong layout: keys must be integers, this array holds {dtype}")
-        return Trace(arr.copy())
-    names = {n.lower(): n for n in dtype.names}
-    key = names.get("key") or names.get("id")
-    if key is None or dtype[key].kind not in "iu":
-        raise _fail(path, f"byte offset {start}", f"wrong layout: a structured trace needs an integer 'key' or 'id' field, found {list(dtype.names)}")
-    sizes = arr[names["size"]].copy() if "size" in names else None
-    times = arr[names["time"]].copy() if "time" in names else None
-    return Trace(arr[key].copy(), sizes=sizes, times=times)
+    return Trace(
+        arr[key].copy(),
+        sizes=None if size is None else arr[size].copy(),
+        times=None if time is None else arr[time].copy(),
+    )
 
 
 def _check_records(path: str, data: bytes, itemsize: int, what: str) -> None:
