@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 import pytest
@@ -209,24 +210,26 @@ def test_text_errors_name_the_line(tmp_path: Path) -> None:
         ob.traces.read(tmp_path / "h.csv", key_column="a", header=False)
 
 
-def test_request_log_errors(tmp_path: Path) -> None:
-    (tmp_path / "m.jsonl").write_text('{"hash_ids": [1]}\n{"hash_ids": [1, \n')
-    with pytest.raises(TraceFileError, match="m.jsonl: line 2: not a Mooncake request"):
-        ob.traces.read(tmp_path / "m.jsonl")
-    (tmp_path / "k.jsonl").write_text('{"hash_ids": [1]}\n{"ids": [2]}\n')
-    with pytest.raises(TraceFileError, match="k.jsonl: line 2"):
-        ob.traces.read(tmp_path / "k.jsonl")
-    (tmp_path / "s.jsonl").write_text('{"hash_ids": ["a"]}\n')
-    with pytest.raises(TraceFileError, match="s.jsonl: line 1"):
-        ob.traces.read(tmp_path / "s.jsonl")
-    (tmp_path / "a.csv").write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03.97,5,1\nyesterday,4,1\n")
-    with pytest.raises(TraceFileError, match="a.csv: line 3, column 1: 'yesterday' is not a timestamp"):
-        ob.traces.read(tmp_path / "a.csv")
-    (tmp_path / "b.csv").write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03.97,many,1\n")
-    with pytest.raises(TraceFileError, match="b.csv: line 2, column 2"):
-        ob.traces.read(tmp_path / "b.csv")
-    with pytest.raises(TraceFileError, match="not an Azure LLM log"):
-        ob.traces.read(tmp_path / "m.jsonl", "azure")
+@pytest.mark.parametrize(
+    "name, text, fmt, error",
+    [
+        ("m.jsonl", '{"hash_ids": [1]}\n{"hash_ids": [1, \n', None, "m.jsonl: line 2: not a Mooncake request"),
+        ("k.jsonl", '{"hash_ids": [1]}\n{"ids": [2]}\n', None, "k.jsonl: line 2"),
+        ("s.jsonl", '{"hash_ids": ["a"]}\n', None, "s.jsonl: line 1"),
+        (
+            "a.csv",
+            "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03.97,5,1\nyesterday,4,1\n",
+            None,
+            "a.csv: line 3, column 1: 'yesterday' is not a timestamp",
+        ),
+        ("b.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03.97,many,1\n", None, "b.csv: line 2, column 2"),
+        ("m.jsonl", '{"hash_ids": [1]}\n', "azure", "not an Azure LLM log"),
+    ],
+)
+def test_request_log_errors(tmp_path: Path, name: str, text: str, fmt: Optional[str], error: str) -> None:
+    (tmp_path / name).write_text(text)
+    with pytest.raises(TraceFileError, match=error):
+        ob.traces.read(tmp_path / name, fmt)
 
 
 @pytest.mark.parametrize("name, fmt", [("e.npy", None), ("e.csv", None), ("e.oracleGeneral.bin", None), ("e.jsonl", None), ("e.bin", "binary")])
