@@ -89,6 +89,10 @@ def test_report_quick_writes_the_folder(tmp_path: Path) -> None:
     assert results["quick"] is True and results["osbench"] and results["host"]["python"]
     figures = [f for s in results["sections"].values() for f in s["figures"]]
     assert len(figures) >= 9
+    shards = results["sections"]["04-cache"]["shards"]
+    exact, sampled = shards["hit_ratio"]["exact"], shards["hit_ratio"]["SHARDS rate 0.01"]
+    small = [i for i, c in enumerate(shards["capacities"]) if c * 0.01 < 100]
+    assert small and [sampled[i] for i in small] == [exact[i] for i in small]  # counted exactly there
     for fig in figures:
         assert (out_dir / "figures" / f"{fig}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     from html.parser import HTMLParser
