@@ -148,3 +148,92 @@ impl Links {
         Some(slot)
     }
 }
+
+/// `N` queues over one set of slots, each counting what it holds: bytes when the caller
+/// passes `SIZED = true` (sizes recorded with [`Queues::set_size`]), else objects, so one
+/// policy loop serves both modes and the unit path reads no sizes. The queues are indexed
+/// by the policy's own enum of places (`Where as usize`). S3-FIFO and 2Q keep three.
+pub struct Queues<const N: usize> {
+    links: Links,
+    lists: [List; N],
+    held: [u64; N],
+    size_of: Vec<u64>,
+}
+
+impl<const N: usize> Queues<N> {
+    pub fn with_capacity(slots: usize) -> Self {
+        Queues { links: Links::with_capacity(slots), lists: [List::default(); N], held: [0; N], size_of: Vec::new() }
+    }
+
+    /// The size of the object in `slot`: its bytes when sized, else 1.
+    #[inline(always)]
+    pub fn size<const SIZED: bool>(&self, slot: u32) -> u64 {
+        if SIZED {
+            self.size_of[slot as usize]
+        } else {
+            1
+        }
+    }
+
+    /// Sized mode: record the size of the object entering `slot`.
+    #[inline]
+    pub fn set_size(&mut self, slot: u32, size: u64) {
+        ensure(&mut self.size_of, slot, 0);
+        self.size_of[slot as usize] = size;
+    }
+
+    /// What queue `q` holds: bytes when sized, else objects.
+    #[inline]
+    pub fn held(&self, q: usize) -> u64 {
+        self.held[q]
+    }
+
+    /// Objects in queue `q`.
+    #[inline]
+    pub fn len(&self, q: usize) -> usize {
+        self.lists[q].len
+    }
+
+    /// Put `slot` at the new end of queue `q`.
+    #[inline]
+    pub fn push<const SIZED: bool>(&mut self, q: usize, slot: u32) {
+        self.held[q] += self.size::<SIZED>(slot);
+        self.links.push_front(&mut self.lists[q], slot);
+    }
+
+    /// Take the oldest slot of queue `q`.
+    #[inline]
+    pub fn pop<const SIZED: bool>(&mut self, q: usize) -> Option<u32> {
+        let slot = self.links.pop_back(&mut self.lists[q])?;
+        self.held[q] -= self.size::<SIZED>(slot);
+        Some(slot)
+    }
+
+    /// Take `slot` out of queue `q`.
+    #[inline]
+    pub fn remove<const SIZED: bool>(&mut self, q: usize, slot: u32) {
+        self.links.remove(&mut self.lists[q], slot);
+        self.held[q] -= self.size::<SIZED>(slot);
+    }
+
+    /// Take the oldest slot of queue `q` and free it in `slots`; false when `q` is empty.
+    #[inline]
+    pub fn drop_oldest<const SIZED: bool>(&mut self, q: usize, slots: &mut Slots) -> bool {
+        match self.pop::<SIZED>(q) {
+            Some(slot) => {
+                slots.release(slot);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Move `slot`, in queue `q`, to its new end (an LRU touch; what `q` holds is unchanged).
+    #[inline]
+    pub fn touch(&mut self, q: usize, slot: u32) {
+        if self.lists[q].head != slot {
+            self.links.remove(&mut self.lists[q], slot);
+            self.links.push_front(&mut self.lists[q], slot);
+        }
+    }
+}

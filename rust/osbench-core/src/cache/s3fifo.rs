@@ -4,7 +4,7 @@
 //! in the reference engine's `S3FIFO` class; this file follows them step for step.
 //! Sized mode counts the capacity, the three queue sizes and their contents in bytes.
 
-use super::list::{Links, List, Slots};
+use super::list::{Queues, Slots};
 use super::{Policy, NIL};
 use crate::error::{invalid, Result};
 
@@ -25,17 +25,11 @@ pub struct S3Fifo {
     has_evicted: bool,
     /// Cached objects and ghost ids each hold a slot.
     slots: Slots,
-    links: Links,
+    /// Small, main and ghost, indexed by `Where`, each counting bytes in sized mode.
+    queues: Queues<3>,
     place: Vec<Where>,
     /// Hits since the object entered its queue (main: the reinsertion counter).
     count: Vec<u32>,
-    small: List,
-    main: List,
-    ghost: List,
-    /// Sizes held in small, main and ghost (bytes in sized mode, else objects), and in sized
-    /// mode the size of the id in each slot.
-    bytes: [u64; 3],
-    size_of: Vec<u64>,
 }
 
 impl S3Fifo {
@@ -60,50 +54,15 @@ impl S3Fifo {
             threshold: 2,
             has_evicted: false,
             slots: Slots::new(n_ids, expected),
-            links: Links::with_capacity(expected),
+            queues: Queues::with_capacity(expected),
             place: Vec::with_capacity(expected),
             count: Vec::with_capacity(expected),
-            small: List::default(),
-            main: List::default(),
-            ghost: List::default(),
-            bytes: [0; 3],
-            size_of: Vec::new(),
         })
     }
 
-    /// The size of the id in `slot`: its bytes in sized mode, else 1 (capacity in objects).
-    #[inline(always)]
-    fn size<const SIZED: bool>(&self, slot: u32) -> u64 {
-        if SIZED {
-            self.size_of[slot as usize]
-        } else {
-            1
-        }
-    }
-
-    fn list(&mut self, w: Where) -> &mut List {
-        match w {
-            Where::Small => &mut self.small,
-            Where::Main => &mut self.main,
-            Where::Ghost => &mut self.ghost,
-        }
-    }
-
-    /// Take the oldest of `from`, with its size.
-    fn pop<const SIZED: bool>(&mut self, from: Where) -> Option<u32> {
-        let mut list = *self.list(from);
-        let slot = self.links.pop_back(&mut list)?;
-        *self.list(from) = list;
-        self.bytes[from as usize] -= self.size::<SIZED>(slot);
-        Some(slot)
-    }
-
-    /// Put `slot` at the new end of `to` with its hit counter, and its size.
+    /// Put `slot` at the new end of `to` with its hit counter.
     fn put<const SIZED: bool>(&mut self, slot: u32, to: Where, count: u32) {
-        self.bytes[to as usize] += self.size::<SIZED>(slot);
-        let mut list = *self.list(to);
-        self.links.push_front(&mut list, slot);
-        *self.list(to) = list;
+        self.queues.push::<SIZED>(to as usize, slot);
         self.place[slot as usize] = to;
         self.count[slot as usize] = count;
     }
@@ -111,9 +70,9 @@ impl S3Fifo {
     fn evict<const SIZED: bool>(&mut self) {
         self.has_evicted = true;
         let (small, main, ghost) = (Where::Small as usize, Where::Main as usize, Where::Ghost as usize);
-        if self.bytes[main] > self.main_size as u64 || self.bytes[small] == 0 {
+        if self.queues.held(main) > self.main_size as u64 || self.queues.held(small) == 0 {
             // Main: reinsert objects hit since they entered (one hit less), evict the first other.
-            while let Some(slot) = self.pop::<SIZED>(Where::Main) {
+            while let Some(slot) = self.queues.pop::<SIZED>(main) {
                 let c = self.count[slot as usize];
                 if c == 0 {
                     self.slots.release(slot);
@@ -124,20 +83,19 @@ impl S3Fifo {
         } else {
             // Small: promote objects hit often enough, evict the first other into the ghost,
             // which keeps the ids whose sizes fit in it.
-            while let Some(slot) = self.pop::<SIZED>(Where::Small) {
+            while let Some(slot) = self.queues.pop::<SIZED>(small) {
                 if self.count[slot as usize] >= self.threshold {
                     self.put::<SIZED>(slot, Where::Main, 0);
                     continue;
                 }
-                let size = self.size::<SIZED>(slot);
+                let size = self.queues.size::<SIZED>(slot);
                 if size > self.ghost_size as u64 {
                     self.slots.release(slot);
                     return;
                 }
-                while self.bytes[ghost] + size > self.ghost_size as u64 {
-                    match self.pop::<SIZED>(Where::Ghost) {
-                        Some(g) => self.slots.release(g),
-                        None => break,
+                while self.queues.held(ghost) + size > self.ghost_size as u64 {
+                    if !self.queues.drop_oldest::<SIZED>(ghost, &mut self.slots) {
+                        break;
                     }
                 }
                 self.put::<SIZED>(slot, Where::Ghost, 0);
@@ -154,15 +112,12 @@ impl S3Fifo {
             self.count.resize(hw, 0);
         }
         if SIZED {
-            if self.size_of.len() < hw {
-                self.size_of.resize(hw, 0);
-            }
-            self.size_of[slot as usize] = size;
+            self.queues.set_size(slot, size);
         }
         self.put::<SIZED>(slot, to, 0);
     }
 
-    /// One access of an object of `size` (1 unless `SIZED`): `bytes` then counts objects, so
+    /// One access of an object of `size` (1 unless `SIZED`): the queues then count objects, so
     /// one loop serves both modes and the unit path reads no sizes.
     #[inline(always)]
     fn step<const SIZED: bool>(&mut self, id: u32, size: u64) -> bool {
@@ -176,8 +131,7 @@ impl S3Fifo {
                     return true;
                 }
                 Where::Ghost => {
-                    self.links.remove(&mut self.ghost, slot);
-                    self.bytes[Where::Ghost as usize] -= self.size::<SIZED>(slot);
+                    self.queues.remove::<SIZED>(Where::Ghost as usize, slot);
                     self.slots.release(slot);
                     ghost_hit = true;
                 }
@@ -189,14 +143,14 @@ impl S3Fifo {
             return false;
         }
         let (small, main) = (Where::Small as usize, Where::Main as usize);
-        while self.bytes[small] + self.bytes[main] + size > self.capacity as u64 {
+        while self.queues.held(small) + self.queues.held(main) + size > self.capacity as u64 {
             self.evict::<SIZED>();
         }
         if ghost_hit {
             self.insert::<SIZED>(id, Where::Main, size);
         } else if size >= self.small_size as u64 {
             // libCacheSim never inserts an object as large as the small queue.
-        } else if !self.has_evicted && self.bytes[small] >= self.small_size as u64 {
+        } else if !self.has_evicted && self.queues.held(small) >= self.small_size as u64 {
             self.insert::<SIZED>(id, Where::Main, size);
         } else {
             self.insert::<SIZED>(id, Where::Small, size);
@@ -221,9 +175,9 @@ impl Policy for S3Fifo {
         slot != NIL && self.place[slot as usize] != Where::Ghost
     }
     fn len(&self) -> usize {
-        self.small.len + self.main.len
+        self.queues.len(Where::Small as usize) + self.queues.len(Where::Main as usize)
     }
     fn used_bytes(&self) -> u64 {
-        self.bytes[Where::Small as usize] + self.bytes[Where::Main as usize]
+        self.queues.held(Where::Small as usize) + self.queues.held(Where::Main as usize)
     }
 }

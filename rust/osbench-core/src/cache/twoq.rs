@@ -4,7 +4,7 @@
 //! rules are spelled out in the reference engine's `TwoQ` class; this file follows them.
 //! Sized mode counts bytes in the capacity and the three targets.
 
-use super::list::{Links, List, Slots};
+use super::list::{Queues, Slots};
 use super::{Policy, NIL};
 use crate::error::{invalid, Result};
 
@@ -21,15 +21,9 @@ pub struct TwoQ {
     aout_size: usize,
     am_size: usize,
     slots: Slots,
-    links: Links,
+    /// Ain, Aout and Am, indexed by `Where`, each counting bytes in sized mode.
+    queues: Queues<3>,
     place: Vec<Where>,
-    ain: List,
-    aout: List,
-    am: List,
-    /// Sizes held in Ain, Aout and Am (bytes in sized mode, else objects), and in sized
-    /// mode the size of the object in each slot.
-    used: [u64; 3],
-    size_of: Vec<u64>,
 }
 
 impl TwoQ {
@@ -50,53 +44,18 @@ impl TwoQ {
             aout_size,
             am_size: capacity - ain_size,
             slots: Slots::new(n_ids, expected),
-            links: Links::with_capacity(expected),
+            queues: Queues::with_capacity(expected),
             place: Vec::with_capacity(expected),
-            ain: List::default(),
-            aout: List::default(),
-            am: List::default(),
-            used: [0; 3],
-            size_of: Vec::new(),
         })
     }
 
-    /// The size of the object in `slot`: its bytes in sized mode, else 1 (capacity in objects).
-    #[inline(always)]
-    fn size<const SIZED: bool>(&self, slot: u32) -> u64 {
-        if SIZED {
-            self.size_of[slot as usize]
-        } else {
-            1
-        }
-    }
-
-    fn list(&mut self, w: Where) -> &mut List {
-        match w {
-            Where::Ain => &mut self.ain,
-            Where::Aout => &mut self.aout,
-            Where::Am => &mut self.am,
-        }
-    }
-
-    /// Take the oldest of `from` (the LRU end of Am), with its size.
-    fn pop<const SIZED: bool>(&mut self, from: Where) -> Option<u32> {
-        let mut list = *self.list(from);
-        let slot = self.links.pop_back(&mut list)?;
-        *self.list(from) = list;
-        self.used[from as usize] -= self.size::<SIZED>(slot);
-        Some(slot)
-    }
-
-    /// Put `slot` at the new end of `to`, with its size.
-    fn push<const SIZED: bool>(&mut self, slot: u32, to: Where) {
-        self.used[to as usize] += self.size::<SIZED>(slot);
-        let mut list = *self.list(to);
-        self.links.push_front(&mut list, slot);
-        *self.list(to) = list;
+    /// Put `slot` at the new end of `to`.
+    fn move_to<const SIZED: bool>(&mut self, slot: u32, to: Where) {
+        self.queues.push::<SIZED>(to as usize, slot);
         self.place[slot as usize] = to;
     }
 
-    /// One access of an object of `size` (1 unless `SIZED`): `used` then counts objects, so
+    /// One access of an object of `size` (1 unless `SIZED`): the queues then count objects, so
     /// one loop serves both modes and the unit path reads no sizes.
     #[inline(always)]
     fn step<const SIZED: bool>(&mut self, id: u32, size: u64) -> bool {
@@ -106,15 +65,11 @@ impl TwoQ {
             match self.place[slot as usize] {
                 Where::Ain => return true,
                 Where::Am => {
-                    if self.am.head != slot {
-                        self.links.remove(&mut self.am, slot);
-                        self.links.push_front(&mut self.am, slot);
-                    }
+                    self.queues.touch(Where::Am as usize, slot);
                     return true;
                 }
                 Where::Aout => {
-                    self.links.remove(&mut self.aout, slot);
-                    self.used[Where::Aout as usize] -= self.size::<SIZED>(slot);
+                    self.queues.remove::<SIZED>(Where::Aout as usize, slot);
                     self.slots.release(slot);
                     ghost_hit = true;
                 }
@@ -125,34 +80,29 @@ impl TwoQ {
             return false;
         }
         let (ain, aout, am) = (Where::Ain as usize, Where::Aout as usize, Where::Am as usize);
-        while self.used[ain] + self.used[am] + size > self.capacity as u64 {
-            if self.used[ain] > self.ain_size as u64 {
-                let Some(old) = self.pop::<SIZED>(Where::Ain) else { break };
-                let old_size = self.size::<SIZED>(old);
+        while self.queues.held(ain) + self.queues.held(am) + size > self.capacity as u64 {
+            if self.queues.held(ain) > self.ain_size as u64 {
+                let Some(old) = self.queues.pop::<SIZED>(ain) else { break };
+                let old_size = self.queues.size::<SIZED>(old);
                 if old_size > self.aout_size as u64 {
                     self.slots.release(old);
                     continue;
                 }
-                while self.used[aout] + old_size > self.aout_size as u64 {
-                    match self.pop::<SIZED>(Where::Aout) {
-                        Some(g) => self.slots.release(g),
-                        None => break,
+                while self.queues.held(aout) + old_size > self.aout_size as u64 {
+                    if !self.queues.drop_oldest::<SIZED>(aout, &mut self.slots) {
+                        break;
                     }
                 }
-                self.push::<SIZED>(old, Where::Aout);
-            } else {
-                match self.pop::<SIZED>(Where::Am) {
-                    Some(v) => self.slots.release(v),
-                    None => break,
-                }
+                self.move_to::<SIZED>(old, Where::Aout);
+            } else if !self.queues.drop_oldest::<SIZED>(am, &mut self.slots) {
+                break;
             }
         }
         let to = if ghost_hit {
             // Am is an LRU of its own size: it may evict on its own.
-            while self.used[am] + size > self.am_size as u64 {
-                match self.pop::<SIZED>(Where::Am) {
-                    Some(v) => self.slots.release(v),
-                    None => break,
+            while self.queues.held(am) + size > self.am_size as u64 {
+                if !self.queues.drop_oldest::<SIZED>(am, &mut self.slots) {
+                    break;
                 }
             }
             Where::Am
@@ -165,12 +115,9 @@ impl TwoQ {
             self.place.resize(hw, Where::Ain);
         }
         if SIZED {
-            if self.size_of.len() < hw {
-                self.size_of.resize(hw, 0);
-            }
-            self.size_of[slot as usize] = size;
+            self.queues.set_size(slot, size);
         }
-        self.push::<SIZED>(slot, to);
+        self.move_to::<SIZED>(slot, to);
         false
     }
 }
@@ -191,9 +138,9 @@ impl Policy for TwoQ {
         slot != NIL && self.place[slot as usize] != Where::Aout
     }
     fn len(&self) -> usize {
-        self.ain.len + self.am.len
+        self.queues.len(Where::Ain as usize) + self.queues.len(Where::Am as usize)
     }
     fn used_bytes(&self) -> u64 {
-        self.used[Where::Ain as usize] + self.used[Where::Am as usize]
+        self.queues.held(Where::Ain as usize) + self.queues.held(Where::Am as usize)
     }
 }
