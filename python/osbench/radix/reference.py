@@ -127,16 +127,7 @@ class RadixTree:
     def insert(self, tokens: Sequence[Hashable]) -> int:
         """Insert ``tokens`` (cut to whole pages); return the length already cached."""
         key = self._aligned(tokens)
-        self._stamp(self.root)
-        node, pos = self.root, 0
-        while pos < len(key):
-            child = node.children.get(self._child_key(key[pos:]))
-            if child is None:
-                break
-            self._stamp(child)
-            m = self._common(child.tokens, key[pos:])
-            pos += m
-            node = self._split(child, m) if m < len(child.tokens) else child
+        pos, node = self._descend(key)
         if pos < len(key):
             leaf = Node(self, node, key[pos:], self._tick())
             node.children[self._child_key(leaf.tokens)] = leaf
@@ -151,6 +142,11 @@ class RadixTree:
         key = self._aligned(tokens)
         if not key:
             return 0, self.root
+        return self._descend(key)
+
+    def _descend(self, key: list[Hashable]) -> tuple[int, Node]:
+        """Walk down along ``key``, stamping every node passed: the length matched and the
+        node where it ends, split there if the match ends inside a node's tokens."""
         self._stamp(self.root)
         node, pos = self.root, 0
         while pos < len(key):
@@ -161,8 +157,7 @@ class RadixTree:
             m = self._common(child.tokens, key[pos:])
             pos += m
             if m < len(child.tokens):
-                node = self._split(child, m)
-                break
+                return pos, self._split(child, m)
             node = child
         return pos, node
 

@@ -261,20 +261,27 @@ impl RadixTree {
         let parent = self.nodes[child as usize].parent;
         let first = self.nodes[child as usize].tokens[0];
         let next = self.nodes[child as usize].next_same;
-        let key = (parent, first);
+        self.replace_in_chain((parent, first), child, next);
+        self.nodes[child as usize].next_same = NIL;
+    }
+
+    /// Put `with` where `child` stands in the chain of children sharing the first page `key`
+    /// (the map holds the chain's head, `next_same` links the rest). `with` is NIL, or a node
+    /// whose `next_same` already points past `child`.
+    fn replace_in_chain(&mut self, key: (u32, i64), child: u32, with: u32) {
         match self.children.get(&key).copied() {
-            Some(h) if h == child => {
-                if next == NIL {
+            Some(head) if head == child => {
+                if with == NIL {
                     self.children.remove(&key);
                 } else {
-                    self.children.insert(key, next);
+                    self.children.insert(key, with);
                 }
             }
             Some(mut c) => {
                 while c != NIL {
                     let after = self.nodes[c as usize].next_same;
                     if after == child {
-                        self.nodes[c as usize].next_same = next;
+                        self.nodes[c as usize].next_same = with;
                         break;
                     }
                     c = after;
@@ -282,7 +289,6 @@ impl RadixTree {
             }
             None => {}
         }
-        self.nodes[child as usize].next_same = NIL;
     }
 
     fn alloc(&mut self, parent: u32, tokens: Vec<i64>, lock_ref: u64, n_children: u32) -> u32 {
@@ -315,25 +321,8 @@ impl RadixTree {
         // The upper node replaces the child in the parent's chain (same first page).
         let upper = self.alloc(parent, head, lock_ref, 1);
         let first = self.nodes[upper as usize].tokens[0];
-        let key = (parent, first);
-        let next = self.nodes[c].next_same;
-        self.nodes[upper as usize].next_same = next;
-        match self.children.get(&key).copied() {
-            Some(h) if h == child => {
-                self.children.insert(key, upper);
-            }
-            Some(mut p) => {
-                while p != NIL {
-                    let after = self.nodes[p as usize].next_same;
-                    if after == child {
-                        self.nodes[p as usize].next_same = upper;
-                        break;
-                    }
-                    p = after;
-                }
-            }
-            None => {}
-        }
+        self.nodes[upper as usize].next_same = self.nodes[c].next_same;
+        self.replace_in_chain((parent, first), child, upper);
         self.nodes[c].next_same = NIL;
         self.link_child(upper, child);
         upper
