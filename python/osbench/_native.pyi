@@ -14,6 +14,7 @@ __all__ = [
     "next_use",
     "cache_spatial_sample",
     "cache_lru_shards",
+    "cache_online_args",
     "cache_replay",
     "cache_curve",
     "OnlineCache",
@@ -52,6 +53,7 @@ def cache_spatial_sample(
 def cache_lru_shards(
     keys: npt.NDArray[np.int64] | npt.NDArray[np.uint64], rate: float, seed: int = 0, exact_depth: int = 0
 ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]: ...
+def cache_online_args(size: object, cost: object, sizes: bool, costs: bool) -> tuple[Optional[int], Optional[float]]: ...
 def cache_replay(
     policy: str,
     ids: npt.NDArray[np.uint32],

@@ -14,8 +14,6 @@ hit for hit.
 from __future__ import annotations
 
 import dataclasses
-import math
-import numbers
 import os
 from dataclasses import dataclass
 from typing import Any, Hashable, Iterable, Optional, Protocol
@@ -427,51 +425,17 @@ def curve(
     return hits / n if n else np.zeros(len(caps))
 
 
-# The per-access checks of the reference engine's online cache; the native OnlineCache makes
-# the same checks with the same messages (rust/osbench-py/src/cache.rs).
-
-
-def _online_size(size: Any, sized: bool) -> Optional[int]:
-    if size is None:
-        if sized:
-            raise TypeError("size is required: this cache counts bytes (made with sizes=True), so call access(key, size)")
-        return None
-    if not sized:
-        raise TypeError(f"size={size!r} is not accepted: this cache counts objects; make it with sizes=True to give sizes")
-    return _checks.positive_int("size", size)
-
-
-def _online_cost(cost: Any, costed: bool) -> Optional[float]:
-    if cost is None:
-        if costed:
-            raise TypeError("cost is required: this cache was made with costs=True, so call access(key, cost=...)")
-        return None
-    if not costed:
-        raise TypeError(
-            f"cost={cost!r} is not accepted: this cache takes no costs; make a gdsf cache with costs=True to give costs"
-        )
-    if isinstance(cost, bool) or not isinstance(cost, numbers.Real):
-        raise TypeError(f"cost={cost!r} is not accepted: it must be a positive number")
-    try:
-        value = float(cost)
-    except OverflowError:  # an int too large for a float
-        value = math.inf
-    if not 0.0 < value < math.inf:
-        raise ValueError(f"cost={cost!r} is not accepted: it must be a finite positive number")
-    return value
-
-
 class _ReferenceOnline:
     """A reference-engine cache behind the online interface of the native ``OnlineCache``:
-    the same ``access(key, size=None, cost=None)``, checks and errors."""
+    the same ``access(key, size=None, cost=None)``, and the same argument checks (the native
+    ones), so both engines fail the same way."""
 
     def __init__(self, policy: str, capacity: int, bit_on_insert: bool, sizes: bool, costs: bool) -> None:
         self._cache = reference.make(policy, capacity, bit_on_insert)
         self.capacity, self.name, self.sizes, self.costs = capacity, policy, sizes, costs
 
     def access(self, key: Any, size: Optional[int] = None, cost: Optional[float] = None) -> bool:
-        size = _online_size(size, self.sizes)
-        cost = _online_cost(cost, self.costs)
+        size, cost = _native.cache_online_args(size, cost, self.sizes, self.costs)
         if cost is not None:
             return bool(self._cache.access(key, None, 1 if size is None else size, cost))
         if size is not None:

@@ -19,6 +19,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cache_curve, m)?)?;
     m.add_function(wrap_pyfunction!(cache_spatial_sample, m)?)?;
     m.add_function(wrap_pyfunction!(cache_lru_shards, m)?)?;
+    m.add_function(wrap_pyfunction!(cache_online_args, m)?)?;
     m.add_class::<OnlineCache>()?;
     m.add_class::<CacheStream>()?;
     Ok(())
@@ -231,8 +232,21 @@ pub struct OnlineCache {
     costs: bool,
 }
 
-// The messages below are word for word those of the reference engine's online adapter
-// (osbench.cache._ReferenceOnline), so both engines fail the same way.
+// The per-access argument checks of online caches. The reference engine's online adapter
+// (osbench.cache._ReferenceOnline) calls them too, so both engines fail the same way.
+
+/// Check one online access's `size` and `cost` for a cache made with `sizes` and `costs`:
+/// (size, cost), each None where the cache takes none.
+#[pyfunction]
+#[pyo3(signature = (size, cost, sizes, costs))]
+fn cache_online_args(
+    size: Option<&Bound<'_, PyAny>>,
+    cost: Option<&Bound<'_, PyAny>>,
+    sizes: bool,
+    costs: bool,
+) -> PyResult<(Option<u64>, Option<f64>)> {
+    Ok((size_arg(size, sizes)?, cost_arg(cost, costs)?))
+}
 
 /// The `size` argument of one access: required in a cache made with sizes, refused otherwise.
 fn size_arg(size: Option<&Bound<'_, PyAny>>, sized: bool) -> PyResult<Option<u64>> {
@@ -325,8 +339,7 @@ impl OnlineCache {
         if !(i128::from(i64::MIN)..=i128::from(u64::MAX)).contains(&key) {
             return Err(PyValueError::new_err(format!("key={key} is outside [-2**63, 2**64)")));
         }
-        let size = size_arg(size, self.sizes)?;
-        let cost = cost_arg(cost, self.costs)?;
+        let (size, cost) = cache_online_args(size, cost, self.sizes, self.costs)?;
         let next_id = self.ids.len();
         if next_id >= keys::MAX_IDS {
             return Err(PyValueError::new_err("the online cache has seen 2**32 - 2 distinct keys, its limit"));
