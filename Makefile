@@ -7,11 +7,11 @@ BIN := $(VENV)/bin
 export CARGO_TARGET_DIR ?= $(CURDIR)/target
 
 RUST_SOURCES := $(shell find rust -name '*.rs' -o -name Cargo.toml) Cargo.toml
-PY_DEPS := numpy pytest hypothesis pytest-benchmark mypy matplotlib psutil zstandard
+PY_DEPS := numpy pytest hypothesis pytest-benchmark mypy ruff matplotlib psutil zstandard
 # Peers to measure against; optional: tests and benchmarks skip where one is absent.
 PEERS := libcachesim cachetools ciw simpy distributed
 
-.PHONY: all report test test-rust test-python stubtest typecheck bench wheel clean
+.PHONY: all report test lint test-rust test-python stubtest typecheck bench wheel clean
 
 all: test
 
@@ -32,7 +32,14 @@ $(VENV)/.built: $(VENV)/.deps $(RUST_SOURCES) pyproject.toml
 report: $(VENV)/.built
 	$(BIN)/osbench report
 
-test: test-rust test-python stubtest typecheck
+test: lint test-rust test-python stubtest typecheck
+
+# Lints are part of the tests: the tree stays clean under them, with no blanket ignores.
+lint: $(VENV)/.deps
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	cargo fmt --all --check
+	PYO3_PYTHON=$(CURDIR)/$(BIN)/python cargo clippy --workspace --all-targets -q -- -D warnings
 
 test-rust:
 	cargo test -p osbench-core -q

@@ -19,7 +19,12 @@ CACHETOOLS = {"fifo": "FIFOCache", "lru": "LRUCache"}
 
 def sizes(full: bool) -> dict[str, Any]:
     if full:
-        return {"mid": (100_000, 1_000_000), "large": (1_000_000, 10_000_000), "capacity": 10_000, "large_capacity": 100_000}
+        return {
+            "mid": (100_000, 1_000_000),
+            "large": (1_000_000, 10_000_000),
+            "capacity": 10_000,
+            "large_capacity": 100_000,
+        }
     return {"mid": (2_000, 20_000), "large": (5_000, 50_000), "capacity": 200, "large_capacity": 1_000}
 
 
@@ -91,7 +96,9 @@ def test_replay_mid(benchmark: Any, policy: str, row: str, mid_trace: ob.traces.
 
 @pytest.mark.parametrize("policy", POLICIES)
 @pytest.mark.parametrize("row", ["native", "native-end-to-end", "native-stream-file", "libcachesim"])
-def test_replay_large(benchmark: Any, policy: str, row: str, large_trace: tuple[ob.traces.Trace, Path], full_size: bool) -> None:
+def test_replay_large(
+    benchmark: Any, policy: str, row: str, large_trace: tuple[ob.traces.Trace, Path], full_size: bool
+) -> None:
     trace, path = large_trace
     benchmark.group = f"replay 10M Zipf(1.0) 1M keys: {policy}"
     capacity = sizes(full_size)["large_capacity"]
@@ -131,7 +138,11 @@ def test_gdsf_costs(benchmark: Any, row: str, mid_trace: ob.traces.Trace, full_s
         assert misses == ob.cache.replay(mid_trace, "gdsf", capacity, costs=np.full(len(costs), 1e6)).misses
         return
     engine = "native" if row == "native-costs" else "reference"
-    result = once(benchmark, lambda: ob.cache.replay(mid_trace, "gdsf", capacity, costs=costs, engine=engine), rounds=5 if engine == "native" else 1)
+    result = once(
+        benchmark,
+        lambda: ob.cache.replay(mid_trace, "gdsf", capacity, costs=costs, engine=engine),
+        rounds=5 if engine == "native" else 1,
+    )
     assert result.misses == expected
 
 
@@ -142,8 +153,12 @@ def curve_capacities(n_keys: int) -> np.ndarray:
     return np.unique(np.geomspace(10, n_keys, 100).astype(np.int64))
 
 
-@pytest.mark.parametrize("row", ["curve-100-capacities", "curve-from-file", "one-replay", "100-replays", "libcachesim-100-replays"])
-def test_lru_curve(benchmark: Any, row: str, large_trace: tuple[ob.traces.Trace, Path], mid_trace: ob.traces.Trace) -> None:
+@pytest.mark.parametrize(
+    "row", ["curve-100-capacities", "curve-from-file", "one-replay", "100-replays", "libcachesim-100-replays"]
+)
+def test_lru_curve(
+    benchmark: Any, row: str, large_trace: tuple[ob.traces.Trace, Path], mid_trace: ob.traces.Trace
+) -> None:
     """The exact LRU curve at 100 capacities: one pass on a prepared trace, and end to end
     from the oracleGeneral file (read, id mapping, curve) against libCacheSim replaying the
     same file once per capacity (it has no one-pass curve)."""
@@ -161,7 +176,10 @@ def test_lru_curve(benchmark: Any, row: str, large_trace: tuple[ob.traces.Trace,
 
         def run() -> list[int]:
             return [
-                round(lcs.LRU(int(c)).process_trace(lcs.TraceReader(str(path), lcs.TraceType.ORACLE_GENERAL_TRACE))[0] * len(trace))
+                round(
+                    lcs.LRU(int(c)).process_trace(lcs.TraceReader(str(path), lcs.TraceType.ORACLE_GENERAL_TRACE))[0]
+                    * len(trace)
+                )
                 for c in caps
             ]
 
@@ -173,7 +191,11 @@ def test_lru_curve(benchmark: Any, row: str, large_trace: tuple[ob.traces.Trace,
         # 100 separate replays (the way a non-stack tool draws the curve), timed on the 1M trace
         benchmark.group = "LRU curve, 100 capacities, 1M accesses"
         mid_caps = curve_capacities(mid_trace.n_distinct)
-        ratios = once(benchmark, lambda: np.array([ob.cache.replay(mid_trace, "lru", int(c)).hit_ratio for c in mid_caps]), rounds=1)
+        ratios = once(
+            benchmark,
+            lambda: np.array([ob.cache.replay(mid_trace, "lru", int(c)).hit_ratio for c in mid_caps]),
+            rounds=1,
+        )
         assert ratios.tolist() == ob.cache.curve(mid_trace, "lru", mid_caps).tolist()
 
 
@@ -188,7 +210,9 @@ def test_lru_curve_mid(benchmark: Any, mid_trace: ob.traces.Trace) -> None:
 
 @pytest.mark.parametrize("row", ["exact", "exact-from-keys", "sample-0.1", "sample-0.01", "sample-0.01-large-only"])
 @pytest.mark.parametrize("policy", ["lru", "sieve"])
-def test_sampled_curve(benchmark: Any, policy: str, row: str, large_trace: tuple[ob.traces.Trace, Path], mid_trace: ob.traces.Trace) -> None:
+def test_sampled_curve(
+    benchmark: Any, policy: str, row: str, large_trace: tuple[ob.traces.Trace, Path], mid_trace: ob.traces.Trace
+) -> None:
     """Error of SHARDS against the exact curve (mean absolute error in hit-ratio points,
     in extra_info) and its speed. LRU on the 10M trace; SIEVE (no stack property: one
     replay per capacity) on the 1M trace. "exact" reuses the trace's dense ids;

@@ -38,8 +38,9 @@ def _full(request: pytest.FixtureRequest) -> bool:
 @pytest.fixture(scope="module")
 def stream(request: pytest.FixtureRequest) -> ob.radix.Requests:
     n = FULL_CONVERSATIONS if _full(request) else QUICK_CONVERSATIONS
-    return conversations(n, system_len=1_200, fewshot_len=(400, 600), question_len=(50, 150),
-                         answer_len=(100, 300), max_turns=3, seed=0)
+    return conversations(
+        n, system_len=1_200, fewshot_len=(400, 600), question_len=(50, 150), answer_len=(100, 300), max_turns=3, seed=0
+    )
 
 
 def _rates(benchmark, requests: ob.radix.Requests) -> None:
@@ -101,8 +102,13 @@ def test_replay_with_eviction(benchmark, stream, request, engine):
     benchmark.group = "radix replay, capacity 100k tokens, outputs stored"
     reqs = stream if engine == "native" or not _full(request) else stream.head(REFERENCE_REQUESTS)
     capacity = CAPACITY if _full(request) else 20_000
-    r = benchmark.pedantic(replay, args=(reqs, capacity), kwargs={"engine": engine, "outputs": True},
-                           rounds=3 if engine == "native" else 1, iterations=1)
+    r = benchmark.pedantic(
+        replay,
+        args=(reqs, capacity),
+        kwargs={"engine": engine, "outputs": True},
+        rounds=3 if engine == "native" else 1,
+        iterations=1,
+    )
     assert r.stored_tokens <= capacity
     _rates(benchmark, reqs)
     benchmark.extra_info["evicted_nodes"] = r.evicted_nodes

@@ -44,8 +44,12 @@ def lognormal(full: bool) -> ob.sched.Workload:
 
 
 def _prefix(w: ob.sched.Workload, n: int) -> ob.sched.Workload:
-    return ob.sched.Workload(w.arrival[:n], w.size[:n], None if w.priority is None else w.priority[:n],
-                             None if w.predicted is None else w.predicted[:n])
+    return ob.sched.Workload(
+        w.arrival[:n],
+        w.size[:n],
+        None if w.priority is None else w.priority[:n],
+        None if w.predicted is None else w.predicted[:n],
+    )
 
 
 def once(benchmark: Any, fn: Any, rounds: int) -> Any:
@@ -62,8 +66,11 @@ def test_policy(benchmark: Any, policy: str, row: str, lognormal: ob.sched.Workl
     w = lognormal if row == "native-1M" else _prefix(lognormal, n)
     engine = "reference" if row.startswith("reference") else "native"
     benchmark.extra_info["jobs"] = n
-    s = once(benchmark, lambda: simulate(w, policy, engine=engine, **PARAMS.get(policy, {})),
-             rounds=1 if engine == "reference" else 7)
+    s = once(
+        benchmark,
+        lambda: simulate(w, policy, engine=engine, **PARAMS.get(policy, {})),
+        rounds=1 if engine == "reference" else 7,
+    )
     expected = simulate(w, policy, engine="native", **PARAMS.get(policy, {}))
     np.testing.assert_array_equal(s.completion, expected.completion)
 

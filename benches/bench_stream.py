@@ -56,7 +56,9 @@ def big_file(full_size: bool, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def run_child(mode: str, path: Path) -> dict[str, Any]:
-    out = subprocess.run([sys.executable, "-c", CHILD, mode, str(path), str(CAPACITY)], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, mode, str(path), str(CAPACITY)], capture_output=True, text=True, check=True
+    )
     return dict(json.loads(out.stdout))
 
 

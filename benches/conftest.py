@@ -16,7 +16,10 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     enabled = not config.getoption("benchmark_disable", default=False)
     benches = [i for i in items if "benchmark" in getattr(i, "fixturenames", ())]
     if enabled and benches and _native.BUILD_PROFILE != "release":
-        pytest.exit(f"refusing to benchmark a {_native.BUILD_PROFILE} build of osbench._native: build with --release", returncode=2)
+        pytest.exit(
+            f"refusing to benchmark a {_native.BUILD_PROFILE} build of osbench._native: build with --release",
+            returncode=2,
+        )
 
 
 @pytest.fixture(scope="session")

@@ -22,7 +22,10 @@ def summarize(data: dict[str, Any]) -> str:
     for b in data["benchmarks"]:
         groups[b["group"] or b["name"]].append((row_name(b), b["stats"]["median"]))
     cpu = data.get("machine_info", {}).get("cpu", {}).get("brand_raw", "unknown CPU")
-    lines = [f"Measured on {cpu}, {data.get('machine_info', {}).get('cpu', {}).get('count', '?')} logical CPUs, {data.get('datetime', '')[:10]}.", ""]
+    lines = [
+        f"Measured on {cpu}, {data.get('machine_info', {}).get('cpu', {}).get('count', '?')} logical CPUs, {data.get('datetime', '')[:10]}.",
+        "",
+    ]
     lines += ["| workload | row | median | time / native row |", "|---|---|---:|---:|"]
     for group in sorted(groups):
         rows = sorted(groups[group], key=lambda r: r[1])

@@ -12,7 +12,9 @@ import pytest
 
 
 def osbench(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "osbench", *args], capture_output=True, text=True, cwd=cwd, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "osbench", *args], capture_output=True, text=True, cwd=cwd, timeout=600
+    )
 
 
 def test_lecture_04_prints_the_tables() -> None:
@@ -40,16 +42,22 @@ def test_cache_commands(tmp_path: Path) -> None:
     assert json.loads(out.stdout)["hits"] == 2
     # --sample: capacities under 100 / rate are counted exactly, so these equal the exact curve.
     exact = json.loads(osbench("cache", "curve", "--zipf", "500,1.0,20000", "--capacities", "5,50", "--json").stdout)
-    sampled = json.loads(osbench("cache", "curve", "--zipf", "500,1.0,20000", "--capacities", "5,50", "--sample", "0.5", "--json").stdout)
+    sampled = json.loads(
+        osbench("cache", "curve", "--zipf", "500,1.0,20000", "--capacities", "5,50", "--sample", "0.5", "--json").stdout
+    )
     assert sampled["hit_ratio"] == exact["hit_ratio"]
 
 
 def test_cache_commands_with_sizes(tmp_path: Path) -> None:
     import osbench as ob
 
-    t = ob.traces.Trace(np.array([1, 2, 1, 3, 1, 2], dtype=np.int64), sizes=np.array([4, 4, 4, 9, 4, 4], dtype=np.uint64))
+    t = ob.traces.Trace(
+        np.array([1, 2, 1, 3, 1, 2], dtype=np.int64), sizes=np.array([4, 4, 4, 9, 4, 4], dtype=np.uint64)
+    )
     ob.traces.write_oracle_general(t, tmp_path / "t.oracleGeneral.bin")
-    out = osbench("cache", "replay", "--trace", str(tmp_path / "t.oracleGeneral.bin"), "--capacity", "8", "--sizes", "--json")
+    out = osbench(
+        "cache", "replay", "--trace", str(tmp_path / "t.oracleGeneral.bin"), "--capacity", "8", "--sizes", "--json"
+    )
     assert json.loads(out.stdout)["hits"] == ob.cache.replay(t, "lru", 8, sizes=True).hits == 3
 
 
@@ -98,8 +106,10 @@ def test_report_quick_writes_the_folder(tmp_path: Path) -> None:
     from html.parser import HTMLParser
 
     class Collect(HTMLParser):
-        images: list[str] = []
-        tables = 0
+        def __init__(self) -> None:
+            super().__init__()
+            self.images: list[str] = []
+            self.tables = 0
 
         def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
             if tag == "img":
@@ -120,7 +130,9 @@ def test_interrupted_report_leaves_no_files(tmp_path: Path) -> None:
     out_dir = tmp_path / "rep"
     proc = subprocess.Popen(
         [sys.executable, "-m", "osbench", "report", "--quick", "--out", str(out_dir)],
-        stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert proc.stderr is not None
     for line in proc.stderr:  # progress lines: interrupt once the second section starts
@@ -136,7 +148,17 @@ def test_interrupted_report_leaves_no_files(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "command",
-    [["lecture"], ["report"], ["host"], ["sched", "simulate"], ["mem", "alloc"], ["sweep"], ["radix", "replay"], ["cache", "replay"], ["cache", "curve"]],
+    [
+        ["lecture"],
+        ["report"],
+        ["host"],
+        ["sched", "simulate"],
+        ["mem", "alloc"],
+        ["sweep"],
+        ["radix", "replay"],
+        ["cache", "replay"],
+        ["cache", "curve"],
+    ],
 )
 def test_every_command_has_help_with_an_example(command: list[str]) -> None:
     out = osbench(*command, "--help")

@@ -37,20 +37,22 @@ def test_readme_has_the_two_commands_first() -> None:
     assert [line.split()[:2] for line in first] == [["make", "report"], ["make", "test"]]
 
 
-@pytest.mark.parametrize("line", [l for l in shell_lines() if l.startswith("make ")])
+@pytest.mark.parametrize("line", [s for s in shell_lines() if s.startswith("make ")])
 def test_make_lines_are_targets(line: str) -> None:
     target = line.split()[1]
     assert re.search(rf"^{re.escape(target)}:", (ROOT / "Makefile").read_text(), flags=re.M), target
 
 
-@pytest.mark.parametrize("line", [l for l in shell_lines() if l.startswith("osbench ")])
+@pytest.mark.parametrize("line", [s for s in shell_lines() if s.startswith("osbench ")])
 def test_osbench_lines_run(line: str, tmp_path: Path) -> None:
     args = shlex.split(line)[1:]
     if any("../shared/traces" in a for a in args) and not (ROOT / ".." / "shared" / "traces").is_dir():
         pytest.skip("../shared/traces is not present")
     # outputs go to a temporary folder, not the checkout
     args = [str(tmp_path / Path(a).name) if i and args[i - 1] == "--out" else a for i, a in enumerate(args)]
-    out = subprocess.run([sys.executable, "-m", "osbench", *args], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    out = subprocess.run(
+        [sys.executable, "-m", "osbench", *args], cwd=ROOT, capture_output=True, text=True, timeout=900
+    )
     assert out.returncode == 0, out.stderr
 
 

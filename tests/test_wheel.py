@@ -41,7 +41,13 @@ def test_wheel_installs_in_a_fresh_venv(tmp_path: Path) -> None:
     # Run from an empty folder so the checkout's python/ cannot be imported by accident.
     out = subprocess.run([str(py), "-c", SMOKE], cwd=tmp_path, check=True, capture_output=True, text=True)
     assert "smoke ok" in out.stdout
-    where = subprocess.run([str(py), "-c", "import osbench; print(osbench.__file__)"], cwd=tmp_path, check=True, capture_output=True, text=True)
+    where = subprocess.run(
+        [str(py), "-c", "import osbench; print(osbench.__file__)"],
+        cwd=tmp_path,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     assert str(venv) in where.stdout
 
 
@@ -49,6 +55,8 @@ def test_wheel_installs_in_a_fresh_venv(tmp_path: Path) -> None:
 def test_pip_builds_the_same_abi3_wheel(tmp_path: Path) -> None:
     """`pip install .` goes through the same maturin backend (pyproject.toml)."""
     env = dict(os.environ, CARGO_TARGET_DIR=os.environ.get("CARGO_TARGET_DIR", str(ROOT / "target")))
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path), str(ROOT)], env=env, check=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path), str(ROOT)], env=env, check=True
+    )
     wheels = list(tmp_path.glob("osbench-*.whl"))
     assert len(wheels) == 1 and "-cp39-abi3-" in wheels[0].name, wheels

@@ -17,4 +17,4 @@ from osbench import _native, cache, host, mem, radix, sched, traces
 __version__: str = _native.__version__
 BUILD_PROFILE: str = _native.BUILD_PROFILE
 
-__all__ = ["host", "sched", "mem", "cache", "radix", "traces", "__version__", "BUILD_PROFILE"]
+__all__ = ["BUILD_PROFILE", "__version__", "cache", "host", "mem", "radix", "sched", "traces"]

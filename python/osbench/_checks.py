@@ -6,7 +6,8 @@ Each error names the argument, the value given, and what is accepted.
 from __future__ import annotations
 
 import numbers
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
@@ -60,8 +61,7 @@ def int_array(name: str, value: Any) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     if arr.dtype.kind not in "iu":
         raise TypeError(
-            f"{name} is not accepted: the native engine takes integer keys (int64 or uint64), "
-            f"got dtype {arr.dtype}"
+            f"{name} is not accepted: the native engine takes integer keys (int64 or uint64), got dtype {arr.dtype}"
         )
     if arr.dtype != np.uint64:
         arr = arr.astype(np.int64, copy=False)

@@ -7,36 +7,36 @@ import numpy.typing as npt
 
 __all__ = [
     "BUILD_PROFILE",
-    "__version__",
     "CACHE_POLICIES",
     "CACHE_SIZED_POLICIES",
-    "dense_ids",
-    "next_use",
-    "cache_spatial_sample",
+    "HOST_MECHANISMS",
+    "MEM_STRATEGIES",
+    "RADIX_MODES",
+    "SCHED_POLICIES",
+    "CacheStream",
+    "OnlineCache",
+    "RadixNode",
+    "RadixTree",
+    "__version__",
+    "cache_curve",
     "cache_lru_shards",
     "cache_online_args",
     "cache_replay",
-    "cache_curve",
-    "OnlineCache",
-    "CacheStream",
-    "RADIX_MODES",
-    "RadixNode",
-    "RadixTree",
+    "cache_spatial_sample",
+    "dense_ids",
+    "host_chase",
+    "host_chase_cycle",
+    "host_cow",
+    "host_current_cpu",
+    "host_page_touch",
+    "host_pingpong",
+    "mem_simulate",
+    "mem_slot_mapping",
+    "mem_translate",
+    "next_use",
     "radix_curve",
     "radix_replay",
-    "HOST_MECHANISMS",
-    "host_current_cpu",
-    "host_pingpong",
-    "host_page_touch",
-    "host_cow",
-    "host_chase_cycle",
-    "host_chase",
-    "SCHED_POLICIES",
     "sched_simulate",
-    "MEM_STRATEGIES",
-    "mem_translate",
-    "mem_slot_mapping",
-    "mem_simulate",
 ]
 
 BUILD_PROFILE: str
@@ -53,7 +53,9 @@ def cache_spatial_sample(
 def cache_lru_shards(
     keys: npt.NDArray[np.int64] | npt.NDArray[np.uint64], rate: float, seed: int = 0, exact_depth: int = 0
 ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]: ...
-def cache_online_args(size: object, cost: object, sizes: bool, costs: bool) -> tuple[Optional[int], Optional[float]]: ...
+def cache_online_args(
+    size: object, cost: object, sizes: bool, costs: bool
+) -> tuple[Optional[int], Optional[float]]: ...
 def cache_replay(
     policy: str,
     ids: npt.NDArray[np.uint32],
@@ -180,6 +182,7 @@ def radix_curve(
     output_offsets: Optional[npt.NDArray[np.int64]] = None,
     threads: Optional[int] = None,
 ) -> list[_Stats]: ...
+
 # host (Linux)
 HOST_MECHANISMS: list[str]
 
@@ -196,7 +199,9 @@ def host_pingpong(
 def host_page_touch(nbytes: int, prefault: str = "none") -> dict[str, Any]: ...
 def host_cow(buffer_bytes: int, pages_written: int) -> tuple[int, int, int]: ...
 def host_chase_cycle(lines: int, seed: int) -> npt.NDArray[np.uint32]: ...
-def host_chase(nbytes: int, loads: int, repeats: int = 3, seed: int = 0, huge_pages: bool = False) -> npt.NDArray[np.float64]: ...
+def host_chase(
+    nbytes: int, loads: int, repeats: int = 3, seed: int = 0, huge_pages: bool = False
+) -> npt.NDArray[np.float64]: ...
 
 # sched
 def sched_simulate(
@@ -212,6 +217,7 @@ def sched_simulate(
     use_predictions: bool = False,
     aging: float = 0.0,
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], int, float]: ...
+
 # mem
 MEM_STRATEGIES: list[str]
 

@@ -53,6 +53,8 @@ class Table:
 
     def to_html(self) -> str:
         head = "".join(f"<th>{html.escape(c)}</th>" for c in self.columns)
-        body = "".join("<tr>" + "".join(f"<td>{html.escape(_cell(v))}</td>" for v in row) + "</tr>" for row in self.rows)
+        body = "".join(
+            "<tr>" + "".join(f"<td>{html.escape(_cell(v))}</td>" for v in row) + "</tr>" for row in self.rows
+        )
         note = f"<p>{html.escape(self.note)}</p>" if self.note else ""
         return f"<h4>{html.escape(self.title)}</h4><table><tr>{head}</tr>{body}</table>{note}"

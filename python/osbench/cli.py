@@ -15,8 +15,9 @@ import re
 import shutil
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Optional
 
 LECTURES = {
     "01": ("osbench.host.lecture", "Processes, threads and the host"),
@@ -130,7 +131,9 @@ def _zipf_spec(text: str) -> tuple[int, float, int]:
         n, alpha, length = text.split(",")
         return int(n), float(alpha), int(length)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--zipf {text!r}: expected N_KEYS,ALPHA,LENGTH such as 1000,0.8,30000") from None
+        raise argparse.ArgumentTypeError(
+            f"--zipf {text!r}: expected N_KEYS,ALPHA,LENGTH such as 1000,0.8,30000"
+        ) from None
 
 
 def _int_list(text: str) -> list[int]:
@@ -148,7 +151,9 @@ def cmd_cache_replay(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(r.to_dict()))
     else:
-        print(f"{r.policy} capacity {r.capacity:,}: {r.accesses:,} accesses, {r.hits:,} hits, {r.misses:,} misses, hit ratio {r.hit_ratio:.4f}")
+        print(
+            f"{r.policy} capacity {r.capacity:,}: {r.accesses:,} accesses, {r.hits:,} hits, {r.misses:,} misses, hit ratio {r.hit_ratio:.4f}"
+        )
     return 0
 
 
@@ -156,7 +161,9 @@ def cmd_cache_curve(args: argparse.Namespace) -> int:
     from osbench import cache
 
     trace = _load_trace(args)
-    ratios = cache.curve(trace, args.policy, args.capacities, engine=args.engine, sizes=True if args.sizes else None, sample=args.sample)
+    ratios = cache.curve(
+        trace, args.policy, args.capacities, engine=args.engine, sizes=True if args.sizes else None, sample=args.sample
+    )
     if args.json:
         print(json.dumps({"policy": args.policy, "capacities": args.capacities, "hit_ratio": ratios.tolist()}))
     else:
@@ -176,15 +183,34 @@ def cmd_sched_simulate(args: argparse.Namespace) -> int:
         params["switch_cost"] = args.switch_cost
     summary = sched.simulate(w, args.policy, engine=args.engine, **params).summary()
     if args.json:
-        print(json.dumps({"policy": args.policy, "jobs": args.jobs, "load": args.load, "sizes": args.sizes, "seed": args.seed, "summary": summary.to_dict()}, default=str))
+        print(
+            json.dumps(
+                {
+                    "policy": args.policy,
+                    "jobs": args.jobs,
+                    "load": args.load,
+                    "sizes": args.sizes,
+                    "seed": args.seed,
+                    "summary": summary.to_dict(),
+                },
+                default=str,
+            )
+        )
         return 0
     theory = None
     if args.policy in ("fcfs", "sjf", "srpt", "ps"):
         theory = sched.theory(args.policy, args.sizes, args.load)
     print(f"{args.policy}, {args.jobs:,} jobs, {args.sizes} sizes, load {args.load}, seed {args.seed}:")
-    print(f"  mean response {summary.mean_response:.4f} +- {summary.mean_response_ci95:.4f} (95% CI)" + (f", M/G/1 theory {theory:.4f}" if theory is not None else ""))
-    print(f"  p50 / p99 / p99.9 response {summary.p50_response:.4f} / {summary.p99_response:.4f} / {summary.p999_response:.4f}")
-    print(f"  mean slowdown {summary.mean_slowdown:.4f}; slowdown of the largest 1% {summary.slowdown_largest_1pct:.4f}; max first wait {summary.max_first_wait:.4f}")
+    print(
+        f"  mean response {summary.mean_response:.4f} +- {summary.mean_response_ci95:.4f} (95% CI)"
+        + (f", M/G/1 theory {theory:.4f}" if theory is not None else "")
+    )
+    print(
+        f"  p50 / p99 / p99.9 response {summary.p50_response:.4f} / {summary.p99_response:.4f} / {summary.p999_response:.4f}"
+    )
+    print(
+        f"  mean slowdown {summary.mean_slowdown:.4f}; slowdown of the largest 1% {summary.slowdown_largest_1pct:.4f}; max first wait {summary.max_first_wait:.4f}"
+    )
     if summary.switches:
         print(f"  switches {summary.switches:,}; time switching {100 * summary.switching_fraction:.2f}%")
     return 0
@@ -196,8 +222,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     spec = _existing(args.spec, "sweep spec")
     say = _progress()
     executor = None if args.dask is None else ("dask" if args.dask == "local" else args.dask)
-    results = sweep.run(spec, args.out, executor=executor, workers=args.workers,
-                        progress=lambda done, total: say(f"[{done}/{total}] cells done"))
+    results = sweep.run(
+        spec,
+        args.out,
+        executor=executor,
+        workers=args.workers,
+        progress=lambda done, total: say(f"[{done}/{total}] cells done"),
+    )
     figure = Path(args.figure) if args.figure else Path(args.out).with_suffix(".png")
     try:
         sweep.figure(results, figure)
@@ -216,13 +247,28 @@ def cmd_mem_alloc(args: argparse.Namespace) -> int:
     w = mem.workload(args.requests, capacity=args.capacity, seed=args.seed)
     r = mem.simulate(w, args.strategy, args.capacity, page_size=args.page_size, bound=args.bound, engine=args.engine)
     if args.json:
-        keep = ("strategy", "capacity", "page_size", "bound", "requests", "rejected", "preempted", "rejected_fraction",
-                "preempted_fraction", "utilization", "allocated_fraction", "internal", "external")
+        keep = (
+            "strategy",
+            "capacity",
+            "page_size",
+            "bound",
+            "requests",
+            "rejected",
+            "preempted",
+            "rejected_fraction",
+            "preempted_fraction",
+            "utilization",
+            "allocated_fraction",
+            "internal",
+            "external",
+        )
         print(json.dumps({k: getattr(r, k) for k in keep}))
     else:
         print(f"{r.strategy}, capacity {r.capacity:,}, {r.requests:,} requests (seed {args.seed}):")
-        print(f"  rejected {100 * r.rejected_fraction:.2f}%; memory holding data {100 * r.utilization:.1f}%; "
-              f"internal fragmentation {100 * r.internal:.1f}% of allocated; external {100 * r.external:.1f}% of free")
+        print(
+            f"  rejected {100 * r.rejected_fraction:.2f}%; memory holding data {100 * r.utilization:.1f}%; "
+            f"internal fragmentation {100 * r.internal:.1f}% of allocated; external {100 * r.external:.1f}% of free"
+        )
     return 0
 
 
@@ -238,7 +284,9 @@ def cmd_radix_replay(args: argparse.Namespace) -> int:
         print(json.dumps(r.to_dict(), default=str))
     else:
         cap = "unlimited" if r.capacity is None else f"{r.capacity:,}"
-        print(f"{r.mode} cache, capacity {cap}: {r.requests:,} requests, {r.hit_tokens:,} of {r.total_tokens:,} tokens hit ({100 * r.hit_ratio:.1f}%), {r.nodes:,} nodes")
+        print(
+            f"{r.mode} cache, capacity {cap}: {r.requests:,} requests, {r.hit_tokens:,} of {r.total_tokens:,} tokens hit ({100 * r.hit_ratio:.1f}%), {r.nodes:,} nodes"
+        )
     return 0
 
 
@@ -265,12 +313,14 @@ def _common(p: argparse.ArgumentParser) -> None:
 def parser() -> argparse.ArgumentParser:
     from osbench import __version__
 
-    top = argparse.ArgumentParser(prog="osbench", description="The OS ideas behind LLM inference, runnable, exact and fast.")
+    top = argparse.ArgumentParser(
+        prog="osbench", description="The OS ideas behind LLM inference, runnable, exact and fast."
+    )
     top.add_argument("--version", action="version", version=f"osbench {__version__}")
     sub = top.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("lecture", help="print a lecture demo's tables", epilog=EPILOG_LECTURE)
-    p.add_argument("demo", choices=list(LECTURES) + ["all"])
+    p.add_argument("demo", choices=[*list(LECTURES), "all"])
     p.add_argument("--quick", action="store_true", help="smaller runs where a demo has large ones")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--engine", choices=("native", "reference"), default="native", help="simulation engine (lecture 04)")
@@ -282,7 +332,9 @@ def parser() -> argparse.ArgumentParser:
     _common(p)
     p.set_defaults(func=cmd_report)
 
-    p = sub.add_parser("host", help="measure this host: round trips, the GIL, page faults, memory latency", epilog=EPILOG_HOST)
+    p = sub.add_parser(
+        "host", help="measure this host: round trips, the GIL, page faults, memory latency", epilog=EPILOG_HOST
+    )
     p.add_argument("--quick", action="store_true", help="small probes (under a minute)")
     p.add_argument("--out", default="host-report", help="output folder for host.json, host.md and figures")
     _common(p)
@@ -313,8 +365,12 @@ def parser() -> argparse.ArgumentParser:
 
     radix_p = sub.add_parser("radix", help="radix-tree prefix cache: replay requests")
     radix_sub = radix_p.add_subparsers(dest="radix_command", required=True)
-    p = radix_sub.add_parser("replay", help="replay requests through a prefix (or whole-prompt) cache", epilog=EPILOG_RADIX)
-    p.add_argument("--capacity", type=int, default=None, help="capacity in tokens (blocks for Mooncake); default unlimited")
+    p = radix_sub.add_parser(
+        "replay", help="replay requests through a prefix (or whole-prompt) cache", epilog=EPILOG_RADIX
+    )
+    p.add_argument(
+        "--capacity", type=int, default=None, help="capacity in tokens (blocks for Mooncake); default unlimited"
+    )
     p.add_argument("--mode", default="prefix", help="prefix or whole")
     src = p.add_mutually_exclusive_group()
     src.add_argument("--conversations", type=int, default=400, help="synthetic multi-turn conversations (default 400)")
@@ -322,9 +378,13 @@ def parser() -> argparse.ArgumentParser:
     _common(p)
     p.set_defaults(func=cmd_radix_replay)
 
-    p = sub.add_parser("sweep", help="run traces x policies x capacities, resumable, locally or on Dask", epilog=EPILOG_SWEEP)
+    p = sub.add_parser(
+        "sweep", help="run traces x policies x capacities, resumable, locally or on Dask", epilog=EPILOG_SWEEP
+    )
     p.add_argument("spec", help="a TOML or JSON spec: traces, policies, capacities (see osbench.cache.sweep)")
-    p.add_argument("--out", default="sweep-results.jsonl", help="results file (JSON lines); finished cells are skipped on a rerun")
+    p.add_argument(
+        "--out", default="sweep-results.jsonl", help="results file (JSON lines); finished cells are skipped on a rerun"
+    )
     p.add_argument("--dask", metavar="ADDRESS", help="run on a Dask cluster at ADDRESS, or 'local' for a LocalCluster")
     p.add_argument("--workers", type=int, default=None, help="local process pool size (default: every core)")
     p.add_argument("--figure", help="where to draw the curves (default: the results file with .png)")
@@ -338,9 +398,15 @@ def parser() -> argparse.ArgumentParser:
         p.add_argument("--policy", default="lru", help="fifo, lru, lfu, clock, arc, opt, sieve, s3fifo, twoq or gdsf")
         p.add_argument("--sizes", action="store_true", help="use the trace's object sizes: capacities then count bytes")
         src = p.add_mutually_exclusive_group()
-        src.add_argument("--trace", help="a trace file: npy, csv/txt, oracleGeneral, zstd, Mooncake or Azure (format detected)")
-        p.add_argument("--format", help="the trace file's format when its name does not tell (e.g. oracleGeneral, npy, csv)")
-        src.add_argument("--zipf", type=_zipf_spec, default=(1000, 0.8, 30000), help="N_KEYS,ALPHA,LENGTH (default 1000,0.8,30000)")
+        src.add_argument(
+            "--trace", help="a trace file: npy, csv/txt, oracleGeneral, zstd, Mooncake or Azure (format detected)"
+        )
+        p.add_argument(
+            "--format", help="the trace file's format when its name does not tell (e.g. oracleGeneral, npy, csv)"
+        )
+        src.add_argument(
+            "--zipf", type=_zipf_spec, default=(1000, 0.8, 30000), help="N_KEYS,ALPHA,LENGTH (default 1000,0.8,30000)"
+        )
         if name == "replay":
             p.add_argument("--capacity", type=int, default=100, help="cache size in objects")
         else:

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
-from typing import Any, Hashable, Iterable, Optional, Protocol
+from typing import Any, Optional, Protocol
 
 import numpy as np
 
@@ -122,7 +123,9 @@ def _sizes(trace: Any, sizes: Any, policy: str, n: int) -> Optional[np.ndarray]:
     if sizes is True:
         sizes = trace.sizes if isinstance(trace, Trace) else None
         if sizes is None:
-            raise ValueError("sizes=True is not accepted: the trace carries no sizes (pass an array, one size per access)")
+            raise ValueError(
+                "sizes=True is not accepted: the trace carries no sizes (pass an array, one size per access)"
+            )
     arr = np.asarray(sizes)
     if arr.ndim != 1 or len(arr) != n:
         raise ValueError(f"sizes is not accepted: it must be 1-D with one size per access ({n}), got shape {arr.shape}")
@@ -179,7 +182,14 @@ def stream(policy: str, capacity: int, *, bit_on_insert: bool = False) -> _nativ
 
 
 def _replay_file(
-    path: Any, policy: str, capacity: int, engine: str, bit_on_insert: bool, chunk_size: int, read_options: dict[str, Any], sized: bool
+    path: Any,
+    policy: str,
+    capacity: int,
+    engine: str,
+    bit_on_insert: bool,
+    chunk_size: int,
+    read_options: dict[str, Any],
+    sized: bool,
 ) -> Replay:
     from osbench.traces import formats
 
@@ -243,14 +253,18 @@ def replay(
     engine = _checks.engine(engine)
     if isinstance(trace, (str, os.PathLike)):
         if mask:
-            raise ValueError("mask=True is not accepted when replaying a file: it streams; read it with osbench.traces.read")
+            raise ValueError(
+                "mask=True is not accepted when replaying a file: it streams; read it with osbench.traces.read"
+            )
         if costs is not None:
             raise ValueError(
                 "costs is not accepted when replaying a file: read it with osbench.traces.read and replay it in memory"
             )
         chunk_size = _checks.positive_int("chunk_size", chunk_size)
         if sizes is not None and sizes is not True:
-            raise ValueError("sizes is not accepted as an array when replaying a file: pass sizes=True for the file's sizes")
+            raise ValueError(
+                "sizes is not accepted as an array when replaying a file: pass sizes=True for the file's sizes"
+            )
         if sizes is True and policy not in SIZED_POLICIES:
             _sizes(None, sizes, policy, 0)
         return _replay_file(trace, policy, capacity, engine, bit_on_insert, chunk_size, read_options, sizes is True)
@@ -275,7 +289,9 @@ def replay(
     size_arr = _sizes(t, sizes, policy, len(ids))
     cost_arr = _costs(costs, policy, len(ids))
     next_use = t.next_use() if policy in OFFLINE else None
-    hits, native_mask = _native.cache_replay(policy, ids, n_ids, capacity, next_use, mask, bit_on_insert, size_arr, cost_arr)
+    hits, native_mask = _native.cache_replay(
+        policy, ids, n_ids, capacity, next_use, mask, bit_on_insert, size_arr, cost_arr
+    )
     return _result(policy, capacity, len(ids), int(hits), native_mask)
 
 
@@ -316,7 +332,9 @@ def _shards_estimate(hits_at: dict[int, float], scaled: float, expected: float, 
     return (h + expected - kept) / expected if expected else 0.0
 
 
-def _sampled_curve(t: Trace, policy: str, caps: list[int], rate: float, bit_on_insert: bool, threads: Optional[int]) -> np.ndarray:
+def _sampled_curve(
+    t: Trace, policy: str, caps: list[int], rate: float, bit_on_insert: bool, threads: Optional[int]
+) -> np.ndarray:
     """SHARDS (see :func:`curve`). A capacity c holding at least ``SHARDS_MIN_OBJECTS`` objects
     of the sample (c * rate >= 100) is read off the rate sample at c * rate objects, with
     SHARDS_adj. Smaller capacities take a larger sample: for LRU, the exact hits of the
@@ -341,13 +359,19 @@ def _sampled_curve(t: Trace, policy: str, caps: list[int], rate: float, bit_on_i
         for r in sorted(set(rates.values()) - {1.0}):
             at = [c for c in small if rates[c] == r]
             sample = keys[spatial_sample(keys, r)]
-            estimates.update(zip(at, _sample_ratios(sample, policy, [c * r for c in at], n * r, bit_on_insert, threads)))
+            estimates.update(
+                zip(at, _sample_ratios(sample, policy, [c * r for c in at], n * r, bit_on_insert, threads))
+            )
     large = [c for c in caps if c not in estimates]
-    estimates.update(zip(large, _sample_ratios(kept, policy, [c * rate for c in large], n * rate, bit_on_insert, threads)))
+    estimates.update(
+        zip(large, _sample_ratios(kept, policy, [c * rate for c in large], n * rate, bit_on_insert, threads))
+    )
     return np.clip(np.array([estimates[c] for c in caps], dtype=np.float64), 0.0, 1.0)
 
 
-def _sample_ratios(kept: np.ndarray, policy: str, scaled: list[float], expected: float, bit_on_insert: bool, threads: Optional[int]) -> list[float]:
+def _sample_ratios(
+    kept: np.ndarray, policy: str, scaled: list[float], expected: float, bit_on_insert: bool, threads: Optional[int]
+) -> list[float]:
     """SHARDS_adj estimates at each scaled (fractional) capacity from one sample."""
     least = MIN_CAPACITY.get(policy, 1)
     wanted = sorted({w for s in scaled for w in (int(np.floor(s)), int(np.floor(s)) + 1) if w >= least})
@@ -411,7 +435,10 @@ def curve(
         size_list = None if size_arr is None else size_arr.tolist()
         cost_list = None if cost_arr is None else cost_arr.tolist()
         return np.array(
-            [sum(reference.replay(keys, policy, c, bit_on_insert, size_list, cost_list)) / n if n else 0.0 for c in caps]
+            [
+                sum(reference.replay(keys, policy, c, bit_on_insert, size_list, cost_list)) / n if n else 0.0
+                for c in caps
+            ]
         )
     t = as_trace(trace)
     ids, n_ids = t.dense()
@@ -494,4 +521,20 @@ def new(
 
 from osbench.cache import sweep  # noqa: E402  (studies over many cells; needs the names above)
 
-__all__ = ["sweep", "POLICIES", "SIZED_POLICIES", "COSTED_POLICIES", "LIBCACHESIM_NAMES", "MIN_CAPACITY", "SHARDS_MIN_OBJECTS", "OFFLINE", "Replay", "replay", "stream", "spatial_sample", "curve", "new", "reference"]
+__all__ = [
+    "COSTED_POLICIES",
+    "LIBCACHESIM_NAMES",
+    "MIN_CAPACITY",
+    "OFFLINE",
+    "POLICIES",
+    "SHARDS_MIN_OBJECTS",
+    "SIZED_POLICIES",
+    "Replay",
+    "curve",
+    "new",
+    "reference",
+    "replay",
+    "spatial_sample",
+    "stream",
+    "sweep",
+]

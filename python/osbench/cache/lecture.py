@@ -30,7 +30,14 @@ def zipf_table(engine: str = "native", seed: int = 1) -> Table:
     for p in POLICIES:
         r = replay(trace, p, CAPACITY, engine=engine)
         lecture = LECTURE_ZIPF_HIT_RATIO.get(p)
-        rows.append([p, round(100 * r.hit_ratio, 1), round(mean_cost(r.hit_ratio), 1), "" if lecture is None else round(100 * lecture, 1)])
+        rows.append(
+            [
+                p,
+                round(100 * r.hit_ratio, 1),
+                round(mean_cost(r.hit_ratio), 1),
+                "" if lecture is None else round(100 * lecture, 1),
+            ]
+        )
     return Table(
         "Demo 1: Zipf(0.8), 1,000 keys, 30,000 accesses, capacity 100",
         ["policy", "hit %", "mean cost (hit 1, miss 100)", "lecture hit %"],
@@ -55,7 +62,7 @@ def breakdown_table(engine: str = "native", seed: int = 1) -> Table:
         rows.append([name] + [round(100 * replay(trace, p, CAPACITY, engine=engine).hit_ratio, 1) for p in POLICIES])
     return Table(
         "Demo 2: where each policy breaks (capacity 100, hit %)",
-        ["workload"] + list(POLICIES),
+        ["workload", *list(POLICIES)],
         rows,
         note=(
             "A loop just larger than the cache defeats every online policy; scans flush LRU's hot set "
@@ -68,7 +75,10 @@ def breakdown_table(engine: str = "native", seed: int = 1) -> Table:
 
 def belady_table(engine: str = "native") -> Table:
     seq = traces.belady_sequence()
-    rows = [[p, replay(seq, p, 3, engine=engine).misses, replay(seq, p, 4, engine=engine).misses] for p in ("fifo", "lru", "opt")]
+    rows = [
+        [p, replay(seq, p, 3, engine=engine).misses, replay(seq, p, 4, engine=engine).misses]
+        for p in ("fifo", "lru", "opt")
+    ]
     return Table(
         "Demo 3: Belady's anomaly on 1,2,3,4,1,2,5,1,2,3,4,5 (misses)",
         ["policy", "3 frames", "4 frames"],

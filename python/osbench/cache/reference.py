@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import heapq
 from collections import OrderedDict, deque
-from typing import Any, Hashable, Optional, Sequence
+from collections.abc import Hashable, Sequence
+from typing import Any, Optional
 
 from osbench.traces import NEVER, next_use_reference
 
@@ -725,7 +726,9 @@ def replay(
     cache = make(policy, capacity, bit_on_insert)
     if costs is not None:
         unit = [1] * len(keys)
-        return [cache.access(k, None, int(s), float(c)) for k, s, c in zip(keys, unit if sizes is None else sizes, costs)]
+        return [
+            cache.access(k, None, int(s), float(c)) for k, s, c in zip(keys, unit if sizes is None else sizes, costs)
+        ]
     if sizes is not None:
         future = next_use_reference(keys) if policy == "opt" else [None] * len(keys)
         return [cache.access(k, n, int(s)) for k, n, s in zip(keys, future, sizes)]
@@ -735,4 +738,21 @@ def replay(
     return [cache.access(k) for k in keys]
 
 
-__all__ = ["FIFO", "LRU", "LFU", "Clock", "ARC", "OPT", "Sieve", "S3FIFO", "TwoQ", "GDSF", "POLICY_CLASSES", "SIZED_POLICIES", "COSTED_POLICIES", "make", "replay", "NEVER"]
+__all__ = [
+    "ARC",
+    "COSTED_POLICIES",
+    "FIFO",
+    "GDSF",
+    "LFU",
+    "LRU",
+    "NEVER",
+    "OPT",
+    "POLICY_CLASSES",
+    "S3FIFO",
+    "SIZED_POLICIES",
+    "Clock",
+    "Sieve",
+    "TwoQ",
+    "make",
+    "replay",
+]

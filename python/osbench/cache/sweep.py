@@ -24,8 +24,9 @@ import importlib
 import io
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional, Union
+from typing import Any, Callable, Optional, Union
 
 from osbench import _checks, _files
 
@@ -42,7 +43,9 @@ def _toml() -> Any:
         try:
             return importlib.import_module("tomli")
         except ImportError:
-            raise ValueError("TOML sweep specs need Python 3.11+ or the tomli package; a JSON spec works everywhere") from None
+            raise ValueError(
+                "TOML sweep specs need Python 3.11+ or the tomli package; a JSON spec works everywhere"
+            ) from None
 
 
 def load_spec(spec: SpecLike) -> dict[str, Any]:
@@ -93,7 +96,16 @@ def cells(spec: dict[str, Any]) -> list[dict[str, Any]]:
             for c in spec["capacities"]:
                 trace_id = json.dumps(t, sort_keys=True)
                 key = f"{trace_id}|{p}|{c}|sizes={spec['sizes']}"
-                out.append({"key": key, "trace": t, "policy": p, "capacity": c, "sizes": spec["sizes"], "chunk_size": spec["chunk_size"]})
+                out.append(
+                    {
+                        "key": key,
+                        "trace": t,
+                        "policy": p,
+                        "capacity": c,
+                        "sizes": spec["sizes"],
+                        "chunk_size": spec["chunk_size"],
+                    }
+                )
     return out
 
 
@@ -103,7 +115,12 @@ def run_cell(cell: dict[str, Any]) -> dict[str, Any]:
 
     options = {k: v for k, v in cell["trace"].items() if k != "path"}
     r = cache.replay(
-        cell["trace"]["path"], cell["policy"], cell["capacity"], sizes=True if cell["sizes"] else None, chunk_size=cell["chunk_size"], **options
+        cell["trace"]["path"],
+        cell["policy"],
+        cell["capacity"],
+        sizes=True if cell["sizes"] else None,
+        chunk_size=cell["chunk_size"],
+        **options,
     )
     return {
         "key": cell["key"],
@@ -118,7 +135,7 @@ def run_cell(cell: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def finished(out: Union[str, "os.PathLike[str]"]) -> dict[str, dict[str, Any]]:
+def finished(out: Union[str, os.PathLike[str]]) -> dict[str, dict[str, Any]]:
     """The results already in a results file, by cell key. A last line cut short by a crash
     is ignored (its cell runs again); any other bad line is an error naming the line."""
     path = Path(out)
@@ -162,7 +179,9 @@ def _executor(executor: Any, workers: Optional[int]) -> tuple[cf.Executor, Calla
         except ImportError:
             raise ValueError(f"executor={executor!r} needs the distributed package (pip install distributed)") from None
         if executor in ("dask", "local"):
-            cluster = distributed.LocalCluster(n_workers=workers or 2, threads_per_worker=1, processes=True, dashboard_address=None)
+            cluster = distributed.LocalCluster(
+                n_workers=workers or 2, threads_per_worker=1, processes=True, dashboard_address=None
+            )
             client = distributed.Client(cluster)
 
             def close() -> None:
@@ -172,12 +191,14 @@ def _executor(executor: Any, workers: Optional[int]) -> tuple[cf.Executor, Calla
             return client.get_executor(), close
         client = distributed.Client(executor)
         return client.get_executor(), client.close
-    raise TypeError(f"executor={executor!r} is not accepted: None, 'process', 'dask', a scheduler address or a concurrent.futures.Executor")
+    raise TypeError(
+        f"executor={executor!r} is not accepted: None, 'process', 'dask', a scheduler address or a concurrent.futures.Executor"
+    )
 
 
 def run(
     spec: SpecLike,
-    out: Union[str, "os.PathLike[str]"],
+    out: Union[str, os.PathLike[str]],
     executor: Any = None,
     *,
     workers: Optional[int] = None,
@@ -216,7 +237,7 @@ def run(
     return [done[c["key"]] for c in todo_all]
 
 
-def figure(results: list[dict[str, Any]], path: Union[str, "os.PathLike[str]"]) -> None:
+def figure(results: list[dict[str, Any]], path: Union[str, os.PathLike[str]]) -> None:
     """Hit-ratio curves of a sweep (one panel per trace, one line per policy), saved to
     ``path`` (the format from its suffix, e.g. .png or .svg). Needs matplotlib."""
     import matplotlib
@@ -228,7 +249,9 @@ def figure(results: list[dict[str, Any]], path: Union[str, "os.PathLike[str]"]) 
     fig, axes = plt.subplots(1, len(traces), figsize=(5 * len(traces), 3.5), squeeze=False)
     for ax, trace in zip(axes[0], traces):
         for policy in sorted({r["policy"] for r in results if r["trace"] == trace}):
-            rows = sorted((r["capacity"], r["hit_ratio"]) for r in results if r["trace"] == trace and r["policy"] == policy)
+            rows = sorted(
+                (r["capacity"], r["hit_ratio"]) for r in results if r["trace"] == trace and r["policy"] == policy
+            )
             ax.plot([c for c, _ in rows], [h for _, h in rows], marker=".", label=policy)
         ax.set_xscale("log")
         ax.set_xlabel("capacity")
@@ -242,9 +265,9 @@ def figure(results: list[dict[str, Any]], path: Union[str, "os.PathLike[str]"]) 
     _files.write_bytes(path, buf.getvalue())
 
 
-def iter_results(out: Union[str, "os.PathLike[str]"]) -> Iterator[dict[str, Any]]:
+def iter_results(out: Union[str, os.PathLike[str]]) -> Iterator[dict[str, Any]]:
     """The results in a results file, in the order they finished."""
     yield from finished(out).values()
 
 
-__all__ = ["load_spec", "cells", "run_cell", "run", "finished", "iter_results", "figure"]
+__all__ = ["cells", "figure", "finished", "iter_results", "load_spec", "run", "run_cell"]

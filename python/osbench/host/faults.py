@@ -4,14 +4,16 @@ sections 3.4-3.5 and the cache hierarchy of section 4)."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
 
 import numpy as np
 
 from osbench import _checks, _native
 from osbench.host import reference
-from osbench.host.info import HostInfo, info as host_info
+from osbench.host.info import HostInfo
+from osbench.host.info import info as host_info
 from osbench.host.stats import Spread
 
 PREFAULTS: tuple[str, ...] = ("none", "populate", "hugepage")
@@ -55,8 +57,14 @@ def page_faults(nbytes: int = 64 << 20, prefault: str = "none", repeats: int = 3
     map_faults = int(np.median([r["map_minor_faults"] for r in runs]))
     per_fault = [r["touch_ns"] / r["touch_minor_faults"] for r in runs if r["touch_minor_faults"] > 0]
     return PageFaults(
-        prefault, PREFAULT_LABELS[prefault], nbytes, pages, map_faults, touch_faults,
-        Spread.of(per_page), float(np.median(per_fault)) if per_fault else None,
+        prefault,
+        PREFAULT_LABELS[prefault],
+        nbytes,
+        pages,
+        map_faults,
+        touch_faults,
+        Spread.of(per_page),
+        float(np.median(per_fault)) if per_fault else None,
     )
 
 
@@ -131,7 +139,9 @@ def memory_latency(
     if not isinstance(huge_pages, bool):
         raise TypeError(f"huge_pages={huge_pages!r} is not accepted: use True or False")
     if huge_pages and engine == "reference":
-        raise ValueError("huge_pages=True is not accepted with engine='reference': Python lists cannot choose their pages")
+        raise ValueError(
+            "huge_pages=True is not accepted with engine='reference': Python lists cannot choose their pages"
+        )
     pages = "huge" if huge_pages else "4 KiB"
     sizes = latency_sizes() if sizes is None else list(sizes)
     loads = _checks.positive_int("loads", loads, 1 << 36)

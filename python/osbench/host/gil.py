@@ -41,7 +41,11 @@ class Isolation:
         return self.seen_after_child == self.child_wrote
 
     def to_dict(self) -> dict[str, Any]:
-        return {**dataclasses.asdict(self), "thread_write_seen": self.thread_write_seen, "child_write_seen": self.child_write_seen}
+        return {
+            **dataclasses.asdict(self),
+            "thread_write_seen": self.thread_write_seen,
+            "child_write_seen": self.child_write_seen,
+        }
 
 
 def isolation() -> Isolation:

@@ -115,7 +115,15 @@ def caches(cpu: int = 0) -> tuple[CacheLevel, ...]:
         if level is None or kind is None or size is None:
             continue
         line = _read(d / "coherency_line_size")
-        out.append(CacheLevel(int(level), kind, size, int(line) if line and line.isdigit() else None, _read(d / "shared_cpu_list") or ""))
+        out.append(
+            CacheLevel(
+                int(level),
+                kind,
+                size,
+                int(line) if line and line.isdigit() else None,
+                _read(d / "shared_cpu_list") or "",
+            )
+        )
     return tuple(out)
 
 

@@ -12,7 +12,15 @@ from typing import Any, Callable, Optional
 
 from osbench import _files
 from osbench._table import Table
-from osbench.host.faults import CopyOnWrite, LatencyPoint, PageFaults, cow_faults, latency_sizes, memory_latency, page_faults
+from osbench.host.faults import (
+    CopyOnWrite,
+    LatencyPoint,
+    PageFaults,
+    cow_faults,
+    latency_sizes,
+    memory_latency,
+    page_faults,
+)
 from osbench.host.gil import GilScaling, Isolation, gil_scaling, isolation
 from osbench.host.info import HostInfo, info
 from osbench.host.roundtrip import MECHANISMS, PLACEMENTS, RoundTrip, perf_available, round_trip
@@ -41,14 +49,42 @@ class Plan:
     latency_repeats: int
 
     @classmethod
-    def quick(cls) -> "Plan":
-        return cls(300, 2000, 300, 100, 200_000, 30, 1, 32 << 20, 3, 32 << 20, (0, 64, 1024),
-                   tuple(latency_sizes(quick=True)[::2]), 200_000, 3)
+    def quick(cls) -> Plan:
+        return cls(
+            300,
+            2000,
+            300,
+            100,
+            200_000,
+            30,
+            1,
+            32 << 20,
+            3,
+            32 << 20,
+            (0, 64, 1024),
+            tuple(latency_sizes(quick=True)[::2]),
+            200_000,
+            3,
+        )
 
     @classmethod
-    def full(cls) -> "Plan":
-        return cls(3000, 20000, 4000, 500, 2_000_000, 300, 3, 256 << 20, 5, 256 << 20, (0, 64, 1024, 16384),
-                   tuple(latency_sizes()), 1_000_000, 5)
+    def full(cls) -> Plan:
+        return cls(
+            3000,
+            20000,
+            4000,
+            500,
+            2_000_000,
+            300,
+            3,
+            256 << 20,
+            5,
+            256 << 20,
+            (0, 64, 1024, 16384),
+            tuple(latency_sizes()),
+            1_000_000,
+            5,
+        )
 
 
 @dataclass(frozen=True)
@@ -92,22 +128,36 @@ class HostReport:
         for r in self.round_trips:
             if r.spread is None:
                 continue
-            bars.append({
-                "mechanism": r.mechanism, "label": r.label, "between": r.between, "engine": r.engine,
-                "placement": r.placement, "cpus": r.cpus, "median_ns": r.spread.median, "p25_ns": r.spread.p25,
-                "p75_ns": r.spread.p75, "p99_ns": r.spread.p99, "ratio_to_call": self.ratio_to_call(r),
-                "modes": [{"label": m.label, "fraction": m.fraction, "median_ns": m.spread.median} for m in r.modes],
-            })
+            bars.append(
+                {
+                    "mechanism": r.mechanism,
+                    "label": r.label,
+                    "between": r.between,
+                    "engine": r.engine,
+                    "placement": r.placement,
+                    "cpus": r.cpus,
+                    "median_ns": r.spread.median,
+                    "p25_ns": r.spread.p25,
+                    "p75_ns": r.spread.p75,
+                    "p99_ns": r.spread.p99,
+                    "ratio_to_call": self.ratio_to_call(r),
+                    "modes": [
+                        {"label": m.label, "fraction": m.fraction, "median_ns": m.spread.median} for m in r.modes
+                    ],
+                }
+            )
         curves = []
         for pages in dict.fromkeys(p.pages for p in self.memory_latency):
             spreads = [(p.bytes, p.ns) for p in self.memory_latency if p.pages == pages and p.ns is not None]
-            curves.append({
-                "pages": pages,
-                "bytes": [b for b, _ in spreads],
-                "median_ns": [s.median for _, s in spreads],
-                "p25_ns": [s.p25 for _, s in spreads],
-                "p75_ns": [s.p75 for _, s in spreads],
-            })
+            curves.append(
+                {
+                    "pages": pages,
+                    "bytes": [b for b, _ in spreads],
+                    "median_ns": [s.median for _, s in spreads],
+                    "p25_ns": [s.p25 for _, s in spreads],
+                    "p75_ns": [s.p75 for _, s in spreads],
+                }
+            )
         return {
             "round_trips": bars,
             "memory_latency": {
@@ -195,10 +245,23 @@ def measure(quick: bool = False, progress: Optional[Progress] = None, plan: Opti
         notes.append("transparent huge pages are off or absent: the MADV_HUGEPAGE probes did not run")
     load = (load_before, _load())
     if max(load) > len(facts.usable_cpus):
-        notes.append(f"the load average ({load[0]:.1f} before, {load[1]:.1f} after) exceeded the {len(facts.usable_cpus)} usable CPUs: "
-                     "other work competed for them, so parallel speedups and cross-CPU figures are pessimistic")
-    return HostReport(quick, facts, iso, gil, tuple(trips), tuple(faults), tuple(cows), tuple(lat), tuple(notes),
-                      time.perf_counter() - t0, load)
+        notes.append(
+            f"the load average ({load[0]:.1f} before, {load[1]:.1f} after) exceeded the {len(facts.usable_cpus)} usable CPUs: "
+            "other work competed for them, so parallel speedups and cross-CPU figures are pessimistic"
+        )
+    return HostReport(
+        quick,
+        facts,
+        iso,
+        gil,
+        tuple(trips),
+        tuple(faults),
+        tuple(cows),
+        tuple(lat),
+        tuple(notes),
+        time.perf_counter() - t0,
+        load,
+    )
 
 
 def _load() -> float:
@@ -243,8 +306,12 @@ def round_trip_figure(report: HostReport) -> Any:
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    ax.legend(handles=[Patch(color=c, label=k) for k, c in colors.items()]
-              + [Line2D([], [], marker="D", color="black", linestyle="", label="as scheduled: each mode")], fontsize=8, loc="lower right")
+    ax.legend(
+        handles=[Patch(color=c, label=k) for k, c in colors.items()]
+        + [Line2D([], [], marker="D", color="black", linestyle="", label="as scheduled: each mode")],
+        fontsize=8,
+        loc="lower right",
+    )
     ax.set_title("Round trips on this host")
     return fig
 
@@ -284,8 +351,10 @@ def markdown(report: HostReport, images: bool = True) -> str:
         parts += ["**Not available here**", ""] + [f"- {n}" for n in report.notes] + [""]
     if images:
         parts += ["![Round trips](round_trips.png)", "", "![Memory latency](memory_latency.png)", ""]
-    parts.append(f"Measured in {report.seconds:.1f} s; 1-minute load average {report.load_average[0]:.2f} before, "
-                 f"{report.load_average[1]:.2f} after, on {len(report.info.usable_cpus)} usable CPUs.")
+    parts.append(
+        f"Measured in {report.seconds:.1f} s; 1-minute load average {report.load_average[0]:.2f} before, "
+        f"{report.load_average[1]:.2f} after, on {len(report.info.usable_cpus)} usable CPUs."
+    )
     return "\n".join(parts) + "\n"
 
 
@@ -321,4 +390,13 @@ def _jsonable(v: Any) -> Any:
     return str(v)
 
 
-__all__ = ["HostReport", "Plan", "measure", "write", "markdown", "round_trip_figure", "memory_latency_figure", "human_ns"]
+__all__ = [
+    "HostReport",
+    "Plan",
+    "human_ns",
+    "markdown",
+    "measure",
+    "memory_latency_figure",
+    "round_trip_figure",
+    "write",
+]

@@ -32,9 +32,10 @@ import socket
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -301,7 +302,9 @@ def _process_socketpair(total: int, cpu_b: Optional[int]) -> tuple[Callable[[], 
     return ping, finish
 
 
-def _python_round_trips(start: Starter, rounds: int, warmup: int, cpu_a: Optional[int], cpu_b: Optional[int]) -> np.ndarray:
+def _python_round_trips(
+    start: Starter, rounds: int, warmup: int, cpu_a: Optional[int], cpu_b: Optional[int]
+) -> np.ndarray:
     """Start side B, then (pinned) time each of `rounds` round trips after `warmup` untimed ones.
 
     Side B is started before side A is pinned, so an unpinned B keeps the process's CPU set."""
@@ -443,7 +446,13 @@ def round_trip(mechanism: str, placement: str = "same", rounds: int = 2000, warm
     warmup = _checks.non_negative_int("warmup", warmup)
     where = PLACEMENT_LABELS[placement]
 
-    def result(cpus: str, spread: Optional[Spread], found: tuple[Mode, ...] = (), reason: str = "", checks: Optional[dict[str, int]] = None) -> RoundTrip:
+    def result(
+        cpus: str,
+        spread: Optional[Spread],
+        found: tuple[Mode, ...] = (),
+        reason: str = "",
+        checks: Optional[dict[str, int]] = None,
+    ) -> RoundTrip:
         return RoundTrip(m.name, m.label, m.between, m.engine, where, cpus, spread, found, reason, checks or {})
 
     try:
@@ -462,7 +471,9 @@ def round_trip(mechanism: str, placement: str = "same", rounds: int = 2000, warm
             samples = _perf(m.name.endswith("threads"), max(1000, rounds * 5), cpu_a)
         elif m.engine == "native":
             _, mode, mech = m.name.split("-")
-            r = _native.host_pingpong(mech, "threads" if mode == "thread" else "processes", rounds, warmup, 1, cpu_a, cpu_b)
+            r = _native.host_pingpong(
+                mech, "threads" if mode == "thread" else "processes", rounds, warmup, 1, cpu_a, cpu_b
+            )
             samples = r["samples_ns"]
             checks = {k: int(r[k]) for k in ("round_trips", "received_a", "received_b", "mismatched")}
             found = split_by_placement(samples, r["cpu_a"], r["cpu_b"]) if placement == "unpinned" else []

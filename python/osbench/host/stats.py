@@ -9,8 +9,9 @@ gives a number that never happened. :func:`modes` splits such a run into its two
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
 
 import numpy as np
 
@@ -28,7 +29,7 @@ class Spread:
     max: float
 
     @classmethod
-    def of(cls, samples: Sequence[float] | np.ndarray) -> "Spread":
+    def of(cls, samples: Sequence[float] | np.ndarray) -> Spread:
         a = np.asarray(samples, dtype=np.float64)
         if a.size == 0:
             raise ValueError("samples is empty: a spread needs at least one sample")
@@ -40,8 +41,10 @@ class Spread:
 
     def text(self, unit: str = "ns") -> str:
         """``median [p25-p75] p99`` in a readable unit."""
-        return f"{human_ns(self.median)} [{human_ns(self.p25)}-{human_ns(self.p75)}] p99 {human_ns(self.p99)}" if unit == "ns" else (
-            f"{self.median:.4g} [{self.p25:.4g}-{self.p75:.4g}] p99 {self.p99:.4g} {unit}"
+        return (
+            f"{human_ns(self.median)} [{human_ns(self.p25)}-{human_ns(self.p75)}] p99 {human_ns(self.p99)}"
+            if unit == "ns"
+            else (f"{self.median:.4g} [{self.p25:.4g}-{self.p75:.4g}] p99 {self.p99:.4g} {unit}")
         )
 
 

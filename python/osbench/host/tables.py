@@ -25,26 +25,32 @@ def _iqr(s: Optional[Spread]) -> str:
     return "-" if s is None else f"{human_ns(s.p25)} - {human_ns(s.p75)}"
 
 
-def host_table(r: "HostReport") -> Table:
+def host_table(r: HostReport) -> Table:
     i = r.info
     freq = "not readable" if not i.freq_mhz else f"{i.freq_mhz['current']:.0f} MHz (max {i.freq_mhz['max']:.0f})"
     caches = ", ".join(f"{c.name} {_mib(c.size_bytes)}" for c in i.caches) or "not readable"
     rows: list[list[Any]] = [
         ["CPU", i.cpu_model or "?"],
-        ["cores", f"{i.logical_cpus} logical, {i.physical_cores} physical; usable here (affinity): {list(i.usable_cpus)}"],
+        [
+            "cores",
+            f"{i.logical_cpus} logical, {i.physical_cores} physical; usable here (affinity): {list(i.usable_cpus)}",
+        ],
         ["frequency", freq],
         ["caches (cpu0)", caches],
         ["memory", f"{_mib(i.memory_total)} total, {_mib(i.memory_available)} available; page {i.page_size} B"],
         ["kernel", f"{i.kernel} ({i.os}); clocksource {i.clocksource}"],
         ["virtualization", i.virtualization or "none detected"],
         ["transparent huge pages", f"enabled={i.thp_enabled}, defrag={i.thp_defrag}"],
-        ["Python", f"{i.python} {i.python_implementation}, {i.python_build} (GIL {'on' if i.gil_enabled else 'off'}); numpy {i.numpy}"],
+        [
+            "Python",
+            f"{i.python} {i.python_implementation}, {i.python_build} (GIL {'on' if i.gil_enabled else 'off'}); numpy {i.numpy}",
+        ],
         ["osbench", f"{i.osbench_build} build"],
     ]
     return Table("Host", ["fact", "value"], rows, key="host")
 
 
-def isolation_table(r: "HostReport") -> Table:
+def isolation_table(r: HostReport) -> Table:
     iso = r.isolation
     rows = [
         ["a thread of this process", iso.thread_wrote, iso.seen_after_thread, "yes" if iso.thread_write_seen else "no"],
@@ -59,9 +65,19 @@ def isolation_table(r: "HostReport") -> Table:
     )
 
 
-def gil_table(r: "HostReport") -> Table:
+def gil_table(r: HostReport) -> Table:
     g = r.gil
-    rows = [[row.workload, row.way, row.units, row.seconds.median, f"{row.seconds.min:.3g}-{row.seconds.max:.3g}", row.speedup] for row in g.rows]
+    rows = [
+        [
+            row.workload,
+            row.way,
+            row.units,
+            row.seconds.median,
+            f"{row.seconds.min:.3g}-{row.seconds.max:.3g}",
+            row.speedup,
+        ]
+        for row in g.rows
+    ]
     return Table(
         "Demo 2: 4 units of work, sequentially, on 4 threads, on 4 processes",
         ["workload", "way", "units", "seconds (median)", "min-max", "speedup"],
@@ -83,17 +99,29 @@ def _modes(rt: Any) -> str:
     return "; ".join(f"{m.fraction:.0%} {m.label} {human_ns(m.spread.median)}" for m in rt.modes)
 
 
-def round_trip_table(r: "HostReport") -> Table:
+def round_trip_table(r: HostReport) -> Table:
     rows: list[list[Any]] = []
     for rt in r.round_trips:
         if rt.spread is None:
-            rows.append([rt.label, rt.between, rt.engine, rt.placement, "-", "-", "-", "-", "-", f"not available: {rt.reason}"])
+            rows.append(
+                [rt.label, rt.between, rt.engine, rt.placement, "-", "-", "-", "-", "-", f"not available: {rt.reason}"]
+            )
             continue
         ratio = r.ratio_to_call(rt)
-        rows.append([
-            rt.label, rt.between, rt.engine, f"{rt.placement} ({rt.cpus})", human_ns(rt.spread.median), _iqr(rt.spread),
-            human_ns(rt.spread.p99), rt.spread.n, "-" if ratio is None else round(ratio, 1), _modes(rt),
-        ])
+        rows.append(
+            [
+                rt.label,
+                rt.between,
+                rt.engine,
+                f"{rt.placement} ({rt.cpus})",
+                human_ns(rt.spread.median),
+                _iqr(rt.spread),
+                human_ns(rt.spread.p99),
+                rt.spread.n,
+                "-" if ratio is None else round(ratio, 1),
+                _modes(rt),
+            ]
+        )
     same_p = r.find("native-process-pipe")
     cross_p = r.find("native-process-pipe", "different CPUs")
     cross = ""
@@ -101,7 +129,18 @@ def round_trip_table(r: "HostReport") -> Table:
         cross = f" A cross-CPU native pipe round trip costs {cross_p.spread.median / same_p.spread.median:.1f}x a same-CPU one here."
     return Table(
         "Demo 3: round trips (send, and get the answer back)",
-        ["mechanism", "between", "engine", "placement (CPUs)", "median", "p25 - p75", "p99", "samples", "x call", "as scheduled: modes"],
+        [
+            "mechanism",
+            "between",
+            "engine",
+            "placement (CPUs)",
+            "median",
+            "p25 - p75",
+            "p99",
+            "samples",
+            "x call",
+            "as scheduled: modes",
+        ],
         rows,
         note=(
             "Each round trip wakes the other side twice. Threads and processes cost hundreds to thousands of function calls; "
@@ -112,9 +151,16 @@ def round_trip_table(r: "HostReport") -> Table:
     )
 
 
-def checks_table(r: "HostReport") -> Table:
+def checks_table(r: HostReport) -> Table:
     rows = [
-        [rt.label, rt.placement, rt.checks["round_trips"], rt.checks["received_a"], rt.checks["received_b"], rt.checks["mismatched"]]
+        [
+            rt.label,
+            rt.placement,
+            rt.checks["round_trips"],
+            rt.checks["received_a"],
+            rt.checks["received_b"],
+            rt.checks["mismatched"],
+        ]
         for rt in r.round_trips
         if rt.checks
     ]
@@ -127,10 +173,18 @@ def checks_table(r: "HostReport") -> Table:
     )
 
 
-def page_fault_table(r: "HostReport") -> Table:
+def page_fault_table(r: HostReport) -> Table:
     rows = [
-        [p.label, _mib(p.bytes), p.pages, p.map_faults, p.touch_faults, human_ns(p.ns_per_page.median), _iqr(p.ns_per_page),
-         "-" if p.ns_per_fault is None else human_ns(p.ns_per_fault)]
+        [
+            p.label,
+            _mib(p.bytes),
+            p.pages,
+            p.map_faults,
+            p.touch_faults,
+            human_ns(p.ns_per_page.median),
+            _iqr(p.ns_per_page),
+            "-" if p.ns_per_fault is None else human_ns(p.ns_per_fault),
+        ]
         for p in r.page_faults
     ]
     i = r.info
@@ -147,9 +201,17 @@ def page_fault_table(r: "HostReport") -> Table:
     )
 
 
-def cow_table(r: "HostReport") -> Table:
-    rows = [[_mib(c.buffer_bytes), c.pages_written, c.child_minor_faults, c.child_minor_faults - c.pages_written,
-             "-" if c.ns_per_page is None else human_ns(c.ns_per_page)] for c in r.cow]
+def cow_table(r: HostReport) -> Table:
+    rows = [
+        [
+            _mib(c.buffer_bytes),
+            c.pages_written,
+            c.child_minor_faults,
+            c.child_minor_faults - c.pages_written,
+            "-" if c.ns_per_page is None else human_ns(c.ns_per_page),
+        ]
+        for c in r.cow
+    ]
     return Table(
         "fork and copy-on-write: the child writes k pages of the parent's buffer",
         ["buffer", "pages written (k)", "child minor faults", "extra", "ns per written page"],
@@ -159,7 +221,7 @@ def cow_table(r: "HostReport") -> Table:
     )
 
 
-def latency_table(r: "HostReport") -> Table:
+def latency_table(r: HostReport) -> Table:
     kinds = list(dict.fromkeys(p.pages for p in r.memory_latency))
     by = {(p.bytes, p.pages): p for p in r.memory_latency}
     rows: list[list[Any]] = []
@@ -189,6 +251,14 @@ def latency_table(r: "HostReport") -> Table:
     )
 
 
-def report_tables(r: "HostReport") -> list[Table]:
-    return [host_table(r), isolation_table(r), gil_table(r), round_trip_table(r), checks_table(r),
-            page_fault_table(r), cow_table(r), latency_table(r)]
+def report_tables(r: HostReport) -> list[Table]:
+    return [
+        host_table(r),
+        isolation_table(r),
+        gil_table(r),
+        round_trip_table(r),
+        checks_table(r),
+        page_fault_table(r),
+        cow_table(r),
+        latency_table(r),
+    ]

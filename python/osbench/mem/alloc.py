@@ -48,7 +48,7 @@ class Workload:
         return int(self.arrival.size)
 
     @classmethod
-    def of(cls, arrival: Any, duration: Any, initial: Any, final_size: Any = None) -> "Workload":
+    def of(cls, arrival: Any, duration: Any, initial: Any, final_size: Any = None) -> Workload:
         """Build a workload from array-likes, with checks; ``final_size`` defaults to ``initial``."""
         a = np.ascontiguousarray(arrival, dtype=np.float64).reshape(-1)
         d = np.ascontiguousarray(duration, dtype=np.float64).reshape(-1)
@@ -60,7 +60,9 @@ class Workload:
                 raise ValueError(f"{name} is not accepted: {arr.size} entries for {n} arrivals")
         bad = np.flatnonzero(~np.isfinite(a) | (a < 0) | (np.diff(a, prepend=0.0) < 0))
         if bad.size:
-            raise ValueError(f"arrival={a[bad[0]]} at index {bad[0]} is not accepted: finite times >= 0 in non-decreasing order")
+            raise ValueError(
+                f"arrival={a[bad[0]]} at index {bad[0]} is not accepted: finite times >= 0 in non-decreasing order"
+            )
         bad = np.flatnonzero(~np.isfinite(d) | (d <= 0))
         if bad.size:
             raise ValueError(f"duration={d[bad[0]]} at index {bad[0]} is not accepted: finite positive durations")
@@ -173,7 +175,12 @@ class Allocation:
         external = np.zeros_like(free)
         np.divide(self.largest_free.astype(np.float64), free, out=external, where=free > 0)
         external = np.where(free > 0, 1.0 - external, 0.0)
-        return {"utilization": data / cap, "allocated": alloc / cap, "internal": (alloc - data) / cap, "external": external}
+        return {
+            "utilization": data / cap,
+            "allocated": alloc / cap,
+            "internal": (alloc - data) / cap,
+            "external": external,
+        }
 
     def to_dict(self, arrays: bool = False) -> dict[str, Any]:
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
@@ -182,8 +189,16 @@ class Allocation:
         return d
 
 
-def _summary(strategy: str, capacity: int, page_size: int, bound: int, status: np.ndarray, data: np.ndarray,
-             allocated: np.ndarray, largest: np.ndarray) -> Allocation:
+def _summary(
+    strategy: str,
+    capacity: int,
+    page_size: int,
+    bound: int,
+    status: np.ndarray,
+    data: np.ndarray,
+    allocated: np.ndarray,
+    largest: np.ndarray,
+) -> Allocation:
     n = int(status.size)
     rejected = int(np.count_nonzero(status == REJECTED))
     preempted = int(np.count_nonzero(status == PREEMPTED))
@@ -238,7 +253,9 @@ def simulate(
     True
     """
     if not isinstance(workload, Workload):
-        raise TypeError(f"workload={type(workload).__name__} is not accepted: build one with osbench.mem.workload or Workload.of")
+        raise TypeError(
+            f"workload={type(workload).__name__} is not accepted: build one with osbench.mem.workload or Workload.of"
+        )
     strategy = _checks.choice("strategy", strategy, STRATEGIES)
     capacity = _checks.positive_int("capacity", capacity, maximum=2**62)
     page_size = _checks.positive_int("page_size", page_size, maximum=2**62)
@@ -249,14 +266,23 @@ def simulate(
     w = workload
     if engine == "reference":
         alloc = reference.make(strategy, capacity, page_size, bound)
-        s, d, a, lf = reference.simulate(alloc, w.arrival.tolist(), w.duration.tolist(), w.initial.tolist(),
-                                         w.final_size.tolist(), capacity)
+        s, d, a, lf = reference.simulate(
+            alloc, w.arrival.tolist(), w.duration.tolist(), w.initial.tolist(), w.final_size.tolist(), capacity
+        )
         status = np.array(s, dtype=np.uint8)
         data, allocated, largest = (np.array(x, dtype=np.uint64) for x in (d, a, lf))
     else:
         f64 = lambda x: np.ascontiguousarray(x, dtype=np.float64)  # noqa: E731
         u64 = lambda x: np.ascontiguousarray(x, dtype=np.uint64)  # noqa: E731
         status, data, allocated, largest = _native.mem_simulate(
-            strategy, f64(w.arrival), f64(w.duration), u64(w.initial), u64(w.final_size), capacity, page_size, bound, check
+            strategy,
+            f64(w.arrival),
+            f64(w.duration),
+            u64(w.initial),
+            u64(w.final_size),
+            capacity,
+            page_size,
+            bound,
+            check,
         )
     return _summary(strategy, capacity, page_size, bound, status, data, allocated, largest)

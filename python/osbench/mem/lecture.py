@@ -25,7 +25,11 @@ PAGE_TABLE = {0: 7, 1: 3, 2: 12, 3: 5}
 BLOCK_TABLE = {0: 9, 1: 2, 2: 31}
 CAPACITY = 20_000
 # What the lecture prints, for the side-by-side columns (section 3.3 and 3.6).
-LECTURE_DEMO2 = {"first fit": "1.2 % rejected", "paged, page 16": "about 14 % internal", "reserve 400": "86 % rejected, 12 % data"}
+LECTURE_DEMO2 = {
+    "first fit": "1.2 % rejected",
+    "paged, page 16": "about 14 % internal",
+    "reserve 400": "86 % rejected, 12 % data",
+}
 ACCESS_NS, FAULT_NS = 100.0, 100_000.0
 
 
@@ -78,7 +82,14 @@ def multilevel_table(seed: int = 1) -> Table:
     rows = []
     for name, vpns in cases.items():
         m = table_memory(vpns, X86_64)
-        rows.append([name, " / ".join(f"{t:,}" for t in m.tables), m.bytes // 1024, round(m.bytes / (len(np.unique(vpns)) * 4096) * 100, 3)])
+        rows.append(
+            [
+                name,
+                " / ".join(f"{t:,}" for t in m.tables),
+                m.bytes // 1024,
+                round(m.bytes / (len(np.unique(vpns)) * 4096) * 100, 3),
+            ]
+        )
     flat_gb = table_memory([0], X86_64).flat_bytes // 2**30
     return Table(
         "Demo 1c: x86-64 four-level page tables (9+9+9+9 bits, 4 KB pages, 8-byte entries)",
@@ -116,7 +127,14 @@ def allocation_table(engine: str = "native", quick: bool = False, seed: int = 1)
         "reserve 400": simulate(w, "reserve", CAPACITY, bound=400, engine=engine),
     }
     rows = [
-        [name, pct(r.rejected_fraction), pct(r.utilization), pct(r.internal), pct(r.external), LECTURE_DEMO2.get(name, "")]
+        [
+            name,
+            pct(r.rejected_fraction),
+            pct(r.utilization),
+            pct(r.internal),
+            pct(r.external),
+            LECTURE_DEMO2.get(name, ""),
+        ]
         for name, r in runs.items()
     ]
     return Table(
@@ -140,7 +158,10 @@ def growth_table(engine: str = "native", quick: bool = False, seed: int = 1) -> 
         "paged, page 16, on demand": simulate(w, "paged", CAPACITY, page_size=16, engine=engine),
         "reserve 400": simulate(w, "reserve", CAPACITY, bound=400, engine=engine),
     }
-    rows = [[name, pct(r.rejected_fraction), pct(r.preempted_fraction), pct(r.utilization), pct(r.internal)] for name, r in runs.items()]
+    rows = [
+        [name, pct(r.rejected_fraction), pct(r.preempted_fraction), pct(r.utilization), pct(r.internal)]
+        for name, r in runs.items()
+    ]
     return Table(
         "Demo 2b: the same requests growing like a KV cache (20 % prompt at arrival, the rest decoded)",
         ["strategy", "rejected %", "preempted %", "holds data %", "internal %"],
@@ -174,8 +195,22 @@ def cow_table() -> Table:
     s = parallel_sampling(8, 1024, 200, 16)
     b = beam_search(4, 1000, steps=1, block_size=16)[0]
     rows = [
-        ["parallel sampling: 8 answers x 200 tokens, 1,024-token prompt", s.naive_blocks, s.cow_blocks, s.naive_copied, s.cow_copied, "672 vs 168 pages"],
-        ["beam search, beam 4, 1,000-token prompt: one step (exercise 4)", b.naive_blocks, b.cow_blocks, b.naive_copied, b.cow_copied, "about 189 vs 3 blocks copied"],
+        [
+            "parallel sampling: 8 answers x 200 tokens, 1,024-token prompt",
+            s.naive_blocks,
+            s.cow_blocks,
+            s.naive_copied,
+            s.cow_copied,
+            "672 vs 168 pages",
+        ],
+        [
+            "beam search, beam 4, 1,000-token prompt: one step (exercise 4)",
+            b.naive_blocks,
+            b.cow_blocks,
+            b.naive_copied,
+            b.cow_copied,
+            "about 189 vs 3 blocks copied",
+        ],
     ]
     return Table(
         "Demo 4: copy-on-write, 16 tokens a block",
@@ -196,7 +231,10 @@ def thrashing_table(engine: str = "native", quick: bool = False) -> Table:
     trace = working_set_trace(50_000 if quick else 200_000, working_set=200, phases=10, p_random=0.04, seed=1)
     sizes = [25, 50, 100, 150, 180, 190, 200, 210, 250, 400, 1000]
     t = thrashing(trace, sizes, access_ns=ACCESS_NS, fault_ns=FAULT_NS, engine=engine)
-    rows = [[int(m), pct(f), int(round(float(ns))), round(float(s), 1)] for m, f, ns, s in zip(t.memory_pages, t.fault_rate, t.mean_ns, t.slowdown)]
+    rows = [
+        [int(m), pct(f), round(float(ns)), round(float(s), 1)]
+        for m, f, ns, s in zip(t.memory_pages, t.fault_rate, t.mean_ns, t.slowdown)
+    ]
     curve_sizes = np.unique(np.geomspace(10, 1000, 60).astype(int)).tolist()
     c = thrashing(trace, curve_sizes, access_ns=ACCESS_NS, fault_ns=FAULT_NS, engine=engine)
     return Table(
@@ -231,10 +269,26 @@ def exercises_table() -> Table:
     f100 = max_fault_rate(ACCESS_NS, 100_000.0, 2.0)
     f10 = max_fault_rate(ACCESS_NS, 10_000.0, 2.0)
     rows = [
-        ["3", "block table of 128K tokens, block 16 (4-byte entries)", f"{b16['entries']:,} entries, {b16['bytes'] // 1024} KB; batch 256: {b16['batch_bytes'] // 2**20} MB"],
-        ["3", "same, block 1", f"{b1['entries']:,} entries, {b1['bytes'] // 1024} KB; batch 256: {b1['batch_bytes'] // 2**20} MB"],
-        ["4", "beam 4, 1,000-token prompt: blocks copied in one step", f"naive {beam.naive_copied}, copy-on-write {beam.cow_copied}"],
-        ["7", "fault rate for at most 2x the in-memory time, 100 ns / 100 us", f"{f100:.6f} ({100 * f100:.3f} %) = 100 / 99,900"],
+        [
+            "3",
+            "block table of 128K tokens, block 16 (4-byte entries)",
+            f"{b16['entries']:,} entries, {b16['bytes'] // 1024} KB; batch 256: {b16['batch_bytes'] // 2**20} MB",
+        ],
+        [
+            "3",
+            "same, block 1",
+            f"{b1['entries']:,} entries, {b1['bytes'] // 1024} KB; batch 256: {b1['batch_bytes'] // 2**20} MB",
+        ],
+        [
+            "4",
+            "beam 4, 1,000-token prompt: blocks copied in one step",
+            f"naive {beam.naive_copied}, copy-on-write {beam.cow_copied}",
+        ],
+        [
+            "7",
+            "fault rate for at most 2x the in-memory time, 100 ns / 100 us",
+            f"{f100:.6f} ({100 * f100:.3f} %) = 100 / 99,900",
+        ],
         ["7", "same with a 10 us fault (KV block over PCIe)", f"{f10:.6f} ({100 * f10:.2f} %) = 100 / 9,900"],
     ]
     return Table("Exercises 3, 4 and 7", ["exercise", "question", "answer"], rows, key="exercises")

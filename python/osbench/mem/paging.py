@@ -28,12 +28,20 @@ class PageTableLayout:
     entry_bytes: int = 8
 
     def __post_init__(self) -> None:
-        if not self.level_bits or any(isinstance(b, bool) or not isinstance(b, int) or not 1 <= b <= 32 for b in self.level_bits):
+        if not self.level_bits or any(
+            isinstance(b, bool) or not isinstance(b, int) or not 1 <= b <= 32 for b in self.level_bits
+        ):
             raise ValueError(f"level_bits={self.level_bits!r} is not accepted: one to many integers in [1, 32]")
-        if isinstance(self.offset_bits, bool) or not isinstance(self.offset_bits, int) or not 0 <= self.offset_bits <= 40:
+        if (
+            isinstance(self.offset_bits, bool)
+            or not isinstance(self.offset_bits, int)
+            or not 0 <= self.offset_bits <= 40
+        ):
             raise ValueError(f"offset_bits={self.offset_bits!r} is not accepted: an integer in [0, 40]")
         if self.address_bits > 63:
-            raise ValueError(f"level_bits={self.level_bits!r} with offset_bits={self.offset_bits} is not accepted: at most 63 address bits")
+            raise ValueError(
+                f"level_bits={self.level_bits!r} with offset_bits={self.offset_bits} is not accepted: at most 63 address bits"
+            )
         _checks.positive_int("entry_bytes", self.entry_bytes)
 
     @property

@@ -13,9 +13,10 @@ native engine (``rust/osbench-core/src/mem/``): same rules, same tie-breaks, sam
 from __future__ import annotations
 
 import bisect
-from abc import ABC, abstractmethod
 import heapq
-from typing import Optional, Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Optional
 
 UNMAPPED = -1
 SERVED, REJECTED, PREEMPTED = 0, 1, 2
@@ -28,9 +29,13 @@ def _check_table(name: str, table: Sequence[int], unit: int) -> None:
     max_frame = (2**63 - 1) // unit - 1
     for i, frame in enumerate(table):
         if frame < UNMAPPED:
-            raise ValueError(f"{name}={frame} at index {i} is not accepted: frame numbers >= 0, or -1 for an unmapped page")
+            raise ValueError(
+                f"{name}={frame} at index {i} is not accepted: frame numbers >= 0, or -1 for an unmapped page"
+            )
         if frame > max_frame:
-            raise ValueError(f"{name}={frame} at index {i} is not accepted: frame numbers up to {max_frame}, so addresses fit in int64")
+            raise ValueError(
+                f"{name}={frame} at index {i} is not accepted: frame numbers up to {max_frame}, so addresses fit in int64"
+            )
 
 
 def translate(vaddrs: Sequence[int], page_table: Sequence[int], page_size: int) -> tuple[list[int], int]:

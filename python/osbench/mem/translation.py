@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator, Optional
+from typing import Any, Optional
 
 import numpy as np
 
@@ -62,7 +63,9 @@ def _int_values(name: str, value: Any, ndim: tuple[int, ...] = (1,)) -> np.ndarr
     if arr.ndim == 0 and 0 not in ndim:
         arr = arr.reshape(1)
     if arr.ndim not in ndim and not (arr.ndim == 0 and 0 in ndim):
-        raise ValueError(f"{name} is not accepted: it must have {' or '.join(map(str, ndim))} dimensions, got shape {arr.shape}")
+        raise ValueError(
+            f"{name} is not accepted: it must have {' or '.join(map(str, ndim))} dimensions, got shape {arr.shape}"
+        )
     if arr.size == 0:
         return np.zeros(arr.shape, dtype=np.int64)
     if arr.dtype.kind not in "iu":
@@ -122,8 +125,10 @@ def _block_rows(block_table: Any) -> np.ndarray:
     """A block table as a 2-D int64 array: one row per sequence, -1 padded."""
     if isinstance(block_table, dict):
         return _table("block_table", block_table).reshape(1, -1)
-    if isinstance(block_table, (list, tuple)) and block_table and all(
-        isinstance(r, (list, tuple, np.ndarray, dict)) for r in block_table
+    if (
+        isinstance(block_table, (list, tuple))
+        and block_table
+        and all(isinstance(r, (list, tuple, np.ndarray, dict)) for r in block_table)
     ):
         rows = [_table("block_table", r) for r in block_table]
         width = max((len(r) for r in rows), default=0)
@@ -180,11 +185,15 @@ def slot_mapping(
         rows = ids
     elif pos.ndim == 2:
         if pos.shape[0] != n_rows:
-            raise ValueError(f"positions is not accepted: {pos.shape[0]} rows of positions for a block table of {n_rows} rows")
+            raise ValueError(
+                f"positions is not accepted: {pos.shape[0]} rows of positions for a block table of {n_rows} rows"
+            )
         rows = np.repeat(np.arange(n_rows, dtype=np.int64), pos.shape[1])
     else:
         if n_rows != 1:
-            raise ValueError(f"positions is not accepted: 1-D positions with a block table of {n_rows} rows need seq_ids")
+            raise ValueError(
+                f"positions is not accepted: 1-D positions with a block table of {n_rows} rows need seq_ids"
+            )
         rows = np.zeros(pos.size, dtype=np.int64)
     flat = pos.reshape(-1)
     if engine == "reference":
@@ -206,4 +215,9 @@ def block_table_size(tokens: int, block_size: int, *, entry_bytes: int = 4, batc
     entry_bytes = _checks.positive_int("entry_bytes", entry_bytes)
     batch = _checks.positive_int("batch", batch)
     entries = -(-tokens // block_size)
-    return {"entries": entries, "bytes": entries * entry_bytes, "batch_entries": entries * batch, "batch_bytes": entries * entry_bytes * batch}
+    return {
+        "entries": entries,
+        "bytes": entries * entry_bytes,
+        "batch_entries": entries * batch,
+        "batch_bytes": entries * entry_bytes * batch,
+    }

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import dataclasses
 import numbers
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Optional, Sequence, Union
+from typing import Any, Optional
 
 import numpy as np
 
@@ -106,9 +107,9 @@ class RadixCache:
     # --- tokens in ---------------------------------------------------------------------------
 
     def _tokens(self, tokens: Any) -> Any:
-        if self.vocab is not None and (isinstance(tokens, str) or (
-            isinstance(tokens, (list, tuple)) and tokens and isinstance(tokens[0], str)
-        )):
+        if self.vocab is not None and (
+            isinstance(tokens, str) or (isinstance(tokens, (list, tuple)) and tokens and isinstance(tokens[0], str))
+        ):
             return self.vocab.encode(tokens)
         if isinstance(tokens, np.ndarray):
             if tokens.ndim != 1:
@@ -221,12 +222,20 @@ class RadixCache:
             raw = [(i, p, tuple(tok), lock, last, h) for i, p, tok, lock, last, h in self._tree.nodes()]
         else:
             raw = [
-                (id(n), -1 if n.parent is self._tree.root else id(n.parent), tuple(n.tokens), n.lock_ref,
-                 n.last_access, n)
+                (
+                    id(n),
+                    -1 if n.parent is self._tree.root else id(n.parent),
+                    tuple(n.tokens),
+                    n.lock_ref,
+                    n.last_access,
+                    n,
+                )
                 for n in self._tree.iter_nodes()
             ]
         position = {r[0]: k for k, r in enumerate(raw)}
-        return [NodeInfo(k, position.get(p, -1), tok, lock, last, h) for k, (_, p, tok, lock, last, h) in enumerate(raw)]
+        return [
+            NodeInfo(k, position.get(p, -1), tok, lock, last, h) for k, (_, p, tok, lock, last, h) in enumerate(raw)
+        ]
 
     def __iter__(self) -> Iterator[NodeInfo]:
         return iter(self.nodes())
@@ -274,8 +283,10 @@ class RadixCache:
         return "\n".join(lines)
 
     def __repr__(self) -> str:
-        return (f"RadixCache(page_size={self.page_size}, engine={self.engine!r}, nodes={self.num_nodes}, "
-                f"total_size={self.total_size}, protected_size={self.protected_size})")
+        return (
+            f"RadixCache(page_size={self.page_size}, engine={self.engine!r}, nodes={self.num_nodes}, "
+            f"total_size={self.total_size}, protected_size={self.protected_size})"
+        )
 
 
 # --- replay --------------------------------------------------------------------------------
@@ -328,10 +339,13 @@ def _capacity(name: str, value: Any) -> Optional[int]:
     return min(int(value), 2**63 - 1)
 
 
-def _result(mode: str, capacity: Optional[int], page_size: int, stats: Sequence[int], per: Optional[np.ndarray]) -> ReplayResult:
+def _result(
+    mode: str, capacity: Optional[int], page_size: int, stats: Sequence[int], per: Optional[np.ndarray]
+) -> ReplayResult:
     n, hit, total, stored, nodes, ev_nodes, ev_tokens = (int(x) for x in stats)
-    return ReplayResult(mode, capacity, page_size, n, hit, total, hit / total if total else 0.0,
-                        stored, nodes, ev_nodes, ev_tokens, per)
+    return ReplayResult(
+        mode, capacity, page_size, n, hit, total, hit / total if total else 0.0, stored, nodes, ev_nodes, ev_tokens, per
+    )
 
 
 def replay(
@@ -362,13 +376,26 @@ def replay(
         hits, counters = reference.replay(
             reqs.prompts(), capacity, mode, page_size, reqs.outputs() if use_outputs else None
         )
-        stats = (len(hits), sum(hits), reqs.total_tokens, counters["stored_tokens"], counters["nodes"],
-                 counters["evicted_nodes"], counters["evicted_tokens"])
+        stats = (
+            len(hits),
+            sum(hits),
+            reqs.total_tokens,
+            counters["stored_tokens"],
+            counters["nodes"],
+            counters["evicted_nodes"],
+            counters["evicted_tokens"],
+        )
         per = np.array(hits, dtype=np.uint64) if per_request else None
         return _result(mode, capacity, page_size, stats, per)
     stats, per = _native.radix_replay(
-        mode, reqs.tokens, reqs.offsets, capacity, page_size,
-        reqs.output_tokens if use_outputs else None, reqs.output_offsets if use_outputs else None, per_request,
+        mode,
+        reqs.tokens,
+        reqs.offsets,
+        capacity,
+        page_size,
+        reqs.output_tokens if use_outputs else None,
+        reqs.output_offsets if use_outputs else None,
+        per_request,
     )
     return _result(mode, capacity, page_size, stats, per)
 
@@ -393,18 +420,41 @@ def curve(
         threads = _checks.positive_int("threads", threads, maximum=1024)
     reqs = _requests(requests)
     if engine == "reference":
-        return np.array([replay(reqs, c, mode=mode, page_size=page_size, outputs=outputs, engine="reference").hit_ratio
-                         for c in caps], dtype=float)
+        return np.array(
+            [
+                replay(reqs, c, mode=mode, page_size=page_size, outputs=outputs, engine="reference").hit_ratio
+                for c in caps
+            ],
+            dtype=float,
+        )
     use_outputs = bool(outputs) and reqs.output_tokens is not None
     stats = _native.radix_curve(
-        mode, reqs.tokens, reqs.offsets, np.array([-1 if c is None else c for c in caps], dtype=np.int64), page_size,
-        reqs.output_tokens if use_outputs else None, reqs.output_offsets if use_outputs else None, threads,
+        mode,
+        reqs.tokens,
+        reqs.offsets,
+        np.array([-1 if c is None else c for c in caps], dtype=np.int64),
+        page_size,
+        reqs.output_tokens if use_outputs else None,
+        reqs.output_offsets if use_outputs else None,
+        threads,
     )
     return np.array([s[1] / s[2] if s[2] else 0.0 for s in stats], dtype=float)
 
 
 __all__ = [
-    "MODES", "RadixCache", "Match", "NodeInfo", "ReplayResult", "replay", "curve",
-    "Requests", "Vocabulary", "conversations", "mooncake", "mooncake_files", "trace_dir",
-    "MOONCAKE_BLOCK_TOKENS", "reference",
+    "MODES",
+    "MOONCAKE_BLOCK_TOKENS",
+    "Match",
+    "NodeInfo",
+    "RadixCache",
+    "ReplayResult",
+    "Requests",
+    "Vocabulary",
+    "conversations",
+    "curve",
+    "mooncake",
+    "mooncake_files",
+    "reference",
+    "replay",
+    "trace_dir",
 ]

@@ -54,29 +54,57 @@ def demo1_tree(engine: str = "native") -> Table:
         title="05-1  Four sentences in a radix tree (words as tokens)",
         columns=["operation", "tokens", "already cached"],
         rows=rows + [["tree", "", ""]] + [[f"  {line}", length, ""] for line, length in _drawing(t)],
-        note=(f"{total} tokens inserted, {t.total_size} stored, {t.num_nodes} nodes (lecture: 42, 25, 7). "
-              f"The query walks {m.length} tokens down the tree (lecture: 8): their KV needs no prefill."),
+        note=(
+            f"{total} tokens inserted, {t.total_size} stored, {t.num_nodes} nodes (lecture: 42, 25, 7). "
+            f"The query walks {m.length} tokens down the tree (lecture: 8): their KV needs no prefill."
+        ),
         key="05-1",
-        extra={"total_tokens": total, "stored_tokens": t.total_size, "nodes": t.num_nodes, "query_match": m.length,
-               "drawing": t.pretty()},
+        extra={
+            "total_tokens": total,
+            "stored_tokens": t.total_size,
+            "nodes": t.num_nodes,
+            "query_match": m.length,
+            "drawing": t.pretty(),
+        },
     )
 
 
 def demo2_sharing(engine: str = "native", seed: int = 0) -> Table:
     w = conversations(200, seed=seed)
     r = replay(w, None, engine=engine)
-    ours = [len(w), w.total_tokens, r.stored_tokens, w.total_tokens / r.stored_tokens, r.nodes,
-            r.stored_tokens / r.nodes]
+    ours = [
+        len(w),
+        w.total_tokens,
+        r.stored_tokens,
+        w.total_tokens / r.stored_tokens,
+        r.nodes,
+        r.stored_tokens / r.nodes,
+    ]
     lec = LECTURE_DEMO2
-    lecture = [lec["requests"], lec["per_request"], lec["shared"], lec["per_request"] / lec["shared"], lec["nodes"],
-               lec["shared"] / lec["nodes"]]
+    lecture = [
+        lec["requests"],
+        lec["per_request"],
+        lec["shared"],
+        lec["per_request"] / lec["shared"],
+        lec["nodes"],
+        lec["shared"] / lec["nodes"],
+    ]
     return Table(
         title="05-2  Multi-turn conversations: tokens stored per request vs shared in the tree",
-        columns=["", "requests", "tokens, one copy per request", "tokens, shared prefixes", "saving (x)", "nodes",
-                 "tokens per node"],
+        columns=[
+            "",
+            "requests",
+            "tokens, one copy per request",
+            "tokens, shared prefixes",
+            "saving (x)",
+            "nodes",
+            "tokens per node",
+        ],
         rows=[["osbench", *ours], ["lecture", *lecture]],
-        note=("One system prompt, 4 apps with a few-shot block each, 200 conversations of 1-3 turns, each turn's prompt "
-              "the whole history. Every request adds one leaf: nodes = requests + the shared trunk."),
+        note=(
+            "One system prompt, 4 apps with a few-shot block each, 200 conversations of 1-3 turns, each turn's prompt "
+            "the whole history. Every request adds one leaf: nodes = requests + the shared trunk."
+        ),
         key="05-2",
     )
 
@@ -94,8 +122,16 @@ def demo3_locks(engine: str = "native", seed: int = 0) -> Table:
     rows.append(["lock the paths of 5 running requests", t.total_size, t.evictable_size, t.protected_size, 0, ""])
     freed_locked = t.evict(t.total_size)
     intact = sum(t.match_prefix(p).length == len(p) for p in running)
-    rows.append(["evict as much as possible", t.total_size, t.evictable_size, t.protected_size, freed_locked,
-                 f"{intact}/5 prefixes whole"])
+    rows.append(
+        [
+            "evict as much as possible",
+            t.total_size,
+            t.evictable_size,
+            t.protected_size,
+            freed_locked,
+            f"{intact}/5 prefixes whole",
+        ]
+    )
     for m in matches:
         t.unlock(m)
     rows.append(["the 5 finish: unlock", t.total_size, t.evictable_size, t.protected_size, 0, ""])
@@ -106,9 +142,11 @@ def demo3_locks(engine: str = "native", seed: int = 0) -> Table:
         title="05-3  Reference counts: running requests' prefixes cannot be evicted",
         columns=["step", "total", "evictable", "protected", "freed", "check"],
         rows=rows,
-        note=(f"Lecture: {lec['total']:,} tokens, at most {lec['freed_locked']:,} freed while 5 requests run, the "
-              f"other {lec['freed_after']:,} after they finish. Only unlocked leaves go, whole nodes, least recently "
-              "used first; a parent whose last child went becomes a leaf."),
+        note=(
+            f"Lecture: {lec['total']:,} tokens, at most {lec['freed_locked']:,} freed while 5 requests run, the "
+            f"other {lec['freed_after']:,} after they finish. Only unlocked leaves go, whole nodes, least recently "
+            "used first; a parent whose last child went becomes a leaf."
+        ),
         key="05-3",
         extra={"freed_locked": freed_locked, "freed_after": freed_after, "intact": intact},
     )
@@ -123,15 +161,24 @@ def demo4_prefix_vs_whole(engine: str = "native", seed: int = 1, quick: bool = F
     rows = []
     for c, a, b, d in zip(caps, whole, prompts_only, with_outputs):
         lec = LECTURE_DEMO4.get(c)
-        rows.append(["unlimited" if c is None else c, float(a), float(b), float(d),
-                     "" if lec is None else f"prefix {lec:.0%}, whole 0%"])
+        rows.append(
+            [
+                "unlimited" if c is None else c,
+                float(a),
+                float(b),
+                float(d),
+                "" if lec is None else f"prefix {lec:.0%}, whole 0%",
+            ]
+        )
     return Table(
         title=f"05-4  Token hit ratio, prefix cache vs whole-prompt cache ({len(w)} requests)",
         columns=["capacity (tokens)", "whole prompt", "prefix (prompts)", "prefix (prompts + outputs)", "lecture"],
         rows=rows,
-        note=("Whole-prompt matching never hits: each turn's prompt is longer than the last. The prefix cache keeps the "
-              "system prompt and few-shot blocks (reused by every request) even when tiny; when large, it also hits "
-              "the history, and (storing outputs) the previous answers; what is left is each turn's new question."),
+        note=(
+            "Whole-prompt matching never hits: each turn's prompt is longer than the last. The prefix cache keeps the "
+            "system prompt and few-shot blocks (reused by every request) even when tiny; when large, it also hits "
+            "the history, and (storing outputs) the previous answers; what is left is each turn's new question."
+        ),
         key="05-4",
     )
 
@@ -154,9 +201,11 @@ def exercise6(engine: str = "native") -> Table:
         title="05-5  Exercise 6: prefix matching",
         columns=["", "tokens"],
         rows=rows,
-        note=(f"The request shares \"you are a helpful assistant .\": {m.length} tokens of prefill skipped. The node "
-              "\"helpful assistant . what is paging ?\" splits after \".\", and \"explain paging .\" becomes the second "
-              "child of \"helpful assistant .\"."),
+        note=(
+            f'The request shares "you are a helpful assistant .": {m.length} tokens of prefill skipped. The node '
+            '"helpful assistant . what is paging ?" splits after ".", and "explain paging ." becomes the second '
+            'child of "helpful assistant .".'
+        ),
         key="05-5",
         extra={"match": m.length},
     )
@@ -184,8 +233,10 @@ def mooncake_curves(engine: str = "native") -> Optional[Table]:
         title="05-6  Mooncake traces: block-level prefix hit ratio (one block = 512 tokens)",
         columns=["trace", "requests", "blocks", *[("unlimited" if c is None else f"{c:,} blocks") for c in caps]],
         rows=rows,
-        note=("Each request is its list of block hashes; a request reuses the longest cached prefix of its blocks "
-              "(a radix tree of page size 1 over block ids, LRU leaf eviction)."),
+        note=(
+            "Each request is its list of block hashes; a request reuses the longest cached prefix of its blocks "
+            "(a radix tree of page size 1 over block ids, LRU leaf eviction)."
+        ),
         key="05-6",
     )
 

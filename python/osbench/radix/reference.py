@@ -26,15 +26,16 @@ next tick when it is created, which is after the node it was split from was stam
 from __future__ import annotations
 
 import heapq
-from typing import Any, Hashable, Iterator, Optional, Sequence
+from collections.abc import Hashable, Iterator, Sequence
+from typing import Any, Optional
 
 
 class Node:
     """One node. Handles given to users are these objects; each knows its tree."""
 
-    __slots__ = ("tree", "parent", "children", "tokens", "lock_ref", "last_access", "alive")
+    __slots__ = ("alive", "children", "last_access", "lock_ref", "parent", "tokens", "tree")
 
-    def __init__(self, tree: "RadixTree", parent: Optional["Node"], tokens: list, last_access: int):
+    def __init__(self, tree: RadixTree, parent: Optional[Node], tokens: list, last_access: int):
         self.tree = tree
         self.parent = parent
         self.children: dict[Any, Node] = {}  # first page -> child
@@ -300,12 +301,19 @@ def replay(
             prompt = list(p)
             stored = prompt + list(outputs[i]) if outputs is not None else prompt
             hits.append(serve_prefix(tree, capacity, prompt, stored))
-        counters = dict(stored_tokens=tree.total_size, nodes=tree.num_nodes,
-                        evicted_nodes=tree.evicted_nodes, evicted_tokens=tree.evicted_tokens)
+        counters = {
+            "stored_tokens": tree.total_size,
+            "nodes": tree.num_nodes,
+            "evicted_nodes": tree.evicted_nodes,
+            "evicted_tokens": tree.evicted_tokens,
+        }
     else:
         cache = WholeCache(capacity)
-        for p in prompts:
-            hits.append(cache.serve(list(p)))
-        counters = dict(stored_tokens=cache.used, nodes=len(cache.entries),
-                        evicted_nodes=cache.evicted_entries, evicted_tokens=cache.evicted_tokens)
+        hits.extend(cache.serve(list(p)) for p in prompts)
+        counters = {
+            "stored_tokens": cache.used,
+            "nodes": len(cache.entries),
+            "evicted_nodes": cache.evicted_entries,
+            "evicted_tokens": cache.evicted_tokens,
+        }
     return hits, counters

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Optional, Sequence, Union
+from typing import Any, Optional, Union
 
 import numpy as np
 
@@ -90,7 +91,7 @@ class Requests:
     @classmethod
     def from_sequences(
         cls, prompts: Sequence[Sequence[int]], outputs: Optional[Sequence[Sequence[int]]] = None, name: str = ""
-    ) -> "Requests":
+    ) -> Requests:
         """From lists of integer tokens (and optionally one output list per prompt)."""
         tokens, offsets = _pack(prompts)
         if outputs is None:
@@ -101,7 +102,7 @@ class Requests:
         return cls(tokens, offsets, out_tokens, out_offsets, name=name)
 
     @classmethod
-    def from_texts(cls, texts: Sequence[str], vocab: Optional[Vocabulary] = None) -> "Requests":
+    def from_texts(cls, texts: Sequence[str], vocab: Optional[Vocabulary] = None) -> Requests:
         """From texts whose words are tokens (``vocab`` grows as needed)."""
         vocab = Vocabulary() if vocab is None else vocab
         return cls.from_sequences([vocab.encode(t) for t in texts])
@@ -134,7 +135,7 @@ class Requests:
     def mean_length(self) -> float:
         return self.total_tokens / len(self) if len(self) else 0.0
 
-    def head(self, n: int) -> "Requests":
+    def head(self, n: int) -> Requests:
         """The first ``n`` requests."""
         n = min(n, len(self))
         cut = lambda a: None if a is None else a[:n]  # noqa: E731
@@ -143,13 +144,24 @@ class Requests:
             out_o = self.output_offsets[: n + 1]
             out_t = self.output_tokens[: int(out_o[-1])]
         return Requests(
-            self.tokens[: int(self.offsets[n])], self.offsets[: n + 1], out_t, out_o,
-            cut(self.conversation), cut(self.turn), cut(self.app), self.name,
+            self.tokens[: int(self.offsets[n])],
+            self.offsets[: n + 1],
+            out_t,
+            out_o,
+            cut(self.conversation),
+            cut(self.turn),
+            cut(self.app),
+            self.name,
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "requests": len(self), "total_tokens": self.total_tokens,
-                "mean_length": self.mean_length, "has_outputs": self.output_tokens is not None}
+        return {
+            "name": self.name,
+            "requests": len(self),
+            "total_tokens": self.total_tokens,
+            "mean_length": self.mean_length,
+            "has_outputs": self.output_tokens is not None,
+        }
 
 
 def _length(name: str, value: Any) -> tuple[int, int]:
@@ -223,7 +235,10 @@ def conversations(
     tokens, offsets = _pack([e[4] for e in events])
     out_tokens, out_offsets = _pack([e[5] for e in events])
     return Requests(
-        tokens, offsets, out_tokens, out_offsets,
+        tokens,
+        offsets,
+        out_tokens,
+        out_offsets,
         conversation=np.array([e[1] for e in events], dtype=np.int64),
         turn=np.array([e[2] for e in events], dtype=np.int64),
         app=np.array([e[3] for e in events], dtype=np.int64),

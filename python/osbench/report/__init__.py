@@ -96,7 +96,9 @@ def to_html(sections: list[Section]) -> str:
         body += [t.to_html() for t in s.tables]
         for f in s.figures:
             data = base64.b64encode(f.png).decode("ascii")
-            body.append(f'<figure><img alt="{html.escape(f.caption)}" src="data:image/png;base64,{data}"><figcaption>{html.escape(f.caption)}</figcaption></figure>')
+            body.append(
+                f'<figure><img alt="{html.escape(f.caption)}" src="data:image/png;base64,{data}"><figcaption>{html.escape(f.caption)}</figcaption></figure>'
+            )
     return f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>osbench report</title><style>{style}</style></head><body>{''.join(body)}</body></html>\n"
 
 
@@ -107,7 +109,12 @@ def results_json(sections: list[Section], quick: bool, seed: int) -> dict[str, A
         "seed": seed,
         "host": _host_facts(),
         "sections": {
-            s.key: {"title": s.title, "tables": [t.to_dict() for t in s.tables], "figures": [f.name for f in s.figures], **s.results}
+            s.key: {
+                "title": s.title,
+                "tables": [t.to_dict() for t in s.tables],
+                "figures": [f.name for f in s.figures],
+                **s.results,
+            }
             for s in sections
         },
     }

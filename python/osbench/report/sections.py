@@ -14,7 +14,6 @@ from osbench._files import figure_png
 from osbench.report import Figure, Section
 
 
-
 def _plt() -> Any:
     import matplotlib
 
@@ -62,7 +61,13 @@ def cache_section(quick: bool, seed: int, progress: Optional[Callable[[str], Non
         curves[p] = cache.curve(trace, p, capacities)
         timing[p] = round(time.perf_counter() - started, 3)
     section.figures.append(
-        _curves_figure("cache-zipf-curves", f"Zipf(1.0), {n_keys:,} keys, {length:,} accesses", capacities, curves, "cache size (objects)")
+        _curves_figure(
+            "cache-zipf-curves",
+            f"Zipf(1.0), {n_keys:,} keys, {length:,} accesses",
+            capacities,
+            curves,
+            "cache size (objects)",
+        )
     )
     section.results["zipf_curves"] = {
         "trace": {"kind": "zipf", "alpha": 1.0, "n_keys": n_keys, "length": length, "seed": seed},
@@ -79,7 +84,13 @@ def cache_section(quick: bool, seed: int, progress: Optional[Callable[[str], Non
         caps = np.unique(np.geomspace(32, t.n_distinct, 12).astype(np.int64))
         real_curves = {p: cache.curve(t, p, caps) for p in cache.POLICIES}
         section.figures.append(
-            _curves_figure("cache-cloudphysics-curves", f"CloudPhysics block I/O trace, {len(t):,} accesses (unit sizes)", caps, real_curves, "cache size (objects)")
+            _curves_figure(
+                "cache-cloudphysics-curves",
+                f"CloudPhysics block I/O trace, {len(t):,} accesses (unit sizes)",
+                caps,
+                real_curves,
+                "cache size (objects)",
+            )
         )
         section.results["cloudphysics_curves"] = {
             "capacities": caps.tolist(),
@@ -93,7 +104,13 @@ def cache_section(quick: bool, seed: int, progress: Optional[Callable[[str], Non
             byte_caps = np.unique(np.geomspace(footprint / 1000, footprint, 12).astype(np.int64))
             sized = {p: cache.curve(t, p, byte_caps, sizes=True) for p in cache.POLICIES}
             section.figures.append(
-                _curves_figure("cache-cloudphysics-bytes", "CloudPhysics with its real object sizes", byte_caps, sized, "cache size (bytes)")
+                _curves_figure(
+                    "cache-cloudphysics-bytes",
+                    "CloudPhysics with its real object sizes",
+                    byte_caps,
+                    sized,
+                    "cache size (bytes)",
+                )
             )
             section.results["cloudphysics_curves"]["byte_capacities"] = byte_caps.tolist()
             section.results["cloudphysics_curves"]["hit_ratio_with_sizes"] = {p: v.tolist() for p, v in sized.items()}
@@ -132,11 +149,18 @@ def _sampled_curves(section: Section, trace: traces.Trace, progress: Optional[Ca
     curves = {"exact": exact}
     rows: list[list[Any]] = [["exact (one pass, from the raw keys)", "", "", f"{seconds:.2f}"]]
     for rate in (0.1, 0.01):
-        took, est = _timed(lambda: cache.curve(trace, "lru", capacities, sample=rate))
+        took, est = _timed(functools.partial(cache.curve, trace, "lru", capacities, sample=rate))
         sampled = capacities * rate >= cache.SHARDS_MIN_OBJECTS
         error = np.abs(est - exact) * 100
         curves[f"SHARDS rate {rate:g}"] = est
-        rows.append([f"SHARDS, rate {rate:g}", float(error.mean()), float(error[sampled].mean()) if sampled.any() else "", f"{took:.2f}"])
+        rows.append(
+            [
+                f"SHARDS, rate {rate:g}",
+                float(error.mean()),
+                float(error[sampled].mean()) if sampled.any() else "",
+                f"{took:.2f}",
+            ]
+        )
     section.tables.append(
         Table(
             f"SHARDS sampled LRU curves against the exact one ({len(trace):,} accesses, {len(capacities)} capacities from 10 up)",
@@ -148,7 +172,11 @@ def _sampled_curves(section: Section, trace: traces.Trace, progress: Optional[Ca
         )
     )
     section.figures.append(_shards_figure(capacities, curves))
-    section.results["shards"] = {"capacities": capacities.tolist(), "hit_ratio": {k: v.tolist() for k, v in curves.items()}, "table": [list(map(str, r)) for r in rows]}
+    section.results["shards"] = {
+        "capacities": capacities.tolist(),
+        "hit_ratio": {k: v.tolist() for k, v in curves.items()},
+        "table": [list(map(str, r)) for r in rows],
+    }
 
 
 def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
@@ -172,36 +200,64 @@ def engine_section(quick: bool, seed: int, progress: Optional[Callable[[str], No
         t_ref, b = _timed(functools.partial(run, engine="reference"))
         if not same(a, b):
             raise AssertionError(f"engines disagree on {loop}")
-        rows.append([loop, f"{items:,} {unit}", round(items / t_native), round(items / t_ref), round(t_ref / t_native, 1)])
+        rows.append(
+            [loop, f"{items:,} {unit}", round(items / t_native), round(items / t_ref), round(t_ref / t_native, 1)]
+        )
 
     length = 50_000 if quick else 300_000
     trace = traces.zipf(10_000, 1.0, length, seed=seed)
     trace.next_use()  # prepared once, as a reused Trace would be
     for p in cache.POLICIES:
-        row(f"cache replay: {p}", length, "accesses", functools.partial(cache.replay, trace, p, 1000), lambda a, b: a.hits == b.hits)
+        row(
+            f"cache replay: {p}",
+            length,
+            "accesses",
+            functools.partial(cache.replay, trace, p, 1000),
+            lambda a, b: a.hits == b.hits,
+        )
     jobs = 20_000 if quick else 100_000
     w = sched.workload(jobs, load=0.8, sizes="lognormal", seed=seed)
     for p in sched.POLICIES:
         params: dict[str, Any] = {"quantum": 0.1} if p in ("rr", "mlfq") else {}
-        row(f"scheduling: {p}", jobs, "jobs", functools.partial(sched.simulate, w, p, **params),
-            lambda a, b: bool(np.array_equal(a.completion, b.completion)))
+        row(
+            f"scheduling: {p}",
+            jobs,
+            "jobs",
+            functools.partial(sched.simulate, w, p, **params),
+            lambda a, b: bool(np.array_equal(a.completion, b.completion)),
+        )
     from osbench import mem
 
     n_addr = 200_000 if quick else 2_000_000
     rng = np.random.default_rng(seed)
     page_table = rng.integers(-1, 1 << 20, size=1 << 12)
     vaddrs = rng.integers(0, (1 << 12) * 4096, size=n_addr)
-    row("address translation", n_addr, "addresses", functools.partial(mem.translate, vaddrs, page_table, 4096),
-        lambda a, b: bool(np.array_equal(a.physical, b.physical)))
+    row(
+        "address translation",
+        n_addr,
+        "addresses",
+        functools.partial(mem.translate, vaddrs, page_table, 4096),
+        lambda a, b: bool(np.array_equal(a.physical, b.physical)),
+    )
     n_req = 5_000 if quick else 20_000
     mw = mem.workload(n_req, capacity=20_000, seed=seed)
     for strategy in ("first", "best", "paged"):
-        row(f"allocation: {strategy}", n_req, "requests", functools.partial(mem.simulate, mw, strategy, 20_000),
-            lambda a, b: a.rejected_fraction == b.rejected_fraction)
+        row(
+            f"allocation: {strategy}",
+            n_req,
+            "requests",
+            functools.partial(mem.simulate, mw, strategy, 20_000),
+            lambda a, b: a.rejected_fraction == b.rejected_fraction,
+        )
     requests = radix.conversations(100 if quick else 400, seed=seed)
     n_requests = len(requests)
-    row("radix prefix-cache replay", n_requests, "requests", functools.partial(radix.replay, requests, 2000),
-        lambda a, b: a.to_dict() == b.to_dict())
+    row(
+        "radix prefix-cache replay",
+        n_requests,
+        "requests",
+        functools.partial(radix.replay, requests, 2000),
+        lambda a, b: a.to_dict() == b.to_dict(),
+    )
     table = Table(
         "Native vs reference, measured in this run (results checked equal)",
         ["hot loop", "work", "native per s", "reference per s", "native / reference"],
@@ -209,7 +265,13 @@ def engine_section(quick: bool, seed: int, progress: Optional[Callable[[str], No
         note="The ratio is the speed of the Rust core over the readable Python that defines the results.",
         key="engines",
     )
-    return Section("engines", "Engines: native vs reference", "Every hot loop timed on both engines in this run, on the same inputs.", tables=[table], results={"rows": rows})
+    return Section(
+        "engines",
+        "Engines: native vs reference",
+        "Every hot loop timed on both engines in this run, on the same inputs.",
+        tables=[table],
+        results={"rows": rows},
+    )
 
 
 def host_section(quick: bool, seed: int, progress: Optional[Callable[[str], None]] = None) -> Section:
@@ -226,8 +288,16 @@ def host_section(quick: bool, seed: int, progress: Optional[Callable[[str], None
         tables=list(report.tables()),
         results={"report": report.to_dict()},
     )
-    section.figures.append(Figure("host-round-trips", "Round trips on this host (log axis)", figure_png(round_trip_figure(report))))
-    section.figures.append(Figure("host-memory-latency", "Memory latency by working-set size (pointer chasing)", figure_png(memory_latency_figure(report))))
+    section.figures.append(
+        Figure("host-round-trips", "Round trips on this host (log axis)", figure_png(round_trip_figure(report)))
+    )
+    section.figures.append(
+        Figure(
+            "host-memory-latency",
+            "Memory latency by working-set size (pointer chasing)",
+            figure_png(memory_latency_figure(report)),
+        )
+    )
     return section
 
 
@@ -256,7 +326,10 @@ def sched_section(quick: bool, seed: int, progress: Optional[Callable[[str], Non
         for policy, color in (("fcfs", "C0"), ("ps", "C1"), ("srpt", "C2")):
             if progress:
                 progress(f"  response vs load: {policy}, {dist} sizes, {n:,} jobs x {len(loads)} loads")
-            sim = [sched.simulate(sched.workload(n, load=rho, sizes=dist, seed=seed), policy).summary().mean_response for rho in loads]
+            sim = [
+                sched.simulate(sched.workload(n, load=rho, sizes=dist, seed=seed), policy).summary().mean_response
+                for rho in loads
+            ]
             fine = np.linspace(min(loads), max(loads), 60)
             th = [sched.theory(policy, dist, float(rho)) for rho in fine]
             ax.plot(fine, th, color=color, label=f"{policy} theory")
@@ -268,7 +341,13 @@ def sched_section(quick: bool, seed: int, progress: Optional[Callable[[str], Non
         ax.set_title(f"{dist} sizes")
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
-    section.figures.append(Figure("sched-response-vs-load", "Mean response time against load: simulation (points) on M/G/1 theory (lines)", figure_png(fig)))
+    section.figures.append(
+        Figure(
+            "sched-response-vs-load",
+            "Mean response time against load: simulation (points) on M/G/1 theory (lines)",
+            figure_png(fig),
+        )
+    )
     section.results["response_vs_load"] = {"jobs": n, "seed": seed, "curves": curves}
     sweep = next((t for t in tables if t.key == "quantum_sweep"), None)
     if sweep is not None:
@@ -284,7 +363,11 @@ def sched_section(quick: bool, seed: int, progress: Optional[Callable[[str], Non
         ax2.set_ylabel("time switching (%)")
         ax.set_title("Round robin quantum sweep (switch cost 0.005)")
         ax.grid(True, alpha=0.3)
-        section.figures.append(Figure("sched-quantum-sweep", "RR quantum sweep: too small a quantum is eaten by switching", figure_png(fig)))
+        section.figures.append(
+            Figure(
+                "sched-quantum-sweep", "RR quantum sweep: too small a quantum is eaten by switching", figure_png(fig)
+            )
+        )
     return section
 
 
@@ -315,7 +398,13 @@ def mem_section(quick: bool, seed: int, progress: Optional[Callable[[str], None]
         left.bar(x + 0.2, internal, 0.4, label="internal fragmentation (allocated, unused)")
         left.set_ylabel("% of capacity")
         left.set_title("What memory holds")
-        right.bar(x - 0.2, external, 0.4, color="C2", label="external fragmentation (% of free memory\noutside the largest free block)")
+        right.bar(
+            x - 0.2,
+            external,
+            0.4,
+            color="C2",
+            label="external fragmentation (% of free memory\noutside the largest free block)",
+        )
         right.bar(x + 0.2, rejected, 0.4, color="C3", label="requests rejected (%)")
         right.set_title("Fragmentation of the free space, and rejections")
         for ax in (left, right):
@@ -323,7 +412,9 @@ def mem_section(quick: bool, seed: int, progress: Optional[Callable[[str], None]
             ax.set_ylim(0, 118)  # room for the legend above the bars
             ax.legend(fontsize=7, loc="upper left")
             ax.grid(True, axis="y", alpha=0.3)
-        section.figures.append(Figure("mem-fragmentation", "Fragmentation and rejections by allocation strategy", figure_png(fig)))
+        section.figures.append(
+            Figure("mem-fragmentation", "Fragmentation and rejections by allocation strategy", figure_png(fig))
+        )
     thrash = by_key.get("thrashing")
     if thrash is not None and "figure" in thrash.extra:
         f = thrash.extra["figure"]
@@ -336,7 +427,9 @@ def mem_section(quick: bool, seed: int, progress: Optional[Callable[[str], None]
         ax.set_title("Thrashing: faults fall off a cliff once memory holds the working set")
         ax.grid(True, alpha=0.3)
         ax.legend()
-        section.figures.append(Figure("mem-thrashing-knee", "The thrashing knee (LRU, one pass over every memory size)", figure_png(fig)))
+        section.figures.append(
+            Figure("mem-thrashing-knee", "The thrashing knee (LRU, one pass over every memory size)", figure_png(fig))
+        )
     return section
 
 
@@ -373,7 +466,9 @@ def radix_section(quick: bool, seed: int, progress: Optional[Callable[[str], Non
     ax.set_title(f"Multi-turn conversations: {per_request[-1]:,} tokens vs {in_tree[-1]:,} in the tree")
     ax.grid(True, alpha=0.3)
     ax.legend()
-    section.figures.append(Figure("radix-sharing", "Tokens stored per request vs shared in the radix tree", figure_png(fig)))
+    section.figures.append(
+        Figure("radix-sharing", "Tokens stored per request vs shared in the radix tree", figure_png(fig))
+    )
     demo4 = next((t for t in tables if "whole" in t.title.lower()), None)
     if demo4 is not None:
         rows = [r for r in demo4.rows if isinstance(r[0], (int, float))]
@@ -405,7 +500,11 @@ def radix_section(quick: bool, seed: int, progress: Optional[Callable[[str], Non
         ax.set_title("Mooncake traces: block-level prefix cache")
         ax.grid(True, alpha=0.3)
         ax.legend()
-        section.figures.append(Figure("radix-mooncake-curve", "Hit ratio of a block-level prefix cache on Mooncake's traces", figure_png(fig)))
+        section.figures.append(
+            Figure(
+                "radix-mooncake-curve", "Hit ratio of a block-level prefix cache on Mooncake's traces", figure_png(fig)
+            )
+        )
         section.results["mooncake"] = mooncake
     return section
 

@@ -72,7 +72,7 @@ class Summary:
     switches: int = 0
     switching_fraction: float = 0.0
     #: per-class figures when the workload has priority classes (class -> Summary)
-    per_class: dict[int, "Summary"] = field(default_factory=dict)
+    per_class: dict[int, Summary] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         d = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "per_class"}
@@ -163,7 +163,11 @@ class Schedule:
                 m = w.priority == c
                 per_class[c] = _figures(w.size[m], response[m], first_wait[m])
         return Summary(
-            **{k: getattr(s, k) for k in s.__dataclass_fields__ if k not in ("switches", "switching_fraction", "per_class")},
+            **{
+                k: getattr(s, k)
+                for k in s.__dataclass_fields__
+                if k not in ("switches", "switching_fraction", "per_class")
+            },
             switches=self.switches,
             switching_fraction=self.switch_time / span if span > 0 else 0.0,
             per_class=per_class,
@@ -188,7 +192,9 @@ def _number(name: str, value: Any, *, positive: bool) -> float:
         raise TypeError(f"{name}={value!r} is not accepted: it must be a number")
     v = float(value)
     if not math.isfinite(v) or (v <= 0 if positive else v < 0):
-        raise ValueError(f"{name}={value!r} is not accepted: it must be a finite number {'> 0' if positive else '>= 0'}")
+        raise ValueError(
+            f"{name}={value!r} is not accepted: it must be a finite number {'> 0' if positive else '>= 0'}"
+        )
     return v
 
 
@@ -224,8 +230,14 @@ def simulate(
         )
     policy = _checks.choice("policy", policy, POLICIES)
     engine = _checks.engine(engine)
-    given = {"quantum": quantum, "switch_cost": switch_cost, "levels": levels, "boost": boost,
-             "use_predictions": use_predictions, "aging": aging}
+    given = {
+        "quantum": quantum,
+        "switch_cost": switch_cost,
+        "levels": levels,
+        "boost": boost,
+        "use_predictions": use_predictions,
+        "aging": aging,
+    }
     for name, value in given.items():
         if name not in PARAMETERS[policy] and value != _DEFAULTS[name]:
             used = ", ".join(sorted(PARAMETERS[policy])) or "none"
@@ -240,26 +252,53 @@ def simulate(
     if not isinstance(use_predictions, bool):
         raise TypeError(f"use_predictions={use_predictions!r} is not accepted: it must be True or False")
     if use_predictions and workload.predicted is None:
-        raise ValueError("use_predictions=True is not accepted: the workload has no predicted sizes "
-                         "(workload(..., prediction_sigma=s) or Workload.with_predictions(s))")
-    params = {k: v for k, v in {"quantum": quantum, "switch_cost": switch_cost, "levels": levels, "boost": boost,
-                               "use_predictions": use_predictions, "aging": aging}.items() if k in PARAMETERS[policy]}
+        raise ValueError(
+            "use_predictions=True is not accepted: the workload has no predicted sizes "
+            "(workload(..., prediction_sigma=s) or Workload.with_predictions(s))"
+        )
+    params = {
+        k: v
+        for k, v in {
+            "quantum": quantum,
+            "switch_cost": switch_cost,
+            "levels": levels,
+            "boost": boost,
+            "use_predictions": use_predictions,
+            "aging": aging,
+        }.items()
+        if k in PARAMETERS[policy]
+    }
     w = workload
     if engine == "reference":
         out = reference.simulate(
-            policy, w.arrival.tolist(), w.size.tolist(),
+            policy,
+            w.arrival.tolist(),
+            w.size.tolist(),
             None if w.predicted is None else w.predicted.tolist(),
             None if w.priority is None else w.priority.tolist(),
-            quantum=quantum, switch_cost=switch_cost, levels=levels, boost=boost,
-            use_predictions=use_predictions, aging=aging,
+            quantum=quantum,
+            switch_cost=switch_cost,
+            levels=levels,
+            boost=boost,
+            use_predictions=use_predictions,
+            aging=aging,
         )
         completion = np.array(out.completion, dtype=float)
         first_start = np.array(out.first_start, dtype=float)
         switches, switch_time = out.switches, out.switch_time
     else:
         completion, first_start, switches, switch_time = _native.sched_simulate(
-            policy, w.arrival, w.size, w.predicted, w.priority,
-            quantum, switch_cost, levels, boost, use_predictions, aging,
+            policy,
+            w.arrival,
+            w.size,
+            w.predicted,
+            w.priority,
+            quantum,
+            switch_cost,
+            levels,
+            boost,
+            use_predictions,
+            aging,
         )
     return Schedule(policy, params, w, completion, first_start, int(switches), float(switch_time))
 
@@ -276,17 +315,31 @@ def timeline(workload: Workload, policy: str, **params: Any) -> list[tuple[int, 
     s = simulate(workload, policy, engine="reference", **params)
     w = s.workload
     out = reference.simulate(
-        policy, w.arrival.tolist(), w.size.tolist(),
+        policy,
+        w.arrival.tolist(),
+        w.size.tolist(),
         None if w.predicted is None else w.predicted.tolist(),
         None if w.priority is None else w.priority.tolist(),
-        timeline=True, **{k: v for k, v in s.params.items()},
+        timeline=True,
+        **dict(s.params.items()),
     )
     assert out.timeline is not None
     return out.timeline
 
 
 __all__ = [
+    "DISTRIBUTIONS",
+    "PARAMETERS",
+    "POLICIES",
+    "Schedule",
+    "SizeDist",
+    "Summary",
+    "Workload",
+    "reference",
+    "simulate",
+    "size_dist",
+    "slowdown_largest",
+    "theory",
     "timeline",
-    "POLICIES", "PARAMETERS", "DISTRIBUTIONS", "Workload", "workload", "Schedule", "Summary",
-    "SizeDist", "size_dist", "simulate", "theory", "slowdown_largest", "reference",
+    "workload",
 ]

@@ -179,7 +179,9 @@ def size_dist(sizes: Any, **params: Any) -> SizeDist:
         if p_large >= 1.0:
             raise ValueError(f"p_large={p_large!r} is not accepted: it must be in (0, 1)")
         d = discrete([small, large], [1.0 - p_large, p_large], "bimodal")
-        return SizeDist("bimodal", {"small": small, "large": large, "p_large": p_large}, d.mean, d.second_moment, d.atoms)
+        return SizeDist(
+            "bimodal", {"small": small, "large": large, "p_large": p_large}, d.mean, d.second_moment, d.atoms
+        )
     # bounded Pareto
     a = _number("alpha", params.get("alpha", 1.5))
     if ("low" in params) != ("high" in params):
@@ -193,4 +195,6 @@ def size_dist(sizes: Any, **params: Any) -> SizeDist:
         lo, hi = 1.0, PARETO_DEFAULT_RATIO
         scale = 1.0 / _pareto_moment(1, a, lo, hi)
         lo, hi = lo * scale, hi * scale
-    return SizeDist("pareto", {"alpha": a, "low": lo, "high": hi}, _pareto_moment(1, a, lo, hi), _pareto_moment(2, a, lo, hi))
+    return SizeDist(
+        "pareto", {"alpha": a, "low": lo, "high": hi}, _pareto_moment(1, a, lo, hi), _pareto_moment(2, a, lo, hi)
+    )

@@ -71,10 +71,18 @@ def distributions(quick: bool) -> Table:
             blind_only = policy in ("rr", "mlfq") and sizes != "exp"
             th = None if blind_only else theory(policy, sizes, LOAD)
             th_slow = None if blind_only else slowdown_largest(policy, sizes, LOAD)
-            rows.append([
-                label, policy, s.mean_response, "-" if th is None else th, s.mean_response_ci95,
-                s.slowdown_largest_1pct, "-" if th_slow is None else th_slow, s.max_first_wait,
-            ])
+            rows.append(
+                [
+                    label,
+                    policy,
+                    s.mean_response,
+                    "-" if th is None else th,
+                    s.mean_response_ci95,
+                    s.slowdown_largest_1pct,
+                    "-" if th_slow is None else th_slow,
+                    s.max_first_wait,
+                ]
+            )
     return Table(
         f"Demo 02.2: three size distributions (mean 1) at load {LOAD}, {n:,} jobs",
         ["sizes", "policy", "mean response", "theory", "95% CI +/-", "slowdown largest 1%", "theory", "max first wait"],
@@ -144,8 +152,15 @@ def aging(quick: bool) -> Table:
         label = "strict priority" if rate == 0 else f"aging {rate:g}/unit"
         rows.append([label, hi.mean_response, lo.mean_response, lo.p99_response, lo.max_first_wait])
     s = simulate(w, "fcfs").summary()
-    rows.append(["FCFS (no classes)", s.per_class[0].mean_response, s.per_class[1].mean_response,
-                 s.per_class[1].p99_response, s.per_class[1].max_first_wait])
+    rows.append(
+        [
+            "FCFS (no classes)",
+            s.per_class[0].mean_response,
+            s.per_class[1].mean_response,
+            s.per_class[1].p99_response,
+            s.per_class[1].max_first_wait,
+        ]
+    )
     th = [theory("priority", "exp", CLASS_LOADS, job_class=c) for c in (0, 1)]
     rows.append(["theory, strict", th[0], th[1], "-", "-"])
     return Table(
@@ -192,7 +207,9 @@ def lecture_vs_theory(dist_table: Table) -> Table:
     for policy, printed in LECTURE_LARGEST_SLOWDOWN.items():
         r = ours[(policy, "lognormal")]
         # Under PS every size has mean slowdown 1/(1-rho); RR with a small quantum is close to PS.
-        rows.append(["slowdown largest 1%", policy, "lognormal", printed, r[5], 1.0 / (1.0 - LOAD) if policy == "rr" else r[6]])
+        rows.append(
+            ["slowdown largest 1%", policy, "lognormal", printed, r[5], 1.0 / (1.0 - LOAD) if policy == "rr" else r[6]]
+        )
     return Table(
         "The lecture's printed figures beside osbench and theory (load 0.8)",
         ["figure", "policy", "sizes", "lecture", "osbench", "theory"],
@@ -213,8 +230,15 @@ def lecture_vs_theory(dist_table: Table) -> Table:
 def tables(quick: bool = False) -> list[Table]:
     """Every table of lecture demo 02 and exercise 1 (``quick``: fewer jobs, for tests)."""
     dist = distributions(quick)
-    return [convoy(), dist, quantum_sweep(quick), predictions(quick), aging(quick), exercise_1(),
-            lecture_vs_theory(dist)]
+    return [
+        convoy(),
+        dist,
+        quantum_sweep(quick),
+        predictions(quick),
+        aging(quick),
+        exercise_1(),
+        lecture_vs_theory(dist),
+    ]
 
 
 if __name__ == "__main__":  # pragma: no cover

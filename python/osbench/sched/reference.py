@@ -32,11 +32,12 @@ arrive during it join the queues and are considered at the next decision point.
 from __future__ import annotations
 
 import heapq
-from abc import ABC, abstractmethod
 import math
+from abc import ABC, abstractmethod
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Optional
 
 INF = math.inf
 
@@ -284,8 +285,9 @@ def arrival_order(arrival: Sequence[float]) -> list[int]:
     return sorted(range(len(arrival)), key=lambda j: (arrival[j], j))
 
 
-def make_jobs(arrival: Sequence[float], size: Sequence[float], predicted: Sequence[float],
-              classes: Sequence[int], aging: float) -> tuple[Jobs, list[int]]:
+def make_jobs(
+    arrival: Sequence[float], size: Sequence[float], predicted: Sequence[float], classes: Sequence[int], aging: float
+) -> tuple[Jobs, list[int]]:
     order = arrival_order(arrival)
     rank = [0] * len(order)
     for r, j in enumerate(order):

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Optional, Sequence, Union
+from collections.abc import Sequence
+from typing import Any, Optional, Union
 
 import numpy as np
 
@@ -64,7 +65,9 @@ def theory(
     if job_class is not None:
         raise ValueError(f"job_class={job_class!r} is not accepted for policy={policy!r}: only for priority")
     if len(loads) > 1:
-        raise ValueError(f"load={load!r} is not accepted for policy={policy!r}: a single total load (classes are for priority)")
+        raise ValueError(
+            f"load={load!r} is not accepted for policy={policy!r}: a single total load (classes are for priority)"
+        )
     rho = loads[0]
     if rho >= 1.0:
         return math.inf
@@ -87,8 +90,8 @@ def _priority(dist: SizeDist, loads: list[float], job_class: Optional[int]) -> f
     lams = [x / dist.mean for x in loads]
     means = []
     above = 0.0  # load of the classes above
-    for k, l in enumerate(loads):
-        upto = above + l
+    for k, load in enumerate(loads):
+        upto = above + load
         if upto >= 1.0:
             means.append(math.inf)
         else:
@@ -96,7 +99,11 @@ def _priority(dist: SizeDist, loads: list[float], job_class: Optional[int]) -> f
             means.append(dist.mean / (1.0 - above) + wait)
         above = upto
     if job_class is not None:
-        if isinstance(job_class, bool) or not isinstance(job_class, numbers.Integral) or not 0 <= job_class < len(loads):
+        if (
+            isinstance(job_class, bool)
+            or not isinstance(job_class, numbers.Integral)
+            or not 0 <= job_class < len(loads)
+        ):
             raise ValueError(f"job_class={job_class!r} is not accepted: use a class in 0..{len(loads) - 1}")
         return means[int(job_class)]
     if any(math.isinf(m) for m in means):
@@ -179,9 +186,15 @@ def slowdown_largest(
     dist = sizes if isinstance(sizes, SizeDist) else size_dist(sizes, **dist_params)
     if policy in ("rr", "mlfq"):
         if dist.name != "exp":
-            raise ValueError(f"policy={policy!r} has no closed form for sizes={dist.name!r}: only under exponential sizes")
+            raise ValueError(
+                f"policy={policy!r} has no closed form for sizes={dist.name!r}: only under exponential sizes"
+            )
         policy = "ps"
-    if isinstance(load, bool) or not isinstance(load, numbers.Real) or not (0 < float(load) and math.isfinite(float(load))):
+    if (
+        isinstance(load, bool)
+        or not isinstance(load, numbers.Real)
+        or not (0 < float(load) and math.isfinite(float(load)))
+    ):
         raise ValueError(f"load={load!r} is not accepted: it must be a finite number > 0")
     if isinstance(fraction, bool) or not isinstance(fraction, numbers.Real) or not 0 < float(fraction) <= 1:
         raise ValueError(f"fraction={fraction!r} is not accepted: it must be in (0, 1]")

@@ -7,8 +7,9 @@ import math
 import numbers
 import os
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Sequence, Union
+from typing import Any, Callable, Optional, Union
 
 import numpy as np
 
@@ -61,7 +62,9 @@ class Workload:
         if self.priority is not None:
             prio = np.asarray(self.priority)
             if prio.ndim != 1 or (prio.size and prio.dtype.kind not in "iu"):
-                raise TypeError(f"priority is not accepted: it must be a 1-D array of integers, got {prio.dtype} {prio.shape}")
+                raise TypeError(
+                    f"priority is not accepted: it must be a 1-D array of integers, got {prio.dtype} {prio.shape}"
+                )
             if len(prio) != len(size):
                 raise ValueError(f"priority has {len(prio)} entries but there are {len(size)} jobs")
             object.__setattr__(self, "priority", np.ascontiguousarray(prio, dtype=np.int64))
@@ -87,12 +90,12 @@ class Workload:
         return float(self.size.sum()) / span if span > 0 else math.inf
 
     @classmethod
-    def batch(cls, sizes: Sequence[float]) -> "Workload":
+    def batch(cls, sizes: Sequence[float]) -> Workload:
         """Every job arrives at t = 0, queued in the order given (exercise 1: ``batch([8, 4, 2, 1])``)."""
         size = _float_array("sizes", sizes, positive=True)
         return cls(np.zeros(len(size)), size, description=f"batch of {len(size)} jobs at t=0")
 
-    def with_predictions(self, sigma: float, seed: Optional[int] = None) -> "Workload":
+    def with_predictions(self, sigma: float, seed: Optional[int] = None) -> Workload:
         """A copy whose ``predicted`` sizes are ``size * exp(N(0, sigma^2))`` (lecture 2.6).
 
         The noise comes from ``numpy.random.default_rng((seed, 1))``: a stream independent of
@@ -112,7 +115,7 @@ class Workload:
         load: Optional[float] = 0.8,
         tokens_per_second: Optional[float] = None,
         limit: Optional[int] = None,
-    ) -> "Workload":
+    ) -> Workload:
         """Jobs from an LLM request log: the Azure LLM inference trace (CSV with ``TIMESTAMP``,
         ``ContextTokens``, ``GeneratedTokens``) or a Mooncake trace (JSON lines with
         ``timestamp`` in ms, ``input_length``, ``output_length``).
@@ -136,7 +139,9 @@ class Workload:
         elif size == "total":
             tokens = inp + out
         else:
-            raise ValueError(f"size={size!r} is not accepted: use 'output', 'input', 'total' or a function f(input, output)")
+            raise ValueError(
+                f"size={size!r} is not accepted: use 'output', 'input', 'total' or a function f(input, output)"
+            )
         tokens = np.maximum(np.asarray(tokens, dtype=float), 1.0)
         arrival = t - t.min() if len(t) else t
         name = os.path.basename(os.fspath(path))
@@ -162,9 +167,7 @@ def _read_requests(path: str, limit: Optional[int]) -> tuple[np.ndarray, np.ndar
     with open(path, encoding="utf-8") as f:
         first = f.readline()
         if first.lstrip().startswith("{"):
-            lines = [first]
-            for line in f:
-                lines.append(line)
+            lines = [first, *f]
             for line in lines:
                 if limit is not None and len(inp) >= limit:
                     break
@@ -249,8 +252,12 @@ def workload(
     loads = [_positive("load", x) for x in raw]
     total = sum(loads)
     if total >= 1.0:
-        warnings.warn(f"load={total:g} >= 1: the queue is unstable; a finite workload still runs, but its "
-                      "response times grow with n", RuntimeWarning, stacklevel=2)
+        warnings.warn(
+            f"load={total:g} >= 1: the queue is unstable; a finite workload still runs, but its "
+            "response times grow with n",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     rng = np.random.default_rng(seed)
     if isinstance(sizes, str):
         dist: SizeDist = size_dist(sizes, **dist_params)

@@ -13,8 +13,9 @@ seed gives the same trace, whichever engine replays it.
 from __future__ import annotations
 
 import os
+from collections.abc import Hashable, Sequence
 from pathlib import Path
-from typing import Any, Hashable, Optional, Sequence
+from typing import Any, Optional
 
 import numpy as np
 
@@ -191,7 +192,9 @@ def read_oracle_general(path: Any) -> Trace:
             f"a truncated record starts at byte offset {whole}"
         )
     records = np.fromfile(path, dtype=ORACLE_GENERAL)
-    return Trace(records["id"].copy(), sizes=records["size"].copy(), times=records["time"].copy(), name=os.path.basename(path))
+    return Trace(
+        records["id"].copy(), sizes=records["size"].copy(), times=records["time"].copy(), name=os.path.basename(path)
+    )
 
 
 def shared_traces() -> Optional[Path]:
@@ -200,7 +203,10 @@ def shared_traces() -> Optional[Path]:
     candidates = []
     if os.environ.get("OSBENCH_TRACES"):
         candidates.append(Path(os.environ["OSBENCH_TRACES"]))
-    candidates += [Path.cwd() / ".." / "shared" / "traces", Path(__file__).resolve().parents[3] / ".." / "shared" / "traces"]
+    candidates += [
+        Path.cwd() / ".." / "shared" / "traces",
+        Path(__file__).resolve().parents[3] / ".." / "shared" / "traces",
+    ]
     for c in candidates:
         if c.is_dir():
             return c.resolve()
@@ -230,3 +236,23 @@ def write_oracle_general(trace: Any, path: Any, sizes: Any = None) -> None:
 # Readers and writers of trace files (npy, text/CSV, oracleGeneral, struct binary, zstd,
 # Mooncake and Azure request logs). Imported last: they build on Trace above.
 from osbench.traces.formats import FORMATS, TraceFileError, read, write  # noqa: E402
+
+__all__ = [
+    "FORMATS",
+    "NEVER",
+    "ORACLE_GENERAL",
+    "Trace",
+    "TraceFileError",
+    "as_trace",
+    "belady_sequence",
+    "drift",
+    "loop",
+    "next_use_reference",
+    "read",
+    "read_oracle_general",
+    "scan",
+    "shared_traces",
+    "write",
+    "write_oracle_general",
+    "zipf",
+]

@@ -34,7 +34,8 @@ import io
 import json
 import os
 import re
-from typing import Any, BinaryIO, Iterator, Optional, Union
+from collections.abc import Iterator
+from typing import Any, BinaryIO, Optional, Union
 
 import numpy as np
 
@@ -79,7 +80,11 @@ def _decompress(path: str, data: bytes) -> bytes:
         except zstandard.ZstdError as exc:
             raise _fail(path, f"zstd frame at byte offset {offset}", f"corrupt ({exc})") from None
         if not d.eof:
-            raise _fail(path, f"byte offset {len(data)}", f"truncated zstd stream (the frame at byte offset {offset} is incomplete)")
+            raise _fail(
+                path,
+                f"byte offset {len(data)}",
+                f"truncated zstd stream (the frame at byte offset {offset} is incomplete)",
+            )
         offset = len(data) - len(d.unused_data)
     return b"".join(out)
 
@@ -96,7 +101,11 @@ def _load(path: str) -> tuple[bytes, bool]:
             raise _fail(path, "byte offset 0", "the file decompresses to nothing")
         return data, True
     if _strip_zst(os.path.basename(path).lower()) != os.path.basename(path).lower():
-        raise _fail(path, "byte offset 0", f"named .zst but not zstd data (first bytes {data[:4].hex(' ')}, expected 28 b5 2f fd)")
+        raise _fail(
+            path,
+            "byte offset 0",
+            f"named .zst but not zstd data (first bytes {data[:4].hex(' ')}, expected 28 b5 2f fd)",
+        )
     return data, False
 
 
@@ -186,7 +195,11 @@ def _read_npy(path: str, data: bytes) -> Trace:
     dtype, count, start, key, size, time = _npy_header(path, data)
     if len(data) - start < count * dtype.itemsize:
         whole = start + (len(data) - start) // max(dtype.itemsize, 1) * dtype.itemsize
-        raise _fail(path, f"byte offset {whole}", f"truncated: the header promises {count} items of {dtype.itemsize} bytes, the file ends at {len(data)}")
+        raise _fail(
+            path,
+            f"byte offset {whole}",
+            f"truncated: the header promises {count} items of {dtype.itemsize} bytes, the file ends at {len(data)}",
+        )
     arr = np.frombuffer(data, dtype=dtype, count=count, offset=start)
     return Trace(
         arr[key].copy(),
@@ -198,13 +211,22 @@ def _read_npy(path: str, data: bytes) -> Trace:
 def _check_records(path: str, data: bytes, itemsize: int, what: str) -> None:
     if len(data) % itemsize:
         whole = len(data) - len(data) % itemsize
-        raise _fail(path, f"byte offset {whole}", f"truncated record: {len(data)} bytes is not a whole number of {itemsize}-byte {what} records")
+        raise _fail(
+            path,
+            f"byte offset {whole}",
+            f"truncated record: {len(data)} bytes is not a whole number of {itemsize}-byte {what} records",
+        )
 
 
 def _read_oracle(path: str, data: bytes) -> Trace:
     _check_records(path, data, ORACLE_GENERAL.itemsize, "oracleGeneral")
     rec = np.frombuffer(data, dtype=ORACLE_GENERAL)
-    return Trace(rec["id"].copy(), sizes=rec["size"].copy(), times=rec["time"].copy(), fields={"next_access": rec["next_access"].copy()})
+    return Trace(
+        rec["id"].copy(),
+        sizes=rec["size"].copy(),
+        times=rec["time"].copy(),
+        fields={"next_access": rec["next_access"].copy()},
+    )
 
 
 _STRUCT_CODES = {
@@ -217,7 +239,11 @@ def struct_dtype(fmt: str) -> np.dtype:
     """A numpy record dtype equal to a :mod:`struct` format with standard sizes (the byte
     order character is required: ``<``, ``>``, ``=`` or ``!``). Padding bytes (``x``) take
     room but no field; the fields are named f0, f1, ... in order."""
-    m = re.fullmatch(r"([<>=!])((?:\d*[xbB?hHiIlLqQefdc])+)", str(fmt).replace(" ", "")) if isinstance(fmt, str) else None
+    m = (
+        re.fullmatch(r"([<>=!])((?:\d*[xbB?hHiIlLqQefdc])+)", str(fmt).replace(" ", ""))
+        if isinstance(fmt, str)
+        else None
+    )
     if m is None:
         raise ValueError(
             f"struct={fmt!r} is not accepted: give a byte order (<, >, = or !) then codes from "
@@ -256,7 +282,9 @@ def _field(name: str, index: Optional[int], dtype: np.dtype, integer: bool) -> O
     return field
 
 
-def _read_binary(path: str, data: bytes, fmt: str, key_field: int, size_field: Optional[int], time_field: Optional[int]) -> Trace:
+def _read_binary(
+    path: str, data: bytes, fmt: str, key_field: int, size_field: Optional[int], time_field: Optional[int]
+) -> Trace:
     dtype = struct_dtype(fmt)
     key = _field("key_field", key_field, dtype, integer=True)
     size = _field("size_field", size_field, dtype, integer=True)
@@ -382,7 +410,9 @@ def _read_mooncake(path: str, data: bytes) -> Trace:
             if not isinstance(stamp, (int, float)) or not isinstance(length, int):
                 raise TypeError("timestamp and input_length must be numbers")
         except (ValueError, KeyError, TypeError) as exc:
-            raise _fail(path, f"line {line_no}", f"not a Mooncake request with hash_ids ({type(exc).__name__}: {exc})") from None
+            raise _fail(
+                path, f"line {line_no}", f"not a Mooncake request with hash_ids ({type(exc).__name__}: {exc})"
+            ) from None
         n = len(ids)
         last = min(max(length - MOONCAKE_BLOCK_TOKENS * (n - 1), 1), MOONCAKE_BLOCK_TOKENS)
         keys += ids
@@ -403,7 +433,11 @@ def _read_mooncake(path: str, data: bytes) -> Trace:
 def _read_azure(path: str, data: bytes) -> Trace:
     lines = _decode(path, data)
     rows = [(i + 1, line) for i, line in enumerate(lines) if line.strip()]
-    if not rows or [f.strip().lower() for f in rows[0][1].split(",")][:3] != ["timestamp", "contexttokens", "generatedtokens"]:
+    if not rows or [f.strip().lower() for f in rows[0][1].split(",")][:3] != [
+        "timestamp",
+        "contexttokens",
+        "generatedtokens",
+    ]:
         raise _fail(path, "line 1", "not an Azure LLM log: the header must be TIMESTAMP,ContextTokens,GeneratedTokens")
     if len(rows) == 1:
         raise _fail(path, "line 2", "no records after the header")
@@ -467,7 +501,11 @@ def _zstd_blocks(f: BinaryIO, path: str, block: int = 1 << 20) -> Iterator[bytes
                 offset += len(data)
                 data = b""
     if d is not None:
-        raise _fail(path, f"byte offset {offset}", f"truncated zstd stream (the frame at byte offset {frame_start} is incomplete)")
+        raise _fail(
+            path,
+            f"byte offset {offset}",
+            f"truncated zstd stream (the frame at byte offset {frame_start} is incomplete)",
+        )
 
 
 class _Reader:
@@ -523,12 +561,18 @@ def iter_chunks(
             raise _fail(p, "byte offset 0", "the file is empty")
         compressed = head[:4] == ZSTD_MAGIC
         if not compressed and _strip_zst(os.path.basename(p).lower()) != os.path.basename(p).lower():
-            raise _fail(p, "byte offset 0", f"named .zst but not zstd data (first bytes {head[:4].hex(' ')}, expected 28 b5 2f fd)")
+            raise _fail(
+                p,
+                "byte offset 0",
+                f"named .zst but not zstd data (first bytes {head[:4].hex(' ')}, expected 28 b5 2f fd)",
+            )
         fmt = format if format is not None else detect(p, b"" if compressed else head)
         if fmt not in FORMATS:
             raise ValueError(f"format={fmt!r} is not accepted: use one of {', '.join(FORMATS)}")
         if fmt not in STREAMED:
-            whole = read(p, fmt, struct=struct, key_field=key_field, size_field=size_field, time_field=time_field, **text_options)
+            whole = read(
+                p, fmt, struct=struct, key_field=key_field, size_field=size_field, time_field=time_field, **text_options
+            )
             for start in range(0, max(len(whole), 1), chunk_size):
                 yield Trace(
                     whole.keys[start : start + chunk_size],
@@ -538,7 +582,9 @@ def iter_chunks(
                     name=whole.name,
                 )
             return
-        yield from _stream_records(p, _Reader(f, p, compressed), fmt, chunk_size, struct, key_field, size_field, time_field)
+        yield from _stream_records(
+            p, _Reader(f, p, compressed), fmt, chunk_size, struct, key_field, size_field, time_field
+        )
 
 
 def _stream_records(
@@ -583,26 +629,35 @@ def _stream_records(
         data = r.read(want * itemsize) if want > 0 else b""
         if len(data) % itemsize:
             whole = r.offset - len(data) % itemsize
-            raise _fail(path, f"byte offset {whole}", f"truncated record: the data ends inside a {itemsize}-byte record")
+            raise _fail(
+                path, f"byte offset {whole}", f"truncated record: the data ends inside a {itemsize}-byte record"
+            )
         if not data:
             break
         rec = np.frombuffer(data, dtype=dtype)
         seen += len(rec)
 
-        def col(field: Optional[str]) -> Optional[np.ndarray]:
-            if field is None:
-                return None
-            a = rec[field]
-            return a.astype(a.dtype.newbyteorder("="))
-
-        keys = col(key)
+        keys = _native_order(rec, key)
         assert keys is not None
-        yield Trace(keys, sizes=col(size), times=col(time), fields={} if extra is None else {extra: col(extra)}, name=name)
+        fields = {} if extra is None else {extra: _native_order(rec, extra)}
+        yield Trace(keys, sizes=_native_order(rec, size), times=_native_order(rec, time), fields=fields, name=name)
     if count is not None:
         if seen < count:
-            raise _fail(path, f"byte offset {r.offset}", f"truncated: the header promises {count} items, the data holds {seen}")
+            raise _fail(
+                path, f"byte offset {r.offset}", f"truncated: the header promises {count} items, the data holds {seen}"
+            )
         if r.read(1):
-            raise _fail(path, f"byte offset {r.offset - 1}", f"trailing bytes after the {count} items the header promises")
+            raise _fail(
+                path, f"byte offset {r.offset - 1}", f"trailing bytes after the {count} items the header promises"
+            )
+
+
+def _native_order(records: np.ndarray, field: Optional[str]) -> Optional[np.ndarray]:
+    """One field of structured records in the machine's byte order (None for no field)."""
+    if field is None:
+        return None
+    a = records[field]
+    return a.astype(a.dtype.newbyteorder("="))
 
 
 def _npy_header(path: str, head: bytes) -> tuple[np.dtype, int, int, str, Optional[str], Optional[str]]:
@@ -632,7 +687,11 @@ def _npy_header(path: str, head: bytes) -> tuple[np.dtype, int, int, str, Option
     names = {n.lower(): n for n in dtype.names}
     key = names.get("key") or names.get("id")
     if key is None or dtype[key].kind not in "iu":
-        raise _fail(path, f"byte offset {start}", f"wrong layout: a structured trace needs an integer 'key' or 'id' field, found {list(dtype.names)}")
+        raise _fail(
+            path,
+            f"byte offset {start}",
+            f"wrong layout: a structured trace needs an integer 'key' or 'id' field, found {list(dtype.names)}",
+        )
     return dtype, int(shape[0]), start, key, names.get("size"), names.get("time")
 
 
@@ -698,7 +757,11 @@ def write(
             raise ValueError("struct is required for format='binary': a struct format string such as '<IQIq'")
         dtype = struct_dtype(struct)
         rec = np.zeros(n, dtype=dtype)
-        for arg, index, arr in (("key_field", key_field, keys), ("size_field", size_field, t.sizes), ("time_field", time_field, t.times)):
+        for arg, index, arr in (
+            ("key_field", key_field, keys),
+            ("size_field", size_field, t.sizes),
+            ("time_field", time_field, t.times),
+        ):
             field = _field(arg, index, dtype, integer=arg != "time_field")
             if field is not None and arr is not None:
                 rec[field] = arr
@@ -734,7 +797,12 @@ def oracle_general_bytes(trace: Any, sizes: Any = None) -> bytes:
     n = len(keys)
     records = np.zeros(n, dtype=ORACLE_GENERAL)
     times = t.times
-    if times is not None and len(times) == n and np.asarray(times).dtype.kind in "iu" and (n == 0 or (times.min() >= 0 and times.max() < 2**32)):
+    if (
+        times is not None
+        and len(times) == n
+        and np.asarray(times).dtype.kind in "iu"
+        and (n == 0 or (times.min() >= 0 and times.max() < 2**32))
+    ):
         records["time"] = times
     else:
         records["time"] = np.arange(n, dtype=np.uint64).astype(np.uint32)
@@ -746,4 +814,15 @@ def oracle_general_bytes(trace: Any, sizes: Any = None) -> bytes:
     return records.tobytes()
 
 
-__all__ = ["FORMATS", "WRITABLE", "STREAMED", "iter_chunks", "TraceFileError", "read", "write", "detect", "struct_dtype", "oracle_general_bytes"]
+__all__ = [
+    "FORMATS",
+    "STREAMED",
+    "WRITABLE",
+    "TraceFileError",
+    "detect",
+    "iter_chunks",
+    "oracle_general_bytes",
+    "read",
+    "struct_dtype",
+    "write",
+]

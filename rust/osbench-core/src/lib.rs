@@ -5,10 +5,10 @@
 
 pub mod cache;
 pub mod error;
-pub mod mem;
-pub mod radix;
 #[cfg(target_os = "linux")]
 pub mod host;
+pub mod mem;
+pub mod radix;
 pub mod sched;
 
 pub use error::{Error, Result};

@@ -30,12 +30,19 @@ fn slice<'a, T: numpy::Element>(name: &str, a: &'a PyReadonlyArray1<'_, T>) -> P
 }
 
 /// An optional per-access array (`n` entries when given) as a slice, empty when not given.
-fn optional_slice<'a, T: numpy::Element>(name: &str, a: &'a Option<PyReadonlyArray1<'_, T>>, n: usize) -> PyResult<&'a [T]> {
+fn optional_slice<'a, T: numpy::Element>(
+    name: &str,
+    a: &'a Option<PyReadonlyArray1<'_, T>>,
+    n: usize,
+) -> PyResult<&'a [T]> {
     match a {
         Some(a) => {
             let s = slice(name, a)?;
             if s.len() != n {
-                return Err(PyValueError::new_err(format!("{name} has {} entries: it must have one per access ({n})", s.len())));
+                return Err(PyValueError::new_err(format!(
+                    "{name} has {} entries: it must have one per access ({n})",
+                    s.len()
+                )));
             }
             Ok(s)
         }
@@ -67,7 +74,11 @@ fn dense_ids<'py>(py: Python<'py>, keys: &Bound<'py, PyAny>) -> PyResult<(Bound<
 
 /// For each access, the index of the next access to the same id (2**64-1 = never).
 #[pyfunction]
-fn next_use<'py>(py: Python<'py>, ids: PyReadonlyArray1<'py, u32>, n_ids: usize) -> PyResult<Bound<'py, PyArray1<u64>>> {
+fn next_use<'py>(
+    py: Python<'py>,
+    ids: PyReadonlyArray1<'py, u32>,
+    n_ids: usize,
+) -> PyResult<Bound<'py, PyArray1<u64>>> {
     let ids = slice("ids", &ids)?;
     let out = interrupt::run_sized(py, ids.len(), |_| {
         let mut out = vec![0u64; ids.len()];
@@ -109,7 +120,9 @@ fn cache_replay<'py>(
     };
     let mut policy = AnyPolicy::new(policy, capacity, n_ids, Options { bit_on_insert }).py_err()?;
     if policy.needs_future() && next.len() != ids.len() {
-        return Err(PyValueError::new_err("next_use is required by offline policies and must have one entry per access"));
+        return Err(PyValueError::new_err(
+            "next_use is required by offline policies and must have one entry per access",
+        ));
     }
     let (hits, flags) = interrupt::run_sized(py, ids.len(), |cancel| {
         check_ids(ids, n_ids)?;
@@ -146,7 +159,9 @@ fn cache_curve<'py>(
         None => &[][..],
     };
     if policy == "opt" && next.len() != ids.len() {
-        return Err(PyValueError::new_err("next_use is required by offline policies and must have one entry per access"));
+        return Err(PyValueError::new_err(
+            "next_use is required by offline policies and must have one entry per access",
+        ));
     }
     let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let work = ids.len().saturating_mul(caps.len());
@@ -172,7 +187,12 @@ fn cache_curve<'py>(
 /// SHARDS spatial sampling: one flag per access, True when its key is in the sample at `rate`.
 #[pyfunction]
 #[pyo3(signature = (keys, rate, seed=0))]
-fn cache_spatial_sample<'py>(py: Python<'py>, keys: &Bound<'py, PyAny>, rate: f64, seed: u64) -> PyResult<Bound<'py, PyArray1<bool>>> {
+fn cache_spatial_sample<'py>(
+    py: Python<'py>,
+    keys: &Bound<'py, PyAny>,
+    rate: f64,
+    seed: u64,
+) -> PyResult<Bound<'py, PyArray1<bool>>> {
     fn run<K: keys::Key>(py: Python<'_>, keys: &[K], rate: f64, seed: u64) -> PyResult<Vec<bool>> {
         interrupt::run_sized(py, keys.len(), |_| {
             let mut mask = vec![false; keys.len()];
@@ -252,7 +272,9 @@ fn cache_online_args(
 fn size_arg(size: Option<&Bound<'_, PyAny>>, sized: bool) -> PyResult<Option<u64>> {
     let Some(size) = size else {
         return if sized {
-            Err(PyTypeError::new_err("size is required: this cache counts bytes (made with sizes=True), so call access(key, size)"))
+            Err(PyTypeError::new_err(
+                "size is required: this cache counts bytes (made with sizes=True), so call access(key, size)",
+            ))
         } else {
             Ok(None)
         };
@@ -269,10 +291,13 @@ fn size_arg(size: Option<&Bound<'_, PyAny>>, sized: bool) -> PyResult<Option<u64
     match size.extract::<u64>() {
         Ok(v) if v > 0 => Ok(Some(v)),
         // An integer, but 0, negative or too large.
-        Ok(_) => Err(PyValueError::new_err(format!("size={shown} is not accepted: it must be a positive integer up to {}", u64::MAX))),
-        Err(e) if e.is_instance_of::<pyo3::exceptions::PyOverflowError>(size.py()) => {
-            Err(PyValueError::new_err(format!("size={shown} is not accepted: it must be a positive integer up to {}", u64::MAX)))
-        }
+        Ok(_) => Err(PyValueError::new_err(format!(
+            "size={shown} is not accepted: it must be a positive integer up to {}",
+            u64::MAX
+        ))),
+        Err(e) if e.is_instance_of::<pyo3::exceptions::PyOverflowError>(size.py()) => Err(PyValueError::new_err(
+            format!("size={shown} is not accepted: it must be a positive integer up to {}", u64::MAX),
+        )),
         Err(_) => Err(PyTypeError::new_err(format!("size={shown} is not accepted: it must be a positive integer"))),
     }
 }
@@ -282,7 +307,9 @@ fn size_arg(size: Option<&Bound<'_, PyAny>>, sized: bool) -> PyResult<Option<u64
 fn cost_arg(cost: Option<&Bound<'_, PyAny>>, costed: bool) -> PyResult<Option<f64>> {
     let Some(cost) = cost else {
         return if costed {
-            Err(PyTypeError::new_err("cost is required: this cache was made with costs=True, so call access(key, cost=...)"))
+            Err(PyTypeError::new_err(
+                "cost is required: this cache was made with costs=True, so call access(key, cost=...)",
+            ))
         } else {
             Ok(None)
         };
@@ -299,9 +326,7 @@ fn cost_arg(cost: Option<&Bound<'_, PyAny>>, costed: bool) -> PyResult<Option<f6
         Some(f.value())
     } else if cost.is_instance_of::<PyBool>() {
         None
-    } else if cost.is_instance_of::<PyInt>()
-        || cost.is_instance(&py.import("numbers")?.getattr("Real")?)?
-    {
+    } else if cost.is_instance_of::<PyInt>() || cost.is_instance(&py.import("numbers")?.getattr("Real")?)? {
         // An int too large for a float counts as infinite, refused below.
         Some(cost.extract::<f64>().unwrap_or(f64::INFINITY))
     } else {
@@ -309,8 +334,13 @@ fn cost_arg(cost: Option<&Bound<'_, PyAny>>, costed: bool) -> PyResult<Option<f6
     };
     match value {
         Some(v) if v.is_finite() && v > 0.0 => Ok(Some(v)),
-        Some(_) => Err(PyValueError::new_err(format!("cost={} is not accepted: it must be a finite positive number", cost.repr()?))),
-        None => Err(PyTypeError::new_err(format!("cost={} is not accepted: it must be a positive number", cost.repr()?))),
+        Some(_) => Err(PyValueError::new_err(format!(
+            "cost={} is not accepted: it must be a finite positive number",
+            cost.repr()?
+        ))),
+        None => {
+            Err(PyTypeError::new_err(format!("cost={} is not accepted: it must be a positive number", cost.repr()?)))
+        }
     }
 }
 
@@ -326,7 +356,9 @@ impl OnlineCache {
             )));
         }
         if costs && !built.takes_costs() {
-            return Err(PyValueError::new_err(format!("costs=True is not accepted for policy={policy:?}: only gdsf takes costs")));
+            return Err(PyValueError::new_err(format!(
+                "costs=True is not accepted for policy={policy:?}: only gdsf takes costs"
+            )));
         }
         Ok(OnlineCache { policy: built, ids: HashMap::new(), capacity, name: policy.to_string(), sizes, costs })
     }
@@ -335,7 +367,12 @@ impl OnlineCache {
     /// cache was made with sizes, `cost` when it was made with costs; both are kept from
     /// the access that brings the object in.
     #[pyo3(signature = (key, size=None, cost=None))]
-    fn access(&mut self, key: i128, size: Option<&Bound<'_, PyAny>>, cost: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
+    fn access(
+        &mut self,
+        key: i128,
+        size: Option<&Bound<'_, PyAny>>,
+        cost: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<bool> {
         if !(i128::from(i64::MIN)..=i128::from(u64::MAX)).contains(&key) {
             return Err(PyValueError::new_err(format!("key={key} is outside [-2**63, 2**64)")));
         }
@@ -405,7 +442,9 @@ impl CacheStream {
         sizes: Option<PyReadonlyArray1<'py, u64>>,
     ) -> PyResult<u64> {
         if self.broken {
-            return Err(PyValueError::new_err("this stream was interrupted or failed midway; its state is partial: start a new one"));
+            return Err(PyValueError::new_err(
+                "this stream was interrupted or failed midway; its state is partial: start a new one",
+            ));
         }
         let next = match &next_access {
             Some(a) => slice("next_access", a)?,

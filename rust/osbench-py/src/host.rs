@@ -92,7 +92,14 @@ fn host_chase_cycle<'py>(py: Python<'py>, lines: usize, seed: u64) -> PyResult<B
 /// `huge_pages` asks for transparent huge pages (MADV_HUGEPAGE) under the working set.
 #[pyfunction]
 #[pyo3(signature = (nbytes, loads, repeats=3, seed=0, huge_pages=false))]
-fn host_chase<'py>(py: Python<'py>, nbytes: u64, loads: u64, repeats: usize, seed: u64, huge_pages: bool) -> PyResult<Bound<'py, PyArray1<f64>>> {
+fn host_chase<'py>(
+    py: Python<'py>,
+    nbytes: u64,
+    loads: u64,
+    repeats: usize,
+    seed: u64,
+    huge_pages: bool,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let v = interrupt::run(py, |cancel| chase::latency(nbytes, loads, repeats, seed, huge_pages, cancel))?;
     Ok(v.into_pyarray(py))
 }

@@ -18,7 +18,11 @@ const POLL: Duration = Duration::from_millis(5);
 pub const INLINE_ITEMS: usize = 1 << 16;
 
 /// Like [`run`], but small jobs (`items` below [`INLINE_ITEMS`]) run inline.
-pub fn run_sized<T: Send>(py: Python<'_>, items: usize, work: impl FnOnce(&AtomicBool) -> Result<T> + Send) -> PyResult<T> {
+pub fn run_sized<T: Send>(
+    py: Python<'_>,
+    items: usize,
+    work: impl FnOnce(&AtomicBool) -> Result<T> + Send,
+) -> PyResult<T> {
     if items < INLINE_ITEMS {
         let never = AtomicBool::new(false);
         return py.detach(|| work(&never)).map_err(to_py);

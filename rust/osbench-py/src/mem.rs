@@ -115,10 +115,16 @@ fn mem_simulate<'py>(
     };
     let mut s = AnyStrategy::new(strategy, capacity, r.arrival.len(), page_size, bound).py_err()?;
     let n = r.arrival.len();
-    let (status, data, allocated, largest_free) = (output::<u8>(py, n), output::<u64>(py, n), output::<u64>(py, n), output::<u64>(py, n));
+    let (status, data, allocated, largest_free) =
+        (output::<u8>(py, n), output::<u64>(py, n), output::<u64>(py, n), output::<u64>(py, n));
     // SAFETY: the four arrays were just made by `output`; each has this one slice.
     let out = unsafe {
-        OutcomeMut { status: writable(&status)?, data: writable(&data)?, allocated: writable(&allocated)?, largest_free: writable(&largest_free)? }
+        OutcomeMut {
+            status: writable(&status)?,
+            data: writable(&data)?,
+            allocated: writable(&allocated)?,
+            largest_free: writable(&largest_free)?,
+        }
     };
     interrupt::run(py, |cancel| simulate_into(&mut s, &r, capacity, check, cancel, out))?;
     Ok((status, data, allocated, largest_free))

@@ -36,7 +36,9 @@ impl<'py> Tokens<'py> {
             return Ok(Tokens::List(a.as_array().to_vec()));
         }
         if obj.is_instance_of::<pyo3::types::PyString>() {
-            return Err(PyTypeError::new_err("tokens is not accepted: the native engine takes a sequence of integer tokens, got a str"));
+            return Err(PyTypeError::new_err(
+                "tokens is not accepted: the native engine takes a sequence of integer tokens, got a str",
+            ));
         }
         obj.extract::<Vec<i64>>().map(Tokens::List).map_err(|_| {
             PyTypeError::new_err(
@@ -225,7 +227,9 @@ fn radix_replay<'py>(
 ) -> PyResult<(StatsTuple, Option<Bound<'py, PyArray1<u64>>>)> {
     let prompts = Sequences::new("requests", slice("tokens", &tokens)?, slice("offsets", &offsets)?).py_err()?;
     let outputs = match (&output_tokens, &output_offsets) {
-        (Some(t), Some(o)) => Some(Sequences::new("outputs", slice("output_tokens", t)?, slice("output_offsets", o)?).py_err()?),
+        (Some(t), Some(o)) => {
+            Some(Sequences::new("outputs", slice("output_tokens", t)?, slice("output_offsets", o)?).py_err()?)
+        }
         (None, None) => None,
         _ => return Err(PyValueError::new_err("output_tokens and output_offsets go together")),
     };
@@ -257,7 +261,9 @@ fn radix_curve<'py>(
 ) -> PyResult<Vec<StatsTuple>> {
     let prompts = Sequences::new("requests", slice("tokens", &tokens)?, slice("offsets", &offsets)?).py_err()?;
     let outputs = match (&output_tokens, &output_offsets) {
-        (Some(t), Some(o)) => Some(Sequences::new("outputs", slice("output_tokens", t)?, slice("output_offsets", o)?).py_err()?),
+        (Some(t), Some(o)) => {
+            Some(Sequences::new("outputs", slice("output_tokens", t)?, slice("output_offsets", o)?).py_err()?)
+        }
         (None, None) => None,
         _ => return Err(PyValueError::new_err("output_tokens and output_offsets go together")),
     };

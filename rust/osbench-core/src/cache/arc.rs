@@ -125,7 +125,8 @@ impl Arc {
     fn replace_sized(&mut self) {
         let t1 = self.bytes[Where::T1 as usize];
         let t1f = t1 as f64;
-        if (t1 > 0 && (t1f > self.p || (t1f == self.p && self.last_ghost_in_b2))) || self.bytes[Where::T2 as usize] == 0 {
+        if (t1 > 0 && (t1f > self.p || (t1f == self.p && self.last_ghost_in_b2))) || self.bytes[Where::T2 as usize] == 0
+        {
             let tail = self.t1.tail;
             if tail != NIL {
                 self.move_sized(tail, Where::B1);

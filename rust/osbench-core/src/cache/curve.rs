@@ -43,14 +43,26 @@ pub fn replay_cancellable(
     cancel: &AtomicBool,
 ) -> Result<u64> {
     if !sizes.is_empty() && sizes.len() != ids.len() {
-        return Err(invalid("sizes", format!("{} entries", sizes.len()), format!("{} entries, one per access", ids.len())));
+        return Err(invalid(
+            "sizes",
+            format!("{} entries", sizes.len()),
+            format!("{} entries, one per access", ids.len()),
+        ));
     }
     if !costs.is_empty() && costs.len() != ids.len() {
-        return Err(invalid("costs", format!("{} entries", costs.len()), format!("{} entries, one per access", ids.len())));
+        return Err(invalid(
+            "costs",
+            format!("{} entries", costs.len()),
+            format!("{} entries, one per access", ids.len()),
+        ));
     }
     // The part of an optional per-access slice that belongs to accesses start..end.
     fn part<T>(v: &[T], start: usize, end: usize) -> &[T] {
-        if v.is_empty() { v } else { v.get(start..end).unwrap_or(&[]) }
+        if v.is_empty() {
+            v
+        } else {
+            v.get(start..end).unwrap_or(&[])
+        }
     }
     let mut hits = 0;
     for (start, chunk) in (0..ids.len()).step_by(CHUNK).zip(ids.chunks(CHUNK)) {
@@ -113,6 +125,7 @@ pub fn curve_costed(
 }
 
 /// Hits of `policy` at each capacity (same order as `capacities`).
+#[allow(clippy::too_many_arguments)] // until the accesses view carries ids, sizes and next use together
 pub fn curve(
     policy: &str,
     ids: &[u32],
@@ -209,9 +222,19 @@ fn compact(marks: &mut Marks, at: &mut [u32], last: &mut [u32], t: usize) -> usi
 /// and at each level the carried object and the resident one are compared: the one needed
 /// sooner stays, the other is carried on, until the accessed object's old level (a hit at that
 /// depth) or the bottom (a miss at every capacity).
-pub fn opt_hits(ids: &[u32], n_ids: usize, next_use: &[u64], capacities: &[u64], cancel: &AtomicBool) -> Result<Vec<u64>> {
+pub fn opt_hits(
+    ids: &[u32],
+    n_ids: usize,
+    next_use: &[u64],
+    capacities: &[u64],
+    cancel: &AtomicBool,
+) -> Result<Vec<u64>> {
     if next_use.len() != ids.len() {
-        return Err(invalid("next_use", format!("{} entries", next_use.len()), format!("{} entries, one per access", ids.len())));
+        return Err(invalid(
+            "next_use",
+            format!("{} entries", next_use.len()),
+            format!("{} entries, one per access", ids.len()),
+        ));
     }
     let depth = capacities.iter().copied().max().unwrap_or(0).min(n_ids as u64) as usize;
     let mut hist = vec![0u64; depth];

@@ -14,7 +14,13 @@ pub struct Fifo {
 
 impl Fifo {
     pub fn new(capacity: usize, n_ids: usize) -> Self {
-        Fifo { capacity, used: 0, size_of: Vec::new(), queue: VecDeque::with_capacity(capacity.min(n_ids)), cached: vec![false; n_ids] }
+        Fifo {
+            capacity,
+            used: 0,
+            size_of: Vec::new(),
+            queue: VecDeque::with_capacity(capacity.min(n_ids)),
+            cached: vec![false; n_ids],
+        }
     }
 }
 

@@ -66,11 +66,7 @@ impl Gdsf {
     /// Drop stale heap entries once they outnumber the live ones.
     fn compact(&mut self) {
         let stamp = &self.stamp;
-        let live: Vec<_> = self
-            .heap
-            .drain()
-            .filter(|Reverse((_, t, s))| stamp[*s as usize] == *t)
-            .collect();
+        let live: Vec<_> = self.heap.drain().filter(|Reverse((_, t, s))| stamp[*s as usize] == *t).collect();
         self.heap = BinaryHeap::from(live);
     }
 

@@ -76,7 +76,11 @@ impl KeyMap {
             s = (s + 1) & mask;
         }
         if self.len >= MAX_IDS {
-            return Err(invalid("trace", format!("more than {MAX_IDS} distinct keys"), "at most 2^32 - 2 distinct keys"));
+            return Err(invalid(
+                "trace",
+                format!("more than {MAX_IDS} distinct keys"),
+                "at most 2^32 - 2 distinct keys",
+            ));
         }
         let id = self.len as u32;
         self.slots[s] = Entry { key, id };

@@ -16,7 +16,14 @@ pub struct Lru {
 impl Lru {
     pub fn new(capacity: usize, n_ids: usize) -> Self {
         let expected = capacity.min(n_ids);
-        Lru { capacity, used: 0, size_of: Vec::new(), slots: Slots::new(n_ids, expected), links: Links::with_capacity(expected), list: List::default() }
+        Lru {
+            capacity,
+            used: 0,
+            size_of: Vec::new(),
+            slots: Slots::new(n_ids, expected),
+            links: Links::with_capacity(expected),
+            list: List::default(),
+        }
     }
 }
 

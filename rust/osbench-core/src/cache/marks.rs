@@ -84,7 +84,13 @@ impl Marks {
     pub(super) fn reset_to_prefix(&mut self, n: usize) {
         for (w, word) in self.bits.iter_mut().enumerate() {
             let lo = w * 64;
-            *word = if n >= lo + 64 { u64::MAX } else if n > lo { u64::MAX >> (64 - (n - lo)) } else { 0 };
+            *word = if n >= lo + 64 {
+                u64::MAX
+            } else if n > lo {
+                u64::MAX >> (64 - (n - lo))
+            } else {
+                0
+            };
         }
         self.tree.iter_mut().for_each(|v| *v = 0);
         self.open_block = n / BLOCK_BITS;
@@ -100,4 +106,3 @@ impl Marks {
         self.live = n as u32;
     }
 }
-

@@ -8,15 +8,15 @@
 //! object (demand paging), if it fits.
 
 mod arc;
-mod list;
-mod marks;
 mod clock;
 pub mod curve;
 mod fifo;
 mod gdsf;
 pub mod keys;
 mod lfu;
+mod list;
 mod lru;
+mod marks;
 mod opt;
 mod s3fifo;
 pub mod shards;
@@ -27,9 +27,9 @@ mod twoq;
 pub use arc::Arc;
 pub use clock::Clock;
 pub use fifo::Fifo;
+pub use gdsf::{Gdsf, GDSF_SCALE};
 pub use lfu::Lfu;
 pub use lru::Lru;
-pub use gdsf::{Gdsf, GDSF_SCALE};
 pub use opt::Opt;
 pub use s3fifo::S3Fifo;
 pub use sieve::Sieve;
@@ -194,9 +194,7 @@ impl AnyPolicy {
             "s3fifo" => AnyPolicy::S3Fifo(S3Fifo::new(cap, n_ids)?),
             "twoq" => AnyPolicy::TwoQ(TwoQ::new(cap, n_ids)?),
             "gdsf" => AnyPolicy::Gdsf(Gdsf::new(cap, n_ids)),
-            other => {
-                return Err(invalid("policy", format!("{other:?}"), format!("one of {}", POLICIES.join(", "))))
-            }
+            other => return Err(invalid("policy", format!("{other:?}"), format!("one of {}", POLICIES.join(", ")))),
         })
     }
 
@@ -239,18 +237,40 @@ impl AnyPolicy {
         each_policy!(self, p => p.supports_sizes())
     }
     /// See [`Policy::replay_chunk_sized`]. Checks the policy and the slice lengths.
-    pub fn replay_chunk_sized(&mut self, ids: &[u32], sizes: &[u64], next_use: &[u64], mask: &mut [bool]) -> Result<u64> {
+    pub fn replay_chunk_sized(
+        &mut self,
+        ids: &[u32],
+        sizes: &[u64],
+        next_use: &[u64],
+        mask: &mut [bool],
+    ) -> Result<u64> {
         if !self.supports_sizes() {
-            return Err(invalid("sizes", "given", format!("no sizes for this policy; sizes work with {}", SIZED_POLICIES.join(", "))));
+            return Err(invalid(
+                "sizes",
+                "given",
+                format!("no sizes for this policy; sizes work with {}", SIZED_POLICIES.join(", ")),
+            ));
         }
         if sizes.len() != ids.len() {
-            return Err(invalid("sizes", format!("{} entries", sizes.len()), format!("{} entries, one per access", ids.len())));
+            return Err(invalid(
+                "sizes",
+                format!("{} entries", sizes.len()),
+                format!("{} entries, one per access", ids.len()),
+            ));
         }
         if self.needs_future() && next_use.len() != ids.len() {
-            return Err(invalid("next_use", format!("{} entries", next_use.len()), format!("{} entries, one per access", ids.len())));
+            return Err(invalid(
+                "next_use",
+                format!("{} entries", next_use.len()),
+                format!("{} entries, one per access", ids.len()),
+            ));
         }
         if !mask.is_empty() && mask.len() != ids.len() {
-            return Err(invalid("mask", format!("{} entries", mask.len()), format!("{} entries, one per access", ids.len())));
+            return Err(invalid(
+                "mask",
+                format!("{} entries", mask.len()),
+                format!("{} entries, one per access", ids.len()),
+            ));
         }
         Ok(each_policy!(self, p => p.replay_chunk_sized(ids, sizes, next_use, mask)))
     }
@@ -261,13 +281,25 @@ impl AnyPolicy {
     pub fn replay_chunk_costed(&mut self, ids: &[u32], sizes: &[u64], costs: &[f64], mask: &mut [bool]) -> Result<u64> {
         let AnyPolicy::Gdsf(g) = self else { return Err(costs_refused()) };
         if costs.len() != ids.len() {
-            return Err(invalid("costs", format!("{} entries", costs.len()), format!("{} entries, one per access", ids.len())));
+            return Err(invalid(
+                "costs",
+                format!("{} entries", costs.len()),
+                format!("{} entries, one per access", ids.len()),
+            ));
         }
         if !sizes.is_empty() && sizes.len() != ids.len() {
-            return Err(invalid("sizes", format!("{} entries", sizes.len()), format!("{} entries, one per access", ids.len())));
+            return Err(invalid(
+                "sizes",
+                format!("{} entries", sizes.len()),
+                format!("{} entries, one per access", ids.len()),
+            ));
         }
         if !mask.is_empty() && mask.len() != ids.len() {
-            return Err(invalid("mask", format!("{} entries", mask.len()), format!("{} entries, one per access", ids.len())));
+            return Err(invalid(
+                "mask",
+                format!("{} entries", mask.len()),
+                format!("{} entries, one per access", ids.len()),
+            ));
         }
         costs.iter().try_for_each(|&c| check_cost(c))?;
         Ok(g.replay_chunk_costed(ids, sizes, costs, mask))
@@ -276,10 +308,18 @@ impl AnyPolicy {
     /// See [`Policy::replay_chunk`]. Checks the slice lengths instead of panicking.
     pub fn replay_chunk(&mut self, ids: &[u32], next_use: &[u64], mask: &mut [bool]) -> Result<u64> {
         if self.needs_future() && next_use.len() != ids.len() {
-            return Err(invalid("next_use", format!("{} entries", next_use.len()), format!("{} entries, one per access", ids.len())));
+            return Err(invalid(
+                "next_use",
+                format!("{} entries", next_use.len()),
+                format!("{} entries, one per access", ids.len()),
+            ));
         }
         if !mask.is_empty() && mask.len() != ids.len() {
-            return Err(invalid("mask", format!("{} entries", mask.len()), format!("{} entries, one per access", ids.len())));
+            return Err(invalid(
+                "mask",
+                format!("{} entries", mask.len()),
+                format!("{} entries, one per access", ids.len()),
+            ));
         }
         Ok(each_policy!(self, p => p.replay_chunk(ids, next_use, mask)))
     }

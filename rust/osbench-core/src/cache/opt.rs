@@ -29,7 +29,14 @@ pub struct Opt {
 
 impl Opt {
     pub fn new(capacity: usize, n_ids: usize) -> Self {
-        Opt { capacity, len: 0, next: vec![ABSENT; n_ids], heap: BinaryHeap::with_capacity(capacity.min(n_ids) + 1), used: 0, size_of: Vec::new() }
+        Opt {
+            capacity,
+            len: 0,
+            next: vec![ABSENT; n_ids],
+            heap: BinaryHeap::with_capacity(capacity.min(n_ids) + 1),
+            used: 0,
+            size_of: Vec::new(),
+        }
     }
 
     fn sweep_stale(&mut self) {

@@ -39,11 +39,7 @@ impl S3Fifo {
         let main_size = capacity - small_size;
         let ghost_size = (capacity as f64 * 0.9) as usize;
         if small_size == 0 || main_size == 0 {
-            return Err(invalid(
-                "capacity",
-                capacity,
-                "at least 10 objects for s3fifo (its small queue is 10%)",
-            ));
+            return Err(invalid("capacity", capacity, "at least 10 objects for s3fifo (its small queue is 10%)"));
         }
         let expected = (capacity + ghost_size + 1).min(n_ids);
         Ok(S3Fifo {

@@ -34,7 +34,6 @@ pub fn threshold(rate: f64) -> Result<u64> {
     Ok((rate * (1u64 << SAMPLE_BITS) as f64) as u64)
 }
 
-
 /// One flag per access: is its key in the sample?
 pub fn spatial_mask<K: Key>(keys: &[K], rate: f64, seed: u64, out: &mut [bool]) -> Result<()> {
     let threshold = threshold(rate)?;
@@ -58,7 +57,13 @@ pub struct LruShards {
 
 /// Sample `keys` at `rate` and, when `exact_depth > 0`, count the exact LRU hits at every
 /// capacity up to `exact_depth` in the same pass.
-pub fn lru_shards<K: Key>(keys: &[K], rate: f64, seed: u64, exact_depth: usize, cancel: &AtomicBool) -> Result<LruShards> {
+pub fn lru_shards<K: Key>(
+    keys: &[K],
+    rate: f64,
+    seed: u64,
+    exact_depth: usize,
+    cancel: &AtomicBool,
+) -> Result<LruShards> {
     let threshold = threshold(rate)?;
     let mut kept_keys = Vec::with_capacity((keys.len() as f64 * rate * 1.1) as usize + 16);
     let mut stack = BoundedLruStack::new(exact_depth);

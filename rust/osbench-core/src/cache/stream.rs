@@ -25,7 +25,15 @@ pub struct Stream {
 impl Stream {
     pub fn new(name: &str, capacity: u64, options: Options) -> Result<Stream> {
         let policy = AnyPolicy::new(name, capacity, 0, options)?;
-        Ok(Stream { map: KeyMap::with_capacity(1 << 16), policy, ids: Vec::new(), next: Vec::new(), accesses: 0, hits: 0, sized: None })
+        Ok(Stream {
+            map: KeyMap::with_capacity(1 << 16),
+            policy,
+            ids: Vec::new(),
+            next: Vec::new(),
+            accesses: 0,
+            hits: 0,
+            sized: None,
+        })
     }
 
     /// True when the policy needs each access's next use (OPT).
@@ -43,7 +51,11 @@ impl Stream {
         if !keys.is_empty() {
             match self.sized {
                 Some(s) if s != sized => {
-                    return Err(invalid("sizes", if sized { "given" } else { "missing" }, "sizes on every chunk or on none"))
+                    return Err(invalid(
+                        "sizes",
+                        if sized { "given" } else { "missing" },
+                        "sizes on every chunk or on none",
+                    ))
                 }
                 _ => self.sized = Some(sized),
             }

@@ -29,7 +29,7 @@ fn lcg_trace(len: usize, n_keys: u64, seed: u64) -> Vec<u64> {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             // skew towards small keys: square a uniform number
             let u = (x >> 33) % n_keys;
-            (u * u) / n_keys.max(1) ^ 0xdead_beef_0000
+            ((u * u) / n_keys.max(1)) ^ 0xdead_beef_0000
         })
         .collect()
 }
@@ -51,7 +51,10 @@ fn dense_ids_follow_first_appearance() {
 
 #[test]
 fn dense_ids_survive_growth() {
-    let keys: Vec<u64> = (0..100_000u64).map(|k| k.wrapping_mul(0x1234_5678_9abc_def1)).chain((0..10u64).map(|k| k.wrapping_mul(0x1234_5678_9abc_def1))).collect();
+    let keys: Vec<u64> = (0..100_000u64)
+        .map(|k| k.wrapping_mul(0x1234_5678_9abc_def1))
+        .chain((0..10u64).map(|k| k.wrapping_mul(0x1234_5678_9abc_def1)))
+        .collect();
     let mut ids = vec![0; keys.len()];
     assert_eq!(dense_ids(&keys, &mut ids).unwrap(), 100_000);
     assert_eq!(ids[100_000 + 3], 3);
@@ -68,7 +71,8 @@ fn curves_equal_replays() {
         for policy in POLICIES {
             let caps: Vec<u64> = caps.iter().copied().filter(|&c| c >= min_capacity(policy)).collect();
             let got = curve(policy, &ids, n, &next, &caps, Options::default(), 2, &cancel).unwrap();
-            let want: Vec<u64> = caps.iter().map(|&c| replay(policy, c, &ids, n, &next, Options::default()).unwrap()).collect();
+            let want: Vec<u64> =
+                caps.iter().map(|&c| replay(policy, c, &ids, n, &next, Options::default()).unwrap()).collect();
             assert_eq!(got, want, "{policy} seed {seed}");
         }
     }
@@ -101,7 +105,10 @@ fn cancel_stops_a_long_run() {
     let (ids, n, _) = prepare(&keys);
     let cancel = AtomicBool::new(true);
     let mut p = AnyPolicy::new("lru", 10, n, Options::default()).unwrap();
-    assert_eq!(curve::replay_cancellable(&mut p, &ids, &[], &[], &[], &mut [], &cancel), Err(crate::Error::Interrupted));
+    assert_eq!(
+        curve::replay_cancellable(&mut p, &ids, &[], &[], &[], &mut [], &cancel),
+        Err(crate::Error::Interrupted)
+    );
 }
 
 #[test]
@@ -125,10 +132,7 @@ fn hits(policy: &str, capacity: u64, keys: &[u32]) -> Vec<bool> {
 fn new_policies_golden_hits_from_libcachesim() {
     // Each row was checked against the libcachesim package request by request.
     let (t, f) = (true, false);
-    assert_eq!(
-        hits("sieve", 3, &[1, 2, 3, 1, 4, 5, 1, 2]),
-        [f, f, f, t, f, f, t, f]
-    );
+    assert_eq!(hits("sieve", 3, &[1, 2, 3, 1, 4, 5, 1, 2]), [f, f, f, t, f, f, t, f]);
     // GDSF inserts, then evicts the lowest priority: 2 (1e6) leaves at once, A (2e6) stays;
     // the second 2 ties with 1 at 2e6 and 1, accessed earlier, goes.
     assert_eq!(hits("gdsf", 1, &[1, 1, 2, 2, 1]), [f, t, f, f, f]);
@@ -141,20 +145,14 @@ fn new_policies_golden_hits_from_libcachesim() {
     let got = hits("s3fifo", 25, &keys);
     assert_eq!(got.iter().filter(|&&h| h).count(), 9);
     assert!(got[3..9].iter().all(|&h| h) && got[39..].iter().all(|&h| h));
-    assert_eq!(
-        hits("twoq", 4, &[1, 2, 3].repeat(3)),
-        [[f; 3], [t; 3], [t; 3]].concat()
-    );
+    assert_eq!(hits("twoq", 4, &[1, 2, 3].repeat(3)), [[f; 3], [t; 3], [t; 3]].concat());
 }
 
 #[test]
 fn small_capacities_are_refused_where_a_queue_would_be_empty() {
     for (policy, min) in [("s3fifo", 10), ("twoq", 4)] {
         assert_eq!(min_capacity(policy), min);
-        let err = AnyPolicy::new(policy, min - 1, 10, Options::default())
-            .err()
-            .unwrap()
-            .to_string();
+        let err = AnyPolicy::new(policy, min - 1, 10, Options::default()).err().unwrap().to_string();
         assert!(err.contains("capacity"), "{err}");
         assert!(AnyPolicy::new(policy, min, 10, Options::default()).is_ok());
     }

@@ -31,11 +31,7 @@ impl TwoQ {
         let ain_size = (capacity as f64 * 0.25) as usize;
         let aout_size = (capacity as f64 * 0.5) as usize;
         if ain_size == 0 {
-            return Err(invalid(
-                "capacity",
-                capacity,
-                "at least 4 objects for twoq (its Ain queue is 25%)",
-            ));
+            return Err(invalid("capacity", capacity, "at least 4 objects for twoq (its Ain queue is 25%)"));
         }
         let expected = (capacity + aout_size + 1).min(n_ids);
         Ok(TwoQ {

@@ -56,7 +56,14 @@ pub fn cycle(lines: usize, seed: u64) -> Result<Vec<u32>> {
 /// is the caches' own latency. Without, it is 4 KiB pages, as an ordinary allocation gets.
 /// Each repeat first walks `min(lines, loads)` links untimed (to warm caches and TLB), then
 /// times `loads` dependent loads.
-pub fn latency(bytes: u64, loads: u64, repeats: usize, seed: u64, huge_pages: bool, cancel: &AtomicBool) -> Result<Vec<f64>> {
+pub fn latency(
+    bytes: u64,
+    loads: u64,
+    repeats: usize,
+    seed: u64,
+    huge_pages: bool,
+    cancel: &AtomicBool,
+) -> Result<Vec<f64>> {
     if !(2 * LINE as u64..=1 << 36).contains(&bytes) {
         return Err(invalid("nbytes", bytes, "a working set from 128 bytes to 64 GiB"));
     }

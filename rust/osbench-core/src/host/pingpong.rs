@@ -65,7 +65,6 @@ struct Shared {
     child: AtomicI32,
 }
 
-
 const REASON_CANCEL: i32 = -1;
 const REASON_CHILD_DIED: i32 = -2;
 

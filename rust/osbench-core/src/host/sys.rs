@@ -34,7 +34,9 @@ pub fn allowed_cpus() -> Vec<usize> {
 /// Check a CPU number before any thread or child tries to pin itself to it.
 pub fn check_cpu(name: &'static str, cpu: Option<usize>) -> Result<()> {
     match cpu {
-        Some(c) if !allowed_cpus().contains(&c) => Err(invalid(name, c, format!("one of the CPUs this process may use: {:?}", allowed_cpus()))),
+        Some(c) if !allowed_cpus().contains(&c) => {
+            Err(invalid(name, c, format!("one of the CPUs this process may use: {:?}", allowed_cpus())))
+        }
         _ => Ok(()),
     }
 }
@@ -105,7 +107,16 @@ impl Mapping {
         }
         let share = if shared { libc::MAP_SHARED } else { libc::MAP_PRIVATE };
         // SAFETY: anonymous mapping with no address hint; the result is checked.
-        let ptr = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, share | libc::MAP_ANONYMOUS | extra, -1, 0) };
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                share | libc::MAP_ANONYMOUS | extra,
+                -1,
+                0,
+            )
+        };
         if ptr == libc::MAP_FAILED {
             return Err(os_error("mmap", errno()));
         }

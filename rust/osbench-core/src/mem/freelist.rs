@@ -207,7 +207,12 @@ impl super::Strategy for Contiguous {
             return Err(format!("blocks end at {end}, capacity is {}", self.list.capacity));
         }
         if self.allocated + self.list.free() != self.list.capacity {
-            return Err(format!("allocated {} + free {} != capacity {}", self.allocated, self.list.free(), self.list.capacity));
+            return Err(format!(
+                "allocated {} + free {} != capacity {}",
+                self.allocated,
+                self.list.free(),
+                self.list.capacity
+            ));
         }
         Ok(())
     }

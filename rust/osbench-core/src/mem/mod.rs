@@ -63,7 +63,11 @@ impl AnyStrategy {
             "worst" => AnyStrategy::Contiguous(Contiguous::new(Fit::Worst, capacity, n_requests, None)),
             "paged" => {
                 if page_size == 0 || page_size > capacity {
-                    return Err(invalid("page_size", page_size, format!("a positive number of units up to capacity={capacity}")));
+                    return Err(invalid(
+                        "page_size",
+                        page_size,
+                        format!("a positive number of units up to capacity={capacity}"),
+                    ));
                 }
                 AnyStrategy::Paged(Paged::new(capacity, n_requests, page_size))
             }
@@ -73,7 +77,9 @@ impl AnyStrategy {
                 }
                 AnyStrategy::Contiguous(reserve::new(capacity, n_requests, bound))
             }
-            other => return Err(invalid("strategy", format!("{other:?}"), format!("one of {}", STRATEGIES.join(", ")))),
+            other => {
+                return Err(invalid("strategy", format!("{other:?}"), format!("one of {}", STRATEGIES.join(", "))))
+            }
         })
     }
 }

@@ -12,9 +12,9 @@
 //! memory as an arriving request sees it (with Poisson arrivals, the time average).
 //! A request larger than the whole capacity is refused and counted, like any other refusal.
 
+use super::queue::MinHeap;
 use super::{AnyStrategy, Strategy};
 use crate::error::{invalid, Error, Result};
-use super::queue::MinHeap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 pub const SERVED: u8 = 0;
@@ -80,7 +80,9 @@ impl Event {
 /// Validate the requests; the first bad entry is named.
 pub fn validate(r: &Requests<'_>) -> Result<()> {
     let n = r.arrival.len();
-    for (name, len) in [("duration", r.duration.len()), ("initial", r.initial.len()), ("final_size", r.final_size.len())] {
+    for (name, len) in
+        [("duration", r.duration.len()), ("initial", r.initial.len()), ("final_size", r.final_size.len())]
+    {
         if len != n {
             return Err(invalid(name, format!("{len} entries"), format!("{n} entries, one per request")));
         }
@@ -107,10 +109,22 @@ pub fn validate(r: &Requests<'_>) -> Result<()> {
 
 /// Run the requests through `strategy`. `check` verifies the strategy's invariants and the
 /// simulator's bookkeeping after every event (slow; for tests).
-pub fn simulate(strategy: &mut AnyStrategy, requests: &Requests<'_>, capacity: u64, check: bool, cancel: &AtomicBool) -> Result<Outcome> {
+pub fn simulate(
+    strategy: &mut AnyStrategy,
+    requests: &Requests<'_>,
+    capacity: u64,
+    check: bool,
+    cancel: &AtomicBool,
+) -> Result<Outcome> {
     let n = requests.arrival.len();
-    let mut out = Outcome { status: vec![SERVED; n], data: vec![0; n], allocated: vec![0; n], largest_free: vec![0; n] };
-    let view = OutcomeMut { status: &mut out.status, data: &mut out.data, allocated: &mut out.allocated, largest_free: &mut out.largest_free };
+    let mut out =
+        Outcome { status: vec![SERVED; n], data: vec![0; n], allocated: vec![0; n], largest_free: vec![0; n] };
+    let view = OutcomeMut {
+        status: &mut out.status,
+        data: &mut out.data,
+        allocated: &mut out.allocated,
+        largest_free: &mut out.largest_free,
+    };
     simulate_into(strategy, requests, capacity, check, cancel, view)?;
     Ok(out)
 }
@@ -126,7 +140,12 @@ pub fn simulate_into(
 ) -> Result<()> {
     validate(requests)?;
     let n = requests.arrival.len();
-    for (name, len) in [("status", out.status.len()), ("data", out.data.len()), ("allocated", out.allocated.len()), ("largest_free", out.largest_free.len())] {
+    for (name, len) in [
+        ("status", out.status.len()),
+        ("data", out.data.len()),
+        ("allocated", out.allocated.len()),
+        ("largest_free", out.largest_free.len()),
+    ] {
         if len != n {
             return Err(invalid(name, format!("{len} entries"), format!("{n} entries, one per request")));
         }
@@ -149,8 +168,10 @@ fn verify<S: Strategy>(s: &S, st: &State) -> Result<()> {
     let problem = s.check().err().or_else(|| {
         (s.allocated() != st.allocated).then(|| format!("allocated {} != strategy's {}", st.allocated, s.allocated()))
     });
-    let problem = problem.or_else(|| (data != st.data).then(|| format!("data {} != sum of live sizes {data}", st.data)));
-    let problem = problem.or_else(|| (st.data > st.allocated).then(|| format!("data {} > allocated {}", st.data, st.allocated)));
+    let problem =
+        problem.or_else(|| (data != st.data).then(|| format!("data {} != sum of live sizes {data}", st.data)));
+    let problem =
+        problem.or_else(|| (st.data > st.allocated).then(|| format!("data {} > allocated {}", st.data, st.allocated)));
     match problem {
         Some(p) => Err(invalid("check", "true", format!("an invariant was violated: {p}"))),
         None => Ok(()),
@@ -162,7 +183,14 @@ fn growth_time(r: &Requests<'_>, i: usize, k: u64) -> f64 {
     r.arrival[i] + r.duration[i] * (k as f64) / ((g + 1) as f64)
 }
 
-fn run<S: Strategy>(s: &mut S, r: &Requests<'_>, capacity: u64, check: bool, cancel: &AtomicBool, mut out: OutcomeMut<'_>) -> Result<()> {
+fn run<S: Strategy>(
+    s: &mut S,
+    r: &Requests<'_>,
+    capacity: u64,
+    check: bool,
+    cancel: &AtomicBool,
+    mut out: OutcomeMut<'_>,
+) -> Result<()> {
     let n = r.arrival.len();
     out.status.fill(SERVED);
     let mut st = State { size: vec![0; n], alive: vec![false; n], data: 0, allocated: 0 };

@@ -35,7 +35,8 @@ fn demo1_slot_mapping() {
     // Block table {0: 9, 1: 2, 2: 31}, block size 16: token 37 -> block 31, slot 5.
     let table = [9, 2, 31];
     let mut out = [0; 3];
-    let unmapped = slot_mapping(&table, 3, Rows::Grid { tokens_per_row: 3 }, &[37, 0, 48], 16, &mut out, &no_cancel()).unwrap();
+    let unmapped =
+        slot_mapping(&table, 3, Rows::Grid { tokens_per_row: 3 }, &[37, 0, 48], 16, &mut out, &no_cancel()).unwrap();
     assert_eq!(out, [31 * 16 + 5, 9 * 16, -1]);
     assert_eq!(unmapped, 1);
     // Two rows addressed by sequence id; block size not a power of two.

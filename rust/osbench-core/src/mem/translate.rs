@@ -31,7 +31,11 @@ fn threads() -> usize {
 
 /// Run `work(items, out, first_index)` over contiguous parts of `items`/`out` on up to
 /// `threads()` threads and add up what the parts return; the first error by position wins.
-fn split<T: Sync>(items: &[T], out: &mut [i64], work: impl Fn(&[T], &mut [i64], usize) -> Result<u64> + Sync) -> Result<u64> {
+fn split<T: Sync>(
+    items: &[T],
+    out: &mut [i64],
+    work: impl Fn(&[T], &mut [i64], usize) -> Result<u64> + Sync,
+) -> Result<u64> {
     let n_threads = if items.len() < PARALLEL_MIN { 1 } else { threads() };
     if n_threads <= 1 {
         return work(items, out, 0);
@@ -64,7 +68,11 @@ fn check_table(name: &'static str, table: &[i64], unit: u64) -> Result<()> {
             return Err(invalid(name, format!("{f} at index {i}"), "frame numbers >= 0, or -1 for an unmapped page"));
         }
         if f >= 0 && f as u64 > max_frame {
-            return Err(invalid(name, format!("{f} at index {i}"), format!("frame numbers up to {max_frame}, so addresses fit in int64")));
+            return Err(invalid(
+                name,
+                format!("{f} at index {i}"),
+                format!("frame numbers up to {max_frame}, so addresses fit in int64"),
+            ));
         }
     }
     Ok(())
@@ -140,7 +148,11 @@ pub fn slot_mapping(
         return Err(invalid("out", format!("{} entries", out.len()), format!("{} entries", positions.len())));
     }
     if row_len == 0 && !table.is_empty() || row_len > 0 && table.len() % row_len != 0 {
-        return Err(invalid("block_table", format!("{} entries", table.len()), format!("a whole number of rows of {row_len}")));
+        return Err(invalid(
+            "block_table",
+            format!("{} entries", table.len()),
+            format!("a whole number of rows of {row_len}"),
+        ));
     }
     let n_rows = table.len().checked_div(row_len).unwrap_or(0);
     match rows {
@@ -151,12 +163,20 @@ pub fn slot_mapping(
                 (n, t) => n.div_ceil(t),
             };
             if needed > n_rows {
-                return Err(invalid("positions", format!("{} tokens", positions.len()), format!("at most {n_rows} rows of {tokens_per_row}")));
+                return Err(invalid(
+                    "positions",
+                    format!("{} tokens", positions.len()),
+                    format!("at most {n_rows} rows of {tokens_per_row}"),
+                ));
             }
         }
         Rows::Ids(ids) => {
             if ids.len() != positions.len() {
-                return Err(invalid("seq_ids", format!("{} entries", ids.len()), format!("{} entries, one per position", positions.len())));
+                return Err(invalid(
+                    "seq_ids",
+                    format!("{} entries", ids.len()),
+                    format!("{} entries, one per position", positions.len()),
+                ));
             }
             if let Some((i, &s)) = ids.iter().enumerate().find(|(_, &s)| s < 0 || s as u64 >= n_rows as u64) {
                 return Err(invalid("seq_ids", format!("{s} at index {i}"), format!("row numbers in [0, {n_rows})")));
@@ -179,8 +199,13 @@ pub fn slot_mapping(
                     Rows::Grid { tokens_per_row } => i / tokens_per_row,
                     Rows::Ids(ids) => ids.get(i).copied().unwrap_or(0) as usize,
                 };
-                let (logical, offset) = if pow2 { ((p as u64 >> shift) as usize, p & (bs - 1)) } else { ((p / bs) as usize, p % bs) };
-                let block = if logical < row_len { table.get(row * row_len + logical).copied().unwrap_or(UNMAPPED) } else { UNMAPPED };
+                let (logical, offset) =
+                    if pow2 { ((p as u64 >> shift) as usize, p & (bs - 1)) } else { ((p / bs) as usize, p % bs) };
+                let block = if logical < row_len {
+                    table.get(row * row_len + logical).copied().unwrap_or(UNMAPPED)
+                } else {
+                    UNMAPPED
+                };
                 let fault = block >> 63; // all ones for -1, as in translate
                 unmapped += (fault & 1) as u64;
                 *o = (block * bs + offset) | fault;

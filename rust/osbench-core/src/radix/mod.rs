@@ -155,7 +155,8 @@ pub fn curve(
         modes.push(std::sync::Mutex::new(new_mode(mode, c, page_size)?));
     }
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let results: Vec<std::sync::Mutex<Option<Result<Stats>>>> = capacities.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    let results: Vec<std::sync::Mutex<Option<Result<Stats>>>> =
+        capacities.iter().map(|_| std::sync::Mutex::new(None)).collect();
     let threads = threads.clamp(1, capacities.len().max(1));
     std::thread::scope(|scope| {
         for _ in 0..threads {
@@ -172,8 +173,5 @@ pub fn curve(
             });
         }
     });
-    results
-        .into_iter()
-        .map(|s| s.into_inner().ok().flatten().unwrap_or(Err(Error::Interrupted)))
-        .collect()
+    results.into_iter().map(|s| s.into_inner().ok().flatten().unwrap_or(Err(Error::Interrupted))).collect()
 }

@@ -306,7 +306,16 @@ impl RadixTree {
             i
         } else {
             let i = self.nodes.len() as u32;
-            self.nodes.push(Node { parent, next_same: NIL, tokens, lock_ref, last_access, n_children, generation: 0, alive: true });
+            self.nodes.push(Node {
+                parent,
+                next_same: NIL,
+                tokens,
+                lock_ref,
+                last_access,
+                n_children,
+                generation: 0,
+                alive: true,
+            });
             i
         }
     }
@@ -518,7 +527,13 @@ impl RadixTree {
         let mut stack: Vec<u32> = kids[ROOT as usize].iter().rev().copied().collect();
         while let Some(i) = stack.pop() {
             let n = &self.nodes[i as usize];
-            out.push(NodeView { index: i, parent: n.parent, tokens: n.tokens.clone(), lock_ref: n.lock_ref, last_access: n.last_access });
+            out.push(NodeView {
+                index: i,
+                parent: n.parent,
+                tokens: n.tokens.clone(),
+                lock_ref: n.lock_ref,
+                last_access: n.last_access,
+            });
             stack.extend(kids[i as usize].iter().rev().copied());
         }
         out
@@ -528,7 +543,13 @@ impl RadixTree {
     pub fn node(&self, h: Handle) -> Result<NodeView> {
         let i = self.check(h)?;
         let n = &self.nodes[i as usize];
-        Ok(NodeView { index: i, parent: n.parent, tokens: n.tokens.clone(), lock_ref: n.lock_ref, last_access: n.last_access })
+        Ok(NodeView {
+            index: i,
+            parent: n.parent,
+            tokens: n.tokens.clone(),
+            lock_ref: n.lock_ref,
+            last_access: n.last_access,
+        })
     }
 
     /// The handle of a node's parent (None for the root).

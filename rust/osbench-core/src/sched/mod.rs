@@ -110,7 +110,14 @@ fn check_array(name: &'static str, values: &[f64], positive: bool) -> Result<()>
 }
 
 /// Check the inputs and parameters of a run.
-pub fn validate(policy: &str, arrival: &[f64], size: &[f64], predicted: &[f64], classes: &[i64], p: &Params) -> Result<()> {
+pub fn validate(
+    policy: &str,
+    arrival: &[f64],
+    size: &[f64],
+    predicted: &[f64],
+    classes: &[i64],
+    p: &Params,
+) -> Result<()> {
     if !POLICIES.contains(&policy) {
         return Err(invalid("policy", format!("{policy:?}"), format!("one of {}", POLICIES.join(", "))));
     }
@@ -119,10 +126,18 @@ pub fn validate(policy: &str, arrival: &[f64], size: &[f64], predicted: &[f64], 
         return Err(invalid("size", format!("{} entries", size.len()), format!("{n} entries, one per arrival")));
     }
     if !predicted.is_empty() && predicted.len() != n {
-        return Err(invalid("predicted", format!("{} entries", predicted.len()), format!("{n} entries, one per job (or none)")));
+        return Err(invalid(
+            "predicted",
+            format!("{} entries", predicted.len()),
+            format!("{n} entries, one per job (or none)"),
+        ));
     }
     if !classes.is_empty() && classes.len() != n {
-        return Err(invalid("priority", format!("{} entries", classes.len()), format!("{n} entries, one per job (or none)")));
+        return Err(invalid(
+            "priority",
+            format!("{} entries", classes.len()),
+            format!("{n} entries, one per job (or none)"),
+        ));
     }
     if n >= u32::MAX as usize {
         return Err(invalid("arrival", format!("{n} jobs"), "fewer than 2**32 - 1 jobs"));
@@ -134,7 +149,11 @@ pub fn validate(policy: &str, arrival: &[f64], size: &[f64], predicted: &[f64], 
         return Err(invalid("switch_cost", p.switch_cost, "a finite number >= 0"));
     }
     if policy == "ps" && p.switch_cost != 0.0 {
-        return Err(invalid("switch_cost", p.switch_cost, "0 for ps (the quantum -> 0 limit would switch infinitely often)"));
+        return Err(invalid(
+            "switch_cost",
+            p.switch_cost,
+            "0 for ps (the quantum -> 0 limit would switch infinitely often)",
+        ));
     }
     if (policy == "rr" || policy == "mlfq") && !(p.quantum.is_finite() && p.quantum > 0.0) {
         return Err(invalid("quantum", p.quantum, "a finite number > 0"));
@@ -152,7 +171,13 @@ pub fn validate(policy: &str, arrival: &[f64], size: &[f64], predicted: &[f64], 
 }
 
 /// Build the job table: ranks in arrival order (ties by id) and priority keys.
-pub fn make_jobs<'a>(arrival: &'a [f64], size: &'a [f64], predicted: &'a [f64], classes: &[i64], aging: f64) -> (Jobs<'a>, Vec<u32>) {
+pub fn make_jobs<'a>(
+    arrival: &'a [f64],
+    size: &'a [f64],
+    predicted: &'a [f64],
+    classes: &[i64],
+    aging: f64,
+) -> (Jobs<'a>, Vec<u32>) {
     let n = arrival.len();
     let mut order: Vec<u32> = (0..n as u32).collect();
     // Stable sort keeps equal arrivals in id order. Arrivals are finite (validated).
@@ -198,7 +223,13 @@ pub fn simulate(
 }
 
 /// The event loop shared by every policy but `ps` (see the module docs).
-pub fn run<P: Policy>(mut pol: P, jobs: &mut Jobs, order: &[u32], switch_cost: f64, cancel: &AtomicBool) -> Result<Outcome> {
+pub fn run<P: Policy>(
+    mut pol: P,
+    jobs: &mut Jobs,
+    order: &[u32],
+    switch_cost: f64,
+    cancel: &AtomicBool,
+) -> Result<Outcome> {
     let n = order.len();
     let mut completion = vec![f64::NAN; n];
     let mut first_start = vec![f64::NAN; n];

@@ -149,10 +149,12 @@ def test_mlfq_boost_and_levels() -> None:
     assert not np.array_equal(plain.completion, boosted.completion)
     # One level with an infinite-ish allotment is FCFS (up to rounding: MLFQ's run is split at
     # every arrival); one level with a quantum is RR.
-    np.testing.assert_allclose(simulate(w, "mlfq", quantum=1e12, levels=1).completion, simulate(w, "fcfs").completion,
-                               rtol=1e-12)
-    np.testing.assert_array_equal(simulate(w, "mlfq", quantum=0.5, levels=1).completion,
-                                  simulate(w, "rr", quantum=0.5).completion)
+    np.testing.assert_allclose(
+        simulate(w, "mlfq", quantum=1e12, levels=1).completion, simulate(w, "fcfs").completion, rtol=1e-12
+    )
+    np.testing.assert_array_equal(
+        simulate(w, "mlfq", quantum=0.5, levels=1).completion, simulate(w, "rr", quantum=0.5).completion
+    )
 
 
 def test_switch_cost_accounting() -> None:
@@ -296,8 +298,10 @@ def test_timeline_accounts_for_all_work(w: Workload) -> None:
 
 def test_prediction_noise_is_independent_of_sizes() -> None:
     # The noise must not reuse the normal draws that made lognormal sizes (same seed).
-    for w in (ob.sched.workload(20_000, sizes="lognormal", seed=2).with_predictions(1.0, seed=2),
-              ob.sched.workload(20_000, sizes="lognormal", seed=2, prediction_sigma=1.0)):
+    for w in (
+        ob.sched.workload(20_000, sizes="lognormal", seed=2).with_predictions(1.0, seed=2),
+        ob.sched.workload(20_000, sizes="lognormal", seed=2, prediction_sigma=1.0),
+    ):
         assert w.predicted is not None
         log_noise = np.log(w.predicted / w.size)
         assert abs(np.corrcoef(np.log(w.size), log_noise)[0, 1]) < 0.05

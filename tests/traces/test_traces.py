@@ -25,7 +25,9 @@ def traces_with_sizes(draw: st.DrawFn) -> ob.traces.Trace:
     sizes = draw(st.lists(st.integers(1, 2**32 - 1), min_size=len(keys), max_size=len(keys)))
     times = draw(st.lists(st.integers(0, 2**32 - 1), min_size=len(keys), max_size=len(keys)))
     return ob.traces.Trace(
-        np.array(keys, dtype=np.int64 if signed else np.uint64), sizes=np.array(sizes, dtype=np.int64), times=np.array(times, dtype=np.int64)
+        np.array(keys, dtype=np.int64 if signed else np.uint64),
+        sizes=np.array(sizes, dtype=np.int64),
+        times=np.array(times, dtype=np.int64),
     )
 
 
@@ -36,7 +38,9 @@ def same_keys(a: np.ndarray, b: np.ndarray) -> bool:
 
 @settings(max_examples=40, deadline=None)
 @given(trace=traces_with_sizes(), compress=st.booleans())
-def test_every_writable_format_round_trips(trace: ob.traces.Trace, compress: bool, tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_every_writable_format_round_trips(
+    trace: ob.traces.Trace, compress: bool, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     d = tmp_path_factory.mktemp("rt")
     z = ".zst" if compress else ""
     cases = {
@@ -154,16 +158,16 @@ def test_truncated_and_corrupt_zstd(tmp_path: Path) -> None:
     with pytest.raises(TraceFileError, match=f"cut.csv.zst: byte offset {len(data) // 2}: truncated zstd"):
         ob.traces.read(tmp_path / "cut.csv.zst")
     (tmp_path / "bad.csv.zst").write_bytes(data[:4] + b"\xff" * 40)
-    with pytest.raises(TraceFileError, match="bad.csv.zst: zstd frame at byte offset 0"):
+    with pytest.raises(TraceFileError, match=r"bad.csv.zst: zstd frame at byte offset 0"):
         ob.traces.read(tmp_path / "bad.csv.zst")
     (tmp_path / "plain.csv.zst").write_text("1\n2\n")
-    with pytest.raises(TraceFileError, match="plain.csv.zst: byte offset 0: named .zst but not zstd"):
+    with pytest.raises(TraceFileError, match=r"plain.csv.zst: byte offset 0: named .zst but not zstd"):
         ob.traces.read(tmp_path / "plain.csv.zst")
 
 
 def test_npy_wrong_layout_and_truncation(tmp_path: Path) -> None:
     np.save(tmp_path / "f.npy", np.array([1.5, 2.0]))
-    with pytest.raises(TraceFileError, match="f.npy: byte offset 128: wrong layout: keys must be integers"):
+    with pytest.raises(TraceFileError, match=r"f.npy: byte offset 128: wrong layout: keys must be integers"):
         ob.traces.read(tmp_path / "f.npy")
     np.save(tmp_path / "m.npy", np.zeros((2, 2), dtype=np.int64))
     with pytest.raises(TraceFileError, match="shape"):
@@ -177,13 +181,13 @@ def test_npy_wrong_layout_and_truncation(tmp_path: Path) -> None:
     np.save(tmp_path / "t.npy", np.arange(10, dtype=np.int64))
     data = (tmp_path / "t.npy").read_bytes()
     (tmp_path / "t.npy").write_bytes(data[:-3])
-    with pytest.raises(TraceFileError, match="t.npy: byte offset 200: truncated"):
+    with pytest.raises(TraceFileError, match=r"t.npy: byte offset 200: truncated"):
         ob.traces.read(tmp_path / "t.npy")
     (tmp_path / "x.npy").write_bytes(b"PK\x03\x04 not numpy")
-    with pytest.raises(TraceFileError, match="x.npy: byte offset 0: not a .npy"):
+    with pytest.raises(TraceFileError, match=r"x.npy: byte offset 0: not a .npy"):
         ob.traces.read(tmp_path / "x.npy")
     (tmp_path / "h.npy").write_bytes(b"\x93NUMPY\x01\x00\x10\x00{'descr': 'zz'}")
-    with pytest.raises(TraceFileError, match="h.npy: byte offset 8: bad .npy header"):
+    with pytest.raises(TraceFileError, match=r"h.npy: byte offset 8: bad .npy header"):
         ob.traces.read(tmp_path / "h.npy")
 
 
@@ -192,13 +196,13 @@ def test_text_errors_name_the_line(tmp_path: Path) -> None:
     with pytest.raises(TraceFileError, match=r"n.csv: line 3, column 2: 'ten' is not an integer"):
         ob.traces.read(tmp_path / "n.csv", size_column=1)
     (tmp_path / "short.csv").write_text("1,10\n2\n")
-    with pytest.raises(TraceFileError, match="short.csv: line 2: 1 fields"):
+    with pytest.raises(TraceFileError, match=r"short.csv: line 2: 1 fields"):
         ob.traces.read(tmp_path / "short.csv", size_column=1)
     (tmp_path / "k.txt").write_text("1\n2\n0x3\n")
-    with pytest.raises(TraceFileError, match="k.txt: line 3, column 1"):
+    with pytest.raises(TraceFileError, match=r"k.txt: line 3, column 1"):
         ob.traces.read(tmp_path / "k.txt")
     (tmp_path / "u.txt").write_bytes(b"1\n\xff\xfe\n")
-    with pytest.raises(TraceFileError, match="u.txt: byte offset 2: not UTF-8"):
+    with pytest.raises(TraceFileError, match=r"u.txt: byte offset 2: not UTF-8"):
         ob.traces.read(tmp_path / "u.txt")
     (tmp_path / "big.txt").write_text(f"{2**64}\n")
     with pytest.raises(TraceFileError, match="64-bit"):
@@ -222,7 +226,12 @@ def test_text_errors_name_the_line(tmp_path: Path) -> None:
             None,
             "a.csv: line 3, column 1: 'yesterday' is not a timestamp",
         ),
-        ("b.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03.97,many,1\n", None, "b.csv: line 2, column 2"),
+        (
+            "b.csv",
+            "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03.97,many,1\n",
+            None,
+            "b.csv: line 2, column 2",
+        ),
         ("m.jsonl", '{"hash_ids": [1]}\n', "azure", "not an Azure LLM log"),
     ],
 )
@@ -232,7 +241,10 @@ def test_request_log_errors(tmp_path: Path, name: str, text: str, fmt: Optional[
         ob.traces.read(tmp_path / name, fmt)
 
 
-@pytest.mark.parametrize("name, fmt", [("e.npy", None), ("e.csv", None), ("e.oracleGeneral.bin", None), ("e.jsonl", None), ("e.bin", "binary")])
+@pytest.mark.parametrize(
+    "name, fmt",
+    [("e.npy", None), ("e.csv", None), ("e.oracleGeneral.bin", None), ("e.jsonl", None), ("e.bin", "binary")],
+)
 def test_empty_files_are_refused(tmp_path: Path, name: str, fmt: str) -> None:
     (tmp_path / name).write_bytes(b"")
     with pytest.raises(TraceFileError, match=f"{name}: byte offset 0: the file is empty"):
@@ -282,7 +294,9 @@ def trace_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[ob.traces.Tra
 
 
 @pytest.mark.parametrize("chunk_size", [3_001, 1 << 20])
-def test_streamed_replay_equals_one_piece(chunk_size: int, trace_files: tuple[ob.traces.Trace, dict[str, Path]]) -> None:
+def test_streamed_replay_equals_one_piece(
+    chunk_size: int, trace_files: tuple[ob.traces.Trace, dict[str, Path]]
+) -> None:
     t, files = trace_files
     for policy in ob.cache.POLICIES:
         capacity = 300
@@ -308,7 +322,9 @@ def test_stream_object_by_hand() -> None:
     t = ob.traces.zipf(500, 1.0, 20_000, seed=2)
     s = ob.cache.stream("arc", 50)
     hits = sum(s.feed(piece) for piece in np.array_split(t.keys, 13))
-    assert hits == s.hits == ob.cache.replay(t, "arc", 50).hits and s.accesses == len(t) and s.n_distinct == t.n_distinct
+    assert (
+        hits == s.hits == ob.cache.replay(t, "arc", 50).hits and s.accesses == len(t) and s.n_distinct == t.n_distinct
+    )
     opt = ob.cache.stream("opt", 50)
     with pytest.raises(ValueError, match="next_access"):
         opt.feed(t.keys[:10])
@@ -320,19 +336,25 @@ def test_stream_object_by_hand() -> None:
         ob.cache.stream("s3fifo", 5)
 
 
-def test_streaming_bad_files_fail_without_a_partial_result(tmp_path: Path, trace_files: tuple[ob.traces.Trace, dict[str, Path]]) -> None:
+def test_streaming_bad_files_fail_without_a_partial_result(
+    tmp_path: Path, trace_files: tuple[ob.traces.Trace, dict[str, Path]]
+) -> None:
     _, files = trace_files
     cut = tmp_path / "cut.oracleGeneral.bin"
     cut.write_bytes(files["t.oracleGeneral.bin"].read_bytes()[:-7])
-    with pytest.raises(TraceFileError, match=f"cut.oracleGeneral.bin: byte offset {60_000 * 24 - 24}: truncated record"):
+    with pytest.raises(
+        TraceFileError, match=f"cut.oracleGeneral.bin: byte offset {60_000 * 24 - 24}: truncated record"
+    ):
         ob.cache.replay(cut, "lru", 100, chunk_size=1000)
     data = files["t.npy.zst"].read_bytes()
     (tmp_path / "cut.npy.zst").write_bytes(data[: len(data) - 20])
-    with pytest.raises(TraceFileError, match="cut.npy.zst: byte offset .*truncated zstd"):
+    with pytest.raises(TraceFileError, match=r"cut.npy.zst: byte offset .*truncated zstd"):
         ob.cache.replay(tmp_path / "cut.npy.zst", "lru", 100, chunk_size=1000)
     npy = files["t.npy"].read_bytes()
     (tmp_path / "cut.npy").write_bytes(npy[:-8])
-    with pytest.raises(TraceFileError, match="cut.npy: byte offset .*the header promises 60000 items, the data holds 59999"):
+    with pytest.raises(
+        TraceFileError, match=r"cut.npy: byte offset .*the header promises 60000 items, the data holds 59999"
+    ):
         ob.cache.replay(tmp_path / "cut.npy", "lru", 100)
     (tmp_path / "long.npy").write_bytes(npy + b"\0")
     with pytest.raises(TraceFileError, match="trailing bytes"):

@@ -92,7 +92,14 @@ def test_translate_engines_agree(table: list[int], vaddrs: list[int], shift: int
     a = ob.mem.translate(vaddrs, table, 1 << shift)
     b = ob.mem.translate(vaddrs, table, 1 << shift, engine="reference")
     assert a.physical.tolist() == b.physical.tolist() and a.faults == b.faults
-    expect = [(-1 if v >> shift >= len(table) or table[v >> shift] < 0 else table[v >> shift] * (1 << shift) + v % (1 << shift)) for v in vaddrs]
+    expect = [
+        (
+            -1
+            if v >> shift >= len(table) or table[v >> shift] < 0
+            else table[v >> shift] * (1 << shift) + v % (1 << shift)
+        )
+        for v in vaddrs
+    ]
     assert a.physical.tolist() == expect
 
 
@@ -121,12 +128,18 @@ def request_streams(draw: st.DrawFn) -> ob.mem.Workload:
     initial = draw(st.lists(st.integers(1, 70), min_size=n, max_size=n))
     growth = draw(st.lists(st.sampled_from([0, 0, 1, 3, 17, 40]), min_size=n, max_size=n))
     arrival = np.cumsum(gaps) if n else np.zeros(0)
-    return ob.mem.Workload.of(arrival, durations, np.array(initial, dtype=np.int64),
-                              np.array(initial, dtype=np.int64) + np.array(growth, dtype=np.int64))
+    return ob.mem.Workload.of(
+        arrival,
+        durations,
+        np.array(initial, dtype=np.int64),
+        np.array(initial, dtype=np.int64) + np.array(growth, dtype=np.int64),
+    )
 
 
 @SETTINGS
-@given(request_streams(), st.sampled_from(ob.mem.STRATEGIES), st.integers(20, 300), st.integers(1, 20), st.integers(1, 90))
+@given(
+    request_streams(), st.sampled_from(ob.mem.STRATEGIES), st.integers(20, 300), st.integers(1, 20), st.integers(1, 90)
+)
 def test_allocation_engines_agree(w: ob.mem.Workload, strategy: str, capacity: int, page_size: int, bound: int) -> None:
     page_size = min(page_size, capacity)
     a = ob.mem.simulate(w, strategy, capacity, page_size=page_size, bound=bound, check=True)
@@ -153,7 +166,10 @@ def _check_free_list(fl: reference.FreeList, live: dict[int, tuple[int, int]]) -
 
 
 @SETTINGS
-@given(st.sampled_from(["first", "best", "worst", "reserve"]), st.lists(st.tuples(st.booleans(), st.integers(1, 40)), max_size=120))
+@given(
+    st.sampled_from(["first", "best", "worst", "reserve"]),
+    st.lists(st.tuples(st.booleans(), st.integers(1, 40)), max_size=120),
+)
 def test_reference_free_list_invariants(strategy: str, ops: list[tuple[bool, int]]) -> None:
     alloc = reference.make(strategy, 200, bound=25)
     live: dict[int, tuple[int, int]] = {}
@@ -357,7 +373,18 @@ def test_lecture_tables_quick() -> None:
 
     tables = lecture.tables(quick=True)
     keys = [t.key for t in tables]
-    assert keys == ["translation", "slots", "multilevel", "tlb", "allocation", "growth", "page_size", "cow", "thrashing", "exercises"]
+    assert keys == [
+        "translation",
+        "slots",
+        "multilevel",
+        "tlb",
+        "allocation",
+        "growth",
+        "page_size",
+        "cow",
+        "thrashing",
+        "exercises",
+    ]
     by_key = {t.key: t for t in tables}
     assert by_key["translation"].rows[0][-1] == 13192 and by_key["translation"].rows[1][-1] == "page fault"
     assert by_key["slots"].rows[3][-1] == 501

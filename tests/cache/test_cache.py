@@ -46,7 +46,10 @@ def test_curve_equals_per_capacity_replay(trace: np.ndarray, capacities: list[in
         got = ob.cache.curve(t, policy, capacities)
         want = [ob.cache.replay(t, policy, c).hit_ratio for c in capacities]
         assert got.tolist() == want, policy
-    assert ob.cache.curve(t, "arc", capacities, engine="reference").tolist() == ob.cache.curve(t, "arc", capacities).tolist()
+    assert (
+        ob.cache.curve(t, "arc", capacities, engine="reference").tolist()
+        == ob.cache.curve(t, "arc", capacities).tolist()
+    )
 
 
 @settings(max_examples=60, deadline=None)
@@ -213,7 +216,11 @@ def test_bad_capacity(capacity: object) -> None:
 
 
 def test_bad_policy_lists_the_valid_ones() -> None:
-    for call in (lambda: ob.cache.replay([1], "LRU2", 3), lambda: ob.cache.curve([1], "mru", [3]), lambda: ob.cache.new("x", 3)):
+    for call in (
+        lambda: ob.cache.replay([1], "LRU2", 3),
+        lambda: ob.cache.curve([1], "mru", [3]),
+        lambda: ob.cache.new("x", 3),
+    ):
         with pytest.raises(ValueError, match="fifo, lru, lfu, clock, arc, opt"):
             call()
     with pytest.raises(ValueError, match="fifo, lru, lfu, clock, arc, opt"):
@@ -356,7 +363,7 @@ def test_sizes_with_files_and_streams(tmp_path) -> None:  # type: ignore[no-unty
         assert ob.cache.replay(path, policy, 5000, sizes=True, chunk_size=3000).hits == want.hits, policy
     s = ob.cache.stream("lru", 100)
     s.feed(np.array([1, 2], dtype=np.int64), None, np.array([50, 60], dtype=np.uint64))
-    with pytest.raises(ValueError, match="start a new one|sizes"):
+    with pytest.raises(ValueError, match=r"start a new one|sizes"):
         s.feed(np.array([3], dtype=np.int64))
 
 

@@ -14,8 +14,16 @@ ENGINES = ["native", "reference"]
 
 
 def small_workload(seed=0, n=40):
-    return conversations(n, n_apps=3, system_len=12, fewshot_len=(4, 10), question_len=(2, 6),
-                         answer_len=(2, 8), vocab_size=50, seed=seed)
+    return conversations(
+        n,
+        n_apps=3,
+        system_len=12,
+        fewshot_len=(4, 10),
+        question_len=(2, 6),
+        answer_len=(2, 8),
+        vocab_size=50,
+        seed=seed,
+    )
 
 
 # --- native == reference ----------------------------------------------------------------------
@@ -38,14 +46,17 @@ def test_replay_engines_agree_random(prompts, capacity, mode, page_size):
 
 
 @settings(max_examples=25, deadline=None)
-@given(seed=st.integers(0, 10_000), capacity=st.one_of(st.none(), st.integers(0, 400)),
-       outputs=st.booleans(), page_size=st.sampled_from([1, 4]))
+@given(
+    seed=st.integers(0, 10_000),
+    capacity=st.one_of(st.none(), st.integers(0, 400)),
+    outputs=st.booleans(),
+    page_size=st.sampled_from([1, 4]),
+)
 def test_replay_engines_agree_conversations(seed, capacity, outputs, page_size):
     w = small_workload(seed)
     for mode in ("prefix", "whole"):
         a = replay(w, capacity, mode=mode, outputs=outputs, page_size=page_size, per_request=True)
-        b = replay(w, capacity, mode=mode, outputs=outputs, page_size=page_size, per_request=True,
-                   engine="reference")
+        b = replay(w, capacity, mode=mode, outputs=outputs, page_size=page_size, per_request=True, engine="reference")
         assert a.to_dict() == b.to_dict()
 
 

@@ -90,14 +90,24 @@ def _error(call: Callable[[], Any]) -> tuple[type, str]:
 
 @pytest.mark.parametrize(
     "bad, error",
-    [(0, ValueError), (-5, ValueError), (2**64, ValueError), (10**40, ValueError), (1.5, TypeError), (2.0, TypeError),
-     (True, TypeError), ("3", TypeError), (np.int64(0), ValueError), (np.float64(3.0), TypeError)],
+    [
+        (0, ValueError),
+        (-5, ValueError),
+        (2**64, ValueError),
+        (10**40, ValueError),
+        (1.5, TypeError),
+        (2.0, TypeError),
+        (True, TypeError),
+        ("3", TypeError),
+        (np.int64(0), ValueError),
+        (np.float64(3.0), TypeError),
+    ],
 )
 def test_bad_sizes_are_refused_alike(bad: object, error: type) -> None:
     got = []
     for engine in ENGINES:
         c = ob.cache.new("lru", 100, sizes=True, engine=engine)
-        kind, message = _error(lambda: c.access(1, bad))  # type: ignore[arg-type]
+        kind, message = _error(lambda c=c: c.access(1, bad))  # type: ignore[arg-type]
         assert kind is error and message.startswith("size=")
         assert len(c) == 0 and 1 not in c  # nothing happened
         got.append((kind, message))
@@ -111,8 +121,8 @@ def test_size_missing_or_unexpected() -> None:
         for engine in ENGINES:
             sized = ob.cache.new(policy, cap, sizes=True, engine=engine)
             plain = ob.cache.new(policy, cap, engine=engine)
-            missing = _error(lambda: sized.access(7))
-            unexpected = _error(lambda: plain.access(7, 3))
+            missing = _error(lambda sized=sized: sized.access(7))
+            unexpected = _error(lambda plain=plain: plain.access(7, 3))
             assert missing[0] is TypeError and "size is required" in missing[1]
             assert unexpected[0] is TypeError and "size=3" in unexpected[1] and "sizes=True" in unexpected[1]
             errors.append((missing, unexpected))

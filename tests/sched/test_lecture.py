@@ -11,7 +11,7 @@ import pytest
 import osbench as ob
 from osbench.sched import lecture
 
-TRACES = Path(__file__).resolve().parents[1] / ".." / "shared" / "traces"
+TRACES = Path(__file__).resolve().parents[2] / ".." / "shared" / "traces"
 
 
 @pytest.fixture(scope="module")
@@ -20,8 +20,15 @@ def tables() -> dict[str, ob._table.Table]:
 
 
 def test_every_table_renders(tables: dict) -> None:
-    assert set(tables) == {"convoy", "distributions", "quantum_sweep", "predictions", "aging", "exercise_1",
-                           "lecture_vs_theory"}
+    assert set(tables) == {
+        "convoy",
+        "distributions",
+        "quantum_sweep",
+        "predictions",
+        "aging",
+        "exercise_1",
+        "lecture_vs_theory",
+    }
     for t in tables.values():
         assert t.rows and all(len(r) == len(t.columns) for r in t.rows)
         assert t.to_text() and t.to_markdown() and t.to_html() and t.to_dict()["rows"]
@@ -76,8 +83,10 @@ def _trace(name: str) -> Path:
     return p
 
 
-@pytest.mark.parametrize("name", ["azure-llm-2023-code.csv", "azure-llm-2023-conv.csv",
-                                  "mooncake-conversation.jsonl", "mooncake-synthetic.jsonl"])
+@pytest.mark.parametrize(
+    "name",
+    ["azure-llm-2023-code.csv", "azure-llm-2023-conv.csv", "mooncake-conversation.jsonl", "mooncake-synthetic.jsonl"],
+)
 def test_from_requests(name: str) -> None:
     path = _trace(name)
     w = ob.sched.Workload.from_requests(path, load=0.8)
@@ -99,8 +108,10 @@ def test_from_requests_bad_input(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="request log"):
         ob.sched.Workload.from_requests(bad)
     good = tmp_path / "y.jsonl"
-    good.write_text('{"timestamp": 0, "input_length": 5, "output_length": 0}\n'
-                    '{"timestamp": 1000, "input_length": 7, "output_length": 3}\n')
+    good.write_text(
+        '{"timestamp": 0, "input_length": 5, "output_length": 0}\n'
+        '{"timestamp": 1000, "input_length": 7, "output_length": 3}\n'
+    )
     w = ob.sched.Workload.from_requests(good, size="output", tokens_per_second=1.0)
     assert w.size.tolist() == [1.0, 3.0] and w.arrival.tolist() == [0.0, 1.0]
     with pytest.raises(ValueError, match="size"):

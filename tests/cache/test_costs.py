@@ -38,7 +38,9 @@ def costed_traces(draw: st.DrawFn) -> tuple[np.ndarray, Optional[np.ndarray], np
 
 @settings(max_examples=150, deadline=None)
 @given(trace=costed_traces(), capacity=st.integers(1, 200))
-def test_native_equals_reference_with_costs(trace: tuple[np.ndarray, Optional[np.ndarray], np.ndarray], capacity: int) -> None:
+def test_native_equals_reference_with_costs(
+    trace: tuple[np.ndarray, Optional[np.ndarray], np.ndarray], capacity: int
+) -> None:
     keys, sizes, costs = trace
     native = ob.cache.replay(keys, "gdsf", capacity, sizes=sizes, costs=costs, mask=True)
     ref = ob.cache.replay(keys, "gdsf", capacity, sizes=sizes, costs=costs, mask=True, engine="reference")
@@ -61,7 +63,9 @@ def test_native_equals_reference_with_costs(trace: tuple[np.ndarray, Optional[np
 
 @settings(max_examples=60, deadline=None)
 @given(trace=costed_traces(), capacity=st.integers(1, 200))
-def test_costs_at_the_scale_change_nothing(trace: tuple[np.ndarray, Optional[np.ndarray], np.ndarray], capacity: int) -> None:
+def test_costs_at_the_scale_change_nothing(
+    trace: tuple[np.ndarray, Optional[np.ndarray], np.ndarray], capacity: int
+) -> None:
     keys, sizes, _ = trace
     scale = np.full(len(keys), SCALE)
     for engine in ENGINES:
@@ -70,7 +74,10 @@ def test_costs_at_the_scale_change_nothing(trace: tuple[np.ndarray, Optional[np.
         assert plain.mask is not None and costed.mask is not None
         assert plain.mask.tolist() == costed.mask.tolist(), engine
     caps = [capacity, capacity + 7]
-    assert ob.cache.curve(keys, "gdsf", caps, sizes=sizes, costs=scale).tolist() == ob.cache.curve(keys, "gdsf", caps, sizes=sizes).tolist()
+    assert (
+        ob.cache.curve(keys, "gdsf", caps, sizes=sizes, costs=scale).tolist()
+        == ob.cache.curve(keys, "gdsf", caps, sizes=sizes).tolist()
+    )
     plain_online = ob.cache.new("gdsf", capacity, sizes=sizes is not None)
     costed_online = ob.cache.new("gdsf", capacity, sizes=sizes is not None, costs=True)
     for i, k in enumerate(keys.tolist()):
@@ -146,7 +153,9 @@ def test_costs_are_for_gdsf_only(policy: str) -> None:
     next_use = np.full(2, 2**64 - 1, dtype=np.uint64)
     for call in (
         lambda: _native.cache_replay(policy, ids, 1, cap, next_use, False, False, None, np.ones(2)),
-        lambda: _native.cache_curve(policy, ids, 1, np.array([cap], dtype=np.uint64), next_use, False, None, None, np.ones(2)),
+        lambda: _native.cache_curve(
+            policy, ids, 1, np.array([cap], dtype=np.uint64), next_use, False, None, None, np.ones(2)
+        ),
     ):
         with pytest.raises(ValueError, match=r"costs.*gdsf"):
             call()
@@ -199,8 +208,17 @@ def test_costs_with_files_and_samples_are_refused(tmp_path) -> None:  # type: ig
 
 @pytest.mark.parametrize(
     "bad, error",
-    [(0, ValueError), (-1.0, ValueError), (float("nan"), ValueError), (float("inf"), ValueError), (10**400, ValueError),
-     ("1", TypeError), (True, TypeError), (None, TypeError), (1 + 2j, TypeError)],
+    [
+        (0, ValueError),
+        (-1.0, ValueError),
+        (float("nan"), ValueError),
+        (float("inf"), ValueError),
+        (10**400, ValueError),
+        ("1", TypeError),
+        (True, TypeError),
+        (None, TypeError),
+        (1 + 2j, TypeError),
+    ],
 )
 def test_bad_online_costs_are_refused_alike(bad: object, error: type) -> None:
     got = []
@@ -217,7 +235,7 @@ def test_bad_online_costs_are_refused_alike(bad: object, error: type) -> None:
 def test_online_cost_unexpected_or_mixed_with_sizes() -> None:
     for engine in ENGINES:
         plain = ob.cache.new("gdsf", 10, engine=engine)
-        with pytest.raises(TypeError, match="cost=2.0 is not accepted: this cache takes no costs"):
+        with pytest.raises(TypeError, match=r"cost=2.0 is not accepted: this cache takes no costs"):
             plain.access(1, cost=2.0)
         both = ob.cache.new("gdsf", 100, sizes=True, costs=True, engine=engine)
         with pytest.raises(TypeError, match="size is required"):

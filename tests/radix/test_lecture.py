@@ -21,7 +21,12 @@ def test_tables_are_complete(tables):
 
 def test_demo1_matches_the_lecture(tables):
     t = tables["05-1"]
-    assert (t.extra["total_tokens"], t.extra["stored_tokens"], t.extra["nodes"], t.extra["query_match"]) == (42, 25, 7, 8)
+    assert (t.extra["total_tokens"], t.extra["stored_tokens"], t.extra["nodes"], t.extra["query_match"]) == (
+        42,
+        25,
+        7,
+        8,
+    )
     assert t.extra["drawing"].splitlines()[1] == "  └ [careful reviewer . check this code .]  length 7"
 
 
@@ -33,8 +38,8 @@ def test_demos_agree_across_engines(engine):
 
 
 def test_demo2_shares_prefixes(tables):
-    ours, lec = tables["05-2"].rows
-    requests, per_request, shared, saving, nodes = ours[1:6]
+    ours, _lec = tables["05-2"].rows
+    requests, _per_request, _shared, saving, nodes = ours[1:6]
     assert 350 <= requests <= 450
     assert saving > 3  # the lecture: 4.1x
     assert nodes == requests + 5  # one leaf per request, the system prompt and 4 few-shot blocks
@@ -60,5 +65,5 @@ def test_demo4_prefix_beats_whole(tables):
 def test_exercise6(tables):
     assert tables["05-5"].extra["match"] == 6
     texts = [r[0].strip() for r in tables["05-5"].rows]
-    after = texts[texts.index("tree after inserting it"):]
+    after = texts[texts.index("tree after inserting it") :]
     assert "└ [helpful assistant .]" in after and "└ [explain paging .]" in after

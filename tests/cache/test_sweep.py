@@ -38,9 +38,7 @@ def direct(spec: dict[str, Any]) -> list[int]:
     for t in spec["traces"]:
         path = t if isinstance(t, str) else t["path"]
         trace = ob.traces.read(path)
-        for p in spec["policies"]:
-            for c in spec["capacities"]:
-                out.append(ob.cache.replay(trace, p, c).hits)
+        out.extend(ob.cache.replay(trace, p, c).hits for p in spec["policies"] for c in spec["capacities"])
     return out
 
 
@@ -120,10 +118,10 @@ def test_toml_spec_and_bad_specs(spec: dict[str, Any], tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="no path"):
         sweep.load_spec({"traces": [{"format": "csv"}], "policies": ["lru"], "capacities": [3]})
     (tmp_path / "bad.toml").write_text("traces = [")
-    with pytest.raises(ValueError, match="bad.toml: not a valid sweep spec"):
+    with pytest.raises(ValueError, match=r"bad.toml: not a valid sweep spec"):
         sweep.load_spec(tmp_path / "bad.toml")
     (tmp_path / "junk.jsonl").write_text("not json\n{}\n")
-    with pytest.raises(ValueError, match="junk.jsonl: line 1: not a sweep result"):
+    with pytest.raises(ValueError, match=r"junk.jsonl: line 1: not a sweep result"):
         sweep.run({"traces": [a], "policies": ["lru"], "capacities": [5]}, tmp_path / "junk.jsonl")
     with pytest.raises(TypeError, match="executor"):
         sweep.run({"traces": [a], "policies": ["lru"], "capacities": [5]}, tmp_path / "x.jsonl", executor=42)

@@ -8,7 +8,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-import osbench as ob
 from osbench.radix import RadixCache, Vocabulary
 
 ENGINES = ["native", "reference"]
@@ -65,8 +64,9 @@ def test_exercise_6(engine):
     assert t.match_prefix(request).length == 6
     # The match split "helpful assistant . what is paging ?" after "." ...
     text = lambda n: " ".join(vocab.decode(n.tokens))  # noqa: E731
-    assert sorted(text(n) for n in t) == sorted(["you are a", "helpful assistant .", "what is paging ?",
-                                                  "careful reviewer ."])
+    assert sorted(text(n) for n in t) == sorted(
+        ["you are a", "helpful assistant .", "what is paging ?", "careful reviewer ."]
+    )
     assert t.insert(request) == 6
     # ... and "explain paging ." became the second child of "helpful assistant .".
     nodes = t.nodes()
@@ -138,8 +138,13 @@ def test_empty_queries(engine):
 def test_tokens_forms_agree():
     """Lists, tuples and arrays of any integer dtype give the same tree."""
     a, b = RadixCache(), RadixCache(engine="reference")
-    for tokens in ([1, 2, 3], (1, 2, 4), np.array([1, 2, 5], dtype=np.int32), np.array([1, 7], dtype=np.uint64),
-                   np.arange(10, dtype=np.int64)[::2]):
+    for tokens in (
+        [1, 2, 3],
+        (1, 2, 4),
+        np.array([1, 2, 5], dtype=np.int32),
+        np.array([1, 7], dtype=np.uint64),
+        np.arange(10, dtype=np.int64)[::2],
+    ):
         assert a.insert(tokens) == b.insert(tokens)
     assert a.nodes() == b.nodes()
 
@@ -157,7 +162,7 @@ def test_bad_input(engine):
     t = RadixCache(engine=engine)
     t.insert([1, 2, 3])
     m = t.match_prefix([1, 2, 3])
-    with pytest.raises(ValueError, match="not locked|lock count is 0"):
+    with pytest.raises(ValueError, match=r"not locked|lock count is 0"):
         t.unlock(m.node)
     other = RadixCache(engine=engine)
     other.insert([1, 2, 3])
@@ -188,11 +193,11 @@ def test_bad_input(engine):
 def test_native_refuses_non_integer_tokens():
     t = RadixCache()
     for bad in (["a", "b"], [1.5, 2.0], [1, None], [2**63], 5):
-        with pytest.raises(TypeError, match="integer tokens|tokens"):
+        with pytest.raises(TypeError, match=r"integer tokens|tokens"):
             t.insert(bad)
-        with pytest.raises(TypeError, match="integer tokens|tokens"):
+        with pytest.raises(TypeError, match=r"integer tokens|tokens"):
             t.match_prefix(bad)
-    with pytest.raises(ValueError, match="int64|2\\*\\*63"):
+    with pytest.raises(ValueError, match=r"int64|2\*\*63"):
         t.insert(np.array([2**63], dtype=np.uint64))
     assert t.num_nodes == 0
 
@@ -270,8 +275,15 @@ class TwoEngines(RuleBasedStateMachine):
     def same_tree(self):
         if not hasattr(self, "native"):
             return
-        for attr in ("total_size", "evictable_size", "protected_size", "num_nodes", "clock", "evicted_nodes",
-                     "evicted_tokens"):
+        for attr in (
+            "total_size",
+            "evictable_size",
+            "protected_size",
+            "num_nodes",
+            "clock",
+            "evicted_nodes",
+            "evicted_tokens",
+        ):
             assert getattr(self.native, attr) == getattr(self.ref, attr), attr
         assert self.native.nodes() == self.ref.nodes()
         assert self.native.pretty() == self.ref.pretty()
@@ -300,13 +312,14 @@ class TwoEngines(RuleBasedStateMachine):
             assert self.ref.node_info(b).lock_ref > 0
 
 
-TwoEngines.TestCase.settings = settings(max_examples=150, stateful_step_count=40, deadline=None,
-                                        suppress_health_check=[HealthCheck.too_slow])
+TwoEngines.TestCase.settings = settings(
+    max_examples=150, stateful_step_count=40, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 test_two_engines = TwoEngines.TestCase
 
 
 @settings(max_examples=60, deadline=None)
-@given(seqs=st.lists(st.lists(st.integers(-2**63, 2**63 - 1), max_size=6), max_size=8))
+@given(seqs=st.lists(st.lists(st.integers(-(2**63), 2**63 - 1), max_size=6), max_size=8))
 def test_full_int64_range(seqs):
     a, b = RadixCache(), RadixCache(engine="reference")
     for s in seqs:
