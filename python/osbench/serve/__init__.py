@@ -1,0 +1,15 @@
+"""The serving engine: continuous batching bounded by a paged KV cache with prefix caching.
+
+Lecture section 2.8: an inference engine is a batch server. "Who runs first" becomes "who
+joins the batch", and the batch is bounded by the KV cache in GPU memory, which ties
+scheduling (section 2) to paging (section 3) and prefix caching (sections 4-5).
+
+- :class:`Requests`: arrivals, prompt and output lengths, and optionally the prompt's content
+  as block ids, so prefix caching is real.
+- :class:`Batch` and :class:`StepTime`: what one engine step computes, and how long it takes.
+"""
+
+from osbench.serve.requests import Requests
+from osbench.serve.steptime import Batch, StepTime
+
+__all__ = ["Batch", "Requests", "StepTime"]
