@@ -13,8 +13,11 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import Callable
 
 import pytest
+
+import osbench as ob
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
@@ -43,11 +46,28 @@ def test_make_lines_are_targets(line: str) -> None:
     assert re.search(rf"^{re.escape(target)}:", (ROOT / "Makefile").read_text(), flags=re.M), target
 
 
+def needed_datasets(text: str) -> list[str]:
+    """The datasets a README line or block reads: the names it mentions, in its own words or in
+    a file of the repository it names (a sweep spec); ``datasets fetch all`` needs them all."""
+    if re.search(r"\bdatasets (fetch|verify) all\b", text):
+        return list(ob.datasets.NAMES)
+    words = set(re.findall(r"[\w.:/-]+", text))
+    for w in list(words):
+        if (ROOT / w).is_file():
+            words |= set(re.findall(r"[\w.:-]+", (ROOT / w).read_text(encoding="utf-8", errors="replace")))
+    return [n for n in ob.datasets.NAMES if n in words or f"dataset:{n}" in words]
+
+
+def test_every_dataset_the_readme_uses_is_found() -> None:
+    """The rule above sees the datasets of the README's real-trace examples."""
+    assert {"cloudphysics", "mooncake-conversation"} <= {n for b in BLOCKS for n in needed_datasets(b[1])}
+
+
 @pytest.mark.parametrize("line", [s for s in shell_lines() if s.startswith("osbench ")])
-def test_osbench_lines_run(line: str, tmp_path: Path) -> None:
+def test_osbench_lines_run(line: str, tmp_path: Path, dataset: Callable[[str], Path]) -> None:
     args = shlex.split(line)[1:]
-    if any("../shared/traces" in a for a in args) and not (ROOT / ".." / "shared" / "traces").is_dir():
-        pytest.skip("../shared/traces is not present")
+    for name in needed_datasets(line):
+        dataset(name)  # skips, saying why, when the dataset cannot be had
     # outputs go to a temporary folder, not the checkout
     args = [str(tmp_path / Path(a).name) if i and args[i - 1] == "--out" else a for i, a in enumerate(args)]
     out = subprocess.run(
@@ -57,9 +77,9 @@ def test_osbench_lines_run(line: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("index", [i for i, (lang, _) in enumerate(BLOCKS) if lang == "python"])
-def test_python_blocks_run(index: int, tmp_path: Path) -> None:
+def test_python_blocks_run(index: int, tmp_path: Path, dataset: Callable[[str], Path]) -> None:
     code = BLOCKS[index][1]
-    if "../shared/traces" in code and not (ROOT / ".." / "shared" / "traces").is_dir():
-        pytest.skip("../shared/traces is not present")
+    for name in needed_datasets(code):
+        dataset(name)
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr

@@ -7,14 +7,15 @@ lecture's demo in ``lecture``):
 - :mod:`osbench.host`: threads, processes, the GIL, page faults and memory latency, measured here.
 - :mod:`osbench.sched`: FCFS, SJF, SRPT, RR, PS, MLFQ and priority on one server; M/G/1 theory.
 - :mod:`osbench.mem`: address translation, block tables, allocators, copy-on-write, thrashing.
-- :mod:`osbench.cache`: FIFO, LRU, LFU, CLOCK, ARC and Belady's OPT; replays and curves.
+- :mod:`osbench.cache`: cache replacement (``osbench.cache.POLICIES``); replays, curves, online caches.
 - :mod:`osbench.radix`: the radix-tree prefix cache (RadixAttention); request replays.
-- :mod:`osbench.traces`: trace generators and the :class:`~osbench.traces.Trace` wrapper.
+- :mod:`osbench.traces`: trace generators, readers and writers, the :class:`~osbench.traces.Trace` wrapper.
+- :mod:`osbench.datasets`: the public traces, fetched once and checked by their SHA-256.
 """
 
-from osbench import _native, cache, host, mem, radix, sched, traces
+from osbench import _native, cache, datasets, host, mem, radix, sched, traces
 
 __version__: str = _native.__version__
 BUILD_PROFILE: str = _native.BUILD_PROFILE
 
-__all__ = ["BUILD_PROFILE", "__version__", "cache", "host", "mem", "radix", "sched", "traces"]
+__all__ = ["BUILD_PROFILE", "__version__", "cache", "datasets", "host", "mem", "radix", "sched", "traces"]

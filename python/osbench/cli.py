@@ -31,11 +31,14 @@ EPILOG_LECTURE = "example: osbench lecture 04"
 EPILOG_REPORT = "example: osbench report --out report --quick"
 EPILOG_REPLAY = "example: osbench cache replay --policy arc --capacity 100 --zipf 1000,0.8,30000"
 EPILOG_SCHED = "example: osbench sched simulate --policy srpt --jobs 100000 --load 0.8 --sizes lognormal"
-EPILOG_RADIX = "example: osbench radix replay --capacity 500 --conversations 400   (or --mooncake ../shared/traces/mooncake-conversation.jsonl)"
+EPILOG_RADIX = (
+    "example: osbench radix replay --capacity 500 --conversations 400   (or --mooncake mooncake-conversation)"
+)
 EPILOG_MEM = "example: osbench mem alloc --strategy paged --page-size 16 --capacity 20000 --requests 5000"
 EPILOG_SWEEP = "example: osbench sweep study.toml --out results.jsonl --dask local   (rerun the same command to resume)"
 EPILOG_HOST = "example: osbench host --quick --out host-report"
-EPILOG_CURVE = "example: osbench cache curve --policy lru --capacities 10,100,1000 --trace ../shared/traces/cloudphysics-io.oracleGeneral.bin"
+EPILOG_CURVE = "example: osbench cache curve --policy lru --capacities 10,100,1000 --trace cloudphysics"
+EPILOG_DATASETS = "example: osbench datasets fetch all   (then: osbench cache curve --trace cloudphysics ...)"
 
 
 class UserError(Exception):
@@ -121,7 +124,7 @@ def _load_trace(args: argparse.Namespace) -> Any:
     from osbench import traces
 
     if args.trace:
-        return traces.read(_existing(args.trace, "trace file"), format=args.format)  # None: detected
+        return traces.read(args.trace, format=args.format)  # a path or a dataset name; format None: detected
     n, alpha, length = args.zipf
     return traces.zipf(int(n), float(alpha), int(length), seed=args.seed)
 
@@ -276,7 +279,7 @@ def cmd_radix_replay(args: argparse.Namespace) -> int:
     from osbench import radix
 
     if args.mooncake:
-        requests = radix.mooncake(_existing(args.mooncake, "trace file"))
+        requests = radix.mooncake(args.mooncake)
     else:
         requests = radix.conversations(args.conversations, seed=args.seed)
     r = radix.replay(requests, args.capacity, mode=args.mode, engine=args.engine)
@@ -288,6 +291,41 @@ def cmd_radix_replay(args: argparse.Namespace) -> int:
             f"{r.mode} cache, capacity {cap}: {r.requests:,} requests, {r.hit_tokens:,} of {r.total_tokens:,} tokens hit ({100 * r.hit_ratio:.1f}%), {r.nodes:,} nodes"
         )
     return 0
+
+
+def cmd_datasets(args: argparse.Namespace) -> int:
+    from osbench import datasets
+
+    if args.action == "list":
+        if args.names:
+            raise UserError("osbench datasets list takes no names (use: osbench datasets fetch NAME)")
+        rows = datasets.available()
+        if args.json:
+            print(json.dumps([{**vars(s), "path": None if s.path is None else str(s.path)} for s in rows]))
+            return 0
+        width = max(len(s.name) for s in rows)
+        for s in rows:
+            where = str(s.path) if s.path is not None else "not here"
+            print(f"{s.name:<{width}}  {s.size / 1e6:4.1f} MB  {where}\n{'':<{width}}  {s.description}; {s.licence}")
+        print(
+            f"\nosbench datasets fetch NAME|all downloads into {datasets.cache_dir()}; OSBENCH_DATA_DIR names a mirror"
+        )
+        return 0
+    names = list(datasets.NAMES) if args.names == ["all"] or not args.names else args.names
+    for name in names:
+        if name not in datasets.REGISTRY:
+            raise UserError(f"no dataset {name!r}: use one of {', '.join(datasets.NAMES)} or all")
+    failed = 0
+    for name in names:
+        try:
+            path = datasets.fetch(name) if args.action == "fetch" else datasets.local(name)
+        except datasets.DatasetError as exc:
+            print(f"osbench: error: {exc}", file=sys.stderr)
+            failed += 1
+            continue
+        state = "verified" if path is not None else "not here (osbench datasets fetch " + name + ")"
+        print(f"{name}: {path if path is not None else ''} {state}".replace("  ", " "))
+    return 2 if failed else 0
 
 
 def cmd_host(args: argparse.Namespace) -> int:
@@ -374,9 +412,19 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--mode", default="prefix", help="prefix or whole")
     src = p.add_mutually_exclusive_group()
     src.add_argument("--conversations", type=int, default=400, help="synthetic multi-turn conversations (default 400)")
-    src.add_argument("--mooncake", help="a Mooncake jsonl trace (one token per 512-token block)")
+    src.add_argument("--mooncake", help="a Mooncake jsonl trace or dataset name (one token per 512-token block)")
     _common(p)
     p.set_defaults(func=cmd_radix_replay)
+
+    p = sub.add_parser(
+        "datasets",
+        help="the public traces: list them, fetch them (checked by SHA-256), verify local copies",
+        epilog=EPILOG_DATASETS,
+    )
+    p.add_argument("action", nargs="?", choices=("list", "fetch", "verify"), default="list")
+    p.add_argument("names", nargs="*", help="dataset names, or all (default for fetch and verify: all)")
+    p.add_argument("--json", action="store_true", help="machine-readable output (list)")
+    p.set_defaults(func=cmd_datasets)
 
     p = sub.add_parser(
         "sweep", help="run traces x policies x capacities, resumable, locally or on Dask", epilog=EPILOG_SWEEP
@@ -399,7 +447,9 @@ def parser() -> argparse.ArgumentParser:
         p.add_argument("--sizes", action="store_true", help="use the trace's object sizes: capacities then count bytes")
         src = p.add_mutually_exclusive_group()
         src.add_argument(
-            "--trace", help="a trace file: npy, csv/txt, oracleGeneral, zstd, Mooncake or Azure (format detected)"
+            "--trace",
+            help="a trace file (npy, csv/txt, oracleGeneral, zstd, Mooncake or Azure; format detected) or a "
+            "dataset name (osbench datasets)",
         )
         p.add_argument(
             "--format", help="the trace file's format when its name does not tell (e.g. oracleGeneral, npy, csv)"

@@ -300,8 +300,8 @@ def test_oracle_general_round_trip(tmp_path) -> None:  # type: ignore[no-untyped
         ob.traces.read_oracle_general(path)
 
 
-def test_real_trace_engines_agree(shared_traces) -> None:  # type: ignore[no-untyped-def]
-    t = ob.traces.read_oracle_general(shared_traces / "cloudphysics-io.oracleGeneral.bin")
+def test_real_trace_engines_agree(dataset) -> None:  # type: ignore[no-untyped-def]
+    t = ob.traces.read_oracle_general(dataset("cloudphysics"))
     assert (len(t), t.n_distinct) == (113_872, 48_974)
     short = ob.traces.Trace(t.keys[:20_000])
     for policy in POLICIES:

@@ -32,8 +32,8 @@ def test_libcachesim_miss_counts_equal_ours(policy: str, capacity: int, tmp_path
 
 
 @pytest.mark.parametrize("policy", list(LIBCACHESIM_NAMES))
-def test_libcachesim_on_the_real_trace(policy: str, shared_traces, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    trace = ob.traces.read_oracle_general(shared_traces / "cloudphysics-io.oracleGeneral.bin")
+def test_libcachesim_on_the_real_trace(policy: str, dataset, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    trace = ob.traces.read_oracle_general(dataset("cloudphysics"))
     unit = ob.traces.Trace(trace.keys)  # unit sizes: capacity counts objects
     assert libcachesim_misses(unit, policy, 2000, tmp_path) == ob.cache.replay(unit, policy, 2000).misses
 
@@ -77,10 +77,10 @@ def test_cachetools_lru_agrees() -> None:
 
 
 @pytest.mark.parametrize("policy", ob.cache.SIZED_POLICIES)
-def test_libcachesim_with_real_sizes(policy: str, shared_traces) -> None:  # type: ignore[no-untyped-def]
+def test_libcachesim_with_real_sizes(policy: str, dataset) -> None:  # type: ignore[no-untyped-def]
     """Capacity in bytes, each access with its own size, straight from the real file."""
     lcs = pytest.importorskip("libcachesim")
-    path = shared_traces / "cloudphysics-io.oracleGeneral.bin"
+    path = dataset("cloudphysics")
     trace = ob.traces.read(path)
     for capacity in (1 << 20, 2000 * 4096):
         reader = lcs.TraceReader(str(path), lcs.TraceType.ORACLE_GENERAL_TRACE)

@@ -203,14 +203,11 @@ def test_replay_bad_input():
 
 # --- Mooncake -----------------------------------------------------------------------------------
 
-MOONCAKE = ob.radix.mooncake_files()
-needs_mooncake = pytest.mark.skipif(not MOONCAKE, reason="no Mooncake traces in ../shared/traces")
 
-
-@needs_mooncake
-@pytest.mark.parametrize("path", MOONCAKE, ids=lambda p: p.stem)
-def test_mooncake_block_curve(path):
-    w = ob.radix.mooncake(path)
+@pytest.mark.parametrize("name", ["mooncake-conversation", "mooncake-synthetic"])
+def test_mooncake_block_curve(name, dataset):
+    dataset(name)
+    w = ob.radix.mooncake(name)
     assert len(w) > 1000
     caps = [0, 1_000, 10_000, None]
     ratios = curve(w, caps)
@@ -223,9 +220,8 @@ def test_mooncake_block_curve(path):
     assert replay(head, 500).to_dict() == replay(head, 500, engine="reference").to_dict()
 
 
-@needs_mooncake
-def test_mooncake_limit_and_bad_file(tmp_path):
-    w = ob.radix.mooncake(MOONCAKE[0], limit=10)
+def test_mooncake_limit_and_bad_file(tmp_path, dataset):
+    w = ob.radix.mooncake(dataset("mooncake-conversation"), limit=10)
     assert len(w) == 10
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"timestamp": 0}\n')

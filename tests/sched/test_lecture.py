@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pytest
 
 import osbench as ob
 from osbench.sched import lecture
-
-TRACES = Path(__file__).resolve().parents[2] / ".." / "shared" / "traces"
 
 
 @pytest.fixture(scope="module")
@@ -76,20 +75,11 @@ def test_aging_trades_classes(tables: dict) -> None:
     assert rows[-1][0] == "theory, strict" and rows[-1][1] == pytest.approx(2.5)
 
 
-def _trace(name: str) -> Path:
-    p = TRACES / name
-    if not p.exists():
-        pytest.skip(f"{p} is absent")
-    return p
-
-
-@pytest.mark.parametrize(
-    "name",
-    ["azure-llm-2023-code.csv", "azure-llm-2023-conv.csv", "mooncake-conversation.jsonl", "mooncake-synthetic.jsonl"],
-)
-def test_from_requests(name: str) -> None:
-    path = _trace(name)
-    w = ob.sched.Workload.from_requests(path, load=0.8)
+@pytest.mark.parametrize("name", ["azure-code-2023", "azure-conv-2023", "mooncake-conversation", "mooncake-synthetic"])
+def test_from_requests(name: str, dataset: Callable[[str], Path]) -> None:
+    path = dataset(name)
+    w = ob.sched.Workload.from_requests(name, load=0.8)  # by its dataset name
+    assert np.array_equal(w.arrival, ob.sched.Workload.from_requests(path, load=0.8).arrival)
     assert len(w) > 1000
     assert w.arrival.min() == 0.0 and np.all(np.isfinite(w.arrival))
     assert w.size.mean() == pytest.approx(1.0)

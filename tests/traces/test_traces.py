@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 import pytest
@@ -122,18 +122,18 @@ def test_mooncake_blocks(tmp_path: Path) -> None:
     assert t.times.tolist() == [0, 0, 0, 7] and t.fields["request"].tolist() == [0, 0, 0, 1]  # type: ignore[union-attr]
 
 
-def test_shared_request_logs(shared_traces: Path) -> None:
+def test_real_request_logs(dataset: Callable[[str], Path]) -> None:
     from osbench.radix import workloads
 
-    m = ob.traces.read(shared_traces / "mooncake-conversation.jsonl")
-    reqs = workloads.mooncake(shared_traces / "mooncake-conversation.jsonl")
+    m = ob.traces.read(dataset("mooncake-conversation"))
+    reqs = workloads.mooncake("mooncake-conversation")
     assert m.keys.tolist() == reqs.tokens.tolist()  # the same block ids as the radix reader
     assert formats.MOONCAKE_BLOCK_TOKENS == workloads.MOONCAKE_BLOCK_TOKENS
-    a = ob.traces.read(shared_traces / "azure-llm-2023-code.csv")
+    a = ob.traces.read(dataset("azure-code-2023"))
     assert len(a) == 8819 and a.sizes[:2].tolist() == [4808, 3180]  # type: ignore[index]
     assert a.fields["output_length"][:2].tolist() == [10, 8]
     assert np.all(np.diff(a.times) >= 0)  # type: ignore[arg-type]
-    cp = ob.traces.read(shared_traces / "cloudphysics-io.oracleGeneral.bin")
+    cp = ob.traces.read(dataset("cloudphysics"))
     assert (len(cp), cp.n_distinct) == (113_872, 48_974)
 
 
@@ -380,8 +380,8 @@ def test_reference_engine_reads_files(trace_files: tuple[ob.traces.Trace, dict[s
     assert ob.cache.replay(path, "sieve", 40, engine="reference").hits == ob.cache.replay(short, "sieve", 40).hits
 
 
-def test_opt_streams_the_real_trace_with_its_next_access(shared_traces: Path) -> None:
-    path = shared_traces / "cloudphysics-io.oracleGeneral.bin"
+def test_opt_streams_the_real_trace_with_its_next_access(dataset: Callable[[str], Path]) -> None:
+    path = dataset("cloudphysics")
     t = ob.traces.read(path)
     streamed = ob.cache.replay(path, "opt", 2000, chunk_size=10_000)
     assert streamed.hits == ob.cache.replay(ob.traces.Trace(t.keys), "opt", 2000).hits

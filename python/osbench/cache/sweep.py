@@ -2,7 +2,7 @@
 
 A spec (a dict, or a TOML or JSON file) names the cells::
 
-    traces = ["../shared/traces/cloudphysics-io.oracleGeneral.bin"]   # paths, or tables:
+    traces = ["cloudphysics", "my-trace.bin"]   # dataset names or paths, or tables:
     # [[traces]]  path = "t.csv.zst"  format = "csv"  key_column = 1     (read options)
     policies = ["lru", "sieve", "s3fifo"]
     capacities = [1000, 2000, 4000]

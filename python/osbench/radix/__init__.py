@@ -34,8 +34,6 @@ from osbench.radix.workloads import (
     Vocabulary,
     conversations,
     mooncake,
-    mooncake_files,
-    trace_dir,
 )
 
 MODES: tuple[str, ...] = ("prefix", "whole")
@@ -453,8 +451,6 @@ __all__ = [
     "conversations",
     "curve",
     "mooncake",
-    "mooncake_files",
     "reference",
     "replay",
-    "trace_dir",
 ]

@@ -13,7 +13,7 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
-from osbench import _checks
+from osbench import _checks, datasets
 
 
 class Vocabulary:
@@ -250,26 +250,14 @@ MOONCAKE_BLOCK_TOKENS = 512
 """Tokens per block in the Mooncake traces: each ``hash_ids`` entry stands for 512 tokens."""
 
 
-def trace_dir() -> Path:
-    """Where shared traces live: ``$OSBENCH_TRACES``, else ``../shared/traces`` next to the
-    repository."""
-    env = os.environ.get("OSBENCH_TRACES")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[3].parent / "shared" / "traces"
-
-
-def mooncake_files() -> list[Path]:
-    """The Mooncake traces present (``mooncake-*.jsonl`` in :func:`trace_dir`)."""
-    d = trace_dir()
-    return sorted(d.glob("mooncake-*.jsonl")) if d.is_dir() else []
-
-
 def mooncake(path: Union[str, os.PathLike], limit: Optional[int] = None) -> Requests:
-    """Read a Mooncake trace (JSON lines with ``hash_ids``): each request becomes the sequence
-    of its block hashes, one token per 512-token block, so a block-level prefix cache is a
-    radix cache of page size 1 over these ids. ``limit`` keeps the first requests only."""
+    """Read a Mooncake trace (JSON lines with ``hash_ids``), from a path or a dataset name
+    (``"mooncake-conversation"``, ``"mooncake-synthetic"``: see :mod:`osbench.datasets`): each
+    request becomes the sequence of its block hashes, one token per 512-token block, so a
+    block-level prefix cache is a radix cache of page size 1 over these ids. ``limit`` keeps the
+    first requests only."""
     prompts: list[list[int]] = []
+    path = datasets.resolve(path)
     with open(path, encoding="utf-8") as f:
         for line_no, line in enumerate(f, 1):
             if limit is not None and len(prompts) >= limit:

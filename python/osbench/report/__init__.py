@@ -39,6 +39,8 @@ class Section:
     tables: list[Table] = field(default_factory=list)
     figures: list[Figure] = field(default_factory=list)
     results: dict[str, Any] = field(default_factory=dict)
+    skipped: list[str] = field(default_factory=list)
+    """What the section would also show, and why it does not here (data that cannot be had)."""
 
 
 Progress = Callable[[str], None]
@@ -71,11 +73,24 @@ def _anchor(title: str) -> str:
     return "".join(c for c in title.lower().replace(" ", "-") if c.isalnum() or c == "-")
 
 
+def _skipped_summary(sections: list[Section]) -> list[str]:
+    """One line at the top when some sections left something out (data that cannot be had)."""
+    titles = [s.title for s in sections if s.skipped]
+    if not titles:
+        return []
+    return [
+        f"This run left out what needs data it could not have, in: {'; '.join(titles)} (each section says what "
+        "and why). 'osbench datasets fetch all', or OSBENCH_DATA_DIR, brings it back."
+    ]
+
+
 def to_markdown(sections: list[Section]) -> str:
     out = ["# osbench report", "", f"osbench {__version__}; {platform.platform()}; Python {sys.version.split()[0]}", ""]
     out += [f"- [{s.title}](#{_anchor(s.title)})" for s in sections] + [""]
+    out += [f"> {line}\n" for line in _skipped_summary(sections)]
     for s in sections:
         out += [f"## {s.title}", "", s.intro, ""]
+        out += [f"> {note}\n" for note in s.skipped]
         for t in s.tables:
             out += [t.to_markdown(), ""]
         for f in s.figures:
@@ -91,8 +106,10 @@ def to_html(sections: list[Section]) -> str:
     )
     body = [f"<h1>osbench report</h1><p>osbench {html.escape(__version__)}; {html.escape(platform.platform())}</p>"]
     body.append("<ul>" + "".join(f'<li><a href="#{s.key}">{html.escape(s.title)}</a></li>' for s in sections) + "</ul>")
+    body += [f'<p class="skipped">{html.escape(line)}</p>' for line in _skipped_summary(sections)]
     for s in sections:
         body.append(f'<h2 id="{s.key}">{html.escape(s.title)}</h2><p>{html.escape(s.intro)}</p>')
+        body += [f'<p class="skipped">{html.escape(note)}</p>' for note in s.skipped]
         body += [t.to_html() for t in s.tables]
         for f in s.figures:
             data = base64.b64encode(f.png).decode("ascii")
@@ -113,6 +130,7 @@ def results_json(sections: list[Section], quick: bool, seed: int) -> dict[str, A
                 "title": s.title,
                 "tables": [t.to_dict() for t in s.tables],
                 "figures": [f.name for f in s.figures],
+                "skipped": s.skipped,
                 **s.results,
             }
             for s in sections

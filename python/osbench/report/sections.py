@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import functools
 import time
-from pathlib import Path
 from typing import Any, Callable, Optional
 
 import numpy as np
 
-from osbench import cache, traces
+from osbench import cache, datasets, traces
 from osbench._files import figure_png
 from osbench.report import Figure, Section
 
@@ -77,9 +76,14 @@ def cache_section(quick: bool, seed: int, progress: Optional[Callable[[str], Non
         "engine": "native",
     }
     _sampled_curves(section, trace, progress)
-    folder = traces.shared_traces()
-    real = folder / "cloudphysics-io.oracleGeneral.bin" if folder else None
-    if real is not None and real.exists():
+    real, _ = datasets.try_fetch("cloudphysics")
+    if real is None:
+        section.skipped.append(
+            "The hit-ratio curves of every policy on the CloudPhysics block I/O trace (by objects and by bytes) "
+            f"are not shown: {datasets.missing_note(['cloudphysics'])}"
+        )
+    else:
+        section.results["datasets"] = {"cloudphysics": datasets.sha256(real)}
         t = traces.read_oracle_general(real)
         caps = np.unique(np.geomspace(32, t.n_distinct, 12).astype(np.int64))
         real_curves = {p: cache.curve(t, p, caps) for p in cache.POLICIES}
@@ -482,18 +486,25 @@ def radix_section(quick: bool, seed: int, progress: Optional[Callable[[str], Non
         ax.grid(True, alpha=0.3)
         ax.legend()
         section.figures.append(Figure("radix-prefix-vs-whole", "Prefix cache vs whole-prompt cache", figure_png(fig)))
-    files = radix.mooncake_files()
-    if files:
+    files = {name: datasets.try_fetch(name)[0] for name in lecture.MOONCAKE_DATASETS}
+    missing = [name for name, path in files.items() if path is None]
+    if missing:
+        section.skipped.append(
+            f"The block-level prefix-cache curves of Mooncake's traces are not shown: {datasets.missing_note(missing)}"
+        )
+    if len(missing) < len(files):
         fig, ax = plt.subplots(figsize=(7, 4.2))
         mooncake: dict[str, Any] = {}
-        for path in files:
+        for name, path in files.items():
+            if path is None:
+                continue
             if progress:
-                progress(f"  Mooncake block-cache curve: {Path(path).name}")
+                progress(f"  Mooncake block-cache curve: {name}")
             requests = radix.mooncake(path)
             caps = [10, 30, 100, 300, 1_000, 3_000, 10_000, 30_000, 100_000]
             ratios = radix.curve(requests, caps).tolist()
-            ax.plot(caps, [100 * h for h in ratios], marker="o", label=Path(path).stem)
-            mooncake[Path(path).name] = {"capacities_blocks": caps, "hit_ratio": ratios}
+            ax.plot(caps, [100 * h for h in ratios], marker="o", label=name)
+            mooncake[name] = {"capacities_blocks": caps, "hit_ratio": ratios, "sha256": datasets.sha256(path)}
         ax.set_xscale("log")
         ax.set_xlabel("capacity (512-token blocks)")
         ax.set_ylabel("block hit ratio (%)")

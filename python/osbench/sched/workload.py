@@ -13,7 +13,7 @@ from typing import Any, Callable, Optional, Union
 
 import numpy as np
 
-from osbench import _checks
+from osbench import _checks, datasets
 from osbench.sched.dists import SizeDist, size_dist
 
 
@@ -129,7 +129,7 @@ class Workload:
         so that the offered load is ``load`` (the real arrival pattern, burstiness included,
         at a chosen load).
         """
-        inp, out, t = _read_requests(os.fspath(path), limit)
+        inp, out, t = _read_requests(datasets.resolve(path, "request log"), limit)
         if callable(size):
             tokens = np.asarray(size(inp, out), dtype=float)
         elif size == "output":

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Hashable, Sequence
-from pathlib import Path
 from typing import Any, Optional
 
 import numpy as np
 
-from osbench import _checks, _native
+from osbench import _checks, _native, datasets
 
 NEVER = np.iinfo(np.uint64).max
 """Next-use value of an access whose key never comes back."""
@@ -183,7 +182,7 @@ def read_oracle_general(path: Any) -> Trace:
     Keys are the object ids, ``sizes`` the object sizes and ``times`` the timestamps. A file
     whose length is not a whole number of 24-byte records is refused, naming the byte offset
     where the partial record starts."""
-    path = os.fspath(path)
+    path = datasets.resolve(path)
     n_bytes = os.path.getsize(path)
     if n_bytes % ORACLE_GENERAL.itemsize:
         whole = n_bytes - n_bytes % ORACLE_GENERAL.itemsize
@@ -195,22 +194,6 @@ def read_oracle_general(path: Any) -> Trace:
     return Trace(
         records["id"].copy(), sizes=records["size"].copy(), times=records["time"].copy(), name=os.path.basename(path)
     )
-
-
-def shared_traces() -> Optional[Path]:
-    """The folder of real traces (``../shared/traces`` beside the checkout, or
-    ``$OSBENCH_TRACES``), or None when there is none."""
-    candidates = []
-    if os.environ.get("OSBENCH_TRACES"):
-        candidates.append(Path(os.environ["OSBENCH_TRACES"]))
-    candidates += [
-        Path.cwd() / ".." / "shared" / "traces",
-        Path(__file__).resolve().parents[3] / ".." / "shared" / "traces",
-    ]
-    for c in candidates:
-        if c.is_dir():
-            return c.resolve()
-    return None
 
 
 def write_oracle_general(trace: Any, path: Any, sizes: Any = None) -> None:
@@ -251,7 +234,6 @@ __all__ = [
     "read",
     "read_oracle_general",
     "scan",
-    "shared_traces",
     "write",
     "write_oracle_general",
     "zipf",

@@ -39,6 +39,7 @@ from typing import Any, BinaryIO, Optional, Union
 
 import numpy as np
 
+from osbench import datasets
 from osbench.traces import NEVER, ORACLE_GENERAL, Trace, as_trace
 
 FORMATS: tuple[str, ...] = ("npy", "csv", "txt", "oracleGeneral", "binary", "mooncake", "azure")
@@ -164,9 +165,7 @@ def read(
     ``key_field``/``size_field``/``time_field``, indices of its (non-padding) fields.
     zstd-compressed files are read transparently.
     """
-    p = os.fspath(path)
-    if not os.path.isfile(p):
-        raise FileNotFoundError(f"{p}: no such trace file")
+    p = datasets.resolve(path)
     data, _ = _load(p)
     fmt = detect(p, data[:256]) if format is None else format
     if fmt not in FORMATS:
@@ -551,9 +550,7 @@ def iter_chunks(
     from osbench import _checks
 
     chunk_size = _checks.positive_int("chunk_size", chunk_size)
-    p = os.fspath(path)
-    if not os.path.isfile(p):
-        raise FileNotFoundError(f"{p}: no such trace file")
+    p = datasets.resolve(path)
     with open(p, "rb") as f:
         head = f.read(8)
         f.seek(0)
