@@ -1,7 +1,9 @@
 """The ``osbench`` command line (also ``python -m osbench``).
 
-Errors a user can cause (a missing file, a bad trace, an unknown policy) print one line and
-exit with status 2; there is no traceback. Ctrl-C exits with status 130.
+Errors a user can cause (a missing file, a bad trace, an unknown policy: an
+:class:`~osbench.errors.OsbenchError` or an ``OSError``) print one line and exit with status 2;
+there is no traceback. Any other exception is a bug and keeps its traceback. Ctrl-C exits with
+status 130.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Callable, Optional
+
+from osbench.errors import OsbenchError
 
 LECTURES = {
     "01": ("osbench.host.lecture", "Processes, threads and the host"),
@@ -41,7 +45,7 @@ EPILOG_CURVE = "example: osbench cache curve --policy lru --capacities 10,100,10
 EPILOG_DATASETS = "example: osbench datasets fetch all   (then: osbench cache curve --trace cloudphysics ...)"
 
 
-class UserError(Exception):
+class UserError(OsbenchError):
     """A mistake in the command line or its inputs: one line, exit status 2."""
 
 
@@ -477,7 +481,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except BrokenPipeError:  # e.g. `osbench lecture all | head`: the reader left, not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except (ValueError, TypeError, OSError) as exc:
+    except (OsbenchError, OSError) as exc:  # refused input, missing files: one line; a bug keeps its traceback
         print(f"osbench: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

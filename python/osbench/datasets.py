@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Union
 
-from osbench.errors import OsbenchError
+from osbench.errors import ArgumentError, OsbenchError
 
 
 @dataclass(frozen=True)
@@ -154,7 +154,7 @@ def cache_dir() -> Path:
 
 def _dataset(name: Any) -> Dataset:
     if not isinstance(name, str) or name not in REGISTRY:
-        raise ValueError(f"name={name!r} is not accepted: use one of {', '.join(NAMES)}")
+        raise ArgumentError(f"name={name!r} is not accepted: use one of {', '.join(NAMES)}")
     return REGISTRY[name]
 
 

@@ -1,5 +1,10 @@
 """The errors osbench raises on purpose, under one base class, so that a caller (the command
-line among them) can tell a refused input or a missing resource from a bug."""
+line among them) can tell a refused input or a missing resource from a bug.
+
+Every refused argument is an :class:`ArgumentError` (a ``ValueError``: the value is wrong) or an
+:class:`ArgumentTypeError` (a ``TypeError``: the kind of value is wrong), with the message
+``name=value is not accepted: what is accepted``; the native engine raises the same classes.
+"""
 
 from __future__ import annotations
 
@@ -8,4 +13,12 @@ class OsbenchError(Exception):
     """Base of every error osbench raises on purpose."""
 
 
-__all__ = ["OsbenchError"]
+class ArgumentError(OsbenchError, ValueError):
+    """An argument's value is not accepted."""
+
+
+class ArgumentTypeError(OsbenchError, TypeError):
+    """An argument's type is not accepted."""
+
+
+__all__ = ["ArgumentError", "ArgumentTypeError", "OsbenchError"]

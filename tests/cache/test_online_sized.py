@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 import osbench as ob
 from osbench import _native
 from osbench.cache import MIN_CAPACITY, OFFLINE, POLICIES
+from osbench.errors import ArgumentError, ArgumentTypeError
 
 ONLINE = [p for p in POLICIES if p not in OFFLINE]
 ENGINES = ("native", "reference")
@@ -91,16 +92,16 @@ def _error(call: Callable[[], Any]) -> tuple[type, str]:
 @pytest.mark.parametrize(
     "bad, error",
     [
-        (0, ValueError),
-        (-5, ValueError),
-        (2**64, ValueError),
-        (10**40, ValueError),
-        (1.5, TypeError),
-        (2.0, TypeError),
-        (True, TypeError),
-        ("3", TypeError),
-        (np.int64(0), ValueError),
-        (np.float64(3.0), TypeError),
+        (0, ArgumentError),
+        (-5, ArgumentError),
+        (2**64, ArgumentError),
+        (10**40, ArgumentError),
+        (1.5, ArgumentTypeError),
+        (2.0, ArgumentTypeError),
+        (True, ArgumentTypeError),
+        ("3", ArgumentTypeError),
+        (np.int64(0), ArgumentError),
+        (np.float64(3.0), ArgumentTypeError),
     ],
 )
 def test_bad_sizes_are_refused_alike(bad: object, error: type) -> None:
@@ -123,8 +124,8 @@ def test_size_missing_or_unexpected() -> None:
             plain = ob.cache.new(policy, cap, engine=engine)
             missing = _error(lambda sized=sized: sized.access(7))
             unexpected = _error(lambda plain=plain: plain.access(7, 3))
-            assert missing[0] is TypeError and "size is required" in missing[1]
-            assert unexpected[0] is TypeError and "size=3" in unexpected[1] and "sizes=True" in unexpected[1]
+            assert missing[0] is ArgumentTypeError and "size is required" in missing[1]
+            assert unexpected[0] is ArgumentTypeError and "size=3" in unexpected[1] and "sizes=True" in unexpected[1]
             errors.append((missing, unexpected))
         assert errors[0] == errors[1], policy
 

@@ -23,6 +23,7 @@ import numpy as np
 
 from osbench import _checks, _native
 from osbench.cache import reference
+from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.traces import Trace, as_trace
 
 POLICIES: tuple[str, ...] = ("fifo", "lru", "lfu", "clock", "arc", "opt", "sieve", "s3fifo", "twoq", "gdsf")
@@ -107,7 +108,7 @@ def _capacity(name: str, policy: str, capacity: Any) -> int:
     capacity = _checks.positive_int(name, capacity)
     least = MIN_CAPACITY.get(policy, 1)
     if capacity < least:
-        raise ValueError(
+        raise ArgumentError(
             f"{name}={capacity} is not accepted for policy={policy!r}: it must be at least {least} "
             "(a queue of the policy would hold no object)"
         )
@@ -119,18 +120,20 @@ def _sizes(trace: Any, sizes: Any, policy: str, n: int) -> Optional[np.ndarray]:
     if sizes is None:
         return None
     if policy not in SIZED_POLICIES:
-        raise ValueError(f"sizes is not accepted for policy={policy!r}: sizes work with {', '.join(SIZED_POLICIES)}")
+        raise ArgumentError(f"sizes is not accepted for policy={policy!r}: sizes work with {', '.join(SIZED_POLICIES)}")
     if sizes is True:
         sizes = trace.sizes if isinstance(trace, Trace) else None
         if sizes is None:
-            raise ValueError(
+            raise ArgumentError(
                 "sizes=True is not accepted: the trace carries no sizes (pass an array, one size per access)"
             )
     arr = np.asarray(sizes)
     if arr.ndim != 1 or len(arr) != n:
-        raise ValueError(f"sizes is not accepted: it must be 1-D with one size per access ({n}), got shape {arr.shape}")
+        raise ArgumentError(
+            f"sizes is not accepted: it must be 1-D with one size per access ({n}), got shape {arr.shape}"
+        )
     if n and (arr.dtype.kind not in "iu" or arr.min() < 1):
-        raise ValueError("sizes is not accepted: sizes must be positive integers (bytes)")
+        raise ArgumentError("sizes is not accepted: sizes must be positive integers (bytes)")
     return np.ascontiguousarray(arr, dtype=np.uint64)
 
 
@@ -139,19 +142,23 @@ def _costs(costs: Any, policy: str, n: int) -> Optional[np.ndarray]:
     if costs is None:
         return None
     if policy not in COSTED_POLICIES:
-        raise ValueError(
+        raise ArgumentError(
             f"costs is not accepted for policy={policy!r}: costs are taken by {', '.join(COSTED_POLICIES)} only"
         )
     arr = np.asarray(costs)
     if arr.ndim != 1 or len(arr) != n:
-        raise ValueError(f"costs is not accepted: it must be 1-D with one cost per access ({n}), got shape {arr.shape}")
+        raise ArgumentError(
+            f"costs is not accepted: it must be 1-D with one cost per access ({n}), got shape {arr.shape}"
+        )
     if arr.dtype.kind not in "iuf":
-        raise TypeError(f"costs is not accepted: costs must be numbers, got dtype {arr.dtype}")
+        raise ArgumentTypeError(f"costs is not accepted: costs must be numbers, got dtype {arr.dtype}")
     arr = np.ascontiguousarray(arr, dtype=np.float64)
     bad = ~(np.isfinite(arr) & (arr > 0))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"costs is not accepted: costs must be finite positive numbers, got {arr[i]!r} at access {i}")
+        raise ArgumentError(
+            f"costs is not accepted: costs must be finite positive numbers, got {arr[i]!r} at access {i}"
+        )
     return arr
 
 
@@ -159,7 +166,7 @@ def _reference_keys(trace: Any) -> list[Hashable]:
     keys = trace.keys if isinstance(trace, Trace) else trace
     if isinstance(keys, np.ndarray):
         if keys.ndim != 1:
-            raise ValueError(f"trace is not accepted: it must be 1-D, got an array of shape {keys.shape}")
+            raise ArgumentError(f"trace is not accepted: it must be 1-D, got an array of shape {keys.shape}")
         return keys.tolist()
     return list(keys)
 
@@ -205,7 +212,7 @@ def _replay_file(
         if s.needs_future:
             next_access = piece.fields.get("next_access")
             if next_access is None:
-                raise ValueError(
+                raise ArgumentError(
                     f"policy={policy!r} needs each access's next use: stream an oracleGeneral file (its "
                     "next_access field) or replay the trace in memory"
                 )
@@ -253,23 +260,25 @@ def replay(
     engine = _checks.engine(engine)
     if isinstance(trace, (str, os.PathLike)):
         if mask:
-            raise ValueError(
+            raise ArgumentError(
                 "mask=True is not accepted when replaying a file: it streams; read it with osbench.traces.read"
             )
         if costs is not None:
-            raise ValueError(
+            raise ArgumentError(
                 "costs is not accepted when replaying a file: read it with osbench.traces.read and replay it in memory"
             )
         chunk_size = _checks.positive_int("chunk_size", chunk_size)
         if sizes is not None and sizes is not True:
-            raise ValueError(
+            raise ArgumentError(
                 "sizes is not accepted as an array when replaying a file: pass sizes=True for the file's sizes"
             )
         if sizes is True and policy not in SIZED_POLICIES:
             _sizes(None, sizes, policy, 0)
         return _replay_file(trace, policy, capacity, engine, bit_on_insert, chunk_size, read_options, sizes is True)
     if read_options:
-        raise TypeError(f"{', '.join(sorted(read_options))} is not accepted: file options apply when trace is a path")
+        raise ArgumentTypeError(
+            f"{', '.join(sorted(read_options))} is not accepted: file options apply when trace is a path"
+        )
     if engine == "reference":
         keys = _reference_keys(trace)
         size_arr = _sizes(trace, sizes, policy, len(keys))
@@ -310,13 +319,13 @@ def spatial_sample(keys: Any, rate: float, seed: int = 0) -> np.ndarray:
     The hash is splitmix64 of the key's 64-bit pattern plus ``seed``."""
     rate = _sample_rate(rate)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"seed={seed!r} is not accepted: it must be an integer")
+        raise ArgumentTypeError(f"seed={seed!r} is not accepted: it must be an integer")
     return _native.cache_spatial_sample(as_trace(keys).native_keys(), rate, int(seed) & (2**64 - 1))
 
 
 def _sample_rate(rate: Any) -> float:
     if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0.0 < float(rate) <= 1.0:
-        raise ValueError(f"sample={rate!r} is not accepted: it must be a sampling rate in (0, 1]")
+        raise ArgumentError(f"sample={rate!r} is not accepted: it must be a sampling rate in (0, 1]")
     return float(rate)
 
 
@@ -421,11 +430,11 @@ def curve(
     if sample is not None:
         sample = _sample_rate(sample)
         if sizes is not None or costs is not None or engine != "native":
-            raise ValueError(
+            raise ArgumentError(
                 "sample is not accepted with sizes, costs or engine='reference': sampled curves are native, unit-size"
             )
         if policy in OFFLINE:
-            raise ValueError(f"sample is not accepted for policy={policy!r}: offline policies need the whole future")
+            raise ArgumentError(f"sample is not accepted for policy={policy!r}: offline policies need the whole future")
         return _sampled_curve(as_trace(trace), policy, caps, sample, bit_on_insert, threads)
     if engine == "reference":
         keys = _reference_keys(trace)
@@ -506,14 +515,14 @@ def new(
     engine = _checks.engine(engine)
     for name, flag in (("sizes", sizes), ("costs", costs)):
         if not isinstance(flag, bool):
-            raise TypeError(f"{name}={flag!r} is not accepted: it must be True or False")
+            raise ArgumentTypeError(f"{name}={flag!r} is not accepted: it must be True or False")
     if policy in OFFLINE:
-        raise ValueError(
+        raise ArgumentError(
             f"policy={policy!r} needs the future (each access's next use), so it has no online form; "
             "use osbench.cache.replay"
         )
     if costs and policy not in COSTED_POLICIES:
-        raise ValueError(f"costs=True is not accepted for policy={policy!r}: only gdsf takes costs")
+        raise ArgumentError(f"costs=True is not accepted for policy={policy!r}: only gdsf takes costs")
     if engine == "reference":
         return _ReferenceOnline(policy, capacity, bit_on_insert, sizes, costs)
     return _native.OnlineCache(policy, capacity, bit_on_insert, sizes, costs)

@@ -20,6 +20,7 @@ from collections import OrderedDict, deque
 from collections.abc import Hashable, Sequence
 from typing import Any, Optional
 
+from osbench.errors import ArgumentError
 from osbench.traces import NEVER, next_use_reference
 
 _NONE: Any = object()  # "no key": a sentinel no user key can equal
@@ -348,7 +349,7 @@ class OPT:
 
     def access(self, key: Hashable, next_use: Optional[int] = None, size: int = 1) -> bool:
         if next_use is None:
-            raise ValueError("next_use is not accepted as None: OPT needs each access's next use")
+            raise ArgumentError("next_use is not accepted as None: OPT needs each access's next use")
         hit = key in self.next
         if not hit:
             if size > self.capacity:
@@ -466,7 +467,7 @@ class S3FIFO:
         self.main_size = capacity - self.small_size
         self.ghost_size = int(capacity * ghost_ratio)
         if self.small_size <= 0 or self.main_size <= 0:
-            raise ValueError(
+            raise ArgumentError(
                 f"capacity={capacity} is not accepted by s3fifo: its small queue (10%) and main queue "
                 "must each hold at least one object, so capacity must be at least 10"
             )
@@ -565,7 +566,7 @@ class TwoQ:
         self.aout_size = int(capacity * aout_ratio)
         self.am_size = capacity - self.ain_size
         if self.ain_size <= 0:
-            raise ValueError(
+            raise ArgumentError(
                 f"capacity={capacity} is not accepted by twoq: its Ain queue (25%) must hold at least "
                 "one object, so capacity must be at least 4"
             )

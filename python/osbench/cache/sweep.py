@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Union
 
 from osbench import _checks, _files
+from osbench.errors import ArgumentError, ArgumentTypeError
 
 SpecLike = Union[dict[str, Any], str, "os.PathLike[str]"]
 
@@ -43,7 +44,7 @@ def _toml() -> Any:
         try:
             return importlib.import_module("tomli")
         except ImportError:
-            raise ValueError(
+            raise ArgumentError(
                 "TOML sweep specs need Python 3.11+ or the tomli package; a JSON spec works everywhere"
             ) from None
 
@@ -61,19 +62,19 @@ def load_spec(spec: SpecLike) -> dict[str, Any]:
             else:
                 raw = json.loads(text)
         except ValueError as exc:  # tomllib.TOMLDecodeError and JSONDecodeError are ValueErrors
-            raise ValueError(f"{path}: not a valid sweep spec ({exc})") from None
+            raise ArgumentError(f"{path}: not a valid sweep spec ({exc})") from None
         if not isinstance(raw, dict):
-            raise ValueError(f"{path}: not a valid sweep spec (a table/object at the top)")
+            raise ArgumentError(f"{path}: not a valid sweep spec (a table/object at the top)")
     spec = raw
     from osbench.cache import POLICIES, _capacity
 
     missing = [k for k in ("traces", "policies", "capacities") if not spec.get(k)]
     if missing:
-        raise ValueError(f"spec is not accepted: it needs non-empty {', '.join(missing)}")
+        raise ArgumentError(f"spec is not accepted: it needs non-empty {', '.join(missing)}")
     traces = [t if isinstance(t, dict) else {"path": str(t)} for t in spec["traces"]]
     for t in traces:
         if "path" not in t:
-            raise ValueError(f"spec is not accepted: trace entry {t!r} has no path")
+            raise ArgumentError(f"spec is not accepted: trace entry {t!r} has no path")
     policies = [_checks.choice("policies", p, POLICIES) for p in spec["policies"]]
     capacities = [_checks.positive_int("capacities", c) for c in spec["capacities"]]
     for p in policies:
@@ -152,7 +153,7 @@ def finished(out: Union[str, os.PathLike[str]]) -> dict[str, dict[str, Any]]:
         except (ValueError, KeyError, TypeError):
             if i == len(lines):  # the unterminated last line of a killed run
                 continue
-            raise ValueError(f"{path}: line {i}: not a sweep result") from None
+            raise ArgumentError(f"{path}: line {i}: not a sweep result") from None
     return done
 
 
@@ -177,7 +178,9 @@ def _executor(executor: Any, workers: Optional[int]) -> tuple[cf.Executor, Calla
         try:
             import distributed
         except ImportError:
-            raise ValueError(f"executor={executor!r} needs the distributed package (pip install distributed)") from None
+            raise ArgumentError(
+                f"executor={executor!r} needs the distributed package (pip install distributed)"
+            ) from None
         if executor in ("dask", "local"):
             cluster = distributed.LocalCluster(
                 n_workers=workers or 2, threads_per_worker=1, processes=True, dashboard_address=None
@@ -191,7 +194,7 @@ def _executor(executor: Any, workers: Optional[int]) -> tuple[cf.Executor, Calla
             return client.get_executor(), close
         client = distributed.Client(executor)
         return client.get_executor(), client.close
-    raise TypeError(
+    raise ArgumentTypeError(
         f"executor={executor!r} is not accepted: None, 'process', 'dask', a scheduler address or a concurrent.futures.Executor"
     )
 

@@ -11,6 +11,7 @@ from typing import Any, Optional
 import numpy as np
 
 from osbench import _checks, _native
+from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.host import reference
 from osbench.host.info import HostInfo
 from osbench.host.info import info as host_info
@@ -137,9 +138,9 @@ def memory_latency(
     that does not fit in a quarter of the available memory is reported as not available."""
     _checks.engine(engine)
     if not isinstance(huge_pages, bool):
-        raise TypeError(f"huge_pages={huge_pages!r} is not accepted: use True or False")
+        raise ArgumentTypeError(f"huge_pages={huge_pages!r} is not accepted: use True or False")
     if huge_pages and engine == "reference":
-        raise ValueError(
+        raise ArgumentError(
             "huge_pages=True is not accepted with engine='reference': Python lists cannot choose their pages"
         )
     pages = "huge" if huge_pages else "4 KiB"
@@ -152,7 +153,7 @@ def memory_latency(
     for s in sizes:
         s = _checks.positive_int("sizes", s, 1 << 36)
         if s < 2 * reference.LINE:
-            raise ValueError(f"sizes={s!r} is not accepted: a working set is at least 128 bytes")
+            raise ArgumentError(f"sizes={s!r} is not accepted: a working set is at least 128 bytes")
         if facts.memory_available is not None and 4 * s > facts.memory_available:
             out.append(LatencyPoint(s, None, _fits(s, facts), engine, pages, "not available: not enough free memory"))
             continue
@@ -170,10 +171,10 @@ def chase_cycle(lines: int, seed: int = 0, engine: str = "native") -> np.ndarray
     _checks.engine(engine)
     lines = _checks.positive_int("lines", lines, 2**32 - 1)
     if lines < 2:
-        raise ValueError(f"lines={lines!r} is not accepted: a cycle needs at least 2 lines")
+        raise ArgumentError(f"lines={lines!r} is not accepted: a cycle needs at least 2 lines")
     seed = _checks.non_negative_int("seed", seed)
     if seed >= 2**64:
-        raise ValueError(f"seed={seed!r} is not accepted: it must be below 2**64")
+        raise ArgumentError(f"seed={seed!r} is not accepted: it must be below 2**64")
     if engine == "native":
         return _native.host_chase_cycle(lines, seed)
     return reference.chase_cycle(lines, seed)

@@ -15,6 +15,8 @@ from typing import Any, Optional
 
 import numpy as np
 
+from osbench.errors import ArgumentError
+
 
 @dataclass(frozen=True)
 class Spread:
@@ -32,7 +34,7 @@ class Spread:
     def of(cls, samples: Sequence[float] | np.ndarray) -> Spread:
         a = np.asarray(samples, dtype=np.float64)
         if a.size == 0:
-            raise ValueError("samples is empty: a spread needs at least one sample")
+            raise ArgumentError("samples is empty: a spread needs at least one sample")
         p25, med, p75, p99 = np.percentile(a, [25, 50, 75, 99])
         return cls(int(a.size), float(med), float(p25), float(p75), float(p99), float(a.min()), float(a.max()))
 

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from osbench import _checks, _native
+from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.mem import reference
 
 STRATEGIES: tuple[str, ...] = ("first", "best", "worst", "paged", "reserve")
@@ -57,19 +58,19 @@ class Workload:
         n = a.size
         for name, arr in (("duration", d), ("initial", u), ("final_size", f)):
             if arr.size != n:
-                raise ValueError(f"{name} is not accepted: {arr.size} entries for {n} arrivals")
+                raise ArgumentError(f"{name} is not accepted: {arr.size} entries for {n} arrivals")
         bad = np.flatnonzero(~np.isfinite(a) | (a < 0) | (np.diff(a, prepend=0.0) < 0))
         if bad.size:
-            raise ValueError(
+            raise ArgumentError(
                 f"arrival={a[bad[0]]} at index {bad[0]} is not accepted: finite times >= 0 in non-decreasing order"
             )
         bad = np.flatnonzero(~np.isfinite(d) | (d <= 0))
         if bad.size:
-            raise ValueError(f"duration={d[bad[0]]} at index {bad[0]} is not accepted: finite positive durations")
+            raise ArgumentError(f"duration={d[bad[0]]} at index {bad[0]} is not accepted: finite positive durations")
         bad = np.flatnonzero((u == 0) | (u > f))
         if bad.size:
             i = bad[0]
-            raise ValueError(f"initial={u[i]} at index {i} is not accepted: sizes in [1, final_size={f[i]}]")
+            raise ArgumentError(f"initial={u[i]} at index {i} is not accepted: sizes in [1, final_size={f[i]}]")
         return cls(a, d, u, f)
 
     def to_dict(self) -> dict[str, Any]:
@@ -79,12 +80,12 @@ class Workload:
 def _sizes(name: str, value: Any) -> np.ndarray:
     arr = np.asarray(value)
     if arr.ndim != 1:
-        raise ValueError(f"{name} is not accepted: it must be 1-D, got shape {arr.shape}")
+        raise ArgumentError(f"{name} is not accepted: it must be 1-D, got shape {arr.shape}")
     if arr.size and arr.dtype.kind not in "iu":
-        raise TypeError(f"{name} is not accepted: sizes are integers, got dtype {arr.dtype}")
+        raise ArgumentTypeError(f"{name} is not accepted: sizes are integers, got dtype {arr.dtype}")
     if arr.size and arr.dtype.kind == "i" and arr.min() < 1:
         i = int(np.argmin(arr))
-        raise ValueError(f"{name}={arr[i]} at index {i} is not accepted: sizes are positive integers")
+        raise ArgumentError(f"{name}={arr[i]} at index {i} is not accepted: sizes are positive integers")
     return np.ascontiguousarray(arr, dtype=np.uint64)
 
 
@@ -253,14 +254,14 @@ def simulate(
     True
     """
     if not isinstance(workload, Workload):
-        raise TypeError(
+        raise ArgumentTypeError(
             f"workload={type(workload).__name__} is not accepted: build one with osbench.mem.workload or Workload.of"
         )
     strategy = _checks.choice("strategy", strategy, STRATEGIES)
     capacity = _checks.positive_int("capacity", capacity, maximum=2**62)
     page_size = _checks.positive_int("page_size", page_size, maximum=2**62)
     if strategy == "paged" and page_size > capacity:
-        raise ValueError(f"page_size={page_size} is not accepted: it must be at most capacity={capacity}")
+        raise ArgumentError(f"page_size={page_size} is not accepted: it must be at most capacity={capacity}")
     bound = _checks.positive_int("bound", bound, maximum=2**62)
     engine = _checks.engine(engine)
     w = workload

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from osbench import _checks
+from osbench.errors import ArgumentError
 
 
 class BlockManager:
@@ -64,7 +65,7 @@ class BlockManager:
     # sequences
     def _seq(self, seq: int) -> list[int]:
         if seq not in self._tables:
-            raise ValueError(f"seq={seq!r} is not accepted: no such live sequence (have {sorted(self._tables)})")
+            raise ArgumentError(f"seq={seq!r} is not accepted: no such live sequence (have {sorted(self._tables)})")
         return self._tables[seq]
 
     def block_table(self, seq: int) -> list[int]:

@@ -15,6 +15,7 @@ from typing import Any, Optional
 import numpy as np
 
 from osbench import _checks, cache
+from osbench.errors import ArgumentError, ArgumentTypeError
 
 
 @dataclass(frozen=True)
@@ -31,15 +32,15 @@ class PageTableLayout:
         if not self.level_bits or any(
             isinstance(b, bool) or not isinstance(b, int) or not 1 <= b <= 32 for b in self.level_bits
         ):
-            raise ValueError(f"level_bits={self.level_bits!r} is not accepted: one to many integers in [1, 32]")
+            raise ArgumentError(f"level_bits={self.level_bits!r} is not accepted: one to many integers in [1, 32]")
         if (
             isinstance(self.offset_bits, bool)
             or not isinstance(self.offset_bits, int)
             or not 0 <= self.offset_bits <= 40
         ):
-            raise ValueError(f"offset_bits={self.offset_bits!r} is not accepted: an integer in [0, 40]")
+            raise ArgumentError(f"offset_bits={self.offset_bits!r} is not accepted: an integer in [0, 40]")
         if self.address_bits > 63:
-            raise ValueError(
+            raise ArgumentError(
                 f"level_bits={self.level_bits!r} with offset_bits={self.offset_bits} is not accepted: at most 63 address bits"
             )
         _checks.positive_int("entry_bytes", self.entry_bytes)
@@ -85,7 +86,7 @@ def walk(vaddr: int, layout: PageTableLayout = X86_64) -> Walk:
     """Split ``vaddr`` into one table index per level and the page offset."""
     vaddr = _checks.non_negative_int("vaddr", vaddr)
     if vaddr >> layout.address_bits:
-        raise ValueError(f"vaddr={vaddr} is not accepted: it must fit in {layout.address_bits} bits")
+        raise ArgumentError(f"vaddr={vaddr} is not accepted: it must fit in {layout.address_bits} bits")
     vpn = vaddr >> layout.offset_bits
     indices, shift = [], sum(layout.level_bits)
     for bits in layout.level_bits:
@@ -116,7 +117,7 @@ def table_memory(vpns: Any, layout: PageTableLayout = X86_64) -> TableMemory:
     v = np.unique(np.asarray(vpns, dtype=np.int64).reshape(-1))
     if v.size and (v[0] < 0 or int(v[-1]) >> sum(layout.level_bits)):
         bad = int(v[0]) if v[0] < 0 else int(v[-1])
-        raise ValueError(f"vpns={bad} is not accepted: page numbers in [0, 2**{sum(layout.level_bits)})")
+        raise ArgumentError(f"vpns={bad} is not accepted: page numbers in [0, 2**{sum(layout.level_bits)})")
     tables, shift = [], sum(layout.level_bits)
     for bits in layout.level_bits:
         tables.append(int(np.unique(v >> shift).size) if v.size else 0)
@@ -167,10 +168,10 @@ def tlb(
     engine = _checks.engine(engine)
     v = np.asarray(vaddrs)
     if v.ndim != 1 or (v.size and v.dtype.kind not in "iu"):
-        raise TypeError(f"vaddrs is not accepted: a 1-D integer array, got dtype {v.dtype} and shape {v.shape}")
+        raise ArgumentTypeError(f"vaddrs is not accepted: a 1-D integer array, got dtype {v.dtype} and shape {v.shape}")
     v = v.astype(np.int64)
     if v.size and v.min() < 0:
-        raise ValueError(f"vaddrs={int(v.min())} is not accepted: addresses are non-negative")
+        raise ArgumentError(f"vaddrs={int(v.min())} is not accepted: addresses are non-negative")
     vpns = v >> (page_size.bit_length() - 1)
     r = cache.replay(vpns, "lru", entries, engine=engine)
     miss = r.miss_ratio

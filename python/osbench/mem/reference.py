@@ -18,6 +18,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Optional
 
+from osbench.errors import ArgumentError
+
 UNMAPPED = -1
 SERVED, REJECTED, PREEMPTED = 0, 1, 2
 
@@ -29,11 +31,11 @@ def _check_table(name: str, table: Sequence[int], unit: int) -> None:
     max_frame = (2**63 - 1) // unit - 1
     for i, frame in enumerate(table):
         if frame < UNMAPPED:
-            raise ValueError(
+            raise ArgumentError(
                 f"{name}={frame} at index {i} is not accepted: frame numbers >= 0, or -1 for an unmapped page"
             )
         if frame > max_frame:
-            raise ValueError(
+            raise ArgumentError(
                 f"{name}={frame} at index {i} is not accepted: frame numbers up to {max_frame}, so addresses fit in int64"
             )
 
@@ -47,7 +49,7 @@ def translate(vaddrs: Sequence[int], page_table: Sequence[int], page_size: int) 
     out, faults = [], 0
     for i, vaddr in enumerate(vaddrs):
         if vaddr < 0:
-            raise ValueError(f"vaddrs={vaddr} at index {i} is not accepted: non-negative integers")
+            raise ArgumentError(f"vaddrs={vaddr} at index {i} is not accepted: non-negative integers")
         vpn, offset = divmod(vaddr, page_size)
         frame = page_table[vpn] if vpn < len(page_table) else UNMAPPED
         if frame == UNMAPPED:
@@ -69,7 +71,7 @@ def slot_mapping(
     out, unmapped = [], 0
     for i, (row, pos) in enumerate(zip(rows, positions)):
         if pos < 0:
-            raise ValueError(f"positions={pos} at index {i} is not accepted: non-negative integers")
+            raise ArgumentError(f"positions={pos} at index {i} is not accepted: non-negative integers")
         logical, offset = divmod(pos, block_size)
         blocks = block_table[row]
         block = blocks[logical] if logical < len(blocks) else UNMAPPED
@@ -274,7 +276,7 @@ def make(strategy: str, capacity: int, page_size: int = 1, bound: int = 1):  # t
         return BestFit(capacity)
     if strategy == "worst":
         return WorstFit(capacity)
-    raise ValueError(f"strategy={strategy!r} is not accepted: use one of first, best, worst, paged, reserve")
+    raise ArgumentError(f"strategy={strategy!r} is not accepted: use one of first, best, worst, paged, reserve")
 
 
 # --- the simulator -----------------------------------------------------------------------

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from osbench import _checks, cache
+from osbench.errors import ArgumentError
 
 
 def working_set_trace(
@@ -38,7 +39,7 @@ def working_set_trace(
     p_random = _checks.probability("p_random", p_random)
     n_pages = _checks.positive_int("n_pages", n_pages)
     if working_set > n_pages:
-        raise ValueError(f"working_set={working_set} is not accepted: at most n_pages={n_pages}")
+        raise ArgumentError(f"working_set={working_set} is not accepted: at most n_pages={n_pages}")
     rng = np.random.default_rng(seed)
     bounds = np.linspace(0, length, phases + 1).astype(np.int64)
     parts = []
@@ -103,7 +104,7 @@ def max_fault_rate(access_ns: float = 100.0, fault_ns: float = 100_000.0, slowdo
     fault_ns = _checks.positive_float("fault_ns", fault_ns)
     slowdown = _checks.positive_float("slowdown", slowdown)
     if fault_ns <= access_ns:
-        raise ValueError(f"fault_ns={fault_ns} is not accepted: a fault must cost more than access_ns={access_ns}")
+        raise ArgumentError(f"fault_ns={fault_ns} is not accepted: a fault must cost more than access_ns={access_ns}")
     if slowdown < 1:
-        raise ValueError(f"slowdown={slowdown} is not accepted: at least 1 (no access is faster than a hit)")
+        raise ArgumentError(f"slowdown={slowdown} is not accepted: at least 1 (no access is faster than a hit)")
     return min(1.0, (slowdown - 1.0) * access_ns / (fault_ns - access_ns))

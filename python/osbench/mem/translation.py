@@ -10,6 +10,7 @@ from typing import Any, Optional
 import numpy as np
 
 from osbench import _checks, _native
+from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.mem import reference
 
 INT64_MAX = 2**63 - 1
@@ -59,19 +60,19 @@ def _int_values(name: str, value: Any, ndim: tuple[int, ...] = (1,)) -> np.ndarr
     try:
         arr = np.asarray(value)
     except (ValueError, TypeError) as exc:
-        raise TypeError(f"{name} is not accepted: {exc}") from None
+        raise ArgumentTypeError(f"{name} is not accepted: {exc}") from None
     if arr.ndim == 0 and 0 not in ndim:
         arr = arr.reshape(1)
     if arr.ndim not in ndim and not (arr.ndim == 0 and 0 in ndim):
-        raise ValueError(
+        raise ArgumentError(
             f"{name} is not accepted: it must have {' or '.join(map(str, ndim))} dimensions, got shape {arr.shape}"
         )
     if arr.size == 0:
         return np.zeros(arr.shape, dtype=np.int64)
     if arr.dtype.kind not in "iu":
-        raise TypeError(f"{name} is not accepted: it must hold integers, got dtype {arr.dtype}")
+        raise ArgumentTypeError(f"{name} is not accepted: it must hold integers, got dtype {arr.dtype}")
     if arr.dtype == np.uint64 and int(arr.max()) > INT64_MAX:
-        raise ValueError(f"{name}={int(arr.max())} is not accepted: values must fit in int64")
+        raise ArgumentError(f"{name}={int(arr.max())} is not accepted: values must fit in int64")
     return np.ascontiguousarray(arr, dtype=np.int64)
 
 
@@ -81,16 +82,16 @@ def _table(name: str, table: Any) -> np.ndarray:
         keys = list(table)
         for k in keys:
             if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
-                raise ValueError(f"{name} key {k!r} is not accepted: page numbers are non-negative integers")
+                raise ArgumentError(f"{name} key {k!r} is not accepted: page numbers are non-negative integers")
         size = max(keys) + 1 if keys else 0
         if size > 2**31:
-            raise ValueError(f"{name} key {size - 1} is not accepted: a dict table holds pages below 2**31")
+            raise ArgumentError(f"{name} key {size - 1} is not accepted: a dict table holds pages below 2**31")
         arr = np.full(size, -1, dtype=np.int64)
         for k, v in table.items():
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-                raise TypeError(f"{name}[{k}]={v!r} is not accepted: frame numbers are integers")
+                raise ArgumentTypeError(f"{name}[{k}]={v!r} is not accepted: frame numbers are integers")
             if not -1 <= v <= INT64_MAX:
-                raise ValueError(f"{name}[{k}]={v!r} is not accepted: frame numbers >= 0, or -1 for unmapped")
+                raise ArgumentError(f"{name}[{k}]={v!r} is not accepted: frame numbers >= 0, or -1 for unmapped")
             arr[k] = v
         return arr
     return _int_values(name, table)
@@ -176,22 +177,22 @@ def slot_mapping(
     if seq_ids is not None:
         ids = _int_values("seq_ids", seq_ids)
         if pos.ndim > 1 or ids.size != pos.size:
-            raise ValueError(
+            raise ArgumentError(
                 f"seq_ids is not accepted: it needs 1-D positions and one id per position, got {ids.size} ids for positions of shape {shape}"
             )
         if ids.size and (ids.min() < 0 or ids.max() >= n_rows):
             bad = int(ids.min()) if ids.min() < 0 else int(ids.max())
-            raise ValueError(f"seq_ids={bad} is not accepted: row numbers in [0, {n_rows})")
+            raise ArgumentError(f"seq_ids={bad} is not accepted: row numbers in [0, {n_rows})")
         rows = ids
     elif pos.ndim == 2:
         if pos.shape[0] != n_rows:
-            raise ValueError(
+            raise ArgumentError(
                 f"positions is not accepted: {pos.shape[0]} rows of positions for a block table of {n_rows} rows"
             )
         rows = np.repeat(np.arange(n_rows, dtype=np.int64), pos.shape[1])
     else:
         if n_rows != 1:
-            raise ValueError(
+            raise ArgumentError(
                 f"positions is not accepted: 1-D positions with a block table of {n_rows} rows need seq_ids"
             )
         rows = np.zeros(pos.size, dtype=np.int64)

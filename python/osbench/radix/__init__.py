@@ -27,6 +27,7 @@ from typing import Any, Optional
 import numpy as np
 
 from osbench import _checks, _native
+from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.radix import reference
 from osbench.radix.workloads import (
     MOONCAKE_BLOCK_TOKENS,
@@ -96,7 +97,7 @@ class RadixCache:
         self.page_size = _page_size(page_size)
         self.engine = _checks.engine(engine)
         if vocab is not None and not isinstance(vocab, Vocabulary):
-            raise TypeError(f"vocab={vocab!r} is not accepted: it must be an osbench.radix.Vocabulary or None")
+            raise ArgumentTypeError(f"vocab={vocab!r} is not accepted: it must be an osbench.radix.Vocabulary or None")
         self.vocab = vocab
         self._tree: Any = (
             _native.RadixTree(self.page_size) if self.engine == "native" else reference.RadixTree(self.page_size)
@@ -111,16 +112,16 @@ class RadixCache:
             return self.vocab.encode(tokens)
         if isinstance(tokens, np.ndarray):
             if tokens.ndim != 1:
-                raise ValueError(f"tokens is not accepted: it must be 1-D, got an array of shape {tokens.shape}")
+                raise ArgumentError(f"tokens is not accepted: it must be 1-D, got an array of shape {tokens.shape}")
             if tokens.size and tokens.dtype.kind not in "iu":
-                raise TypeError(f"tokens is not accepted: integer tokens are needed, got dtype {tokens.dtype}")
+                raise ArgumentTypeError(f"tokens is not accepted: integer tokens are needed, got dtype {tokens.dtype}")
             if self.engine == "native":
                 if tokens.dtype == np.uint64 and tokens.size and tokens.max() > np.iinfo(np.int64).max:
-                    raise ValueError("tokens is not accepted: the native engine takes tokens in [-2**63, 2**63)")
+                    raise ArgumentError("tokens is not accepted: the native engine takes tokens in [-2**63, 2**63)")
                 return np.ascontiguousarray(tokens, dtype=np.int64)
             return tokens.tolist()
         if isinstance(tokens, str):
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"tokens={tokens[:40]!r} is not accepted: pass a sequence of tokens "
                 "(for text, give the cache a vocab=osbench.radix.Vocabulary())"
             )
@@ -128,7 +129,7 @@ class RadixCache:
             try:
                 return list(tokens)
             except TypeError:
-                raise TypeError(f"tokens={tokens!r} is not accepted: it must be a sequence of tokens") from None
+                raise ArgumentTypeError(f"tokens={tokens!r} is not accepted: it must be a sequence of tokens") from None
         return tokens  # the native engine checks each item is an int64
 
     # --- operations ---------------------------------------------------------------------------
@@ -150,7 +151,7 @@ class RadixCache:
             node = node.node
         expected = _native.RadixNode if self.engine == "native" else reference.Node
         if not isinstance(node, expected):
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"node={node!r} is not accepted: it must be a node handle from this {self.engine} RadixCache"
                 " (Match.node)"
             )
@@ -319,7 +320,7 @@ def _requests(requests: Any) -> Requests:
     if isinstance(requests, Requests):
         return requests
     if isinstance(requests, (str, bytes)) or not isinstance(requests, Iterable):
-        raise TypeError(
+        raise ArgumentTypeError(
             f"requests={requests!r:.60} is not accepted: it must be osbench.radix.Requests or a list of token sequences"
         )
     return Requests.from_sequences(list(requests))
@@ -331,9 +332,9 @@ def _capacity(name: str, value: Any) -> Optional[int]:
     if isinstance(value, float) and value == float("inf"):
         return None
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name}={value!r} is not accepted: it must be a non-negative integer (tokens) or None")
+        raise ArgumentTypeError(f"{name}={value!r} is not accepted: it must be a non-negative integer (tokens) or None")
     if int(value) < 0:
-        raise ValueError(f"{name}={value!r} is not accepted: it must be a non-negative integer (tokens) or None")
+        raise ArgumentError(f"{name}={value!r} is not accepted: it must be a non-negative integer (tokens) or None")
     return min(int(value), 2**63 - 1)
 
 

@@ -29,6 +29,8 @@ import heapq
 from collections.abc import Hashable, Iterator, Sequence
 from typing import Any, Optional
 
+from osbench.errors import ArgumentError, ArgumentTypeError
+
 
 class Node:
     """One node. Handles given to users are these objects; each knows its tree."""
@@ -54,7 +56,7 @@ class RadixTree:
 
     def __init__(self, page_size: int = 1):
         if page_size < 1:
-            raise ValueError(f"page_size={page_size!r} is not accepted: it must be a positive integer")
+            raise ArgumentError(f"page_size={page_size!r} is not accepted: it must be a positive integer")
         self.page_size = page_size
         self.clock = 0
         self.root = Node(self, None, [], 0)
@@ -116,11 +118,13 @@ class RadixTree:
     def check(self, node: Any) -> Node:
         """``node`` if it is a live node of this tree, else ValueError."""
         if not isinstance(node, Node):
-            raise TypeError(f"node={node!r} is not accepted: it must be a node handle of a reference RadixCache")
+            raise ArgumentTypeError(
+                f"node={node!r} is not accepted: it must be a node handle of a reference RadixCache"
+            )
         if node.tree is not self:
-            raise ValueError(f"node={node!r} is not accepted: it belongs to another tree")
+            raise ArgumentError(f"node={node!r} is not accepted: it belongs to another tree")
         if not node.alive:
-            raise ValueError(f"node={node!r} is not accepted: it has been evicted")
+            raise ArgumentError(f"node={node!r} is not accepted: it has been evicted")
         return node
 
     # --- the operations --------------------------------------------------------------------
@@ -178,7 +182,7 @@ class RadixTree:
         is already 0 is refused (ValueError) and nothing changes."""
         n: Optional[Node] = self.check(node)
         if n is not self.root and n is not None and n.lock_ref == 0:
-            raise ValueError(f"node={node!r} is not accepted: it is not locked (its lock count is 0)")
+            raise ArgumentError(f"node={node!r} is not accepted: it is not locked (its lock count is 0)")
         while n is not None and n is not self.root:
             n.lock_ref -= 1
             if n.lock_ref == 0:

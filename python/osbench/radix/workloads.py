@@ -14,6 +14,7 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from osbench import _checks, datasets
+from osbench.errors import ArgumentError, ArgumentTypeError
 
 
 class Vocabulary:
@@ -29,7 +30,7 @@ class Vocabulary:
     def id(self, word: str) -> int:
         """The id of ``word``, adding it if new."""
         if not isinstance(word, str):
-            raise TypeError(f"word={word!r} is not accepted: a Vocabulary maps str words to ids")
+            raise ArgumentTypeError(f"word={word!r} is not accepted: a Vocabulary maps str words to ids")
         i = self._ids.get(word)
         if i is None:
             i = self._ids[word] = len(self._words)
@@ -60,12 +61,12 @@ def _pack(seqs: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
         if a.size == 0:
             a = np.zeros(0, dtype=np.int64)
         elif a.ndim != 1 or a.dtype.kind not in "iu":
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"requests is not accepted: each request must be a 1-D sequence of integer tokens, got {s!r:.60}"
                 " (map words to ids with osbench.radix.Vocabulary)"
             )
         elif a.dtype == np.uint64 and a.max() > np.iinfo(np.int64).max:
-            raise ValueError("requests is not accepted: tokens must fit in int64")
+            raise ArgumentError("requests is not accepted: tokens must fit in int64")
         arrays.append(a.astype(np.int64, copy=False))
     offsets = np.zeros(len(arrays) + 1, dtype=np.int64)
     np.cumsum([len(a) for a in arrays], out=offsets[1:])
@@ -97,7 +98,7 @@ class Requests:
         if outputs is None:
             return cls(tokens, offsets, name=name)
         if len(outputs) != len(prompts):
-            raise ValueError(f"outputs is not accepted: {len(outputs)} outputs for {len(prompts)} prompts")
+            raise ArgumentError(f"outputs is not accepted: {len(outputs)} outputs for {len(prompts)} prompts")
         out_tokens, out_offsets = _pack(outputs)
         return cls(tokens, offsets, out_tokens, out_offsets, name=name)
 
@@ -170,7 +171,7 @@ def _length(name: str, value: Any) -> tuple[int, int]:
         lo = _checks.non_negative_int(name, value[0])
         hi = _checks.non_negative_int(name, value[1])
         if lo > hi:
-            raise ValueError(f"{name}={value!r} is not accepted: it must be (lo, hi) with lo <= hi")
+            raise ArgumentError(f"{name}={value!r} is not accepted: it must be (lo, hi) with lo <= hi")
         return lo, hi
     n = _checks.non_negative_int(name, value)
     return n, n
@@ -210,7 +211,7 @@ def conversations(
     q_len = _length("question_len", question_len)
     a_len = _length("answer_len", answer_len)
     if not (isinstance(think_time, (int, float)) and think_time >= 0):
-        raise ValueError(f"think_time={think_time!r} is not accepted: it must be a non-negative number")
+        raise ArgumentError(f"think_time={think_time!r} is not accepted: it must be a non-negative number")
     rng = np.random.default_rng(seed)
 
     def draw(lo_hi: tuple[int, int]) -> np.ndarray:
@@ -268,6 +269,6 @@ def mooncake(path: Union[str, os.PathLike], limit: Optional[int] = None) -> Requ
             try:
                 ids = json.loads(line)["hash_ids"]
             except (ValueError, KeyError, TypeError) as exc:
-                raise ValueError(f"{path}:{line_no}: not a Mooncake request with hash_ids ({exc})") from None
+                raise ArgumentError(f"{path}:{line_no}: not a Mooncake request with hash_ids ({exc})") from None
             prompts.append(ids)
     return Requests.from_sequences(prompts, name=Path(path).stem)

@@ -21,6 +21,7 @@ from typing import Any, Optional
 import numpy as np
 
 from osbench import _checks, _native
+from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.sched import reference
 from osbench.sched.dists import DISTRIBUTIONS, SizeDist, size_dist
 from osbench.sched.theory import slowdown_largest, theory
@@ -189,10 +190,10 @@ class Schedule:
 
 def _number(name: str, value: Any, *, positive: bool) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name}={value!r} is not accepted: it must be a number")
+        raise ArgumentTypeError(f"{name}={value!r} is not accepted: it must be a number")
     v = float(value)
     if not math.isfinite(v) or (v <= 0 if positive else v < 0):
-        raise ValueError(
+        raise ArgumentError(
             f"{name}={value!r} is not accepted: it must be a finite number {'> 0' if positive else '>= 0'}"
         )
     return v
@@ -224,7 +225,7 @@ def simulate(
     A parameter the policy does not use must keep its default (a ValueError says so).
     """
     if not isinstance(workload, Workload):
-        raise TypeError(
+        raise ArgumentTypeError(
             f"workload={type(workload).__name__} is not accepted: pass an osbench.sched.Workload "
             "(workload(...), Workload.batch(sizes) or Workload(arrival, size))"
         )
@@ -241,7 +242,7 @@ def simulate(
     for name, value in given.items():
         if name not in PARAMETERS[policy] and value != _DEFAULTS[name]:
             used = ", ".join(sorted(PARAMETERS[policy])) or "none"
-            raise ValueError(f"{name}={value!r} is not accepted for policy={policy!r}: it uses {used}")
+            raise ArgumentError(f"{name}={value!r} is not accepted for policy={policy!r}: it uses {used}")
     quantum = _number("quantum", quantum, positive=True)
     switch_cost = _number("switch_cost", switch_cost, positive=False)
     aging = _number("aging", aging, positive=False)
@@ -250,9 +251,9 @@ def simulate(
     if boost is not None:
         boost = _number("boost", boost, positive=True)
     if not isinstance(use_predictions, bool):
-        raise TypeError(f"use_predictions={use_predictions!r} is not accepted: it must be True or False")
+        raise ArgumentTypeError(f"use_predictions={use_predictions!r} is not accepted: it must be True or False")
     if use_predictions and workload.predicted is None:
-        raise ValueError(
+        raise ArgumentError(
             "use_predictions=True is not accepted: the workload has no predicted sizes "
             "(workload(..., prediction_sigma=s) or Workload.with_predictions(s))"
         )
@@ -311,7 +312,7 @@ def timeline(workload: Workload, policy: str, **params: Any) -> list[tuple[int, 
     [(0, 0.0, 1.0), (1, 1.0, 2.0), (0, 2.0, 3.0)]
     """
     if policy == "ps":
-        raise ValueError("policy='ps' has no timeline: every job present is served at once")
+        raise ArgumentError("policy='ps' has no timeline: every job present is served at once")
     s = simulate(workload, policy, engine="reference", **params)
     w = s.workload
     out = reference.simulate(

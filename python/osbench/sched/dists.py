@@ -13,6 +13,8 @@ from typing import Any, Optional
 
 import numpy as np
 
+from osbench.errors import ArgumentError, ArgumentTypeError
+
 DISTRIBUTIONS = ("exp", "lognormal", "bimodal", "pareto", "det")
 
 #: E[S^2] of the default lognormal (mean 1): the lecture's heavy-tailed sizes.
@@ -59,7 +61,7 @@ class SizeDist:
             if len(values) == 1:
                 return np.full(n, values[0])
             return np.asarray(values[rng.choice(len(values), size=n, p=probs)])
-        raise ValueError(f"no sampler for {self.name!r}")  # pragma: no cover
+        raise ArgumentError(f"no sampler for {self.name!r}")  # pragma: no cover
 
     def support(self) -> tuple[float, float]:
         """A range holding all but a negligible mass (continuous distributions)."""
@@ -70,7 +72,7 @@ class SizeDist:
             return math.exp(p["mu"] - 9 * p["sigma"]), math.exp(p["mu"] + 9 * p["sigma"])
         if self.name == "pareto":
             return p["low"], p["high"]
-        raise ValueError(f"{self.name} is discrete")  # pragma: no cover
+        raise ArgumentError(f"{self.name} is discrete")  # pragma: no cover
 
     def partial(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """F(x), E[S; S <= x], E[S^2; S <= x] at each x (continuous distributions)."""
@@ -97,7 +99,7 @@ class SizeDist:
                 return np.asarray(c * (xc ** (k - a) - lo ** (k - a)) / (k - a))
 
             return F, m(1), m(2)
-        raise ValueError(f"{self.name} is discrete")  # pragma: no cover
+        raise ArgumentError(f"{self.name} is discrete")  # pragma: no cover
 
 
 def _pareto_moment(k: int, a: float, lo: float, hi: float) -> float:
@@ -109,11 +111,11 @@ def _pareto_moment(k: int, a: float, lo: float, hi: float) -> float:
 
 def _number(name: str, value: Any, low: float = 0.0, inclusive: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name}={value!r} is not accepted: it must be a number")
+        raise ArgumentTypeError(f"{name}={value!r} is not accepted: it must be a number")
     v = float(value)
     if not math.isfinite(v) or v < low or (v == low and not inclusive):
         bound = f">= {low}" if inclusive else f"> {low}"
-        raise ValueError(f"{name}={value!r} is not accepted: it must be a finite number {bound}")
+        raise ArgumentError(f"{name}={value!r} is not accepted: it must be a finite number {bound}")
     return v
 
 
@@ -121,7 +123,7 @@ def discrete(values: Any, probs: Any = None, name: str = "empirical") -> SizeDis
     """A discrete distribution from values (and probabilities, default: equal weights)."""
     v = np.asarray(values, dtype=float).ravel()
     if v.size == 0 or not np.all(np.isfinite(v)) or np.any(v <= 0):
-        raise ValueError("sizes is not accepted: it must hold finite positive numbers")
+        raise ArgumentError("sizes is not accepted: it must hold finite positive numbers")
     p = np.full(v.size, 1.0 / v.size) if probs is None else np.asarray(probs, dtype=float)
     uniq, inverse = np.unique(v, return_inverse=True)
     w = np.bincount(inverse, weights=p, minlength=uniq.size)
@@ -143,10 +145,12 @@ def size_dist(sizes: Any, **params: Any) -> SizeDist:
     """
     if not isinstance(sizes, str):
         if params:
-            raise ValueError(f"parameters {sorted(params)} are not accepted with an explicit array of sizes")
+            raise ArgumentError(f"parameters {sorted(params)} are not accepted with an explicit array of sizes")
         return discrete(sizes)
     if sizes not in DISTRIBUTIONS:
-        raise ValueError(f"sizes={sizes!r} is not accepted: use one of {', '.join(DISTRIBUTIONS)} or an array of sizes")
+        raise ArgumentError(
+            f"sizes={sizes!r} is not accepted: use one of {', '.join(DISTRIBUTIONS)} or an array of sizes"
+        )
     allowed = {
         "exp": set(),
         "det": set(),
@@ -157,14 +161,14 @@ def size_dist(sizes: Any, **params: Any) -> SizeDist:
     extra = set(params) - allowed
     if extra:
         accepted = ", ".join(sorted(allowed)) or "none"
-        raise ValueError(f"parameters {sorted(extra)} are not accepted for sizes={sizes!r}: accepted: {accepted}")
+        raise ArgumentError(f"parameters {sorted(extra)} are not accepted for sizes={sizes!r}: accepted: {accepted}")
     if sizes == "exp":
         return SizeDist("exp", {}, 1.0, 2.0)
     if sizes == "det":
         return SizeDist("det", {}, 1.0, 1.0, (np.array([1.0]), np.array([1.0])))
     if sizes == "lognormal":
         if "sigma" in params and "scv" in params:
-            raise ValueError("give sigma or scv for sizes='lognormal', not both")
+            raise ArgumentError("give sigma or scv for sizes='lognormal', not both")
         if "sigma" in params:
             sigma = _number("sigma", params["sigma"])
         else:
@@ -177,7 +181,7 @@ def size_dist(sizes: Any, **params: Any) -> SizeDist:
         large = _number("large", params.get("large", 5.5))
         p_large = _number("p_large", params.get("p_large", 0.1))
         if p_large >= 1.0:
-            raise ValueError(f"p_large={p_large!r} is not accepted: it must be in (0, 1)")
+            raise ArgumentError(f"p_large={p_large!r} is not accepted: it must be in (0, 1)")
         d = discrete([small, large], [1.0 - p_large, p_large], "bimodal")
         return SizeDist(
             "bimodal", {"small": small, "large": large, "p_large": p_large}, d.mean, d.second_moment, d.atoms
@@ -185,12 +189,12 @@ def size_dist(sizes: Any, **params: Any) -> SizeDist:
     # bounded Pareto
     a = _number("alpha", params.get("alpha", 1.5))
     if ("low" in params) != ("high" in params):
-        raise ValueError("give both low and high for sizes='pareto', or neither (mean 1, high/low = 1e4)")
+        raise ArgumentError("give both low and high for sizes='pareto', or neither (mean 1, high/low = 1e4)")
     if "low" in params:
         lo = _number("low", params["low"])
         hi = _number("high", params["high"])
         if hi <= lo:
-            raise ValueError(f"high={hi!r} is not accepted: it must be above low={lo!r}")
+            raise ArgumentError(f"high={hi!r} is not accepted: it must be above low={lo!r}")
     else:
         lo, hi = 1.0, PARETO_DEFAULT_RATIO
         scale = 1.0 / _pareto_moment(1, a, lo, hi)

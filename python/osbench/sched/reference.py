@@ -39,6 +39,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Optional
 
+from osbench.errors import ArgumentError
+
 INF = math.inf
 
 POLICIES = ("fcfs", "sjf", "srpt", "rr", "ps", "mlfq", "priority")
@@ -334,7 +336,7 @@ def simulate(
     elif policy == "priority":
         pol = Priority(jobs)
     else:
-        raise ValueError(f"policy={policy!r} is not accepted: use one of {', '.join(POLICIES)}")
+        raise ArgumentError(f"policy={policy!r} is not accepted: use one of {', '.join(POLICIES)}")
     return run(pol, jobs, order, switch_cost, timeline)
 
 

@@ -26,6 +26,7 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
+from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.sched.dists import SizeDist, size_dist
 
 THEORY_POLICIES = ("fcfs", "ps", "rr", "mlfq", "sjf", "srpt", "priority")
@@ -49,23 +50,23 @@ def theory(
     ``priority`` takes per-class loads (``load=(0.6, 0.3)``) and optionally ``job_class``.
     """
     if not isinstance(policy, str) or policy not in THEORY_POLICIES:
-        raise ValueError(f"policy={policy!r} is not accepted: theory covers {', '.join(THEORY_POLICIES)}")
+        raise ArgumentError(f"policy={policy!r} is not accepted: theory covers {', '.join(THEORY_POLICIES)}")
     dist = sizes if isinstance(sizes, SizeDist) else size_dist(sizes, **dist_params)
     if isinstance(load, numbers.Real) and not isinstance(load, bool):
         loads = [float(load)]
     elif isinstance(load, (list, tuple, np.ndarray)) and len(load) > 0:
         loads = [float(x) for x in load]
     else:
-        raise TypeError(f"load={load!r} is not accepted: it must be a number or a sequence of per-class loads")
+        raise ArgumentTypeError(f"load={load!r} is not accepted: it must be a number or a sequence of per-class loads")
     for x in loads:
         if not (math.isfinite(x) and x > 0):
-            raise ValueError(f"load={load!r} is not accepted: loads must be finite numbers > 0")
+            raise ArgumentError(f"load={load!r} is not accepted: loads must be finite numbers > 0")
     if policy == "priority":
         return _priority(dist, loads, job_class)
     if job_class is not None:
-        raise ValueError(f"job_class={job_class!r} is not accepted for policy={policy!r}: only for priority")
+        raise ArgumentError(f"job_class={job_class!r} is not accepted for policy={policy!r}: only for priority")
     if len(loads) > 1:
-        raise ValueError(
+        raise ArgumentError(
             f"load={load!r} is not accepted for policy={policy!r}: a single total load (classes are for priority)"
         )
     rho = loads[0]
@@ -77,7 +78,7 @@ def theory(
     if policy == "ps" or (policy in ("rr", "mlfq") and dist.name == "exp"):
         return dist.mean / (1.0 - rho)
     if policy in ("rr", "mlfq"):
-        raise ValueError(
+        raise ArgumentError(
             f"policy={policy!r} has no closed form for sizes={dist.name!r}: only under exponential sizes "
             "(where it equals ps); use ps as RR's quantum -> 0 limit"
         )
@@ -104,7 +105,7 @@ def _priority(dist: SizeDist, loads: list[float], job_class: Optional[int]) -> f
             or not isinstance(job_class, numbers.Integral)
             or not 0 <= job_class < len(loads)
         ):
-            raise ValueError(f"job_class={job_class!r} is not accepted: use a class in 0..{len(loads) - 1}")
+            raise ArgumentError(f"job_class={job_class!r} is not accepted: use a class in 0..{len(loads) - 1}")
         return means[int(job_class)]
     if any(math.isinf(m) for m in means):
         return math.inf
@@ -182,11 +183,11 @@ def slowdown_largest(
     ``fcfs``, ``ps``, ``sjf``, ``srpt`` (and ``rr``/``mlfq`` under exponential sizes, as ps).
     The theory beside :attr:`Summary.slowdown_largest_1pct`."""
     if not isinstance(policy, str) or policy not in ("fcfs", "ps", "sjf", "srpt", "rr", "mlfq"):
-        raise ValueError(f"policy={policy!r} is not accepted: use one of fcfs, ps, sjf, srpt (rr, mlfq: exp sizes)")
+        raise ArgumentError(f"policy={policy!r} is not accepted: use one of fcfs, ps, sjf, srpt (rr, mlfq: exp sizes)")
     dist = sizes if isinstance(sizes, SizeDist) else size_dist(sizes, **dist_params)
     if policy in ("rr", "mlfq"):
         if dist.name != "exp":
-            raise ValueError(
+            raise ArgumentError(
                 f"policy={policy!r} has no closed form for sizes={dist.name!r}: only under exponential sizes"
             )
         policy = "ps"
@@ -195,9 +196,9 @@ def slowdown_largest(
         or not isinstance(load, numbers.Real)
         or not (0 < float(load) and math.isfinite(float(load)))
     ):
-        raise ValueError(f"load={load!r} is not accepted: it must be a finite number > 0")
+        raise ArgumentError(f"load={load!r} is not accepted: it must be a finite number > 0")
     if isinstance(fraction, bool) or not isinstance(fraction, numbers.Real) or not 0 < float(fraction) <= 1:
-        raise ValueError(f"fraction={fraction!r} is not accepted: it must be in (0, 1]")
+        raise ArgumentError(f"fraction={fraction!r} is not accepted: it must be in (0, 1]")
     if float(load) >= 1.0:
         return math.inf
     lam = float(load) / dist.mean

@@ -14,6 +14,7 @@ from typing import Any, Callable, Optional, Union
 import numpy as np
 
 from osbench import _checks, datasets
+from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.sched.dists import SizeDist, size_dist
 
 
@@ -21,17 +22,17 @@ def _float_array(name: str, value: Any, positive: bool) -> np.ndarray:
     try:
         arr = np.asarray(value)
     except (ValueError, TypeError) as exc:
-        raise TypeError(f"{name} is not accepted: {exc}") from None
+        raise ArgumentTypeError(f"{name} is not accepted: {exc}") from None
     if arr.ndim != 1:
-        raise ValueError(f"{name} is not accepted: it must be 1-D, got an array of shape {arr.shape}")
+        raise ArgumentError(f"{name} is not accepted: it must be 1-D, got an array of shape {arr.shape}")
     if arr.size and arr.dtype.kind not in "iuf":
-        raise TypeError(f"{name} is not accepted: it must hold numbers, got dtype {arr.dtype}")
+        raise ArgumentTypeError(f"{name} is not accepted: it must hold numbers, got dtype {arr.dtype}")
     arr = np.ascontiguousarray(arr, dtype=np.float64)
     bad = ~np.isfinite(arr) | ((arr <= 0) if positive else (arr < 0))
     if bad.any():
         i = int(np.argmax(bad))
         what = "finite numbers > 0" if positive else "finite numbers >= 0"
-        raise ValueError(f"{name}[{i}]={arr[i]!r} is not accepted: {name} must hold {what}")
+        raise ArgumentError(f"{name}[{i}]={arr[i]!r} is not accepted: {name} must hold {what}")
     return arr
 
 
@@ -51,22 +52,22 @@ class Workload:
         arrival = _float_array("arrival", self.arrival, positive=False)
         size = _float_array("size", self.size, positive=True)
         if len(size) != len(arrival):
-            raise ValueError(f"size has {len(size)} entries but arrival has {len(arrival)}: one size per job")
+            raise ArgumentError(f"size has {len(size)} entries but arrival has {len(arrival)}: one size per job")
         object.__setattr__(self, "arrival", arrival)
         object.__setattr__(self, "size", size)
         if self.predicted is not None:
             predicted = _float_array("predicted", self.predicted, positive=True)
             if len(predicted) != len(size):
-                raise ValueError(f"predicted has {len(predicted)} entries but there are {len(size)} jobs")
+                raise ArgumentError(f"predicted has {len(predicted)} entries but there are {len(size)} jobs")
             object.__setattr__(self, "predicted", predicted)
         if self.priority is not None:
             prio = np.asarray(self.priority)
             if prio.ndim != 1 or (prio.size and prio.dtype.kind not in "iu"):
-                raise TypeError(
+                raise ArgumentTypeError(
                     f"priority is not accepted: it must be a 1-D array of integers, got {prio.dtype} {prio.shape}"
                 )
             if len(prio) != len(size):
-                raise ValueError(f"priority has {len(prio)} entries but there are {len(size)} jobs")
+                raise ArgumentError(f"priority has {len(prio)} entries but there are {len(size)} jobs")
             object.__setattr__(self, "priority", np.ascontiguousarray(prio, dtype=np.int64))
 
     def __len__(self) -> int:
@@ -139,7 +140,7 @@ class Workload:
         elif size == "total":
             tokens = inp + out
         else:
-            raise ValueError(
+            raise ArgumentError(
                 f"size={size!r} is not accepted: use 'output', 'input', 'total' or a function f(input, output)"
             )
         tokens = np.maximum(np.asarray(tokens, dtype=float), 1.0)
@@ -149,7 +150,7 @@ class Workload:
             rate = _positive("tokens_per_second", tokens_per_second)
             return cls(arrival, tokens / rate, description=f"{name}: {size} tokens at {rate:g} tokens/s")
         if load is None:
-            raise ValueError("give load= (rescale to a chosen load) or tokens_per_second= (real units)")
+            raise ArgumentError("give load= (rescale to a chosen load) or tokens_per_second= (real units)")
         load = _positive("load", load)
         work = tokens / tokens.mean()
         span = float(arrival.max()) if len(arrival) else 0.0
@@ -183,7 +184,7 @@ def _read_requests(path: str, limit: Optional[int]) -> tuple[np.ndarray, np.ndar
             try:
                 ti, ci, gi = header.index("TIMESTAMP"), header.index("ContextTokens"), header.index("GeneratedTokens")
             except ValueError:
-                raise ValueError(
+                raise ArgumentError(
                     f"{path} is not a request log osbench reads: expected JSON lines (Mooncake) or a CSV "
                     f"with TIMESTAMP, ContextTokens, GeneratedTokens (Azure); got header {header}"
                 ) from None
@@ -203,17 +204,17 @@ def _read_requests(path: str, limit: Optional[int]) -> tuple[np.ndarray, np.ndar
 
 def _positive(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name}={value!r} is not accepted: it must be a number")
+        raise ArgumentTypeError(f"{name}={value!r} is not accepted: it must be a number")
     if not (math.isfinite(float(value)) and float(value) > 0):
-        raise ValueError(f"{name}={value!r} is not accepted: it must be a finite number > 0")
+        raise ArgumentError(f"{name}={value!r} is not accepted: it must be a finite number > 0")
     return float(value)
 
 
 def _nonneg(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name}={value!r} is not accepted: it must be a number")
+        raise ArgumentTypeError(f"{name}={value!r} is not accepted: it must be a number")
     if not (math.isfinite(float(value)) and float(value) >= 0):
-        raise ValueError(f"{name}={value!r} is not accepted: it must be a finite number >= 0")
+        raise ArgumentError(f"{name}={value!r} is not accepted: it must be a finite number >= 0")
     return float(value)
 
 
@@ -248,7 +249,7 @@ def workload(
     elif isinstance(load, (list, tuple, np.ndarray)) and len(load) > 0:
         raw = list(load)
     else:
-        raise TypeError(f"load={load!r} is not accepted: it must be a number or a sequence of per-class loads")
+        raise ArgumentTypeError(f"load={load!r} is not accepted: it must be a number or a sequence of per-class loads")
     loads = [_positive("load", x) for x in raw]
     total = sum(loads)
     if total >= 1.0:
@@ -266,10 +267,10 @@ def workload(
         label = sizes
     else:
         if dist_params:
-            raise ValueError(f"parameters {sorted(dist_params)} are not accepted with an explicit array of sizes")
+            raise ArgumentError(f"parameters {sorted(dist_params)} are not accepted with an explicit array of sizes")
         size = _float_array("sizes", sizes, positive=True)
         if len(size) != n:
-            raise ValueError(f"sizes has {len(size)} entries but n={n}: give one size per job")
+            raise ArgumentError(f"sizes has {len(size)} entries but n={n}: give one size per job")
         mean = float(size.mean())
         label = "given sizes"
     rate = total / float(mean)

@@ -19,6 +19,7 @@ from typing import Any, Optional
 import numpy as np
 
 from osbench import _checks, _native, datasets
+from osbench.errors import ArgumentError
 
 NEVER = np.iinfo(np.uint64).max
 """Next-use value of an access whose key never comes back."""
@@ -106,7 +107,7 @@ def zipf(n_keys: int, alpha: float, length: int, seed: int = 0) -> Trace:
     n_keys = _checks.positive_int("n_keys", n_keys)
     length = _checks.non_negative_int("length", length)
     if not np.isfinite(alpha) or alpha < 0:
-        raise ValueError(f"alpha={alpha!r} is not accepted: it must be a finite number >= 0")
+        raise ArgumentError(f"alpha={alpha!r} is not accepted: it must be a finite number >= 0")
     rng = np.random.default_rng(seed)
     weights = np.arange(1, n_keys + 1, dtype=np.float64) ** -float(alpha)
     cdf = np.cumsum(weights)
@@ -154,9 +155,9 @@ def drift(n_keys: int, length: int, n_hot: int, phases: int, p_hot: float = 0.9,
     n_hot = _checks.positive_int("n_hot", n_hot)
     phases = _checks.positive_int("phases", phases)
     if not 0.0 <= p_hot <= 1.0:
-        raise ValueError(f"p_hot={p_hot!r} is not accepted: it must be a probability in [0, 1]")
+        raise ArgumentError(f"p_hot={p_hot!r} is not accepted: it must be a probability in [0, 1]")
     if n_hot * phases > n_keys:
-        raise ValueError(f"n_hot*phases={n_hot * phases} is not accepted: it must be at most n_keys={n_keys}")
+        raise ArgumentError(f"n_hot*phases={n_hot * phases} is not accepted: it must be at most n_keys={n_keys}")
     rng = np.random.default_rng(seed)
     phase = np.minimum(np.arange(length) * phases // max(length, 1), phases - 1)
     hot_keys = phase * n_hot + rng.integers(0, n_hot, size=length)
@@ -186,7 +187,7 @@ def read_oracle_general(path: Any) -> Trace:
     n_bytes = os.path.getsize(path)
     if n_bytes % ORACLE_GENERAL.itemsize:
         whole = n_bytes - n_bytes % ORACLE_GENERAL.itemsize
-        raise ValueError(
+        raise ArgumentError(
             f"{path}: not an oracleGeneral trace: {n_bytes} bytes is not a multiple of 24; "
             f"a truncated record starts at byte offset {whole}"
         )

@@ -40,6 +40,7 @@ from typing import Any, BinaryIO, Optional, Union
 import numpy as np
 
 from osbench import datasets
+from osbench.errors import ArgumentError, ArgumentTypeError, OsbenchError
 from osbench.traces import NEVER, ORACLE_GENERAL, Trace, as_trace
 
 FORMATS: tuple[str, ...] = ("npy", "csv", "txt", "oracleGeneral", "binary", "mooncake", "azure")
@@ -54,7 +55,7 @@ MOONCAKE_BLOCK_TOKENS = 512
 PathLike = Union[str, "os.PathLike[str]"]
 
 
-class TraceFileError(ValueError):
+class TraceFileError(OsbenchError, ValueError):
     """A trace file that cannot be read. The message names the file and where it went wrong
     (a byte offset or a line number)."""
 
@@ -132,7 +133,7 @@ def detect(path: PathLike, head: bytes = b"") -> str:
         return "azure" if first.startswith(b"timestamp,contexttokens") else "csv"
     if name.endswith((".txt", ".tsv", ".trace")):
         return "txt"
-    raise ValueError(
+    raise ArgumentError(
         f"{os.fspath(path)}: cannot tell the trace format from the name: pass format= one of {', '.join(FORMATS)}"
     )
 
@@ -169,7 +170,7 @@ def read(
     data, _ = _load(p)
     fmt = detect(p, data[:256]) if format is None else format
     if fmt not in FORMATS:
-        raise ValueError(f"format={fmt!r} is not accepted: use one of {', '.join(FORMATS)}")
+        raise ArgumentError(f"format={fmt!r} is not accepted: use one of {', '.join(FORMATS)}")
     name = _strip_zst(os.path.basename(p))
     if fmt == "npy":
         t = _read_npy(p, data)
@@ -177,7 +178,7 @@ def read(
         t = _read_oracle(p, data)
     elif fmt == "binary":
         if struct is None:
-            raise ValueError("struct is required for format='binary': a struct format string such as '<IQIq'")
+            raise ArgumentError("struct is required for format='binary': a struct format string such as '<IQIq'")
         t = _read_binary(p, data, struct, key_field, size_field, time_field)
     elif fmt in ("csv", "txt"):
         sep = delimiter if delimiter is not None else ("," if fmt == "csv" else None)
@@ -244,7 +245,7 @@ def struct_dtype(fmt: str) -> np.dtype:
         else None
     )
     if m is None:
-        raise ValueError(
+        raise ArgumentError(
             f"struct={fmt!r} is not accepted: give a byte order (<, >, = or !) then codes from "
             "x b B ? h H i I l L q Q e f d c, e.g. '<IQIq'"
         )
@@ -265,7 +266,7 @@ def struct_dtype(fmt: str) -> np.dtype:
             offsets.append(offset)
             offset += dt.itemsize
     if not names:
-        raise ValueError(f"struct={fmt!r} is not accepted: it has no field")
+        raise ArgumentError(f"struct={fmt!r} is not accepted: it has no field")
     return np.dtype({"names": names, "formats": formats, "offsets": offsets, "itemsize": offset})
 
 
@@ -274,10 +275,10 @@ def _field(name: str, index: Optional[int], dtype: np.dtype, integer: bool) -> O
         return None
     assert dtype.names is not None
     if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(dtype.names):
-        raise ValueError(f"{name}={index!r} is not accepted: the struct has fields 0..{len(dtype.names) - 1}")
+        raise ArgumentError(f"{name}={index!r} is not accepted: the struct has fields 0..{len(dtype.names) - 1}")
     field = dtype.names[index]
     if integer and dtype[field].kind not in "iu":
-        raise ValueError(f"{name}={index!r} is not accepted: field {index} is {dtype[field]}, not an integer")
+        raise ArgumentError(f"{name}={index!r} is not accepted: field {index} is {dtype[field]}, not an integer")
     return field
 
 
@@ -361,12 +362,12 @@ def _read_text(
             return None
         if isinstance(value, str):
             if not header:
-                raise ValueError(f"{arg}={value!r} is not accepted: a column name needs a header line (header=True)")
+                raise ArgumentError(f"{arg}={value!r} is not accepted: a column name needs a header line (header=True)")
             if value not in names:
-                raise ValueError(f"{arg}={value!r} is not accepted: the header has columns {', '.join(names)}")
+                raise ArgumentError(f"{arg}={value!r} is not accepted: the header has columns {', '.join(names)}")
             return names.index(value)
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValueError(f"{arg}={value!r} is not accepted: a column index (0-based) or a header name")
+            raise ArgumentError(f"{arg}={value!r} is not accepted: a column index (0-based) or a header name")
         return value
 
     kc = column("key_column", key_column)
@@ -405,9 +406,9 @@ def _read_mooncake(path: str, data: bytes) -> Trace:
             stamp = rec.get("timestamp", 0)
             length = rec.get("input_length", len(ids) * MOONCAKE_BLOCK_TOKENS)
             if not isinstance(ids, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
-                raise TypeError("hash_ids must be a list of integers")
+                raise ArgumentTypeError("hash_ids must be a list of integers")
             if not isinstance(stamp, (int, float)) or not isinstance(length, int):
-                raise TypeError("timestamp and input_length must be numbers")
+                raise ArgumentTypeError("timestamp and input_length must be numbers")
         except (ValueError, KeyError, TypeError) as exc:
             raise _fail(
                 path, f"line {line_no}", f"not a Mooncake request with hash_ids ({type(exc).__name__}: {exc})"
@@ -565,7 +566,7 @@ def iter_chunks(
             )
         fmt = format if format is not None else detect(p, b"" if compressed else head)
         if fmt not in FORMATS:
-            raise ValueError(f"format={fmt!r} is not accepted: use one of {', '.join(FORMATS)}")
+            raise ArgumentError(f"format={fmt!r} is not accepted: use one of {', '.join(FORMATS)}")
         if fmt not in STREAMED:
             whole = read(
                 p, fmt, struct=struct, key_field=key_field, size_field=size_field, time_field=time_field, **text_options
@@ -605,7 +606,7 @@ def _stream_records(
         key, size, time, extra = "id", "size", "time", "next_access"
     elif fmt == "binary":
         if struct is None:
-            raise ValueError("struct is required for format='binary': a struct format string such as '<IQIq'")
+            raise ArgumentError("struct is required for format='binary': a struct format string such as '<IQIq'")
         dtype = struct_dtype(struct)
         key = _field("key_field", key_field, dtype, integer=True)
         size = _field("size_field", size_field, dtype, integer=True)
@@ -725,12 +726,12 @@ def write(
     if format is None:
         format = "binary" if struct is not None else detect(p)
     if format not in WRITABLE:
-        raise ValueError(f"format={format!r} is not accepted for writing: use one of {', '.join(WRITABLE)}")
+        raise ArgumentError(f"format={format!r} is not accepted for writing: use one of {', '.join(WRITABLE)}")
     keys = t.native_keys()
     n = len(keys)
     for what, arr in (("sizes", t.sizes), ("times", t.times)):
         if arr is not None and len(arr) != n:
-            raise ValueError(f"{what} is not accepted: {len(arr)} entries for {n} accesses")
+            raise ArgumentError(f"{what} is not accepted: {len(arr)} entries for {n} accesses")
     if format == "npy":
         buf = io.BytesIO()
         if t.sizes is None and t.times is None:
@@ -751,7 +752,7 @@ def write(
         data = oracle_general_bytes(t, t.sizes)
     elif format == "binary":
         if struct is None:
-            raise ValueError("struct is required for format='binary': a struct format string such as '<IQIq'")
+            raise ArgumentError("struct is required for format='binary': a struct format string such as '<IQIq'")
         dtype = struct_dtype(struct)
         rec = np.zeros(n, dtype=dtype)
         for arg, index, arr in (

@@ -11,9 +11,17 @@ pub enum Error {
     Os { call: &'static str, message: String },
     /// The caller asked the long-running operation to stop (Ctrl-C).
     Interrupted,
+    /// A bug: an invariant of osbench itself does not hold (a worker thread panicked, a state
+    /// that cannot happen happened). Never the caller's fault; reported as such.
+    Internal { what: String },
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
+
+/// Shorthand for an [`Error::Internal`].
+pub fn internal(what: impl Into<String>) -> Error {
+    Error::Internal { what: what.into() }
+}
 
 /// Shorthand for an [`Error::InvalidArgument`].
 pub fn invalid(name: &'static str, value: impl fmt::Display, accepted: impl Into<String>) -> Error {
@@ -28,6 +36,7 @@ impl fmt::Display for Error {
             }
             Error::Os { call, message } => write!(f, "{call} failed: {message}"),
             Error::Interrupted => write!(f, "interrupted"),
+            Error::Internal { what } => write!(f, "internal error in osbench (a bug, please report it): {what}"),
         }
     }
 }

@@ -1,11 +1,11 @@
 //! Cache replacement: dense-id mapping, replay, curves, and the online cache class.
 
-use crate::errors::IntoPy;
+use crate::errors::ToPyResult;
+use crate::errors::{ArgumentError, ArgumentTypeError};
 use crate::interrupt;
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use osbench_core::cache::{curve, keys, shards, stream, AnyPolicy, Options, NEVER, POLICIES, SIZED_POLICIES};
 use osbench_core::error::invalid;
-use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt};
 use std::collections::HashMap;
@@ -26,7 +26,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 fn slice<'a, T: numpy::Element>(name: &str, a: &'a PyReadonlyArray1<'_, T>) -> PyResult<&'a [T]> {
-    a.as_slice().map_err(|_| PyValueError::new_err(format!("{name} must be a C-contiguous 1-D array")))
+    a.as_slice().map_err(|_| ArgumentError::new_err(format!("{name} must be a C-contiguous 1-D array")))
 }
 
 /// An optional per-access array (`n` entries when given) as a slice, empty when not given.
@@ -39,7 +39,7 @@ fn optional_slice<'a, T: numpy::Element>(
         Some(a) => {
             let s = slice(name, a)?;
             if s.len() != n {
-                return Err(PyValueError::new_err(format!(
+                return Err(ArgumentError::new_err(format!(
                     "{name} has {} entries: it must have one per access ({n})",
                     s.len()
                 )));
@@ -67,7 +67,7 @@ fn dense_ids<'py>(py: Python<'py>, keys: &Bound<'py, PyAny>) -> PyResult<(Bound<
     } else if let Ok(a) = keys.extract::<PyReadonlyArray1<'py, u64>>() {
         dense(py, slice("keys", &a)?)?
     } else {
-        return Err(PyTypeError::new_err("keys must be a 1-D numpy array of int64 or uint64"));
+        return Err(ArgumentTypeError::new_err("keys must be a 1-D numpy array of int64 or uint64"));
     };
     Ok((ids.into_pyarray(py), n))
 }
@@ -120,7 +120,7 @@ fn cache_replay<'py>(
     };
     let mut policy = AnyPolicy::new(policy, capacity, n_ids, Options { bit_on_insert }).py_err()?;
     if policy.needs_future() && next.len() != ids.len() {
-        return Err(PyValueError::new_err(
+        return Err(ArgumentError::new_err(
             "next_use is required by offline policies and must have one entry per access",
         ));
     }
@@ -159,7 +159,7 @@ fn cache_curve<'py>(
         None => &[][..],
     };
     if policy == "opt" && next.len() != ids.len() {
-        return Err(PyValueError::new_err(
+        return Err(ArgumentError::new_err(
             "next_use is required by offline policies and must have one entry per access",
         ));
     }
@@ -205,7 +205,7 @@ fn cache_spatial_sample<'py>(
     } else if let Ok(a) = keys.extract::<PyReadonlyArray1<'py, u64>>() {
         run(py, slice("keys", &a)?, rate, seed)?
     } else {
-        return Err(PyTypeError::new_err("keys must be a 1-D numpy array of int64 or uint64"));
+        return Err(ArgumentTypeError::new_err("keys must be a 1-D numpy array of int64 or uint64"));
     };
     Ok(mask.into_pyarray(py))
 }
@@ -230,7 +230,7 @@ fn cache_lru_shards<'py>(
         let k = slice("keys", &a)?;
         interrupt::run(py, |cancel| shards::lru_shards(k, rate, seed, exact_depth, cancel))?
     } else {
-        return Err(PyTypeError::new_err("keys must be a 1-D numpy array of int64 or uint64"));
+        return Err(ArgumentTypeError::new_err("keys must be a 1-D numpy array of int64 or uint64"));
     };
     Ok((result.kept.into_pyarray(py), result.exact_hits.into_pyarray(py)))
 }
@@ -272,7 +272,7 @@ fn cache_online_args(
 fn size_arg(size: Option<&Bound<'_, PyAny>>, sized: bool) -> PyResult<Option<u64>> {
     let Some(size) = size else {
         return if sized {
-            Err(PyTypeError::new_err(
+            Err(ArgumentTypeError::new_err(
                 "size is required: this cache counts bytes (made with sizes=True), so call access(key, size)",
             ))
         } else {
@@ -281,24 +281,26 @@ fn size_arg(size: Option<&Bound<'_, PyAny>>, sized: bool) -> PyResult<Option<u64
     };
     let shown = size.repr()?;
     if !sized {
-        return Err(PyTypeError::new_err(format!(
+        return Err(ArgumentTypeError::new_err(format!(
             "size={shown} is not accepted: this cache counts objects; make it with sizes=True to give sizes"
         )));
     }
     if size.is_instance_of::<PyBool>() {
-        return Err(PyTypeError::new_err(format!("size={shown} is not accepted: it must be a positive integer")));
+        return Err(ArgumentTypeError::new_err(format!("size={shown} is not accepted: it must be a positive integer")));
     }
     match size.extract::<u64>() {
         Ok(v) if v > 0 => Ok(Some(v)),
         // An integer, but 0, negative or too large.
-        Ok(_) => Err(PyValueError::new_err(format!(
+        Ok(_) => Err(ArgumentError::new_err(format!(
             "size={shown} is not accepted: it must be a positive integer up to {}",
             u64::MAX
         ))),
-        Err(e) if e.is_instance_of::<pyo3::exceptions::PyOverflowError>(size.py()) => Err(PyValueError::new_err(
+        Err(e) if e.is_instance_of::<pyo3::exceptions::PyOverflowError>(size.py()) => Err(ArgumentError::new_err(
             format!("size={shown} is not accepted: it must be a positive integer up to {}", u64::MAX),
         )),
-        Err(_) => Err(PyTypeError::new_err(format!("size={shown} is not accepted: it must be a positive integer"))),
+        Err(_) => {
+            Err(ArgumentTypeError::new_err(format!("size={shown} is not accepted: it must be a positive integer")))
+        }
     }
 }
 
@@ -307,7 +309,7 @@ fn size_arg(size: Option<&Bound<'_, PyAny>>, sized: bool) -> PyResult<Option<u64
 fn cost_arg(cost: Option<&Bound<'_, PyAny>>, costed: bool) -> PyResult<Option<f64>> {
     let Some(cost) = cost else {
         return if costed {
-            Err(PyTypeError::new_err(
+            Err(ArgumentTypeError::new_err(
                 "cost is required: this cache was made with costs=True, so call access(key, cost=...)",
             ))
         } else {
@@ -316,7 +318,7 @@ fn cost_arg(cost: Option<&Bound<'_, PyAny>>, costed: bool) -> PyResult<Option<f6
     };
     let py = cost.py();
     if !costed {
-        return Err(PyTypeError::new_err(format!(
+        return Err(ArgumentTypeError::new_err(format!(
             "cost={} is not accepted: this cache takes no costs; make a gdsf cache with costs=True to give costs",
             cost.repr()?
         )));
@@ -334,13 +336,14 @@ fn cost_arg(cost: Option<&Bound<'_, PyAny>>, costed: bool) -> PyResult<Option<f6
     };
     match value {
         Some(v) if v.is_finite() && v > 0.0 => Ok(Some(v)),
-        Some(_) => Err(PyValueError::new_err(format!(
+        Some(_) => Err(ArgumentError::new_err(format!(
             "cost={} is not accepted: it must be a finite positive number",
             cost.repr()?
         ))),
-        None => {
-            Err(PyTypeError::new_err(format!("cost={} is not accepted: it must be a positive number", cost.repr()?)))
-        }
+        None => Err(ArgumentTypeError::new_err(format!(
+            "cost={} is not accepted: it must be a positive number",
+            cost.repr()?
+        ))),
     }
 }
 
@@ -351,12 +354,12 @@ impl OnlineCache {
     fn new(policy: &str, capacity: u64, bit_on_insert: bool, sizes: bool, costs: bool) -> PyResult<Self> {
         let built = AnyPolicy::new(policy, capacity, 0, Options { bit_on_insert }).py_err()?;
         if built.needs_future() {
-            return Err(PyValueError::new_err(format!(
+            return Err(ArgumentError::new_err(format!(
                 "policy={policy:?} needs the future (each access's next use), so it has no online form; use replay()"
             )));
         }
         if costs && !built.takes_costs() {
-            return Err(PyValueError::new_err(format!(
+            return Err(ArgumentError::new_err(format!(
                 "costs=True is not accepted for policy={policy:?}: only gdsf takes costs"
             )));
         }
@@ -374,12 +377,12 @@ impl OnlineCache {
         cost: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<bool> {
         if !(i128::from(i64::MIN)..=i128::from(u64::MAX)).contains(&key) {
-            return Err(PyValueError::new_err(format!("key={key} is outside [-2**63, 2**64)")));
+            return Err(ArgumentError::new_err(format!("key={key} is outside [-2**63, 2**64)")));
         }
         let (size, cost) = cache_online_args(size, cost, self.sizes, self.costs)?;
         let next_id = self.ids.len();
         if next_id >= keys::MAX_IDS {
-            return Err(PyValueError::new_err("the online cache has seen 2**32 - 2 distinct keys, its limit"));
+            return Err(ArgumentError::new_err("the online cache has seen 2**32 - 2 distinct keys, its limit"));
         }
         let id = *self.ids.entry(key).or_insert(next_id as u32);
         Ok(match (size, cost) {
@@ -442,7 +445,7 @@ impl CacheStream {
         sizes: Option<PyReadonlyArray1<'py, u64>>,
     ) -> PyResult<u64> {
         if self.broken {
-            return Err(PyValueError::new_err(
+            return Err(ArgumentError::new_err(
                 "this stream was interrupted or failed midway; its state is partial: start a new one",
             ));
         }
@@ -462,7 +465,7 @@ impl CacheStream {
             let k = slice("keys", &a)?;
             interrupt::run(py, |cancel| stream.feed(k, next, sizes, cancel))
         } else {
-            return Err(PyTypeError::new_err("keys must be a 1-D numpy array of int64 or uint64"));
+            return Err(ArgumentTypeError::new_err("keys must be a 1-D numpy array of int64 or uint64"));
         };
         if result.is_err() {
             self.broken = true;

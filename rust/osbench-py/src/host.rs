@@ -1,7 +1,7 @@
 //! Host probes: native ping-pong, page faults, copy-on-write and pointer chasing.
 //! Every probe runs with the GIL released and answers Ctrl-C.
 
-use crate::errors::IntoPy;
+use crate::errors::ToPyResult;
 use crate::interrupt;
 use numpy::{IntoPyArray, PyArray1};
 use osbench_core::host::{chase, faults, pingpong, sys, Mode, MECHANISMS};

@@ -1,12 +1,12 @@
 //! Virtual memory and paging: translation, slot mapping, the allocation simulator.
 
-use crate::errors::IntoPy;
+use crate::errors::ArgumentError;
+use crate::errors::ToPyResult;
 use crate::interrupt;
 use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1};
 use osbench_core::mem::sim::{simulate_into, OutcomeMut, Requests};
 use osbench_core::mem::translate::{slot_mapping, translate, Rows};
 use osbench_core::mem::{AnyStrategy, STRATEGIES};
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -18,7 +18,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 fn slice<'a, T: numpy::Element>(name: &str, a: &'a PyReadonlyArray1<'_, T>) -> PyResult<&'a [T]> {
-    a.as_slice().map_err(|_| PyValueError::new_err(format!("{name} must be a C-contiguous 1-D array")))
+    a.as_slice().map_err(|_| ArgumentError::new_err(format!("{name} must be a C-contiguous 1-D array")))
 }
 
 type Array<'py, T> = Bound<'py, PyArray1<T>>;
@@ -39,7 +39,7 @@ fn output<T: numpy::Element>(py: Python<'_>, n: usize) -> Array<'_, T> {
 // by reference, so mutable access goes through `&` and the caller upholds exclusivity.
 #[allow(clippy::mut_from_ref)]
 unsafe fn writable<'a, T: numpy::Element>(a: &'a Array<'_, T>) -> PyResult<&'a mut [T]> {
-    unsafe { a.as_slice_mut() }.map_err(|e| PyValueError::new_err(e.to_string()))
+    unsafe { a.as_slice_mut() }.map_err(|e| ArgumentError::new_err(e.to_string()))
 }
 
 /// Per request: status, data held, units allocated, largest free block.

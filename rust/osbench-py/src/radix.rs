@@ -1,11 +1,11 @@
 //! Radix-tree prefix cache: the tree as a Python class, and replays of request streams.
 
-use crate::errors::IntoPy;
+use crate::errors::ToPyResult;
+use crate::errors::{ArgumentError, ArgumentTypeError};
 use crate::interrupt;
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use osbench_core::error::invalid;
 use osbench_core::radix::{self, Handle, Sequences, Stats, MODES};
-use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -36,12 +36,12 @@ impl<'py> Tokens<'py> {
             return Ok(Tokens::List(a.as_array().to_vec()));
         }
         if obj.is_instance_of::<pyo3::types::PyString>() {
-            return Err(PyTypeError::new_err(
+            return Err(ArgumentTypeError::new_err(
                 "tokens is not accepted: the native engine takes a sequence of integer tokens, got a str",
             ));
         }
         obj.extract::<Vec<i64>>().map(Tokens::List).map_err(|_| {
-            PyTypeError::new_err(
+            ArgumentTypeError::new_err(
                 "tokens is not accepted: the native engine takes integer tokens in [-2**63, 2**63) \
                  (an int64 array or a sequence of int); map words to ids with osbench.radix.Vocabulary",
             )
@@ -86,7 +86,7 @@ impl RadixTree {
     }
     fn unwrap(&self, node: &RadixNode) -> PyResult<Handle> {
         if node.tree_id != self.id {
-            return Err(PyValueError::new_err(format!(
+            return Err(ArgumentError::new_err(format!(
                 "node={} is not accepted: it belongs to another tree",
                 node.__repr__()
             )));
@@ -199,7 +199,7 @@ impl RadixTree {
 }
 
 fn slice<'a, T: numpy::Element>(name: &str, a: &'a PyReadonlyArray1<'_, T>) -> PyResult<&'a [T]> {
-    a.as_slice().map_err(|_| PyValueError::new_err(format!("{name} must be a C-contiguous 1-D array")))
+    a.as_slice().map_err(|_| ArgumentError::new_err(format!("{name} must be a C-contiguous 1-D array")))
 }
 
 type StatsTuple = (u64, u64, u64, u64, u64, u64, u64);
@@ -231,7 +231,7 @@ fn radix_replay<'py>(
             Some(Sequences::new("outputs", slice("output_tokens", t)?, slice("output_offsets", o)?).py_err()?)
         }
         (None, None) => None,
-        _ => return Err(PyValueError::new_err("output_tokens and output_offsets go together")),
+        _ => return Err(ArgumentError::new_err("output_tokens and output_offsets go together")),
     };
     let work = slice("tokens", &tokens)?.len();
     let mut m = radix::new_mode(mode, capacity, page_size).py_err()?;
@@ -265,7 +265,7 @@ fn radix_curve<'py>(
             Some(Sequences::new("outputs", slice("output_tokens", t)?, slice("output_offsets", o)?).py_err()?)
         }
         (None, None) => None,
-        _ => return Err(PyValueError::new_err("output_tokens and output_offsets go together")),
+        _ => return Err(ArgumentError::new_err("output_tokens and output_offsets go together")),
     };
     let caps: Vec<Option<u64>> = slice("capacities", &capacities)?.iter().map(|&c| u64::try_from(c).ok()).collect();
     if page_size == 0 {

@@ -1,11 +1,11 @@
 //! Scheduling: one call runs the event loop of a policy over a workload's arrays.
 
-use crate::errors::IntoPy;
+use crate::errors::ArgumentError;
+use crate::errors::ToPyResult;
 use crate::interrupt;
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use osbench_core::error::invalid;
 use osbench_core::sched::{simulate, Params, POLICIES};
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -15,7 +15,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 fn slice<'a, T: numpy::Element>(name: &str, a: &'a PyReadonlyArray1<'_, T>) -> PyResult<&'a [T]> {
-    a.as_slice().map_err(|_| PyValueError::new_err(format!("{name} must be a C-contiguous 1-D array")))
+    a.as_slice().map_err(|_| ArgumentError::new_err(format!("{name} must be a C-contiguous 1-D array")))
 }
 
 type SimOut<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>, u64, f64);

@@ -28,7 +28,7 @@ pub use rr::Rr;
 pub use sjf::Sjf;
 pub use srpt::Srpt;
 
-use crate::error::{invalid, Error, Result};
+use crate::error::{internal, invalid, Error, Result};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The policy names, lower case, in the order users see them.
@@ -260,7 +260,7 @@ pub fn run<P: Policy>(
         }
         if pol.is_empty() {
             let Some(&next) = order.get(k) else {
-                return Err(invalid("arrival", "an inconsistent job table", "internal invariant"));
+                return Err(internal("the policy is empty but jobs remain and none is left to arrive"));
             };
             let a = jobs.arrival[next as usize];
             if a > t {
