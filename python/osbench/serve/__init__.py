@@ -5,11 +5,13 @@ joins the batch", and the batch is bounded by the KV cache in GPU memory, which 
 scheduling (section 2) to paging (section 3) and prefix caching (sections 4-5).
 
 - :class:`Requests`: arrivals, prompt and output lengths, and optionally the prompt's content
-  as block ids, so prefix caching is real.
+  as block ids, so prefix caching is real; read from the Azure and Mooncake traces or
+  generated (:class:`Lognormal`, :class:`Empirical`, :class:`SystemPrompts`).
 - :class:`Batch` and :class:`StepTime`: what one engine step computes, and how long it takes.
 """
 
-from osbench.serve.requests import Requests
+from osbench.serve.requests import Requests, RequestsSummary
 from osbench.serve.steptime import Batch, StepTime
+from osbench.serve.workloads import Empirical, Lognormal, SystemPrompts
 
-__all__ = ["Batch", "Requests", "StepTime"]
+__all__ = ["Batch", "Empirical", "Lognormal", "Requests", "RequestsSummary", "StepTime", "SystemPrompts"]
