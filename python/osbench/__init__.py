@@ -9,12 +9,13 @@ lecture's demo in ``lecture``):
 - :mod:`osbench.mem`: address translation, block tables, allocators, copy-on-write, thrashing.
 - :mod:`osbench.cache`: FIFO, LRU, LFU, CLOCK, ARC and Belady's OPT; replays and curves.
 - :mod:`osbench.radix`: the radix-tree prefix cache (RadixAttention); request replays.
+- :mod:`osbench.serve`: an LLM serving engine: continuous batching, paged KV cache, prefix caching.
 - :mod:`osbench.traces`: trace generators and the :class:`~osbench.traces.Trace` wrapper.
 """
 
-from osbench import _native, cache, host, mem, radix, sched, traces
+from osbench import _native, cache, host, mem, radix, sched, serve, traces
 
 __version__: str = _native.__version__
 BUILD_PROFILE: str = _native.BUILD_PROFILE
 
-__all__ = ["BUILD_PROFILE", "__version__", "cache", "host", "mem", "radix", "sched", "traces"]
+__all__ = ["BUILD_PROFILE", "__version__", "cache", "host", "mem", "radix", "sched", "serve", "traces"]

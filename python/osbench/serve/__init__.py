@@ -10,10 +10,12 @@ scheduling (section 2) to paging (section 3) and prefix caching (sections 4-5).
 - :class:`Model`, :class:`GPU` (presets ``MODELS``, ``GPUS``) and :func:`num_blocks`: what
   is served on what, and how many KV blocks fit.
 - :class:`Batch` and :class:`StepTime`: what one engine step computes, and how long it takes.
+- :class:`ServeResult`: per-request latencies, per-step records, and their summary.
 """
 
 from osbench.serve.models import GPU, GPUS, MODELS, Model, gpu, model, num_blocks
 from osbench.serve.requests import Requests, RequestsSummary
+from osbench.serve.result import ServeResult, ServeSummary, Stats, Steps
 from osbench.serve.steptime import Batch, StepTime
 from osbench.serve.workloads import Empirical, Lognormal, SystemPrompts
 
@@ -27,7 +29,11 @@ __all__ = [
     "Model",
     "Requests",
     "RequestsSummary",
+    "ServeResult",
+    "ServeSummary",
+    "Stats",
     "StepTime",
+    "Steps",
     "SystemPrompts",
     "gpu",
     "model",
