@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 
-from osbench.serve import GPUS, MODELS, Model, gpu, model, num_blocks
+from osbench.serve import GPU, GPUS, MODELS, Model, num_blocks
 from osbench.serve.models import GIB, GPU_MEMORY_UTILIZATION, RESERVE_BYTES
 
 
@@ -22,17 +22,17 @@ from osbench.serve.models import GIB, GPU_MEMORY_UTILIZATION, RESERVE_BYTES
     ],
 )
 def test_parameter_counts_match_the_model_cards(name: str, parameters: int, active: int, published: float) -> None:
-    m = model(name)
+    m = Model.preset(name)
     assert m.parameters == parameters and m.active_parameters == active
     assert abs(m.parameters - published) < (0.01e9 if published < 10e9 else 0.1e9)
 
 
 def test_published_details() -> None:
-    qwen = model("qwen2.5-7b")
+    qwen = Model.preset("qwen2.5-7b")
     assert (
         round((qwen.parameters - qwen.embedding_parameters - qwen.lm_head_parameters) / 1e9, 2) == 6.53
     )  # non-embedding
-    assert round(model("mixtral-8x7b").active_parameters / 1e9, 1) == 12.9  # "12.9B active parameters per token"
+    assert round(Model.preset("mixtral-8x7b").active_parameters / 1e9, 1) == 12.9  # "12.9B active parameters per token"
 
 
 @pytest.mark.parametrize(
@@ -49,11 +49,11 @@ def test_published_details() -> None:
     ],
 )
 def test_kv_bytes_per_token(name: str, tp: int, kv_bytes: int) -> None:
-    assert model(name).kv_bytes_per_token(tp) == kv_bytes
+    assert Model.preset(name).kv_bytes_per_token(tp) == kv_bytes
 
 
 def test_model_defaults_to_its_own_tensor_parallel_degree() -> None:
-    m = model("llama-3-70b")
+    m = Model.preset("llama-3-70b")
     assert m.tp == 4 and m.kv_bytes_per_token() == 81_920 and m.weight_bytes() == m.weight_bytes(4)
     assert m.weight_bytes(1) == 2 * m.parameters
 
@@ -67,11 +67,11 @@ def test_num_blocks_matches_vllms_log() -> None:
 
 
 def test_num_blocks_formula() -> None:
-    m, g = model("qwen2.5-7b"), gpu("a100-80gb")
+    m, g = Model.preset("qwen2.5-7b"), GPU.preset("a100-80gb")
     usable = -(-g.memory_bytes * 92 // 100)
     expected = (usable - m.weight_bytes(1) - RESERVE_BYTES) // (16 * m.kv_bytes_per_token(1))
     assert GPU_MEMORY_UTILIZATION == 0.92
-    assert num_blocks(m, g) == expected
+    assert num_blocks(m, g) == expected == num_blocks(model="qwen2.5-7b", gpu="a100-80gb")
     assert num_blocks(m, g, block_size=32) == (usable - m.weight_bytes(1) - RESERVE_BYTES) // (
         32 * m.kv_bytes_per_token(1)
     )
@@ -98,15 +98,15 @@ def test_num_blocks_errors() -> None:
 
 
 def test_lookups() -> None:
-    assert model("Llama-3-8B") is MODELS["llama-3-8b"] and gpu("H100-SXM") is GPUS["h100-sxm"]
-    m = model("llama-3-8b")
-    assert model(m) is m and gpu(GPUS["l40s"]) is GPUS["l40s"]
+    assert Model.preset("Llama-3-8B") is MODELS["llama-3-8b"] and GPU.preset("H100-SXM") is GPUS["h100-sxm"]
+    m = Model.preset("llama-3-8b")
+    assert Model.preset(m) is m and GPU.preset(GPUS["l40s"]) is GPUS["l40s"]
     with pytest.raises(ValueError, match="model='gpt-5' is not accepted: use one of llama-3-8b, llama-3-70b"):
-        model("gpt-5")
+        Model.preset("gpt-5")
     with pytest.raises(ValueError, match="gpu='v100' is not accepted: use one of a100-80gb, h100-sxm, h200, l40s"):
-        gpu("v100")
+        GPU.preset("v100")
     with pytest.raises(ValueError, match="model=7 is not accepted"):
-        model(7)  # type: ignore[arg-type]
+        Model.preset(7)  # type: ignore[arg-type]
 
 
 def test_presets_are_documented_and_consistent() -> None:
@@ -115,13 +115,13 @@ def test_presets_are_documented_and_consistent() -> None:
         assert m.heads * m.head_dim == m.hidden_size  # true of these four
     for g in GPUS.values():
         assert g.source and g.bf16_flops < (g.fp8_flops or float("inf"))
-    assert gpu("h100-sxm").peak_flops("bf16") == gpu("h100-sxm").peak_flops("fp16") == 989.4e12
-    assert gpu("h200").peak_flops("fp8") == 1978.9e12
+    assert GPU.preset("h100-sxm").peak_flops("bf16") == GPU.preset("h100-sxm").peak_flops("fp16") == 989.4e12
+    assert GPU.preset("h200").peak_flops("fp8") == 1978.9e12
     with pytest.raises(ValueError, match="dtype='fp8' is not accepted on A100-SXM4-80GB"):
-        gpu("a100-80gb").peak_flops("fp8")
+        GPU.preset("a100-80gb").peak_flops("fp8")
     with pytest.raises(ValueError, match="dtype='int4' is not accepted"):
-        gpu("h100-sxm").peak_flops("int4")
-    assert round(gpu("h100-sxm").memory_bytes / GIB, 2) == 79.65  # nvidia-smi's 81559 MiB
+        GPU.preset("h100-sxm").peak_flops("int4")
+    assert round(GPU.preset("h100-sxm").memory_bytes / GIB, 2) == 79.65  # nvidia-smi's 81559 MiB
 
 
 def test_model_validation() -> None:

@@ -136,7 +136,7 @@ def test_bad_runs_are_refused(change: dict[str, Any], error: type, message: str)
 
 def test_bad_arguments() -> None:
     with pytest.raises(TypeError, match="run is not accepted: it has no 'admitted' array"):
-        ServeResult.from_run(object(), REQUESTS, Config())
+        ServeResult.from_run(object(), REQUESTS, Config())  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="num_blocks=None is not accepted"):
         ServeResult.from_run(Run(), REQUESTS, object())
     assert ServeResult.from_run(Run(), REQUESTS, object(), num_blocks=80).summary().kv_utilization_peak == 0.25

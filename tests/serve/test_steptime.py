@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from osbench.serve import Batch, StepTime, gpu, model
+from osbench.serve import GPU, Batch, Model, StepTime
 from osbench.serve.steptime import MBU, MFU, OVERHEAD, _power
 
 
@@ -39,7 +39,7 @@ def test_linear() -> None:
 
 def test_roofline_decode_by_hand() -> None:
     # Llama-3-8B on one H100, one request decoding with 1000 tokens cached: memory-bound twice.
-    m, g = model("llama-3-8b"), gpu("h100-sxm")
+    m, g = Model.preset("llama-3-8b"), GPU.preset("h100-sxm")
     t = StepTime.roofline("llama-3-8b", "h100-sxm")
     bandwidth = 3.35e12 * MBU
     weights = (8_030_261_248 - 128_256 * 4096) * 2  # all but the embedding table, bf16
@@ -63,7 +63,7 @@ def test_roofline_prefill_by_hand() -> None:
 
 
 def test_roofline_moe_reads_only_routed_experts() -> None:
-    m = model("mixtral-8x7b")
+    m = Model.preset("mixtral-8x7b")
     t = StepTime.roofline(m, "h100-sxm", tp=1)
     bandwidth = 3.35e12 * MBU
     expert = m.layers * m.mlp_parameters * 2
@@ -87,6 +87,9 @@ def test_roofline_tensor_parallel_splits_the_work() -> None:
     for b in (decode(64, 64_000), prefill(4096)):
         assert math.isclose(two(b), one(b) / 2, rel_tol=1e-12)
     assert StepTime.roofline("llama-3-70b", "h100-sxm").params["tp"] == 4
+    assert StepTime.roofline(model="llama-3-8b", gpu="h100-sxm", tp=2) == two.__class__.roofline(
+        "llama-3-8b", "h100-sxm", 2
+    )
 
 
 def test_roofline_spec_gives_the_same_times() -> None:

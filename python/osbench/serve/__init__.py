@@ -13,7 +13,7 @@ scheduling (section 2) to paging (section 3) and prefix caching (sections 4-5).
 - :class:`ServeResult`: per-request latencies, per-step records, and their summary.
 """
 
-from osbench.serve.models import GPU, GPUS, MODELS, Model, gpu, model, num_blocks
+from osbench.serve.models import GPU, GPUS, MODELS, Model, num_blocks
 from osbench.serve.requests import Requests, RequestsSummary
 from osbench.serve.result import ServeResult, ServeSummary, Stats, Steps
 from osbench.serve.steptime import Batch, StepTime
@@ -35,7 +35,5 @@ __all__ = [
     "StepTime",
     "Steps",
     "SystemPrompts",
-    "gpu",
-    "model",
     "num_blocks",
 ]

@@ -6,8 +6,8 @@ the tests hold the derivation to the counts the model cards publish. A :class:`G
 vendor datasheet's peak dense tensor FLOP/s, HBM bandwidth, and the memory ``nvidia-smi``
 reports. :func:`num_blocks` sizes the KV cache the way vLLM does.
 
-``MODELS`` and ``GPUS`` are the one table of each; :func:`model` and :func:`gpu` look names up
-in them. Adding a preset: one entry in the table (every number with its source in the
+``MODELS`` and ``GPUS`` are the one table of each; :meth:`Model.preset` and :meth:`GPU.preset`
+look names up in them. Adding a preset: one entry in the table (every number with its source in the
 comment beside it), and a golden test in ``tests/serve/test_models.py`` against the published
 figure (the parameter count on the model card, the datasheet line).
 """
@@ -149,6 +149,15 @@ class Model:
         replicated norms are a rounding error)."""
         return -(-self.parameters * self.dtype_bytes // self._tp(tp))
 
+    @staticmethod
+    def preset(name: Union[str, Model]) -> Model:
+        """The preset called ``name`` in ``MODELS`` (case-insensitive), or ``name`` itself if
+        it is a Model."""
+        if isinstance(name, Model):
+            return name
+        key = name.lower() if isinstance(name, str) else name
+        return MODELS[_checks.choice("model", key, MODELS)]
+
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d.update(parameters=self.parameters, active_parameters=self.active_parameters)
@@ -181,6 +190,15 @@ class GPU:
                 raise ValueError(f"dtype='fp8' is not accepted on {self.name}: it has no FP8 tensor cores")
             return self.fp8_flops
         return self.bf16_flops
+
+    @staticmethod
+    def preset(name: Union[str, GPU]) -> GPU:
+        """The preset called ``name`` in ``GPUS`` (case-insensitive), or ``name`` itself if it
+        is a GPU."""
+        if isinstance(name, GPU):
+            return name
+        key = name.lower() if isinstance(name, str) else name
+        return GPUS[_checks.choice("gpu", key, GPUS)]
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -268,22 +286,6 @@ GPUS: dict[str, GPU] = {
 """Every GPU preset by name (lower case)."""
 
 
-def model(name: Union[str, Model]) -> Model:
-    """The preset called ``name`` (case-insensitive), or ``name`` itself if it is a Model."""
-    if isinstance(name, Model):
-        return name
-    key = name.lower() if isinstance(name, str) else name
-    return MODELS[_checks.choice("model", key, MODELS)]
-
-
-def gpu(name: Union[str, GPU]) -> GPU:
-    """The preset called ``name`` (case-insensitive), or ``name`` itself if it is a GPU."""
-    if isinstance(name, GPU):
-        return name
-    key = name.lower() if isinstance(name, str) else name
-    return GPUS[_checks.choice("gpu", key, GPUS)]
-
-
 # ---------------------------------------------------------------------------- KV-cache size
 
 GPU_MEMORY_UTILIZATION = 0.92
@@ -302,8 +304,8 @@ nvidia-smi reports (79.11 GiB total seen by CUDA against 79.65 GiB), together 2.
 
 
 def num_blocks(
-    model_: Union[str, Model],
-    gpu_: Union[str, GPU],
+    model: Union[str, Model],
+    gpu: Union[str, GPU],
     *,
     tp: Optional[int] = None,
     block_size: int = 16,
@@ -319,7 +321,7 @@ def num_blocks(
 
     ``tp``: GPUs the model is sharded over (each holds ``1/tp`` of the weights and of the KV
     heads; the model preset's own ``tp`` when None). Raises ValueError when nothing is left."""
-    m, g = model(model_), gpu(gpu_)
+    m, g = Model.preset(model), GPU.preset(gpu)
     block_size = _checks.positive_int("block_size", block_size, maximum=2**31 - 1)
     if (
         isinstance(gpu_memory_utilization, bool)
@@ -349,7 +351,5 @@ __all__ = [
     "MODELS",
     "RESERVE_BYTES",
     "Model",
-    "gpu",
-    "model",
     "num_blocks",
 ]

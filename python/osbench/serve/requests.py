@@ -412,8 +412,8 @@ class Requests:
             range(lo, hi, j) = mix64((mix64(lo << 32 | hi) + j) mod 2**64)
             key = mix64(sum over j of mix64(mix64(id[s]) ^ range(lo, hi, j)) mod 2**64)
 
-        and without ``blocks``, ``key = mix64(2**63 ^ i << 32 ^ k)`` for request ``i``.
-        """
+        and without ``blocks``, ``key = mix64(2**63 ^ (i << 32) ^ k)`` for request ``i`` (its
+        index in these requests)."""
         block_size = _checks.positive_int("block_size", block_size, maximum=MAX_BLOCK)
         counts = self.prompt_len // block_size
         offsets = np.zeros(len(self) + 1, dtype=np.int64)

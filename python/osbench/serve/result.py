@@ -194,7 +194,7 @@ class ServeResult:
     steps: Steps
 
     @classmethod
-    def from_run(cls, run: Any, requests: Requests, config: Any, num_blocks: Optional[int] = None) -> ServeResult:
+    def from_run(cls, run: RawRun, requests: Requests, config: Any, num_blocks: Optional[int] = None) -> ServeResult:
         """Check an engine's raw ``run`` against the ``requests`` it served and wrap it.
         ``num_blocks``: the KV pool's size, ``config.num_blocks`` when None. Every request
         must have finished, its times in order: ``arrival <= admitted <= first_token <=

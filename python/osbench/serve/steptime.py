@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
 from osbench import _checks
-from osbench.serve.models import GPU, Model, gpu, model
+from osbench.serve.models import GPU, Model
 
 
 @dataclass(frozen=True)
@@ -167,14 +167,14 @@ class StepTime:
     @classmethod
     def roofline(
         cls,
-        model_: Union[str, Model],
-        gpu_: Union[str, GPU],
+        model: Union[str, Model],
+        gpu: Union[str, GPU],
         tp: Optional[int] = None,
         mfu: float = MFU,
         mbu: float = MBU,
         overhead: float = OVERHEAD,
     ) -> StepTime:
-        """A roofline step time for ``model_`` served on ``tp`` of ``gpu_`` (presets by name,
+        """A roofline step time for ``model`` served on ``tp`` of ``gpu`` (presets by name,
         or :class:`~osbench.serve.Model` and :class:`~osbench.serve.GPU`; ``tp`` None: the
         model's own degree). Each GPU does ``1/tp`` of the work. The step is two kernels
         run one after the other, each bounded by its compute or its memory traffic::
@@ -201,7 +201,7 @@ class StepTime:
         of the two kernels. ``mfu``, ``mbu``: shares of the peaks reached (in (0, 1]);
         ``overhead``: seconds per step (see :data:`MFU`, :data:`MBU`, :data:`OVERHEAD`).
         """
-        m, g = model(model_), gpu(gpu_)
+        m, g = Model.preset(model), GPU.preset(gpu)
         tp = m.tp if tp is None else m.check_tp(tp)
         mfu, mbu = _fraction("mfu", mfu), _fraction("mbu", mbu)
         overhead = _seconds("overhead", overhead)
