@@ -87,9 +87,7 @@ def test_roofline_tensor_parallel_splits_the_work() -> None:
     for b in (decode(64, 64_000), prefill(4096)):
         assert math.isclose(two(b), one(b) / 2, rel_tol=1e-12)
     assert StepTime.roofline("llama-3-70b", "h100-sxm").params["tp"] == 4
-    assert StepTime.roofline(model="llama-3-8b", gpu="h100-sxm", tp=2) == two.__class__.roofline(
-        "llama-3-8b", "h100-sxm", 2
-    )
+    assert StepTime.roofline(model="llama-3-8b", gpu="h100-sxm", tp=2) == StepTime.roofline("llama-3-8b", "h100-sxm", 2)
 
 
 def test_roofline_spec_gives_the_same_times() -> None:
