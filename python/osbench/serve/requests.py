@@ -568,16 +568,18 @@ def _keys_from_content(
     """Keys of the full blocks of a run of requests (``counts`` blocks each; their ids start at
     ``id_offsets``)."""
     request, k = _local_positions(counts)
+    if len(k) == 0:
+        return np.zeros(0, dtype=np.uint64)
     start = k * block_size
     first_source = start // source_block
     last_source = (start + block_size - 1) // source_block
-    id_base = id_offsets[:-1][request]
-    if len(k) == 0:
-        return np.zeros(0, dtype=np.uint64)
+    # mix64 of each id once (many engine blocks share a source block), then gathered.
+    mixed = mix64_array(ids[id_offsets[0] : id_offsets[-1]].view(np.uint64))
+    id_base = id_offsets[:-1][request] - id_offsets[0]
     if int((last_source - first_source).max()) == 0:
         # Every block lies inside one source block: one segment (j = 0) each.
         lo = start - first_source * source_block
-        content = mix64_array(ids[id_base + first_source].view(np.uint64))
+        content = mixed[id_base + first_source]
         g = math.gcd(block_size, source_block)
         if source_block // g <= _PHASE_TABLE_MAX:
             # lo is a multiple of g below source_block: hash each possible lo once.
@@ -595,7 +597,7 @@ def _keys_from_content(
     seg_start = s * source_block
     lo = np.maximum(start[block], seg_start) - seg_start
     hi = np.minimum(start[block] + block_size, seg_start + source_block) - seg_start
-    segment = mix64_array(ids[id_base[block] + s].view(np.uint64))
+    segment = mixed[id_base[block] + s]
     segment ^= _range_hash(lo, hi, j)
     segment = mix64_array(segment)
     first_segment = np.zeros(len(k), dtype=np.int64)
