@@ -166,6 +166,13 @@ def test_block_keys_of_a_shared_prefix_golden() -> None:
     assert len(np.unique(plain)) == 128
 
 
+@settings(max_examples=50, deadline=None)
+@given(values=st.lists(st.integers(0, 2**64 - 1), max_size=20))
+def test_mix64_array_is_mix64_elementwise(values: list[int]) -> None:
+    mixed = requests_module.mix64_array(np.array(values, dtype=np.uint64))
+    assert mixed.tolist() == [requests_module.mix64(v) for v in values]
+
+
 def test_block_keys_errors() -> None:
     r = Requests([0], [10], [1])
     for bad, error in ((0, ValueError), (2**31, ValueError), (1.5, TypeError), (True, TypeError)):
