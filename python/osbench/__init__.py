@@ -9,13 +9,14 @@ lecture's demo in ``lecture``):
 - :mod:`osbench.mem`: address translation, block tables, allocators, copy-on-write, thrashing.
 - :mod:`osbench.cache`: cache replacement (``osbench.cache.POLICIES``); replays, curves, online caches.
 - :mod:`osbench.radix`: the radix-tree prefix cache (RadixAttention); request replays.
+- :mod:`osbench.serve`: an LLM serving engine: continuous batching, paged KV cache, prefix caching.
 - :mod:`osbench.traces`: trace generators, readers and writers, the :class:`~osbench.traces.Trace` wrapper.
 - :mod:`osbench.datasets`: the public traces, fetched once and checked by their SHA-256.
 """
 
-from osbench import _native, cache, datasets, host, mem, radix, sched, traces
+from osbench import _native, cache, datasets, host, mem, radix, sched, serve, traces
 
 __version__: str = _native.__version__
 BUILD_PROFILE: str = _native.BUILD_PROFILE
 
-__all__ = ["BUILD_PROFILE", "__version__", "cache", "datasets", "host", "mem", "radix", "sched", "traces"]
+__all__ = ["BUILD_PROFILE", "__version__", "cache", "datasets", "host", "mem", "radix", "sched", "serve", "traces"]

@@ -5,11 +5,35 @@ joins the batch", and the batch is bounded by the KV cache in GPU memory, which 
 scheduling (section 2) to paging (section 3) and prefix caching (sections 4-5).
 
 - :class:`Requests`: arrivals, prompt and output lengths, and optionally the prompt's content
-  as block ids, so prefix caching is real.
+  as block ids, so prefix caching is real; read from the Azure and Mooncake traces or
+  generated (:class:`Lognormal`, :class:`Empirical`, :class:`SystemPrompts`).
+- :class:`Model`, :class:`GPU` (presets ``MODELS``, ``GPUS``) and :func:`num_blocks`: what
+  is served on what, and how many KV blocks fit.
 - :class:`Batch` and :class:`StepTime`: what one engine step computes, and how long it takes.
+- :class:`ServeResult`: per-request latencies, per-step records, and their summary.
 """
 
-from osbench.serve.requests import Requests
+from osbench.serve.models import GPU, GPUS, MODELS, Model, num_blocks
+from osbench.serve.requests import Requests, RequestsSummary
+from osbench.serve.result import ServeResult, ServeSummary, Stats, Steps
 from osbench.serve.steptime import Batch, StepTime
+from osbench.serve.workloads import Empirical, Lognormal, SystemPrompts
 
-__all__ = ["Batch", "Requests", "StepTime"]
+__all__ = [
+    "GPU",
+    "GPUS",
+    "MODELS",
+    "Batch",
+    "Empirical",
+    "Lognormal",
+    "Model",
+    "Requests",
+    "RequestsSummary",
+    "ServeResult",
+    "ServeSummary",
+    "Stats",
+    "StepTime",
+    "Steps",
+    "SystemPrompts",
+    "num_blocks",
+]

@@ -1,20 +1,40 @@
 """Requests for the serving engine: arrival times, prompt and output lengths, prompt content.
 
 A request's prompt content is optional: ``blocks`` gives one content id per ``source_block``
-tokens of the prompt (equal ids mean equal content, prefix-chained as Mooncake's
+tokens of the prompt (equal ids mean equal content, e.g. Mooncake's prefix-chained
 ``hash_ids``), so that requests sharing a prefix share KV blocks in the engine's prefix
 cache. Without it every prompt is unique.
+
+Where requests come from: :meth:`Requests.read` (the Azure and Mooncake traces, by path or
+dataset name; :mod:`osbench.serve.readers`) and the generators :meth:`Requests.poisson`,
+:meth:`Requests.gamma` and :meth:`Requests.conversations` (:mod:`osbench.serve.workloads`).
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional
+import math
+import numbers
+import os
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 import numpy as np
 
 from osbench import _checks
+from osbench.errors import ArgumentError, ArgumentTypeError
+
+if TYPE_CHECKING:  # the generators and readers build Requests; imported when called
+    from osbench.serve.workloads import LengthSpec, SystemPrompts
+
+MAX_TOKENS = 2**31 - 1
+"""The longest prompt or output accepted, in tokens (every count fits an int32, and block
+positions stay below 2**32, which keeps the keys of content-less prompts unique)."""
+
+MAX_BLOCK = 2**31 - 1
+"""The largest ``source_block`` and ``block_size`` accepted, in tokens."""
 
 _MASK64 = (1 << 64) - 1
+_NO_CONTENT = 1 << 63  # tags the keys of prompts without content, apart from the content keys
 
 
 def mix64(x: int) -> int:
@@ -25,14 +45,144 @@ def mix64(x: int) -> int:
     return x ^ (x >> 31)
 
 
+def mix64_array(x: np.ndarray) -> np.ndarray:
+    """:func:`mix64` of every element of a uint64 array (a new array; arithmetic wraps mod 2**64)."""
+    x = x + np.uint64(0x9E3779B97F4A7C15)
+    x ^= x >> np.uint64(30)
+    x *= np.uint64(0xBF58476D1CE4E5B9)
+    x ^= x >> np.uint64(27)
+    x *= np.uint64(0x94D049BB133111EB)
+    x ^= x >> np.uint64(31)
+    return x
+
+
+# ---------------------------------------------------------------------------- argument checks
+
+
+def _array(name: str, value: Any) -> np.ndarray:
+    try:
+        arr = np.asarray(value)
+    except (ValueError, TypeError) as exc:  # ragged nested lists and the like
+        raise ArgumentTypeError(f"{name} is not accepted: {exc}") from None
+    if arr.ndim != 1:
+        raise ArgumentError(f"{name} is not accepted: it must be 1-D, got an array of shape {arr.shape}")
+    return arr
+
+
+def _first_bad(name: str, arr: np.ndarray, bad: np.ndarray, accepted: str) -> ValueError:
+    i = int(np.argmax(bad))
+    return ValueError(f"{name}[{i}]={arr[i].item()!r} is not accepted: {name} must hold {accepted}")
+
+
+def _lengths(name: str, value: Any, n: Optional[int]) -> np.ndarray:
+    """Token counts: integers in [1, MAX_TOKENS], one per request."""
+    arr = _array(name, value)
+    if arr.size and (arr.dtype.kind not in "iu" or arr.dtype == np.bool_):
+        raise ArgumentTypeError(f"{name} is not accepted: it must hold integers (token counts), got dtype {arr.dtype}")
+    if n is not None and len(arr) != n:
+        raise ArgumentError(f"{name} is not accepted: it has {len(arr)} entries, one per request is {n}")
+    if arr.size:
+        bad = (arr < 1) | (arr > MAX_TOKENS)
+        if bad.any():
+            raise _first_bad(name, arr, bad, f"integers from 1 to {MAX_TOKENS} (tokens)")
+    return np.array(arr, dtype=np.int64)
+
+
+def _arrivals(value: Any) -> np.ndarray:
+    """Seconds: finite, >= 0, non-decreasing."""
+    arr = _array("arrival", value)
+    if arr.size and (arr.dtype.kind not in "iuf" or arr.dtype == np.bool_):
+        raise ArgumentTypeError(f"arrival is not accepted: it must hold numbers (seconds), got dtype {arr.dtype}")
+    arr = np.array(arr, dtype=np.float64)
+    bad = ~np.isfinite(arr) | (arr < 0)
+    if bad.any():
+        raise _first_bad("arrival", arr, bad, "finite numbers >= 0 (seconds)")
+    if len(arr) > 1:
+        down = arr[1:] < arr[:-1]
+        if down.any():
+            i = int(np.argmax(down)) + 1
+            raise ArgumentError(
+                f"arrival[{i}]={arr[i].item()!r} is not accepted: arrivals must be non-decreasing "
+                f"(arrival[{i - 1}]={arr[i - 1].item()!r}); requests come in arrival order"
+            )
+    return arr
+
+
+def _priorities(value: Any, n: int) -> np.ndarray:
+    arr = _array("priority", value)
+    if arr.size and (arr.dtype.kind not in "iu" or arr.dtype == np.bool_):
+        raise ArgumentTypeError(f"priority is not accepted: it must hold integers, got dtype {arr.dtype}")
+    if len(arr) != n:
+        raise ArgumentError(f"priority is not accepted: it has {len(arr)} entries, one per request is {n}")
+    if arr.dtype == np.uint64 and arr.size and int(arr.max()) > np.iinfo(np.int64).max:
+        raise _first_bad("priority", arr, arr > np.iinfo(np.int64).max, "integers within int64")
+    return np.array(arr, dtype=np.int64)
+
+
+def _ids(name: str, value: Any) -> np.ndarray:
+    """Content ids: integers within int64."""
+    arr = _array(name, value)
+    if arr.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if arr.dtype.kind not in "iu" or arr.dtype == np.bool_:
+        what = "integers outside int64" if arr.dtype == object else f"dtype {arr.dtype}"
+        raise ArgumentTypeError(f"{name} is not accepted: content ids must be integers within int64, got {what}")
+    if arr.dtype == np.uint64 and int(arr.max()) > np.iinfo(np.int64).max:
+        raise _first_bad(name, arr, arr > np.iinfo(np.int64).max, "integers within int64")
+    return np.asarray(arr, dtype=np.int64)
+
+
+def _readonly(arr: np.ndarray) -> np.ndarray:
+    arr.setflags(write=False)
+    return arr
+
+
+# ---------------------------------------------------------------------------- requests
+
+
+@dataclass(frozen=True)
+class RequestsSummary:
+    """Figures of a set of requests (:meth:`Requests.summary`)."""
+
+    name: str
+    requests: int
+    #: seconds from the first arrival to the last
+    duration: float
+    #: arrivals per second: (requests - 1) / duration (nan below two requests, inf when they
+    #: all arrive at once)
+    rate: float
+    mean_prompt_len: float
+    mean_output_len: float
+    p50_prompt_len: float
+    p99_prompt_len: float
+    max_prompt_len: int
+    p50_output_len: float
+    p99_output_len: float
+    max_output_len: int
+    prompt_tokens: int
+    output_tokens: int
+    #: whether prompt content is given (prefix caching can hit), and its granularity
+    has_blocks: bool
+    source_block: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
 class Requests:
     """The requests of one run, in arrival order.
 
     ``arrival``: seconds (finite, >= 0, non-decreasing). ``prompt_len``, ``output_len``:
-    tokens (>= 1). ``blocks``: optional prompt content, one sequence of integer ids per
-    request, one id per ``source_block`` tokens (the last id may cover a partial block), e.g.
-    Mooncake's ``hash_ids`` with ``source_block=512``. ``priority``: optional integers, smaller
-    is more urgent (vLLM's convention), used by ``policy="priority"``.
+    tokens (integers from 1 to ``MAX_TOKENS``). ``blocks``: optional prompt content, one
+    sequence of integer ids (within int64) per request, one id per ``source_block`` tokens:
+    ``ceil(prompt_len / source_block)`` ids, the last one covering a partial block when the
+    prompt is not a whole number of them (Mooncake's ``hash_ids`` with ``source_block=512``).
+    ``block_offsets``: give ``blocks`` packed instead, as one flat id array where request
+    ``i``'s ids are ``blocks[block_offsets[i]:block_offsets[i + 1]]``. ``priority``: optional
+    integers, smaller is more urgent (vLLM's convention), used by ``policy="priority"``.
+
+    Requests are immutable (their arrays are read-only); :meth:`at_rate` and slicing
+    (``requests[:1000]``, ``requests[mask]``) make new ones.
     """
 
     def __init__(
@@ -44,54 +194,417 @@ class Requests:
         priority: Any = None,
         source_block: int = 512,
         name: str = "",
+        *,
+        block_offsets: Any = None,
     ) -> None:
-        self.arrival = np.ascontiguousarray(arrival, dtype=np.float64)
-        self.prompt_len = np.ascontiguousarray(prompt_len, dtype=np.int64)
-        self.output_len = np.ascontiguousarray(output_len, dtype=np.int64)
+        self.arrival: np.ndarray = _readonly(_arrivals(arrival))
         n = len(self.arrival)
-        if len(self.prompt_len) != n or len(self.output_len) != n:
-            raise ValueError("prompt_len and output_len are not accepted: they need one entry per arrival")
-        self.source_block = _checks.positive_int("source_block", source_block)
-        self.blocks: Optional[list[np.ndarray]] = None
-        if blocks is not None:
-            self.blocks = [np.ascontiguousarray(b, dtype=np.int64) for b in blocks]
-            if len(self.blocks) != n:
-                raise ValueError(f"blocks is not accepted: it needs one sequence per request ({n})")
-        self.priority = None if priority is None else np.ascontiguousarray(priority, dtype=np.int64)
+        self.prompt_len: np.ndarray = _readonly(_lengths("prompt_len", prompt_len, n))
+        self.output_len: np.ndarray = _readonly(_lengths("output_len", output_len, n))
+        self.source_block = _checks.positive_int("source_block", source_block, maximum=MAX_BLOCK)
+        self.priority: Optional[np.ndarray] = None if priority is None else _readonly(_priorities(priority, n))
+        if not isinstance(name, str):
+            raise ArgumentTypeError(f"name={name!r} is not accepted: it must be a str")
         self.name = name
+        self.block_ids: Optional[np.ndarray] = None
+        """The prompt content packed: request ``i``'s ids are
+        ``block_ids[block_offsets[i]:block_offsets[i + 1]]`` (None without content)."""
+        self.block_offsets: Optional[np.ndarray] = None
+        if blocks is not None:
+            ids, offsets = self._pack_blocks(blocks, block_offsets, n)
+            self.block_ids, self.block_offsets = _readonly(ids), _readonly(offsets)
+        elif block_offsets is not None:
+            raise ArgumentError("block_offsets is not accepted without blocks: it says where each request's ids start")
+        self._blocks: Optional[list[np.ndarray]] = None
+
+    def _pack_blocks(self, blocks: Any, block_offsets: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
+        if block_offsets is None:
+            if isinstance(blocks, (str, bytes)) or not hasattr(blocks, "__len__"):
+                raise ArgumentTypeError(
+                    "blocks is not accepted: it must be a sequence of id sequences, one per request"
+                )
+            if len(blocks) != n:
+                raise ArgumentError(f"blocks is not accepted: it has {len(blocks)} sequences, one per request is {n}")
+            parts = [_ids(f"blocks[{i}]", b) for i, b in enumerate(blocks)]
+            counts = np.array([len(p) for p in parts], dtype=np.int64)
+            ids = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+            offsets = np.zeros(n + 1, dtype=np.int64)
+            np.cumsum(counts, out=offsets[1:])
+        else:
+            ids = np.array(_ids("blocks", blocks), dtype=np.int64)
+            offsets = _array("block_offsets", block_offsets)
+            if offsets.size and (offsets.dtype.kind not in "iu" or offsets.dtype == np.bool_):
+                raise ArgumentTypeError(
+                    f"block_offsets is not accepted: it must hold integers, got dtype {offsets.dtype}"
+                )
+            offsets = np.array(offsets, dtype=np.int64)
+            if len(offsets) != n + 1 or offsets[0] != 0 or offsets[-1] != len(ids) or (np.diff(offsets) < 0).any():
+                raise ArgumentError(
+                    f"block_offsets is not accepted: it must be {n + 1} non-decreasing offsets from 0 to "
+                    f"len(blocks)={len(ids)}"
+                )
+            counts = np.diff(offsets)
+        expected = -(-self.prompt_len // self.source_block)  # ceil division
+        wrong = counts != expected
+        if wrong.any():
+            i = int(np.argmax(wrong))
+            raise ArgumentError(
+                f"blocks[{i}] is not accepted: it has {int(counts[i])} ids, but prompt_len[{i}]={int(self.prompt_len[i])} "
+                f"needs ceil({int(self.prompt_len[i])} / source_block={self.source_block}) = {int(expected[i])}"
+            )
+        return ids, offsets
+
+    # ------------------------------------------------------------------ sequence protocol
 
     def __len__(self) -> int:
         return len(self.arrival)
 
+    def __repr__(self) -> str:
+        label = f" {self.name!r}" if self.name else ""
+        content = f", content in {self.source_block}-token blocks" if self.block_ids is not None else ""
+        return f"<Requests{label}: {len(self)} requests{content}>"
+
+    @property
+    def blocks(self) -> Optional[list[np.ndarray]]:
+        """The prompt content, one read-only id array per request (None without content)."""
+        if self.block_ids is None or self.block_offsets is None:
+            return None
+        if self._blocks is None:
+            self._blocks = np.split(self.block_ids, self.block_offsets[1:-1])
+        return self._blocks
+
+    def __getitem__(self, index: Any) -> Requests:
+        """The requests at ``index``: a slice (``requests[:1000]``), a boolean mask, or an
+        array of indices in increasing order (arrivals must stay in order). Times are kept as
+        they are (not shifted to start at 0)."""
+        n = len(self)
+        if isinstance(index, slice):
+            rows = np.arange(n)[index]
+        elif isinstance(index, numbers.Integral) and not isinstance(index, bool):
+            raise ArgumentTypeError(
+                f"index={index!r} is not accepted: Requests are indexed by a slice, a mask or an index array "
+                "(requests[i:i+1] is the one request i); read single values from the arrays (requests.arrival[i])"
+            )
+        else:
+            rows = np.asarray(index)
+            if rows.dtype == np.bool_:
+                if rows.shape != (n,):
+                    raise ArgumentError(f"index is not accepted: a mask needs {n} entries, got shape {rows.shape}")
+                rows = np.flatnonzero(rows)
+            elif rows.ndim != 1 or (rows.size and rows.dtype.kind not in "iu"):
+                raise ArgumentTypeError(
+                    f"index is not accepted: use a slice, a boolean mask or integer indices, got {index!r:.60}"
+                )
+            rows = rows.astype(np.int64)
+            if rows.size and (rows.min() < -n or rows.max() >= n):
+                raise IndexError(f"index is not accepted: indices must be in [-{n}, {n}) for {n} requests")
+            rows = np.where(rows < 0, rows + n, rows)
+        ids = offsets = None
+        if self.block_ids is not None and self.block_offsets is not None:
+            starts, ends = self.block_offsets[rows], self.block_offsets[rows + 1]
+            counts = ends - starts
+            offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+            np.cumsum(counts, out=offsets[1:])
+            ids = self.block_ids[np.repeat(starts - offsets[:-1], counts) + np.arange(int(offsets[-1]))]
+        return Requests(
+            self.arrival[rows],
+            self.prompt_len[rows],
+            self.output_len[rows],
+            blocks=ids,
+            priority=None if self.priority is None else self.priority[rows],
+            source_block=self.source_block,
+            name=self.name,
+            block_offsets=offsets,
+        )
+
+    # ------------------------------------------------------------------ figures
+
+    @property
+    def duration(self) -> float:
+        """Seconds from the first arrival to the last (0 for fewer than two requests)."""
+        return float(self.arrival[-1] - self.arrival[0]) if len(self) > 1 else 0.0
+
+    @property
+    def rate(self) -> float:
+        """Mean arrival rate, requests per second: ``(len - 1) / duration`` (the number of
+        gaps over their total length; nan below two requests, inf if all arrive at once)."""
+        if len(self) < 2:
+            return math.nan
+        span = self.duration
+        return (len(self) - 1) / span if span > 0 else math.inf
+
+    def summary(self) -> RequestsSummary:
+        """Count, duration, rate, and the prompt and output lengths (mean, p50, p99, max)."""
+        n = len(self)
+        has_blocks = self.block_ids is not None
+        if n == 0:
+            figures: dict[str, Any] = dict.fromkeys(RequestsSummary.__dataclass_fields__, math.nan)
+            figures.update(name=self.name, requests=0, duration=0.0, max_prompt_len=0, max_output_len=0)
+            figures.update(prompt_tokens=0, output_tokens=0, has_blocks=has_blocks, source_block=self.source_block)
+            return RequestsSummary(**figures)
+        p50_p, p99_p = np.percentile(self.prompt_len, [50, 99])
+        p50_o, p99_o = np.percentile(self.output_len, [50, 99])
+        return RequestsSummary(
+            name=self.name,
+            requests=n,
+            duration=self.duration,
+            rate=self.rate,
+            mean_prompt_len=float(self.prompt_len.mean()),
+            mean_output_len=float(self.output_len.mean()),
+            p50_prompt_len=float(p50_p),
+            p99_prompt_len=float(p99_p),
+            max_prompt_len=int(self.prompt_len.max()),
+            p50_output_len=float(p50_o),
+            p99_output_len=float(p99_o),
+            max_output_len=int(self.output_len.max()),
+            prompt_tokens=int(self.prompt_len.sum()),
+            output_tokens=int(self.output_len.sum()),
+            has_blocks=has_blocks,
+            source_block=self.source_block,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The summary figures as a dict (the arrays stay in the object)."""
+        return self.summary().to_dict()
+
+    # ------------------------------------------------------------------ transformations
+
+    def at_rate(self, qps: float) -> Requests:
+        """The same requests with arrivals rescaled (about the first one, which moves to 0)
+        so that the mean rate (:attr:`rate`) is ``qps`` requests per second: the arrival
+        pattern, burstiness included, at another load."""
+        qps = _checks.positive_float("qps", qps)
+        if len(self) < 2 or self.duration == 0:
+            raise ArgumentError(
+                f"qps={qps!r} is not accepted for these requests: rescaling needs at least two requests "
+                f"with different arrival times (got {len(self)} spanning {self.duration} s)"
+            )
+        scale = self.rate / qps
+        arrival = (self.arrival - self.arrival[0]) * scale
+        return Requests(
+            arrival,
+            self.prompt_len,
+            self.output_len,
+            blocks=self.block_ids,
+            priority=self.priority,
+            source_block=self.source_block,
+            name=self.name,
+            block_offsets=self.block_offsets,
+        )
+
+    # ------------------------------------------------------------------ prompt content
+
     def prompt_block_keys(self, block_size: int) -> tuple[np.ndarray, np.ndarray]:
         """The content key of every full ``block_size``-token block of each prompt:
-        ``(keys, offsets)``, request ``i``'s keys being ``keys[offsets[i]:offsets[i + 1]]``
-        (``prompt_len[i] // block_size`` of them; a trailing partial block has none, as it is
-        never cached). Two blocks at the same position of two prompts have equal keys when
-        their tokens are equal as far as ``blocks`` tells; the engine chains keys along the
-        prompt, so a hit also needs the whole prefix before it to match. Without ``blocks``
-        every key is unique to its request and position."""
-        block_size = _checks.positive_int("block_size", block_size)
+        ``(keys, offsets)``, ``keys`` uint64, request ``i``'s keys being
+        ``keys[offsets[i]:offsets[i + 1]]`` (``prompt_len[i] // block_size`` of them; a
+        trailing partial block has none, as it is never cached).
+
+        The property the engine relies on: two blocks (of any requests, at any positions)
+        have equal keys when their tokens are equal as far as ``blocks`` tells, that is,
+        when they cover the same token ranges of source blocks with the same ids, in the
+        same order; an engine block spanning several source blocks combines all of them
+        (and differs when any of them differs). Different content gives different keys
+        (up to 64-bit hash collisions). The keys are not chained: the engine chains them
+        along the prompt, so a hit also needs the whole prefix before it to match.
+        Without ``blocks`` every key is unique to its request and position.
+
+        Deterministic (the same content gives the same keys in every run) and vectorised;
+        the definition, for block ``k`` covering tokens ``[k*B, (k+1)*B)``, with
+        segments ``j = 0, 1, ...`` over the source blocks ``s`` it meets, each covering
+        tokens ``[lo, hi)`` of its source block::
+
+            range(lo, hi, j) = mix64((mix64(lo << 32 | hi) + j) mod 2**64)
+            key = mix64(sum over j of mix64(mix64(id[s]) ^ range(lo, hi, j)) mod 2**64)
+
+        and without ``blocks``, ``key = mix64(2**63 ^ (i << 32) ^ k)`` for request ``i`` (its
+        index in these requests)."""
+        block_size = _checks.positive_int("block_size", block_size, maximum=MAX_BLOCK)
         counts = self.prompt_len // block_size
         offsets = np.zeros(len(self) + 1, dtype=np.int64)
         np.cumsum(counts, out=offsets[1:])
         keys = np.empty(int(offsets[-1]), dtype=np.uint64)
-        for i in range(len(self)):
-            for k in range(int(counts[i])):
-                keys[offsets[i] + k] = self._block_key(i, k, block_size)
+        # Requests in chunks of about _CHUNK blocks keep the temporaries small.
+        bounds = np.searchsorted(offsets, np.arange(0, int(offsets[-1]), _CHUNK), side="right") - 1
+        starts = np.unique(np.concatenate([bounds, [len(self)]])) if len(self) else np.zeros(1, dtype=np.int64)
+        for a, b in zip(starts[:-1], starts[1:]):
+            a, b = int(a), int(b)
+            out = keys[offsets[a] : offsets[b]]
+            if self.block_ids is None or self.block_offsets is None:
+                out[:] = _keys_without_content(counts[a:b], a)
+            else:
+                out[:] = _keys_from_content(
+                    counts[a:b], self.block_ids, self.block_offsets[a : b + 1], block_size, self.source_block
+                )
         return keys, offsets
 
-    def _block_key(self, i: int, k: int, block_size: int) -> int:
-        """The key of block ``k`` of prompt ``i``: a hash of the source ids and token ranges
-        it covers (or of the request and position when the content is not given)."""
-        if self.blocks is None:
-            return mix64((i << 32) ^ k ^ (1 << 63))
-        start, end = k * block_size, (k + 1) * block_size
-        key = 0
-        src = self.blocks[i]
-        for s in range(start // self.source_block, (end - 1) // self.source_block + 1):
-            lo = max(start, s * self.source_block) - s * self.source_block
-            hi = min(end, (s + 1) * self.source_block) - s * self.source_block
-            content = int(src[s]) if s < len(src) else mix64((i << 32) ^ s ^ (1 << 62))
-            key = mix64(key ^ mix64(content & _MASK64) ^ (lo << 40) ^ (hi << 20))
-        return key
+    # ------------------------------------------------------------------ sources (thin: the work is elsewhere)
+
+    @classmethod
+    def read(cls, source: Union[str, os.PathLike[str]], format: Optional[str] = None) -> Requests:
+        """Requests from a trace: a dataset name (``"azure-conv-2023"``, ``"azure-code-2023"``,
+        ``"mooncake-conversation"``, ``"mooncake-synthetic"``) or a file path; see
+        :func:`osbench.serve.readers.read`."""
+        from osbench.serve import readers
+
+        return readers.read(source, format)
+
+    @classmethod
+    def poisson(
+        cls,
+        n: int,
+        rate: float,
+        *,
+        prompt_len: LengthSpec = 1024,
+        output_len: LengthSpec = 128,
+        system_prompts: Optional[SystemPrompts] = None,
+        source_block: int = 16,
+        seed: int = 0,
+    ) -> Requests:
+        """``n`` requests arriving as a Poisson process of ``rate`` per second; see
+        :func:`osbench.serve.workloads.poisson`."""
+        from osbench.serve import workloads
+
+        return workloads.poisson(
+            n,
+            rate,
+            prompt_len=prompt_len,
+            output_len=output_len,
+            system_prompts=system_prompts,
+            source_block=source_block,
+            seed=seed,
+        )
+
+    @classmethod
+    def gamma(
+        cls,
+        n: int,
+        rate: float,
+        cv: float,
+        *,
+        prompt_len: LengthSpec = 1024,
+        output_len: LengthSpec = 128,
+        system_prompts: Optional[SystemPrompts] = None,
+        source_block: int = 16,
+        seed: int = 0,
+    ) -> Requests:
+        """``n`` requests with gamma inter-arrival times of mean ``1 / rate`` and coefficient of
+        variation ``cv`` (bursty when ``cv > 1``); see :func:`osbench.serve.workloads.gamma`."""
+        from osbench.serve import workloads
+
+        return workloads.gamma(
+            n,
+            rate,
+            cv,
+            prompt_len=prompt_len,
+            output_len=output_len,
+            system_prompts=system_prompts,
+            source_block=source_block,
+            seed=seed,
+        )
+
+    @classmethod
+    def conversations(
+        cls,
+        n_conversations: int,
+        rate: float,
+        *,
+        turns: Any = (1, 6),
+        message_len: LengthSpec = 256,
+        answer_len: LengthSpec = 256,
+        think_time: float = 30.0,
+        system_prompts: Optional[SystemPrompts] = None,
+        source_block: int = 16,
+        seed: int = 0,
+    ) -> Requests:
+        """Multi-turn conversations whose turns share their history as a prefix; see
+        :func:`osbench.serve.workloads.conversations`."""
+        from osbench.serve import workloads
+
+        return workloads.conversations(
+            n_conversations,
+            rate,
+            turns=turns,
+            message_len=message_len,
+            answer_len=answer_len,
+            think_time=think_time,
+            system_prompts=system_prompts,
+            source_block=source_block,
+            seed=seed,
+        )
+
+
+# ---------------------------------------------------------------------------- block keys
+
+_CHUNK = 1 << 22
+"""Blocks per chunk of :meth:`Requests.prompt_block_keys` (32 MiB per uint64 temporary)."""
+
+_PHASE_TABLE_MAX = 1 << 20
+"""Largest table of per-phase range hashes (one entry per block position inside a repeat of
+source and engine block boundaries); beyond it the hashes are computed per block."""
+
+
+def _local_positions(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For items grouped in runs of ``counts``: each item's run index and position in its run."""
+    total = int(counts.sum())
+    run = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    starts = np.zeros(len(counts), dtype=np.int64)
+    np.cumsum(counts[:-1], out=starts[1:])
+    return run, np.arange(total, dtype=np.int64) - starts[run]
+
+
+def _keys_without_content(counts: np.ndarray, first_request: int) -> np.ndarray:
+    request, k = _local_positions(counts)
+    x = (request + first_request).astype(np.uint64) << np.uint64(32)
+    x ^= k.astype(np.uint64)
+    x ^= np.uint64(_NO_CONTENT)
+    return mix64_array(x)
+
+
+def _range_hash(lo: np.ndarray, hi: np.ndarray, j: np.ndarray) -> np.ndarray:
+    x = mix64_array((lo.astype(np.uint64) << np.uint64(32)) | hi.astype(np.uint64))
+    x += j.astype(np.uint64)
+    return mix64_array(x)
+
+
+def _keys_from_content(
+    counts: np.ndarray, ids: np.ndarray, id_offsets: np.ndarray, block_size: int, source_block: int
+) -> np.ndarray:
+    """Keys of the full blocks of a run of requests (``counts`` blocks each; their ids start at
+    ``id_offsets``)."""
+    request, k = _local_positions(counts)
+    if len(k) == 0:
+        return np.zeros(0, dtype=np.uint64)
+    start = k * block_size
+    first_source = start // source_block
+    last_source = (start + block_size - 1) // source_block
+    # mix64 of each id once (many engine blocks share a source block), then gathered.
+    mixed = mix64_array(ids[id_offsets[0] : id_offsets[-1]].view(np.uint64))
+    id_base = id_offsets[:-1][request] - id_offsets[0]
+    if int((last_source - first_source).max()) == 0:
+        # Every block lies inside one source block: one segment (j = 0) each.
+        lo = start - first_source * source_block
+        content = mixed[id_base + first_source]
+        g = math.gcd(block_size, source_block)
+        if source_block // g <= _PHASE_TABLE_MAX:
+            # lo is a multiple of g below source_block: hash each possible lo once.
+            table_lo = np.arange(0, source_block, g, dtype=np.int64)
+            table = _range_hash(table_lo, table_lo + block_size, np.zeros_like(table_lo))
+            ranges = table[lo // g]
+        else:
+            ranges = _range_hash(lo, lo + block_size, np.zeros_like(lo))
+        content ^= ranges
+        return mix64_array(mix64_array(content))
+    # Some blocks span several source blocks: one segment per (block, source block) pair.
+    n_segments = last_source - first_source + 1
+    block, j = _local_positions(n_segments)
+    s = first_source[block] + j
+    seg_start = s * source_block
+    lo = np.maximum(start[block], seg_start) - seg_start
+    hi = np.minimum(start[block] + block_size, seg_start + source_block) - seg_start
+    segment = mixed[id_base[block] + s]
+    segment ^= _range_hash(lo, hi, j)
+    segment = mix64_array(segment)
+    first_segment = np.zeros(len(k), dtype=np.int64)
+    np.cumsum(n_segments[:-1], out=first_segment[1:])
+    return mix64_array(np.add.reduceat(segment, first_segment))

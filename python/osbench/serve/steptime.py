@@ -1,13 +1,22 @@
 """How long one engine step takes.
 
-A step's work is summarised by :class:`Batch` (integers only, so both engines compute the
-same floating-point time from the same inputs in the same order). A step-time model is any
-callable ``model(batch) -> seconds``.
+A step's work is summarised by :class:`Batch` (integers only). A step-time model is any
+callable ``model(batch) -> seconds``; the two built in, :meth:`StepTime.linear` and
+:meth:`StepTime.roofline`, are fixed sequences of float operations on the batch's integers,
+written out in order below, so that the native engine, given :meth:`StepTime.spec`, computes
+bit-equal times.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+import numbers
+from dataclasses import dataclass, field
+from typing import Any, Optional, Union
+
+from osbench import _checks
+from osbench.errors import ArgumentError
+from osbench.serve.models import GPU, Model
 
 
 @dataclass(frozen=True)
@@ -36,18 +45,207 @@ class Batch:
         return self.prefill_tokens + self.decode_seqs
 
 
-class StepTime:
-    """Step-time models: ``StepTime.linear(...)``; the model presets' roofline follows."""
+# ---------------------------------------------------------------------------- defaults
 
-    def __init__(self, a: float, b_prefill_token: float, c_decode_seq: float, d_context_token: float) -> None:
-        self.coefficients = (float(a), float(b_prefill_token), float(c_decode_seq), float(d_context_token))
+MFU = 0.5
+"""Share of the peak dense FLOP/s the step's matrix products reach. An assumption, not a
+measurement of this project (no GPU here): large BF16 GEMMs reach 60-70% of peak on Hopper and
+Ampere, and a whole prefill step, with its smaller kernels and attention, about 40-55% (the
+inference-sim simulator calibrates H100 prefill at 0.45, inference-sim PR #1710). Calibrate
+against a real engine with :meth:`StepTime.linear` when one is at hand."""
+
+MBU = 0.75
+"""Share of the peak memory bandwidth a step's reads reach (model bandwidth utilisation). An
+assumption: well-tuned CUDA serving stacks (vLLM, TensorRT-LLM) decode at 70-85% of peak HBM
+bandwidth; with :data:`OVERHEAD` it makes a batch-1 decode of Llama-3-8B on an H100
+``15.01 GB / (3.35 TB/s * 0.75) + 1 ms = 7.0 ms`` (143 tokens/s; the 15.01 GB are its
+weights but the embedding table), the order of single-stream speeds reported for vLLM on
+that GPU."""
+
+OVERHEAD = 1e-3
+"""Seconds per step that neither compute nor memory traffic explains: kernel launches, the
+sampler, input preparation and scheduling left over after vLLM V1 overlaps them with the
+GPU. An assumption of 1 ms (the CPU side of a V1 step with CUDA graphs is of that order)."""
+
+
+# ---------------------------------------------------------------------------- the models
+
+
+def _linear_seconds(c: tuple[float, ...], b: Batch) -> float:
+    a, per_prefill_token, per_decode_seq, per_context_token = c
+    return (
+        a + per_prefill_token * b.prefill_tokens + per_decode_seq * b.decode_seqs + per_context_token * b.context_tokens
+    )
+
+
+def _power(x: float, n: int) -> float:
+    """``x ** n`` by squaring, multiplication by multiplication (the native engine repeats
+    exactly these products; a library ``pow`` may round differently)."""
+    result = 1.0
+    while n > 0:
+        if n & 1:
+            result *= x
+        x *= x
+        n >>= 1
+    return result
+
+
+def _roofline_seconds(c: tuple[float, ...], b: Batch) -> float:
+    (
+        overhead,
+        peak_flops,
+        bandwidth,
+        flops_per_token,
+        flops_per_seq,
+        flops_per_pair,
+        dense_bytes,
+        expert_bytes,
+        experts,
+        expert_miss,
+        kv_bytes_per_token,
+    ) = c
+    new = b.prefill_tokens + b.decode_seqs
+    # Linear layers: every new token through the active weights; logits for one token per sequence.
+    linear_flops = flops_per_token * new + flops_per_seq * b.num_seqs
+    # Weights read once per step; of an MoE's experts, those some token was routed to (expected
+    # number, each token picking experts_per_token of them uniformly).
+    touched = experts * (1.0 - _power(expert_miss, new))
+    weight_bytes = dense_bytes + expert_bytes * touched
+    linear = max(linear_flops / peak_flops, weight_bytes / bandwidth)
+    # Attention: the causal query-key pairs; the KV cache of the context read, the new tokens' written.
+    attention_flops = flops_per_pair * b.attention_pairs
+    kv_bytes = kv_bytes_per_token * (b.context_tokens + new)
+    attention = max(attention_flops / peak_flops, kv_bytes / bandwidth)
+    return overhead + linear + attention
+
+
+_KINDS = {"linear": (_linear_seconds, 4), "roofline": (_roofline_seconds, 11)}
+
+
+def _fraction(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < float(value) <= 1:
+        raise ArgumentError(f"{name}={value!r} is not accepted: it must be a number in (0, 1]")
+    return float(value)
+
+
+def _seconds(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= float(value) < math.inf:
+        raise ArgumentError(f"{name}={value!r} is not accepted: it must be a finite number >= 0 (seconds)")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class StepTime:
+    """A step-time model: ``step_time(batch)`` is the step's duration in seconds.
+
+    Build one with :meth:`linear` or :meth:`roofline`. ``kind`` and ``coefficients`` are
+    what the native engine takes (:meth:`spec`); ``params`` records what they were computed
+    from."""
+
+    kind: str
+    coefficients: tuple[float, ...]
+    params: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def __post_init__(self) -> None:
+        _checks.choice("kind", self.kind, _KINDS)
+        if len(self.coefficients) != _KINDS[self.kind][1]:
+            raise ArgumentError(
+                f"coefficients is not accepted: a {self.kind} model has {_KINDS[self.kind][1]}, got {len(self.coefficients)}"
+            )
 
     @classmethod
     def linear(cls, a: float, b_prefill_token: float, c_decode_seq: float, d_context_token: float) -> StepTime:
         """``a + b * prefill_tokens + c * decode_seqs + d * context_tokens`` seconds, for
-        coefficients measured on a real engine."""
-        return cls(a, b_prefill_token, c_decode_seq, d_context_token)
+        coefficients measured on a real engine (each finite and >= 0)."""
+        c = (
+            _seconds("a", a),
+            _seconds("b_prefill_token", b_prefill_token),
+            _seconds("c_decode_seq", c_decode_seq),
+            _seconds("d_context_token", d_context_token),
+        )
+        return cls("linear", c, {"a": c[0], "b_prefill_token": c[1], "c_decode_seq": c[2], "d_context_token": c[3]})
+
+    @classmethod
+    def roofline(
+        cls,
+        model: Union[str, Model],
+        gpu: Union[str, GPU],
+        tp: Optional[int] = None,
+        mfu: float = MFU,
+        mbu: float = MBU,
+        overhead: float = OVERHEAD,
+    ) -> StepTime:
+        """A roofline step time for ``model`` served on ``tp`` of ``gpu`` (presets by name,
+        or :class:`~osbench.serve.Model` and :class:`~osbench.serve.GPU`; ``tp`` None: the
+        model's own degree). Each GPU does ``1/tp`` of the work. The step is two kernels
+        run one after the other, each bounded by its compute or its memory traffic::
+
+            linear    = max(linear_flops / (peak * mfu), weight_bytes / (bandwidth * mbu))
+            attention = max(attention_flops / (peak * mfu), kv_bytes / (bandwidth * mbu))
+            seconds   = overhead + linear + attention
+
+        with ``new = prefill_tokens + decode_seqs`` and, per GPU:
+
+        - ``linear_flops = 2 * (active_parameters - embeddings - lm_head) * new
+          + 2 * vocab * hidden * num_seqs``: every new token through the layers' weights, and
+          one row of logits per sequence (vLLM computes logits for each request's last token
+          only);
+        - ``weight_bytes``: every weight read once per step (the embedding table aside: only
+          the looked-up rows are read); for a mixture of experts, the experts some token was
+          routed to, ``experts * (1 - (1 - experts_per_token / experts) ** new)`` per layer
+          in expectation, so a small decode batch reads only a few experts;
+        - ``attention_flops = 4 * layers * heads * head_dim * attention_pairs`` (QK^T and PV);
+        - ``kv_bytes = kv_bytes_per_token * (context_tokens + new)``: the cached keys and
+          values read, and those of the new tokens written.
+
+        Left out: activation traffic, the all-reduces of tensor parallelism, and the overlap
+        of the two kernels. ``mfu``, ``mbu``: shares of the peaks reached (in (0, 1]);
+        ``overhead``: seconds per step (see :data:`MFU`, :data:`MBU`, :data:`OVERHEAD`).
+        """
+        m, g = Model.preset(model), GPU.preset(gpu)
+        tp = m.tp if tp is None else m.check_tp(tp)
+        mfu, mbu = _fraction("mfu", mfu), _fraction("mbu", mbu)
+        overhead = _seconds("overhead", overhead)
+        size = m.dtype_bytes
+        layer_weights = m.active_parameters - m.embedding_parameters - m.lm_head_parameters
+        logits = m.vocab_size * m.hidden_size
+        if m.experts > 1:
+            expert_bytes = float(m.layers * m.mlp_parameters * size) / tp
+            dense_bytes = float((m.parameters - m.embedding_parameters) * size) / tp - expert_bytes * m.experts
+            experts, miss = float(m.experts), 1.0 - m.experts_per_token / m.experts
+        else:
+            expert_bytes, dense_bytes = 0.0, float((m.parameters - m.embedding_parameters) * size) / tp
+            experts, miss = 0.0, 0.0
+        coefficients = (
+            overhead,
+            g.peak_flops(m.dtype) * mfu,
+            g.bandwidth * mbu,
+            2.0 * layer_weights / tp,
+            2.0 * logits / tp,
+            4.0 * m.layers * m.heads * m.head_dim / tp,
+            dense_bytes,
+            expert_bytes,
+            experts,
+            miss,
+            float(m.kv_bytes_per_token(tp)),
+        )
+        params = {"model": m.name, "gpu": g.name, "tp": tp, "mfu": mfu, "mbu": mbu, "overhead": overhead}
+        return cls("roofline", coefficients, params)
 
     def __call__(self, batch: Batch) -> float:
-        a, b, c, d = self.coefficients
-        return a + b * batch.prefill_tokens + c * batch.decode_seqs + d * batch.context_tokens
+        return _KINDS[self.kind][0](self.coefficients, batch)
+
+    def spec(self) -> tuple[str, tuple[float, ...]]:
+        """``(kind, coefficients)``: all the native engine needs to compute the same times.
+        ``"linear"``: ``(a, b_prefill_token, c_decode_seq, d_context_token)``.
+        ``"roofline"``: ``(overhead, peak_flops, bandwidth, flops_per_token, flops_per_seq,
+        flops_per_pair, dense_bytes, expert_bytes, experts, expert_miss,
+        kv_bytes_per_token)``, peaks already scaled by mfu and mbu, used in the order of
+        :func:`_roofline_seconds` (with ``_power``, ``x ** n`` by squaring)."""
+        return self.kind, self.coefficients
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "coefficients": list(self.coefficients), "params": dict(self.params)}
+
+
+__all__ = ["MBU", "MFU", "OVERHEAD", "Batch", "StepTime"]

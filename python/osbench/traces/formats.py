@@ -17,8 +17,9 @@ Formats (``FORMATS``):
   ``output_length``, ``hash_ids``), read as the trace of block accesses a prefix cache sees:
   one access per ``hash_ids`` entry, sized in tokens (512 per block, the last block of a
   request holding the rest of its prompt), timed by the request's timestamp (ms); the
-  request index of each access is ``trace.fields["request"]``. (For whole requests, see
-  :func:`osbench.radix.workloads.mooncake`.)
+  request index of each access is ``trace.fields["request"]``, and the request's
+  ``input_length`` and (when every record has one) ``output_length`` are in
+  ``trace.fields`` too. (For whole requests, see :meth:`osbench.serve.Requests.read`.)
 - ``azure``: Azure LLM inference CSV logs (``TIMESTAMP, ContextTokens, GeneratedTokens``):
   one access per request, keys 0..n-1 (the log names no objects), sizes the context tokens,
   times in ns since the Unix epoch; ``fields["input_length"]``, ``fields["output_length"]``.
@@ -396,6 +397,8 @@ def _read_mooncake(path: str, data: bytes) -> Trace:
     sizes: list[int] = []
     times: list[int] = []
     request: list[int] = []
+    inputs: list[int] = []
+    outputs: list[Optional[int]] = []
     n_requests = 0
     for line_no, line in enumerate(_decode(path, data), 1):
         if not line.strip():
@@ -405,10 +408,13 @@ def _read_mooncake(path: str, data: bytes) -> Trace:
             ids = rec["hash_ids"]
             stamp = rec.get("timestamp", 0)
             length = rec.get("input_length", len(ids) * MOONCAKE_BLOCK_TOKENS)
+            output = rec.get("output_length")
             if not isinstance(ids, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
                 raise ArgumentTypeError("hash_ids must be a list of integers")
             if not isinstance(stamp, (int, float)) or not isinstance(length, int):
                 raise ArgumentTypeError("timestamp and input_length must be numbers")
+            if output is not None and (not isinstance(output, int) or isinstance(output, bool)):
+                raise ArgumentTypeError("output_length must be an integer")
         except (ValueError, KeyError, TypeError) as exc:
             raise _fail(
                 path, f"line {line_no}", f"not a Mooncake request with hash_ids ({type(exc).__name__}: {exc})"
@@ -419,14 +425,19 @@ def _read_mooncake(path: str, data: bytes) -> Trace:
         sizes += [MOONCAKE_BLOCK_TOKENS] * (n - 1) + [last] if n else []
         times += [int(stamp)] * n
         request += [n_requests] * n
+        inputs += [length] * n
+        outputs += [output] * n
         n_requests += 1
     if n_requests == 0:
         raise _fail(path, "line 1", "no records (the file holds only blank lines)")
+    fields = {"request": np.array(request, dtype=np.int64), "input_length": _int_array(path, inputs, "input_length")}
+    if None not in outputs:
+        fields["output_length"] = _int_array(path, [o for o in outputs if o is not None], "output_length")
     return Trace(
         _int_array(path, keys, "hash_ids"),
         sizes=np.array(sizes, dtype=np.int64),
         times=np.array(times, dtype=np.int64),
-        fields={"request": np.array(request, dtype=np.int64)},
+        fields=fields,
     )
 
 

@@ -1,0 +1,356 @@
+"""Model and GPU presets: what the step-time model and the KV-cache size are computed from.
+
+A :class:`Model` holds the numbers of the model's Hugging Face ``config.json`` (layers,
+hidden size, heads, KV heads, vocabulary...); its parameter counts are derived from them, and
+the tests hold the derivation to the counts the model cards publish. A :class:`GPU` holds the
+vendor datasheet's peak dense tensor FLOP/s, HBM bandwidth, and the memory ``nvidia-smi``
+reports. :func:`num_blocks` sizes the KV cache the way vLLM does.
+
+``MODELS`` and ``GPUS`` are the one table of each; :meth:`Model.preset` and :meth:`GPU.preset`
+look names up in them. Adding a preset: one entry in the table (every number with its source in the
+comment beside it), and a golden test in ``tests/serve/test_models.py`` against the published
+figure (the parameter count on the model card, the datasheet line).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import asdict, dataclass
+from typing import Any, Optional, Union
+
+from osbench import _checks
+from osbench.errors import ArgumentError
+
+DTYPE_BYTES: dict[str, int] = {"bf16": 2, "fp16": 2, "fp8": 1}
+"""Bytes per element of the data types weights and the KV cache are kept in."""
+
+GIB = 1 << 30
+MIB = 1 << 20
+
+
+@dataclass(frozen=True)
+class Model:
+    """A decoder-only transformer, as its ``config.json`` describes it.
+
+    MoE models (``experts > 1``) route each token through ``experts_per_token`` of the
+    ``experts`` MLPs of each layer. ``tp`` is the tensor-parallel degree the preset is served
+    with by default (the GPUs one replica spans), used when a function's ``tp`` is None.
+    """
+
+    name: str
+    layers: int  # num_hidden_layers
+    hidden_size: int  # hidden_size
+    intermediate_size: int  # intermediate_size (of one expert for MoE)
+    heads: int  # num_attention_heads
+    kv_heads: int  # num_key_value_heads
+    head_dim: int  # head_dim, or hidden_size // num_attention_heads
+    vocab_size: int  # vocab_size
+    max_model_len: int  # max_position_embeddings
+    experts: int = 1  # num_local_experts
+    experts_per_token: int = 1  # num_experts_per_tok
+    qkv_bias: bool = False  # attention_bias (Qwen2 has biases on q, k, v)
+    tied_embeddings: bool = False  # tie_word_embeddings
+    dtype: str = "bf16"  # torch_dtype
+    tp: int = 1
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        for f in ("layers", "hidden_size", "intermediate_size", "heads", "kv_heads", "head_dim", "vocab_size"):
+            _checks.positive_int(f, getattr(self, f), maximum=2**31 - 1)
+        _checks.positive_int("max_model_len", self.max_model_len, maximum=2**31 - 1)
+        _checks.positive_int("experts", self.experts, maximum=2**16)
+        _checks.positive_int("experts_per_token", self.experts_per_token, maximum=self.experts)
+        _checks.choice("dtype", self.dtype, DTYPE_BYTES)
+        if self.heads % self.kv_heads:
+            raise ArgumentError(f"kv_heads={self.kv_heads!r} is not accepted: it must divide heads={self.heads}")
+        self.check_tp(_checks.positive_int("tp", self.tp, maximum=2**16))
+
+    # ------------------------------------------------------------------ parameters
+
+    @property
+    def dtype_bytes(self) -> int:
+        return DTYPE_BYTES[self.dtype]
+
+    @property
+    def attention_parameters(self) -> int:
+        """Per layer: the q, k, v and o projections (and the q, k, v biases if any)."""
+        q = self.heads * self.head_dim
+        kv = self.kv_heads * self.head_dim
+        bias = q + 2 * kv if self.qkv_bias else 0
+        return self.hidden_size * q + 2 * self.hidden_size * kv + q * self.hidden_size + bias
+
+    @property
+    def mlp_parameters(self) -> int:
+        """Per layer and expert: the gated MLP's gate, up and down projections."""
+        return 3 * self.hidden_size * self.intermediate_size
+
+    @property
+    def router_parameters(self) -> int:
+        """Per layer: the MoE router (none for a dense model)."""
+        return self.hidden_size * self.experts if self.experts > 1 else 0
+
+    @property
+    def norm_parameters(self) -> int:
+        """Per layer: the two RMSNorm weights."""
+        return 2 * self.hidden_size
+
+    @property
+    def embedding_parameters(self) -> int:
+        """The input embedding table."""
+        return self.vocab_size * self.hidden_size
+
+    @property
+    def lm_head_parameters(self) -> int:
+        """The output projection to the vocabulary (0 when tied to the embedding)."""
+        return 0 if self.tied_embeddings else self.vocab_size * self.hidden_size
+
+    @property
+    def parameters(self) -> int:
+        """All the weights: layers, embeddings, output projection, final norm."""
+        layer = self.attention_parameters + self.experts * self.mlp_parameters + self.router_parameters
+        layer += self.norm_parameters
+        return self.layers * layer + self.embedding_parameters + self.lm_head_parameters + self.hidden_size
+
+    @property
+    def active_parameters(self) -> int:
+        """The weights one token goes through (``experts_per_token`` experts of each MoE layer)."""
+        idle = self.layers * (self.experts - self.experts_per_token) * self.mlp_parameters
+        return self.parameters - idle
+
+    # ------------------------------------------------------------------ per GPU
+
+    def check_tp(self, tp: int) -> int:
+        """``tp`` if vLLM can shard this model over that many GPUs: it must divide the query
+        heads, and divide or be a multiple of the KV heads (which are then replicated)."""
+        tp = _checks.positive_int("tp", tp, maximum=2**16)
+        if self.heads % tp or (self.kv_heads % tp and tp % self.kv_heads):
+            raise ArgumentError(
+                f"tp={tp!r} is not accepted for {self.name}: it must divide heads={self.heads} and divide or be a "
+                f"multiple of kv_heads={self.kv_heads}"
+            )
+        return tp
+
+    def _tp(self, tp: Optional[int]) -> int:
+        return self.tp if tp is None else self.check_tp(tp)
+
+    def kv_heads_per_gpu(self, tp: Optional[int] = None) -> int:
+        """KV heads each GPU holds: ``kv_heads / tp``, at least one (vLLM replicates KV heads
+        when there are fewer than GPUs)."""
+        return max(1, self.kv_heads // self._tp(tp))
+
+    def kv_bytes_per_token(self, tp: Optional[int] = None) -> int:
+        """KV-cache bytes one token takes on each GPU: a key and a value vector per KV head and
+        layer, ``2 * layers * kv_heads * head_dim * dtype_bytes``, divided among ``tp`` GPUs
+        (the model's own ``tp`` when None)."""
+        return 2 * self.layers * self.kv_heads_per_gpu(tp) * self.head_dim * self.dtype_bytes
+
+    def weight_bytes(self, tp: Optional[int] = None) -> int:
+        """Weight bytes on each GPU: ``parameters * dtype_bytes / tp`` (rounded up; the
+        replicated norms are a rounding error)."""
+        return -(-self.parameters * self.dtype_bytes // self._tp(tp))
+
+    @staticmethod
+    def preset(name: Union[str, Model]) -> Model:
+        """The preset called ``name`` in ``MODELS`` (case-insensitive), or ``name`` itself if
+        it is a Model."""
+        if isinstance(name, Model):
+            return name
+        key = name.lower() if isinstance(name, str) else name
+        return MODELS[_checks.choice("model", key, MODELS)]
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d.update(parameters=self.parameters, active_parameters=self.active_parameters)
+        return d
+
+
+@dataclass(frozen=True)
+class GPU:
+    """One accelerator: peak dense tensor FLOP/s per data type, memory bandwidth and size."""
+
+    name: str
+    bf16_flops: float  # dense (without sparsity) BF16/FP16 tensor-core FLOP/s
+    fp8_flops: Optional[float]  # dense FP8 tensor-core FLOP/s (None: no FP8 tensor cores)
+    bandwidth: float  # memory bytes/s
+    memory_bytes: int  # as nvidia-smi reports memory.total
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        _checks.positive_float("bf16_flops", self.bf16_flops)
+        if self.fp8_flops is not None:
+            _checks.positive_float("fp8_flops", self.fp8_flops)
+        _checks.positive_float("bandwidth", self.bandwidth)
+        _checks.positive_int("memory_bytes", self.memory_bytes)
+
+    def peak_flops(self, dtype: str) -> float:
+        """Dense tensor-core FLOP/s for ``dtype`` (FP16 runs at the BF16 rate)."""
+        _checks.choice("dtype", dtype, DTYPE_BYTES)
+        if dtype == "fp8":
+            if self.fp8_flops is None:
+                raise ArgumentError(f"dtype='fp8' is not accepted on {self.name}: it has no FP8 tensor cores")
+            return self.fp8_flops
+        return self.bf16_flops
+
+    @staticmethod
+    def preset(name: Union[str, GPU]) -> GPU:
+        """The preset called ``name`` in ``GPUS`` (case-insensitive), or ``name`` itself if it
+        is a GPU."""
+        if isinstance(name, GPU):
+            return name
+        key = name.lower() if isinstance(name, str) else name
+        return GPUS[_checks.choice("gpu", key, GPUS)]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# ---------------------------------------------------------------------------- the tables
+
+_HF = "https://huggingface.co/{}/blob/main/config.json"
+
+MODELS: dict[str, Model] = {
+    # 8,030,261,248 parameters (model card: 8.03B)
+    "llama-3-8b": Model(
+        name="llama-3-8b",
+        layers=32,
+        hidden_size=4096,
+        intermediate_size=14336,
+        heads=32,
+        kv_heads=8,
+        head_dim=128,
+        vocab_size=128256,
+        max_model_len=8192,
+        source=_HF.format("meta-llama/Meta-Llama-3-8B"),
+    ),
+    # 70,553,706,496 parameters (model card: 70.6B); 141 GB of bf16 weights, served on 4 GPUs
+    "llama-3-70b": Model(
+        name="llama-3-70b",
+        layers=80,
+        hidden_size=8192,
+        intermediate_size=28672,
+        heads=64,
+        kv_heads=8,
+        head_dim=128,
+        vocab_size=128256,
+        max_model_len=8192,
+        tp=4,
+        source=_HF.format("meta-llama/Meta-Llama-3-70B"),
+    ),
+    # 7,615,616,512 parameters (model card: 7.61B, 6.53B without embeddings)
+    "qwen2.5-7b": Model(
+        name="qwen2.5-7b",
+        layers=28,
+        hidden_size=3584,
+        intermediate_size=18944,
+        heads=28,
+        kv_heads=4,
+        head_dim=128,
+        vocab_size=152064,
+        max_model_len=32768,
+        qkv_bias=True,
+        source=_HF.format("Qwen/Qwen2.5-7B"),
+    ),
+    # 46,702,792,704 parameters, 12,879,925,248 active (Mistral's announcement: 46.7B, 12.9B)
+    "mixtral-8x7b": Model(
+        name="mixtral-8x7b",
+        layers=32,
+        hidden_size=4096,
+        intermediate_size=14336,
+        heads=32,
+        kv_heads=8,
+        head_dim=128,
+        vocab_size=32000,
+        max_model_len=32768,
+        experts=8,
+        experts_per_token=2,
+        tp=2,
+        source=_HF.format("mistralai/Mixtral-8x7B-v0.1"),
+    ),
+}
+"""Every model preset by name (lower case)."""
+
+GPUS: dict[str, GPU] = {
+    # NVIDIA A100 Tensor Core GPU datasheet, A100 80GB SXM: BF16 312 TFLOPS (624 with sparsity),
+    # no FP8, HBM2e 2,039 GB/s; nvidia-smi memory.total 81920 MiB.
+    "a100-80gb": GPU("A100-SXM4-80GB", 312e12, None, 2039e9, 81920 * MIB, "NVIDIA A100 datasheet (SXM 80GB)"),
+    # NVIDIA H100 Tensor Core GPU datasheet, H100 SXM: BF16 989 TFLOPS and FP8 1,979 TFLOPS dense
+    # (1,979 and 3,958 with sparsity), HBM3 3.35 TB/s; nvidia-smi memory.total 81559 MiB.
+    "h100-sxm": GPU("H100-SXM5-80GB", 989.4e12, 1978.9e12, 3.35e12, 81559 * MIB, "NVIDIA H100 datasheet (SXM)"),
+    # NVIDIA H200 Tensor Core GPU datasheet, H200 SXM: the H100's compute (BF16 989 TFLOPS, FP8
+    # 1,979 TFLOPS dense), HBM3e 4.8 TB/s, 141 GB; nvidia-smi memory.total 143771 MiB.
+    "h200": GPU("H200-SXM-141GB", 989.4e12, 1978.9e12, 4.8e12, 143771 * MIB, "NVIDIA H200 datasheet (SXM)"),
+    # NVIDIA L40S datasheet: BF16 362.05 TFLOPS and FP8 733 TFLOPS dense (733 and 1,466 with
+    # sparsity), GDDR6 864 GB/s, 48 GB; nvidia-smi memory.total 46068 MiB.
+    "l40s": GPU("L40S-48GB", 362.05e12, 733e12, 864e9, 46068 * MIB, "NVIDIA L40S datasheet"),
+}
+"""Every GPU preset by name (lower case)."""
+
+
+# ---------------------------------------------------------------------------- KV-cache size
+
+GPU_MEMORY_UTILIZATION = 0.92
+"""vLLM 0.33.0's default share of GPU memory for one engine (``CacheConfig.gpu_memory_utilization``
+in ``vllm/config/cache.py``; older releases used 0.9)."""
+
+RESERVE_BYTES = 2 * GIB
+"""GPU memory set aside for what is neither weights nor KV cache, per GPU. vLLM measures it
+by profiling a forward pass of ``max_num_batched_tokens`` tokens (``determine_available_memory``
+in ``vllm/v1/worker/gpu_worker.py``): the peak activation tensors, non-torch memory (NCCL,
+attention-backend buffers) and the CUDA graphs' estimate. We cannot run that profile, so we
+leave a fixed 2 GiB: vLLM's V1 log for Llama-3.1-8B on one 80 GB GPU shows 1.24 GiB of
+activation peak and 0.35 GiB of non-torch memory, and CUDA keeps about 0.45 GiB of what
+nvidia-smi reports (79.11 GiB total seen by CUDA against 79.65 GiB), together 2.0 GiB. Larger
+``max_num_batched_tokens`` or models grow the activation share; pass ``reserve_bytes``."""
+
+
+def num_blocks(
+    model: Union[str, Model],
+    gpu: Union[str, GPU],
+    *,
+    tp: Optional[int] = None,
+    block_size: int = 16,
+    gpu_memory_utilization: float = GPU_MEMORY_UTILIZATION,
+    reserve_bytes: int = RESERVE_BYTES,
+) -> int:
+    """KV-cache blocks of ``block_size`` tokens that fit on each GPU, as vLLM sizes its pool
+    (``num_gpu_blocks``, its null block included)::
+
+        usable = ceil(memory_bytes * gpu_memory_utilization)
+        kv = usable - weight_bytes(tp) - reserve_bytes
+        blocks = kv // (block_size * kv_bytes_per_token(tp))
+
+    ``tp``: GPUs the model is sharded over (each holds ``1/tp`` of the weights and of the KV
+    heads; the model preset's own ``tp`` when None). Raises ValueError when nothing is left."""
+    m, g = Model.preset(model), GPU.preset(gpu)
+    block_size = _checks.positive_int("block_size", block_size, maximum=2**31 - 1)
+    if (
+        isinstance(gpu_memory_utilization, bool)
+        or not isinstance(gpu_memory_utilization, numbers.Real)
+        or not 0 < gpu_memory_utilization <= 1
+    ):
+        raise ArgumentError(f"gpu_memory_utilization={gpu_memory_utilization!r} is not accepted: it must be in (0, 1]")
+    reserve_bytes = _checks.non_negative_int("reserve_bytes", reserve_bytes)
+    usable = math.ceil(g.memory_bytes * float(gpu_memory_utilization))  # vLLM's request_memory()
+    weights = m.weight_bytes(tp)
+    kv = usable - weights - reserve_bytes
+    blocks = kv // (block_size * m.kv_bytes_per_token(tp)) if kv > 0 else 0
+    if blocks < 1:
+        raise ArgumentError(
+            f"model={m.name!r} does not fit on gpu={g.name!r} with tp={m._tp(tp)}: {weights / GIB:.2f} GiB of weights and "
+            f"{reserve_bytes / GIB:.2f} GiB reserved leave no KV-cache block in {usable / GIB:.2f} GiB "
+            f"({gpu_memory_utilization} of {g.memory_bytes / GIB:.2f} GiB); use more GPUs (tp) or a larger GPU"
+        )
+    return int(blocks)
+
+
+__all__ = [
+    "DTYPE_BYTES",
+    "GPU",
+    "GPUS",
+    "GPU_MEMORY_UTILIZATION",
+    "MODELS",
+    "RESERVE_BYTES",
+    "Model",
+    "num_blocks",
+]

@@ -1,0 +1,337 @@
+"""What a serving run produced: per-request latencies, per-step records, and their summary.
+
+The engines (reference and native) return the same raw arrays (an ``EngineRun``: any object
+with the attributes of :class:`RawRun`); :meth:`ServeResult.from_run` checks them and adds
+the requests and the configuration. Every figure is computed here, once, from those arrays.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any, Optional, Protocol
+
+import numpy as np
+
+from osbench.errors import ArgumentError, ArgumentTypeError
+from osbench.serve.requests import Requests
+from osbench.serve.steptime import Batch
+
+REQUEST_TIMES = ("admitted", "first_token", "finish")
+REQUEST_COUNTS = ("preemptions", "cached_tokens")
+STEP_TIMES = ("start", "duration")
+STEP_COUNTS = (
+    "num_seqs",
+    "prefill_seqs",
+    "prefill_tokens",
+    "decode_seqs",
+    "context_tokens",
+    "attention_pairs",
+    "num_preempted",
+    "num_waiting",
+    "blocks_used",
+    "blocks_cached",
+)
+
+
+class RawRun(Protocol):
+    """The raw output of an engine (its ``EngineRun``): numpy arrays, per request (float64
+    times in seconds; int64 counts) and per step."""
+
+    admitted: np.ndarray  # when first scheduled
+    first_token: np.ndarray
+    finish: np.ndarray
+    preemptions: np.ndarray
+    cached_tokens: np.ndarray  # prefix-cache hit tokens at first scheduling
+    start: np.ndarray
+    duration: np.ndarray
+    num_seqs: np.ndarray
+    prefill_seqs: np.ndarray
+    prefill_tokens: np.ndarray
+    decode_seqs: np.ndarray
+    context_tokens: np.ndarray
+    attention_pairs: np.ndarray
+    num_preempted: np.ndarray
+    num_waiting: np.ndarray
+    blocks_used: np.ndarray  # held by requests after the step's allocations
+    blocks_cached: np.ndarray  # in the prefix-cache map at the step's end
+
+
+def _column(run: Any, name: str, dtype: type, length: int) -> np.ndarray:
+    """``run.<name>`` as a read-only 1-D array of ``length`` finite values >= 0."""
+    if not hasattr(run, name):
+        raise ArgumentTypeError(f"run is not accepted: it has no {name!r} array (an engine's EngineRun has it)")
+    arr = np.asarray(getattr(run, name))
+    accepted = "fiu" if dtype is np.float64 else "iu"
+    if arr.ndim != 1 or (arr.size and (arr.dtype.kind not in accepted or arr.dtype == np.bool_)):
+        raise ArgumentTypeError(
+            f"run.{name} is not accepted: it must be a 1-D {np.dtype(dtype)} array, got {arr.dtype} {arr.shape}"
+        )
+    if len(arr) != length:
+        raise ArgumentError(f"run.{name} is not accepted: it has {len(arr)} entries, expected {length}")
+    arr = np.array(arr, dtype=dtype)
+    bad = ~(arr >= 0) | ~np.isfinite(arr)  # NaN (a request that never finished) too
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ArgumentError(f"run.{name}[{i}]={arr[i].item()!r} is not accepted: it must be finite and >= 0")
+    arr.setflags(write=False)
+    return arr
+
+
+@dataclass(frozen=True, eq=False)
+class Steps:
+    """Per-step records of a run, one entry per engine step (numpy arrays): ``start`` and
+    ``duration`` (seconds), the :class:`~osbench.serve.Batch` fields, ``num_preempted``
+    (requests preempted in the step), ``num_waiting`` (requests waiting after it),
+    ``blocks_used`` (KV blocks held by requests after the step's allocations) and
+    ``blocks_cached`` (blocks in the prefix-cache map at the step's end)."""
+
+    start: np.ndarray
+    duration: np.ndarray
+    num_seqs: np.ndarray
+    prefill_seqs: np.ndarray
+    prefill_tokens: np.ndarray
+    decode_seqs: np.ndarray
+    context_tokens: np.ndarray
+    attention_pairs: np.ndarray
+    num_preempted: np.ndarray
+    num_waiting: np.ndarray
+    blocks_used: np.ndarray
+    blocks_cached: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.start)
+
+    @property
+    def end(self) -> np.ndarray:
+        """When each step's tokens are produced: ``start + duration``."""
+        return np.asarray(self.start + self.duration)
+
+    def batch(self, i: int) -> Batch:
+        """Step ``i``'s work, as the step-time model saw it."""
+        return Batch(*(int(getattr(self, f.name)[i]) for f in dataclasses.fields(Batch)))
+
+    def to_dict(self) -> dict[str, list[Any]]:
+        return {f.name: getattr(self, f.name).tolist() for f in dataclasses.fields(self)}
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Mean and percentiles of one latency (seconds; nan when there is nothing to measure)."""
+
+    mean: float
+    p50: float
+    p90: float
+    p99: float
+
+    @classmethod
+    def of(cls, values: np.ndarray) -> Stats:
+        values = values[~np.isnan(values)]
+        if values.size == 0:
+            return cls(math.nan, math.nan, math.nan, math.nan)
+        p50, p90, p99 = np.percentile(values, [50, 90, 99])
+        return cls(float(values.mean()), float(p50), float(p90), float(p99))
+
+    def to_dict(self) -> dict[str, float]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class ServeSummary:
+    """Figures of one run (:meth:`ServeResult.summary`)."""
+
+    requests: int
+    #: seconds from the first arrival to the last finish
+    duration: float
+    #: finished requests and generated tokens per second of ``duration``
+    request_throughput: float
+    output_throughput: float
+    ttft: Stats
+    #: over requests with more than one output token
+    tpot: Stats
+    e2e: Stats
+    queueing: Stats
+    slo_ttft: Optional[float]
+    slo_tpot: Optional[float]
+    #: requests meeting every SLO given (TTFT <= slo_ttft and TPOT <= slo_tpot; a one-token
+    #: output has no TPOT and meets that SLO), their share, and their rate (requests/s)
+    slo_met: int
+    slo_attainment: float
+    goodput: float
+    #: time-weighted mean and the peak of blocks_used / num_blocks over the steps
+    kv_utilization: float
+    kv_utilization_peak: float
+    num_blocks: int
+    #: preemption events, and requests preempted at least once
+    preemptions: int
+    preempted_requests: int
+    #: prompt tokens served from the prefix cache / prompt tokens
+    prefix_hit_rate: float
+    steps: int
+    mean_step_time: float
+    mean_batch_size: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True, eq=False)
+class ServeResult:
+    """The outcome of one serving run: the ``requests``, the engine's ``config`` and
+    ``num_blocks``, per-request times (``admitted``, ``first_token``, ``finish``: seconds,
+    numpy arrays in request order), ``preemptions`` and ``cached_tokens`` per request, and
+    ``steps`` (:class:`Steps`). Latencies are derived: :attr:`ttft`, :attr:`tpot`,
+    :attr:`e2e`, :attr:`queueing`."""
+
+    requests: Requests
+    config: Any
+    num_blocks: int
+    admitted: np.ndarray
+    first_token: np.ndarray
+    finish: np.ndarray
+    preemptions: np.ndarray
+    cached_tokens: np.ndarray
+    steps: Steps
+
+    @classmethod
+    def from_run(cls, run: RawRun, requests: Requests, config: Any, num_blocks: Optional[int] = None) -> ServeResult:
+        """Check an engine's raw ``run`` against the ``requests`` it served and wrap it.
+        ``num_blocks``: the KV pool's size, ``config.num_blocks`` when None. Every request
+        must have finished, its times in order: ``arrival <= admitted <= first_token <=
+        finish``."""
+        if not isinstance(requests, Requests):
+            raise ArgumentTypeError(
+                f"requests={requests!r:.60} is not accepted: it must be the Requests the engine ran"
+            )
+        if num_blocks is None:
+            num_blocks = getattr(config, "num_blocks", None)
+        if isinstance(num_blocks, bool) or not isinstance(num_blocks, (int, np.integer)) or num_blocks < 1:
+            raise ArgumentError(f"num_blocks={num_blocks!r} is not accepted: the KV pool's size, a positive integer")
+        n = len(requests)
+        per_request = {name: _column(run, name, np.float64, n) for name in REQUEST_TIMES}
+        per_request.update({name: _column(run, name, np.int64, n) for name in REQUEST_COUNTS})
+        m = len(np.asarray(getattr(run, "start", [])))
+        steps = Steps(
+            **{name: _column(run, name, np.float64, m) for name in STEP_TIMES},
+            **{name: _column(run, name, np.int64, m) for name in STEP_COUNTS},
+        )
+        chain = [("arrival", requests.arrival)] + [(name, per_request[name]) for name in REQUEST_TIMES]
+        for (a_name, a), (b_name, b) in zip(chain, chain[1:]):
+            bad = ~(a <= b)  # NaN (never happened) fails too
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise ArgumentError(
+                    f"run.{b_name}[{i}]={b[i].item()!r} is not accepted: request {i} needs {a_name} <= {b_name} "
+                    f"({a_name}={a[i].item()!r}); did it finish?"
+                )
+        return cls(requests, config, int(num_blocks), steps=steps, **per_request)
+
+    # ------------------------------------------------------------------ latencies
+
+    @property
+    def arrival(self) -> np.ndarray:
+        return self.requests.arrival
+
+    @property
+    def ttft(self) -> np.ndarray:
+        """Time to first token: ``first_token - arrival``."""
+        return np.asarray(self.first_token - self.arrival)
+
+    @property
+    def tpot(self) -> np.ndarray:
+        """Time per output token after the first (the mean inter-token time):
+        ``(finish - first_token) / (output_len - 1)``; nan for one-token outputs."""
+        gaps = self.requests.output_len - 1
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(gaps > 0, (self.finish - self.first_token) / np.maximum(gaps, 1), math.nan)
+
+    @property
+    def e2e(self) -> np.ndarray:
+        """End-to-end latency: ``finish - arrival``."""
+        return np.asarray(self.finish - self.arrival)
+
+    @property
+    def queueing(self) -> np.ndarray:
+        """Time waiting before first being scheduled: ``admitted - arrival``."""
+        return np.asarray(self.admitted - self.arrival)
+
+    @property
+    def duration(self) -> float:
+        """Seconds from the first arrival to the last finish (0 without requests)."""
+        if len(self.requests) == 0:
+            return 0.0
+        return float(self.finish.max() - self.arrival[0])
+
+    # ------------------------------------------------------------------ summary
+
+    def summary(self, slo_ttft: Optional[float] = None, slo_tpot: Optional[float] = None) -> ServeSummary:
+        """Throughput, TTFT/TPOT/E2E/queueing (mean, p50, p90, p99), goodput at the SLOs
+        given (seconds; None: not required), KV utilisation, preemptions, prefix hit rate."""
+        for name, value in (("slo_ttft", slo_ttft), ("slo_tpot", slo_tpot)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0):
+                raise ArgumentError(f"{name}={value!r} is not accepted: a positive number of seconds, or None")
+        n, span = len(self.requests), self.duration
+        ttft, tpot = self.ttft, self.tpot
+        met = np.ones(n, dtype=bool)
+        if slo_ttft is not None:
+            met &= ttft <= slo_ttft
+        if slo_tpot is not None:
+            met &= np.isnan(tpot) | (tpot <= slo_tpot)
+        steps = self.steps
+        busy = float(steps.duration.sum())
+        used = steps.blocks_used.astype(np.float64)
+
+        def per_second(count: int) -> float:
+            return count / span if span > 0 else math.nan
+
+        prompt_tokens = int(self.requests.prompt_len.sum())
+        return ServeSummary(
+            requests=n,
+            duration=span,
+            request_throughput=per_second(n),
+            output_throughput=per_second(int(self.requests.output_len.sum())),
+            ttft=Stats.of(ttft),
+            tpot=Stats.of(tpot),
+            e2e=Stats.of(self.e2e),
+            queueing=Stats.of(self.queueing),
+            slo_ttft=None if slo_ttft is None else float(slo_ttft),
+            slo_tpot=None if slo_tpot is None else float(slo_tpot),
+            slo_met=int(met.sum()),
+            slo_attainment=float(met.mean()) if n else math.nan,
+            goodput=per_second(int(met.sum())),
+            kv_utilization=float((used * steps.duration).sum() / busy / self.num_blocks) if busy > 0 else math.nan,
+            kv_utilization_peak=float(used.max() / self.num_blocks) if len(steps) else math.nan,
+            num_blocks=self.num_blocks,
+            preemptions=int(self.preemptions.sum()),
+            preempted_requests=int((self.preemptions > 0).sum()),
+            prefix_hit_rate=int(self.cached_tokens.sum()) / prompt_tokens if prompt_tokens else math.nan,
+            steps=len(steps),
+            mean_step_time=busy / len(steps) if len(steps) else math.nan,
+            mean_batch_size=float(steps.num_seqs.mean()) if len(steps) else math.nan,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Everything as plain Python: the configuration, per-request and per-step lists, and
+        the summary (without SLOs)."""
+        config = self.config
+        if hasattr(config, "to_dict"):
+            config = config.to_dict()
+        elif dataclasses.is_dataclass(config) and not isinstance(config, type):
+            config = dataclasses.asdict(config)
+        return {
+            "requests": self.requests.to_dict(),
+            "config": config,
+            "num_blocks": self.num_blocks,
+            "arrival": self.arrival.tolist(),
+            "admitted": self.admitted.tolist(),
+            "first_token": self.first_token.tolist(),
+            "finish": self.finish.tolist(),
+            "preemptions": self.preemptions.tolist(),
+            "cached_tokens": self.cached_tokens.tolist(),
+            "steps": self.steps.to_dict(),
+            "summary": self.summary().to_dict(),
+        }
+
+
+__all__ = ["RawRun", "ServeResult", "ServeSummary", "Stats", "Steps"]

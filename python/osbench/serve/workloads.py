@@ -1,0 +1,348 @@
+"""Generated requests: Poisson and bursty (gamma) arrivals, lengths from a distribution or a
+trace, shared system prompts, multi-turn conversations.
+
+Every generator takes a ``seed`` and draws from ``numpy.random.default_rng(seed)`` in a fixed
+order (said in each docstring), so the same seed gives the same requests. Lengths are given as
+an ``int`` (every request the same), a :class:`Lognormal` or an :class:`Empirical` sample of
+real lengths (``Empirical(Requests.read("azure-conv-2023").prompt_len)``).
+
+Prompt content (``Requests.blocks``, in ``source_block``-token blocks, 16 by default: vLLM's
+block size, so an engine with that block size sees sharing to the token) is given where
+prompts share something: a system prompt, or a conversation's history. Ids are allocated so
+that equal ids mean equal tokens: each system prompt's full blocks have ids of their own, and
+every other block is unique to its request (or, in a conversation, to its place in the
+conversation's token stream).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass, field
+from typing import Any, Optional, Union
+
+import numpy as np
+
+from osbench import _checks
+from osbench.errors import ArgumentError, ArgumentTypeError
+from osbench.serve.requests import MAX_TOKENS, Requests
+
+
+@dataclass(frozen=True)
+class Lognormal:
+    """Token counts from a lognormal distribution with the given ``mean`` (tokens) and
+    ``sigma`` (of the underlying normal: 0 gives the mean every time, 1 a long tail), rounded
+    to the nearest integer and at least 1. ``max``: clip longer draws to it (a model's
+    context length, say); None keeps them."""
+
+    mean: float
+    sigma: float
+    max: Optional[int] = None
+
+    def __post_init__(self) -> None:
+        _checks.positive_float("mean", self.mean)
+        if isinstance(self.sigma, bool) or not isinstance(self.sigma, numbers.Real) or not 0 <= self.sigma < math.inf:
+            raise ArgumentError(f"sigma={self.sigma!r} is not accepted: it must be a finite number >= 0")
+        if self.max is not None:
+            _checks.positive_int("max", self.max, maximum=MAX_TOKENS)
+
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """``n`` token counts (int64)."""
+        mu = math.log(self.mean) - self.sigma**2 / 2  # so that the lognormal's mean is `mean`
+        x = np.rint(rng.lognormal(mu, self.sigma, n))
+        upper = MAX_TOKENS if self.max is None else self.max
+        return np.clip(x, 1, upper).astype(np.int64)
+
+
+@dataclass(frozen=True, eq=False)
+class Empirical:
+    """Token counts drawn uniformly, with replacement, from ``values`` (lengths seen in a
+    trace, e.g. ``Requests.read("mooncake-conversation").output_len``)."""
+
+    values: np.ndarray = field(repr=False)
+
+    def __post_init__(self) -> None:
+        arr = np.asarray(self.values)
+        if arr.ndim != 1 or arr.size == 0 or arr.dtype.kind not in "iu" or arr.dtype == np.bool_:
+            raise ArgumentError(
+                f"values is not accepted: it must be a non-empty 1-D array of integer token counts, got {arr.dtype} {arr.shape}"
+            )
+        if arr.min() < 1 or arr.max() > MAX_TOKENS:
+            raise ArgumentError(f"values is not accepted: token counts must be from 1 to {MAX_TOKENS}")
+        object.__setattr__(self, "values", np.array(arr, dtype=np.int64))
+
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        return self.values[rng.integers(0, len(self.values), n)]
+
+
+LengthSpec = Union[int, Lognormal, Empirical]
+"""A length distribution: an ``int`` (always that many tokens), :class:`Lognormal` or :class:`Empirical`."""
+
+
+def _draw(name: str, spec: Any, rng: np.random.Generator, n: int) -> np.ndarray:
+    if isinstance(spec, (Lognormal, Empirical)):
+        return spec.sample(rng, n)
+    if isinstance(spec, numbers.Integral) and not isinstance(spec, bool):
+        return np.full(n, _checks.positive_int(name, spec, maximum=MAX_TOKENS), dtype=np.int64)
+    raise ArgumentTypeError(f"{name}={spec!r} is not accepted: give an int (tokens), a Lognormal or an Empirical")
+
+
+@dataclass(frozen=True)
+class SystemPrompts:
+    """A share of the requests (``fraction``) start with one of ``count`` system prompts of
+    ``length`` tokens each, chosen uniformly; their KV can be shared through the prefix cache."""
+
+    count: int
+    length: int
+    fraction: float = 1.0
+
+    def __post_init__(self) -> None:
+        _checks.positive_int("count", self.count, maximum=2**31 - 1)
+        _checks.positive_int("length", self.length, maximum=MAX_TOKENS)
+        _checks.probability("fraction", self.fraction)
+
+    def assign(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """Which system prompt each of ``n`` requests starts with (-1: none)."""
+        has = rng.random(n) < self.fraction
+        which = rng.integers(0, self.count, n)
+        return np.where(has, which, -1)
+
+
+def _arithmetic_runs(bases: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """``[b, b+1, ..., b+len-1]`` for each (base, length), concatenated (int64)."""
+    total = int(lengths.sum())
+    starts = np.zeros(len(lengths), dtype=np.int64)
+    np.cumsum(lengths[:-1], out=starts[1:])
+    out = np.arange(total, dtype=np.int64)
+    out += np.repeat(bases - starts, lengths)
+    return out
+
+
+def _content(
+    prompt_len: np.ndarray,
+    system: np.ndarray,
+    system_prompts: Optional[SystemPrompts],
+    stream: np.ndarray,
+    stream_blocks: np.ndarray,
+    source_block: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Block ids of each prompt, packed as ``(ids, offsets)``: request ``r`` is a prefix of token
+    stream ``stream[r]`` (its conversation; a stream of its own outside conversations), which
+    starts with system prompt ``system[r]`` (-1: none). A system prompt's full blocks have the
+    ids ``p * full + b``; the rest of stream ``c`` (``stream_blocks[c]`` blocks at most) has ids
+    of its own, after all the system prompts'."""
+    full = system_prompts.length // source_block if system_prompts is not None else 0
+    n_system = system_prompts.count if system_prompts is not None else 0
+    stream_base = np.zeros(len(stream_blocks), dtype=np.int64)
+    np.cumsum(stream_blocks[:-1], out=stream_base[1:])
+    stream_base += n_system * full
+    blocks = -(-prompt_len // source_block)
+    shared = np.where(system >= 0, np.minimum(full, blocks), 0)
+    # Two runs per request: its system prompt's shared blocks, then its own.
+    bases = np.stack([np.maximum(system, 0) * full, stream_base[stream]], axis=1).ravel()
+    lengths = np.stack([shared, blocks - shared], axis=1).ravel()
+    ids = _arithmetic_runs(bases, lengths)
+    offsets = np.zeros(len(prompt_len) + 1, dtype=np.int64)
+    np.cumsum(blocks, out=offsets[1:])
+    return ids, offsets
+
+
+def _arrivals(rng: np.random.Generator, n: int, rate: float, cv: Optional[float]) -> np.ndarray:
+    """``n`` arrival times from 0: exponential gaps (cv None) or gamma gaps of mean 1/rate."""
+    if cv is None:
+        gaps = rng.exponential(1.0 / rate, max(n - 1, 0))
+    else:
+        shape = 1.0 / cv**2
+        gaps = rng.gamma(shape, 1.0 / (rate * shape), max(n - 1, 0))
+    arrival = np.zeros(n)
+    np.cumsum(gaps, out=arrival[1:])
+    return arrival
+
+
+def _independent(
+    n: int,
+    rate: float,
+    cv: Optional[float],
+    prompt_len: Any,
+    output_len: Any,
+    system_prompts: Optional[SystemPrompts],
+    source_block: int,
+    seed: Any,
+    name: str,
+) -> Requests:
+    n = _checks.non_negative_int("n", n)
+    rate = _checks.positive_float("rate", rate)
+    source_block = _checks.positive_int("source_block", source_block, maximum=2**31 - 1)
+    if system_prompts is not None and not isinstance(system_prompts, SystemPrompts):
+        raise ArgumentTypeError(
+            f"system_prompts={system_prompts!r} is not accepted: give a SystemPrompts(count, length, fraction) or None"
+        )
+    rng = np.random.default_rng(seed)
+    arrival = _arrivals(rng, n, rate, cv)
+    own = _draw("prompt_len", prompt_len, rng, n)
+    output = _draw("output_len", output_len, rng, n)
+    if system_prompts is None:
+        return Requests(arrival, own, output, source_block=source_block, name=name)
+    system = system_prompts.assign(rng, n)
+    prompt = own + np.where(system >= 0, system_prompts.length, 0)
+    blocks = -(-prompt // source_block)
+    ids, offsets = _content(prompt, system, system_prompts, np.arange(n), blocks, source_block)
+    return Requests(arrival, prompt, output, blocks=ids, block_offsets=offsets, source_block=source_block, name=name)
+
+
+def poisson(
+    n: int,
+    rate: float,
+    *,
+    prompt_len: LengthSpec = 1024,
+    output_len: LengthSpec = 128,
+    system_prompts: Optional[SystemPrompts] = None,
+    source_block: int = 16,
+    seed: Any = 0,
+) -> Requests:
+    """``n`` requests arriving as a Poisson process of ``rate`` per second (the first at 0).
+
+    ``prompt_len`` is the length of each request's own text; a request given a system prompt
+    (``system_prompts``) has it in front, so its prompt is that much longer. Draws, in order:
+    the ``n - 1`` exponential gaps, the prompt lengths, the output lengths, then (with system
+    prompts) whether each request has one and which."""
+    return _independent(
+        n, rate, None, prompt_len, output_len, system_prompts, source_block, seed, f"poisson(n={n}, rate={rate:g})"
+    )
+
+
+def gamma(
+    n: int,
+    rate: float,
+    cv: float,
+    *,
+    prompt_len: LengthSpec = 1024,
+    output_len: LengthSpec = 128,
+    system_prompts: Optional[SystemPrompts] = None,
+    source_block: int = 16,
+    seed: Any = 0,
+) -> Requests:
+    """``n`` requests whose gaps are gamma-distributed with mean ``1 / rate`` and coefficient
+    of variation ``cv`` (shape ``1 / cv**2``): ``cv > 1`` is burstier than Poisson, ``cv < 1``
+    more regular, ``cv = 1`` has Poisson's distribution (not its draws). Otherwise as
+    :func:`poisson`."""
+    cv = _checks.positive_float("cv", cv)
+    return _independent(
+        n,
+        rate,
+        cv,
+        prompt_len,
+        output_len,
+        system_prompts,
+        source_block,
+        seed,
+        f"gamma(n={n}, rate={rate:g}, cv={cv:g})",
+    )
+
+
+def _turns(value: Any) -> tuple[int, int]:
+    if isinstance(value, tuple) and len(value) == 2:
+        lo = _checks.positive_int("turns", value[0])
+        hi = _checks.positive_int("turns", value[1])
+        if lo > hi:
+            raise ArgumentError(f"turns={value!r} is not accepted: give (lo, hi) with lo <= hi")
+        return lo, hi
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        t = _checks.positive_int("turns", value)
+        return t, t
+    raise ArgumentTypeError(f"turns={value!r} is not accepted: give an int or a (lo, hi) range (uniform, inclusive)")
+
+
+def _within_groups(values: np.ndarray, group_start: np.ndarray, group: np.ndarray) -> np.ndarray:
+    """Sum of the values before each one in its group (exclusive prefix sums per group)."""
+    total = np.cumsum(values) - values
+    return total - total[group_start][group]
+
+
+def conversations(
+    n_conversations: int,
+    rate: float,
+    *,
+    turns: Any = (1, 6),
+    message_len: LengthSpec = 256,
+    answer_len: LengthSpec = 256,
+    think_time: float = 30.0,
+    system_prompts: Optional[SystemPrompts] = None,
+    source_block: int = 16,
+    seed: Any = 0,
+) -> Requests:
+    """Multi-turn conversations (lecture section 5.2): each turn's prompt is the previous
+    turn's prompt, its answer, and a new message, so every turn shares its history as a prefix.
+
+    Conversations start as a Poisson process of ``rate`` per second, each with ``turns`` turns
+    (an int, or a ``(lo, hi)`` range drawn uniformly), optionally after one of the
+    ``system_prompts``. Turn ``t``'s prompt is ``system + m_1 + a_1 + ... + m_t`` tokens and its
+    output ``a_t``. The next turn arrives an exponential ``think_time`` (mean, seconds) after
+    the previous one arrived: an open loop, as in a trace, so under a slow engine a turn may
+    arrive before the answer it follows is finished. Requests come in arrival order (ties by
+    conversation, then turn).
+
+    The content ids follow each conversation's token stream (system prompt, message, answer,
+    message, ...), so a turn's prompt blocks equal the previous turn's prompt blocks and
+    the answer that followed them. Draws, in order: the conversations' start gaps, their turn
+    counts, the message lengths, the answer lengths (turn by turn, conversation by
+    conversation), the think times, then (with system prompts) which each conversation has.
+    """
+    n_conversations = _checks.non_negative_int("n_conversations", n_conversations)
+    rate = _checks.positive_float("rate", rate)
+    lo, hi = _turns(turns)
+    if isinstance(think_time, bool) or not isinstance(think_time, numbers.Real) or not 0 <= think_time < math.inf:
+        raise ArgumentError(f"think_time={think_time!r} is not accepted: it must be a finite number >= 0 (seconds)")
+    source_block = _checks.positive_int("source_block", source_block, maximum=2**31 - 1)
+    if system_prompts is not None and not isinstance(system_prompts, SystemPrompts):
+        raise ArgumentTypeError(
+            f"system_prompts={system_prompts!r} is not accepted: give a SystemPrompts(count, length, fraction) or None"
+        )
+    rng = np.random.default_rng(seed)
+    start = _arrivals(rng, n_conversations, rate, None)
+    n_turns = rng.integers(lo, hi + 1, n_conversations)
+    total = int(n_turns.sum())
+    message = _draw("message_len", message_len, rng, total)
+    answer = _draw("answer_len", answer_len, rng, total)
+    think = rng.exponential(float(think_time), total) if think_time > 0 else np.zeros(total)
+    system = (
+        system_prompts.assign(rng, n_conversations)
+        if system_prompts is not None
+        else np.full(n_conversations, -1, dtype=np.int64)
+    )
+    # One row per turn, conversation by conversation.
+    conversation = np.repeat(np.arange(n_conversations), n_turns)
+    first = np.zeros(n_conversations, dtype=np.int64)
+    np.cumsum(n_turns[:-1], out=first[1:])
+    turn = np.arange(total) - first[conversation]
+    think[first] = 0.0  # the first turn arrives when its conversation starts
+    arrival = start[conversation] + _within_groups(think, first, conversation) + think
+    system_len = np.where(system >= 0, system_prompts.length if system_prompts is not None else 0, 0)
+    history = _within_groups(message + answer, first, conversation)
+    prompt = system_len[conversation] + history + message
+    # Each conversation's stream ends with its last turn's answer.
+    last = first + n_turns - 1
+    stream_len = prompt[last] + answer[last] if total else np.zeros(0, dtype=np.int64)
+    full = system_prompts.length // source_block if system_prompts is not None else 0
+    stream_blocks = -(-stream_len // source_block) - np.where(system >= 0, full, 0)
+    if int(prompt.max(initial=0)) > MAX_TOKENS:
+        raise ArgumentError(
+            f"turns={turns!r} is not accepted with these lengths: a prompt reaches {int(prompt.max())} tokens, "
+            f"more than {MAX_TOKENS}"
+        )
+    order = np.lexsort((turn, conversation, arrival))
+    ids, offsets = _content(
+        prompt[order], system[conversation][order], system_prompts, conversation[order], stream_blocks, source_block
+    )
+    return Requests(
+        arrival[order],
+        prompt[order],
+        answer[order],
+        blocks=ids,
+        block_offsets=offsets,
+        source_block=source_block,
+        name=f"conversations(n={n_conversations}, rate={rate:g})",
+    )
+
+
+__all__ = ["Empirical", "LengthSpec", "Lognormal", "SystemPrompts", "conversations", "gamma", "poisson"]
