@@ -284,8 +284,10 @@ class _Vllm:
 
     def __init__(self) -> None:
         reason = missing_reason()
+        if not _sources_present():
+            raise FileNotFoundError(reason)
         if reason is not None:
-            raise FileNotFoundError(reason) if "not found" in reason else RuntimeError(reason)
+            raise RuntimeError(reason)
         self.finder = _Finder(sources_dir())
         self.modules: dict[str, types.ModuleType] = {}
         with self.active():
