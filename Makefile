@@ -11,7 +11,7 @@ PY_DEPS := numpy pooch pytest hypothesis pytest-benchmark mypy ruff matplotlib p
 # Peers to measure against; optional: tests and benchmarks skip where one is absent.
 PEERS := libcachesim cachetools ciw simpy distributed
 
-.PHONY: all report test lint test-rust test-python stubtest typecheck bench wheel clean
+.PHONY: all report test lint test-rust test-python stubtest typecheck bench wheel clean vllm-peer
 
 all: test
 
@@ -32,7 +32,14 @@ $(VENV)/.built: $(VENV)/.deps $(RUST_SOURCES) pyproject.toml
 report: $(VENV)/.built
 	$(BIN)/osbench report
 
-test: lint test-rust test-python stubtest typecheck
+test: vllm-peer lint test-rust test-python stubtest typecheck
+
+# The serving engine's peer: the Python sources of vLLM 0.33.0's scheduler, unpacked once from its
+# wheel (pip download) into $$OSBENCH_PEERS_DIR (default ~/.cache/osbench/peers). Offline it is
+# skipped, and so are the fidelity tests. VLLM_WHEEL=path unpacks a wheel already on disk.
+vllm-peer: $(VENV)/.built
+	$(BIN)/python -m osbench.serve.vllm_peer fetch $(if $(VLLM_WHEEL),--wheel $(VLLM_WHEEL)) \
+		|| echo "note: the vLLM peer was not fetched; tests/serve/test_vllm_fidelity.py will skip"
 
 # Lints are part of the tests: the tree stays clean under them, with no blanket ignores.
 lint: $(VENV)/.deps

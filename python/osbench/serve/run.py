@@ -1,0 +1,291 @@
+"""What one engine run produces, and the checks every engine makes before it starts.
+
+:class:`EngineRun` is the raw output of an engine (the reference, the native engine, the vLLM
+peer harness): per request and per step numpy arrays, the same for all of them, so they can be
+compared array for array. The result classes are built on it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
+from typing import Callable, Optional
+
+import numpy as np
+
+from osbench.serve.config import EngineConfig
+from osbench.serve.requests import Requests
+from osbench.serve.steptime import Batch
+
+StepTimeModel = Callable[[Batch], float]
+
+
+@dataclass(frozen=True, eq=False)
+class StepRecord:
+    """The detail of every step (``run(..., record=True)``), the facts the fidelity test compares
+    with the real vLLM scheduler. Ragged per-step lists are flat arrays with offsets: step ``j``'s
+    entries are ``x[x_offsets[j]:x_offsets[j + 1]]``."""
+
+    scheduled_offsets: np.ndarray
+    scheduled_request: np.ndarray
+    """Requests scheduled in each step, in the scheduler's order (running ones, then admissions)."""
+    scheduled_tokens: np.ndarray
+    """New tokens of each scheduled request."""
+    preempted_offsets: np.ndarray
+    preempted_request: np.ndarray
+    """Requests preempted in each step, in the order they were preempted."""
+    admitted_offsets: np.ndarray
+    admitted_request: np.ndarray
+    """Requests admitted from the waiting queue in each step, in order."""
+    admitted_hit_tokens: np.ndarray
+    """Prefix-cache hit tokens of each admission."""
+    free_blocks: np.ndarray
+    """Free blocks (cached ones not held by a request included) after each step's allocations."""
+
+    def step(self, j: int) -> dict[str, list]:
+        """Step ``j``'s entries as lists: scheduled ``(request, tokens)``, preempted, admitted
+        ``(request, hit tokens)``, and the free blocks."""
+        s, p, a = (
+            slice(o[j], o[j + 1]) for o in (self.scheduled_offsets, self.preempted_offsets, self.admitted_offsets)
+        )
+        return {
+            "scheduled": list(zip(self.scheduled_request[s].tolist(), self.scheduled_tokens[s].tolist())),
+            "preempted": self.preempted_request[p].tolist(),
+            "admitted": list(zip(self.admitted_request[a].tolist(), self.admitted_hit_tokens[a].tolist())),
+            "free_blocks": int(self.free_blocks[j]),
+        }
+
+
+@dataclass(frozen=True, eq=False)
+class EngineRun:
+    """One run of the serving engine. Times are seconds on the engine's clock (that of the
+    requests' arrivals); a step's tokens come out at its end, ``start + duration``."""
+
+    # Per request, in the order of the requests.
+    admitted: np.ndarray
+    """When the request was first scheduled (the start of that step)."""
+    first_token: np.ndarray
+    """When its first output token came out (the end of that step)."""
+    finish: np.ndarray
+    """When its last output token came out."""
+    preemptions: np.ndarray
+    """How many times it was preempted (its KV blocks freed, its progress reset)."""
+    cached_tokens: np.ndarray
+    """Prompt tokens found in the prefix cache when it was first scheduled (vLLM's
+    ``num_cached_tokens``)."""
+    # Per step, in order: the step's Batch, then the engine's state.
+    start: np.ndarray
+    duration: np.ndarray
+    num_seqs: np.ndarray
+    prefill_seqs: np.ndarray
+    prefill_tokens: np.ndarray
+    decode_seqs: np.ndarray
+    context_tokens: np.ndarray
+    attention_pairs: np.ndarray
+    num_preempted: np.ndarray
+    """Requests preempted in the step."""
+    num_waiting: np.ndarray
+    """Requests left waiting after the step was scheduled."""
+    blocks_used: np.ndarray
+    """Blocks held by requests after the step's allocations."""
+    blocks_cached: np.ndarray
+    """Distinct block hashes in the prefix-cache map at the step's end."""
+    record: Optional[StepRecord] = field(default=None)
+
+    @property
+    def num_steps(self) -> int:
+        return len(self.start)
+
+    def batch(self, j: int) -> Batch:
+        """Step ``j``'s :class:`Batch`."""
+        return Batch(*(int(getattr(self, f.name)[j]) for f in fields(Batch)))
+
+
+def check_requests(requests: Requests, config: EngineConfig) -> np.ndarray:
+    """Refuse what no engine can serve, before it starts; return the priorities (zeros when
+    ``requests`` has none).
+
+    A request is refused when its prompt and output do not fit in ``max_model_len`` (vLLM would
+    cut its output short), or when it needs more KV blocks than the whole pool even alone (it
+    would preempt itself forever): its last step computes ``prompt_len + output_len - 1`` tokens.
+    """
+    if not isinstance(requests, Requests):
+        raise TypeError(f"requests={type(requests).__name__} is not accepted: it must be osbench.serve.Requests")
+    if not isinstance(config, EngineConfig):
+        raise TypeError(f"config={type(config).__name__} is not accepted: it must be osbench.serve.EngineConfig")
+    arrival = requests.arrival
+    if len(arrival) and not (np.isfinite(arrival).all() and arrival[0] >= 0 and (np.diff(arrival) >= 0).all()):
+        raise ValueError("arrival is not accepted: it must be finite seconds >= 0, in non-decreasing order")
+    for name in ("prompt_len", "output_len"):
+        short = np.flatnonzero(getattr(requests, name) < 1)
+        if len(short):
+            raise ValueError(f"{name} is not accepted for {_indices(short)}: every request needs at least 1 token")
+    total = requests.prompt_len + requests.output_len
+    too_long = np.flatnonzero(total > config.max_model_len)
+    if len(too_long):
+        raise ValueError(f"{_refused(too_long)}: prompt_len + output_len exceeds max_model_len={config.max_model_len}")
+    blocks_needed = -(-(total - 1) // config.block_size)
+    too_big = np.flatnonzero(blocks_needed > config.usable_blocks)
+    if len(too_big):
+        raise ValueError(
+            f"{_refused(too_big)}: prompt_len + output_len - 1 tokens need more KV blocks of "
+            f"block_size={config.block_size} tokens than the {config.usable_blocks} the pool has "
+            f"(num_blocks={config.num_blocks}, one is the null block)"
+        )
+    if requests.priority is None:
+        return np.zeros(len(requests), dtype=np.int64)
+    if len(requests.priority) != len(requests):
+        raise ValueError(f"priority is not accepted: it needs one entry per request ({len(requests)})")
+    return requests.priority
+
+
+def _indices(idx: np.ndarray) -> str:
+    """``request 3`` or ``requests 3, 5, 8, 9, 12 (and 4 more)``."""
+    shown = ", ".join(str(int(i)) for i in idx[:5])
+    more = f" (and {len(idx) - 5} more)" if len(idx) > 5 else ""
+    return f"request{'s' if len(idx) > 1 else ''} {shown}{more}"
+
+
+def _refused(idx: np.ndarray) -> str:
+    return f"{_indices(idx)} {'are' if len(idx) > 1 else 'is'} not accepted"
+
+
+def step_duration(step_time: StepTimeModel, batch: Batch) -> float:
+    """``step_time(batch)``, checked: a finite number of seconds, at least 0."""
+    seconds = step_time(batch)
+    try:
+        value = float(seconds)
+    except (TypeError, ValueError):
+        value = math.nan
+    if not (value >= 0 and math.isfinite(value)):
+        raise ValueError(f"step_time returned {seconds!r} for {batch}: it must return a finite number of seconds >= 0")
+    return value
+
+
+def batch_of(scheduled: Sequence[tuple[int, int, int]]) -> Batch:
+    """The :class:`Batch` of a step from ``(new tokens, tokens already in the KV cache, tokens
+    not yet in it before the step)`` of each scheduled request. A request is a prefill when more
+    than its one next token was outstanding."""
+    prefill_seqs = prefill_tokens = decode_seqs = context = pairs = 0
+    for new, cached, outstanding in scheduled:
+        if outstanding > 1:
+            prefill_seqs += 1
+            prefill_tokens += new
+        else:
+            decode_seqs += 1
+        context += cached
+        pairs += new * cached + new * (new + 1) // 2
+    return Batch(len(scheduled), prefill_seqs, prefill_tokens, decode_seqs, context, pairs)
+
+
+class Recorder:
+    """Collects a run step by step and hands it over as an :class:`EngineRun`, so that every
+    engine records the same facts the same way."""
+
+    def __init__(self, num_requests: int, record: bool) -> None:
+        self.admitted = np.full(num_requests, np.nan)
+        self.first_token = np.full(num_requests, np.nan)
+        self.finish = np.full(num_requests, np.nan)
+        self.preemptions = np.zeros(num_requests, dtype=np.int64)
+        self.cached_tokens = np.zeros(num_requests, dtype=np.int64)
+        self.steps: list[tuple] = []
+        self.record = record
+        self.detail: dict[str, list[int]] = {name: [] for name in _DETAIL}
+        self.offsets: dict[str, list[int]] = {"scheduled": [0], "preempted": [0], "admitted": [0]}
+
+    def token(self, index: int, time: float, first: bool, last: bool) -> None:
+        """Request ``index`` produced an output token at ``time``."""
+        if first:
+            self.first_token[index] = time
+        if last:
+            self.finish[index] = time
+
+    def step(
+        self,
+        start: float,
+        duration: float,
+        batch: Batch,
+        scheduled: Sequence[tuple[int, int]],
+        preempted: Sequence[int],
+        admitted: Sequence[tuple[int, int]],
+        num_waiting: int,
+        blocks_used: int,
+        free_blocks: int,
+        blocks_cached: int,
+    ) -> None:
+        """One step: its requests ``(index, new tokens)``, its preemptions, its admissions
+        ``(index, prefix-hit tokens)``, and the engine's state after it."""
+        for index in preempted:
+            self.preemptions[index] += 1
+        for index, hit in admitted:
+            if math.isnan(self.admitted[index]):
+                self.admitted[index] = start
+                self.cached_tokens[index] = hit
+        self.steps.append(
+            (
+                start,
+                duration,
+                *(getattr(batch, f.name) for f in fields(Batch)),
+                len(preempted),
+                num_waiting,
+                blocks_used,
+                blocks_cached,
+            )
+        )
+        if self.record:
+            d = self.detail
+            for index, tokens in scheduled:
+                d["scheduled_request"].append(index)
+                d["scheduled_tokens"].append(tokens)
+            d["preempted_request"].extend(preempted)
+            for index, hit in admitted:
+                d["admitted_request"].append(index)
+                d["admitted_hit_tokens"].append(hit)
+            d["free_blocks"].append(free_blocks)
+            for name, count in (
+                ("scheduled", len(scheduled)),
+                ("preempted", len(preempted)),
+                ("admitted", len(admitted)),
+            ):
+                self.offsets[name].append(self.offsets[name][-1] + count)
+
+    def result(self) -> EngineRun:
+        columns = list(zip(*self.steps)) if self.steps else [()] * len(_STEP_COLUMNS)
+        per_step = {
+            name: np.asarray(col, dtype=np.float64 if name in ("start", "duration") else np.int64)
+            for name, col in zip(_STEP_COLUMNS, columns)
+        }
+        record = None
+        if self.record:
+            arrays = {name: np.asarray(values, dtype=np.int64) for name, values in self.detail.items()}
+            offsets = {f"{name}_offsets": np.asarray(o, dtype=np.int64) for name, o in self.offsets.items()}
+            record = StepRecord(**arrays, **offsets)
+        return EngineRun(
+            admitted=self.admitted,
+            first_token=self.first_token,
+            finish=self.finish,
+            preemptions=self.preemptions,
+            cached_tokens=self.cached_tokens,
+            record=record,
+            **per_step,
+        )
+
+
+_STEP_COLUMNS = (
+    "start",
+    "duration",
+    *(f.name for f in fields(Batch)),
+    "num_preempted",
+    "num_waiting",
+    "blocks_used",
+    "blocks_cached",
+)
+_DETAIL = (
+    "scheduled_request",
+    "scheduled_tokens",
+    "preempted_request",
+    "admitted_request",
+    "admitted_hit_tokens",
+    "free_blocks",
+)
