@@ -10,12 +10,16 @@ scheduling (section 2) to paging (section 3) and prefix caching (sections 4-5).
 - :class:`Model`, :class:`GPU` (presets ``MODELS``, ``GPUS``) and :func:`num_blocks`: what
   is served on what, and how many KV blocks fit.
 - :class:`Batch` and :class:`StepTime`: what one engine step computes, and how long it takes.
+- :class:`EngineConfig`: what the scheduler reads, with vLLM 0.33.0's defaults; the engines
+  return an :class:`EngineRun` (raw per-request and per-step arrays).
 - :class:`ServeResult`: per-request latencies, per-step records, and their summary.
 """
 
+from osbench.serve.config import EngineConfig
 from osbench.serve.models import GPU, GPUS, MODELS, Model, num_blocks
 from osbench.serve.requests import Requests, RequestsSummary
 from osbench.serve.result import ServeResult, ServeSummary, Stats, Steps
+from osbench.serve.run import EngineRun
 from osbench.serve.steptime import Batch, StepTime
 from osbench.serve.workloads import Empirical, Lognormal, SystemPrompts
 
@@ -25,6 +29,8 @@ __all__ = [
     "MODELS",
     "Batch",
     "Empirical",
+    "EngineConfig",
+    "EngineRun",
     "Lognormal",
     "Model",
     "Requests",

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from osbench import _checks
+from osbench.errors import ArgumentError, ArgumentTypeError
 
 POLICIES = ("fcfs", "priority")
 """Scheduling policies, as ``vllm/v1/core/sched/request_queue.py: SchedulingPolicy`` names them."""
@@ -86,7 +87,7 @@ class EngineConfig:
         for name in ("num_blocks", "block_size", "max_num_batched_tokens", "max_num_seqs", "max_model_len"):
             object.__setattr__(self, name, _checks.positive_int(name, getattr(self, name), maximum=2**62))
         if self.num_blocks < 2:
-            raise ValueError(
+            raise ArgumentError(
                 f"num_blocks={self.num_blocks} is not accepted: it must be at least 2 (block 0 is vLLM's null block)"
             )
         object.__setattr__(
@@ -100,17 +101,17 @@ class EngineConfig:
         object.__setattr__(self, "watermark", _fraction("watermark", self.watermark))
         # The checks of config/scheduler.py: SchedulerConfig.verify_max_model_len.
         if self.max_num_batched_tokens < self.max_num_seqs:
-            raise ValueError(
+            raise ArgumentError(
                 f"max_num_batched_tokens={self.max_num_batched_tokens} is not accepted: "
                 f"it must be at least max_num_seqs={self.max_num_seqs}"
             )
         if not self.enable_chunked_prefill and self.max_num_batched_tokens < self.max_model_len:
-            raise ValueError(
+            raise ArgumentError(
                 f"max_num_batched_tokens={self.max_num_batched_tokens} is not accepted without chunked prefill: "
                 f"it must be at least max_model_len={self.max_model_len}, so that every prompt fits in one step"
             )
         if self.long_prefill_token_threshold > self.max_model_len:
-            raise ValueError(
+            raise ArgumentError(
                 f"long_prefill_token_threshold={self.long_prefill_token_threshold} is not accepted: "
                 f"it must be at most max_model_len={self.max_model_len}"
             )
@@ -129,15 +130,15 @@ class EngineConfig:
 
 def _flag(name: str, value: Any) -> bool:
     if not isinstance(value, bool):
-        raise TypeError(f"{name}={value!r} is not accepted: it must be True or False")
+        raise ArgumentTypeError(f"{name}={value!r} is not accepted: it must be True or False")
     return value
 
 
 def _fraction(name: str, value: Any) -> float:
     """A number in [0, 1), as vLLM's ``watermark`` field allows."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name}={value!r} is not accepted: it must be a number in [0, 1)")
+        raise ArgumentTypeError(f"{name}={value!r} is not accepted: it must be a number in [0, 1)")
     value = float(value)
     if not 0.0 <= value < 1.0:
-        raise ValueError(f"{name}={value!r} is not accepted: it must be a number in [0, 1)")
+        raise ArgumentError(f"{name}={value!r} is not accepted: it must be a number in [0, 1)")
     return value

@@ -14,6 +14,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.serve.config import EngineConfig
 from osbench.serve.requests import Requests
 from osbench.serve.steptime import Batch
@@ -111,24 +112,30 @@ def check_requests(requests: Requests, config: EngineConfig) -> np.ndarray:
     would preempt itself forever): its last step computes ``prompt_len + output_len - 1`` tokens.
     """
     if not isinstance(requests, Requests):
-        raise TypeError(f"requests={type(requests).__name__} is not accepted: it must be osbench.serve.Requests")
+        raise ArgumentTypeError(
+            f"requests={type(requests).__name__} is not accepted: it must be osbench.serve.Requests"
+        )
     if not isinstance(config, EngineConfig):
-        raise TypeError(f"config={type(config).__name__} is not accepted: it must be osbench.serve.EngineConfig")
+        raise ArgumentTypeError(
+            f"config={type(config).__name__} is not accepted: it must be osbench.serve.EngineConfig"
+        )
     arrival = requests.arrival
     if len(arrival) and not (np.isfinite(arrival).all() and arrival[0] >= 0 and (np.diff(arrival) >= 0).all()):
-        raise ValueError("arrival is not accepted: it must be finite seconds >= 0, in non-decreasing order")
+        raise ArgumentError("arrival is not accepted: it must be finite seconds >= 0, in non-decreasing order")
     for name in ("prompt_len", "output_len"):
         short = np.flatnonzero(getattr(requests, name) < 1)
         if len(short):
-            raise ValueError(f"{name} is not accepted for {_indices(short)}: every request needs at least 1 token")
+            raise ArgumentError(f"{name} is not accepted for {_indices(short)}: every request needs at least 1 token")
     total = requests.prompt_len + requests.output_len
     too_long = np.flatnonzero(total > config.max_model_len)
     if len(too_long):
-        raise ValueError(f"{_refused(too_long)}: prompt_len + output_len exceeds max_model_len={config.max_model_len}")
+        raise ArgumentError(
+            f"{_refused(too_long)}: prompt_len + output_len exceeds max_model_len={config.max_model_len}"
+        )
     blocks_needed = -(-(total - 1) // config.block_size)
     too_big = np.flatnonzero(blocks_needed > config.usable_blocks)
     if len(too_big):
-        raise ValueError(
+        raise ArgumentError(
             f"{_refused(too_big)}: prompt_len + output_len - 1 tokens need more KV blocks of "
             f"block_size={config.block_size} tokens than the {config.usable_blocks} the pool has "
             f"(num_blocks={config.num_blocks}, one is the null block)"
@@ -136,7 +143,7 @@ def check_requests(requests: Requests, config: EngineConfig) -> np.ndarray:
     if requests.priority is None:
         return np.zeros(len(requests), dtype=np.int64)
     if len(requests.priority) != len(requests):
-        raise ValueError(f"priority is not accepted: it needs one entry per request ({len(requests)})")
+        raise ArgumentError(f"priority is not accepted: it needs one entry per request ({len(requests)})")
     return requests.priority
 
 
@@ -159,7 +166,9 @@ def step_duration(step_time: StepTimeModel, batch: Batch) -> float:
     except (TypeError, ValueError):
         value = math.nan
     if not (value >= 0 and math.isfinite(value)):
-        raise ValueError(f"step_time returned {seconds!r} for {batch}: it must return a finite number of seconds >= 0")
+        raise ArgumentError(
+            f"step_time returned {seconds!r} for {batch}: it must return a finite number of seconds >= 0"
+        )
     return value
 
 

@@ -41,6 +41,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Optional
 
+from osbench.errors import ArgumentError
 from osbench.serve.config import EngineConfig
 from osbench.serve.requests import Requests
 from osbench.serve.run import EngineRun, Recorder, StepTimeModel, batch_of, check_requests, step_duration
@@ -128,7 +129,7 @@ def fetch(wheel: Optional[str] = None) -> Path:
                 raise FileNotFoundError(f"pip download left no vllm {VLLM_VERSION} wheel in {tmp}")
             wheel = str(wheels[0])
         if f"vllm-{VLLM_VERSION}-" not in Path(wheel).name:
-            raise ValueError(f"wheel={wheel!r} is not accepted: it must be a vllm-{VLLM_VERSION} wheel")
+            raise ArgumentError(f"wheel={wheel!r} is not accepted: it must be a vllm-{VLLM_VERSION} wheel")
         staged = Path(tmp) / "sources"
         with zipfile.ZipFile(wheel) as archive:
             for name in SOURCES:
