@@ -39,7 +39,7 @@ def workload(request: pytest.FixtureRequest) -> Requests:
     rng = np.random.default_rng(7)
     prompt = np.clip(rng.lognormal(6.0, 0.8, n).astype(np.int64), 16, 4000)
     output = np.clip(rng.lognormal(5.0, 0.8, n).astype(np.int64), 1, 1000)
-    blocks = [[int(rng.integers(0, 20)), *rng.integers(1000, 1 << 40, int(p) // 512 + 1).tolist()] for p in prompt]
+    blocks = [[int(rng.integers(0, 20)), *rng.integers(1000, 1 << 40, -(-int(p) // 512) - 1).tolist()] for p in prompt]
     return Requests(np.cumsum(rng.exponential(1 / 20, n)), prompt, output, blocks=blocks, source_block=512)
 
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import fields
+from typing import Any
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from osbench.errors import ArgumentError
 from osbench.serve import reference
 from osbench.serve.config import POLICIES, EngineConfig, server_batch_defaults
 from osbench.serve.requests import Requests
@@ -111,7 +113,7 @@ def test_evicting_the_prefix_cache_takes_the_least_recently_used_block_a_prompt_
     # Request 0 (4 tokens, content 7) finishes in step 0; its 2 cached blocks go to the free
     # queue's tail, its tail block first. Request 1 (6 tokens) takes the 2 never used blocks and
     # then request 0's tail block; request 2 repeats request 0's prompt and finds its head block.
-    reqs = Requests([0, 3, 3], [4, 6, 4], [1, 1, 1], blocks=[[7], [8], [7]], source_block=4)
+    reqs = Requests([0, 3, 3], [4, 6, 4], [1, 1, 1], blocks=[[7], [8, 9], [7]], source_block=4)
     cfg = EngineConfig(num_blocks=5, block_size=2, max_num_batched_tokens=16, max_num_seqs=4, max_model_len=16)
     run = reference.run(reqs, cfg, STEP, record=True)
     assert steps(run) == [
@@ -267,24 +269,27 @@ SMALL = EngineConfig(num_blocks=5, block_size=4, max_num_batched_tokens=32, max_
             ValueError,
             "request 0 is not accepted: prompt_len \\+ output_len - 1 tokens need more KV blocks",
         ),
-        (
-            Requests([0, 0], [0, 4], [1, 1]),
-            ValueError,
-            "prompt_len is not accepted for request 0: every request needs at least 1 token",
-        ),
-        (Requests([0, 0], [4, 4], [1, 0]), ValueError, "output_len is not accepted for request 1"),
-        (
-            Requests([1, 0], [4, 4], [1, 1]),
-            ValueError,
-            "arrival is not accepted: it must be finite seconds >= 0, in non-decreasing order",
-        ),
-        (Requests([0, np.nan], [4, 4], [1, 1]), ValueError, "arrival is not accepted"),
-        (Requests([0, 0], [4, 4], [1, 1], priority=[1]), ValueError, "priority is not accepted"),
     ],
 )
 def test_requests_no_engine_can_serve_are_refused_up_front(reqs: Requests, error: type, match: str) -> None:
     with pytest.raises(error, match=match):
         reference.run(reqs, SMALL, STEP)
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "match"),
+    [
+        (([0, 0], [0, 4], [1, 1]), {}, r"prompt_len\[0\]=0 is not accepted"),
+        (([0, 0], [4, 4], [1, 0]), {}, r"output_len\[1\]=0 is not accepted"),
+        (([1, 0], [4, 4], [1, 1]), {}, r"arrival\[1\]=0.0 is not accepted: arrivals must be non-decreasing"),
+        (([0, np.nan], [4, 4], [1, 1]), {}, r"arrival\[1\]=nan is not accepted"),
+        (([0, 0], [4, 4], [1, 1]), {"priority": [1]}, "priority is not accepted"),
+    ],
+)
+def test_requests_refuse_what_no_engine_could_take(args: tuple[Any, ...], kwargs: dict[str, Any], match: str) -> None:
+    """Lengths, arrival order and priorities are checked once, by Requests itself."""
+    with pytest.raises(ArgumentError, match=match):
+        Requests(*args, **kwargs)
 
 
 def test_many_refused_requests_are_listed_briefly() -> None:
@@ -326,7 +331,7 @@ def workloads(draw):  # type: ignore[no-untyped-def]
     prompt = draw(st.lists(st.integers(1, 60), min_size=n, max_size=n))
     output = draw(st.lists(st.integers(1, 20), min_size=n, max_size=n))
     gaps = draw(st.lists(st.sampled_from([0.0, 0.25, 1.0, 8.0]), min_size=n, max_size=n))
-    content = [[draw(st.integers(0, 2)) for _ in range(p // 8 + 1)] for p in prompt]
+    content = [[draw(st.integers(0, 2)) for _ in range(-(-p // 8))] for p in prompt]
     need = max(-(-(p + o - 1) // block_size) for p, o in zip(prompt, output))
     chunked = draw(st.booleans())
     seqs = draw(st.integers(1, 8))
@@ -377,11 +382,12 @@ def test_every_run_serves_every_request_within_the_limits(workload) -> None:  # 
 def test_a_run_is_deterministic() -> None:
     rng = np.random.default_rng(3)
     n = 60
+    prompt = rng.integers(1, 200, n)
     reqs = Requests(
         np.cumsum(rng.exponential(0.05, n)),
-        rng.integers(1, 200, n),
+        prompt,
         rng.integers(1, 50, n),
-        blocks=[rng.integers(0, 3, 4) for _ in range(n)],
+        blocks=[rng.integers(0, 3, -(-int(p) // 64)) for p in prompt],
         priority=rng.integers(0, 3, n),
         source_block=64,
     )

@@ -57,7 +57,8 @@ def workload(
     blocks = None
     if prefixes:
         blocks = [
-            [int(rng.integers(0, prefixes)), *rng.integers(100, 1 << 40, int(p) // 64 + 1).tolist()] for p in prompt_len
+            [int(rng.integers(0, prefixes)), *rng.integers(100, 1 << 40, -(-int(p) // 64) - 1).tolist()]
+            for p in prompt_len
         ]
     return Requests(
         np.cumsum(rng.exponential(1 / rate, n)),
@@ -133,7 +134,7 @@ def small_runs(draw):  # type: ignore[no-untyped-def]
     gaps = draw(st.lists(st.sampled_from([0.0, 0.001, 0.01, 0.1]), min_size=n, max_size=n))
     source = draw(st.sampled_from([1, 4, 16]))
     kinds = draw(st.integers(1, 3))
-    content = [[draw(st.integers(0, kinds - 1)) for _ in range(p // source + 1)] for p in prompt]
+    content = [[draw(st.integers(0, kinds - 1)) for _ in range(-(-p // source))] for p in prompt]
     need = max(-(-(p + o - 1) // block_size) for p, o in zip(prompt, output))
     max_len = max(p + o for p, o in zip(prompt, output))
     chunked = draw(st.booleans())

@@ -71,7 +71,7 @@ def _array(name: str, value: Any) -> np.ndarray:
 
 def _first_bad(name: str, arr: np.ndarray, bad: np.ndarray, accepted: str) -> ValueError:
     i = int(np.argmax(bad))
-    return ValueError(f"{name}[{i}]={arr[i].item()!r} is not accepted: {name} must hold {accepted}")
+    return ArgumentError(f"{name}[{i}]={arr[i].item()!r} is not accepted: {name} must hold {accepted}")
 
 
 def _lengths(name: str, value: Any, n: Optional[int]) -> np.ndarray:

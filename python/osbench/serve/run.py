@@ -105,7 +105,9 @@ class EngineRun:
 
 def check_requests(requests: Requests, config: EngineConfig) -> np.ndarray:
     """Refuse what no engine can serve, before it starts; return the priorities (zeros when
-    ``requests`` has none).
+    ``requests`` has none). :class:`Requests` has checked its own arrays (lengths of at least one
+    token, arrivals finite and in order, one priority per request); this checks them against
+    the configuration.
 
     A request is refused when its prompt and output do not fit in ``max_model_len`` (vLLM would
     cut its output short), or when it needs more KV blocks than the whole pool even alone (it
@@ -119,13 +121,6 @@ def check_requests(requests: Requests, config: EngineConfig) -> np.ndarray:
         raise ArgumentTypeError(
             f"config={type(config).__name__} is not accepted: it must be osbench.serve.EngineConfig"
         )
-    arrival = requests.arrival
-    if len(arrival) and not (np.isfinite(arrival).all() and arrival[0] >= 0 and (np.diff(arrival) >= 0).all()):
-        raise ArgumentError("arrival is not accepted: it must be finite seconds >= 0, in non-decreasing order")
-    for name in ("prompt_len", "output_len"):
-        short = np.flatnonzero(getattr(requests, name) < 1)
-        if len(short):
-            raise ArgumentError(f"{name} is not accepted for {_indices(short)}: every request needs at least 1 token")
     total = requests.prompt_len + requests.output_len
     too_long = np.flatnonzero(total > config.max_model_len)
     if len(too_long):
@@ -142,8 +137,6 @@ def check_requests(requests: Requests, config: EngineConfig) -> np.ndarray:
         )
     if requests.priority is None:
         return np.zeros(len(requests), dtype=np.int64)
-    if len(requests.priority) != len(requests):
-        raise ArgumentError(f"priority is not accepted: it needs one entry per request ({len(requests)})")
     return requests.priority
 
 
