@@ -323,13 +323,13 @@ def cmd_datasets(args: argparse.Namespace) -> int:
 
 
 def cmd_host(args: argparse.Namespace) -> int:
-    report = host.measure(quick=args.quick, progress=_progress())
+    measured = host.measure(quick=args.quick, progress=_progress())
     if args.json:
-        print(json.dumps(report.to_dict(), default=str))
+        print(json.dumps(measured.to_dict(), default=str))
     else:
-        for t in report.tables():
+        for t in measured.tables():
             print(t.to_text() + "\n")
-    written = host.write(report, args.out)
+    written = host.write(measured, args.out)
     print(f"wrote {', '.join(str(p) for p in written.values())}", file=sys.stderr)
     return 0
 
