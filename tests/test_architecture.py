@@ -17,18 +17,13 @@ import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "python" / "osbench"
 CORE = ROOT / "rust" / "osbench-core" / "src"
 
-#: Packages held to "osbench modules are imported at the top only": a late import (inside a
-#: function) is how a cycle hides from the first test. osbench.cache joins when its own lazy
-#: imports of itself are gone.
-TOP_IMPORTS_ONLY = ("osbench.cli", "osbench.host", "osbench.mem", "osbench.radix", "osbench.report",
-                    "osbench.sched", "osbench.traces", "osbench._checks", "osbench._table", "osbench.errors",
-                    "osbench.datasets", "osbench._files", "osbench.serve")  # fmt: skip
+#: Packages whose functions may still import osbench modules (a late import is how a cycle
+#: hides from the import graph): osbench.cache, until its lazy imports of itself are gone.
+LATE_IMPORTS_ALLOWED = ("osbench.cache",)
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str]:
@@ -92,15 +87,10 @@ def _imports(body: Iterable[ast.stmt], top: bool) -> Iterator[tuple[ast.stmt, bo
             continue  # for annotations only: never runs
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             yield from _imports(node.body, False)
-        else:
-            for field in ("body", "orelse", "finalbody", "handlers"):
-                block = getattr(node, field, None)
-                if isinstance(block, list):
-                    yield from _imports([b for b in block if isinstance(b, ast.stmt)] + _handler_bodies(block), top)
-
-
-def _handler_bodies(block: list[object]) -> list[ast.stmt]:
-    return [s for h in block if isinstance(h, ast.ExceptHandler) for s in h.body]
+        else:  # class bodies, if/try/with/for blocks: they run with the module
+            inner = [*getattr(node, "body", []), *getattr(node, "orelse", []), *getattr(node, "finalbody", [])]
+            inner += [s for h in getattr(node, "handlers", []) for s in h.body]
+            yield from _imports([s for s in inner if isinstance(s, ast.stmt)], top)
 
 
 def _targets(module: str, is_package: bool, node: ast.stmt, known: set[str]) -> Iterator[str]:
@@ -125,48 +115,44 @@ def known_modules() -> set[str]:
     return set(python_modules()) | stubs
 
 
-def import_graph(top_only: bool) -> dict[str, set[str]]:
-    """Module -> the osbench modules it imports (at import time only if ``top_only``)."""
-    modules = python_modules()
+def _edges(module: str, path: Path, known: set[str]) -> Iterator[tuple[str, ast.stmt, bool]]:
+    """(osbench module imported, the statement, whether it runs at import time) of a module."""
+    tree = ast.parse(path.read_text(), str(path))
+    for node, top in _imports(tree.body, True):
+        for target in _targets(module, path.name == "__init__.py", node, known):
+            if target in known and target != module:
+                yield target, node, top
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the osbench modules it imports when it is imported."""
     known = known_modules()
-    graph: dict[str, set[str]] = {m: set() for m in modules}
-    for module, path in modules.items():
-        tree = ast.parse(path.read_text(), str(path))
-        for node, top in _imports(tree.body, True):
-            if top_only and not top:
-                continue
-            for target in _targets(module, path.name == "__init__.py", node, known):
-                if target in known and target != module:
-                    graph[module].add(target)
-    return graph
+    return {m: {t for t, _, top in _edges(m, path, known) if top} for m, path in python_modules().items()}
 
 
 def test_no_python_import_cycle() -> None:
-    cycle = find_cycle(import_graph(top_only=True))
+    cycle = find_cycle(import_graph())
     assert not cycle, "import cycle: " + " -> ".join(cycle)
 
 
 def test_the_import_graph_sees_what_it_must() -> None:
-    graph = import_graph(top_only=True)
+    graph = import_graph()
     assert "osbench.traces.trace" in graph["osbench.traces.formats.registry"]
     assert "osbench.sched.policies" in graph["osbench.sched"]
     assert "osbench.host.results" not in graph["osbench.host.tables"]  # for annotations only
 
 
-@pytest.mark.parametrize("package", TOP_IMPORTS_ONLY)
-def test_osbench_modules_are_imported_at_the_top(package: str) -> None:
-    modules = python_modules()
+def test_osbench_modules_are_imported_at_the_top() -> None:
     known = known_modules()
-    late = []
-    for module, path in modules.items():
-        if module != package and not module.startswith(package + "."):
+    late, below = [], []
+    for module, path in python_modules().items():
+        if module.startswith(LATE_IMPORTS_ALLOWED):
             continue
-        tree = ast.parse(path.read_text(), str(path))
-        for node, top in _imports(tree.body, True):
-            if not top and any(t in known for t in _targets(module, path.name == "__init__.py", node, known)):
-                late.append(f"{path.relative_to(ROOT)}:{node.lineno}")
-        assert "noqa: E402" not in path.read_text(), f"{path}: an import below the code"
+        late += [f"{path.relative_to(ROOT)}:{node.lineno}" for _, node, top in _edges(module, path, known) if not top]
+        if "noqa: E402" in path.read_text():
+            below.append(str(path.relative_to(ROOT)))
     assert not late, "imports of osbench modules inside functions: " + ", ".join(late)
+    assert not below, "imports below the code: " + ", ".join(below)
 
 
 # --- Rust ------------------------------------------------------------------------------------
