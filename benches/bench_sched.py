@@ -14,9 +14,10 @@ import numpy as np
 import pytest
 
 import osbench as ob
-from osbench.sched import POLICIES, simulate
+from osbench.sched import PARAMETERS, POLICIES, simulate
 
-PARAMS: dict[str, dict[str, Any]] = {"rr": {"quantum": 0.1}, "mlfq": {"quantum": 0.1}}
+#: A quantum of 0.1 for the policies that take one.
+PARAMS: dict[str, dict[str, Any]] = {p: {"quantum": 0.1} for p in POLICIES if "quantum" in PARAMETERS[p]}
 
 
 def _full(request: pytest.FixtureRequest) -> bool:

@@ -199,3 +199,43 @@ def test_sweep_runs_and_resumes(tmp_path: Path) -> None:
     assert out.with_suffix(".png").exists()
     missing = osbench("sweep", str(tmp_path / "nope.toml"))
     assert missing.returncode == 2 and "not found" in missing.stderr
+
+
+@pytest.mark.parametrize(
+    "command, registry",
+    [
+        (["sched", "simulate"], "sched.POLICIES"),
+        (["mem", "alloc"], "mem.STRATEGIES"),
+        (["radix", "replay"], "radix.MODES"),
+        (["cache", "replay"], "cache.POLICIES"),
+        (["cache", "curve"], "traces.FORMATS"),
+    ],
+)
+def test_help_lists_every_name_of_the_registry(command: list[str], registry: str) -> None:
+    import osbench as ob
+
+    package, table = registry.split(".")
+    names = getattr(getattr(ob, package), table)
+    text = " ".join(osbench(*command, "--help").stdout.split())
+    missing = [n for n in names if n not in text]
+    assert not missing, f"{' '.join(command)} --help leaves out {missing}"
+
+
+def test_refused_input_is_one_line_and_a_bug_keeps_its_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from osbench import cli
+    from osbench.errors import ArgumentError
+
+    def refuse(args: object) -> int:
+        raise ArgumentError("policy='x' is not accepted: use one of a, b")
+
+    def bug(args: object) -> int:
+        raise TypeError("unsupported operand")
+
+    monkeypatch.setattr(cli, "cmd_datasets", refuse)
+    assert cli.main(["datasets"]) == 2
+    assert capsys.readouterr().err == "osbench: error: policy='x' is not accepted: use one of a, b\n"
+    monkeypatch.setattr(cli, "cmd_datasets", bug)
+    with pytest.raises(TypeError, match="unsupported operand"):
+        cli.main(["datasets"])

@@ -42,7 +42,6 @@ __all__ = [
 BUILD_PROFILE: str
 __version__: str
 CACHE_POLICIES: list[str]
-SCHED_POLICIES: list[str]
 CACHE_SIZED_POLICIES: list[str]
 
 def dense_ids(keys: npt.NDArray[np.int64] | npt.NDArray[np.uint64]) -> tuple[npt.NDArray[np.uint32], int]: ...
@@ -121,7 +120,7 @@ class CacheStream:
     ) -> int: ...
 
 # radix
-RADIX_MODES: list[str]
+RADIX_MODES: list[tuple[str, list[str]]]  # (name, the parameters it reads)
 
 @final
 class RadixNode:
@@ -204,22 +203,25 @@ def host_chase(
 ) -> npt.NDArray[np.float64]: ...
 
 # sched
+SCHED_POLICIES: list[tuple[str, list[str], bool]]  # (name, the parameters it reads, whether it preempts)
+
 def sched_simulate(
     policy: str,
     arrival: npt.NDArray[np.float64],
     size: npt.NDArray[np.float64],
-    predicted: Optional[npt.NDArray[np.float64]] = None,
-    priority: Optional[npt.NDArray[np.int64]] = None,
-    quantum: float = 0.1,
-    switch_cost: float = 0.0,
-    levels: Optional[int] = None,
-    boost: Optional[float] = None,
-    use_predictions: bool = False,
-    aging: float = 0.0,
+    predicted: Optional[npt.NDArray[np.float64]],
+    priority: Optional[npt.NDArray[np.int64]],
+    *,
+    quantum: float,
+    switch_cost: float,
+    levels: Optional[int],
+    boost: Optional[float],
+    use_predictions: bool,
+    aging: float,
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], int, float]: ...
 
 # mem
-MEM_STRATEGIES: list[str]
+MEM_STRATEGIES: list[tuple[str, list[str]]]  # (name, the parameters it reads)
 
 def mem_translate(
     vaddrs: npt.NDArray[np.int64], page_table: npt.NDArray[np.int64], page_size: int

@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from osbench import _checks, _native, cache, datasets, host, mem, radix, report, sched, traces
+from osbench.cache import sweep
 from osbench.errors import OsbenchError
 
 LECTURES = {
@@ -107,8 +109,6 @@ def cmd_lecture(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from osbench import report
-
     out = Path(args.out)
     say = _progress()
     written = report.run(out, quick=args.quick, seed=args.seed, progress=say)
@@ -125,8 +125,6 @@ def _existing(path_text: str, what: str) -> Path:
 
 
 def _load_trace(args: argparse.Namespace) -> Any:
-    from osbench import traces
-
     if args.trace:
         return traces.read(args.trace, format=args.format)  # a path or a dataset name; format None: detected
     n, alpha, length = args.zipf
@@ -151,8 +149,6 @@ def _int_list(text: str) -> list[int]:
 
 
 def cmd_cache_replay(args: argparse.Namespace) -> int:
-    from osbench import cache
-
     trace = _load_trace(args)
     r = cache.replay(trace, args.policy, args.capacity, engine=args.engine, sizes=True if args.sizes else None)
     if args.json:
@@ -165,8 +161,6 @@ def cmd_cache_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_cache_curve(args: argparse.Namespace) -> int:
-    from osbench import cache
-
     trace = _load_trace(args)
     ratios = cache.curve(
         trace, args.policy, args.capacities, engine=args.engine, sizes=True if args.sizes else None, sample=args.sample
@@ -180,11 +174,9 @@ def cmd_cache_curve(args: argparse.Namespace) -> int:
 
 
 def cmd_sched_simulate(args: argparse.Namespace) -> int:
-    from osbench import sched
-
     w = sched.workload(args.jobs, load=args.load, sizes=args.sizes, seed=args.seed)
     params: dict[str, Any] = {}
-    if args.policy in ("rr", "mlfq"):
+    if "quantum" in sched.PARAMETERS.get(args.policy, ()):
         params["quantum"] = args.quantum
     if args.switch_cost:
         params["switch_cost"] = args.switch_cost
@@ -204,9 +196,7 @@ def cmd_sched_simulate(args: argparse.Namespace) -> int:
             )
         )
         return 0
-    theory = None
-    if args.policy in ("fcfs", "sjf", "srpt", "ps"):
-        theory = sched.theory(args.policy, args.sizes, args.load)
+    theory = _theory(args.policy, args.sizes, args.load)
     print(f"{args.policy}, {args.jobs:,} jobs, {args.sizes} sizes, load {args.load}, seed {args.seed}:")
     print(
         f"  mean response {summary.mean_response:.4f} +- {summary.mean_response_ci95:.4f} (95% CI)"
@@ -223,9 +213,15 @@ def cmd_sched_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_sweep(args: argparse.Namespace) -> int:
-    from osbench.cache import sweep
+def _theory(policy: str, sizes: str, load: float) -> Optional[float]:
+    """The M/G/1 mean response of the run, where theory has a closed form for it."""
+    try:
+        return sched.theory(policy, sizes, load)
+    except OsbenchError:  # no closed form for this policy and these sizes
+        return None
 
+
+def cmd_sweep(args: argparse.Namespace) -> int:
     spec = _existing(args.spec, "sweep spec")
     say = _progress()
     executor = None if args.dask is None else ("dask" if args.dask == "local" else args.dask)
@@ -249,8 +245,6 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_mem_alloc(args: argparse.Namespace) -> int:
-    from osbench import mem
-
     w = mem.workload(args.requests, capacity=args.capacity, seed=args.seed)
     r = mem.simulate(w, args.strategy, args.capacity, page_size=args.page_size, bound=args.bound, engine=args.engine)
     if args.json:
@@ -280,8 +274,6 @@ def cmd_mem_alloc(args: argparse.Namespace) -> int:
 
 
 def cmd_radix_replay(args: argparse.Namespace) -> int:
-    from osbench import radix
-
     if args.mooncake:
         requests = radix.mooncake(args.mooncake)
     else:
@@ -298,8 +290,6 @@ def cmd_radix_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_datasets(args: argparse.Namespace) -> int:
-    from osbench import datasets
-
     if args.action == "list":
         if args.names:
             raise UserError("osbench datasets list takes no names (use: osbench datasets fetch NAME)")
@@ -333,39 +323,46 @@ def cmd_datasets(args: argparse.Namespace) -> int:
 
 
 def cmd_host(args: argparse.Namespace) -> int:
-    from osbench import host
-
-    report = host.measure(quick=args.quick, progress=_progress())
+    measured = host.measure(quick=args.quick, progress=_progress())
     if args.json:
-        print(json.dumps(report.to_dict(), default=str))
+        print(json.dumps(measured.to_dict(), default=str))
     else:
-        for t in report.tables():
+        for t in measured.tables():
             print(t.to_text() + "\n")
-    written = host.write(report, args.out)
+    written = host.write(measured, args.out)
     print(f"wrote {', '.join(str(p) for p in written.values())}", file=sys.stderr)
     return 0
+
+
+def _one_of(names: Sequence[str], conjunction: str = "or") -> str:
+    """A registry's names for a help text: "a, b or c"."""
+    names = list(names)
+    return f"{', '.join(names[:-1])} {conjunction} {names[-1]}" if len(names) > 1 else "".join(names)
+
+
+def _reading(parameters: dict[str, frozenset[str]], name: str) -> list[str]:
+    """The policies (strategies...) that read a parameter, in the registry's order."""
+    return [p for p, reads in parameters.items() if name in reads]
 
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
-    p.add_argument("--engine", choices=("native", "reference"), default="native", help="simulation engine")
+    p.add_argument("--engine", choices=_checks.ENGINES, default="native", help="simulation engine")
 
 
 def parser() -> argparse.ArgumentParser:
-    from osbench import __version__
-
     top = argparse.ArgumentParser(
         prog="osbench", description="The OS ideas behind LLM inference, runnable, exact and fast."
     )
-    top.add_argument("--version", action="version", version=f"osbench {__version__}")
+    top.add_argument("--version", action="version", version=f"osbench {_native.__version__}")
     sub = top.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("lecture", help="print a lecture demo's tables", epilog=EPILOG_LECTURE)
     p.add_argument("demo", choices=[*list(LECTURES), "all"])
     p.add_argument("--quick", action="store_true", help="smaller runs where a demo has large ones")
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.add_argument("--engine", choices=("native", "reference"), default="native", help="simulation engine (lecture 04)")
+    p.add_argument("--engine", choices=_checks.ENGINES, default="native", help="simulation engine (lecture 04)")
     p.set_defaults(func=cmd_lecture)
 
     p = sub.add_parser("report", help="write the report folder (HTML, Markdown, JSON, figures)", epilog=EPILOG_REPORT)
@@ -385,11 +382,16 @@ def parser() -> argparse.ArgumentParser:
     sched_p = sub.add_parser("sched", help="CPU scheduling: simulate a policy on a workload")
     sched_sub = sched_p.add_subparsers(dest="sched_command", required=True)
     p = sched_sub.add_parser("simulate", help="simulate one policy", epilog=EPILOG_SCHED)
-    p.add_argument("--policy", default="srpt", help="fcfs, sjf, srpt, rr, ps, mlfq or priority")
+    p.add_argument("--policy", default="srpt", help=_one_of(sched.POLICIES))
     p.add_argument("--jobs", type=int, default=100_000, help="number of jobs (default 100000)")
     p.add_argument("--load", type=float, default=0.8, help="offered load (default 0.8)")
-    p.add_argument("--sizes", default="exp", help="exp, lognormal, bimodal, pareto or det")
-    p.add_argument("--quantum", type=float, default=0.1, help="rr and mlfq quantum (default 0.1)")
+    p.add_argument("--sizes", default="exp", help=_one_of(sched.DISTRIBUTIONS))
+    p.add_argument(
+        "--quantum",
+        type=float,
+        default=0.1,
+        help=f"quantum of {_one_of(_reading(sched.PARAMETERS, 'quantum'), 'and')} (default 0.1)",
+    )
     p.add_argument("--switch-cost", type=float, default=0.0, help="cost of each switch between jobs")
     _common(p)
     p.set_defaults(func=cmd_sched_simulate)
@@ -397,11 +399,21 @@ def parser() -> argparse.ArgumentParser:
     mem_p = sub.add_parser("mem", help="memory allocation: strategies and fragmentation")
     mem_sub = mem_p.add_subparsers(dest="mem_command", required=True)
     p = mem_sub.add_parser("alloc", help="simulate one allocation strategy", epilog=EPILOG_MEM)
-    p.add_argument("--strategy", default="first", help="first, best, worst, paged or reserve")
+    p.add_argument("--strategy", default="first", help=_one_of(mem.STRATEGIES))
     p.add_argument("--capacity", type=int, default=20_000, help="memory units (default 20000)")
     p.add_argument("--requests", type=int, default=5_000, help="number of requests (default 5000)")
-    p.add_argument("--page-size", type=int, default=16, help="page size for paged (default 16)")
-    p.add_argument("--bound", type=int, default=400, help="what reserve sets aside per request (default 400)")
+    p.add_argument(
+        "--page-size",
+        type=int,
+        default=16,
+        help=f"page size for {_one_of(_reading(mem.PARAMETERS, 'page_size'), 'and')} (default 16)",
+    )
+    p.add_argument(
+        "--bound",
+        type=int,
+        default=400,
+        help=f"what {_one_of(_reading(mem.PARAMETERS, 'bound'), 'and')} sets aside per request (default 400)",
+    )
     _common(p)
     p.set_defaults(func=cmd_mem_alloc)
 
@@ -413,7 +425,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--capacity", type=int, default=None, help="capacity in tokens (blocks for Mooncake); default unlimited"
     )
-    p.add_argument("--mode", default="prefix", help="prefix or whole")
+    p.add_argument("--mode", default="prefix", help=_one_of(radix.MODES))
     src = p.add_mutually_exclusive_group()
     src.add_argument("--conversations", type=int, default=400, help="synthetic multi-turn conversations (default 400)")
     src.add_argument("--mooncake", help="a Mooncake jsonl trace or dataset name (one token per 512-token block)")
@@ -447,7 +459,7 @@ def parser() -> argparse.ArgumentParser:
     cache_sub = cache_p.add_subparsers(dest="cache_command", required=True)
     for name, func, epilog in (("replay", cmd_cache_replay, EPILOG_REPLAY), ("curve", cmd_cache_curve, EPILOG_CURVE)):
         p = cache_sub.add_parser(name, help=f"cache {name}", epilog=epilog)
-        p.add_argument("--policy", default="lru", help="fifo, lru, lfu, clock, arc, opt, sieve, s3fifo, twoq or gdsf")
+        p.add_argument("--policy", default="lru", help=_one_of(cache.POLICIES))
         p.add_argument("--sizes", action="store_true", help="use the trace's object sizes: capacities then count bytes")
         src = p.add_mutually_exclusive_group()
         src.add_argument(
@@ -456,7 +468,7 @@ def parser() -> argparse.ArgumentParser:
             "dataset name (osbench datasets)",
         )
         p.add_argument(
-            "--format", help="the trace file's format when its name does not tell (e.g. oracleGeneral, npy, csv)"
+            "--format", help=f"the trace file's format when its name does not tell: {_one_of(traces.FORMATS)}"
         )
         src.add_argument(
             "--zipf", type=_zipf_spec, default=(1000, 0.8, 30000), help="N_KEYS,ALPHA,LENGTH (default 1000,0.8,30000)"
@@ -475,9 +487,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser().parse_args(argv)
     try:
         return int(args.func(args))
-    except UserError as exc:
-        print(f"osbench: error: {exc}", file=sys.stderr)
-        return 2
     except BrokenPipeError:  # e.g. `osbench lecture all | head`: the reader left, not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0

@@ -1,9 +1,8 @@
-"""osbench.sched: native == reference job for job, lecture goldens, invariants, bad input."""
+"""osbench.sched: native == reference job for job, lecture goldens, invariants, timelines."""
 
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 import pytest
@@ -182,87 +181,6 @@ def test_summary_fields() -> None:
     assert d["summary"]["jobs"] == 3 and d["completion"] == [3.0, 1.0, 7.0]
 
 
-def test_workload_generation() -> None:
-    w = ob.sched.workload(200_000, load=0.8, sizes="lognormal", seed=1)
-    assert w.size.mean() == pytest.approx(1.0, rel=0.05)
-    assert w.offered_load == pytest.approx(0.8, rel=0.05)
-    np.testing.assert_array_equal(w.size, ob.sched.workload(200_000, load=0.8, sizes="lognormal", seed=1).size)
-    b = ob.sched.workload(100_000, sizes="bimodal", seed=1)
-    assert set(np.unique(b.size).tolist()) == {0.5, 5.5}
-    assert (b.size == 5.5).mean() == pytest.approx(0.1, abs=0.01)
-    p = ob.sched.workload(100_000, sizes="pareto", seed=1)
-    assert p.size.mean() == pytest.approx(1.0, rel=0.1)
-    assert ob.sched.workload(10, sizes="det").size.tolist() == [1.0] * 10
-    pred = ob.sched.workload(1000, sizes="exp", seed=1, prediction_sigma=1.0)
-    assert pred.predicted is not None
-    np.testing.assert_array_equal(pred.size, ob.sched.workload(1000, sizes="exp", seed=1).size)
-    c = ob.sched.workload(50_000, load=(0.6, 0.3), seed=1)
-    assert c.priority is not None and (c.priority == 0).mean() == pytest.approx(2 / 3, abs=0.01)
-    assert np.all(np.diff(w.arrival) >= 0)
-
-
-@pytest.mark.parametrize(
-    "call, exc, match",
-    [
-        (lambda: Workload([0.0, -1.0], [1.0, 1.0]), ValueError, "arrival"),
-        (lambda: Workload([0.0, math.nan], [1.0, 1.0]), ValueError, "arrival"),
-        (lambda: Workload([0.0, 1.0], [1.0, -2.0]), ValueError, "size"),
-        (lambda: Workload([0.0, 1.0], [1.0, math.nan]), ValueError, "size"),
-        (lambda: Workload([0.0, 1.0], [0.0, 1.0]), ValueError, "size"),
-        (lambda: Workload([0.0, 1.0], [1.0]), ValueError, "one size per job"),
-        (lambda: Workload([0.0], [1.0], predicted=[1.0, 2.0]), ValueError, "predicted"),
-        (lambda: Workload([0.0], [1.0], priority=[0.5]), TypeError, "priority"),
-        (lambda: Workload(["a"], [1.0]), TypeError, "arrival"),
-        (lambda: simulate(Workload.batch([1]), "lifo"), ValueError, "policy"),
-        (lambda: simulate(Workload.batch([1]), "rr", quantum=0), ValueError, "quantum"),
-        (lambda: simulate(Workload.batch([1]), "rr", quantum=-1.0), ValueError, "quantum"),
-        (lambda: simulate(Workload.batch([1]), "rr", quantum=math.nan), ValueError, "quantum"),
-        (lambda: simulate(Workload.batch([1]), "mlfq", quantum=math.inf), ValueError, "quantum"),
-        (lambda: simulate(Workload.batch([1]), "fcfs", quantum=2.0), ValueError, "quantum"),
-        (lambda: simulate(Workload.batch([1]), "ps", switch_cost=0.1), ValueError, "switch_cost"),
-        (lambda: simulate(Workload.batch([1]), "rr", switch_cost=-0.1), ValueError, "switch_cost"),
-        (lambda: simulate(Workload.batch([1]), "mlfq", levels=0), ValueError, "levels"),
-        (lambda: simulate(Workload.batch([1]), "mlfq", boost=0.0), ValueError, "boost"),
-        (lambda: simulate(Workload.batch([1]), "priority", aging=-1.0), ValueError, "aging"),
-        (lambda: simulate(Workload.batch([1]), "srpt", use_predictions=True), ValueError, "predicted"),
-        (lambda: simulate(Workload.batch([1]), "fcfs", engine="gpu"), ValueError, "engine"),
-        (lambda: simulate([1.0, 2.0], "fcfs"), TypeError, "Workload"),
-        (lambda: ob.sched.workload(0), ValueError, "n"),
-        (lambda: ob.sched.workload(10, sizes="zipf"), ValueError, "sizes"),
-        (lambda: ob.sched.workload(10, sizes="lognormal", alpha=2), ValueError, "alpha"),
-        (lambda: ob.sched.workload(10, load=-0.5), ValueError, "load"),
-        (lambda: ob.sched.workload(10, load="high"), TypeError, "load"),
-        (lambda: ob.sched.workload(3, sizes=[1.0, 2.0]), ValueError, "sizes"),
-        (lambda: ob.sched.workload(10, sizes="bimodal", p_large=1.5), ValueError, "p_large"),
-        (lambda: ob.sched.workload(10, sizes="pareto", low=1.0), ValueError, "low"),
-    ],
-)
-def test_bad_input(call, exc, match) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(exc, match=match):
-        call()
-
-
-def test_native_rejects_bad_arrays_directly() -> None:
-    nat = ob._native
-    with pytest.raises(ValueError, match="size"):
-        nat.sched_simulate("fcfs", np.zeros(2), np.ones(3))
-    with pytest.raises(ValueError, match="size"):
-        nat.sched_simulate("fcfs", np.zeros(2), np.array([1.0, -1.0]))
-    with pytest.raises(ValueError, match="arrival"):
-        nat.sched_simulate("fcfs", np.array([math.inf]), np.ones(1))
-    with pytest.raises(ValueError, match="policy"):
-        nat.sched_simulate("nope", np.zeros(1), np.ones(1))
-
-
-def test_unstable_load_warns_but_runs() -> None:
-    with pytest.warns(RuntimeWarning, match="unstable"):
-        w = ob.sched.workload(500, load=1.2, seed=1)
-    assert np.isfinite(simulate(w, "srpt").completion).all()
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        ob.sched.workload(10, load=0.5)
-
-
 def test_empty_workload() -> None:
     w = Workload(np.zeros(0), np.zeros(0))
     for policy in ob.sched.POLICIES:
@@ -294,21 +212,6 @@ def test_timeline_accounts_for_all_work(w: Workload) -> None:
         assert all(a[2] <= b[1] for a, b in zip(tl, tl[1:]))
     with pytest.raises(ValueError, match="ps"):
         ob.sched.timeline(w, "ps")
-
-
-def test_prediction_noise_is_independent_of_sizes() -> None:
-    # The noise must not reuse the normal draws that made lognormal sizes (same seed).
-    for w in (
-        ob.sched.workload(20_000, sizes="lognormal", seed=2).with_predictions(1.0, seed=2),
-        ob.sched.workload(20_000, sizes="lognormal", seed=2, prediction_sigma=1.0),
-    ):
-        assert w.predicted is not None
-        log_noise = np.log(w.predicted / w.size)
-        assert abs(np.corrcoef(np.log(w.size), log_noise)[0, 1]) < 0.05
-        assert log_noise.std() == pytest.approx(1.0, rel=0.05)
-    exact = ob.sched.workload(100, seed=1).with_predictions(0.0, seed=1)
-    assert exact.predicted is not None
-    np.testing.assert_array_equal(exact.predicted, exact.size)
 
 
 def test_boost_below_clock_resolution() -> None:

@@ -281,7 +281,10 @@ def test_read_mooncake_sorts_by_time_stably(tmp_path: Path) -> None:
             [{"timestamp": 0, "input_length": 600, "output_length": 1, "hash_ids": [0]}],
             "blocks[0] is not accepted: it has 1 ids",
         ),
-        ([{"timestamp": 0, "input_length": 600, "hash_ids": [0, 1]}], "has no output_length"),
+        (
+            [{"timestamp": 0, "input_length": 600, "hash_ids": [0, 1]}],
+            "line 1: not a Mooncake request with timestamp, input_length, output_length, hash_ids (KeyError: 'output_length')",
+        ),
         (
             [{"timestamp": 0, "input_length": 10, "output_length": 0, "hash_ids": [0]}],
             "output_len[0]=0 is not accepted",
@@ -296,7 +299,7 @@ def test_read_mooncake_sorts_by_time_stably(tmp_path: Path) -> None:
         ([{"timestamp": 0, "input_length": 10, "output_length": 1, "hash_ids": [2**63]}], "ids must be within int64"),
         (
             [{"timestamp": 0, "input_length": 10, "output_length": "x", "hash_ids": [1]}],
-            "output_length must be an integer",
+            "line 1: not a Mooncake request with timestamp, input_length, output_length, hash_ids (TypeError: timestamp, input_length and output_length must be numbers)",
         ),
     ],
 )

@@ -34,7 +34,8 @@ from osbench.host.faults import (
 )
 from osbench.host.gil import GilRow, GilScaling, Isolation, gil_scaling, isolation
 from osbench.host.info import CacheLevel, HostInfo, info
-from osbench.host.report import HostReport, Plan, markdown, measure, write
+from osbench.host.report import Plan, markdown, measure, write
+from osbench.host.results import HostReport
 from osbench.host.roundtrip import MECHANISMS, PLACEMENTS, Mechanism, RoundTrip, perf_available, round_trip
 from osbench.host.stats import Mode, Spread, modes
 

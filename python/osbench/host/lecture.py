@@ -10,13 +10,12 @@ numbers are not, and cross-CPU wake-ups are far dearer.
 from __future__ import annotations
 
 from osbench._table import Table
+from osbench.host.report import measure
 
 
 def tables(quick: bool = False) -> list[Table]:
     """Demo 01's tables (isolation, GIL scaling, round trips), then the host facts, the native
     ping-pong checks, page faults, copy-on-write and memory latency."""
-    from osbench.host.report import measure
-
     report = measure(quick=quick)
     t = report.tables()
     by_key = {x.key: x for x in t}

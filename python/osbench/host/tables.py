@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any, Optional
 from osbench._table import Table
 from osbench.host.stats import Spread, human_ns
 
-if TYPE_CHECKING:
-    from osbench.host.report import HostReport
+if TYPE_CHECKING:  # for annotations only: results.py builds on this module
+    from osbench.host.results import HostReport
 
 
 def _mib(n: Optional[int]) -> str:

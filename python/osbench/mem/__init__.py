@@ -8,7 +8,7 @@ in Rust; :mod:`osbench.mem.reference` is the readable engine and agrees exactly
   :func:`block_table_size`; multi-level tables :class:`PageTableLayout`, :data:`X86_64`,
   :func:`walk`, :func:`table_memory`, :class:`MultiLevelPageTable`; the TLB, :func:`tlb`.
 - Allocation (3.3, 3.4): :func:`workload`, :class:`Workload`, :func:`simulate` with
-  ``STRATEGIES`` first, best, worst, paged, reserve.
+  ``STRATEGIES`` (from the native core's table; what each reads in ``PARAMETERS``).
 - Copy-on-write (3.5): :class:`BlockManager`, :func:`parallel_sampling`, :func:`beam_search`.
 - Thrashing (3.6): :func:`working_set_trace`, :func:`thrashing`, :func:`mean_access_ns`,
   :func:`max_fault_rate` (exercise 7).
@@ -19,7 +19,7 @@ in Rust; :mod:`osbench.mem.reference` is the readable engine and agrees exactly
 """
 
 from osbench.mem import reference
-from osbench.mem.alloc import STRATEGIES, Allocation, Workload, simulate, workload
+from osbench.mem.alloc import PARAMETERS, STRATEGIES, Allocation, Workload, simulate, workload
 from osbench.mem.cow import BlockManager, Sharing, beam_search, parallel_sampling
 from osbench.mem.paging import (
     TLB,
@@ -36,6 +36,7 @@ from osbench.mem.thrashing import Thrashing, max_fault_rate, mean_access_ns, thr
 from osbench.mem.translation import SlotMapping, Translation, block_table_size, slot_mapping, translate
 
 __all__ = [
+    "PARAMETERS",
     "STRATEGIES",
     "TLB",
     "X86_64",

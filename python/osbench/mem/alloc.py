@@ -26,8 +26,11 @@ from osbench import _checks, _native
 from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.mem import reference
 
-STRATEGIES: tuple[str, ...] = ("first", "best", "worst", "paged", "reserve")
-"""Every allocation strategy, lower case."""
+STRATEGIES: tuple[str, ...] = tuple(name for name, _ in _native.MEM_STRATEGIES)
+"""Every allocation strategy, lower case (from the native core's table)."""
+
+PARAMETERS: dict[str, frozenset[str]] = {name: frozenset(reads) for name, reads in _native.MEM_STRATEGIES}
+"""The parameters each strategy reads (``page_size``, ``bound``); it ignores the others."""
 
 SERVED, REJECTED, PREEMPTED = 0, 1, 2
 
@@ -242,7 +245,7 @@ def simulate(
     """Run ``workload`` through one allocation strategy on ``capacity`` units.
 
     ``page_size`` is used by ``paged`` (any positive size up to the capacity), ``bound`` by
-    ``reserve``. ``check=True`` (native engine) verifies after every event that no two live
+    ``reserve`` (``PARAMETERS`` says which strategy reads which). ``check=True`` (native engine) verifies after every event that no two live
     blocks overlap, that free and allocated units add up to the capacity, and that no two free
     blocks are adjacent (slow; for tests). Tie-breaks and event order: see
     :func:`osbench.mem.reference.simulate`.
@@ -260,7 +263,7 @@ def simulate(
     strategy = _checks.choice("strategy", strategy, STRATEGIES)
     capacity = _checks.positive_int("capacity", capacity, maximum=2**62)
     page_size = _checks.positive_int("page_size", page_size, maximum=2**62)
-    if strategy == "paged" and page_size > capacity:
+    if "page_size" in PARAMETERS[strategy] and page_size > capacity:
         raise ArgumentError(f"page_size={page_size} is not accepted: it must be at most capacity={capacity}")
     bound = _checks.positive_int("bound", bound, maximum=2**62)
     engine = _checks.engine(engine)

@@ -137,6 +137,16 @@ def allocation_table(engine: str = "native", quick: bool = False, seed: int = 1)
         ]
         for name, r in runs.items()
     ]
+    # Per strategy, as percentages: what the figure of the report draws.
+    shares = {
+        name: {
+            "rejected": pct(r.rejected_fraction),
+            "holds_data": pct(r.utilization),
+            "internal": pct(r.internal),
+            "external": pct(r.external),
+        }
+        for name, r in runs.items()
+    }
     return Table(
         f"Demo 2: capacity {CAPACITY:,}, {len(w):,} requests, lognormal sizes (mean 50, cap 400), offered load 0.9, sizes known",
         ["strategy", "rejected %", "holds data %", "internal %", "external %", "lecture"],
@@ -148,6 +158,7 @@ def allocation_table(engine: str = "native", quick: bool = False, seed: int = 1)
             "rejects most requests while the memory holds almost nothing."
         ),
         key="allocation",
+        extra={"strategies": shares},
     )
 
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 import bisect
 import heapq
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
-from typing import Optional
+from collections.abc import Callable, Sequence
+from typing import Optional, Union
 
 from osbench.errors import ArgumentError
 
@@ -264,19 +264,24 @@ class Paged:
         return self.free_pages * self.page_size
 
 
-def make(strategy: str, capacity: int, page_size: int = 1, bound: int = 1):  # type: ignore[no-untyped-def]
+Allocator = Union[Contiguous, Paged]
+"""What the simulator drives: admit, grow, release, largest_free (see :class:`Contiguous`)."""
+
+#: Every strategy by name: a fresh allocator from (capacity, page size, bound).
+STRATEGIES: dict[str, Callable[[int, int, int], Allocator]] = {
+    "first": lambda capacity, page_size, bound: FirstFit(capacity),
+    "best": lambda capacity, page_size, bound: BestFit(capacity),
+    "worst": lambda capacity, page_size, bound: WorstFit(capacity),
+    "paged": lambda capacity, page_size, bound: Paged(capacity, page_size),
+    "reserve": lambda capacity, page_size, bound: Reserve(capacity, bound),
+}
+
+
+def make(strategy: str, capacity: int, page_size: int = 1, bound: int = 1) -> Allocator:
     """A fresh allocator by name."""
-    if strategy == "paged":
-        return Paged(capacity, page_size)
-    if strategy == "reserve":
-        return Reserve(capacity, bound)
-    if strategy == "first":
-        return FirstFit(capacity)
-    if strategy == "best":
-        return BestFit(capacity)
-    if strategy == "worst":
-        return WorstFit(capacity)
-    raise ArgumentError(f"strategy={strategy!r} is not accepted: use one of first, best, worst, paged, reserve")
+    if strategy not in STRATEGIES:
+        raise ArgumentError(f"strategy={strategy!r} is not accepted: use one of {', '.join(STRATEGIES)}")
+    return STRATEGIES[strategy](capacity, page_size, bound)
 
 
 # --- the simulator -----------------------------------------------------------------------
@@ -285,7 +290,7 @@ DEPART, GROW = 0, 1
 
 
 def simulate(
-    allocator,  # type: ignore[no-untyped-def]
+    allocator: Allocator,
     arrival: Sequence[float],
     duration: Sequence[float],
     initial: Sequence[int],

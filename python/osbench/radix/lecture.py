@@ -181,6 +181,14 @@ def demo4_prefix_vs_whole(engine: str = "native", seed: int = 1, quick: bool = F
             "the history, and (storing outputs) the previous answers; what is left is each turn's new question."
         ),
         key="05-4",
+        extra={
+            "curves": {
+                "capacities": [None if c is None else int(c) for c in caps],
+                "whole": [float(x) for x in whole],
+                "prefix": [float(x) for x in prompts_only],
+                "prefix_outputs": [float(x) for x in with_outputs],
+            }
+        },
     )
 
 

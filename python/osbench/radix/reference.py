@@ -26,8 +26,8 @@ next tick when it is created, which is after the node it was split from was stam
 from __future__ import annotations
 
 import heapq
-from collections.abc import Hashable, Iterator, Sequence
-from typing import Any, Optional
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from typing import Any, Optional, Union
 
 from osbench.errors import ArgumentError, ArgumentTypeError
 
@@ -236,25 +236,41 @@ class RadixTree:
 # --- replay -------------------------------------------------------------------------------
 
 
-def serve_prefix(tree: RadixTree, capacity: Optional[int], prompt: list, stored: list) -> int:
-    """Serve one request through the radix tree, as a serving engine does.
+class PrefixCache:
+    """The radix tree as a serving engine uses it (RadixAttention), capacity in tokens."""
 
-    Match the prompt and lock the matched node (the request runs); make room for the tokens
-    it adds (its stored length, in whole pages, minus the match) by evicting unlocked leaves;
-    insert what it stores (prompt, maybe followed by output); unlock; and if the request alone
-    overflowed the capacity, evict back down to it. Returns the prompt tokens that hit."""
-    hit, node = tree.match_prefix(prompt)
-    tree.lock(node)
-    if capacity is not None:
-        aligned = len(stored) - len(stored) % tree.page_size
-        need = max(0, aligned - hit)
-        if tree.total_size + need > capacity:
-            tree.evict(tree.total_size + need - capacity)
-    tree.insert(stored)
-    tree.unlock(node)
-    if capacity is not None and tree.total_size > capacity:
-        tree.evict(tree.total_size - capacity)
-    return hit
+    def __init__(self, capacity: Optional[int], page_size: int):
+        self.capacity = capacity
+        self.tree = RadixTree(page_size)
+
+    def serve(self, prompt: list, stored: list) -> int:
+        """Serve one request. Match the prompt and lock the matched node (the request runs);
+        make room for the tokens it adds (its stored length, in whole pages, minus the match)
+        by evicting unlocked leaves; insert what it stores (prompt, maybe followed by output);
+        unlock; and if the request alone overflowed the capacity, evict back down to it.
+        Returns the prompt tokens that hit."""
+        tree, capacity = self.tree, self.capacity
+        hit, node = tree.match_prefix(prompt)
+        tree.lock(node)
+        if capacity is not None:
+            aligned = len(stored) - len(stored) % tree.page_size
+            need = max(0, aligned - hit)
+            if tree.total_size + need > capacity:
+                tree.evict(tree.total_size + need - capacity)
+        tree.insert(stored)
+        tree.unlock(node)
+        if capacity is not None and tree.total_size > capacity:
+            tree.evict(tree.total_size - capacity)
+        return hit
+
+    def counters(self) -> dict[str, int]:
+        tree = self.tree
+        return {
+            "stored_tokens": tree.total_size,
+            "nodes": tree.num_nodes,
+            "evicted_nodes": tree.evicted_nodes,
+            "evicted_tokens": tree.evicted_tokens,
+        }
 
 
 class WholeCache:
@@ -270,7 +286,7 @@ class WholeCache:
         self.evicted_entries = 0
         self.evicted_tokens = 0
 
-    def serve(self, prompt: list) -> int:
+    def serve(self, prompt: list, stored: list) -> int:
         key = tuple(prompt)
         if key in self.entries:
             del self.entries[key]
@@ -289,6 +305,21 @@ class WholeCache:
         self.used += len(key)
         return 0
 
+    def counters(self) -> dict[str, int]:
+        return {
+            "stored_tokens": self.used,
+            "nodes": len(self.entries),
+            "evicted_nodes": self.evicted_entries,
+            "evicted_tokens": self.evicted_tokens,
+        }
+
+
+#: Every replay mode by name: a fresh cache of that kind from (capacity, page size).
+MODES: dict[str, Callable[[Optional[int], int], Union[PrefixCache, WholeCache]]] = {
+    "prefix": PrefixCache,
+    "whole": lambda capacity, page_size: WholeCache(capacity),
+}
+
 
 def replay(
     prompts: Sequence[Sequence[Hashable]],
@@ -297,27 +328,15 @@ def replay(
     page_size: int = 1,
     outputs: Optional[Sequence[Sequence[Hashable]]] = None,
 ) -> tuple[list[int], dict[str, int]]:
-    """Serve ``prompts`` in order; returns (hit tokens per request, counters)."""
-    hits: list[int] = []
-    if mode == "prefix":
-        tree = RadixTree(page_size)
-        for i, p in enumerate(prompts):
-            prompt = list(p)
-            stored = prompt + list(outputs[i]) if outputs is not None else prompt
-            hits.append(serve_prefix(tree, capacity, prompt, stored))
-        counters = {
-            "stored_tokens": tree.total_size,
-            "nodes": tree.num_nodes,
-            "evicted_nodes": tree.evicted_nodes,
-            "evicted_tokens": tree.evicted_tokens,
-        }
-    else:
-        cache = WholeCache(capacity)
-        hits.extend(cache.serve(list(p)) for p in prompts)
-        counters = {
-            "stored_tokens": cache.used,
-            "nodes": len(cache.entries),
-            "evicted_nodes": cache.evicted_entries,
-            "evicted_tokens": cache.evicted_tokens,
-        }
-    return hits, counters
+    """Serve ``prompts`` in order through a fresh cache of ``mode``; each request leaves its
+    prompt (followed by its output, if ``outputs``) in the cache. Returns (hit tokens per
+    request, counters)."""
+    if mode not in MODES:
+        raise ArgumentError(f"mode={mode!r} is not accepted: use one of {', '.join(MODES)}")
+    cache = MODES[mode](capacity, page_size)
+    hits = []
+    for i, p in enumerate(prompts):
+        prompt = list(p)
+        stored = prompt + list(outputs[i]) if outputs is not None else prompt
+        hits.append(cache.serve(prompt, stored))
+    return hits, cache.counters()

@@ -1,10 +1,9 @@
 """Request streams for the radix cache: a batch type, a vocabulary for words, the multi-turn
-conversation generator of lecture demo 05, and the Mooncake trace reader.
+conversation generator of lecture demo 05, and Mooncake traces as requests of block ids.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -15,6 +14,8 @@ import numpy as np
 
 from osbench import _checks, datasets
 from osbench.errors import ArgumentError, ArgumentTypeError
+from osbench.traces.formats.mooncake import MOONCAKE_BLOCK_TOKENS
+from osbench.traces.formats.mooncake import read_log as read_mooncake_log
 
 
 class Vocabulary:
@@ -247,28 +248,15 @@ def conversations(
     )
 
 
-MOONCAKE_BLOCK_TOKENS = 512
-"""Tokens per block in the Mooncake traces: each ``hash_ids`` entry stands for 512 tokens."""
-
-
 def mooncake(path: Union[str, os.PathLike], limit: Optional[int] = None) -> Requests:
     """Read a Mooncake trace (JSON lines with ``hash_ids``), from a path or a dataset name
     (``"mooncake-conversation"``, ``"mooncake-synthetic"``: see :mod:`osbench.datasets`): each
-    request becomes the sequence of its block hashes, one token per 512-token block, so a
-    block-level prefix cache is a radix cache of page size 1 over these ids. ``limit`` keeps the
-    first requests only."""
-    prompts: list[list[int]] = []
-    path = datasets.resolve(path)
-    with open(path, encoding="utf-8") as f:
-        for line_no, line in enumerate(f, 1):
-            if limit is not None and len(prompts) >= limit:
-                break
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                ids = json.loads(line)["hash_ids"]
-            except (ValueError, KeyError, TypeError) as exc:
-                raise ArgumentError(f"{path}:{line_no}: not a Mooncake request with hash_ids ({exc})") from None
-            prompts.append(ids)
-    return Requests.from_sequences(prompts, name=Path(path).stem)
+    request becomes the sequence of its block hashes, one token per 512-token block
+    (``MOONCAKE_BLOCK_TOKENS``), so a block-level prefix cache is a radix cache of page size 1
+    over these ids. ``limit`` keeps the first requests only."""
+    resolved = datasets.resolve(path)
+    log = read_mooncake_log(resolved, limit=limit, require=("hash_ids",))
+    return Requests.from_sequences(log.hash_ids, name=Path(resolved).stem)
+
+
+__all__ = ["MOONCAKE_BLOCK_TOKENS", "Requests", "Vocabulary", "conversations", "mooncake"]

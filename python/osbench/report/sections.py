@@ -8,9 +8,15 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from osbench import cache, datasets, traces
+from osbench import cache, datasets, host, mem, radix, sched, traces
 from osbench._files import figure_png
-from osbench.report import Figure, Section
+from osbench._table import Table
+from osbench.cache import lecture as cache_lecture
+from osbench.host.report import memory_latency_figure, round_trip_figure
+from osbench.mem import lecture as mem_lecture
+from osbench.radix import lecture as radix_lecture
+from osbench.report.model import Figure, Progress, Section
+from osbench.sched import lecture as sched_lecture
 
 
 def _plt() -> Any:
@@ -36,16 +42,14 @@ def _curves_figure(name: str, title: str, capacities: np.ndarray, curves: dict[s
     return Figure(name, title, figure_png(fig))
 
 
-def cache_section(quick: bool, seed: int, progress: Optional[Callable[[str], None]] = None) -> Section:
-    from osbench.cache import lecture
-
+def cache_section(quick: bool, seed: int, progress: Optional[Progress] = None) -> Section:
     section = Section(
         "04-cache",
         "04 Caching and eviction",
         "Lecture demo 04 reproduced, then hit-ratio curves of every policy on a large Zipf trace "
         "and on real traces. LRU and OPT curves come from one pass (stack distances); the other "
         "policies replay each capacity.",
-        tables=lecture.tables(quick=quick),
+        tables=cache_lecture.tables(quick=quick),
     )
     n_keys, length = (10_000, 200_000) if quick else (1_000_000, 10_000_000)
     trace = traces.zipf(n_keys, 1.0, length, seed=seed)
@@ -142,10 +146,8 @@ def _shards_figure(capacities: np.ndarray, curves: dict[str, np.ndarray]) -> Fig
     return Figure("cache-shards", "LRU: SHARDS estimates against the exact curve, and their error", figure_png(fig))
 
 
-def _sampled_curves(section: Section, trace: traces.Trace, progress: Optional[Callable[[str], None]]) -> None:
+def _sampled_curves(section: Section, trace: traces.Trace, progress: Optional[Progress]) -> None:
     """SHARDS beside the exact LRU curve: error and time at two sampling rates."""
-    from osbench._table import Table
-
     capacities = np.unique(np.geomspace(10, trace.n_distinct, 60).astype(np.int64))
     if progress:
         progress(f"  SHARDS vs exact LRU curve, {len(trace):,} accesses")
@@ -189,11 +191,8 @@ def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - started, out
 
 
-def engine_section(quick: bool, seed: int, progress: Optional[Callable[[str], None]] = None) -> Section:
+def engine_section(quick: bool, seed: int, progress: Optional[Progress] = None) -> Section:
     """Native vs reference on the same inputs, timed in this run, results checked equal."""
-    from osbench import radix, sched
-    from osbench._table import Table
-
     rows: list[list[Any]] = []
 
     def row(loop: str, items: int, unit: str, run: Callable[..., Any], same: Callable[[Any, Any], bool]) -> None:
@@ -208,60 +207,34 @@ def engine_section(quick: bool, seed: int, progress: Optional[Callable[[str], No
             [loop, f"{items:,} {unit}", round(items / t_native), round(items / t_ref), round(t_ref / t_native, 1)]
         )
 
+    def same(attribute: str) -> Callable[[Any, Any], bool]:
+        """The engines agree on ``attribute`` (arrays element for element)."""
+        return lambda a, b: bool(np.array_equal(getattr(a, attribute), getattr(b, attribute)))
+
     length = 50_000 if quick else 300_000
     trace = traces.zipf(10_000, 1.0, length, seed=seed)
     trace.next_use()  # prepared once, as a reused Trace would be
     for p in cache.POLICIES:
-        row(
-            f"cache replay: {p}",
-            length,
-            "accesses",
-            functools.partial(cache.replay, trace, p, 1000),
-            lambda a, b: a.hits == b.hits,
-        )
+        row(f"cache replay: {p}", length, "accesses", functools.partial(cache.replay, trace, p, 1000), same("hits"))
     jobs = 20_000 if quick else 100_000
     w = sched.workload(jobs, load=0.8, sizes="lognormal", seed=seed)
     for p in sched.POLICIES:
-        params: dict[str, Any] = {"quantum": 0.1} if p in ("rr", "mlfq") else {}
-        row(
-            f"scheduling: {p}",
-            jobs,
-            "jobs",
-            functools.partial(sched.simulate, w, p, **params),
-            lambda a, b: bool(np.array_equal(a.completion, b.completion)),
-        )
-    from osbench import mem
-
+        params: dict[str, Any] = {"quantum": 0.1} if "quantum" in sched.PARAMETERS[p] else {}
+        row(f"scheduling: {p}", jobs, "jobs", functools.partial(sched.simulate, w, p, **params), same("completion"))
     n_addr = 200_000 if quick else 2_000_000
     rng = np.random.default_rng(seed)
     page_table = rng.integers(-1, 1 << 20, size=1 << 12)
     vaddrs = rng.integers(0, (1 << 12) * 4096, size=n_addr)
-    row(
-        "address translation",
-        n_addr,
-        "addresses",
-        functools.partial(mem.translate, vaddrs, page_table, 4096),
-        lambda a, b: bool(np.array_equal(a.physical, b.physical)),
-    )
+    translate = functools.partial(mem.translate, vaddrs, page_table, 4096)
+    row("address translation", n_addr, "addresses", translate, same("physical"))
     n_req = 5_000 if quick else 20_000
     mw = mem.workload(n_req, capacity=20_000, seed=seed)
     for strategy in ("first", "best", "paged"):
-        row(
-            f"allocation: {strategy}",
-            n_req,
-            "requests",
-            functools.partial(mem.simulate, mw, strategy, 20_000),
-            lambda a, b: a.rejected_fraction == b.rejected_fraction,
-        )
+        allocate = functools.partial(mem.simulate, mw, strategy, 20_000)
+        row(f"allocation: {strategy}", n_req, "requests", allocate, same("rejected_fraction"))
     requests = radix.conversations(100 if quick else 400, seed=seed)
-    n_requests = len(requests)
-    row(
-        "radix prefix-cache replay",
-        n_requests,
-        "requests",
-        functools.partial(radix.replay, requests, 2000),
-        lambda a, b: a.to_dict() == b.to_dict(),
-    )
+    replay = functools.partial(radix.replay, requests, 2000)
+    row("radix prefix-cache replay", len(requests), "requests", replay, lambda a, b: a.to_dict() == b.to_dict())
     table = Table(
         "Native vs reference, measured in this run (results checked equal)",
         ["hot loop", "work", "native per s", "reference per s", "native / reference"],
@@ -278,10 +251,7 @@ def engine_section(quick: bool, seed: int, progress: Optional[Callable[[str], No
     )
 
 
-def host_section(quick: bool, seed: int, progress: Optional[Callable[[str], None]] = None) -> Section:
-    from osbench import host
-    from osbench.host.report import memory_latency_figure, round_trip_figure
-
+def host_section(quick: bool, seed: int, progress: Optional[Progress] = None) -> Section:
     report = host.measure(quick=quick, progress=progress)
     section = Section(
         "01-host",
@@ -305,13 +275,10 @@ def host_section(quick: bool, seed: int, progress: Optional[Callable[[str], None
     return section
 
 
-def sched_section(quick: bool, seed: int, progress: Optional[Callable[[str], None]] = None) -> Section:
-    from osbench import sched
-    from osbench.sched import lecture
-
+def sched_section(quick: bool, seed: int, progress: Optional[Progress] = None) -> Section:
     if progress:
         progress("  lecture 02 tables" + ("" if quick else " (1M jobs per policy and distribution)"))
-    tables = lecture.tables(quick=quick)
+    tables = sched_lecture.tables(quick=quick)
     section = Section(
         "02-sched",
         "02 CPU scheduling",
@@ -353,17 +320,17 @@ def sched_section(quick: bool, seed: int, progress: Optional[Callable[[str], Non
         )
     )
     section.results["response_vs_load"] = {"jobs": n, "seed": seed, "curves": curves}
-    sweep = next((t for t in tables if t.key == "quantum_sweep"), None)
+    sweep = next((t.extra["sweep"] for t in tables if t.key == "quantum_sweep"), None)
     if sweep is not None:
-        rows = [r for r in sweep.rows if isinstance(r[0], (int, float))]
         fig, ax = plt.subplots(figsize=(7, 4.2))
-        ax.plot([r[0] for r in rows], [r[1] for r in rows], marker="o", label="mean response")
+        ax.plot(sweep["quantum"], sweep["mean_response"], marker="o", label="mean response")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("quantum")
         ax.set_ylabel("mean response time")
         ax2 = ax.twinx()
-        ax2.plot([r[0] for r in rows], [100 * r[2] for r in rows], color="C3", marker="s", label="time switching (%)")
+        switching = [100 * x for x in sweep["switching_fraction"]]
+        ax2.plot(sweep["quantum"], switching, color="C3", marker="s", label="time switching (%)")
         ax2.set_ylabel("time switching (%)")
         ax.set_title("Round robin quantum sweep (switch cost 0.005)")
         ax.grid(True, alpha=0.3)
@@ -375,12 +342,10 @@ def sched_section(quick: bool, seed: int, progress: Optional[Callable[[str], Non
     return section
 
 
-def mem_section(quick: bool, seed: int, progress: Optional[Callable[[str], None]] = None) -> Section:
-    from osbench.mem import lecture
-
+def mem_section(quick: bool, seed: int, progress: Optional[Progress] = None) -> Section:
     if progress:
         progress("  lecture 03 tables")
-    tables = lecture.tables(quick=quick)
+    tables = mem_lecture.tables(quick=quick)
     by_key = {t.key: t for t in tables}
     section = Section(
         "03-mem",
@@ -393,9 +358,11 @@ def mem_section(quick: bool, seed: int, progress: Optional[Callable[[str], None]
     plt = _plt()
     alloc = by_key.get("allocation")
     if alloc is not None:
-        names = [r[0] for r in alloc.rows]
-        data, internal, external = ([r[i] for r in alloc.rows] for i in (2, 3, 4))
-        rejected = [r[1] for r in alloc.rows]
+        shares = alloc.extra["strategies"]
+        names = list(shares)
+        data, internal, external, rejected = (
+            [shares[n][k] for n in names] for k in ("holds_data", "internal", "external", "rejected")
+        )
         x = np.arange(len(names))
         fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
         left.bar(x - 0.2, data, 0.4, label="holds data")
@@ -437,11 +404,8 @@ def mem_section(quick: bool, seed: int, progress: Optional[Callable[[str], None]
     return section
 
 
-def radix_section(quick: bool, seed: int, progress: Optional[Callable[[str], None]] = None) -> Section:
-    from osbench import radix
-    from osbench.radix import lecture
-
-    tables = lecture.tables(quick=quick)
+def radix_section(quick: bool, seed: int, progress: Optional[Progress] = None) -> Section:
+    tables = radix_lecture.tables(quick=quick)
     section = Section(
         "05-radix",
         "05 Prefix caching with radix trees",
@@ -473,12 +437,20 @@ def radix_section(quick: bool, seed: int, progress: Optional[Callable[[str], Non
     section.figures.append(
         Figure("radix-sharing", "Tokens stored per request vs shared in the radix tree", figure_png(fig))
     )
-    demo4 = next((t for t in tables if "whole" in t.title.lower()), None)
+    demo4 = next((t for t in tables if t.key == "05-4"), None)
     if demo4 is not None:
-        rows = [r for r in demo4.rows if isinstance(r[0], (int, float))]
+        curves = demo4.extra["curves"]
+        limited = [i for i, c in enumerate(curves["capacities"]) if c is not None]  # a log axis has no "unlimited"
         fig, ax = plt.subplots(figsize=(7, 4.2))
-        for col, label in ((1, "whole prompt"), (2, "prefix (prompts)"), (3, "prefix (prompts + outputs)")):
-            ax.plot([r[0] for r in rows], [100 * r[col] for r in rows], marker="o", label=label)
+        for name, label in (
+            ("whole", "whole prompt"),
+            ("prefix", "prefix (prompts)"),
+            ("prefix_outputs", "prefix (prompts + outputs)"),
+        ):
+            ratios = curves[name]
+            ax.plot(
+                [curves["capacities"][i] for i in limited], [100 * ratios[i] for i in limited], marker="o", label=label
+            )
         ax.set_xscale("log")
         ax.set_xlabel("capacity (tokens)")
         ax.set_ylabel("token hit ratio (%)")
@@ -486,7 +458,7 @@ def radix_section(quick: bool, seed: int, progress: Optional[Callable[[str], Non
         ax.grid(True, alpha=0.3)
         ax.legend()
         section.figures.append(Figure("radix-prefix-vs-whole", "Prefix cache vs whole-prompt cache", figure_png(fig)))
-    files = {name: datasets.try_fetch(name)[0] for name in lecture.MOONCAKE_DATASETS}
+    files = {name: datasets.try_fetch(name)[0] for name in radix_lecture.MOONCAKE_DATASETS}
     missing = [name for name, path in files.items() if path is None]
     if missing:
         section.skipped.append(

@@ -8,10 +8,14 @@ and the lecture's own figures next to ours and theory's. Nothing is printed or w
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, Optional
 
 from osbench._table import Table
-from osbench.sched import Workload, simulate, slowdown_largest, theory, workload
+from osbench.errors import ArgumentError
+from osbench.sched.policies import PARAMETERS
+from osbench.sched.schedule import simulate
+from osbench.sched.theory import slowdown_largest, theory
+from osbench.sched.workload import Workload, workload
 
 LOAD = 0.8
 SWITCH_COST = 0.005
@@ -43,6 +47,14 @@ def _n(quick: bool, full: int, small: int) -> int:
     return small if quick else full
 
 
+def _closed_form(formula: Callable[..., float], *args: Any) -> Optional[float]:
+    """The theory's figure, or None where it has no closed form (it says so by refusing)."""
+    try:
+        return formula(*args)
+    except ArgumentError:
+        return None
+
+
 def convoy() -> Table:
     w = Workload.batch([10, 1, 1])
     rows: list[list[Any]] = []
@@ -65,12 +77,11 @@ def distributions(quick: bool) -> Table:
     for sizes, label in DISTS:
         w = workload(n, load=LOAD, sizes=sizes, seed=SEED)
         for policy in ("fcfs", "sjf", "srpt", "rr", "mlfq", "ps"):
-            params: dict[str, Any] = {"quantum": QUANTUM} if policy in ("rr", "mlfq") else {}
+            params: dict[str, Any] = {"quantum": QUANTUM} if "quantum" in PARAMETERS[policy] else {}
             s = simulate(w, policy, **params).summary()
             # RR and MLFQ have a closed form only under exponential sizes (the PS mean).
-            blind_only = policy in ("rr", "mlfq") and sizes != "exp"
-            th = None if blind_only else theory(policy, sizes, LOAD)
-            th_slow = None if blind_only else slowdown_largest(policy, sizes, LOAD)
+            th = _closed_form(theory, policy, sizes, LOAD)
+            th_slow = _closed_form(slowdown_largest, policy, sizes, LOAD)
             rows.append(
                 [
                     label,
@@ -101,10 +112,13 @@ def distributions(quick: bool) -> Table:
 def quantum_sweep(quick: bool) -> Table:
     n = _n(quick, 200_000, 20_000)
     w = workload(n, load=LOAD, sizes="lognormal", seed=SEED)
-    rows: list[list[Any]] = []
-    for q in QUANTA:
-        s = simulate(w, "rr", quantum=q, switch_cost=SWITCH_COST).summary()
-        rows.append([q, s.mean_response, s.switching_fraction, s.switches / n])
+    runs = [simulate(w, "rr", quantum=q, switch_cost=SWITCH_COST).summary() for q in QUANTA]
+    rows: list[list[Any]] = [[q, s.mean_response, s.switching_fraction, s.switches / n] for q, s in zip(QUANTA, runs)]
+    sweep = {
+        "quantum": list(QUANTA),
+        "mean_response": [s.mean_response for s in runs],
+        "switching_fraction": [s.switching_fraction for s in runs],
+    }
     s = simulate(w, "fcfs", switch_cost=SWITCH_COST).summary()
     rows.append(["FCFS", s.mean_response, s.switching_fraction, s.switches / n])
     return Table(
@@ -115,6 +129,7 @@ def quantum_sweep(quick: bool) -> Table:
         "toward (and past) 1 and queues explode. Too large a quantum turns RR into FCFS. The quantum should be "
         "much larger than the switch cost and smaller than most jobs.",
         key="quantum_sweep",
+        extra={"sweep": sweep},
     )
 
 

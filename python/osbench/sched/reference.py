@@ -35,15 +35,13 @@ import heapq
 import math
 from abc import ABC, abstractmethod
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Optional
 
 from osbench.errors import ArgumentError
 
 INF = math.inf
-
-POLICIES = ("fcfs", "sjf", "srpt", "rr", "ps", "mlfq", "priority")
 
 
 @dataclass
@@ -78,25 +76,6 @@ class Policy(ABC):
     @abstractmethod
     def put_back(self, j: int, ran: float, t: float) -> None:
         """Job ``j`` ran ``ran`` and was interrupted (not finished) at time ``t``."""
-
-
-class Fcfs(Policy):
-    """First come, first served: arrival order, never preempted."""
-
-    def __init__(self, jobs: Jobs) -> None:
-        self.queue: deque[int] = deque()
-
-    def arrive(self, j: int, t: float) -> None:
-        self.queue.append(j)
-
-    def empty(self) -> bool:
-        return not self.queue
-
-    def pick(self, t: float) -> tuple[int, float]:
-        return self.queue.popleft(), INF
-
-    def put_back(self, j: int, ran: float, t: float) -> None:  # pragma: no cover - never preempted
-        self.queue.appendleft(j)
 
 
 class _Heap(Policy):
@@ -185,6 +164,14 @@ class Rr(Policy):
 
     def put_back(self, j: int, ran: float, t: float) -> None:
         self.queue.append(j)
+
+
+class Fcfs(Rr):
+    """First come, first served: arrival order, never preempted. Round robin with an infinite
+    quantum: every turn runs to completion, so no job ever goes back to the queue."""
+
+    def __init__(self, jobs: Jobs) -> None:
+        super().__init__(jobs, INF)
 
 
 class Mlfq(Policy):
@@ -299,19 +286,40 @@ def make_jobs(
     return jobs, order
 
 
+@dataclass(frozen=True)
+class Params:
+    """The parameters of a run (the public :func:`osbench.sched.simulate` documents them and
+    gives their defaults); each policy reads the ones it uses."""
+
+    quantum: float
+    switch_cost: float
+    levels: Optional[int]
+    boost: Optional[float]
+    use_predictions: bool
+    aging: float
+
+
+#: Every policy by name: how to make the policy object the event loop runs from the jobs and
+#: the parameters, or None for ``ps``, which has a loop of its own (:func:`simulate_ps`).
+POLICIES: dict[str, Optional[Callable[[Jobs, Params], Policy]]] = {
+    "fcfs": lambda jobs, p: Fcfs(jobs),
+    "sjf": lambda jobs, p: Sjf(jobs, p.use_predictions),
+    "srpt": lambda jobs, p: Srpt(jobs, p.use_predictions),
+    "rr": lambda jobs, p: Rr(jobs, p.quantum),
+    "ps": None,
+    "mlfq": lambda jobs, p: Mlfq(jobs, p.quantum, p.levels, p.boost),
+    "priority": lambda jobs, p: Priority(jobs),
+}
+
+
 def simulate(
     policy: str,
     arrival: Sequence[float],
     size: Sequence[float],
-    predicted: Optional[Sequence[float]] = None,
-    classes: Optional[Sequence[int]] = None,
+    predicted: Optional[Sequence[float]],
+    classes: Optional[Sequence[int]],
+    params: Params,
     *,
-    quantum: float = 0.1,
-    switch_cost: float = 0.0,
-    levels: Optional[int] = None,
-    boost: Optional[float] = None,
-    use_predictions: bool = False,
-    aging: float = 0.0,
     timeline: bool = False,
 ) -> Outcome:
     """Run the jobs through ``policy``. Inputs are assumed valid (the public API checks them).
@@ -319,25 +327,13 @@ def simulate(
     n = len(arrival)
     predicted = list(size) if predicted is None else list(predicted)
     classes = [0] * n if classes is None else list(classes)
-    jobs, order = make_jobs(arrival, size, predicted, classes, aging)
-    if policy == "ps":
-        return simulate_ps(jobs, order)
-    pol: Policy
-    if policy == "fcfs":
-        pol = Fcfs(jobs)
-    elif policy == "sjf":
-        pol = Sjf(jobs, use_predictions)
-    elif policy == "srpt":
-        pol = Srpt(jobs, use_predictions)
-    elif policy == "rr":
-        pol = Rr(jobs, quantum)
-    elif policy == "mlfq":
-        pol = Mlfq(jobs, quantum, levels, boost)
-    elif policy == "priority":
-        pol = Priority(jobs)
-    else:
+    jobs, order = make_jobs(arrival, size, predicted, classes, params.aging)
+    if policy not in POLICIES:
         raise ArgumentError(f"policy={policy!r} is not accepted: use one of {', '.join(POLICIES)}")
-    return run(pol, jobs, order, switch_cost, timeline)
+    make = POLICIES[policy]
+    if make is None:
+        return simulate_ps(jobs, order)
+    return run(make(jobs, params), jobs, order, params.switch_cost, timeline)
 
 
 def run(pol: Policy, jobs: Jobs, order: list[int], switch_cost: float, timeline: bool = False) -> Outcome:
@@ -430,16 +426,23 @@ def simulate_ps(jobs: Jobs, order: list[int]) -> Outcome:
     v = 0.0
     k = 0
     done = 0
+
+    def admit(k: int, t: float, v: float) -> int:
+        """Every job that has arrived by ``t`` joins, tagged ``v + size``, and starts at once;
+        returns the next job (in arrival order) not yet arrived."""
+        while k < n and jobs.arrival[order[k]] <= t:
+            j = order[k]
+            heapq.heappush(heap, (v + jobs.size[j], jobs.rank[j], j))
+            first_start[j] = t
+            k += 1
+        return k
+
     while done < n:
         if not heap:
             a = jobs.arrival[order[k]]
             if a > t:
                 t = a
-            while k < n and jobs.arrival[order[k]] <= t:
-                j = order[k]
-                heapq.heappush(heap, (v + jobs.size[j], jobs.rank[j], j))
-                first_start[j] = t
-                k += 1
+            k = admit(k, t, v)
             continue
         m = float(len(heap))
         tag, _, j = heap[0]
@@ -450,11 +453,7 @@ def simulate_ps(jobs: Jobs, order: list[int]) -> Outcome:
             a = jobs.arrival[order[k]]
             v = v + (a - t) / m
             t = a
-            while k < n and jobs.arrival[order[k]] <= t:
-                i = order[k]
-                heapq.heappush(heap, (v + jobs.size[i], jobs.rank[i], i))
-                first_start[i] = t
-                k += 1
+            k = admit(k, t, v)
         else:
             heapq.heappop(heap)
             t = t_done

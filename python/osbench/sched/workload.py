@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import numbers
 import os
@@ -16,6 +15,7 @@ import numpy as np
 from osbench import _checks, datasets
 from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.sched.dists import SizeDist, size_dist
+from osbench.traces.formats.requests import read_request_log
 
 
 def _float_array(name: str, value: Any, positive: bool) -> np.ndarray:
@@ -130,7 +130,8 @@ class Workload:
         so that the offered load is ``load`` (the real arrival pattern, burstiness included,
         at a chosen load).
         """
-        inp, out, t = _read_requests(datasets.resolve(path, "request log"), limit)
+        log = read_request_log(datasets.resolve(path, "request log"), limit)
+        inp, out, t = log.input_length, log.output_length, log.seconds
         if callable(size):
             tokens = np.asarray(size(inp, out), dtype=float)
         elif size == "output":
@@ -156,50 +157,6 @@ class Workload:
         span = float(arrival.max()) if len(arrival) else 0.0
         scale = (work.sum() / load) / span if span > 0 else 1.0
         return cls(arrival * scale, work, description=f"{name}: {size} tokens, rescaled to load {load:g}")
-
-
-def _read_requests(path: str, limit: Optional[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(input tokens, output tokens, timestamp in seconds) of each request, in file order."""
-    if limit is not None:
-        limit = _checks.positive_int("limit", limit)
-    inp: list[float] = []
-    out: list[float] = []
-    stamps: list[Any] = []
-    with open(path, encoding="utf-8") as f:
-        first = f.readline()
-        if first.lstrip().startswith("{"):
-            lines = [first, *f]
-            for line in lines:
-                if limit is not None and len(inp) >= limit:
-                    break
-                if not line.strip():
-                    continue
-                rec = json.loads(line)
-                inp.append(float(rec["input_length"]))
-                out.append(float(rec["output_length"]))
-                stamps.append(float(rec["timestamp"]) / 1000.0)
-            t = np.array(stamps, dtype=float)
-        else:
-            header = [h.strip() for h in first.split(",")]
-            try:
-                ti, ci, gi = header.index("TIMESTAMP"), header.index("ContextTokens"), header.index("GeneratedTokens")
-            except ValueError:
-                raise ArgumentError(
-                    f"{path} is not a request log osbench reads: expected JSON lines (Mooncake) or a CSV "
-                    f"with TIMESTAMP, ContextTokens, GeneratedTokens (Azure); got header {header}"
-                ) from None
-            for line in f:
-                if limit is not None and len(inp) >= limit:
-                    break
-                cells = line.rstrip("\n").split(",")
-                if len(cells) < len(header):
-                    continue
-                stamps.append(cells[ti].strip().replace(" ", "T"))
-                inp.append(float(cells[ci]))
-                out.append(float(cells[gi]))
-            ns = np.array(stamps, dtype="datetime64[ns]").astype(np.int64)
-            t = (ns - ns.min()) / 1e9 if len(ns) else np.zeros(0)
-    return np.array(inp), np.array(out), np.asarray(t, dtype=float)
 
 
 def _positive(name: str, value: Any) -> float:

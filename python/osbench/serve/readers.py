@@ -20,96 +20,55 @@ from typing import Optional, Union
 
 import numpy as np
 
-from osbench import datasets, traces
+from osbench import datasets
 from osbench.errors import ArgumentError
-from osbench.serve.requests import Requests
-from osbench.traces import formats
-from osbench.traces.formats import MOONCAKE_BLOCK_TOKENS
+from osbench.serve.columns import Columns
+from osbench.traces.formats import azure, mooncake
+from osbench.traces.formats._io import load
 
 FORMATS: tuple[str, ...] = ("azure", "mooncake")
 """The request-log formats :func:`read` turns into :class:`~osbench.serve.Requests`."""
 
 
-def read(source: Union[str, os.PathLike[str]], format: Optional[str] = None) -> Requests:
-    """Requests from an Azure or Mooncake log: ``source`` is a path, or a dataset name
-    (``"azure-conv-2023"``, ``"azure-code-2023"``, ``"mooncake-conversation"``,
-    ``"mooncake-synthetic"``). ``format``: ``"azure"`` or ``"mooncake"``, or None to detect
-    it. A request whose prompt or output is not at least one token, or whose ``hash_ids``
-    do not cover its prompt (``ceil(input_length / 512)`` ids), is an error naming it."""
+def read(source: Union[str, os.PathLike[str]], format: Optional[str] = None) -> tuple[Columns, float]:
+    """The requests of an Azure or Mooncake log in file order, their ``arrival`` the log's own
+    times, and how many of those units make a second: what :meth:`Requests.read
+    <osbench.serve.Requests.read>` checks (naming records as the file has them), orders and
+    converts. ``source`` is a path, or a dataset name (``"azure-conv-2023"``,
+    ``"azure-code-2023"``, ``"mooncake-conversation"``, ``"mooncake-synthetic"``). ``format``:
+    ``"azure"`` or ``"mooncake"``, or None to detect it."""
     if format is not None and format not in FORMATS:
         raise ArgumentError(
             f"format={format!r} is not accepted: use one of {', '.join(FORMATS)} (or None to detect it)"
         )
     text = os.fspath(source)
-    path = Path(datasets.resolve(text, "request log"))
-    name = text.removeprefix(datasets.PREFIX) if text.removeprefix(datasets.PREFIX) in datasets.REGISTRY else path.name
-    trace = traces.read(path, format)
-    fmt = "mooncake" if "request" in trace.fields else "azure" if "input_length" in trace.fields else None
-    if fmt is None:
-        raise ArgumentError(f"{path}: not a request log: Requests.read takes the {' and '.join(FORMATS)} formats")
-    try:
-        if fmt == "azure":
-            return _from_azure(trace, name)
-        return _from_mooncake(trace, name, _records(path))
-    except ValueError as exc:
-        raise ArgumentError(f"{path}: {exc}") from None
-
-
-def _in_arrival_order(in_file_order: Requests, times: np.ndarray, units_per_second: float, name: str) -> Requests:
-    """The requests (checked in file order, so errors name records as the file has them)
-    sorted by time (stably), with arrivals in seconds from the first one."""
-    order = np.argsort(times, kind="stable")
-    t = times[order]
-    arrival = (t - t[0]).astype(np.float64) / units_per_second
-    r = in_file_order[order]
-    return Requests(
-        arrival,
-        r.prompt_len,
-        r.output_len,
-        blocks=r.block_ids,
-        block_offsets=r.block_offsets,
-        source_block=r.source_block,
-        name=name,
-    )
-
-
-def _from_azure(trace: traces.Trace, name: str) -> Requests:
-    assert trace.times is not None
-    n = len(trace.times)
-    requests = Requests(np.zeros(n), trace.fields["input_length"], trace.fields["output_length"])
-    return _in_arrival_order(requests, trace.times, 1e9, name)  # ns since the epoch
-
-
-def _records(path: Path) -> int:
-    """Records (non-blank lines) of a JSON-lines file, as the trace reader counts them."""
-    data, _ = formats._load(str(path))
-    return sum(1 for line in formats._decode(str(path), data) if line.strip())
-
-
-def _from_mooncake(trace: traces.Trace, name: str, n: int) -> Requests:
-    """The Mooncake reader gives one access per hash id, numbered by request: request ``r``
-    of the ``n`` records is the run of accesses numbered ``r`` (a request without hash ids
-    has none: an error)."""
-    if "output_length" not in trace.fields:
-        raise ArgumentError("a Mooncake record has no output_length: a serving run needs every request's output length")
-    request = trace.fields["request"]
-    first = np.flatnonzero(np.r_[True, request[1:] != request[:-1]]) if len(request) else np.zeros(0, dtype=np.int64)
-    if len(first) != n:
-        missing = int(np.setdiff1d(np.arange(n), request[first])[0])
-        raise ArgumentError(f"request {missing} (record {missing + 1}) has no hash_ids: its prompt has no content")
-    ids = trace.native_keys()
+    path = datasets.resolve(text, "request log")
+    bare = text.removeprefix(datasets.PREFIX)
+    name = bare if bare in datasets.REGISTRY else Path(path).name
+    data = load(path)
+    if format is None:
+        if data.lstrip().startswith(b"{"):
+            format = "mooncake"
+        elif azure.is_azure_header(data.split(b"\n", 1)[0]):
+            format = "azure"
+        else:
+            raise ArgumentError(f"{path}: not a request log: Requests.read takes the {' and '.join(FORMATS)} formats")
+    if format == "azure":
+        log = azure.read_log(path, data)
+        return Columns(log.timestamp, log.context, log.generated, None, None, 1, name), 1e9  # ns since the epoch
+    m = mooncake.read_log(path, data, require=("timestamp", "input_length", "output_length", "hash_ids"))
+    empty = [i for i, ids in enumerate(m.hash_ids) if not ids]
+    if empty:
+        raise ArgumentError(
+            f"{path}: request {empty[0]} (record {empty[0] + 1}) has no hash_ids: its prompt has no content"
+        )
+    ids = np.array([i for request in m.hash_ids for i in request])
     if ids.dtype != np.int64:
-        raise ArgumentError("hash_ids is not accepted: ids must be within int64")
-    assert trace.times is not None
-    requests = Requests(
-        np.zeros(n),
-        trace.fields["input_length"][first],
-        trace.fields["output_length"][first],
-        blocks=ids,
-        block_offsets=np.r_[first, len(request)],
-        source_block=MOONCAKE_BLOCK_TOKENS,
-    )
-    return _in_arrival_order(requests, trace.times[first], 1e3, name)  # ms
+        raise ArgumentError(f"{path}: hash_ids is not accepted: ids must be within int64")
+    offsets = np.r_[0, np.cumsum([len(request) for request in m.hash_ids])].astype(np.int64)
+    stamps = np.asarray(m.timestamp, dtype=np.float64)
+    prompt, output = np.asarray(m.input_length), np.asarray(m.output_length)
+    return Columns(stamps, prompt, output, ids, offsets, mooncake.MOONCAKE_BLOCK_TOKENS, name), 1e3
 
 
 __all__ = ["FORMATS", "read"]

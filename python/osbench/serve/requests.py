@@ -16,19 +16,15 @@ import math
 import numbers
 import os
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import Any, Optional, Union
 
 import numpy as np
 
 from osbench import _checks
 from osbench.errors import ArgumentError, ArgumentTypeError
-
-if TYPE_CHECKING:  # the generators and readers build Requests; imported when called
-    from osbench.serve.workloads import LengthSpec, SystemPrompts
-
-MAX_TOKENS = 2**31 - 1
-"""The longest prompt or output accepted, in tokens (every count fits an int32, and block
-positions stay below 2**32, which keeps the keys of content-less prompts unique)."""
+from osbench.serve import readers, workloads
+from osbench.serve.columns import MAX_TOKENS, Columns
+from osbench.serve.workloads import LengthSpec, SystemPrompts
 
 MAX_BLOCK = 2**31 - 1
 """The largest ``source_block`` and ``block_size`` accepted, in tokens."""
@@ -444,10 +440,34 @@ class Requests:
     def read(cls, source: Union[str, os.PathLike[str]], format: Optional[str] = None) -> Requests:
         """Requests from a trace: a dataset name (``"azure-conv-2023"``, ``"azure-code-2023"``,
         ``"mooncake-conversation"``, ``"mooncake-synthetic"``) or a file path; see
-        :func:`osbench.serve.readers.read`."""
-        from osbench.serve import readers
+        :func:`osbench.serve.readers.read`. Requests come in arrival order (a stable sort: the
+        logs are in order already, and ties keep their file order), arrivals in seconds from
+        the first; a bad record is named as the file numbers it."""
+        columns, per_second = readers.read(source, format)
+        n = len(columns.arrival)
+        try:
+            in_file_order = cls._from(columns._replace(arrival=np.zeros(n)))
+        except ArgumentError as exc:
+            raise ArgumentError(f"{columns.name}: {exc}") from None
+        order = np.argsort(columns.arrival, kind="stable")
+        t = np.asarray(columns.arrival)[order]
+        r = in_file_order[order]
+        arrival = (t - t[0]).astype(np.float64) / per_second if n else np.zeros(0)
+        return cls._from(
+            Columns(arrival, r.prompt_len, r.output_len, r.block_ids, r.block_offsets, r.source_block, columns.name)
+        )
 
-        return readers.read(source, format)
+    @classmethod
+    def _from(cls, c: Columns) -> Requests:
+        return cls(
+            c.arrival,
+            c.prompt_len,
+            c.output_len,
+            blocks=c.block_ids,
+            block_offsets=c.block_offsets,
+            source_block=c.source_block,
+            name=c.name,
+        )
 
     @classmethod
     def poisson(
@@ -463,16 +483,16 @@ class Requests:
     ) -> Requests:
         """``n`` requests arriving as a Poisson process of ``rate`` per second; see
         :func:`osbench.serve.workloads.poisson`."""
-        from osbench.serve import workloads
-
-        return workloads.poisson(
-            n,
-            rate,
-            prompt_len=prompt_len,
-            output_len=output_len,
-            system_prompts=system_prompts,
-            source_block=source_block,
-            seed=seed,
+        return cls._from(
+            workloads.poisson(
+                n,
+                rate,
+                prompt_len=prompt_len,
+                output_len=output_len,
+                system_prompts=system_prompts,
+                source_block=source_block,
+                seed=seed,
+            )
         )
 
     @classmethod
@@ -490,17 +510,17 @@ class Requests:
     ) -> Requests:
         """``n`` requests with gamma inter-arrival times of mean ``1 / rate`` and coefficient of
         variation ``cv`` (bursty when ``cv > 1``); see :func:`osbench.serve.workloads.gamma`."""
-        from osbench.serve import workloads
-
-        return workloads.gamma(
-            n,
-            rate,
-            cv,
-            prompt_len=prompt_len,
-            output_len=output_len,
-            system_prompts=system_prompts,
-            source_block=source_block,
-            seed=seed,
+        return cls._from(
+            workloads.gamma(
+                n,
+                rate,
+                cv,
+                prompt_len=prompt_len,
+                output_len=output_len,
+                system_prompts=system_prompts,
+                source_block=source_block,
+                seed=seed,
+            )
         )
 
     @classmethod
@@ -519,18 +539,18 @@ class Requests:
     ) -> Requests:
         """Multi-turn conversations whose turns share their history as a prefix; see
         :func:`osbench.serve.workloads.conversations`."""
-        from osbench.serve import workloads
-
-        return workloads.conversations(
-            n_conversations,
-            rate,
-            turns=turns,
-            message_len=message_len,
-            answer_len=answer_len,
-            think_time=think_time,
-            system_prompts=system_prompts,
-            source_block=source_block,
-            seed=seed,
+        return cls._from(
+            workloads.conversations(
+                n_conversations,
+                rate,
+                turns=turns,
+                message_len=message_len,
+                answer_len=answer_len,
+                think_time=think_time,
+                system_prompts=system_prompts,
+                source_block=source_block,
+                seed=seed,
+            )
         )
 
 

@@ -1,5 +1,7 @@
 """Generated requests: Poisson and bursty (gamma) arrivals, lengths from a distribution or a
-trace, shared system prompts, multi-turn conversations.
+trace, shared system prompts, multi-turn conversations: the :class:`~osbench.serve.columns.Columns`
+behind :meth:`Requests.poisson <osbench.serve.Requests.poisson>`, :meth:`~osbench.serve.Requests.gamma`
+and :meth:`~osbench.serve.Requests.conversations`, which check and wrap them.
 
 Every generator takes a ``seed`` and draws from ``numpy.random.default_rng(seed)`` in a fixed
 order (said in each docstring), so the same seed gives the same requests. Lengths are given as
@@ -25,7 +27,7 @@ import numpy as np
 
 from osbench import _checks
 from osbench.errors import ArgumentError, ArgumentTypeError
-from osbench.serve.requests import MAX_TOKENS, Requests
+from osbench.serve.columns import MAX_TOKENS, Columns
 
 
 @dataclass(frozen=True)
@@ -169,7 +171,7 @@ def _independent(
     source_block: int,
     seed: Any,
     name: str,
-) -> Requests:
+) -> Columns:
     n = _checks.non_negative_int("n", n)
     rate = _checks.positive_float("rate", rate)
     source_block = _checks.positive_int("source_block", source_block, maximum=2**31 - 1)
@@ -182,12 +184,12 @@ def _independent(
     own = _draw("prompt_len", prompt_len, rng, n)
     output = _draw("output_len", output_len, rng, n)
     if system_prompts is None:
-        return Requests(arrival, own, output, source_block=source_block, name=name)
+        return Columns(arrival, own, output, None, None, source_block, name)
     system = system_prompts.assign(rng, n)
     prompt = own + np.where(system >= 0, system_prompts.length, 0)
     blocks = -(-prompt // source_block)
     ids, offsets = _content(prompt, system, system_prompts, np.arange(n), blocks, source_block)
-    return Requests(arrival, prompt, output, blocks=ids, block_offsets=offsets, source_block=source_block, name=name)
+    return Columns(arrival, prompt, output, ids, offsets, source_block, name)
 
 
 def poisson(
@@ -199,7 +201,7 @@ def poisson(
     system_prompts: Optional[SystemPrompts] = None,
     source_block: int = 16,
     seed: Any = 0,
-) -> Requests:
+) -> Columns:
     """``n`` requests arriving as a Poisson process of ``rate`` per second (the first at 0).
 
     ``prompt_len`` is the length of each request's own text; a request given a system prompt
@@ -221,7 +223,7 @@ def gamma(
     system_prompts: Optional[SystemPrompts] = None,
     source_block: int = 16,
     seed: Any = 0,
-) -> Requests:
+) -> Columns:
     """``n`` requests whose gaps are gamma-distributed with mean ``1 / rate`` and coefficient
     of variation ``cv`` (shape ``1 / cv**2``): ``cv > 1`` is burstier than Poisson, ``cv < 1``
     more regular, ``cv = 1`` has Poisson's distribution (not its draws). Otherwise as
@@ -270,7 +272,7 @@ def conversations(
     system_prompts: Optional[SystemPrompts] = None,
     source_block: int = 16,
     seed: Any = 0,
-) -> Requests:
+) -> Columns:
     """Multi-turn conversations (lecture section 5.2): each turn's prompt is the previous
     turn's prompt, its answer, and a new message, so every turn shares its history as a prefix.
 
@@ -334,14 +336,14 @@ def conversations(
     ids, offsets = _content(
         prompt[order], system[conversation][order], system_prompts, conversation[order], stream_blocks, source_block
     )
-    return Requests(
+    return Columns(
         arrival[order],
         prompt[order],
         answer[order],
-        blocks=ids,
-        block_offsets=offsets,
-        source_block=source_block,
-        name=f"conversations(n={n_conversations}, rate={rate:g})",
+        ids,
+        offsets,
+        source_block,
+        f"conversations(n={n_conversations}, rate={rate:g})",
     )
 
 

@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add("HOST_MECHANISMS", MECHANISMS.to_vec())?;
+    m.add("HOST_MECHANISMS", MECHANISMS.map(|m| m.name).to_vec())?;
     m.add_function(wrap_pyfunction!(host_current_cpu, m)?)?;
     m.add_function(wrap_pyfunction!(host_pingpong, m)?)?;
     m.add_function(wrap_pyfunction!(host_page_touch, m)?)?;

@@ -10,7 +10,8 @@ use osbench_core::mem::{AnyStrategy, STRATEGIES};
 use pyo3::prelude::*;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add("MEM_STRATEGIES", STRATEGIES.to_vec())?;
+    // The core's strategy table: (name, the parameters it reads) a row.
+    m.add("MEM_STRATEGIES", STRATEGIES.map(|s| (s.name, s.reads.to_vec())).to_vec())?;
     m.add_function(wrap_pyfunction!(mem_translate, m)?)?;
     m.add_function(wrap_pyfunction!(mem_slot_mapping, m)?)?;
     m.add_function(wrap_pyfunction!(mem_simulate, m)?)?;

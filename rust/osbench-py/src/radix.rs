@@ -10,7 +10,8 @@ use pyo3::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add("RADIX_MODES", MODES.to_vec())?;
+    // The core's mode table: (name, the parameters it reads) a row.
+    m.add("RADIX_MODES", MODES.map(|m| (m.name, m.reads.to_vec())).to_vec())?;
     m.add_class::<RadixTree>()?;
     m.add_class::<RadixNode>()?;
     m.add_function(wrap_pyfunction!(radix_replay, m)?)?;
@@ -202,6 +203,20 @@ fn slice<'a, T: numpy::Element>(name: &str, a: &'a PyReadonlyArray1<'_, T>) -> P
     a.as_slice().map_err(|_| ArgumentError::new_err(format!("{name} must be a C-contiguous 1-D array")))
 }
 
+/// The outputs of the requests, in the same layout as the prompts, when both arrays are given.
+fn outputs<'a>(
+    tokens: &'a Option<PyReadonlyArray1<'_, i64>>,
+    offsets: &'a Option<PyReadonlyArray1<'_, i64>>,
+) -> PyResult<Option<Sequences<'a>>> {
+    match (tokens, offsets) {
+        (Some(t), Some(o)) => {
+            Ok(Some(Sequences::new("outputs", slice("output_tokens", t)?, slice("output_offsets", o)?).py_err()?))
+        }
+        (None, None) => Ok(None),
+        _ => Err(ArgumentError::new_err("output_tokens and output_offsets go together")),
+    }
+}
+
 type StatsTuple = (u64, u64, u64, u64, u64, u64, u64);
 
 fn stats_tuple(s: Stats) -> StatsTuple {
@@ -226,13 +241,7 @@ fn radix_replay<'py>(
     per_request: bool,
 ) -> PyResult<(StatsTuple, Option<Bound<'py, PyArray1<u64>>>)> {
     let prompts = Sequences::new("requests", slice("tokens", &tokens)?, slice("offsets", &offsets)?).py_err()?;
-    let outputs = match (&output_tokens, &output_offsets) {
-        (Some(t), Some(o)) => {
-            Some(Sequences::new("outputs", slice("output_tokens", t)?, slice("output_offsets", o)?).py_err()?)
-        }
-        (None, None) => None,
-        _ => return Err(ArgumentError::new_err("output_tokens and output_offsets go together")),
-    };
+    let outputs = outputs(&output_tokens, &output_offsets)?;
     let work = slice("tokens", &tokens)?.len();
     let mut m = radix::new_mode(mode, capacity, page_size).py_err()?;
     let (stats, hits) = interrupt::run_sized(py, work, |cancel| {
@@ -260,13 +269,7 @@ fn radix_curve<'py>(
     threads: Option<usize>,
 ) -> PyResult<Vec<StatsTuple>> {
     let prompts = Sequences::new("requests", slice("tokens", &tokens)?, slice("offsets", &offsets)?).py_err()?;
-    let outputs = match (&output_tokens, &output_offsets) {
-        (Some(t), Some(o)) => {
-            Some(Sequences::new("outputs", slice("output_tokens", t)?, slice("output_offsets", o)?).py_err()?)
-        }
-        (None, None) => None,
-        _ => return Err(ArgumentError::new_err("output_tokens and output_offsets go together")),
-    };
+    let outputs = outputs(&output_tokens, &output_offsets)?;
     let caps: Vec<Option<u64>> = slice("capacities", &capacities)?.iter().map(|&c| u64::try_from(c).ok()).collect();
     if page_size == 0 {
         return Err(invalid("page_size", 0, "a positive number of tokens per page")).py_err();

@@ -9,7 +9,8 @@ use osbench_core::sched::{simulate, Params, POLICIES};
 use pyo3::prelude::*;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add("SCHED_POLICIES", POLICIES.to_vec())?;
+    // The core's policy table: (name, the parameters it reads, whether it preempts) a row.
+    m.add("SCHED_POLICIES", POLICIES.map(|p| (p.name, p.reads.to_vec(), p.preemptive)).to_vec())?;
     m.add_function(wrap_pyfunction!(sched_simulate, m)?)?;
     Ok(())
 }
@@ -22,8 +23,10 @@ type SimOut<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>, u64, f
 
 /// Run `policy` over the jobs. Returns (completion, first_start, switches, switch_time).
 /// `predicted` and `priority` may be None; `levels=None` is unbounded, `boost=None` never.
+/// The parameters have no defaults here: the public function's (`osbench.sched.simulate`) are
+/// the ones, and the core checks them against its own (`Params::default`).
 #[pyfunction]
-#[pyo3(signature = (policy, arrival, size, predicted=None, priority=None, quantum=0.1, switch_cost=0.0, levels=None, boost=None, use_predictions=false, aging=0.0))]
+#[pyo3(signature = (policy, arrival, size, predicted, priority, *, quantum, switch_cost, levels, boost, use_predictions, aging))]
 #[allow(clippy::too_many_arguments)]
 fn sched_simulate<'py>(
     py: Python<'py>,

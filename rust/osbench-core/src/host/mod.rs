@@ -47,8 +47,22 @@ pub trait Channel: Sync {
     fn recv(&self, me: Side, expect: u64) -> Result<u64, i32>;
 }
 
-/// The mechanisms, by name: what [`pingpong`] accepts.
-pub const MECHANISMS: [&str; 3] = ["pipe", "eventfd", "futex"];
+/// One row of the mechanism table: a way to wake the other side, and how to open one.
+#[derive(Clone, Copy)]
+pub struct MechanismInfo {
+    /// As users name it.
+    pub name: &'static str,
+    /// A fresh channel (the system may refuse one: an error then).
+    pub open: fn() -> crate::Result<Box<dyn Channel + Send>>,
+}
+
+/// Every mechanism [`pingpong`] accepts, one file each. The one list of them: the binding
+/// exports the names, and Python's round-trip registry holds one native entry per name and mode.
+pub const MECHANISMS: [MechanismInfo; 3] = [
+    MechanismInfo { name: "pipe", open: || Ok(Box::new(pipe::Pipe::new()?)) },
+    MechanismInfo { name: "eventfd", open: || Ok(Box::new(eventfd::EventFd::new()?)) },
+    MechanismInfo { name: "futex", open: || Ok(Box::new(futex::Futex::new()?)) },
+];
 
 /// A message that is never a real sequence number: used to wake a side that must stop.
 pub const POISON: u64 = u64::MAX;

@@ -9,9 +9,6 @@
 //! A watchdog (the calling thread) wakes side A with a poison message if the caller cancels or
 //! the child process dies, so nothing can block forever.
 
-use super::eventfd::EventFd;
-use super::futex::Futex;
-use super::pipe::Pipe;
 use super::sys::{self, check_cpu, current_cpu, Mapping};
 use super::{Channel, Side, MECHANISMS, POISON};
 use crate::error::{invalid, Error, Result};
@@ -163,12 +160,11 @@ fn drive(ch: &dyn Channel, sh: &Shared, plan: &Plan, cpu: Option<usize>, out: &m
 }
 
 fn channel(mechanism: &str) -> Result<Box<dyn Channel + Send>> {
-    Ok(match mechanism {
-        "pipe" => Box::new(Pipe::new()?),
-        "eventfd" => Box::new(EventFd::new()?),
-        "futex" => Box::new(Futex::new()?),
-        _ => return Err(invalid("mechanism", mechanism, format!("one of {}", MECHANISMS.join(", ")))),
-    })
+    let Some(m) = MECHANISMS.iter().find(|m| m.name == mechanism) else {
+        let names: Vec<&str> = MECHANISMS.iter().map(|m| m.name).collect();
+        return Err(invalid("mechanism", mechanism, format!("one of {}", names.join(", "))));
+    };
+    (m.open)()
 }
 
 /// Did the child end other than by finishing its echoes (killed, or exited with an error)?

@@ -48,7 +48,7 @@ fn latency_positive_and_checked() {
 #[test]
 fn pingpong_alternates_for_every_mechanism_and_mode() {
     let never = AtomicBool::new(false);
-    for m in MECHANISMS {
+    for m in MECHANISMS.map(|m| m.name) {
         for mode in [Mode::Threads, Mode::Processes] {
             let r = pingpong(m, mode, 50, 20, 2, None, None, &never).unwrap();
             assert_eq!(r.round_trips, 120, "{m} {mode:?}");
@@ -81,7 +81,7 @@ fn pingpong_rejects_bad_input_and_answers_cancel() {
     assert!(pingpong("pipe", Mode::Threads, 10, 0, 1, Some(100_000), None, &never).is_err());
     assert!(Mode::parse("fibers").is_err());
     let cancelled = AtomicBool::new(true);
-    for m in MECHANISMS {
+    for m in MECHANISMS.map(|m| m.name) {
         for mode in [Mode::Threads, Mode::Processes] {
             let r = pingpong(m, mode, 1_000_000, 0, 10, None, None, &cancelled);
             assert_eq!(r, Err(crate::Error::Interrupted), "{m} {mode:?}");

@@ -5,7 +5,10 @@
 //! neighbours by binary search. A placement always takes the low end of the chosen block.
 //! Freeing merges the block with a free neighbour on either side, so no two free blocks are
 //! ever adjacent. Every operation is O(free blocks), with small constants: there are rarely
-//! more free blocks than live requests.
+//! more free blocks than live requests. The choice rules are pure functions of the sizes
+//! (`first.rs`, `best.rs`, `worst.rs`): they know nothing of this list.
+
+use super::{best, first, worst};
 
 #[derive(Debug, Clone, Default)]
 pub struct FreeList {
@@ -69,9 +72,9 @@ impl FreeList {
             return None;
         }
         let i = match fit {
-            Fit::First => super::first::pick(self, size),
-            Fit::Best => super::best::pick(self, size),
-            Fit::Worst => super::worst::pick(self, size),
+            Fit::First => first::pick(&self.sizes, size),
+            Fit::Best => best::pick(&self.sizes, size),
+            Fit::Worst => worst::pick(&self.sizes, size),
         }?;
         let (addr, block) = self.block(i)?;
         if block < size {

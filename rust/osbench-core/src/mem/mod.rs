@@ -22,8 +22,34 @@ pub use paged::Paged;
 
 use crate::error::{invalid, Result};
 
-/// The strategy names, in the order users see them.
-pub const STRATEGIES: [&str; 5] = ["first", "best", "worst", "paged", "reserve"];
+/// The parameters a strategy may read, as users name them.
+pub const PAGE_SIZE: &str = "page_size";
+pub const BOUND: &str = "bound";
+
+/// One row of the strategy table: a strategy as users see it, and how to build it.
+#[derive(Clone, Copy)]
+pub struct StrategyInfo {
+    /// Lower case, as users name it.
+    pub name: &'static str,
+    /// The parameters it reads ([`PAGE_SIZE`], [`BOUND`]); it ignores the others.
+    pub reads: &'static [&'static str],
+    /// A fresh strategy: (capacity, number of requests, page size, bound).
+    build: fn(u64, usize, u64, u64) -> Result<AnyStrategy>,
+}
+
+/// Every strategy, in the order users see them. The one list of strategies: the binding
+/// exports it, and Python derives its names and the CLI's choices from it.
+pub const STRATEGIES: [StrategyInfo; 5] = [
+    StrategyInfo { name: "first", reads: &[], build: |c, n, _, _| Ok(contiguous(Fit::First, c, n)) },
+    StrategyInfo { name: "best", reads: &[], build: |c, n, _, _| Ok(contiguous(Fit::Best, c, n)) },
+    StrategyInfo { name: "worst", reads: &[], build: |c, n, _, _| Ok(contiguous(Fit::Worst, c, n)) },
+    StrategyInfo { name: "paged", reads: &[PAGE_SIZE], build: |c, n, page, _| paged::build(c, n, page) },
+    StrategyInfo { name: "reserve", reads: &[BOUND], build: |c, n, _, bound| reserve::build(c, n, bound) },
+];
+
+fn contiguous(fit: Fit, capacity: u64, n_requests: usize) -> AnyStrategy {
+    AnyStrategy::Contiguous(Contiguous::new(fit, capacity, n_requests, None))
+}
 
 /// An allocator as the simulator sees it. Sizes are in units (bytes, tokens...).
 pub trait Strategy: Send {
@@ -52,35 +78,16 @@ pub enum AnyStrategy {
 }
 
 impl AnyStrategy {
-    /// Build a strategy by name. `page_size` is used by `paged`, `bound` by `reserve`.
+    /// Build a strategy by name. `page_size` is read by `paged`, `bound` by `reserve`.
     pub fn new(name: &str, capacity: u64, n_requests: usize, page_size: u64, bound: u64) -> Result<AnyStrategy> {
         if capacity == 0 {
             return Err(invalid("capacity", capacity, "a positive number of units"));
         }
-        Ok(match name {
-            "first" => AnyStrategy::Contiguous(Contiguous::new(Fit::First, capacity, n_requests, None)),
-            "best" => AnyStrategy::Contiguous(Contiguous::new(Fit::Best, capacity, n_requests, None)),
-            "worst" => AnyStrategy::Contiguous(Contiguous::new(Fit::Worst, capacity, n_requests, None)),
-            "paged" => {
-                if page_size == 0 || page_size > capacity {
-                    return Err(invalid(
-                        "page_size",
-                        page_size,
-                        format!("a positive number of units up to capacity={capacity}"),
-                    ));
-                }
-                AnyStrategy::Paged(Paged::new(capacity, n_requests, page_size))
-            }
-            "reserve" => {
-                if bound == 0 {
-                    return Err(invalid("bound", bound, "a positive number of units"));
-                }
-                AnyStrategy::Contiguous(reserve::new(capacity, n_requests, bound))
-            }
-            other => {
-                return Err(invalid("strategy", format!("{other:?}"), format!("one of {}", STRATEGIES.join(", "))))
-            }
-        })
+        let Some(info) = STRATEGIES.iter().find(|s| s.name == name) else {
+            let names: Vec<&str> = STRATEGIES.iter().map(|s| s.name).collect();
+            return Err(invalid("strategy", format!("{name:?}"), format!("one of {}", names.join(", "))));
+        };
+        (info.build)(capacity, n_requests, page_size, bound)
     }
 }
 

@@ -4,7 +4,16 @@
 //! fragmentation; the unused tail of each request's last page is internal fragmentation.
 //! A request that cannot get a page while growing is preempted (its pages are freed).
 
-use super::Strategy;
+use super::{AnyStrategy, Strategy};
+use crate::error::{invalid, Result};
+
+/// The strategy's row in the table: pages of `page_size` units, at most the capacity.
+pub fn build(capacity: u64, n_requests: usize, page_size: u64) -> Result<AnyStrategy> {
+    if page_size == 0 || page_size > capacity {
+        return Err(invalid("page_size", page_size, format!("a positive number of units up to capacity={capacity}")));
+    }
+    Ok(AnyStrategy::Paged(Paged::new(capacity, n_requests, page_size)))
+}
 
 #[derive(Debug, Clone)]
 pub struct Paged {

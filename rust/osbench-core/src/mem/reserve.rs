@@ -6,7 +6,13 @@
 //! caps the output length at the bound). Lecture section 3.3, the last row of demo 2.
 
 use super::freelist::{Contiguous, Fit};
+use super::AnyStrategy;
+use crate::error::{invalid, Result};
 
-pub fn new(capacity: u64, n_requests: usize, bound: u64) -> Contiguous {
-    Contiguous::new(Fit::First, capacity, n_requests, Some(bound))
+/// The strategy's row in the table: `bound` units a request, placed first fit.
+pub fn build(capacity: u64, n_requests: usize, bound: u64) -> Result<AnyStrategy> {
+    if bound == 0 {
+        return Err(invalid("bound", bound, "a positive number of units"));
+    }
+    Ok(AnyStrategy::Contiguous(Contiguous::new(Fit::First, capacity, n_requests, Some(bound))))
 }

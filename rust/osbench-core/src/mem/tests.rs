@@ -75,13 +75,13 @@ fn fits_choose_as_documented() {
     fl.release(40, 10);
     let blocks: Vec<_> = fl.blocks().collect();
     assert_eq!(blocks, vec![(0, 10), (20, 5), (40, 10), (60, 40)]);
-    assert_eq!(first::pick(&fl, 6), Some(0));
-    assert_eq!(best::pick(&fl, 4), Some(1));
-    assert_eq!(best::pick(&fl, 6), Some(0));
-    assert_eq!(worst::pick(&fl, 6), Some(3));
-    assert_eq!(worst::pick(&fl, 41), None);
-    assert_eq!(best::pick(&fl, 41), None);
-    assert_eq!(first::pick(&fl, 41), None);
+    assert_eq!(first::pick(fl.sizes(), 6), Some(0));
+    assert_eq!(best::pick(fl.sizes(), 4), Some(1));
+    assert_eq!(best::pick(fl.sizes(), 6), Some(0));
+    assert_eq!(worst::pick(fl.sizes(), 6), Some(3));
+    assert_eq!(worst::pick(fl.sizes(), 41), None);
+    assert_eq!(best::pick(fl.sizes(), 41), None);
+    assert_eq!(first::pick(fl.sizes(), 41), None);
 }
 
 /// A small deterministic generator, so the tests need no crates.
@@ -112,7 +112,7 @@ fn random_requests(n: usize, seed: u64) -> (Vec<f64>, Vec<f64>, Vec<u64>, Vec<u6
 fn every_strategy_keeps_its_invariants() {
     let (a, d, u, f) = random_requests(600, 7);
     let r = Requests { arrival: &a, duration: &d, initial: &u, final_size: &f };
-    for name in STRATEGIES {
+    for StrategyInfo { name, .. } in STRATEGIES {
         let mut s = AnyStrategy::new(name, 1000, a.len(), 16, 120).unwrap();
         let out = simulate(&mut s, &r, 1000, true, &no_cancel()).unwrap();
         let rejected = out.status.iter().filter(|&&s| s == REJECTED).count();
@@ -127,11 +127,21 @@ fn every_strategy_keeps_its_invariants() {
 #[test]
 fn oversized_requests_are_refused_not_fatal() {
     let r = Requests { arrival: &[0.0, 1.0], duration: &[1.0, 1.0], initial: &[5, 50], final_size: &[500, 50] };
-    for name in STRATEGIES {
+    for StrategyInfo { name, .. } in STRATEGIES {
         let mut s = AnyStrategy::new(name, 100, 2, 4, 60).unwrap();
         let out = simulate(&mut s, &r, 100, true, &no_cancel()).unwrap();
         assert_eq!(out.status[1], SERVED, "{name}");
         assert_ne!(out.status[0], SERVED, "{name}");
+    }
+}
+
+#[test]
+fn each_strategy_refuses_a_bad_value_of_what_it_reads() {
+    for info in STRATEGIES {
+        assert!(AnyStrategy::new(info.name, 10, 1, 1, 1).is_ok(), "{}", info.name);
+        // Zero is never a page size or a bound; only the strategy that reads it refuses it.
+        assert_eq!(AnyStrategy::new(info.name, 10, 1, 0, 1).is_err(), info.reads.contains(&PAGE_SIZE));
+        assert_eq!(AnyStrategy::new(info.name, 10, 1, 1, 0).is_err(), info.reads.contains(&BOUND));
     }
 }
 

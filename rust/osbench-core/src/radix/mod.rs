@@ -14,8 +14,26 @@ pub use whole::WholeMode;
 use crate::error::{invalid, Error, Result};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// The replay modes, as users name them.
-pub const MODES: [&str; 2] = ["prefix", "whole"];
+/// The parameters a mode may read, as users name them.
+pub const PAGE_SIZE: &str = "page_size";
+
+/// One row of the mode table: a replay mode as users see it, and how to build it.
+#[derive(Clone, Copy)]
+pub struct ModeInfo {
+    /// Lower case, as users name it.
+    pub name: &'static str,
+    /// The parameters it reads ([`PAGE_SIZE`]); it ignores the others.
+    pub reads: &'static [&'static str],
+    /// A fresh cache: (capacity in tokens or None for unlimited, page size).
+    build: fn(Option<u64>, usize) -> Result<Box<dyn Mode + Send>>,
+}
+
+/// Every replay mode, in the order users see them. The one list of modes: the binding exports
+/// it, and Python derives its names and the CLI's choices from it.
+pub const MODES: [ModeInfo; 2] = [
+    ModeInfo { name: "prefix", reads: &[PAGE_SIZE], build: |c, page| Ok(Box::new(PrefixMode::new(c, page)?)) },
+    ModeInfo { name: "whole", reads: &[], build: |c, _| Ok(Box::new(WholeMode::new(c))) },
+];
 
 /// Requests served between two looks at the cancel flag.
 const CHUNK: usize = 256;
@@ -128,11 +146,11 @@ pub fn replay(
 
 /// Build a mode by name. `capacity` in tokens (None: unlimited); `page_size` for the tree.
 pub fn new_mode(name: &str, capacity: Option<u64>, page_size: usize) -> Result<Box<dyn Mode + Send>> {
-    match name {
-        "prefix" => Ok(Box::new(PrefixMode::new(capacity, page_size)?)),
-        "whole" => Ok(Box::new(WholeMode::new(capacity))),
-        other => Err(invalid("mode", format!("{other:?}"), format!("one of {}", MODES.join(", ")))),
-    }
+    let Some(info) = MODES.iter().find(|m| m.name == name) else {
+        let names: Vec<&str> = MODES.iter().map(|m| m.name).collect();
+        return Err(invalid("mode", format!("{name:?}"), format!("one of {}", names.join(", "))));
+    };
+    (info.build)(capacity, page_size)
 }
 
 #[cfg(test)]

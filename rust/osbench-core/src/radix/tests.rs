@@ -176,3 +176,16 @@ fn insert_after_match_equals_insert() {
         assert!(b.insert_after_match(h, 999, &seqs[5]).is_err());
     }
 }
+
+#[test]
+fn every_mode_in_the_table_replays_and_refuses_a_bad_value_of_what_it_reads() {
+    let cancel = AtomicBool::new(false);
+    let tokens = [1, 2, 3, 1, 2, 3];
+    let seqs = Sequences::new("requests", &tokens, &[0, 3, 6]).unwrap();
+    for info in &MODES {
+        let mut m = new_mode(info.name, Some(10), 1).unwrap();
+        // The same prompt twice: the second is a hit in every mode.
+        assert_eq!(replay(m.as_mut(), seqs, None, &mut [], &cancel).unwrap().hit_tokens, 3, "{}", info.name);
+        assert_eq!(new_mode(info.name, None, 0).is_err(), info.reads.contains(&PAGE_SIZE), "{}", info.name);
+    }
+}

@@ -1,21 +1,17 @@
 //! First come, first served: arrival order, never preempted.
 
-use super::{Jobs, Policy};
+use super::{Jobs, Params, Policy};
 use std::collections::VecDeque;
 
-#[derive(Default)]
 pub struct Fcfs {
     queue: VecDeque<u32>,
 }
 
-impl Fcfs {
-    pub fn new() -> Self {
-        Fcfs::default()
-    }
-}
-
 impl Policy for Fcfs {
     const PREEMPTIVE: bool = false;
+    fn new(_: &Jobs, _: &Params) -> Self {
+        Fcfs { queue: VecDeque::new() }
+    }
     fn arrive(&mut self, _: &Jobs, j: u32, _: f64) {
         self.queue.push_back(j);
     }

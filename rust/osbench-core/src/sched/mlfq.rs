@@ -8,7 +8,7 @@
 //! at every multiple of the period all jobs move to level 0 (levels concatenated from the
 //! highest, order kept) with fresh allotments.
 
-use super::{Jobs, Policy};
+use super::{Jobs, Params, Policy};
 use std::collections::VecDeque;
 
 pub struct Mlfq {
@@ -25,20 +25,6 @@ pub struct Mlfq {
 }
 
 impl Mlfq {
-    pub fn new(n: usize, quantum: f64, max_levels: u32, boost: f64) -> Self {
-        Mlfq {
-            queues: vec![VecDeque::new()],
-            level: vec![0; n],
-            left: vec![0.0; n],
-            count: 0,
-            quantum,
-            max_levels,
-            boost,
-            boosts: 1.0,
-            next_boost: boost,
-        }
-    }
-
     fn allotment(&self, level: u32) -> f64 {
         self.quantum * 2f64.powi(level as i32)
     }
@@ -66,6 +52,20 @@ impl Mlfq {
 
 impl Policy for Mlfq {
     const PREEMPTIVE: bool = true;
+    fn new(jobs: &Jobs, params: &Params) -> Self {
+        let n = jobs.arrival.len();
+        Mlfq {
+            queues: vec![VecDeque::new()],
+            level: vec![0; n],
+            left: vec![0.0; n],
+            count: 0,
+            quantum: params.quantum,
+            max_levels: params.levels,
+            boost: params.boost,
+            boosts: 1.0,
+            next_boost: params.boost,
+        }
+    }
     fn arrive(&mut self, _: &Jobs, j: u32, _: f64) {
         self.level[j as usize] = 0;
         self.left[j as usize] = self.quantum;

@@ -22,6 +22,7 @@ mod sjf;
 mod srpt;
 
 pub use fcfs::Fcfs;
+pub use heap::{Heap, Key};
 pub use mlfq::Mlfq;
 pub use priority::Priority;
 pub use rr::Rr;
@@ -31,8 +32,58 @@ pub use srpt::Srpt;
 use crate::error::{internal, invalid, Error, Result};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// The policy names, lower case, in the order users see them.
-pub const POLICIES: [&str; 7] = ["fcfs", "sjf", "srpt", "rr", "ps", "mlfq", "priority"];
+/// The parameters of a run as users name them: the fields of [`Params`].
+pub const QUANTUM: &str = "quantum";
+pub const SWITCH_COST: &str = "switch_cost";
+pub const LEVELS: &str = "levels";
+pub const BOOST: &str = "boost";
+pub const USE_PREDICTIONS: &str = "use_predictions";
+pub const AGING: &str = "aging";
+
+/// One row of the policy table: a policy as users see it, and how it runs.
+#[derive(Clone, Copy)]
+pub struct PolicyInfo {
+    /// Lower case, as users name it.
+    pub name: &'static str,
+    /// The parameters it reads; every other must keep its default.
+    pub reads: &'static [&'static str],
+    /// Whether an arrival is a decision point (the running job may be preempted).
+    pub preemptive: bool,
+    run: fn(&mut Jobs, &[u32], &Params, &AtomicBool) -> Result<Outcome>,
+}
+
+impl PolicyInfo {
+    /// A policy of the shared event loop ([`run`]); the type says whether it preempts.
+    const fn looped<P: Policy>(name: &'static str, reads: &'static [&'static str]) -> PolicyInfo {
+        PolicyInfo { name, reads, preemptive: P::PREEMPTIVE, run: run_looped::<P> }
+    }
+}
+
+fn run_looped<P: Policy>(jobs: &mut Jobs, order: &[u32], p: &Params, cancel: &AtomicBool) -> Result<Outcome> {
+    run(P::new(jobs, p), jobs, order, p.switch_cost, cancel)
+}
+
+/// Every policy, in the order users see them. The one list of policies: the binding exports
+/// it, and Python derives its names, the parameters each accepts and the CLI's choices from it.
+pub const POLICIES: [PolicyInfo; 7] = [
+    PolicyInfo::looped::<Fcfs>("fcfs", &[SWITCH_COST]),
+    PolicyInfo::looped::<Sjf>("sjf", &[SWITCH_COST, USE_PREDICTIONS]),
+    PolicyInfo::looped::<Srpt>("srpt", &[SWITCH_COST, USE_PREDICTIONS]),
+    PolicyInfo::looped::<Rr>("rr", &[SWITCH_COST, QUANTUM]),
+    // Processor sharing has a loop of its own, by virtual time; it never switches, so it
+    // reads no switch cost (the quantum -> 0 limit would switch infinitely often).
+    PolicyInfo { name: "ps", reads: &[], preemptive: true, run: |jobs, order, _, cancel| ps::run(jobs, order, cancel) },
+    PolicyInfo::looped::<Mlfq>("mlfq", &[SWITCH_COST, QUANTUM, LEVELS, BOOST]),
+    PolicyInfo::looped::<Priority>("priority", &[SWITCH_COST, AGING]),
+];
+
+/// The row of the policy named `name`.
+pub fn policy(name: &str) -> Result<&'static PolicyInfo> {
+    POLICIES.iter().find(|p| p.name == name).ok_or_else(|| {
+        let names: Vec<&str> = POLICIES.iter().map(|p| p.name).collect();
+        invalid("policy", format!("{name:?}"), format!("one of {}", names.join(", ")))
+    })
+}
 
 /// How many loop iterations run between two looks at the cancel flag.
 const CHECK_EVERY: u32 = 1 << 16;
@@ -53,6 +104,8 @@ pub struct Jobs<'a> {
 pub trait Policy {
     /// True when an arrival is a decision point (the running job may be preempted).
     const PREEMPTIVE: bool;
+    /// A policy with no job yet, for these jobs, reading the parameters it uses.
+    fn new(jobs: &Jobs, params: &Params) -> Self;
     fn arrive(&mut self, jobs: &Jobs, j: u32, t: f64);
     fn is_empty(&self) -> bool;
     /// Remove and return the job to run now and how long it may run at most.
@@ -62,7 +115,7 @@ pub trait Policy {
     fn put_back(&mut self, jobs: &Jobs, j: u32, ran: f64, t: f64);
 }
 
-/// Parameters of a run; each policy reads the ones it uses.
+/// Parameters of a run; each policy reads the ones its row lists.
 #[derive(Debug, Clone, Copy)]
 pub struct Params {
     pub quantum: f64,
@@ -78,6 +131,23 @@ pub struct Params {
 impl Default for Params {
     fn default() -> Self {
         Params { quantum: 0.1, switch_cost: 0.0, levels: 0, boost: f64::INFINITY, use_predictions: false, aging: 0.0 }
+    }
+}
+
+impl Params {
+    /// (name, value as users see it, whether it is the default) of every parameter.
+    fn each(&self) -> [(&'static str, String, bool); 6] {
+        let d = Params::default();
+        let levels = if self.levels == 0 { "None".to_string() } else { self.levels.to_string() };
+        let boost = if self.boost == f64::INFINITY { "None".to_string() } else { self.boost.to_string() };
+        [
+            (QUANTUM, self.quantum.to_string(), self.quantum == d.quantum),
+            (SWITCH_COST, self.switch_cost.to_string(), self.switch_cost == d.switch_cost),
+            (LEVELS, levels, self.levels == d.levels),
+            (BOOST, boost, self.boost == d.boost),
+            (USE_PREDICTIONS, self.use_predictions.to_string(), self.use_predictions == d.use_predictions),
+            (AGING, self.aging.to_string(), self.aging == d.aging),
+        ]
     }
 }
 
@@ -109,18 +179,15 @@ fn check_array(name: &'static str, values: &[f64], positive: bool) -> Result<()>
     Ok(())
 }
 
-/// Check the inputs and parameters of a run.
+/// Check the inputs and parameters of a run of `policy`.
 pub fn validate(
-    policy: &str,
+    policy: &PolicyInfo,
     arrival: &[f64],
     size: &[f64],
     predicted: &[f64],
     classes: &[i64],
     p: &Params,
 ) -> Result<()> {
-    if !POLICIES.contains(&policy) {
-        return Err(invalid("policy", format!("{policy:?}"), format!("one of {}", POLICIES.join(", "))));
-    }
     let n = arrival.len();
     if size.len() != n {
         return Err(invalid("size", format!("{} entries", size.len()), format!("{n} entries, one per arrival")));
@@ -148,14 +215,7 @@ pub fn validate(
     if !(p.switch_cost.is_finite() && p.switch_cost >= 0.0) {
         return Err(invalid("switch_cost", p.switch_cost, "a finite number >= 0"));
     }
-    if policy == "ps" && p.switch_cost != 0.0 {
-        return Err(invalid(
-            "switch_cost",
-            p.switch_cost,
-            "0 for ps (the quantum -> 0 limit would switch infinitely often)",
-        ));
-    }
-    if (policy == "rr" || policy == "mlfq") && !(p.quantum.is_finite() && p.quantum > 0.0) {
+    if !(p.quantum.is_finite() && p.quantum > 0.0) {
         return Err(invalid("quantum", p.quantum, "a finite number > 0"));
     }
     if p.boost.is_nan() || p.boost <= 0.0 {
@@ -163,6 +223,16 @@ pub fn validate(
     }
     if !(p.aging.is_finite() && p.aging >= 0.0) {
         return Err(invalid("aging", p.aging, "a finite number >= 0"));
+    }
+    for (name, value, default) in p.each() {
+        if !default && !policy.reads.contains(&name) {
+            let reads = if policy.reads.is_empty() { "none".to_string() } else { policy.reads.join(", ") };
+            return Err(invalid(
+                name,
+                value,
+                format!("its default for policy={:?}, which does not read it (it reads {reads})", policy.name),
+            ));
+        }
     }
     if p.use_predictions && predicted.is_empty() {
         return Err(invalid("predicted", "none", "predicted sizes when use_predictions is true"));
@@ -206,20 +276,10 @@ pub fn simulate(
     p: &Params,
     cancel: &AtomicBool,
 ) -> Result<Outcome> {
-    validate(policy, arrival, size, predicted, classes, p)?;
+    let info = self::policy(policy)?;
+    validate(info, arrival, size, predicted, classes, p)?;
     let (mut jobs, order) = make_jobs(arrival, size, predicted, classes, p.aging);
-    let n = arrival.len();
-    let c = p.switch_cost;
-    match policy {
-        "fcfs" => run(Fcfs::new(), &mut jobs, &order, c, cancel),
-        "sjf" => run(Sjf::new(p.use_predictions), &mut jobs, &order, c, cancel),
-        "srpt" => run(Srpt::new(p.use_predictions), &mut jobs, &order, c, cancel),
-        "rr" => run(Rr::new(p.quantum), &mut jobs, &order, c, cancel),
-        "mlfq" => run(Mlfq::new(n, p.quantum, p.levels, p.boost), &mut jobs, &order, c, cancel),
-        "priority" => run(Priority::new(), &mut jobs, &order, c, cancel),
-        "ps" => ps::run(&jobs, &order, cancel),
-        _ => Err(invalid("policy", format!("{policy:?}"), format!("one of {}", POLICIES.join(", ")))),
-    }
+    (info.run)(&mut jobs, &order, p, cancel)
 }
 
 /// The event loop shared by every policy but `ps` (see the module docs).

@@ -1,35 +1,21 @@
 //! Strict preemptive priority with aging. A job's class is an integer, smaller = more
 //! important; a waiting job's effective class is `class - aging * (t - arrival)`, so the
-//! order between two jobs never changes and the heap key is `class + aging * arrival`.
-//! Ties: arrival order, then job id.
+//! order between two jobs never changes and the heap key is `class + aging * arrival`
+//! (computed once, in `Jobs::key`). Ties: arrival order, then job id.
 
-use super::heap::MinHeap;
-use super::{Jobs, Policy};
+use super::heap::{Heap, Key};
+use super::{Jobs, Params};
 
-#[derive(Default)]
-pub struct Priority {
-    heap: MinHeap,
-}
+pub type Priority = Heap<Class>;
 
-impl Priority {
-    pub fn new() -> Self {
-        Priority::default()
-    }
-}
+pub struct Class;
 
-impl Policy for Priority {
+impl Key for Class {
     const PREEMPTIVE: bool = true;
-    fn arrive(&mut self, jobs: &Jobs, j: u32, _: f64) {
-        let ju = j as usize;
-        self.heap.push(jobs.key[ju], jobs.rank[ju], j);
+    fn new(_: &Params) -> Self {
+        Class
     }
-    fn is_empty(&self) -> bool {
-        self.heap.is_empty()
-    }
-    fn pick(&mut self, _: &Jobs, _: f64) -> (u32, f64) {
-        (self.heap.pop().map_or(u32::MAX, |(_, j)| j), f64::INFINITY)
-    }
-    fn put_back(&mut self, jobs: &Jobs, j: u32, _: f64, t: f64) {
-        self.arrive(jobs, j, t);
+    fn key(&self, jobs: &Jobs, j: usize) -> f64 {
+        jobs.key[j]
     }
 }

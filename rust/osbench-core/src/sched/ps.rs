@@ -36,12 +36,7 @@ pub fn run(jobs: &Jobs, order: &[u32], cancel: &AtomicBool) -> Result<Outcome> {
             if a > t {
                 t = a;
             }
-            while k < n && arrival(k) <= t {
-                let i = order[k] as usize;
-                heap.push(v + jobs.size[i], jobs.rank[i], order[k]);
-                first_start[i] = t;
-                k += 1;
-            }
+            admit(jobs, order, &mut k, t, v, &mut heap, &mut first_start);
             continue;
         };
         let m = heap.len() as f64;
@@ -53,12 +48,7 @@ pub fn run(jobs: &Jobs, order: &[u32], cancel: &AtomicBool) -> Result<Outcome> {
             let a = arrival(k);
             v += (a - t) / m;
             t = a;
-            while k < n && arrival(k) <= t {
-                let i = order[k] as usize;
-                heap.push(v + jobs.size[i], jobs.rank[i], order[k]);
-                first_start[i] = t;
-                k += 1;
-            }
+            admit(jobs, order, &mut k, t, v, &mut heap, &mut first_start);
         } else {
             heap.pop();
             t = t_done;
@@ -70,4 +60,15 @@ pub fn run(jobs: &Jobs, order: &[u32], cancel: &AtomicBool) -> Result<Outcome> {
         }
     }
     Ok(Outcome { completion, first_start, switches: 0, switch_time: 0.0 })
+}
+
+/// Hand every job that has arrived by `t` (virtual time `v`) to the heap: its tag is
+/// `v + size`, and it starts at once.
+fn admit(jobs: &Jobs, order: &[u32], k: &mut usize, t: f64, v: f64, heap: &mut MinHeap, first_start: &mut [f64]) {
+    while *k < order.len() && jobs.arrival[order[*k] as usize] <= t {
+        let i = order[*k] as usize;
+        heap.push(v + jobs.size[i], jobs.rank[i], order[*k]);
+        first_start[i] = t;
+        *k += 1;
+    }
 }

@@ -1,7 +1,7 @@
 //! Round robin: a FIFO queue, each turn runs at most `quantum`; an unfinished job goes to
 //! the tail, behind every job that arrived up to and including that instant.
 
-use super::{Jobs, Policy};
+use super::{Jobs, Params, Policy};
 use std::collections::VecDeque;
 
 pub struct Rr {
@@ -9,14 +9,11 @@ pub struct Rr {
     quantum: f64,
 }
 
-impl Rr {
-    pub fn new(quantum: f64) -> Self {
-        Rr { queue: VecDeque::new(), quantum }
-    }
-}
-
 impl Policy for Rr {
     const PREEMPTIVE: bool = false;
+    fn new(_: &Jobs, params: &Params) -> Self {
+        Rr { queue: VecDeque::new(), quantum: params.quantum }
+    }
     fn arrive(&mut self, _: &Jobs, j: u32, _: f64) {
         self.queue.push_back(j);
     }

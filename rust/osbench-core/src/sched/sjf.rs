@@ -1,34 +1,25 @@
 //! Shortest job first, non-preemptive: the smallest size (or predicted size) runs to
 //! completion. Ties: arrival order, then job id.
 
-use super::heap::MinHeap;
-use super::{Jobs, Policy};
+use super::heap::{Heap, Key};
+use super::{Jobs, Params};
 
-pub struct Sjf {
-    heap: MinHeap,
+pub type Sjf = Heap<ShortestJob>;
+
+pub struct ShortestJob {
     use_predictions: bool,
 }
 
-impl Sjf {
-    pub fn new(use_predictions: bool) -> Self {
-        Sjf { heap: MinHeap::default(), use_predictions }
-    }
-}
-
-impl Policy for Sjf {
+impl Key for ShortestJob {
     const PREEMPTIVE: bool = false;
-    fn arrive(&mut self, jobs: &Jobs, j: u32, _: f64) {
-        let ju = j as usize;
-        let key = if self.use_predictions { jobs.predicted[ju] } else { jobs.size[ju] };
-        self.heap.push(key, jobs.rank[ju], j);
+    fn new(params: &Params) -> Self {
+        ShortestJob { use_predictions: params.use_predictions }
     }
-    fn is_empty(&self) -> bool {
-        self.heap.is_empty()
-    }
-    fn pick(&mut self, _: &Jobs, _: f64) -> (u32, f64) {
-        (self.heap.pop().map_or(u32::MAX, |(_, j)| j), f64::INFINITY)
-    }
-    fn put_back(&mut self, jobs: &Jobs, j: u32, _: f64, t: f64) {
-        self.arrive(jobs, j, t);
+    fn key(&self, jobs: &Jobs, j: usize) -> f64 {
+        if self.use_predictions {
+            jobs.predicted[j]
+        } else {
+            jobs.size[j]
+        }
     }
 }

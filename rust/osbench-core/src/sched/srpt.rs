@@ -2,34 +2,25 @@
 //! rank is predicted - attained (it may go negative). Ties: arrival order, then job id, so an
 //! arrival with the same remaining time as the running job does not preempt it.
 
-use super::heap::MinHeap;
-use super::{Jobs, Policy};
+use super::heap::{Heap, Key};
+use super::{Jobs, Params};
 
-pub struct Srpt {
-    heap: MinHeap,
+pub type Srpt = Heap<ShortestRemaining>;
+
+pub struct ShortestRemaining {
     use_predictions: bool,
 }
 
-impl Srpt {
-    pub fn new(use_predictions: bool) -> Self {
-        Srpt { heap: MinHeap::default(), use_predictions }
-    }
-}
-
-impl Policy for Srpt {
+impl Key for ShortestRemaining {
     const PREEMPTIVE: bool = true;
-    fn arrive(&mut self, jobs: &Jobs, j: u32, _: f64) {
-        let ju = j as usize;
-        let key = if self.use_predictions { jobs.predicted[ju] - jobs.attained[ju] } else { jobs.remaining[ju] };
-        self.heap.push(key, jobs.rank[ju], j);
+    fn new(params: &Params) -> Self {
+        ShortestRemaining { use_predictions: params.use_predictions }
     }
-    fn is_empty(&self) -> bool {
-        self.heap.is_empty()
-    }
-    fn pick(&mut self, _: &Jobs, _: f64) -> (u32, f64) {
-        (self.heap.pop().map_or(u32::MAX, |(_, j)| j), f64::INFINITY)
-    }
-    fn put_back(&mut self, jobs: &Jobs, j: u32, _: f64, t: f64) {
-        self.arrive(jobs, j, t);
+    fn key(&self, jobs: &Jobs, j: usize) -> f64 {
+        if self.use_predictions {
+            jobs.predicted[j] - jobs.attained[j]
+        } else {
+            jobs.remaining[j]
+        }
     }
 }

@@ -91,3 +91,60 @@ fn cancel_stops_long_runs() {
     let c = AtomicBool::new(true);
     assert_eq!(simulate("fcfs", &a, &s, &[], &[], &Params::default(), &c), Err(Error::Interrupted));
 }
+
+#[test]
+fn every_policy_in_the_table_runs_and_is_found_by_name() {
+    let (a, s, pred) = ([0.0, 0.5, 1.0, 1.0], [2.0, 1.0, 0.5, 3.0], [1.0, 1.0, 1.0, 1.0]);
+    for info in &POLICIES {
+        assert_eq!(policy(info.name).map(|p| p.name), Ok(info.name));
+        let o = simulate(info.name, &a, &s, &pred, &[0, 1, 0, 1], &Params::default(), &AtomicBool::new(false))
+            .expect("valid input");
+        // Every job completes, no earlier than its arrival plus its size.
+        assert!(o.completion.iter().zip(a.iter().zip(&s)).all(|(&c, (&a, &s))| c >= a + s), "{}", info.name);
+    }
+    let names: Vec<&str> = POLICIES.iter().map(|p| p.name).collect();
+    assert_eq!(names, ["fcfs", "sjf", "srpt", "rr", "ps", "mlfq", "priority"]);
+}
+
+#[test]
+fn a_parameter_off_its_default_is_refused_unless_the_policy_reads_it() {
+    let d = Params::default();
+    let off = [
+        (QUANTUM, Params { quantum: 0.5, ..d }),
+        (SWITCH_COST, Params { switch_cost: 0.5, ..d }),
+        (LEVELS, Params { levels: 2, ..d }),
+        (BOOST, Params { boost: 5.0, ..d }),
+        (USE_PREDICTIONS, Params { use_predictions: true, ..d }),
+        (AGING, Params { aging: 0.5, ..d }),
+    ];
+    let c = AtomicBool::new(false);
+    for info in &POLICIES {
+        for (name, p) in &off {
+            let r = simulate(info.name, &[0.0, 1.0], &[2.0, 1.0], &[1.0, 1.0], &[], p, &c);
+            match r {
+                Ok(_) => assert!(info.reads.contains(name), "{} ran with {name} off its default", info.name),
+                Err(Error::InvalidArgument { name: refused, .. }) => {
+                    assert!(!info.reads.contains(name), "{} refused {name}, which it reads", info.name);
+                    assert_eq!(refused, *name);
+                }
+                Err(e) => panic!("{}: {e}", info.name),
+            }
+        }
+    }
+}
+
+#[test]
+fn preemption_follows_the_table() {
+    // A long job (class 1) at t=0 and a short one (class 0) at t=1.25, quantum 1: a preemptive
+    // policy serves the short one the moment it arrives; the others make it wait (RR until the
+    // quantum ends at t=2).
+    for info in &POLICIES {
+        let p = if info.reads.contains(&QUANTUM) {
+            Params { quantum: 1.0, ..Params::default() }
+        } else {
+            Params::default()
+        };
+        let o = simulate(info.name, &[0.0, 1.25], &[10.0, 1.0], &[], &[1, 0], &p, &AtomicBool::new(false)).unwrap();
+        assert_eq!(o.first_start[1] == 1.25, info.preemptive, "{}", info.name);
+    }
+}

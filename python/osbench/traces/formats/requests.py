@@ -1,0 +1,57 @@
+"""LLM request logs of either kind (Mooncake JSON lines, Azure CSV) as one table of requests:
+what a scheduler or a serving engine needs of them. The readers are the formats' own."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from osbench import _checks
+from osbench.errors import ArgumentError
+from osbench.traces.formats import azure, mooncake
+from osbench.traces.formats._io import load
+
+
+@dataclass(frozen=True)
+class RequestLog:
+    """Requests in file order: prompt (``input_length``) and output tokens, float arrays, and
+    ``seconds``, each request's time in seconds from an origin of the log's (Mooncake: its
+    timestamps' zero; Azure: the first request)."""
+
+    input_length: np.ndarray
+    output_length: np.ndarray
+    seconds: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.seconds)
+
+
+def read_request_log(path: str, limit: Optional[int] = None) -> RequestLog:
+    """The requests of a Mooncake or Azure log (told apart by their content), the first
+    ``limit`` only if given. Anything else is refused, naming what was found."""
+    if limit is not None:
+        limit = _checks.positive_int("limit", limit)
+    data = load(path)
+    if data.lstrip().startswith(b"{"):
+        m = mooncake.read_log(path, data, limit=limit, require=("timestamp", "input_length", "output_length"))
+        return RequestLog(
+            np.array(m.input_length, dtype=float),
+            np.array(m.output_length, dtype=float),
+            np.array([float(stamp) / 1000.0 for stamp in m.timestamp], dtype=float),
+        )
+    first = data.split(b"\n", 1)[0]
+    if not azure.is_azure_header(first):
+        header = [h.strip() for h in first.decode("utf-8", "replace").split(",")]
+        raise ArgumentError(
+            f"{path} is not a request log osbench reads: expected JSON lines (Mooncake) or a CSV "
+            f"with TIMESTAMP, ContextTokens, GeneratedTokens (Azure); got header {header}"
+        )
+    a = azure.read_log(path, data, limit=limit)
+    ns = a.timestamp
+    seconds = (ns - ns.min()) / 1e9 if len(ns) else np.zeros(0)
+    return RequestLog(a.context.astype(float), a.generated.astype(float), np.asarray(seconds, dtype=float))
+
+
+__all__ = ["RequestLog", "read_request_log"]

@@ -1,0 +1,106 @@
+"""``csv`` and ``txt``: one access per line; the key column (and optionally a size and a time
+column) chosen by index or, with a header line, by name. ``csv`` splits on commas, ``txt`` on
+whitespace (or on ``delimiter=``). The header is detected when not said."""
+
+from __future__ import annotations
+
+import io
+from typing import Optional, Union
+
+import numpy as np
+
+from osbench.errors import ArgumentError
+from osbench.traces.formats._io import decode_lines, fail, int_array, parse_int
+from osbench.traces.formats.format import Format, Options
+from osbench.traces.trace import Trace
+
+
+def _read(path: str, data: bytes, sep: Optional[str], options: Options) -> Trace:
+    key_column, header = options.key_column, options.header
+    lines = decode_lines(path, data)
+    rows = [(i + 1, line) for i, line in enumerate(lines) if line.strip()]
+    if not rows:
+        raise fail(path, "line 1", "no records (the file holds only blank lines)")
+
+    def split(line: str) -> list[str]:
+        return [f.strip() for f in line.split(sep)]
+
+    first_no, first = rows[0]
+    names = split(first)
+    if header is None:
+        if isinstance(key_column, str):
+            header = True
+        else:
+            k = key_column if isinstance(key_column, int) and 0 <= key_column < len(names) else 0
+            try:
+                int(names[k])
+                header = False
+            except ValueError:
+                header = True
+    if header:
+        rows = rows[1:]
+
+    def column(arg: str, value: Union[int, str, None]) -> Optional[int]:
+        if value is None:
+            return None
+        if isinstance(value, str):
+            if not header:
+                raise ArgumentError(f"{arg}={value!r} is not accepted: a column name needs a header line (header=True)")
+            if value not in names:
+                raise ArgumentError(f"{arg}={value!r} is not accepted: the header has columns {', '.join(names)}")
+            return names.index(value)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ArgumentError(f"{arg}={value!r} is not accepted: a column index (0-based) or a header name")
+        return value
+
+    kc = column("key_column", key_column)
+    sc = column("size_column", options.size_column)
+    tc = column("time_column", options.time_column)
+    assert kc is not None
+    wanted = [c for c in (kc, sc, tc) if c is not None]
+    need = max(wanted) + 1
+    cols: list[list[int]] = [[] for _ in wanted]
+    for line_no, line in rows:
+        fields = split(line)
+        if len(fields) < need:
+            raise fail(path, f"line {line_no}", f"{len(fields)} fields, but column {need - 1} is asked for")
+        for out, c in zip(cols, wanted):
+            out.append(parse_int(path, line_no, c, fields[c]))
+    where = f"lines {first_no}-{rows[-1][0] if rows else first_no}"
+    arrays = [int_array(path, c, where) for c in cols]
+    keys = arrays[0]
+    sizes = arrays[1] if sc is not None else None
+    times = arrays[-1] if tc is not None else None
+    return Trace(keys, sizes=sizes, times=times)
+
+
+def _write(t: Trace, keys: np.ndarray, sep: str, options: Options) -> bytes:
+    columns: list[tuple[str, np.ndarray]] = [("key", keys)]
+    if t.sizes is not None:
+        columns.append(("size", np.asarray(t.sizes)))
+    if t.times is not None:
+        columns.append(("time", np.asarray(t.times)))
+    out = io.StringIO()
+    if options.header:
+        out.write(sep.join(name for name, _ in columns) + "\n")
+    lists = [c.tolist() for _, c in columns]
+    for row in zip(*lists):
+        out.write(sep.join(str(v) for v in row) + "\n")
+    return out.getvalue().encode("utf-8")
+
+
+CSV = Format(
+    "csv",
+    lambda path, data, o: _read(path, data, o.delimiter if o.delimiter is not None else ",", o),
+    lambda t, keys, o: _write(t, keys, o.delimiter if o.delimiter is not None else ",", o),
+    detect=lambda name, head: name.endswith(".csv"),
+    precedence=4,
+)
+
+TXT = Format(
+    "txt",
+    lambda path, data, o: _read(path, data, o.delimiter, o),  # None: split on whitespace
+    lambda t, keys, o: _write(t, keys, o.delimiter if o.delimiter is not None else " ", o),
+    detect=lambda name, head: name.endswith((".txt", ".tsv", ".trace")),
+    precedence=5,
+)

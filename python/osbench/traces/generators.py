@@ -1,0 +1,83 @@
+"""The synthetic traces the lecture uses. Every generator takes a ``seed`` and draws from
+``numpy.random.default_rng(seed)``: the same seed gives the same trace."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from osbench import _checks
+from osbench.errors import ArgumentError
+from osbench.traces.trace import Trace
+
+
+def zipf(n_keys: int, alpha: float, length: int, seed: int = 0) -> Trace:
+    """Independent draws where the key of rank r (1-based) has probability proportional to
+    r**-alpha. Keys are ``rank - 1``, so key 0 is the most popular."""
+    n_keys = _checks.positive_int("n_keys", n_keys)
+    length = _checks.non_negative_int("length", length)
+    if not np.isfinite(alpha) or alpha < 0:
+        raise ArgumentError(f"alpha={alpha!r} is not accepted: it must be a finite number >= 0")
+    rng = np.random.default_rng(seed)
+    weights = np.arange(1, n_keys + 1, dtype=np.float64) ** -float(alpha)
+    cdf = np.cumsum(weights)
+    cdf /= cdf[-1]
+    keys = np.searchsorted(cdf, rng.random(length), side="right")
+    return Trace(np.minimum(keys, n_keys - 1).astype(np.int64), name=f"zipf({n_keys}, {alpha})")
+
+
+def loop(n_keys: int, length: int) -> Trace:
+    """0, 1, ..., n_keys-1, 0, 1, ...: a cyclic scan. Slightly larger than the cache, every
+    online policy misses every time."""
+    n_keys = _checks.positive_int("n_keys", n_keys)
+    length = _checks.non_negative_int("length", length)
+    return Trace(np.arange(length, dtype=np.int64) % n_keys, name=f"loop({n_keys})")
+
+
+def scan(n_hot: int, length: int, scan_length: int, period: int, seed: int = 0) -> Trace:
+    """A hot set of ``n_hot`` keys drawn uniformly, polluted every ``period`` accesses by a
+    scan of ``scan_length`` keys that are never used again (a batch of one-off requests)."""
+    n_hot = _checks.positive_int("n_hot", n_hot)
+    length = _checks.non_negative_int("length", length)
+    scan_length = _checks.non_negative_int("scan_length", scan_length)
+    period = _checks.positive_int("period", period)
+    rng = np.random.default_rng(seed)
+    out = np.empty(length, dtype=np.int64)
+    next_cold = n_hot  # one-off keys count up from here
+    i = 0
+    while i < length:
+        hot = min(period, length - i)
+        out[i : i + hot] = rng.integers(0, n_hot, size=hot)
+        i += hot
+        cold = min(scan_length, length - i)
+        out[i : i + cold] = np.arange(next_cold, next_cold + cold)
+        next_cold += cold
+        i += cold
+    return Trace(out, name=f"scan(hot={n_hot}, scan={scan_length}/{period})")
+
+
+def drift(n_keys: int, length: int, n_hot: int, phases: int, p_hot: float = 0.9, seed: int = 0) -> Trace:
+    """The hot set moves: the trace has ``phases`` equal phases; in each, a fraction ``p_hot``
+    of accesses go uniformly to that phase's own ``n_hot`` keys, the rest uniformly to all
+    ``n_keys`` keys. Counts learned in one phase are stale in the next."""
+    n_keys = _checks.positive_int("n_keys", n_keys)
+    length = _checks.non_negative_int("length", length)
+    n_hot = _checks.positive_int("n_hot", n_hot)
+    phases = _checks.positive_int("phases", phases)
+    if not 0.0 <= p_hot <= 1.0:
+        raise ArgumentError(f"p_hot={p_hot!r} is not accepted: it must be a probability in [0, 1]")
+    if n_hot * phases > n_keys:
+        raise ArgumentError(f"n_hot*phases={n_hot * phases} is not accepted: it must be at most n_keys={n_keys}")
+    rng = np.random.default_rng(seed)
+    phase = np.minimum(np.arange(length) * phases // max(length, 1), phases - 1)
+    hot_keys = phase * n_hot + rng.integers(0, n_hot, size=length)
+    any_keys = rng.integers(0, n_keys, size=length)
+    keys = np.where(rng.random(length) < p_hot, hot_keys, any_keys)
+    return Trace(keys.astype(np.int64), name=f"drift(hot={n_hot} x {phases} phases)")
+
+
+def belady_sequence() -> Trace:
+    """1, 2, 3, 4, 1, 2, 5, 1, 2, 3, 4, 5: FIFO misses more with 4 frames than with 3."""
+    return Trace(np.array([1, 2, 3, 4, 1, 2, 5, 1, 2, 3, 4, 5], dtype=np.int64), name="belady")
+
+
+__all__ = ["belady_sequence", "drift", "loop", "scan", "zipf"]
