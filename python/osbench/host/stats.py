@@ -15,6 +15,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from osbench._format import duration_ns
 from osbench.errors import ArgumentError
 
 
@@ -63,14 +64,8 @@ class Mode:
 
 
 def human_ns(ns: float) -> str:
-    """``850 ns``, ``12.3 us``, ``4.56 ms``."""
-    if ns < 1e3:
-        return f"{ns:.3g} ns"
-    if ns < 1e6:
-        return f"{ns / 1e3:.3g} us"
-    if ns < 1e9:
-        return f"{ns / 1e6:.3g} ms"
-    return f"{ns / 1e9:.3g} s"
+    """``850 ns``, ``12.3 us``, ``4.56 ms``: the report's formatter (:func:`osbench._format.duration_ns`)."""
+    return duration_ns(ns)
 
 
 def modes(samples: Sequence[float] | np.ndarray, min_fraction: float = 0.05, min_ratio: float = 2.0) -> list[Mode]:
