@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from osbench import _files
+from osbench._format import duration, number
 from osbench.host.faults import LatencyPoint, cow_faults, latency_sizes, memory_latency, page_faults
 from osbench.host.gil import gil_scaling, isolation
 from osbench.host.info import info
@@ -243,8 +244,8 @@ def markdown(report: HostReport, images: bool = True) -> str:
     if images:
         parts += ["![Round trips](round_trips.png)", "", "![Memory latency](memory_latency.png)", ""]
     parts.append(
-        f"Measured in {report.seconds:.1f} s; 1-minute load average {report.load_average[0]:.2f} before, "
-        f"{report.load_average[1]:.2f} after, on {len(report.info.usable_cpus)} usable CPUs."
+        f"Measured in {duration(report.seconds)}; 1-minute load average {number(report.load_average[0])} before, "
+        f"{number(report.load_average[1])} after, on {len(report.info.usable_cpus)} usable CPUs."
     )
     return "\n".join(parts) + "\n"
 
