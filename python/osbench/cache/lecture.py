@@ -44,6 +44,8 @@ def zipf_table(engine: str = "native", seed: int = 1) -> Table:
         rows,
         note="The mean cost is set almost entirely by the miss ratio; OPT is the ceiling no online policy reaches.",
         key="zipf",
+        setup="Zipf(0.8) over 1,000 keys, 30,000 accesses, capacity 100",
+        seed=seed,
     )
 
 
@@ -70,6 +72,8 @@ def breakdown_table(engine: str = "native", seed: int = 1) -> Table:
             "and ARC adapts."
         ),
         key="breakdown",
+        setup="30,000 accesses each, capacity 100",
+        seed=seed,
     )
 
 

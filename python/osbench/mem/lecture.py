@@ -97,11 +97,13 @@ def multilevel_table(seed: int = 1) -> Table:
         rows,
         note=f"A flat table for 48-bit addresses would take {flat_gb:,} GB; four levels allocate only the tables some mapped page needs. Sparse mappings cost most per page.",
         key="multilevel",
+        setup="the scattered pages drawn at random",
+        seed=seed,
     )
 
 
-def tlb_table(engine: str = "native", quick: bool = False) -> Table:
-    pages = working_set_trace(20_000 if quick else 100_000, working_set=200, seed=2)
+def tlb_table(engine: str = "native", quick: bool = False, seed: int = 2) -> Table:
+    pages = working_set_trace(20_000 if quick else 100_000, working_set=200, seed=seed)
     vaddrs = pages * 4096 + 64
     rows = []
     for entries in (16, 64, 128, 256, 1024):
@@ -113,6 +115,8 @@ def tlb_table(engine: str = "native", quick: bool = False) -> Table:
         rows,
         note="A hit costs the TLB lookup and one memory access; a miss adds a walk of four memory accesses. A TLB smaller than the working set makes every access several times slower; one that covers it costs about 20 %.",
         key="tlb",
+        setup=f"{len(pages):,} accesses over a 200-page working set",
+        seed=seed,
     )
 
 
@@ -159,6 +163,8 @@ def allocation_table(engine: str = "native", quick: bool = False, seed: int = 1)
         ),
         key="allocation",
         extra={"strategies": shares},
+        setup=f"{len(w):,} requests, Poisson arrivals, capacity {CAPACITY:,}",
+        seed=seed,
     )
 
 
@@ -183,6 +189,8 @@ def growth_table(engine: str = "native", quick: bool = False, seed: int = 1) -> 
             "growing are preempted.)"
         ),
         key="growth",
+        setup=f"{len(w):,} requests, capacity {CAPACITY:,}",
+        seed=seed,
     )
 
 
@@ -199,6 +207,8 @@ def page_size_table(engine: str = "native", quick: bool = False, seed: int = 1) 
         rows,
         note="Bigger pages waste more of the last page; smaller pages need more table entries (more memory, more metadata to read per access).",
         key="page_size",
+        setup=f"{len(w):,} requests, capacity {CAPACITY:,}",
+        seed=seed,
     )
 
 
@@ -238,8 +248,8 @@ def cow_table() -> Table:
     )
 
 
-def thrashing_table(engine: str = "native", quick: bool = False) -> Table:
-    trace = working_set_trace(50_000 if quick else 200_000, working_set=200, phases=10, p_random=0.04, seed=1)
+def thrashing_table(engine: str = "native", quick: bool = False, seed: int = 1) -> Table:
+    trace = working_set_trace(50_000 if quick else 200_000, working_set=200, phases=10, p_random=0.04, seed=seed)
     sizes = [25, 50, 100, 150, 180, 190, 200, 210, 250, 400, 1000]
     t = thrashing(trace, sizes, access_ns=ACCESS_NS, fault_ns=FAULT_NS, engine=engine)
     rows = [
@@ -259,6 +269,8 @@ def thrashing_table(engine: str = "native", quick: bool = False) -> Table:
             "cost of a hit that keeps the mean access tens of times slower (exercise 7)."
         ),
         key="thrashing",
+        setup=f"{len(trace):,} accesses",
+        seed=seed,
         extra={
             "figure": {
                 "kind": "line",
@@ -302,7 +314,13 @@ def exercises_table() -> Table:
         ],
         ["7", "same with a 10 us fault (KV block over PCIe)", f"{f10:.6f} ({100 * f10:.2f} %) = 100 / 9,900"],
     ]
-    return Table("Exercises 3, 4 and 7", ["exercise", "question", "answer"], rows, key="exercises")
+    return Table(
+        "Exercises 3, 4 and 7",
+        ["exercise", "question", "answer"],
+        rows,
+        key="exercises",
+        setup=f"the lecture's inputs; {ACCESS_NS:g} ns a memory access",
+    )
 
 
 def tables(quick: bool = False, engine: str = "native") -> list[Table]:

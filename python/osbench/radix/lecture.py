@@ -107,6 +107,8 @@ def demo2_sharing(engine: str = "native", seed: int = 0) -> Table:
             "the whole history. Every request adds one leaf: nodes = requests + the shared trunk."
         ),
         key="05-2",
+        setup=f"{len(w):,} requests of 200 conversations",
+        seed=seed,
     )
 
 
@@ -149,6 +151,8 @@ def demo3_locks(engine: str = "native", seed: int = 0) -> Table:
             "used first; a parent whose last child went becomes a leaf."
         ),
         key="05-3",
+        setup=f"{len(w):,} requests of 17 conversations, prompts and outputs",
+        seed=seed,
         extra={"freed_locked": freed_locked, "freed_after": freed_after, "intact": intact},
     )
 
@@ -181,6 +185,8 @@ def demo4_prefix_vs_whole(engine: str = "native", seed: int = 1, quick: bool = F
             "the history, and (storing outputs) the previous answers; what is left is each turn's new question."
         ),
         key="05-4",
+        setup=f"{len(w):,} requests of {100 if quick else 400} conversations",
+        seed=seed,
         extra={
             "curves": {
                 "capacities": [None if c is None else int(c) for c in caps],

@@ -106,6 +106,8 @@ def distributions(quick: bool) -> Table:
         f"RR and MLFQ use quantum {QUANTUM}. Heavy-tailed FCFS converges slowly: its confidence interval is wide "
         "and one seed can sit well off theory.",
         key="distributions",
+        setup=f"{n:,} jobs per distribution, Poisson arrivals, mean size 1, load {LOAD}; RR and MLFQ quantum {QUANTUM}",
+        seed=SEED,
     )
 
 
@@ -130,6 +132,8 @@ def quantum_sweep(quick: bool) -> Table:
         "much larger than the switch cost and smaller than most jobs.",
         key="quantum_sweep",
         extra={"sweep": sweep},
+        setup=f"{n:,} jobs, lognormal sizes, load {LOAD}, switch cost {SWITCH_COST}",
+        seed=SEED,
     )
 
 
@@ -154,6 +158,8 @@ def predictions(quick: bool) -> Table:
         "by mean slowdown MLFQ beats every noisy SRPT by far: a short job predicted long waits behind many "
         "others. This uses another seed than demo 02.2; the prediction noise is independent of the sizes.",
         key="predictions",
+        setup=f"{n:,} jobs, lognormal sizes, load {LOAD}; sizes and prediction noise from the seed",
+        seed=PREDICTION_SEED,
     )
 
 
@@ -187,6 +193,8 @@ def aging(quick: bool) -> Table:
         "batch. Aging (a waiting job gains one class per 1/rate units) bounds how long batch waits; the faster "
         "it ages, the better batch and the worse interactive, toward FCFS.",
         key="aging",
+        setup=f"{n:,} jobs, exponential sizes, class loads {CLASS_LOADS[0]} and {CLASS_LOADS[1]}",
+        seed=SEED,
     )
 
 
@@ -239,6 +247,8 @@ def lecture_vs_theory(dist_table: Table) -> Table:
         "slowdown of the largest jobs (3.38) is below the 1/(1-rho) = 5 that PS gives every job size, and its "
         "SRPT 2.11 below FCFS 2.45 is the reverse of theory's 3.29 vs 2.60 for these sizes: short runs.",
         key="lecture_vs_theory",
+        setup="osbench's figures are demo 02.2's",
+        seed=SEED,
     )
 
 
