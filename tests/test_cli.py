@@ -94,7 +94,9 @@ def test_report_quick_writes_the_folder(tmp_path: Path) -> None:
         assert (out_dir / name).stat().st_size > 0
     results = json.loads((out_dir / "results.json").read_text())
     assert list(results["sections"]) == ["01-host", "02-sched", "03-mem", "04-cache", "05-radix", "engines"]
-    assert results["quick"] is True and results["osbench"] and results["host"]["python"]
+    manifest = results["manifest"]
+    assert manifest["run"]["quick"] is True and manifest["osbench"]["version"] and manifest["machine"]["python"]
+    assert results["findings"] and list(manifest["sections"]) == list(results["sections"])
     figures = [f for s in results["sections"].values() for f in s["figures"]]
     assert len(figures) >= 9
     shards = results["sections"]["04-cache"]["shards"]

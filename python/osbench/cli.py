@@ -34,7 +34,9 @@ LECTURES = {
 }
 
 EPILOG_LECTURE = "example: osbench lecture 04"
-EPILOG_REPORT = "example: osbench report --out report --quick"
+EPILOG_REPORT = (
+    "example: osbench report --out report --quick   (then, with a second report: osbench report --compare report other)"
+)
 EPILOG_REPLAY = "example: osbench cache replay --policy arc --capacity 100 --zipf 1000,0.8,30000"
 EPILOG_SCHED = "example: osbench sched simulate --policy srpt --jobs 100000 --load 0.8 --sizes lognormal"
 EPILOG_RADIX = (
@@ -109,10 +111,25 @@ def cmd_lecture(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    out = Path(args.out)
+    if args.compare:
+        return _compare_reports(args)
+    out = Path(args.out or "report")
     say = _progress()
     written = report.run(out, quick=args.quick, seed=args.seed, progress=say)
     say(f"wrote {len(written)} files to {out}/ (open {out / 'index.html'})")
+    return 0
+
+
+def _compare_reports(args: argparse.Namespace) -> int:
+    """``osbench report --compare A B``: print the comparison and write it as a folder."""
+    comparison = report.compare(*args.compare)
+    if args.json:
+        print(json.dumps(comparison.to_dict()))
+    else:
+        print(comparison.to_text())
+    out = Path(args.out or "report-compare")
+    report.write_comparison(comparison, out)
+    print(f"wrote {out}/ (open {out / 'index.html'})", file=sys.stderr)
     return 0
 
 
@@ -366,8 +383,15 @@ def parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_lecture)
 
     p = sub.add_parser("report", help="write the report folder (HTML, Markdown, JSON, figures)", epilog=EPILOG_REPORT)
-    p.add_argument("--out", default="report", help="output folder (default: report)")
+    p.add_argument("--out", help="output folder (default: report; report-compare with --compare)")
     p.add_argument("--quick", action="store_true", help="lecture scale only, small host probes")
+    p.add_argument(
+        "--compare",
+        nargs=2,
+        metavar=("A", "B"),
+        help="compare two reports (folders or results.json files) instead of running one: every measured figure "
+        "side by side with the ratio, the simulated sections checked identical, the findings that changed",
+    )
     _common(p)
     p.set_defaults(func=cmd_report)
 

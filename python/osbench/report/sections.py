@@ -10,6 +10,7 @@ import numpy as np
 
 from osbench import cache, datasets, host, mem, radix, sched, traces
 from osbench._files import figure_png
+from osbench._format import duration_ns, number, percent, ratio
 from osbench._table import Table
 from osbench.cache import lecture as cache_lecture
 from osbench.host.report import memory_latency_figure, round_trip_figure
@@ -28,7 +29,22 @@ def _plt() -> Any:
     return plt
 
 
-def _curves_figure(name: str, title: str, capacities: np.ndarray, curves: dict[str, np.ndarray], xlabel: str) -> Figure:
+def _leaders(capacities: np.ndarray, curves: dict[str, np.ndarray], unit: str) -> str:
+    """Which online policy hits most at the smallest and at the largest size."""
+
+    def best(i: int) -> str:
+        online = {p: float(c[i]) for p, c in curves.items() if p != "opt"}
+        return max(online, key=lambda p: online[p]).upper()
+
+    return (
+        f"OPT is the ceiling; among the online policies {best(0)} hits most at {number(int(capacities[0]))} {unit} "
+        f"and {best(-1)} at {number(int(capacities[-1]))}"
+    )
+
+
+def _curves_figure(
+    name: str, title: str, capacities: np.ndarray, curves: dict[str, np.ndarray], xlabel: str, setup: str, unit: str
+) -> Figure:
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 4.2))
     for policy, ratios in curves.items():
@@ -39,7 +55,7 @@ def _curves_figure(name: str, title: str, capacities: np.ndarray, curves: dict[s
     ax.set_title(title)
     ax.grid(True, alpha=0.3)
     ax.legend()
-    return Figure(name, title, figure_png(fig))
+    return Figure(name, _leaders(capacities, curves, unit), figure_png(fig), setup)
 
 
 def cache_section(quick: bool, seed: int, progress: Optional[Progress] = None) -> Section:
@@ -70,6 +86,8 @@ def cache_section(quick: bool, seed: int, progress: Optional[Progress] = None) -
             capacities,
             curves,
             "cache size (objects)",
+            f"Zipf(1.0), {n_keys:,} keys, {length:,} accesses, {len(capacities)} sizes; seed {seed}",
+            "objects",
         )
     )
     section.results["zipf_curves"] = {
@@ -79,7 +97,7 @@ def cache_section(quick: bool, seed: int, progress: Optional[Progress] = None) -
         "seconds": timing,
         "engine": "native",
     }
-    _sampled_curves(section, trace, progress)
+    _sampled_curves(section, trace, seed, progress)
     real, _ = datasets.try_fetch("cloudphysics")
     if real is None:
         section.skipped.append(
@@ -98,6 +116,8 @@ def cache_section(quick: bool, seed: int, progress: Optional[Progress] = None) -
                 caps,
                 real_curves,
                 "cache size (objects)",
+                f"CloudPhysics block I/O trace, {len(t):,} accesses, {t.n_distinct:,} objects, unit sizes",
+                "objects",
             )
         )
         section.results["cloudphysics_curves"] = {
@@ -118,6 +138,9 @@ def cache_section(quick: bool, seed: int, progress: Optional[Progress] = None) -
                     byte_caps,
                     sized,
                     "cache size (bytes)",
+                    "CloudPhysics block I/O trace with its real object sizes; capacity in bytes, from 0.1% of the "
+                    "distinct objects' bytes to all of them",
+                    "bytes",
                 )
             )
             section.results["cloudphysics_curves"]["byte_capacities"] = byte_caps.tolist()
@@ -125,7 +148,7 @@ def cache_section(quick: bool, seed: int, progress: Optional[Progress] = None) -
     return section
 
 
-def _shards_figure(capacities: np.ndarray, curves: dict[str, np.ndarray]) -> Figure:
+def _shards_figure(capacities: np.ndarray, curves: dict[str, np.ndarray], setup: str) -> Figure:
     """The curves, and under them each estimate's error: on the curves alone they overlap."""
     plt = _plt()
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 5.6), sharex=True, height_ratios=[3, 2])
@@ -143,17 +166,24 @@ def _shards_figure(capacities: np.ndarray, curves: dict[str, np.ndarray]) -> Fig
     bottom.set_xscale("log")
     for ax in (top, bottom):
         ax.grid(True, alpha=0.3)
-    return Figure("cache-shards", "LRU: SHARDS estimates against the exact curve, and their error", figure_png(fig))
+    error = float(np.abs(curves["SHARDS rate 0.01"] - exact).mean() * 100)
+    return Figure(
+        "cache-shards",
+        f"SHARDS on a 1% sample stays within {number(error)} points of the exact LRU curve on average",
+        figure_png(fig),
+        setup,
+    )
 
 
-def _sampled_curves(section: Section, trace: traces.Trace, progress: Optional[Progress]) -> None:
+def _sampled_curves(section: Section, trace: traces.Trace, seed: int, progress: Optional[Progress]) -> None:
     """SHARDS beside the exact LRU curve: error and time at two sampling rates."""
     capacities = np.unique(np.geomspace(10, trace.n_distinct, 60).astype(np.int64))
+    setup = f"Zipf(1.0), {trace.n_distinct:,} keys, {len(trace):,} accesses, {len(capacities)} sizes"
     if progress:
         progress(f"  SHARDS vs exact LRU curve, {len(trace):,} accesses")
     seconds, exact = _timed(lambda: cache.curve(traces.Trace(trace.keys), "lru", capacities))
     curves = {"exact": exact}
-    rows: list[list[Any]] = [["exact (one pass, from the raw keys)", "", "", f"{seconds:.2f}"]]
+    rows: list[list[Any]] = [["exact (one pass, from the raw keys)", "-", "-", seconds]]
     for rate in (0.1, 0.01):
         took, est = _timed(functools.partial(cache.curve, trace, "lru", capacities, sample=rate))
         sampled = capacities * rate >= cache.SHARDS_MIN_OBJECTS
@@ -163,25 +193,28 @@ def _sampled_curves(section: Section, trace: traces.Trace, progress: Optional[Pr
             [
                 f"SHARDS, rate {rate:g}",
                 float(error.mean()),
-                float(error[sampled].mean()) if sampled.any() else "",
-                f"{took:.2f}",
+                float(error[sampled].mean()) if sampled.any() else "-",
+                took,
             ]
         )
     section.tables.append(
         Table(
             f"SHARDS sampled LRU curves against the exact one ({len(trace):,} accesses, {len(capacities)} capacities from 10 up)",
-            ["curve", "mean error, all capacities (points)", "mean error, sampled capacities (points)", "seconds"],
+            ["curve", "mean error, all capacities (points)", "mean error, sampled capacities (points)", "time"],
             rows,
-            "Capacities under 100 / rate objects are counted exactly (a sample that small hinges on a few "
-            "hot keys); the rest come from the sample. The error of the sampled capacities is SHARDS' own.",
+            f"On a 1% sample SHARDS is off by {number(rows[-1][1])} points on average, in {ratio(rows[-1][3] / seconds)} "
+            "the time of the exact curve. Capacities under 100 / rate objects are counted exactly (a sample that small "
+            "hinges on a few hot keys); the rest come from the sample. The error of the sampled capacities is SHARDS' own.",
             key="shards",
+            units={"time": "s"},
+            setup=setup,
+            seed=seed,
         )
     )
-    section.figures.append(_shards_figure(capacities, curves))
+    section.figures.append(_shards_figure(capacities, curves, f"{setup}; seed {seed}"))
     section.results["shards"] = {
         "capacities": capacities.tolist(),
         "hit_ratio": {k: v.tolist() for k, v in curves.items()},
-        "table": [list(map(str, r)) for r in rows],
     }
 
 
@@ -203,9 +236,7 @@ def engine_section(quick: bool, seed: int, progress: Optional[Progress] = None) 
         t_ref, b = _timed(functools.partial(run, engine="reference"))
         if not same(a, b):
             raise AssertionError(f"engines disagree on {loop}")
-        rows.append(
-            [loop, f"{items:,} {unit}", round(items / t_native), round(items / t_ref), round(t_ref / t_native, 1)]
-        )
+        rows.append([loop, f"{items:,} {unit}", items / t_native, items / t_ref, t_ref / t_native])
 
     def same(attribute: str) -> Callable[[Any, Any], bool]:
         """The engines agree on ``attribute`` (arrays element for element)."""
@@ -235,41 +266,79 @@ def engine_section(quick: bool, seed: int, progress: Optional[Progress] = None) 
     requests = radix.conversations(100 if quick else 400, seed=seed)
     replay = functools.partial(radix.replay, requests, 2000)
     row("radix prefix-cache replay", len(requests), "requests", replay, lambda a, b: a.to_dict() == b.to_dict())
+    speedups = [r[-1] for r in rows]
+    groups = [r[0].split(":")[0] for r in rows]
     table = Table(
         "Native vs reference, measured in this run (results checked equal)",
-        ["hot loop", "work", "native per s", "reference per s", "native / reference"],
+        ["hot loop", "work", "native", "reference", "native / reference"],
         rows,
-        note="The ratio is the speed of the Rust core over the readable Python that defines the results.",
+        note=(
+            f"The Rust core runs {ratio(min(speedups))} to {ratio(max(speedups))} as fast as the reference. The ratio "
+            "is the speed of the Rust core over the readable Python that defines the results; one timing each, on a "
+            "shared machine."
+        ),
         key="engines",
+        units={"native": "/s", "reference": "/s", "native / reference": "x"},
+        setup=(
+            "cache: Zipf(1.0) over 10,000 keys, capacity 1,000; scheduling: lognormal sizes at load 0.8; "
+            "allocation: capacity 20,000; radix: multi-turn conversations, capacity 2,000 tokens"
+        ),
+        seed=seed,
+        key_rows=[i for i, g in enumerate(groups) if i == 0 or groups[i - 1] != g],
     )
     return Section(
         "engines",
         "Engines: native vs reference",
         "Every hot loop timed on both engines in this run, on the same inputs.",
         tables=[table],
-        results={"rows": rows},
     )
+
+
+def _cross_cpu_cost(report: host.HostReport) -> Optional[float]:
+    """The median, over mechanisms, of a round trip across CPUs over the same on one CPU."""
+    ratios = []
+    for rt in report.round_trips:
+        cross = report.find(rt.mechanism, "different CPUs")
+        if rt.placement == "same CPU" and rt.spread and cross and cross.spread:
+            ratios.append(cross.spread.median / rt.spread.median)
+    return float(np.median(ratios)) if ratios else None
 
 
 def host_section(quick: bool, seed: int, progress: Optional[Progress] = None) -> Section:
     report = host.measure(quick=quick, progress=progress)
+    setup = f"{'quick' if quick else 'full'} run on {len(report.info.usable_cpus)} usable CPUs"
     section = Section(
         "01-host",
         "01 Processes, threads and the host",
         "Measured on this host, not simulated: isolation, the GIL, round trips between threads and "
         "processes (as multiples of a function call, with where both ends ran), page faults, "
-        "copy-on-write and memory latency. Every figure is a median with its spread.",
-        tables=list(report.tables()),
+        "copy-on-write and memory latency. Every figure is a median with its spread. The host's own "
+        "facts are in the run manifest at the end.",
+        # The host facts table is the manifest's machine table: shown once, at the end.
+        tables=[t for t in report.tables() if t.key != "host"],
         results={"report": report.to_dict()},
     )
     section.figures.append(
-        Figure("host-round-trips", "Round trips on this host (log axis)", figure_png(round_trip_figure(report)))
+        Figure(
+            "host-round-trips",
+            f"Crossing CPUs makes a round trip {ratio(_cross_cpu_cost(report))} as long as on one CPU (median over "
+            "mechanisms); every hop costs many function calls",
+            figure_png(round_trip_figure(report)),
+            setup + "; bars: both ends pinned, diamonds: as scheduled (each mode); log axis",
+        )
     )
+    latency = [p for p in report.memory_latency if p.ns is not None and p.pages == "4 KiB"]
     section.figures.append(
         Figure(
             "host-memory-latency",
-            "Memory latency by working-set size (pointer chasing)",
+            (
+                f"A dependent load takes {duration_ns(latency[0].ns.median)} in the smallest working set and "
+                f"{duration_ns(latency[-1].ns.median)} in the largest: each cache level outgrown is a step"
+                if latency and latency[0].ns and latency[-1].ns
+                else "Memory latency by working-set size"
+            ),
             figure_png(memory_latency_figure(report)),
+            setup + "; pointer chasing in random order, median and p25-p75 band",
         )
     )
     return section
@@ -279,6 +348,9 @@ def sched_section(quick: bool, seed: int, progress: Optional[Progress] = None) -
     if progress:
         progress("  lecture 02 tables" + ("" if quick else " (1M jobs per policy and distribution)"))
     tables = sched_lecture.tables(quick=quick)
+    for t in tables:
+        if t.key == "distributions":  # folded in the HTML: the heavy tail's rows stay in view
+            t.key_rows = [i for i, row in enumerate(t.rows) if str(row[0]).startswith("lognormal")]
     section = Section(
         "02-sched",
         "02 CPU scheduling",
@@ -293,7 +365,10 @@ def sched_section(quick: bool, seed: int, progress: Optional[Progress] = None) -
     n = 50_000 if quick else 1_000_000
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     curves: dict[str, Any] = {}
+    deviation = 0.0  # the largest relative distance of a simulated point from theory
+    lowest = True  # SRPT has the lowest simulated mean at every load
     for ax, dist in zip(axes, ("exp", "lognormal")):
+        by_policy = {}
         for policy, color in (("fcfs", "C0"), ("ps", "C1"), ("srpt", "C2")):
             if progress:
                 progress(f"  response vs load: {policy}, {dist} sizes, {n:,} jobs x {len(loads)} loads")
@@ -301,6 +376,9 @@ def sched_section(quick: bool, seed: int, progress: Optional[Progress] = None) -
                 sched.simulate(sched.workload(n, load=rho, sizes=dist, seed=seed), policy).summary().mean_response
                 for rho in loads
             ]
+            by_policy[policy] = sim
+            at = [sched.theory(policy, dist, float(rho)) for rho in loads]
+            deviation = max([deviation] + [abs(a - b) / b for a, b in zip(sim, at)])
             fine = np.linspace(min(loads), max(loads), 60)
             th = [sched.theory(policy, dist, float(rho)) for rho in fine]
             ax.plot(fine, th, color=color, label=f"{policy} theory")
@@ -312,11 +390,16 @@ def sched_section(quick: bool, seed: int, progress: Optional[Progress] = None) -
         ax.set_title(f"{dist} sizes")
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
+        lowest = lowest and all(
+            by_policy["srpt"][i] <= min(v[i] for v in by_policy.values()) for i in range(len(loads))
+        )
     section.figures.append(
         Figure(
             "sched-response-vs-load",
-            "Mean response time against load: simulation (points) on M/G/1 theory (lines)",
+            ("SRPT has the lowest mean response at every load" if lowest else "SRPT is not the lowest at every load")
+            + f"; every simulated point lies within {percent(deviation)} of M/G/1 theory",
             figure_png(fig),
+            f"{n:,} jobs per point, Poisson arrivals, mean size 1, exponential and lognormal sizes; seed {seed}",
         )
     )
     section.results["response_vs_load"] = {"jobs": n, "seed": seed, "curves": curves}
@@ -334,9 +417,16 @@ def sched_section(quick: bool, seed: int, progress: Optional[Progress] = None) -
         ax2.set_ylabel("time switching (%)")
         ax.set_title("Round robin quantum sweep (switch cost 0.005)")
         ax.grid(True, alpha=0.3)
+        smallest = int(np.argmin(sweep["quantum"]))
+        best = int(np.argmin(sweep["mean_response"]))
         section.figures.append(
             Figure(
-                "sched-quantum-sweep", "RR quantum sweep: too small a quantum is eaten by switching", figure_png(fig)
+                "sched-quantum-sweep",
+                f"Too small a quantum is eaten by switching ({percent(sweep['switching_fraction'][smallest])} of the "
+                f"time at {number(sweep['quantum'][smallest])}); the mean response is lowest at quantum "
+                f"{number(sweep['quantum'][best])}",
+                figure_png(fig),
+                next(t.setup_line for t in tables if t.key == "quantum_sweep"),
             )
         )
     return section
@@ -383,8 +473,17 @@ def mem_section(quick: bool, seed: int, progress: Optional[Progress] = None) -> 
             ax.set_ylim(0, 118)  # room for the legend above the bars
             ax.legend(fontsize=7, loc="upper left")
             ax.grid(True, axis="y", alpha=0.3)
+        least = min(names, key=lambda n: shares[n]["rejected"])
+        most = max(names, key=lambda n: shares[n]["rejected"])
         section.figures.append(
-            Figure("mem-fragmentation", "Fragmentation and rejections by allocation strategy", figure_png(fig))
+            Figure(
+                "mem-fragmentation",
+                f"{most} rejects {number(shares[most]['rejected'])}% of requests, {least} only "
+                f"{number(shares[least]['rejected'])}%, with {number(shares[least]['internal'])}% internal and "
+                f"{number(shares[least]['external'])}% external fragmentation",
+                figure_png(fig),
+                alloc.setup_line,
+            )
         )
     thrash = by_key.get("thrashing")
     if thrash is not None and "figure" in thrash.extra:
@@ -392,14 +491,23 @@ def mem_section(quick: bool, seed: int, progress: Optional[Progress] = None) -> 
         fig, ax = plt.subplots(figsize=(7, 4.2))
         ax.plot(f["x"], f["y"], marker=".")
         ax.set_yscale("log")
-        ax.axvline(200, color="C3", linestyle="--", label="working set (200 pages)")
+        ax.axvline(f["vline"], color="C3", linestyle="--", label=f"working set ({f['vline']} pages)")
         ax.set_xlabel(f["xlabel"])
         ax.set_ylabel(f["ylabel"])
         ax.set_title("Thrashing: faults fall off a cliff once memory holds the working set")
         ax.grid(True, alpha=0.3)
         ax.legend()
+        x, y = np.asarray(f["x"]), np.asarray(f["y"])
+        knee = float(f["vline"])
+        below, above = int(np.argmin(np.abs(x - knee / 2))), int(np.argmin(np.abs(x - 2 * knee)))
         section.figures.append(
-            Figure("mem-thrashing-knee", "The thrashing knee (LRU, one pass over every memory size)", figure_png(fig))
+            Figure(
+                "mem-thrashing-knee",
+                f"Faults fall off a cliff at the working set: {number(float(y[below]))}% of accesses at "
+                f"{number(int(x[below]))} pages, {number(float(y[above]))}% at {number(int(x[above]))}",
+                figure_png(fig),
+                thrash.setup_line + "; LRU, one pass over every memory size",
+            )
         )
     return section
 
@@ -415,8 +523,10 @@ def radix_section(quick: bool, seed: int, progress: Optional[Progress] = None) -
         tables=tables,
     )
     plt = _plt()
-    # Sharing: tokens stored one copy per request against the tree, as requests arrive.
-    w = radix.conversations(200, seed=0)
+    # Sharing: tokens stored one copy per request against the tree, as requests arrive (the
+    # workload of table 05-2, whose seed it takes).
+    sharing_seed = 0
+    w = radix.conversations(200, seed=sharing_seed)
     tree = radix.RadixCache()
     per_request, in_tree = [], []
     total = 0
@@ -435,7 +545,13 @@ def radix_section(quick: bool, seed: int, progress: Optional[Progress] = None) -
     ax.grid(True, alpha=0.3)
     ax.legend()
     section.figures.append(
-        Figure("radix-sharing", "Tokens stored per request vs shared in the radix tree", figure_png(fig))
+        Figure(
+            "radix-sharing",
+            f"Shared prefixes store {ratio(per_request[-1] / in_tree[-1])} fewer tokens than one copy per request "
+            f"({number(in_tree[-1])} vs {number(per_request[-1])})",
+            figure_png(fig),
+            f"{len(w):,} requests of 200 multi-turn conversations; seed {sharing_seed}",
+        )
     )
     demo4 = next((t for t in tables if t.key == "05-4"), None)
     if demo4 is not None:
@@ -457,7 +573,16 @@ def radix_section(quick: bool, seed: int, progress: Optional[Progress] = None) -
         ax.set_title(demo4.title)
         ax.grid(True, alpha=0.3)
         ax.legend()
-        section.figures.append(Figure("radix-prefix-vs-whole", "Prefix cache vs whole-prompt cache", figure_png(fig)))
+        at = curves["capacities"].index(500)
+        section.figures.append(
+            Figure(
+                "radix-prefix-vs-whole",
+                f"With room for 500 tokens a prefix cache hits {percent(curves['prefix'][at])} of prompt tokens, "
+                f"whole-prompt matching {percent(curves['whole'][at])}",
+                figure_png(fig),
+                demo4.setup_line,
+            )
+        )
     files = {name: datasets.try_fetch(name)[0] for name in radix_lecture.MOONCAKE_DATASETS}
     missing = [name for name, path in files.items() if path is None]
     if missing:
@@ -467,25 +592,31 @@ def radix_section(quick: bool, seed: int, progress: Optional[Progress] = None) -
     if len(missing) < len(files):
         fig, ax = plt.subplots(figsize=(7, 4.2))
         mooncake: dict[str, Any] = {}
+        caps = [10, 30, 100, 300, 1_000, 3_000, 10_000, 30_000, 100_000]
         for name, path in files.items():
             if path is None:
                 continue
             if progress:
                 progress(f"  Mooncake block-cache curve: {name}")
             requests = radix.mooncake(path)
-            caps = [10, 30, 100, 300, 1_000, 3_000, 10_000, 30_000, 100_000]
             ratios = radix.curve(requests, caps).tolist()
             ax.plot(caps, [100 * h for h in ratios], marker="o", label=name)
             mooncake[name] = {"capacities_blocks": caps, "hit_ratio": ratios, "sha256": datasets.sha256(path)}
+            section.results.setdefault("datasets", {})[name] = mooncake[name]["sha256"]
         ax.set_xscale("log")
         ax.set_xlabel("capacity (512-token blocks)")
         ax.set_ylabel("block hit ratio (%)")
         ax.set_title("Mooncake traces: block-level prefix cache")
         ax.grid(True, alpha=0.3)
         ax.legend()
+        at = caps.index(10_000)
+        hits = " and ".join(f"{percent(m['hit_ratio'][at])} of {name}'s" for name, m in mooncake.items())
         section.figures.append(
             Figure(
-                "radix-mooncake-curve", "Hit ratio of a block-level prefix cache on Mooncake's traces", figure_png(fig)
+                "radix-mooncake-curve",
+                f"A prefix cache of {number(caps[at])} blocks ({number(caps[at] * 512)} tokens) hits {hits} prompt blocks",
+                figure_png(fig),
+                "Mooncake's traces, one token per 512-token block; a radix tree of page size 1, LRU leaf eviction",
             )
         )
         section.results["mooncake"] = mooncake

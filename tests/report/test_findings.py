@@ -1,0 +1,141 @@
+"""The findings: computed from results.json, one sentence each with its number and a link, first
+in both pages; where the lecture or theory disagrees, they say so."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from osbench._format import number
+from osbench._table import first_sentence
+from osbench.report.findings import FINDINGS, compute
+
+# What a quick run on any machine finds (the datasets' findings need the traces).
+ALWAYS = {
+    "host.thread_hop",
+    "host.process_hop",
+    "host.gil",
+    "host.page_faults",
+    "host.memory_latency",
+    "sched.srpt_vs_fcfs",
+    "sched.lecture_figures",
+    "sched.quantum",
+    "mem.reserve_vs_paging",
+    "mem.thrashing",
+    "cache.best_vs_lru",
+    "cache.lecture_zipf",
+    "radix.sharing",
+    "radix.prefix_vs_whole",
+    "engines.speedup",
+}
+NEEDS_DATA = {"cache.cloudphysics": "cloudphysics", "radix.mooncake": "mooncake-conversation"}
+
+
+@pytest.fixture(scope="module")
+def results(quick_report: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((quick_report / "results.json").read_text())
+    return data
+
+
+def by_key(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {f["key"]: f for f in results["findings"]}
+
+
+def test_every_finding_a_run_supports_is_there(results: dict[str, Any]) -> None:
+    keys = set(by_key(results))
+    assert keys >= ALWAYS
+    for key, dataset in NEEDS_DATA.items():
+        assert (key in keys) == (dataset in results["manifest"]["datasets"]), key
+    assert len(FINDINGS) == len(ALWAYS) + len(NEEDS_DATA)
+
+
+def test_findings_are_recomputed_from_results_json_alone(results: dict[str, Any]) -> None:
+    stored = results["findings"]
+    assert [f.to_dict() for f in compute(results)] == stored
+
+
+def test_each_finding_is_one_sentence_with_its_numbers(results: dict[str, Any]) -> None:
+    for f in results["findings"]:
+        assert f["text"].endswith(".") and first_sentence(f["text"])[1] == "", f["text"]
+        assert re.search(r"\d", f["text"]), f["text"]
+        assert not re.search(r"\d\.\d{4,}|\d{5,}", f["text"]), f["text"]  # formatted, not raw
+
+
+def test_the_numbers_are_the_results(results: dict[str, Any]) -> None:
+    """The SRPT finding quotes the distributions table; the Zipf one the lecture's table."""
+    sched = {t["key"]: t for t in results["sections"]["02-sched"]["tables"]}["distributions"]
+    rows = {(r[0].split()[0], r[1]): r for r in sched["rows"]}
+    text = by_key(results)["sched.srpt_vs_fcfs"]["text"]
+    assert f"SRPT's mean response is {number(rows[('lognormal', 'srpt')][2])}" in text
+    assert f"FCFS's {number(rows[('lognormal', 'fcfs')][2])}" in text
+    zipf = {t["key"]: t for t in results["sections"]["04-cache"]["tables"]}["zipf"]
+    lru = next(r for r in zipf["rows"] if r[0] == "lru")
+    assert f"LRU {number(lru[1])}%" in by_key(results)["cache.lecture_zipf"]["text"]
+
+
+def test_golden_facts_agree_with_the_lecture(results: dict[str, Any]) -> None:
+    """Simulations fixed by their seeds: the lecture's figures are reproduced (the host's are not
+    fixed, so they are not asserted)."""
+    found = by_key(results)
+    for key in ("cache.lecture_zipf", "mem.reserve_vs_paging", "radix.sharing", "radix.prefix_vs_whole"):
+        assert found[key]["agrees"] is True and found[key]["against"] == "the lecture", found[key]
+    assert found["sched.srpt_vs_fcfs"]["agrees"] is True and "(theory agrees)" in found["sched.srpt_vs_fcfs"]["text"]
+    # The lecture's MLFQ near SRPT is not reproduced, and the finding says so.
+    assert found["sched.lecture_figures"]["agrees"] is False
+    assert "MLFQ" in found["sched.lecture_figures"]["text"]
+
+
+def _table(results: dict[str, Any], section: str, key: str) -> dict[str, Any]:
+    return next(t for t in results["sections"][section]["tables"] if t["key"] == key)
+
+
+def test_a_disagreement_is_said(results: dict[str, Any]) -> None:
+    damaged = copy.deepcopy(results)
+    zipf = _table(damaged, "04-cache", "zipf")
+    next(r for r in zipf["rows"] if r[0] == "lru")[1] = 50.0  # now far from the lecture's 37.9
+    dist = _table(damaged, "02-sched", "distributions")
+    srpt = next(r for r in dist["rows"] if r[0].startswith("lognormal") and r[1] == "srpt")
+    srpt[3] = 3.0  # theory far from the simulation
+    found = {f.key: f for f in compute(damaged)}
+    assert found["cache.lecture_zipf"].agrees is False and "differs" in found["cache.lecture_zipf"].text
+    assert found["sched.srpt_vs_fcfs"].agrees is False and "outside" in found["sched.srpt_vs_fcfs"].text
+
+
+def test_missing_or_damaged_data_leaves_only_its_finding_out(results: dict[str, Any]) -> None:
+    damaged = copy.deepcopy(results)
+    del damaged["sections"]["02-sched"]
+    for row in _table(damaged, "03-mem", "thrashing")["rows"]:
+        row[1] = "garbage"  # the fault rates
+    damaged["sections"]["01-host"]["report"]["gil"] = None
+    keys = {f.key for f in compute(damaged)}
+    assert not any(k.startswith("sched.") for k in keys)
+    assert "mem.thrashing" not in keys and "host.gil" not in keys
+    assert {"mem.reserve_vs_paging", "cache.lecture_zipf", "host.thread_hop"} <= keys
+    for garbage in ({}, {"sections": 5}, {"sections": {"01-host": []}}, [], None):
+        assert compute(garbage) == []  # type: ignore[arg-type]
+
+
+def test_the_pages_open_with_the_findings_and_link_each_to_its_table(
+    quick_report: Path, results: dict[str, Any]
+) -> None:
+    html = (quick_report / "index.html").read_text()
+    md = (quick_report / "report.md").read_text()
+    assert html.index('id="findings"') < html.index('id="contents"') < html.index('id="01-host"')
+    assert md.index("## What this run found") < md.index("## Contents") < md.index("## 01 ")
+    titles = {t["title"] for s in results["sections"].values() for t in s["tables"]}
+    for f in results["findings"]:
+        assert f'id="{f["target"]}"' in html and f'<a id="{f["target"]}"></a>' in md, f["target"]
+        assert f'href="#{f["target"]}"' in html and f"](#{f['target']})" in md
+        if f["target"].startswith("figure-"):
+            assert f["target"].removeprefix("figure-") in {
+                n for s in results["sections"].values() for n in s["figures"]
+            }
+        else:
+            assert f["target_title"] in titles
+    disagreeing = [f for f in results["findings"] if f["agrees"] is False]
+    assert disagreeing and html.count("differs from") >= len(disagreeing)
