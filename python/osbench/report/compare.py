@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Union
 
-from osbench._format import number, quantity, ratio, size
+from osbench._format import number, percent, quantity, ratio, size
 from osbench._table import Table
 from osbench.errors import OsbenchError
 from osbench.host.tables import fact_rows
@@ -42,6 +42,9 @@ WALL_CLOCK = ("s", "ns", "/s")
 TITLE = "osbench comparison"
 
 MAX_LISTED = 40
+
+CLOSE = 1.1
+"""Measured figures within this factor of each other are "close" (a shared machine is noisy)."""
 """Differences listed per section (the count says how many there are in all)."""
 
 
@@ -294,7 +297,7 @@ class Comparison:
 
 
 def _side_by_side(rows_a: list[list[Any]], rows_b: list[list[Any]]) -> list[list[Any]]:
-    a, b = {r[0]: r[1] for r in rows_a}, {r[0]: r[1] for r in rows_b}
+    a, b = {r[0]: quantity(r[1]) for r in rows_a}, {r[0]: quantity(r[1]) for r in rows_b}
     names = list(a) + [n for n in b if n not in a]
     return [[n, a.get(n, "missing"), b.get(n, "missing"), "same" if a.get(n) == b.get(n) else "differs"] for n in names]
 
@@ -311,12 +314,17 @@ def _machines(a: dict[str, Any], b: dict[str, Any]) -> Table:
         [r for r in run_manifest.run_rows(ma) if not str(r[0]).startswith("wall time")],
         [r for r in run_manifest.run_rows(mb) if not str(r[0]).startswith("wall time")],
     )
+    differ = [i for i, r in enumerate(rows) if r[3] == "differs"]
     return Table(
         "The two machines and runs",
         ["", "A", "B", ""],
         rows,
-        note="What each run's manifest says (unknown where it could not be read or is missing).",
+        note=(
+            f"{len(differ)} of {len(rows)} facts differ. What each run's manifest says (unknown where it could not be "
+            "read or is missing)."
+        ),
         key="machines",
+        key_rows=sorted({0, *differ}),
     )
 
 
@@ -339,16 +347,19 @@ def _host(a: dict[str, Any], b: dict[str, Any]) -> tuple[Table, list[float]]:
                 "-" if r is None else r,
             ]
         )
+    apart = [i for i, r in enumerate(rows) if r[3] == "-" or not 1 / CLOSE <= r[3] <= CLOSE]
     table = Table(
         "Every measured figure, A beside B",
         ["figure", "A", "B", "B / A"],
         rows,
         note=(
-            "Measured, not simulated: these depend on the machine and on what else ran. Times above 1x are slower "
-            "in B; speedups and rates above 1x are better in B."
+            f"{len(apart)} of {len(rows)} figures differ by more than {percent(CLOSE - 1)} or are missing in one run "
+            "(in view when the table is folded). Measured, not simulated: these depend on the machine and on what else "
+            "ran. Times above 1x are slower in B; speedups and rates above 1x are better in B."
         ),
         key="host",
         units={"B / A": "x"},
+        key_rows=apart or None,
     )
     return table, ratios
 

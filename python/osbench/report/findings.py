@@ -107,7 +107,7 @@ def thread_hop(d: _Data) -> Finding:
     # "Hundreds of function calls", read as the lecture's order of magnitude: within a factor of two.
     hundreds = all(50 <= c < 2000 for c in calls)
     verdict = (
-        "as the lecture says, hundreds of function calls"
+        "in line with the lecture's hundreds of function calls"
         if hundreds
         else "the lecture says hundreds of function calls"
         + (", this host is cheaper" if min(calls) < 100 else ", this host is dearer")
@@ -234,6 +234,10 @@ def srpt_vs_fcfs(d: _Data) -> Finding:
     )
 
 
+_FIGURE_NAMES = {"slowdown largest 1%": "slowdown of the largest 1% of jobs"}
+"""The lecture-vs-theory table's figures as a sentence names them."""
+
+
 def lecture_schedules(d: _Data) -> Finding:
     rows = d.records("02-sched", "lecture_vs_theory")
     off = []
@@ -249,7 +253,8 @@ def lecture_schedules(d: _Data) -> Finding:
         "02-sched",
         "The lecture's figures",
         f"{near} of the lecture's {len(rows)} printed scheduling figures are within 10% of this run; the furthest off "
-        f"is {worst['policy'].upper()}'s {worst['figure']} with {worst['sizes']} sizes: lecture "
+        f"is {worst['policy'].upper()}'s {_FIGURE_NAMES.get(worst['figure'], worst['figure'])} with {worst['sizes']} "
+        "sizes: lecture "
         f"{number(_num(worst['lecture']))}, osbench {number(_num(worst['osbench']))}{th}.",
         *d.link("02-sched", "lecture_vs_theory"),
         against="the lecture",

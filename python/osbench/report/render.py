@@ -31,6 +31,7 @@ h4{margin:1.6em 0 .3em}
 .byline{color:#555;margin-top:0}
 .findings{background:#f4f7fb;border:1px solid #d5e0ee;border-radius:8px;padding:.8em 1.2em .8em 2.6em}
 .findings li{margin:.35em 0}
+.see{font-size:.85em;margin-left:.3em}.see::before{content:"\u2192\u00a0"}
 .badge{font-size:.8em;border-radius:4px;padding:0 .35em;margin-left:.3em;white-space:nowrap}
 .agrees{background:#e3f4e6;color:#1e6b2e}.disagrees{background:#fdecd9;color:#8a4b00}
 .wide{overflow-x:auto;max-width:100%}
@@ -125,9 +126,10 @@ def _findings_html(findings: list[Finding]) -> str:
             if verdict
             else ""
         )
+        kind = "figure" if f.target.startswith(figure_anchor("")) else "table"
         items.append(
             f"<li><strong>{html.escape(f.label)}.</strong> {html.escape(f.text)}{badge} "
-            f'<a href="#{html.escape(f.target)}">{html.escape(f.target_title)}</a></li>'
+            f'<a class="see" href="#{html.escape(f.target)}" title="{html.escape(f.target_title)}">{kind}</a></li>'
         )
     return (
         f'<section id="{FINDINGS_ID}"><h2>What this run found</h2><ol class="findings">{"".join(items)}</ol></section>'
