@@ -77,8 +77,12 @@ def _verdict(f: Finding) -> str:
     return f"agrees with {f.against}" if f.agrees else f"differs from {f.against}"
 
 
+def _sentence(text: str) -> str:
+    return text if text.endswith((".", "!", "?")) else f"{text}."
+
+
 def _figure_caption(f: Figure) -> str:
-    return f.caption + (f" Setup: {f.setup}." if f.setup else "")
+    return _sentence(f.caption) + (f" Setup: {f.setup}." if f.setup else "")
 
 
 # --- Markdown --------------------------------------------------------------------------------
@@ -141,7 +145,7 @@ def _figure_html(f: Figure) -> str:
     setup = f" Setup: {html.escape(f.setup)}." if f.setup else ""
     return (
         f'<figure id="{html.escape(figure_anchor(f.name))}"><img alt="{html.escape(f.caption)}" '
-        f'src="data:image/png;base64,{data}"><figcaption><strong>{html.escape(f.caption)}</strong>{setup}'
+        f'src="data:image/png;base64,{data}"><figcaption><strong>{html.escape(_sentence(f.caption))}</strong>{setup}'
         "</figcaption></figure>"
     )
 

@@ -169,7 +169,9 @@ def _shards_figure(capacities: np.ndarray, curves: dict[str, np.ndarray], setup:
     error = float(np.abs(curves["SHARDS rate 0.01"] - exact).mean() * 100)
     return Figure(
         "cache-shards",
-        f"SHARDS on a 1% sample stays within {number(error)} points of the exact LRU curve on average",
+        f"SHARDS on a 1% sample stays within {number(error)} points of the exact LRU curve on average"
+        if error > 0
+        else "SHARDS on a 1% sample gives the exact LRU curve here: every size is small enough to be counted exactly",
         figure_png(fig),
         setup,
     )
@@ -478,9 +480,10 @@ def mem_section(quick: bool, seed: int, progress: Optional[Progress] = None) -> 
         section.figures.append(
             Figure(
                 "mem-fragmentation",
-                f"{most} rejects {number(shares[most]['rejected'])}% of requests, {least} only "
-                f"{number(shares[least]['rejected'])}%, with {number(shares[least]['internal'])}% internal and "
-                f"{number(shares[least]['external'])}% external fragmentation",
+                f"The strategy that rejects most ({most}) turns away {number(shares[most]['rejected'])}% of "
+                f"requests, the one that rejects least ({least}) {number(shares[least]['rejected'])}%, with "
+                f"{number(shares[least]['internal'])}% internal and {number(shares[least]['external'])}% external "
+                "fragmentation",
                 figure_png(fig),
                 alloc.setup_line,
             )
