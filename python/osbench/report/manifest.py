@@ -13,7 +13,7 @@ from importlib import metadata
 from typing import Any, Optional
 
 from osbench import _native
-from osbench._format import UNKNOWN, duration
+from osbench._format import UNKNOWN, duration, quantity
 from osbench._table import Table
 from osbench.host.info import info as host_info
 from osbench.host.tables import fact_rows
@@ -79,7 +79,7 @@ def run_rows(m: dict[str, Any]) -> list[list[Any]]:
     rows: list[list[Any]] = [
         ["started", run.get("started") or UNKNOWN],
         ["scale", "quick" if run.get("quick") else "full"],
-        ["seed (--seed)", run.get("seed")],
+        ["seed (--seed)", quantity(run.get("seed"))],
         ["wall time, all sections", duration(run.get("seconds"))],
     ]
     for key, s in _dict(_get(m, "sections")).items():
@@ -94,7 +94,7 @@ def tables(m: dict[str, Any]) -> list[Table]:
     out = [
         Table("Machine", ["fact", "value"], fact_rows(_dict(_get(m, "machine"))), key="machine"),
         Table("Software", ["package", "version"], software_rows(m), key="software"),
-        Table("Run", ["", ""], run_rows(m), key="run"),
+        Table("Run", ["", "value"], run_rows(m), key="run"),
         Table(
             "Seeds",
             ["table", "seed"],
