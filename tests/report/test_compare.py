@@ -155,3 +155,46 @@ def test_a_missing_report_is_one_line(quick_report: Path, tmp_path: Path) -> Non
         and out.stderr
         == f"osbench: error: {tmp_path / 'nowhere'}: no results.json there (give a report folder or its results.json)\n"
     )
+
+
+GARBAGE: list[Any] = [None, "x", 5, 0, -1.5, float("inf"), True, [], {}, [1, "a"], {"a": None}]
+
+
+def _nodes(v: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """The path of every node of a JSON value (the root aside)."""
+    out = [path] if path else []
+    if isinstance(v, dict):
+        for k, x in v.items():
+            out += _nodes(x, (*path, k))
+    elif isinstance(v, list):
+        for i, x in enumerate(v[:3]):  # the first few elements of a list stand for the rest
+            out += _nodes(x, (*path, i))
+    return out
+
+
+def test_no_damage_to_a_results_file_crashes_the_comparison(quick_report: Path) -> None:
+    """Any node of results.json replaced by garbage: the comparison (and its pages) still come out."""
+    import copy
+    import random
+
+    from osbench.report.compare import side_by_side
+    from osbench.report.findings import compute
+    from osbench.report.manifest import tables
+
+    good = results_of(quick_report)
+    paths = _nodes(good)
+    rng = random.Random(18)
+    for _ in range(150):
+        bad = copy.deepcopy(good)
+        for path in rng.sample(paths, 3):
+            node = bad
+            try:
+                for key in path[:-1]:
+                    node = node[key]
+                node[path[-1]] = rng.choice(GARBAGE)
+            except (KeyError, IndexError, TypeError):
+                continue  # an earlier replacement removed this path
+        c = side_by_side(good, bad)
+        assert c.to_text() and c.to_html() and c.to_markdown() and json.dumps(c.to_dict())
+        compute(bad)
+        assert all(t.to_html() for t in tables(bad.get("manifest")))

@@ -91,6 +91,10 @@ def _list(v: Any) -> list[Any]:
     return v if isinstance(v, list) else []
 
 
+def _dict(v: Any) -> dict[str, Any]:
+    return v if isinstance(v, dict) else {}
+
+
 # --- measured figures ------------------------------------------------------------------------
 
 
@@ -123,10 +127,10 @@ def measured(results: dict[str, Any]) -> dict[str, tuple[float, str]]:
         units = _get(t, "units") or {}
         for row in _list(_get(t, "rows")):
             for i, column in enumerate(columns[1:], 1):
-                unit = units.get(column, "") if isinstance(units, dict) else ""
+                unit = units.get(str(column), "") if isinstance(units, dict) else ""
                 if unit in WALL_CLOCK and isinstance(row, list) and i < len(row):
                     put(f"engine: {row[0]}, {column}", row[i], unit)
-    for key, s in (_get(results, "manifest", "sections") or {}).items():
+    for key, s in _dict(_get(results, "manifest", "sections")).items():
         put(f"wall time: {key}", _get(s, "seconds"), "s")
     return out
 
@@ -147,7 +151,7 @@ def _leaves(section: dict[str, Any]) -> Iterator[tuple[str, Any]]:
             first = cells[0] if cells and isinstance(cells[0], str) and cells[0].strip() else ""
             label = f"row {r + 1}" + (f" ({first.strip()})" if first else "")
             for i, v in enumerate(cells):
-                column = columns[i] if i < len(columns) else f"column {i + 1}"
+                column = str(columns[i]) if i < len(columns) else f"column {i + 1}"
                 if units.get(column, "") not in WALL_CLOCK:
                     yield f"{title} / {label} / {column}", v
         for k, v in t.items():
@@ -202,7 +206,7 @@ class SectionCheck:
 
 def _run(results: dict[str, Any]) -> tuple[Any, Any]:
     """(quick, seed) of a run (older files kept them at the top)."""
-    run = _get(results, "manifest", "run") or {}
+    run = _dict(_get(results, "manifest", "run"))
     return run.get("quick", results.get("quick")), run.get("seed", results.get("seed"))
 
 
@@ -303,12 +307,8 @@ def _side_by_side(rows_a: list[list[Any]], rows_b: list[list[Any]]) -> list[list
 
 
 def _machines(a: dict[str, Any], b: dict[str, Any]) -> Table:
-    ma, mb = a.get("manifest") or {}, b.get("manifest") or {}
-    if not isinstance(ma, dict):
-        ma = {}
-    if not isinstance(mb, dict):
-        mb = {}
-    rows = _side_by_side(fact_rows(ma.get("machine") or {}), fact_rows(mb.get("machine") or {}))
+    ma, mb = _dict(a.get("manifest")), _dict(b.get("manifest"))
+    rows = _side_by_side(fact_rows(_dict(ma.get("machine"))), fact_rows(_dict(mb.get("machine"))))
     rows += _side_by_side(run_manifest.software_rows(ma), run_manifest.software_rows(mb))
     rows += _side_by_side(
         [r for r in run_manifest.run_rows(ma) if not str(r[0]).startswith("wall time")],
@@ -391,6 +391,11 @@ def compare(a: Union[str, Path], b: Union[str, Path]) -> Comparison:
     """Compare two report folders (or results.json files)."""
     path_a, ra = load(a)
     path_b, rb = load(b)
+    return side_by_side(ra, rb, str(path_a), str(path_b))
+
+
+def side_by_side(ra: dict[str, Any], rb: dict[str, Any], a: str = "A", b: str = "B") -> Comparison:
+    """Compare two results (as :func:`load` reads them); ``a`` and ``b`` name them."""
     host, ratios = _host(ra, rb)
     checks = [check_section(key, ra, rb) for key in SIMULATED]
     findings, unchanged = _findings(ra, rb)
@@ -410,7 +415,16 @@ def compare(a: Union[str, Path], b: Union[str, Path]) -> Comparison:
         + (f"; FLAGGED: {'; '.join(flagged)}." if flagged else ".")
     )
     summary.append(f"Findings: {len(findings.rows)} changed, {unchanged} the same.")
-    return Comparison(str(path_a), str(path_b), _machines(ra, rb), host, checks, findings, unchanged, summary)
+    return Comparison(a, b, _machines(ra, rb), host, checks, findings, unchanged, summary)
 
 
-__all__ = ["Comparison", "NotResultsError", "SectionCheck", "check_section", "compare", "load", "measured"]
+__all__ = [
+    "Comparison",
+    "NotResultsError",
+    "SectionCheck",
+    "check_section",
+    "compare",
+    "load",
+    "measured",
+    "side_by_side",
+]

@@ -82,8 +82,8 @@ def _num(v: Any) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise ValueError(f"not a number: {v!r}")
     x = float(v)
-    if math.isnan(x):
-        raise ValueError("NaN")
+    if not math.isfinite(x):
+        raise ValueError(f"not finite: {x}")
     return x
 
 

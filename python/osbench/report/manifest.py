@@ -62,6 +62,10 @@ def _get(d: Any, *path: str) -> Any:
     return d
 
 
+def _list(v: Any) -> list[Any]:
+    return v if isinstance(v, list) else []
+
+
 def _dict(v: Any) -> dict[str, Any]:
     """``v``, or an empty dict where a damaged manifest holds something else."""
     return v if isinstance(v, dict) else {}
@@ -108,7 +112,7 @@ def tables(m: dict[str, Any]) -> list[Table]:
             "Datasets",
             ["dataset", "SHA-256", "used by"],
             [
-                [n, _dict(d).get("sha256"), ", ".join(map(str, _dict(d).get("sections") or []))]
+                [n, _dict(d).get("sha256"), ", ".join(map(str, _list(_dict(d).get("sections"))))]
                 for n, d in datasets.items()
             ],
             note="" if datasets else "This run used no dataset.",
