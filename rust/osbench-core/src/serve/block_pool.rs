@@ -291,4 +291,13 @@ impl BlockPool {
             self.push_front(b);
         }
     }
+
+    /// The whole state, as numbers (`livelock.rs`): every block, the queue's ends.
+    pub fn write_state(&self, out: &mut Vec<u64>) {
+        out.extend([self.blocks.len() as u64, u64::from(self.head), u64::from(self.tail), self.queued]);
+        for b in &self.blocks {
+            out.extend([u64::from(b.ref_cnt), u64::from(b.cached), b.hash, u64::from(b.prev), u64::from(b.next)]);
+            out.extend([u64::from(b.hash_prev), u64::from(b.hash_next)]);
+        }
+    }
 }

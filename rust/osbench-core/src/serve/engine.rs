@@ -10,11 +10,12 @@
 //! each with its own Batch and duration (the same arithmetic as a single step), but the
 //! requests are updated once, at the end: the work per step is O(1) instead of O(batch).
 
+use super::livelock::Guard;
 use super::request::{Request, Status};
 use super::scheduler::Scheduler;
 use super::step_time::{Batch, StepTime};
 use super::{Config, Options, Record, Requests, Run};
-use crate::error::{internal, Error, Result};
+use crate::error::{internal, invalid, Error, Result};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Requests scheduled (summed over steps) between two looks at the cancel flag: a
@@ -93,15 +94,18 @@ pub fn run(reqs: &Requests, cfg: &Config, step_time: &StepTime, options: Options
     let mut next_arrival = 0;
     let mut num_finished = 0;
     let mut work = 0_u64;
+    let mut guard = Guard::default();
     while num_finished < n {
         if work >= CHECK_WORK {
             check_cancel(cancel)?;
             work = 0;
         }
+        let arrived = next_arrival;
         while next_arrival < n && reqs.arrival[next_arrival] <= now {
             sched.add_request(new_request(reqs, cfg, next_arrival));
             next_arrival += 1;
         }
+        let arrived = next_arrival > arrived;
         if !sched.has_unfinished_requests() {
             now = reqs.arrival[next_arrival];
             continue;
@@ -152,6 +156,14 @@ pub fn run(reqs: &Requests, cfg: &Config, step_time: &StepTime, options: Options
         }
         work += plan.scheduled.len() as u64 + 1;
         now = end;
+        let pending = next_arrival < n;
+        if guard.repeats(arrived || !plan.produced.is_empty(), |out| {
+            // Until every request has arrived, a repeat must keep the clock too.
+            out.push(if pending { now.to_bits() } else { 0 });
+            sched.write_state(out);
+        }) {
+            return Err(livelock(&sched, cfg));
+        }
         let quiet = plan.preempted.is_empty()
             && plan.admitted.is_empty()
             && plan.finished.is_empty()
@@ -167,6 +179,25 @@ pub fn run(reqs: &Requests, cfg: &Config, step_time: &StepTime, options: Options
         }
     }
     Ok(rec.run)
+}
+
+/// The error of a run that repeats itself forever, naming the requests caught in it.
+fn livelock(sched: &Scheduler, cfg: &Config) -> Error {
+    let mut caught: Vec<u32> = sched.running.iter().copied().chain(sched.waiting.indices()).collect();
+    caught.sort_unstable();
+    let shown: Vec<String> = caught.iter().take(5).map(|i| i.to_string()).collect();
+    let more = if caught.len() > 5 { format!(" (and {} more)", caught.len() - 5) } else { String::new() };
+    let policy = if cfg.priority { "priority" } else { "fcfs" };
+    invalid(
+        "requests",
+        format!("{}{more}", shown.join(", ")),
+        format!(
+            "requests the scheduler can serve: with policy='{policy}' these preempt one another forever, the \
+             same steps repeating without a token (vLLM 0.33.0 preempts the first running request of the \
+             largest (priority, arrival), so requests that tie keep resetting each other's progress); give \
+             them distinct priorities or arrivals, or use policy='fcfs'"
+        ),
+    )
 }
 
 /// Request `i` as it arrives, its prompt's block hashes chained from its content keys.

@@ -150,4 +150,11 @@ impl KvCacheManager {
         self.num_cached_block[index as usize] = 0;
         self.pool.free_blocks(blocks.iter().rev().copied(), &mut self.scratch);
     }
+
+    /// Request `index`'s blocks, as numbers (`livelock.rs`).
+    pub fn write_request_state(&self, index: u32, out: &mut Vec<u64>) {
+        let blocks = &self.req_blocks[index as usize];
+        out.extend([self.num_cached_block[index as usize], blocks.len() as u64]);
+        out.extend(blocks.iter().map(|&b| u64::from(b)));
+    }
 }

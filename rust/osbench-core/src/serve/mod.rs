@@ -6,13 +6,15 @@
 //! reference counts), [`kv_cache_manager`] (per-request blocks, prefix lookup, slot
 //! allocation, tail-first free), [`queue`] (fcfs deque, priority heap), [`scheduler`] (running
 //! first, preemption by recompute, admission), [`step_time`] (linear and roofline, bit-equal
-//! to `steptime.py`) and [`engine`] (the clock and the decode jump). The engine is held to the
+//! to `steptime.py`), [`engine`] (the clock and the decode jump) and [`livelock`] (a run
+//! that repeats itself forever is stopped). The engine is held to the
 //! reference step for step: same batches, preemptions, block counts and times.
 
 pub mod block_pool;
 pub mod engine;
 pub mod hash;
 pub mod kv_cache_manager;
+pub mod livelock;
 pub mod queue;
 pub mod request;
 pub mod scheduler;

@@ -96,4 +96,22 @@ impl WaitingQueue {
             WaitingQueue::Priority(h) => h.pop().map(|u| u.index),
         }
     }
+
+    /// The waiting requests in the order they will leave (`livelock.rs`).
+    pub fn write_state(&self, out: &mut Vec<u64>) {
+        match self {
+            WaitingQueue::Fcfs(q) => out.extend(q.iter().map(|&i| u64::from(i))),
+            WaitingQueue::Priority(h) => {
+                out.extend(h.clone().into_sorted_vec().iter().rev().map(|u| u64::from(u.index)));
+            }
+        }
+    }
+
+    /// The waiting requests, in no particular order.
+    pub fn indices(&self) -> Vec<u32> {
+        match self {
+            WaitingQueue::Fcfs(q) => q.iter().copied().collect(),
+            WaitingQueue::Priority(h) => h.iter().map(|u| u.index).collect(),
+        }
+    }
 }

@@ -249,4 +249,20 @@ impl<'c> Scheduler<'c> {
             self.running.retain(|&i| requests[i as usize].status != Status::Finished);
         }
     }
+
+    /// The whole state that decides the steps to come, as numbers (`livelock.rs`): the running
+    /// and waiting requests in order with their progress and blocks, and the pool.
+    pub fn write_state(&self, out: &mut Vec<u64>) {
+        out.push(self.running.len() as u64);
+        let start = out.len();
+        out.extend(self.running.iter().map(|&i| u64::from(i)));
+        self.waiting.write_state(out);
+        let active = out.len() - start;
+        for k in start..start + active {
+            let r = &self.requests[out[k] as usize];
+            out.extend([r.status as u64, r.num_computed_tokens, r.num_output_tokens]);
+            self.kv.write_request_state(r.index, out);
+        }
+        self.kv.pool.write_state(out);
+    }
 }
