@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from osbench.errors import ArgumentError
@@ -216,7 +216,13 @@ def small_runs(draw):  # type: ignore[no-untyped-def]
 @settings(max_examples=80, deadline=None)
 @given(small_runs())
 def test_random_small_workloads_and_configurations(run) -> None:  # type: ignore[no-untyped-def]
-    same_as_vllm(*run)
+    try:
+        same_as_vllm(*run)  # the reference runs first
+    except ArgumentError as livelock:
+        # Requests tied on (priority, arrival) that preempt one another forever: vLLM would never
+        # end the run (test_requests_that_tie_under_priority_...); the reference stops it.
+        assert "preempt one another forever" in str(livelock)
+        assume(False)
 
 
 # --------------------------------------------------------------------------- the peer itself
