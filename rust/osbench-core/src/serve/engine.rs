@@ -252,9 +252,12 @@ fn jump(
         }
         // No finish: the output count after step i, O + i + 1, stays below output_len.
         steps = steps.min(r.output_len.saturating_sub(r.num_output_tokens + 1));
+        if steps == 0 {
+            return Ok((0, now)); // with a large batch, some request is always at an event
+        }
         context += r.num_computed_tokens;
     }
-    if steps == 0 || steps == u64::MAX {
+    if steps == u64::MAX {
         return Ok((0, now));
     }
     let num_seqs = sched.running.len() as u64;
