@@ -76,7 +76,7 @@ def pressured(draw, max_requests: int = 30, max_output: int = 40):  # type: igno
         max_num_seqs=seqs,
         max_model_len=max_len,
         enable_chunked_prefill=chunked,
-        long_prefill_token_threshold=draw(st.sampled_from([0, 3, 7])) if chunked else 0,
+        long_prefill_token_threshold=min(draw(st.sampled_from([0, 3, 7])), max_len) if chunked else 0,
         enable_prefix_caching=draw(st.booleans()),
         policy=draw(st.sampled_from(POLICIES)),
         watermark=draw(st.sampled_from([0.0, 0.1, 0.3])),

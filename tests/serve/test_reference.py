@@ -343,7 +343,7 @@ def workloads(draw):  # type: ignore[no-untyped-def]
         max_num_seqs=seqs,
         max_model_len=max_len,
         enable_chunked_prefill=chunked,
-        long_prefill_token_threshold=draw(st.sampled_from([0, 3])) if chunked else 0,
+        long_prefill_token_threshold=min(draw(st.sampled_from([0, 3])), max_len) if chunked else 0,
         enable_prefix_caching=draw(st.booleans()),
         policy=draw(st.sampled_from(POLICIES)),
         watermark=draw(st.sampled_from([0.0, 0.1])),
