@@ -13,6 +13,7 @@ __all__ = [
     "MEM_STRATEGIES",
     "RADIX_MODES",
     "SCHED_POLICIES",
+    "SERVE_POLICIES",
     "CacheStream",
     "OnlineCache",
     "RadixNode",
@@ -37,11 +38,13 @@ __all__ = [
     "radix_curve",
     "radix_replay",
     "sched_simulate",
+    "serve_simulate",
 ]
 
 BUILD_PROFILE: str
 __version__: str
 CACHE_POLICIES: list[str]
+SERVE_POLICIES: list[str]
 CACHE_SIZED_POLICIES: list[str]
 
 def dense_ids(keys: npt.NDArray[np.int64] | npt.NDArray[np.uint64]) -> tuple[npt.NDArray[np.uint32], int]: ...
@@ -245,3 +248,27 @@ def mem_simulate(
     bound: int = 1,
     check: bool = False,
 ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.uint64]]: ...
+def serve_simulate(
+    arrival: npt.NDArray[np.float64],
+    prompt_len: npt.NDArray[np.int64],
+    output_len: npt.NDArray[np.int64],
+    priority: Optional[npt.NDArray[np.int64]],
+    keys: Optional[npt.NDArray[np.uint64]],
+    key_offsets: Optional[npt.NDArray[np.int64]],
+    *,
+    num_blocks: int,
+    block_size: int,
+    max_num_batched_tokens: int,
+    max_num_seqs: int,
+    max_model_len: int,
+    enable_chunked_prefill: bool,
+    long_prefill_token_threshold: int,
+    enable_prefix_caching: bool,
+    policy: str,
+    watermark_blocks: int,
+    scheduler_reserve_full_isl: bool,
+    step_kind: str,
+    step_coefficients: list[float],
+    record: bool = False,
+    jump: bool = True,
+) -> tuple[dict[str, npt.NDArray[Any]], Optional[dict[str, npt.NDArray[np.int64]]], int]: ...

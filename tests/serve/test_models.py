@@ -103,7 +103,9 @@ def test_lookups() -> None:
     assert Model.preset(m) is m and GPU.preset(GPUS["l40s"]) is GPUS["l40s"]
     with pytest.raises(ValueError, match="model='gpt-5' is not accepted: use one of llama-3-8b, llama-3-70b"):
         Model.preset("gpt-5")
-    with pytest.raises(ValueError, match="gpu='v100' is not accepted: use one of a100-80gb, h100-sxm, h200, l40s"):
+    with pytest.raises(
+        ValueError, match="gpu='v100' is not accepted: use one of a100-80gb, h100-sxm, h200, l40s, h100"
+    ):
         GPU.preset("v100")
     with pytest.raises(ValueError, match="model=7 is not accepted"):
         Model.preset(7)  # type: ignore[arg-type]
@@ -122,6 +124,7 @@ def test_presets_are_documented_and_consistent() -> None:
     with pytest.raises(ValueError, match="dtype='int4' is not accepted"):
         GPU.preset("h100-sxm").peak_flops("int4")
     assert round(GPU.preset("h100-sxm").memory_bytes / GIB, 2) == 79.65  # nvidia-smi's 81559 MiB
+    assert GPU.preset("h100") is GPU.preset("H100") is GPUS["h100-sxm"]  # an alias, listed in the table
 
 
 def test_model_validation() -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from osbench.errors import ArgumentError
@@ -343,7 +343,7 @@ def workloads(draw):  # type: ignore[no-untyped-def]
         max_num_seqs=seqs,
         max_model_len=max_len,
         enable_chunked_prefill=chunked,
-        long_prefill_token_threshold=draw(st.sampled_from([0, 3])) if chunked else 0,
+        long_prefill_token_threshold=min(draw(st.sampled_from([0, 3])), max_len) if chunked else 0,
         enable_prefix_caching=draw(st.booleans()),
         policy=draw(st.sampled_from(POLICIES)),
         watermark=draw(st.sampled_from([0.0, 0.1])),
@@ -358,7 +358,13 @@ def workloads(draw):  # type: ignore[no-untyped-def]
 @given(workloads())
 def test_every_run_serves_every_request_within_the_limits(workload) -> None:  # type: ignore[no-untyped-def]
     reqs, cfg = workload
-    run = reference.run(reqs, cfg, StepTime.linear(0.5, 0.01, 0.02, 0.001), record=True)
+    try:
+        run = reference.run(reqs, cfg, StepTime.linear(0.5, 0.01, 0.02, 0.001), record=True)
+    except ArgumentError as livelock:
+        # Requests tied on (priority, arrival) can preempt one another forever, in vLLM too
+        # (test_vllm_fidelity.py); the engine stops such a run, and there is nothing to check.
+        assert "preempt one another forever" in str(livelock)
+        assume(False)
     assert run.record is not None
     assert (reqs.arrival <= run.admitted).all() and (run.admitted < run.first_token).all()
     assert (run.first_token <= run.finish).all()

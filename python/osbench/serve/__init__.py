@@ -13,6 +13,8 @@ scheduling (section 2) to paging (section 3) and prefix caching (sections 4-5).
 - :class:`EngineConfig`: what the scheduler reads, with vLLM 0.33.0's defaults; the engines
   return an :class:`EngineRun` (raw per-request and per-step arrays).
 - :class:`ServeResult`: per-request latencies, per-step records, and their summary.
+- :func:`simulate`: serve requests on a model and GPU with either engine (``"native"``, Rust,
+  or ``"reference"``, readable Python), and get a :class:`ServeResult`.
 """
 
 from osbench.serve.config import EngineConfig
@@ -20,6 +22,7 @@ from osbench.serve.models import GPU, GPUS, MODELS, Model, num_blocks
 from osbench.serve.requests import Requests, RequestsSummary
 from osbench.serve.result import ServeResult, ServeSummary, Stats, Steps
 from osbench.serve.run import EngineRun
+from osbench.serve.simulate import simulate
 from osbench.serve.steptime import Batch, StepTime
 from osbench.serve.workloads import Empirical, Lognormal, SystemPrompts
 
@@ -42,4 +45,5 @@ __all__ = [
     "Steps",
     "SystemPrompts",
     "num_blocks",
+    "simulate",
 ]

@@ -11,11 +11,12 @@ import numbers
 from dataclasses import dataclass
 from typing import Any
 
-from osbench import _checks
+from osbench import _checks, _native
 from osbench.errors import ArgumentError, ArgumentTypeError
 
-POLICIES = ("fcfs", "priority")
-"""Scheduling policies, as ``vllm/v1/core/sched/request_queue.py: SchedulingPolicy`` names them."""
+POLICIES: tuple[str, ...] = tuple(_native.SERVE_POLICIES)
+"""Scheduling policies, as ``vllm/v1/core/sched/request_queue.py: SchedulingPolicy`` names them
+(declared once, in the native engine's table)."""
 
 _GIB = 1 << 30
 

@@ -284,7 +284,9 @@ GPUS: dict[str, GPU] = {
     # sparsity), GDDR6 864 GB/s, 48 GB; nvidia-smi memory.total 46068 MiB.
     "l40s": GPU("L40S-48GB", 362.05e12, 733e12, 864e9, 46068 * MIB, "NVIDIA L40S datasheet"),
 }
-"""Every GPU preset by name (lower case)."""
+"""Every GPU preset by name (lower case). ``"h100"`` is an alias of ``"h100-sxm"`` (the same
+object), the H100 meant when no form factor is named."""
+GPUS["h100"] = GPUS["h100-sxm"]
 
 
 # ---------------------------------------------------------------------------- KV-cache size

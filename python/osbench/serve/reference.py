@@ -26,7 +26,9 @@ so the order of every loop and every tie-break below is part of the contract:
 - a request's blocks are hashed as they are scheduled, chained over the prompt keys of
   :meth:`Requests.prompt_block_keys` and then over content private to the request (the trailing
   partial prompt block and the output tokens), with :func:`block_hash`;
-- finished requests free their blocks in the order the step scheduled them.
+- finished requests free their blocks in the order the step scheduled them;
+- a run that cannot end is stopped (:class:`LivelockGuard`): under ``priority``, requests that
+  tie on ``(priority, arrival)`` can preempt one another forever, as they would in vLLM.
 
 Left out, as none of it changes the steps modelled here: speculative decoding, KV connectors,
 LoRA, multimodal inputs, sliding windows. One thing does: vLLM 0.33.0 serves with asynchronous
@@ -40,10 +42,11 @@ from __future__ import annotations
 import heapq
 from collections import OrderedDict, deque
 from collections.abc import Iterable, Sequence
-from typing import Optional, Union
+from typing import Callable, Optional, Union
 
 import numpy as np
 
+from osbench.errors import ArgumentError
 from osbench.serve.config import EngineConfig
 from osbench.serve.requests import Requests, mix64
 from osbench.serve.run import EngineRun, Recorder, StepTimeModel, batch_of, check_requests, step_duration
@@ -544,6 +547,85 @@ class Scheduler:
         return produced, finished
 
 
+# --------------------------------------------------------------------------- a run that cannot end
+
+QUIET_STEPS = 64
+"""Steps without an output token before :class:`LivelockGuard` starts comparing states."""
+
+
+class LivelockGuard:
+    """Stops a run that cannot end. vLLM preempts the running request of the largest
+    ``(priority, arrival)``, the first such in running order; under ``priority``, requests that
+    tie on both can preempt one another forever, each losing its progress before it produces a
+    token. The engine is deterministic, so such a run repeats its state exactly (the clock
+    aside, once every request has arrived). After :data:`QUIET_STEPS` steps without an output
+    token, the guard compares the whole state step after step with a saved one (Brent's cycle
+    detection, saving anew after 1, 2, 4... steps): a repeat is a livelock. A token or an
+    arrival resets it; runs that produce tokens never pay for it."""
+
+    def __init__(self) -> None:
+        self.quiet = 0
+        self.saved: Optional[tuple] = None
+        self.power = 1
+        self.since_saved = 0
+
+    def repeats(self, progressed: bool, state: Callable[..., tuple], *args: object) -> bool:
+        """After a step: ``progressed`` when it produced a token or a request arrived;
+        ``state(*args)`` is the engine's whole state. True when the state repeated."""
+        if progressed:
+            self.quiet, self.saved = 0, None
+            return False
+        self.quiet += 1
+        if self.quiet < QUIET_STEPS:
+            return False
+        current = state(*args)
+        if current == self.saved:
+            return True
+        self.since_saved += 1
+        if self.saved is None or self.since_saved == self.power:
+            self.power = 1 if self.saved is None else self.power * 2
+            self.since_saved = 0
+            self.saved = current
+        return False
+
+
+def engine_state(scheduler: Scheduler, clock: Optional[float]) -> tuple:
+    """Everything that decides the steps to come: the running and waiting requests in order,
+    with their progress and blocks, the pool (its free queue, reference counts, cached
+    content), and ``clock`` (the time, until every request has arrived; else None)."""
+    kv, pool = scheduler.kv_cache_manager, scheduler.kv_cache_manager.pool
+    waiting = scheduler.waiting
+    order = list(waiting._queue) if isinstance(waiting, FCFSQueue) else [r for _, r in sorted(waiting._heap)]
+    requests = tuple(
+        (
+            r.index,
+            r.status,
+            r.num_computed_tokens,
+            r.num_output_tokens,
+            kv.num_cached_block.get(r.index, 0),
+            tuple(b.block_id for b in kv.req_to_blocks.get(r.index, ())),
+        )
+        for r in [*scheduler.running, *order]
+    )
+    blocks = tuple((b.ref_cnt, b.block_hash) for b in pool.blocks)
+    cached = tuple(sorted((h, tuple(holders)) for h, holders in pool.cached.items()))
+    return clock, len(scheduler.running), requests, tuple(pool.free_queue._queue), blocks, cached
+
+
+def livelock_error(scheduler: Scheduler, policy: str) -> ArgumentError:
+    """The error of a run that repeats itself forever, naming the requests caught in it."""
+    waiting = scheduler.waiting
+    queued = list(waiting._queue) if isinstance(waiting, FCFSQueue) else [r for _, r in waiting._heap]
+    caught = sorted(r.index for r in [*scheduler.running, *queued])
+    more = f" (and {len(caught) - 5} more)" if len(caught) > 5 else ""
+    return ArgumentError(
+        f"requests={', '.join(map(str, caught[:5]))}{more} is not accepted: requests the scheduler can serve: "
+        f"with policy={policy!r} these preempt one another forever, the same steps repeating without a token "
+        "(vLLM 0.33.0 preempts the first running request of the largest (priority, arrival), so requests that "
+        "tie keep resetting each other's progress); give them distinct priorities or arrivals, or use policy='fcfs'"
+    )
+
+
 # --------------------------------------------------------------------------- the engine loop
 
 
@@ -566,7 +648,9 @@ def run(requests: Requests, config: EngineConfig, step_time: StepTimeModel, *, r
     now = 0.0
     next_arrival = 0
     num_finished = 0
+    guard = LivelockGuard()
     while num_finished < n:
+        arrived = next_arrival
         while next_arrival < n and arrival[next_arrival] <= now:
             i = next_arrival
             own_keys = None if keys is None or offsets is None else keys[offsets[i] : offsets[i + 1]]
@@ -603,4 +687,8 @@ def run(requests: Requests, config: EngineConfig, step_time: StepTimeModel, *, r
             len(pool.cached),
         )
         now = end
+        # Until every request has arrived, a repeat must keep the clock too.
+        clock = now if next_arrival < n else None
+        if guard.repeats(next_arrival > arrived or bool(produced), engine_state, scheduler, clock):
+            raise livelock_error(scheduler, config.policy)
     return recorder.result()

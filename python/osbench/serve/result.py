@@ -37,25 +37,42 @@ STEP_COUNTS = (
 
 class RawRun(Protocol):
     """The raw output of an engine (its ``EngineRun``): numpy arrays, per request (float64
-    times in seconds; int64 counts) and per step."""
+    times in seconds; int64 counts) and per step, read-only."""
 
-    admitted: np.ndarray  # when first scheduled
-    first_token: np.ndarray
-    finish: np.ndarray
-    preemptions: np.ndarray
-    cached_tokens: np.ndarray  # prefix-cache hit tokens at first scheduling
-    start: np.ndarray
-    duration: np.ndarray
-    num_seqs: np.ndarray
-    prefill_seqs: np.ndarray
-    prefill_tokens: np.ndarray
-    decode_seqs: np.ndarray
-    context_tokens: np.ndarray
-    attention_pairs: np.ndarray
-    num_preempted: np.ndarray
-    num_waiting: np.ndarray
-    blocks_used: np.ndarray  # held by requests after the step's allocations
-    blocks_cached: np.ndarray  # in the prefix-cache map at the step's end
+    @property
+    def admitted(self) -> np.ndarray: ...  # when first scheduled
+    @property
+    def first_token(self) -> np.ndarray: ...
+    @property
+    def finish(self) -> np.ndarray: ...
+    @property
+    def preemptions(self) -> np.ndarray: ...
+    @property
+    def cached_tokens(self) -> np.ndarray: ...  # prefix-cache hit tokens at first scheduling
+    @property
+    def start(self) -> np.ndarray: ...
+    @property
+    def duration(self) -> np.ndarray: ...
+    @property
+    def num_seqs(self) -> np.ndarray: ...
+    @property
+    def prefill_seqs(self) -> np.ndarray: ...
+    @property
+    def prefill_tokens(self) -> np.ndarray: ...
+    @property
+    def decode_seqs(self) -> np.ndarray: ...
+    @property
+    def context_tokens(self) -> np.ndarray: ...
+    @property
+    def attention_pairs(self) -> np.ndarray: ...
+    @property
+    def num_preempted(self) -> np.ndarray: ...
+    @property
+    def num_waiting(self) -> np.ndarray: ...
+    @property
+    def blocks_used(self) -> np.ndarray: ...  # held by requests after the step's allocations
+    @property
+    def blocks_cached(self) -> np.ndarray: ...  # in the prefix-cache map at the step's end
 
 
 def _column(run: Any, name: str, dtype: type, length: int) -> np.ndarray:
@@ -193,6 +210,9 @@ class ServeResult:
     preemptions: np.ndarray
     cached_tokens: np.ndarray
     steps: Steps
+    record: Any = None
+    """Every step's detail (:class:`~osbench.serve.run.StepRecord`) when the run was recorded
+    (``record=True``), else None."""
 
     @classmethod
     def from_run(cls, run: RawRun, requests: Requests, config: Any, num_blocks: Optional[int] = None) -> ServeResult:
@@ -225,7 +245,7 @@ class ServeResult:
                     f"run.{b_name}[{i}]={b[i].item()!r} is not accepted: request {i} needs {a_name} <= {b_name} "
                     f"({a_name}={a[i].item()!r}); did it finish?"
                 )
-        return cls(requests, config, int(num_blocks), steps=steps, **per_request)
+        return cls(requests, config, int(num_blocks), steps=steps, record=getattr(run, "record", None), **per_request)
 
     # ------------------------------------------------------------------ latencies
 

@@ -10,5 +10,6 @@ pub mod host;
 pub mod mem;
 pub mod radix;
 pub mod sched;
+pub mod serve;
 
 pub use error::{Error, Result};

@@ -11,6 +11,7 @@ mod interrupt;
 mod mem;
 mod radix;
 mod sched;
+mod serve;
 
 use pyo3::prelude::*;
 
@@ -27,5 +28,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     host::register(m)?;
     sched::register(m)?;
     mem::register(m)?;
+    serve::register(m)?;
     Ok(())
 }

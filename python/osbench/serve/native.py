@@ -1,0 +1,75 @@
+"""The native engine: the reference's algorithm in Rust (``osbench._native.serve_simulate``).
+
+Same arguments and the same :class:`~osbench.serve.run.EngineRun` as
+:func:`osbench.serve.reference.run`, held to it step for step (tests/serve/test_native.py),
+with one difference: the step time must be a :class:`~osbench.serve.StepTime` (linear or
+roofline), whose arithmetic the engine repeats bit for bit; an arbitrary callable runs on the
+reference engine only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from osbench import _native
+from osbench.errors import ArgumentTypeError
+from osbench.serve.config import EngineConfig
+from osbench.serve.requests import Requests
+from osbench.serve.run import EngineRun, StepRecord, check_requests
+from osbench.serve.steptime import StepTime
+
+
+def run(
+    requests: Requests, config: EngineConfig, step_time: Any, *, record: bool = False, jump: bool = True
+) -> EngineRun:
+    """Serve ``requests`` with the engine ``config`` describes, each step taking
+    ``step_time(batch)`` seconds; see :func:`osbench.serve.reference.run`.
+
+    ``jump``: skip decode-only stretches in one jump when nothing but token counts can change
+    (no arrival, admission, preemption, finish or block boundary); every step is still recorded,
+    and the results are the same with ``jump=False``. The run releases the GIL and stops on
+    Ctrl-C (``KeyboardInterrupt``)."""
+    return simulate_counted(requests, config, step_time, record=record, jump=jump)[0]
+
+
+def simulate_counted(
+    requests: Requests, config: EngineConfig, step_time: Any, *, record: bool = False, jump: bool = True
+) -> tuple[EngineRun, int]:
+    """:func:`run`, and how many of its steps the decode jump took (tests show it is used)."""
+    priority = check_requests(requests, config)
+    if not isinstance(step_time, StepTime):
+        raise ArgumentTypeError(
+            f"step_time={step_time!r:.60} is not accepted by the native engine: it takes a StepTime "
+            "(StepTime.linear or StepTime.roofline); an arbitrary callable runs with engine='reference'"
+        )
+    for name, value in (("record", record), ("jump", jump)):
+        if not isinstance(value, bool):
+            raise ArgumentTypeError(f"{name}={value!r} is not accepted: it must be True or False")
+    kind, coefficients = step_time.spec()
+    keys = offsets = None
+    if config.enable_prefix_caching:
+        keys, offsets = requests.prompt_block_keys(config.block_size)
+    columns, detail, jumped = _native.serve_simulate(
+        requests.arrival,
+        requests.prompt_len,
+        requests.output_len,
+        priority,
+        keys,
+        offsets,
+        num_blocks=config.num_blocks,
+        block_size=config.block_size,
+        max_num_batched_tokens=config.max_num_batched_tokens,
+        max_num_seqs=config.max_num_seqs,
+        max_model_len=config.max_model_len,
+        enable_chunked_prefill=config.enable_chunked_prefill,
+        long_prefill_token_threshold=config.long_prefill_token_threshold,
+        enable_prefix_caching=config.enable_prefix_caching,
+        policy=config.policy,
+        watermark_blocks=config.watermark_blocks,
+        scheduler_reserve_full_isl=config.scheduler_reserve_full_isl,
+        step_kind=kind,
+        step_coefficients=list(coefficients),
+        record=record,
+        jump=jump,
+    )
+    return EngineRun(**columns, record=None if detail is None else StepRecord(**detail)), jumped

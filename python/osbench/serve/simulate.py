@@ -1,0 +1,90 @@
+"""``simulate``: serve requests on a model and GPU, with either engine, and get a
+:class:`~osbench.serve.ServeResult`."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Optional, Union
+
+from osbench import _checks
+from osbench.errors import ArgumentError, ArgumentTypeError
+from osbench.serve import native, reference
+from osbench.serve.config import EngineConfig, server_batch_defaults
+from osbench.serve.models import GPU, Model
+from osbench.serve.models import num_blocks as pool_blocks
+from osbench.serve.requests import Requests
+from osbench.serve.result import ServeResult
+from osbench.serve.steptime import StepTime
+
+_CONFIG_FIELDS = tuple(f.name for f in dataclasses.fields(EngineConfig) if f.name != "num_blocks")
+
+
+def simulate(
+    requests: Requests,
+    *,
+    engine: str = "native",
+    model: Union[str, Model, None] = None,
+    gpu: Union[str, GPU, None] = None,
+    tp: Optional[int] = None,
+    step_time: Any = None,
+    num_blocks: Optional[int] = None,
+    record: bool = False,
+    **config: Any,
+) -> ServeResult:
+    """Serve ``requests`` as vLLM 0.33.0 would (continuous batching, paged KV cache, prefix
+    caching; see :mod:`osbench.serve.reference`) and return the :class:`ServeResult`.
+
+    - ``model``, ``gpu``, ``tp``: presets by name (``MODELS``, ``GPUS``) or objects; ``tp``
+      None is the model's own degree. They give the defaults below.
+    - ``step_time``: a :class:`StepTime`; by default the roofline of ``model`` on ``gpu``
+      (:meth:`StepTime.roofline`). ``engine="reference"`` also takes any callable
+      ``step_time(batch) -> seconds``.
+    - ``num_blocks``: the KV pool, vLLM's null block included; by default what ``model``
+      leaves on ``gpu`` (:func:`osbench.serve.num_blocks`).
+    - ``**config``: the other :class:`EngineConfig` fields (``block_size``,
+      ``max_num_batched_tokens``, ``max_num_seqs``, ``enable_chunked_prefill``, ``policy``...),
+      with ``EngineConfig``'s defaults, except that, as vLLM does, ``max_model_len`` defaults
+      to the model's and the step's token and sequence budgets to the GPU's tier
+      (:func:`osbench.serve.config.server_batch_defaults`) when they are named.
+    - ``engine``: ``"native"`` (Rust, the default) or ``"reference"`` (readable Python); the
+      two give equal results.
+    - ``record``: keep every step's detail in ``result.record``.
+
+    >>> import osbench as ob
+    >>> reqs = ob.serve.Requests.poisson(50, rate=5.0, seed=1)
+    >>> r = ob.serve.simulate(reqs, model="llama-3-8b", gpu="h100")
+    >>> r.summary().requests, bool(r.ttft.min() > 0)
+    (50, True)
+    """
+    engine = _checks.engine(engine)
+    unknown = sorted(set(config) - set(_CONFIG_FIELDS))
+    if unknown:
+        raise ArgumentTypeError(
+            f"{unknown[0]}={config[unknown[0]]!r} is not accepted: simulate takes engine, model, gpu, tp, step_time, "
+            f"num_blocks, record and the EngineConfig fields {', '.join(_CONFIG_FIELDS)}"
+        )
+    m = None if model is None else Model.preset(model)
+    g = None if gpu is None else GPU.preset(gpu)
+    if tp is not None and m is None:
+        raise ArgumentError(f"tp={tp!r} is not accepted without model: it is the model's tensor-parallel degree")
+    if m is not None:
+        config.setdefault("max_model_len", m.max_model_len)
+    if g is not None and ("max_num_batched_tokens" not in config or "max_num_seqs" not in config):
+        batched_tokens, seqs = server_batch_defaults(g.memory_bytes, g.name)
+        config.setdefault("max_num_batched_tokens", batched_tokens)
+        config.setdefault("max_num_seqs", seqs)
+    if step_time is None or num_blocks is None:
+        if m is None or g is None:
+            raise ArgumentError(
+                f"{'model' if m is None else 'gpu'}=None is not accepted without "
+                f"{'step_time' if step_time is None else 'num_blocks'}: name a model and a GPU (presets: "
+                "osbench.serve.MODELS, osbench.serve.GPUS), or give both step_time and num_blocks"
+            )
+        if step_time is None:
+            step_time = StepTime.roofline(m, g, tp)
+        if num_blocks is None:
+            num_blocks = pool_blocks(m, g, tp=tp, block_size=config.get("block_size", EngineConfig.block_size))
+    cfg = EngineConfig(num_blocks=num_blocks, **config)
+    run_engine = native.run if engine == "native" else reference.run
+    run = run_engine(requests, cfg, step_time, record=record)
+    return ServeResult.from_run(run, requests, cfg)

@@ -1,0 +1,285 @@
+//! The serving engine (lecture section 2.8): continuous batching bounded by a paged KV cache
+//! with prefix caching, as vLLM 0.33.0's v1 scheduler runs it (synchronous scheduling).
+//!
+//! One file per component, mirroring `python/osbench/serve/reference.py`, which states every
+//! rule and cites the vLLM source it follows: [`block_pool`] (free queue, prefix-cache map,
+//! reference counts), [`kv_cache_manager`] (per-request blocks, prefix lookup, slot
+//! allocation, tail-first free), [`queue`] (fcfs deque, priority heap), [`scheduler`] (running
+//! first, preemption by recompute, admission), [`step_time`] (linear and roofline, bit-equal
+//! to `steptime.py`), [`engine`] (the clock and the decode jump) and [`livelock`] (a run
+//! that repeats itself forever is stopped). The engine is held to the
+//! reference step for step: same batches, preemptions, block counts and times.
+
+pub mod block_pool;
+pub mod engine;
+pub mod hash;
+pub mod kv_cache_manager;
+pub mod livelock;
+pub mod queue;
+pub mod request;
+pub mod scheduler;
+pub mod step_time;
+
+#[cfg(test)]
+mod tests;
+
+pub use step_time::{Batch, StepTime, KINDS};
+
+use crate::error::{invalid, Result};
+use std::sync::atomic::AtomicBool;
+
+/// The scheduling policies, as vLLM's `SchedulingPolicy` names them.
+pub const POLICIES: [&str; 2] = ["fcfs", "priority"];
+
+/// The longest prompt or output accepted, in tokens (`requests.py: MAX_TOKENS`).
+pub const MAX_TOKENS: i64 = (1 << 31) - 1;
+
+/// What the scheduler reads (`python/osbench/serve/config.py: EngineConfig`, whose defaults
+/// and checks are the ones users meet; these are the checks the engine itself needs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// KV blocks in the pool, vLLM's null block (block 0) included.
+    pub num_blocks: u64,
+    pub block_size: u64,
+    pub max_num_batched_tokens: u64,
+    pub max_num_seqs: usize,
+    pub max_model_len: u64,
+    pub enable_chunked_prefill: bool,
+    /// Cap on one request's new tokens per step, 0 for none.
+    pub long_prefill_token_threshold: u64,
+    pub enable_prefix_caching: bool,
+    /// `policy="priority"` (else fcfs).
+    pub priority: bool,
+    /// Blocks kept free when admitting while others run (`EngineConfig.watermark_blocks`).
+    pub watermark_blocks: u64,
+    pub scheduler_reserve_full_isl: bool,
+}
+
+impl Config {
+    /// The configuration with `policy` by name.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        num_blocks: u64,
+        block_size: u64,
+        max_num_batched_tokens: u64,
+        max_num_seqs: u64,
+        max_model_len: u64,
+        enable_chunked_prefill: bool,
+        long_prefill_token_threshold: u64,
+        enable_prefix_caching: bool,
+        policy: &str,
+        watermark_blocks: u64,
+        scheduler_reserve_full_isl: bool,
+    ) -> Result<Self> {
+        if !POLICIES.contains(&policy) {
+            return Err(invalid("policy", format!("{policy:?}"), format!("one of {}", POLICIES.join(", "))));
+        }
+        let positive = [
+            ("num_blocks", num_blocks),
+            ("block_size", block_size),
+            ("max_num_batched_tokens", max_num_batched_tokens),
+            ("max_num_seqs", max_num_seqs),
+            ("max_model_len", max_model_len),
+        ];
+        for (name, value) in positive {
+            if value == 0 || value > 1 << 62 {
+                return Err(invalid(name, value, "a positive integer up to 2**62"));
+            }
+        }
+        if num_blocks < 2 {
+            return Err(invalid("num_blocks", num_blocks, "at least 2 (block 0 is vLLM's null block)"));
+        }
+        if max_num_batched_tokens < max_num_seqs {
+            return Err(invalid(
+                "max_num_batched_tokens",
+                max_num_batched_tokens,
+                format!("at least max_num_seqs={max_num_seqs}"),
+            ));
+        }
+        if !enable_chunked_prefill && max_num_batched_tokens < max_model_len {
+            return Err(invalid(
+                "max_num_batched_tokens",
+                max_num_batched_tokens,
+                format!("at least max_model_len={max_model_len} without chunked prefill"),
+            ));
+        }
+        Ok(Config {
+            num_blocks,
+            block_size,
+            max_num_batched_tokens,
+            max_num_seqs: max_num_seqs as usize,
+            max_model_len,
+            enable_chunked_prefill,
+            long_prefill_token_threshold,
+            enable_prefix_caching,
+            priority: policy == "priority",
+            watermark_blocks,
+            scheduler_reserve_full_isl,
+        })
+    }
+}
+
+/// The requests, in arrival order (`python/osbench/serve/requests.py: Requests`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Requests<'a> {
+    /// Seconds: finite, >= 0, non-decreasing.
+    pub arrival: &'a [f64],
+    /// Tokens, from 1 to [`MAX_TOKENS`].
+    pub prompt_len: &'a [i64],
+    pub output_len: &'a [i64],
+    /// One per request, or empty (all 0). Smaller is more urgent.
+    pub priority: &'a [i64],
+    /// With prefix caching: the content keys of every prompt's full blocks
+    /// (`Requests.prompt_block_keys(block_size)`), request `i`'s being
+    /// `keys[key_offsets[i]..key_offsets[i + 1]]`. Unused (may be empty) without.
+    pub keys: &'a [u64],
+    pub key_offsets: &'a [i64],
+}
+
+/// How to run.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// Keep every step's detail ([`Record`]).
+    pub record: bool,
+    /// Skip decode-only stretches in one jump (the results are the same either way).
+    pub jump: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { record: false, jump: true }
+    }
+}
+
+/// Every step's detail (`run.py: StepRecord`): ragged lists as flat arrays with offsets.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Record {
+    pub scheduled_offsets: Vec<i64>,
+    pub scheduled_request: Vec<i64>,
+    pub scheduled_tokens: Vec<i64>,
+    pub preempted_offsets: Vec<i64>,
+    pub preempted_request: Vec<i64>,
+    pub admitted_offsets: Vec<i64>,
+    pub admitted_request: Vec<i64>,
+    pub admitted_hit_tokens: Vec<i64>,
+    pub free_blocks: Vec<i64>,
+}
+
+/// One run (`run.py: EngineRun`): per request, then per step.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Run {
+    pub admitted: Vec<f64>,
+    pub first_token: Vec<f64>,
+    pub finish: Vec<f64>,
+    pub preemptions: Vec<i64>,
+    pub cached_tokens: Vec<i64>,
+    pub start: Vec<f64>,
+    pub duration: Vec<f64>,
+    pub num_seqs: Vec<i64>,
+    pub prefill_seqs: Vec<i64>,
+    pub prefill_tokens: Vec<i64>,
+    pub decode_seqs: Vec<i64>,
+    pub context_tokens: Vec<i64>,
+    pub attention_pairs: Vec<i64>,
+    pub num_preempted: Vec<i64>,
+    pub num_waiting: Vec<i64>,
+    pub blocks_used: Vec<i64>,
+    pub blocks_cached: Vec<i64>,
+    pub record: Option<Record>,
+    /// Steps taken by the decode jump rather than one by one (0 with `jump: false`).
+    pub jumped_steps: u64,
+}
+
+/// Serve `requests` with the engine `config` describes, each step taking `step_time`.
+/// Refuses (`Error::InvalidArgument`) what no engine can serve, as `run.py: check_requests`
+/// does, so that every run ends; stops with `Error::Interrupted` when `cancel` is raised.
+pub fn simulate(
+    requests: &Requests,
+    config: &Config,
+    step_time: &StepTime,
+    options: Options,
+    cancel: &AtomicBool,
+) -> Result<Run> {
+    check_requests(requests, config)?;
+    engine::run(requests, config, step_time, options, cancel)
+}
+
+fn check_requests(r: &Requests, cfg: &Config) -> Result<()> {
+    let n = r.arrival.len();
+    if n >= u32::MAX as usize {
+        return Err(invalid("arrival", format!("{n} requests"), "fewer than 2**32 - 1 requests"));
+    }
+    let per_request = [("prompt_len", r.prompt_len.len()), ("output_len", r.output_len.len())];
+    for (name, len) in per_request {
+        if len != n {
+            return Err(invalid(name, format!("{len} entries"), format!("{n} entries, one per request")));
+        }
+    }
+    if !r.priority.is_empty() && r.priority.len() != n {
+        return Err(invalid(
+            "priority",
+            format!("{} entries", r.priority.len()),
+            format!("{n} entries, one per request (or none)"),
+        ));
+    }
+    let mut last = 0.0;
+    for (i, &a) in r.arrival.iter().enumerate() {
+        if !(a.is_finite() && a >= 0.0) {
+            return Err(invalid("arrival", format!("{a} at index {i}"), "finite numbers >= 0 (seconds)"));
+        }
+        if a < last {
+            return Err(invalid("arrival", format!("{a} at index {i}"), "non-decreasing times (arrival order)"));
+        }
+        last = a;
+    }
+    for (name, values) in [("prompt_len", r.prompt_len), ("output_len", r.output_len)] {
+        if let Some(i) = values.iter().position(|&v| !(1..=MAX_TOKENS).contains(&v)) {
+            return Err(invalid(
+                name,
+                format!("{} at index {i}", values[i]),
+                format!("integers from 1 to {MAX_TOKENS}"),
+            ));
+        }
+    }
+    for i in 0..n {
+        let total = (r.prompt_len[i] + r.output_len[i]) as u64;
+        if total > cfg.max_model_len {
+            return Err(invalid(
+                "requests",
+                format!("request {i}"),
+                format!("prompt_len + output_len within max_model_len={}", cfg.max_model_len),
+            ));
+        }
+        if (total - 1).div_ceil(cfg.block_size) > cfg.num_blocks - 1 {
+            return Err(invalid(
+                "requests",
+                format!("request {i}"),
+                format!(
+                    "prompt_len + output_len - 1 tokens in the {} blocks of block_size={} the pool has",
+                    cfg.num_blocks - 1,
+                    cfg.block_size
+                ),
+            ));
+        }
+    }
+    if cfg.enable_prefix_caching {
+        let o = r.key_offsets;
+        let accepted = || {
+            format!(
+                "{} offsets from 0 to len(keys)={}, request i's count prompt_len[i] // block_size",
+                n + 1,
+                r.keys.len()
+            )
+        };
+        if o.len() != n + 1 || o[0] != 0 || o[n] != r.keys.len() as i64 {
+            return Err(invalid("key_offsets", format!("{} offsets", o.len()), accepted()));
+        }
+        for i in 0..n {
+            let count = o[i + 1].checked_sub(o[i]).unwrap_or(-1);
+            if count != r.prompt_len[i] / cfg.block_size as i64 {
+                return Err(invalid("key_offsets", format!("{count} keys for request {i}"), accepted()));
+            }
+        }
+    }
+    Ok(())
+}

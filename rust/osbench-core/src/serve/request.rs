@@ -1,0 +1,90 @@
+//! A request as the engine sees it (`vllm/v1/request.py: Request`): its progress, its status
+//! and the hashes of its full blocks.
+
+use super::hash::{block_hash, private_content, ROOT_HASH};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Waiting,
+    Running,
+    Preempted,
+    Finished,
+}
+
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub index: u32,
+    pub arrival: f64,
+    /// Smaller is more urgent (vLLM's convention).
+    pub priority: i64,
+    pub prompt_len: u64,
+    pub output_len: u64,
+    pub status: Status,
+    /// Tokens whose KV is in the cache (or being computed in the current step).
+    pub num_computed_tokens: u64,
+    pub num_output_tokens: u64,
+    /// One hash per full block of the known tokens (prompt, then outputs), chained
+    /// (`Request.update_block_hashes`); empty and never extended without prefix caching.
+    pub block_hashes: Vec<u64>,
+    hashed: bool,
+}
+
+impl Request {
+    /// A new arrival. `keys`: the content keys of its prompt's full blocks
+    /// (`Requests.prompt_block_keys`), or None without prefix caching.
+    pub fn new(
+        index: u32,
+        arrival: f64,
+        priority: i64,
+        prompt_len: u64,
+        output_len: u64,
+        keys: Option<&[u64]>,
+    ) -> Self {
+        let mut block_hashes = Vec::new();
+        if let Some(keys) = keys {
+            block_hashes.reserve_exact(keys.len());
+            let mut parent = ROOT_HASH;
+            for &key in keys {
+                parent = block_hash(parent, key);
+                block_hashes.push(parent);
+            }
+        }
+        Request {
+            index,
+            arrival,
+            priority,
+            prompt_len,
+            output_len,
+            status: Status::Waiting,
+            num_computed_tokens: 0,
+            num_output_tokens: 0,
+            block_hashes,
+            hashed: keys.is_some(),
+        }
+    }
+
+    /// Prompt and output tokens so far.
+    #[inline]
+    pub fn num_tokens(&self) -> u64 {
+        self.prompt_len + self.num_output_tokens
+    }
+
+    /// `count` more output tokens (`append_output_token_ids`), and the hash of every block
+    /// they fill: the content of those blocks is the request's own.
+    pub fn append_output_tokens(&mut self, count: u64, block_size: u64) {
+        self.num_output_tokens += count;
+        if self.hashed {
+            let full = self.num_tokens() / block_size;
+            while (self.block_hashes.len() as u64) < full {
+                let k = self.block_hashes.len() as u64;
+                let parent = self.block_hashes.last().copied().unwrap_or(ROOT_HASH);
+                self.block_hashes.push(block_hash(parent, private_content(u64::from(self.index), k)));
+            }
+        }
+    }
+
+    /// A finished request keeps only its counts.
+    pub fn release(&mut self) {
+        self.block_hashes = Vec::new();
+    }
+}

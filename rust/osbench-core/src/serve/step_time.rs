@@ -1,0 +1,110 @@
+//! How long one engine step takes: `python/osbench/serve/steptime.py`'s models, performing
+//! the same floating-point operations in the same order, so the times are bit-equal.
+
+use crate::error::{invalid, Result};
+
+/// What one engine step computes (`steptime.py: Batch`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Batch {
+    pub num_seqs: u64,
+    pub prefill_seqs: u64,
+    pub prefill_tokens: u64,
+    pub decode_seqs: u64,
+    pub context_tokens: u64,
+    pub attention_pairs: u64,
+}
+
+/// A step-time model, from `StepTime.spec()`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum StepTime {
+    /// `(a, b_prefill_token, c_decode_seq, d_context_token)`.
+    Linear([f64; 4]),
+    /// `(overhead, peak_flops, bandwidth, flops_per_token, flops_per_seq, flops_per_pair,
+    /// dense_bytes, expert_bytes, experts, expert_miss, kv_bytes_per_token)`.
+    Roofline([f64; 11]),
+}
+
+/// The kinds, as `StepTime.kind` names them, with their number of coefficients.
+pub const KINDS: [(&str, usize); 2] = [("linear", 4), ("roofline", 11)];
+
+/// Python's `max(a, b)`: `b` only if it is strictly larger.
+#[inline]
+fn py_max(a: f64, b: f64) -> f64 {
+    if b > a {
+        b
+    } else {
+        a
+    }
+}
+
+/// `x ** n` by squaring (`steptime.py: _power`).
+#[inline]
+fn power(mut x: f64, mut n: u64) -> f64 {
+    let mut result = 1.0;
+    while n > 0 {
+        if n & 1 == 1 {
+            result *= x;
+        }
+        x *= x;
+        n >>= 1;
+    }
+    result
+}
+
+impl StepTime {
+    /// The model `kind` with these coefficients.
+    pub fn new(kind: &str, coefficients: &[f64]) -> Result<Self> {
+        let accepted = || format!("one of {}", KINDS.map(|(k, _)| format!("{k:?}")).join(", "));
+        let &(_, count) =
+            KINDS.iter().find(|(k, _)| *k == kind).ok_or_else(|| invalid("kind", format!("{kind:?}"), accepted()))?;
+        if coefficients.len() != count {
+            return Err(invalid(
+                "coefficients",
+                format!("{} numbers", coefficients.len()),
+                format!("{count} numbers for a {kind} model"),
+            ));
+        }
+        Ok(match kind {
+            "linear" => StepTime::Linear(coefficients.try_into().expect("length checked")),
+            _ => StepTime::Roofline(coefficients.try_into().expect("length checked")),
+        })
+    }
+
+    /// The step's duration in seconds, unchecked (`StepTime.__call__`).
+    pub fn seconds(&self, b: &Batch) -> f64 {
+        match self {
+            StepTime::Linear([a, per_prefill_token, per_decode_seq, per_context_token]) => {
+                a + per_prefill_token * b.prefill_tokens as f64
+                    + per_decode_seq * b.decode_seqs as f64
+                    + per_context_token * b.context_tokens as f64
+            }
+            StepTime::Roofline(
+                [overhead, peak_flops, bandwidth, flops_per_token, flops_per_seq, flops_per_pair, dense_bytes, expert_bytes, experts, expert_miss, kv_bytes_per_token],
+            ) => {
+                let new = b.prefill_tokens + b.decode_seqs;
+                let linear_flops = flops_per_token * new as f64 + flops_per_seq * b.num_seqs as f64;
+                let touched = experts * (1.0 - power(*expert_miss, new));
+                let weight_bytes = dense_bytes + expert_bytes * touched;
+                let linear = py_max(linear_flops / peak_flops, weight_bytes / bandwidth);
+                let attention_flops = flops_per_pair * b.attention_pairs as f64;
+                let kv_bytes = kv_bytes_per_token * (b.context_tokens + new) as f64;
+                let attention = py_max(attention_flops / peak_flops, kv_bytes / bandwidth);
+                overhead + linear + attention
+            }
+        }
+    }
+
+    /// The step's duration, checked as `run.py: step_duration` checks it: finite, >= 0.
+    pub fn duration(&self, b: &Batch) -> Result<f64> {
+        let seconds = self.seconds(b);
+        if seconds >= 0.0 && seconds.is_finite() {
+            Ok(seconds)
+        } else {
+            Err(invalid(
+                "step_time",
+                format!("{self:?}"),
+                format!("a model giving a finite number of seconds >= 0; it gives {seconds} for {b:?}"),
+            ))
+        }
+    }
+}

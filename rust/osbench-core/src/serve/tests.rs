@@ -1,0 +1,282 @@
+use super::block_pool::BlockPool;
+use super::*;
+use crate::error::Error;
+use std::sync::atomic::AtomicBool;
+
+/// Binary fractions keep every time exact: 1 s a step, 0.25 s a prefill token, 0.5 s a decode.
+const STEP: StepTime = StepTime::Linear([1.0, 0.25, 0.5, 0.0]);
+
+fn config(num_blocks: u64, block_size: u64, budget: u64, seqs: u64, max_len: u64) -> Config {
+    Config::new(num_blocks, block_size, budget, seqs, max_len, true, 0, true, "fcfs", 0, true).unwrap()
+}
+
+fn run(reqs: &Requests, cfg: &Config, options: Options) -> Result<Run> {
+    simulate(reqs, cfg, &STEP, options, &AtomicBool::new(false))
+}
+
+const RECORD: Options = Options { record: true, jump: true };
+
+/// Step `j`'s scheduled (request, tokens).
+fn scheduled(run: &Run, j: usize) -> Vec<(i64, i64)> {
+    let r = run.record.as_ref().unwrap();
+    let (a, b) = (r.scheduled_offsets[j] as usize, r.scheduled_offsets[j + 1] as usize);
+    r.scheduled_request[a..b].iter().copied().zip(r.scheduled_tokens[a..b].iter().copied()).collect()
+}
+
+// ------------------------------------------------------------------ the block pool
+
+#[test]
+fn the_free_queue_hands_out_untouched_blocks_in_id_order_then_freed_ones_by_their_end() {
+    let mut pool = BlockPool::new(6, true);
+    assert_eq!(pool.num_free_blocks(), 5); // block 0 is the null block
+    let mut got = Vec::new();
+    pool.get_new_blocks(3, &mut got).unwrap();
+    assert_eq!(got, [1, 2, 3]);
+    pool.cache_block(2, 77);
+    let mut scratch = Vec::new();
+    // Freed last block first: 3 and 1 (no content) to the front, the first of them first; 2
+    // (cached) to the back, behind the untouched 4 and 5.
+    pool.free_blocks([3, 2, 1].into_iter(), &mut scratch);
+    assert_eq!(pool.num_free_blocks(), 5);
+    let mut order = Vec::new();
+    pool.get_new_blocks(5, &mut order).unwrap();
+    assert_eq!(order, [3, 1, 4, 5, 2]);
+    assert_eq!(pool.get_cached_block(77), None); // taking block 2 evicted its content
+    assert_eq!(pool.num_free_blocks(), 0);
+}
+
+#[test]
+fn a_prefix_hit_takes_a_cached_block_out_of_the_middle_of_the_free_queue() {
+    let mut pool = BlockPool::new(5, true);
+    let mut got = Vec::new();
+    pool.get_new_blocks(4, &mut got).unwrap();
+    for (b, h) in [(1, 10), (2, 20), (3, 30), (4, 20)] {
+        pool.cache_block(b, h);
+    }
+    assert_eq!(pool.get_cached_block(20), Some(2)); // the oldest of equal content
+    let mut scratch = Vec::new();
+    pool.free_blocks([1, 2, 3, 4].into_iter(), &mut scratch);
+    pool.touch(&[2]);
+    assert_eq!((pool.num_free_blocks(), pool.ref_cnt(2)), (3, 1));
+    let mut order = Vec::new();
+    pool.get_new_blocks(3, &mut order).unwrap();
+    assert_eq!(order, [1, 3, 4]);
+    assert_eq!((pool.get_cached_block(20), pool.num_cached_hashes()), (Some(2), 1));
+}
+
+#[test]
+fn a_huge_pool_costs_only_the_blocks_a_run_touches() {
+    let mut pool = BlockPool::new(1 << 62, true);
+    let mut got = Vec::new();
+    pool.get_new_blocks(3, &mut got).unwrap();
+    assert_eq!(pool.num_free_blocks(), (1 << 62) - 4);
+}
+
+// ------------------------------------------------------------------ golden runs (tests/serve/test_reference.py)
+
+#[test]
+fn a_prefix_cached_in_a_step_is_hit_by_a_request_admitted_later_in_the_same_step() {
+    let keys = [mix(1, 0), mix(1, 1), mix(1, 0), mix(1, 1)];
+    let reqs = Requests {
+        arrival: &[0.0, 0.0],
+        prompt_len: &[10, 10],
+        output_len: &[3, 3],
+        keys: &keys,
+        key_offsets: &[0, 2, 4],
+        ..Requests::default()
+    };
+    let run = run(&reqs, &config(10, 4, 16, 8, 64), RECORD).unwrap();
+    assert_eq!(scheduled(&run, 0), [(0, 10), (1, 2)]);
+    assert_eq!(run.cached_tokens, [0, 8]);
+    assert_eq!(run.context_tokens, [8, 20, 22]);
+    assert_eq!(run.duration, [1.0 + 12.0 * 0.25, 2.0, 2.0]);
+    assert_eq!((run.first_token, run.finish), (vec![4.0, 4.0], vec![8.0, 8.0]));
+    assert_eq!((run.blocks_cached, run.blocks_used), (vec![2, 2, 4], vec![4, 4, 4]));
+    assert_eq!(run.record.unwrap().free_blocks, [5, 5, 5]);
+}
+
+/// Any distinct content key (the engine only compares them).
+fn mix(content: u64, k: u64) -> u64 {
+    hash::mix64(content << 8 | k)
+}
+
+#[test]
+fn preemption_frees_the_last_running_request_which_recomputes_and_hits_its_own_prefix() {
+    let reqs = Requests { arrival: &[0.0, 0.0], prompt_len: &[3, 3], output_len: &[4, 4], ..Requests::default() };
+    let keys = [mix(5, 0), mix(6, 0)];
+    let reqs = Requests { keys: &keys, key_offsets: &[0, 1, 2], ..reqs };
+    let run = run(&reqs, &config(5, 2, 16, 4, 16), RECORD).unwrap();
+    assert_eq!(run.num_preempted, [0, 0, 1, 0, 0, 0]);
+    assert_eq!(scheduled(&run, 4), [(1, 3)]);
+    assert_eq!(run.start, [0.0, 2.5, 4.5, 6.0, 7.5, 9.25]);
+    assert_eq!((run.first_token, run.finish), (vec![2.5, 2.5], vec![7.5, 10.75]));
+    assert_eq!(run.num_waiting, [0, 0, 1, 1, 0, 0]);
+    let record = run.record.unwrap();
+    assert_eq!((record.admitted_request, record.admitted_hit_tokens), (vec![0, 1, 1], vec![0, 0, 2]));
+}
+
+// ------------------------------------------------------------------ the decode jump
+
+/// xorshift64*: a small deterministic generator for random workloads.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) % n
+    }
+}
+
+#[test]
+fn the_decode_jump_changes_nothing_and_is_taken() {
+    let mut jumped = 0;
+    for seed in 1..=300u64 {
+        let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+        let n = 1 + rng.below(12) as usize;
+        let block_size = [1, 2, 4, 16][rng.below(4) as usize];
+        let mut t = 0.0;
+        let arrival: Vec<f64> = (0..n)
+            .map(|_| {
+                t += [0.0, 0.5, 4.0, 40.0][rng.below(4) as usize];
+                t
+            })
+            .collect();
+        let prompt: Vec<i64> = (0..n).map(|_| 1 + rng.below(60) as i64).collect();
+        let output: Vec<i64> = (0..n).map(|_| 1 + rng.below(200) as i64).collect();
+        let priority: Vec<i64> = (0..n).map(|_| rng.below(3) as i64).collect();
+        let mut keys = Vec::new();
+        let mut offsets = vec![0];
+        for &p in &prompt {
+            keys.extend((0..p as u64 / block_size).map(|k| mix(rng.below(2), k)));
+            offsets.push(keys.len() as i64);
+        }
+        let need = (0..n).map(|i| (prompt[i] + output[i] - 1) as u64).max().unwrap().div_ceil(block_size);
+        let seqs = 1 + rng.below(6);
+        let cfg = Config::new(
+            need + 1 + rng.below(need + 2),
+            block_size,
+            seqs + rng.below(64),
+            seqs,
+            300,
+            true,
+            [0, 3][rng.below(2) as usize],
+            rng.below(2) == 0,
+            ["fcfs", "priority"][rng.below(2) as usize],
+            rng.below(2),
+            rng.below(2) == 0,
+        )
+        .unwrap();
+        let reqs = Requests {
+            arrival: &arrival,
+            prompt_len: &prompt,
+            output_len: &output,
+            priority: &priority,
+            keys: &keys,
+            key_offsets: &offsets,
+        };
+        let stepped = run(&reqs, &cfg, Options { record: true, jump: false });
+        let with_jump = run(&reqs, &cfg, RECORD);
+        match (stepped, with_jump) {
+            (Ok(a), Ok(mut b)) => {
+                jumped += b.jumped_steps;
+                b.jumped_steps = 0;
+                assert_eq!(a, b, "seed {seed}");
+            }
+            (Err(a), Err(b)) => assert_eq!(a, b, "seed {seed}"),
+            (a, b) => panic!("seed {seed}: {a:?} against {b:?}"),
+        }
+    }
+    assert!(jumped > 1000, "the jump took {jumped} steps");
+}
+
+// ------------------------------------------------------------------ runs that cannot end, bad input
+
+#[test]
+fn requests_tied_under_priority_that_preempt_one_another_forever_are_stopped() {
+    let reqs = Requests { arrival: &[0.0, 0.0], prompt_len: &[3, 3], output_len: &[3, 3], ..Requests::default() };
+    let cfg = Config::new(4, 2, 16, 4, 32, true, 1, false, "priority", 0, false).unwrap();
+    match run(&reqs, &cfg, Options::default()) {
+        Err(Error::InvalidArgument { name: "requests", value, accepted }) => {
+            assert_eq!(value, "0, 1");
+            assert!(accepted.contains("preempt one another forever"), "{accepted}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let fcfs = Config { priority: false, ..cfg };
+    assert!(run(&reqs, &fcfs, Options::default()).is_ok());
+}
+
+#[test]
+fn bad_input_is_an_error_never_a_panic() {
+    let good = Requests { arrival: &[0.0, 1.0], prompt_len: &[20, 30], output_len: &[5, 5], ..Requests::default() };
+    let keys = [1, 2, 3, 4, 5];
+    let good = Requests { keys: &keys, key_offsets: &[0, 2, 5], ..good };
+    let cfg = config(100, 8, 64, 4, 64);
+    assert!(run(&good, &cfg, Options::default()).is_ok());
+    let bad = [
+        Requests { prompt_len: &[-20, 30], ..good },
+        Requests { prompt_len: &[0, 30], ..good },
+        Requests { output_len: &[5, 1 << 40], ..good },
+        Requests { output_len: &[5], ..good },
+        Requests { arrival: &[0.0, f64::NAN], ..good },
+        Requests { arrival: &[2.0, 1.0], ..good },
+        Requests { arrival: &[-1.0, 1.0], ..good },
+        Requests { priority: &[1], ..good },
+        Requests { key_offsets: &[], ..good },
+        Requests { key_offsets: &[0, 3, 5], ..good },
+        Requests { key_offsets: &[0, i64::MIN, 5], ..good },
+        Requests { key_offsets: &[0, 2, 7], ..good },
+        Requests { output_len: &[5, 60], ..good }, // longer than max_model_len
+    ];
+    for (i, reqs) in bad.iter().enumerate() {
+        assert!(matches!(run(reqs, &cfg, Options::default()), Err(Error::InvalidArgument { .. })), "case {i}");
+    }
+    let too_small = config(3, 8, 64, 4, 64); // request 1 needs 5 blocks
+    assert!(matches!(run(&good, &too_small, Options::default()), Err(Error::InvalidArgument { .. })));
+    for (budget, seqs, chunked, policy) in [(64, 100, true, "fcfs"), (32, 4, false, "fcfs"), (64, 4, true, "lifo")] {
+        assert!(Config::new(100, 8, budget, seqs, 64, chunked, 0, true, policy, 0, true).is_err());
+    }
+    assert!(Config::new(100, 0, 64, 4, 64, true, 0, true, "fcfs", 0, true).is_err());
+    assert!(StepTime::new("cubic", &[1.0]).is_err() && StepTime::new("linear", &[1.0]).is_err());
+    let negative = StepTime::new("linear", &[-1.0, 0.0, 0.0, 0.0]).unwrap();
+    let result = simulate(&good, &cfg, &negative, Options::default(), &AtomicBool::new(false));
+    assert!(matches!(result, Err(Error::InvalidArgument { name: "step_time", .. })));
+}
+
+#[test]
+fn a_raised_cancel_flag_stops_a_run() {
+    let n = 20_000;
+    let arrival = vec![0.0; n];
+    let lengths = vec![100; n];
+    let reqs = Requests { arrival: &arrival, prompt_len: &lengths, output_len: &lengths, ..Requests::default() };
+    let cfg = Config { enable_prefix_caching: false, ..config(10_000, 16, 8192, 256, 1024) };
+    let result = simulate(&reqs, &cfg, &STEP, Options::default(), &AtomicBool::new(true));
+    assert_eq!(result, Err(Error::Interrupted));
+}
+
+// ------------------------------------------------------------------ step times (tests/serve/test_steptime.py)
+
+#[test]
+fn step_times_follow_steptime_py_operation_by_operation() {
+    let b = Batch {
+        num_seqs: 3,
+        prefill_seqs: 1,
+        prefill_tokens: 100,
+        decode_seqs: 2,
+        context_tokens: 500,
+        attention_pairs: 5_000,
+    };
+    let linear = StepTime::new("linear", &[0.1, 0.3, 0.7, 0.013]).unwrap();
+    assert_eq!(linear.seconds(&b), 0.1 + 0.3 * 100.0 + 0.7 * 2.0 + 0.013 * 500.0);
+    // A mixture of experts: 1 - miss ** new, the power by squaring.
+    let c = [1e-3, 1e14, 1e12, 2e10, 5e8, 1e6, 1e9, 2e8, 8.0, 0.75, 1e5];
+    let roofline = StepTime::new("roofline", &c).unwrap();
+    let new = 102.0;
+    let touched = 8.0 * (1.0 - 0.75_f64.powi(102));
+    let expected = 1e-3
+        + f64::max((2e10 * new + 5e8 * 3.0) / 1e14, (1e9 + 2e8 * touched) / 1e12)
+        + f64::max(1e6 * 5_000.0 / 1e14, 1e5 * 602.0 / 1e12);
+    assert!((roofline.seconds(&b) / expected - 1.0).abs() < 1e-12);
+}

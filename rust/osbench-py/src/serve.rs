@@ -1,0 +1,173 @@
+//! The serving engine: one call runs the engine over the requests' arrays and returns the
+//! run's arrays (`osbench.serve.run.EngineRun`'s fields) by name.
+
+use crate::errors::ArgumentError;
+use crate::errors::ToPyResult;
+use crate::interrupt;
+use numpy::{IntoPyArray, PyReadonlyArray1};
+use osbench_core::serve::{simulate, Config, Options, Record, Requests, Run, StepTime, POLICIES};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("SERVE_POLICIES", POLICIES.to_vec())?;
+    m.add_function(wrap_pyfunction!(serve_simulate, m)?)?;
+    Ok(())
+}
+
+fn slice<'a, T: numpy::Element>(name: &str, a: &'a PyReadonlyArray1<'_, T>) -> PyResult<&'a [T]> {
+    a.as_slice().map_err(|_| ArgumentError::new_err(format!("{name} must be a C-contiguous 1-D array")))
+}
+
+fn optional<'a, T: numpy::Element>(name: &str, a: &'a Option<PyReadonlyArray1<'_, T>>) -> PyResult<&'a [T]> {
+    match a {
+        Some(a) => slice(name, a),
+        None => Ok(&[]),
+    }
+}
+
+/// Serve the requests. `keys` and `key_offsets`: the prompts' block keys
+/// (`Requests.prompt_block_keys(block_size)`), required with prefix caching. `step_time`:
+/// `StepTime.spec()`, a kind and its coefficients. Returns (the per-request and per-step
+/// arrays by name, the step records by name or None, the steps the decode jump took).
+#[pyfunction]
+#[pyo3(signature = (
+    arrival, prompt_len, output_len, priority, keys, key_offsets, *,
+    num_blocks, block_size, max_num_batched_tokens, max_num_seqs, max_model_len,
+    enable_chunked_prefill, long_prefill_token_threshold, enable_prefix_caching, policy,
+    watermark_blocks, scheduler_reserve_full_isl, step_kind, step_coefficients,
+    record=false, jump=true,
+))]
+#[allow(clippy::too_many_arguments)]
+fn serve_simulate<'py>(
+    py: Python<'py>,
+    arrival: PyReadonlyArray1<'py, f64>,
+    prompt_len: PyReadonlyArray1<'py, i64>,
+    output_len: PyReadonlyArray1<'py, i64>,
+    priority: Option<PyReadonlyArray1<'py, i64>>,
+    keys: Option<PyReadonlyArray1<'py, u64>>,
+    key_offsets: Option<PyReadonlyArray1<'py, i64>>,
+    num_blocks: u64,
+    block_size: u64,
+    max_num_batched_tokens: u64,
+    max_num_seqs: u64,
+    max_model_len: u64,
+    enable_chunked_prefill: bool,
+    long_prefill_token_threshold: u64,
+    enable_prefix_caching: bool,
+    policy: &str,
+    watermark_blocks: u64,
+    scheduler_reserve_full_isl: bool,
+    step_kind: &str,
+    step_coefficients: Vec<f64>,
+    record: bool,
+    jump: bool,
+) -> PyResult<(Bound<'py, PyDict>, Option<Bound<'py, PyDict>>, u64)> {
+    let requests = Requests {
+        arrival: slice("arrival", &arrival)?,
+        prompt_len: slice("prompt_len", &prompt_len)?,
+        output_len: slice("output_len", &output_len)?,
+        priority: optional("priority", &priority)?,
+        keys: optional("keys", &keys)?,
+        key_offsets: optional("key_offsets", &key_offsets)?,
+    };
+    let config = Config::new(
+        num_blocks,
+        block_size,
+        max_num_batched_tokens,
+        max_num_seqs,
+        max_model_len,
+        enable_chunked_prefill,
+        long_prefill_token_threshold,
+        enable_prefix_caching,
+        policy,
+        watermark_blocks,
+        scheduler_reserve_full_isl,
+    )
+    .py_err()?;
+    let step_time = StepTime::new(step_kind, &step_coefficients).py_err()?;
+    let options = Options { record, jump };
+    // Every output token is at least one request-step of work.
+    let items = requests.output_len.iter().map(|&o| o.max(0) as usize).fold(0usize, usize::saturating_add);
+    let run = interrupt::run_sized(py, items, |cancel| simulate(&requests, &config, &step_time, options, cancel))?;
+    to_python(py, run)
+}
+
+fn to_python(py: Python<'_>, run: Run) -> PyResult<(Bound<'_, PyDict>, Option<Bound<'_, PyDict>>, u64)> {
+    let out = PyDict::new(py);
+    let Run {
+        admitted,
+        first_token,
+        finish,
+        preemptions,
+        cached_tokens,
+        start,
+        duration,
+        num_seqs,
+        prefill_seqs,
+        prefill_tokens,
+        decode_seqs,
+        context_tokens,
+        attention_pairs,
+        num_preempted,
+        num_waiting,
+        blocks_used,
+        blocks_cached,
+        record,
+        jumped_steps,
+    } = run;
+    for (name, column) in [("admitted", admitted), ("first_token", first_token), ("finish", finish)] {
+        out.set_item(name, column.into_pyarray(py))?;
+    }
+    out.set_item("start", start.into_pyarray(py))?;
+    out.set_item("duration", duration.into_pyarray(py))?;
+    let counts = [
+        ("preemptions", preemptions),
+        ("cached_tokens", cached_tokens),
+        ("num_seqs", num_seqs),
+        ("prefill_seqs", prefill_seqs),
+        ("prefill_tokens", prefill_tokens),
+        ("decode_seqs", decode_seqs),
+        ("context_tokens", context_tokens),
+        ("attention_pairs", attention_pairs),
+        ("num_preempted", num_preempted),
+        ("num_waiting", num_waiting),
+        ("blocks_used", blocks_used),
+        ("blocks_cached", blocks_cached),
+    ];
+    for (name, column) in counts {
+        out.set_item(name, column.into_pyarray(py))?;
+    }
+    let record = match record {
+        None => None,
+        Some(Record {
+            scheduled_offsets,
+            scheduled_request,
+            scheduled_tokens,
+            preempted_offsets,
+            preempted_request,
+            admitted_offsets,
+            admitted_request,
+            admitted_hit_tokens,
+            free_blocks,
+        }) => {
+            let r = PyDict::new(py);
+            let columns = [
+                ("scheduled_offsets", scheduled_offsets),
+                ("scheduled_request", scheduled_request),
+                ("scheduled_tokens", scheduled_tokens),
+                ("preempted_offsets", preempted_offsets),
+                ("preempted_request", preempted_request),
+                ("admitted_offsets", admitted_offsets),
+                ("admitted_request", admitted_request),
+                ("admitted_hit_tokens", admitted_hit_tokens),
+                ("free_blocks", free_blocks),
+            ];
+            for (name, column) in columns {
+                r.set_item(name, column.into_pyarray(py))?;
+            }
+            Some(r)
+        }
+    };
+    Ok((out, record, jumped_steps))
+}

@@ -1,0 +1,448 @@
+"""The native serving engine against the reference, step for step; the decode jump; bad input;
+Ctrl-C; and cross-checks with osbench's scheduling and radix-tree simulators."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import fields
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import osbench as ob
+from osbench import _native
+from osbench.errors import ArgumentError, ArgumentTypeError
+from osbench.serve import native, reference, simulate
+from osbench.serve.config import POLICIES, EngineConfig
+from osbench.serve.requests import Requests
+from osbench.serve.run import EngineRun, StepRecord
+from osbench.serve.steptime import Batch, StepTime
+
+# Coefficients that are not binary fractions: the times are equal only if the arithmetic is.
+LINEAR = StepTime.linear(0.0037, 1.3e-5, 7.1e-4, 3.3e-7)
+ROOFLINES = (
+    StepTime.roofline("llama-3-8b", "h100-sxm"),
+    StepTime.roofline("mixtral-8x7b", "l40s", tp=4),  # experts: the x ** n product
+    StepTime.roofline("llama-3-70b", "a100-80gb", tp=8),
+)
+
+
+def assert_same(a: EngineRun, b: EngineRun) -> None:
+    """Every array equal, times bit for bit; the first differing step is named."""
+    if a.record is not None and b.record is not None:
+        for j in range(min(a.num_steps, b.num_steps)):
+            assert a.record.step(j) == b.record.step(j), f"first difference at step {j}"
+        for f in fields(StepRecord):
+            np.testing.assert_array_equal(getattr(a.record, f.name), getattr(b.record, f.name), err_msg=f.name)
+    for f in fields(EngineRun):
+        if f.name != "record":
+            x, y = getattr(a, f.name), getattr(b, f.name)
+            assert x.dtype == y.dtype, f.name
+            np.testing.assert_array_equal(x, y, err_msg=f.name)
+
+
+# --------------------------------------------------------------------------- native == reference
+
+
+@st.composite
+def pressured(draw, max_requests: int = 30, max_output: int = 40):  # type: ignore[no-untyped-def]
+    """Small workloads and configurations that make things happen: few blocks (preemptions,
+    evictions), tiny budgets (chunks), shared prefixes (hits), priorities, every option."""
+    n = draw(st.integers(1, max_requests))
+    block_size = draw(st.sampled_from([1, 2, 4, 8, 16]))
+    prompt = draw(st.lists(st.integers(1, 80), min_size=n, max_size=n))
+    output = draw(st.lists(st.integers(1, max_output), min_size=n, max_size=n))
+    gaps = draw(st.lists(st.sampled_from([0.0, 0.003, 0.05, 1.0, 30.0]), min_size=n, max_size=n))
+    source_block = draw(st.sampled_from([4, 8, 16]))
+    alphabet = draw(st.integers(1, 3))  # few distinct ids: many shared prefixes
+    content = None
+    if draw(st.booleans()):
+        content = [[draw(st.integers(0, alphabet - 1)) for _ in range(-(-p // source_block))] for p in prompt]
+    priority = draw(st.one_of(st.none(), st.lists(st.integers(0, 2), min_size=n, max_size=n)))
+    need = max(-(-(p + o - 1) // block_size) for p, o in zip(prompt, output))
+    seqs = draw(st.integers(1, 8))
+    chunked = draw(st.booleans())
+    max_len = max(p + o for p, o in zip(prompt, output)) + draw(st.sampled_from([0, 7]))
+    cfg = EngineConfig(
+        num_blocks=need + 1 + draw(st.integers(0, 2 * need)),
+        block_size=block_size,
+        max_num_batched_tokens=max(draw(st.integers(seqs, 96)), seqs if chunked else max_len),
+        max_num_seqs=seqs,
+        max_model_len=max_len,
+        enable_chunked_prefill=chunked,
+        long_prefill_token_threshold=min(draw(st.sampled_from([0, 3, 7])), max_len) if chunked else 0,
+        enable_prefix_caching=draw(st.booleans()),
+        policy=draw(st.sampled_from(POLICIES)),
+        watermark=draw(st.sampled_from([0.0, 0.1, 0.3])),
+        scheduler_reserve_full_isl=draw(st.booleans()),
+    )
+    reqs = Requests(np.cumsum(gaps), prompt, output, blocks=content, priority=priority, source_block=source_block)
+    return reqs, cfg
+
+
+@settings(max_examples=250, deadline=None)
+@given(pressured(), st.sampled_from([LINEAR, *ROOFLINES]))
+def test_native_equals_the_reference_step_for_step(workload, step_time) -> None:  # type: ignore[no-untyped-def]
+    reqs, cfg = workload
+    try:
+        ours = reference.run(reqs, cfg, step_time, record=True)
+    except ArgumentError as livelock:  # requests tied under priority preempt one another forever
+        for jump in (True, False):
+            with pytest.raises(ArgumentError) as caught:
+                native.run(reqs, cfg, step_time, jump=jump)
+            assert str(caught.value) == str(livelock)
+        return
+    assert_same(ours, native.run(reqs, cfg, step_time, record=True))
+    assert_same(ours, native.run(reqs, cfg, step_time, record=True, jump=False))
+
+
+def test_the_random_workloads_do_exercise_preemption_eviction_hits_and_the_jump() -> None:
+    """What the property test relies on happens, on one seeded workload of the same kind."""
+    rng = np.random.default_rng(5)
+    n = 200
+    prompt = rng.integers(1, 200, n)
+    reqs = Requests(
+        np.cumsum(rng.exponential(0.05, n)),
+        prompt,
+        rng.integers(1, 120, n),
+        blocks=[rng.integers(0, 3, -(-int(p) // 32)) for p in prompt],
+        priority=rng.integers(0, 3, n),
+        source_block=32,
+    )
+    for policy in POLICIES:
+        cfg = EngineConfig(
+            num_blocks=60, block_size=8, max_num_batched_tokens=48, max_num_seqs=6, max_model_len=512, policy=policy
+        )
+        ours = reference.run(reqs, cfg, LINEAR, record=True)
+        theirs, jumped = native.simulate_counted(reqs, cfg, LINEAR, record=True)
+        assert_same(ours, theirs)
+        assert ours.preemptions.sum() > 0 and ours.cached_tokens.sum() > 0 and jumped > 0
+        assert (np.diff(ours.blocks_cached) < 0).any()  # the prefix cache evicted
+
+
+def test_simulate_gives_equal_results_with_either_engine() -> None:
+    reqs = Requests.poisson(120, rate=40.0, prompt_len=300, output_len=60, seed=2)
+    kwargs = {"model": "qwen2.5-7b", "gpu": "l40s", "num_blocks": 300, "max_num_batched_tokens": 512}
+    a = simulate(reqs, engine="reference", record=True, **kwargs)
+    b = simulate(reqs, record=True, **kwargs)
+    assert b.summary() == a.summary() and b.preemptions.sum() > 0
+    assert b.config == a.config and b.config.max_model_len == 32768  # the model's
+    for name in ("admitted", "first_token", "finish", "preemptions", "cached_tokens"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    for f in fields(a.steps):
+        np.testing.assert_array_equal(getattr(a.steps, f.name), getattr(b.steps, f.name), err_msg=f.name)
+    for f in fields(StepRecord):
+        np.testing.assert_array_equal(getattr(a.record, f.name), getattr(b.record, f.name), err_msg=f.name)
+
+
+def test_a_run_that_repeats_itself_forever_is_stopped_as_the_reference_stops_it() -> None:
+    # Equal (priority, arrival): vLLM preempts the first running one of them, which keeps
+    # resetting the other's progress (tests/serve/test_vllm_fidelity.py shows vLLM doing it).
+    reqs = Requests([0, 0], [3, 3], [3, 3])
+    cfg = EngineConfig(
+        num_blocks=4,
+        block_size=2,
+        max_num_batched_tokens=16,
+        max_num_seqs=4,
+        max_model_len=32,
+        long_prefill_token_threshold=1,
+        enable_prefix_caching=False,  # with it, a recomputation finds its own blocks and gets on
+        policy="priority",
+        scheduler_reserve_full_isl=False,
+    )
+    message = (
+        "requests=0, 1 is not accepted: requests the scheduler can serve: with policy='priority' these preempt one "
+        "another forever"
+    )
+    for run in (reference.run, native.run):
+        with pytest.raises(ArgumentError, match=message):
+            run(reqs, cfg, LINEAR)
+    # Apart, or first come first served, they are served.
+    assert np.isfinite(native.run(Requests([0, 1e-9], [3, 3], [3, 3]), cfg, LINEAR).finish).all()
+    fcfs = EngineConfig(**{**_fields(cfg), "num_blocks": 4, "policy": "fcfs"})
+    assert_same(reference.run(reqs, fcfs, LINEAR), native.run(reqs, fcfs, LINEAR))
+
+
+# --------------------------------------------------------------------------- the decode jump
+
+
+@settings(max_examples=60, deadline=None)
+@given(pressured(max_requests=12, max_output=400), st.sampled_from([LINEAR, ROOFLINES[1]]))
+def test_the_decode_jump_changes_nothing(workload, step_time) -> None:  # type: ignore[no-untyped-def]
+    reqs, cfg = workload
+    try:
+        stepped = native.run(reqs, cfg, step_time, record=True, jump=False)
+    except ArgumentError as livelock:  # requests tied under priority preempt one another forever
+        with pytest.raises(ArgumentError) as caught:
+            native.run(reqs, cfg, step_time)
+        assert str(caught.value) == str(livelock)
+        return
+    assert_same(stepped, native.run(reqs, cfg, step_time, record=True))
+
+
+@pytest.mark.parametrize("caching", [True, False])
+def test_the_decode_jump_takes_most_steps_of_a_decode_heavy_run(caching: bool) -> None:
+    rng = np.random.default_rng(1)
+    reqs = Requests(np.cumsum(rng.exponential(2.0, 100)), rng.integers(10, 300, 100), rng.integers(50, 800, 100))
+    cfg = EngineConfig(num_blocks=4000, enable_prefix_caching=caching)
+    step_time = ROOFLINES[0]
+    stepped, none = native.simulate_counted(reqs, cfg, step_time, jump=False)
+    jumped_run, jumped = native.simulate_counted(reqs, cfg, step_time)
+    assert none == 0 and jumped > stepped.num_steps / 3
+    assert_same(stepped, jumped_run)
+    assert_same(reference.run(reqs, cfg, step_time), jumped_run)
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+SMALL = Requests([0.0, 0.5], [20, 30], [5, 5])
+
+
+@pytest.mark.parametrize(
+    ("make", "error", "match"),
+    [
+        (lambda: Requests([0], [-3], [1]), ValueError, r"prompt_len\[0\]=-3 is not accepted"),
+        (lambda: Requests([0], [4], [0]), ValueError, r"output_len\[0\]=0 is not accepted"),
+        (lambda: Requests([np.nan], [4], [1]), ValueError, r"arrival\[0\]=nan is not accepted"),
+        (lambda: Requests([2.0, 1.0], [4, 4], [1, 1]), ValueError, "arrivals must be non-decreasing"),
+        (lambda: simulate(SMALL, model="llama-3-8b", gpu="h100", block_size=0), ValueError, "block_size=0"),
+        (lambda: simulate(SMALL, model="llama-2", gpu="h100"), ValueError, "model='llama-2' is not accepted"),
+        (lambda: simulate(SMALL, model="llama-3-8b", gpu="v100"), ValueError, "gpu='v100' is not accepted"),
+        (
+            lambda: simulate(SMALL, model="llama-3-8b", gpu="h100", max_model_len=30),
+            ValueError,
+            r"request 1 is not accepted: prompt_len \+ output_len exceeds max_model_len=30",
+        ),
+        (
+            lambda: simulate(SMALL, step_time=lambda b: 0.01, num_blocks=100),
+            TypeError,
+            "not accepted by the native engine: it takes a StepTime",
+        ),
+        (lambda: simulate(SMALL, model="llama-3-8b", gpu="h100", engine="gpu"), ValueError, "engine='gpu'"),
+        (lambda: simulate(SMALL, model="llama-3-8b", gpu="h100", max_batch=4), TypeError, "max_batch=4 is not"),
+        (lambda: simulate(SMALL, gpu="h100"), ValueError, "model=None is not accepted without step_time"),
+        (lambda: simulate(SMALL, step_time=LINEAR), ValueError, "model=None is not accepted without num_blocks"),
+        (lambda: simulate(SMALL, step_time=LINEAR, num_blocks=100, tp=2), ValueError, "tp=2 is not accepted"),
+        (lambda: simulate([1, 2], model="llama-3-8b", gpu="h100"), TypeError, "requests=list is not accepted"),
+        (lambda: native.run(SMALL, EngineConfig(num_blocks=9), LINEAR, jump=1), TypeError, "jump=1 is not"),
+    ],
+)
+def test_bad_input_is_refused_with_the_argument_named(make, error: type, match: str) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(error, match=match):
+        make()
+
+
+def _binding(**changes):  # type: ignore[no-untyped-def]
+    """``_native.serve_simulate`` on two valid requests, with ``changes``."""
+    args = {
+        "arrival": np.array([0.0, 1.0]),
+        "prompt_len": np.array([20, 30]),
+        "output_len": np.array([5, 5]),
+        "priority": None,
+        "keys": np.array([1, 2, 3, 4, 5], dtype=np.uint64),
+        "key_offsets": np.array([0, 2, 5]),
+        "num_blocks": 100,
+        "block_size": 8,
+        "max_num_batched_tokens": 64,
+        "max_num_seqs": 4,
+        "max_model_len": 64,
+        "enable_chunked_prefill": True,
+        "long_prefill_token_threshold": 0,
+        "enable_prefix_caching": True,
+        "policy": "fcfs",
+        "watermark_blocks": 0,
+        "scheduler_reserve_full_isl": True,
+        "step_kind": "linear",
+        "step_coefficients": [0.01, 0.0, 0.0, 0.0],
+        **changes,
+    }
+    positional = [args.pop(k) for k in ("arrival", "prompt_len", "output_len", "priority", "keys", "key_offsets")]
+    return _native.serve_simulate(*positional, **args)
+
+
+@pytest.mark.parametrize(
+    ("changes", "match"),
+    [
+        ({"prompt_len": np.array([-20, 30])}, "prompt_len=-20 at index 0 is not accepted"),
+        ({"output_len": np.array([5])}, "output_len=1 entries is not accepted"),
+        ({"arrival": np.array([0.0, np.nan])}, "arrival=NaN at index 1 is not accepted"),
+        ({"arrival": np.array([1.0, 0.0])}, "arrival=0 at index 1 is not accepted: non-decreasing"),
+        ({"arrival": np.array([0.0, np.inf])}, "arrival=inf at index 1 is not accepted"),
+        ({"priority": np.array([1])}, "priority=1 entries is not accepted"),
+        ({"key_offsets": np.array([0, 3, 5])}, "key_offsets=3 keys for request 0 is not accepted"),
+        ({"key_offsets": np.array([0, 2, 9])}, "key_offsets=3 offsets is not accepted"),
+        ({"key_offsets": np.array([0, -(2**63), 5])}, f"key_offsets={-(2**63)} keys for request 0"),
+        ({"key_offsets": None}, "key_offsets=0 offsets is not accepted"),
+        ({"block_size": 0}, "block_size=0 is not accepted"),
+        ({"num_blocks": 1}, "num_blocks=1 is not accepted"),
+        ({"num_blocks": 3}, "requests=request 0 is not accepted: prompt_len \\+ output_len - 1 tokens in the 2"),
+        ({"max_model_len": 30}, "requests=request 1 is not accepted: prompt_len \\+ output_len within"),
+        ({"max_num_seqs": 100}, "max_num_batched_tokens=64 is not accepted: at least max_num_seqs=100"),
+        ({"enable_chunked_prefill": False, "max_model_len": 128}, "at least max_model_len=128 without chunked"),
+        ({"policy": "lifo"}, 'policy="lifo" is not accepted'),
+        ({"step_kind": "cubic"}, 'kind="cubic" is not accepted'),
+        ({"step_coefficients": [1.0]}, "coefficients=1 numbers is not accepted: 4 numbers for a linear model"),
+        ({"step_coefficients": [-1.0, 0.0, 0.0, 0.0]}, "step_time=.* is not accepted: a model giving a finite"),
+        ({"step_coefficients": [np.nan, 0.0, 0.0, 0.0]}, "step_time=.* is not accepted"),
+    ],
+)
+def test_the_binding_refuses_bad_input_without_crashing(changes: dict, match: str) -> None:
+    with pytest.raises(ArgumentError, match=match):
+        _binding(**changes)
+
+
+def test_the_binding_takes_only_the_types_it_states() -> None:
+    with pytest.raises(TypeError):
+        _binding(prompt_len=np.array([20.0, 30.0]))
+    with pytest.raises((TypeError, OverflowError)):
+        _binding(num_blocks=-5)
+    assert isinstance(ArgumentTypeError("x"), TypeError)  # the native engine's type errors come from Python
+    columns, record, _ = _binding()
+    assert record is None and columns["finish"].tolist()[0] > 0
+
+
+def test_an_untouched_pool_costs_nothing() -> None:
+    """vLLM's pool size up to 2**62 blocks: only the blocks a run touches exist."""
+    run = native.run(SMALL, EngineConfig(num_blocks=2**62, block_size=4), LINEAR, record=True)
+    assert run.record is not None and run.record.free_blocks[0] == 2**62 - 1 - 5
+    assert_same(
+        reference.run(SMALL, EngineConfig(num_blocks=400, block_size=4), LINEAR),
+        native.run(SMALL, EngineConfig(num_blocks=2**62, block_size=4), LINEAR),
+    )
+
+
+LONG_RUN = """
+import sys, numpy as np
+from osbench.serve import native
+from osbench.serve.config import EngineConfig
+from osbench.serve.requests import Requests
+from osbench.serve.steptime import StepTime
+rng = np.random.default_rng(0)
+reqs = Requests(np.zeros(3000), rng.integers(100, 2000, 3000), rng.integers(500, 2000, 3000))
+cfg = EngineConfig(num_blocks=5000, max_num_seqs=256)
+print("ready", flush=True)
+try:
+    for _ in range(1000):  # minutes of work if nothing stops it
+        native.run(reqs, cfg, StepTime.linear(0.01, 1e-5, 1e-4, 1e-7), jump=False)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+    sys.exit(0)
+sys.exit(3)
+"""
+
+
+def test_ctrl_c_stops_a_long_native_run() -> None:
+    proc = subprocess.Popen([sys.executable, "-c", LONG_RUN], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "ready"
+    time.sleep(1.0)  # let it get into the native loop
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and "interrupted" in out
+
+
+def test_a_long_native_run_releases_the_gil() -> None:
+    rng = np.random.default_rng(0)
+    reqs = Requests(np.zeros(2000), rng.integers(100, 2000, 2000), rng.integers(200, 800, 2000))
+    ticks = 0
+    done = threading.Event()
+
+    def count() -> None:
+        nonlocal ticks
+        while not done.is_set():
+            ticks += 1
+            time.sleep(0)
+
+    worker = threading.Thread(target=count)
+    worker.start()
+    try:
+        before = ticks
+        native.run(reqs, EngineConfig(num_blocks=4000, max_num_seqs=64), LINEAR, jump=False)
+        during = ticks - before
+    finally:
+        done.set()
+        worker.join()
+    assert during > 10  # holding the GIL, the counter would move only at the call's edges
+
+
+# --------------------------------------------------------------------------- cross-checks
+
+
+def test_one_request_at_a_time_at_a_constant_time_per_token_is_fcfs_scheduling() -> None:
+    """``max_num_seqs=1``, no chunking, ``t`` seconds per token: request i is a job of
+    ``t * (prompt_len + output_len - 1)`` seconds (its prefill step, then one step per further
+    output token), served first come first served."""
+    rng = np.random.default_rng(4)
+    n, t = 300, 2.0**-10
+    reqs = Requests(np.cumsum(rng.integers(0, 2000, n)) * 2.0**-10, rng.integers(1, 500, n), rng.integers(1, 300, n))
+    cfg = EngineConfig(
+        num_blocks=100, max_num_seqs=1, max_num_batched_tokens=1024, max_model_len=1024, enable_chunked_prefill=False
+    )
+    served = simulate(reqs, step_time=StepTime.linear(0.0, t, t, 0.0), num_blocks=100, **_fields(cfg))
+    jobs = ob.sched.Workload(reqs.arrival, t * (reqs.prompt_len + reqs.output_len - 1))
+    fcfs = ob.sched.simulate(jobs, "fcfs")
+    assert (fcfs.response > 0).all() and served.queueing.max() > 0  # requests did wait
+    np.testing.assert_array_equal(served.e2e, fcfs.response)
+    np.testing.assert_array_equal(served.admitted, fcfs.first_start)
+
+
+def _fields(cfg: EngineConfig) -> dict:
+    return {f.name: getattr(cfg, f.name) for f in fields(cfg) if f.name != "num_blocks"}
+
+
+def test_at_low_load_ttft_tends_to_the_prefill_time() -> None:
+    step_time = ROOFLINES[0]
+    reqs = Requests.poisson(400, rate=1.0, prompt_len=1000, output_len=100, seed=3)
+    prefill = np.array([step_time(Batch(1, 1, int(p), 0, 0, int(p) * (int(p) + 1) // 2)) for p in reqs.prompt_len])
+    ratio = {}
+    for rate in (0.05, 1.0, 8.0, 30.0):
+        result = simulate(reqs.at_rate(rate), model="llama-3-8b", gpu="h100")
+        ratio[rate] = float(np.mean(result.ttft / prefill))
+    alone = simulate(reqs.at_rate(0.05), model="llama-3-8b", gpu="h100")
+    alone_in_step = alone.steps.num_seqs[np.searchsorted(alone.steps.start, alone.admitted)] == 1
+    isolated = alone_in_step & (alone.admitted == alone.arrival)
+    assert isolated.mean() > 0.9
+    # Alone, the first token comes out one prefill step after the arrival.
+    np.testing.assert_array_equal(alone.first_token[isolated], (alone.arrival + prefill)[isolated])
+    assert 1.0 <= ratio[0.05] < ratio[1.0] < ratio[8.0] < ratio[30.0]
+    assert ratio[0.05] < 1.01 and ratio[30.0] > 1.5
+
+
+def test_prefix_hits_with_unbounded_blocks_are_the_radix_trees() -> None:
+    """With room for every block, a request finds as many blocks as the radix tree of all
+    earlier prompts (over block keys) matches, but for vLLM's rule that the last prompt token is
+    always computed: at most ``(prompt_len - 1) // block_size`` blocks."""
+    conv = Requests.conversations(60, rate=2.0, turns=(1, 6), think_time=5.0, seed=7)
+    sys_prompts = ob.serve.SystemPrompts(count=4, length=300)
+    shared = Requests.poisson(200, rate=3.0, prompt_len=400, output_len=30, system_prompts=sys_prompts, seed=8)
+    for reqs in (conv, shared):
+        block_size = 16
+        keys, offsets = reqs.prompt_block_keys(block_size)
+        tree = ob.radix.RadixCache()
+        expected = np.zeros(len(reqs), dtype=np.int64)
+        for i in range(len(reqs)):
+            own = keys[offsets[i] : offsets[i + 1]].view(np.int64).tolist()
+            usable = (int(reqs.prompt_len[i]) - 1) // block_size
+            expected[i] = tree.match_prefix(own[:usable]).length * block_size
+            tree.insert(own)
+        # One request at a time (a prompt is whole in the cache before the next arrives).
+        spaced = Requests(
+            np.arange(len(reqs)) * 1000.0,
+            reqs.prompt_len,
+            reqs.output_len,
+            blocks=reqs.block_ids,
+            source_block=reqs.source_block,
+            block_offsets=reqs.block_offsets,
+        )
+        result = simulate(spaced, model="llama-3-8b", gpu="h100", num_blocks=10**9)
+        assert expected.sum() > 0.3 * reqs.prompt_len.sum()
+        np.testing.assert_array_equal(result.cached_tokens, expected)
+        hit_rate = result.summary().prefix_hit_rate
+        assert hit_rate == expected.sum() / reqs.prompt_len.sum()
