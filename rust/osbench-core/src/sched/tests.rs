@@ -89,5 +89,5 @@ fn cancel_stops_long_runs() {
     let a: Vec<f64> = (0..n).map(|i| i as f64).collect();
     let s = vec![0.5; n];
     let c = AtomicBool::new(true);
-    assert_eq!(simulate("fcfs", &a, &s, &[], &[], &Params::default(), &c), Err(Error::Interrupted));
+    assert_eq!(simulate("fcfs", &a, &s, &[], &[], &Params::default(), &c), Err(crate::Error::Interrupted));
 }
