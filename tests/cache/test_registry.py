@@ -1,10 +1,12 @@
 """The policy table and its readers held together: the core's table (which the binding exports
-and every Python list derives from), the reference registry, and one file per policy on both
-sides. Adding a policy in fewer than its four places fails here or in the core's table tests."""
+and every Python list derives from), the reference registry, one file per policy on both sides,
+and the page that tells a contributor where to add one (docs/adding-a-policy.md). Adding a
+policy in fewer than its four places fails here or in the core's table tests."""
 
 from __future__ import annotations
 
 import inspect
+import re
 from pathlib import Path
 
 import pytest
@@ -87,3 +89,11 @@ def test_a_parameter_is_taken_by_the_policies_that_read_it_only(policy: str) -> 
     if not reads:
         with pytest.raises(ValueError, match="bit_on_insert"):
             _native.OnlineCache(policy, cap, True) if policy not in OFFLINE else _native.CacheStream(policy, cap, True)
+
+
+def test_the_contributors_page_names_places_that_exist() -> None:
+    page = (REPO / "docs/adding-a-policy.md").read_text(encoding="utf-8")
+    paths = set(re.findall(r"`((?:rust|python|tests|benches)/[\w/.\-]+)`", page))
+    assert len(paths) >= 6
+    for path in paths:
+        assert (REPO / path).exists(), path
