@@ -124,8 +124,15 @@ pub(crate) fn costs_refused() -> crate::Error {
 }
 
 /// A cost must be finite and positive: priorities are then non-negative, ordered by their bits.
+#[inline]
+pub(crate) fn is_cost(cost: f64) -> bool {
+    // Finite and positive, without branches (NaN compares false both ways).
+    (cost > 0.0) & (cost < f64::INFINITY)
+}
+
+/// [`is_cost`], or the error that says so.
 pub(crate) fn check_cost(name: &'static str, cost: f64) -> Result<()> {
-    if cost.is_finite() && cost > 0.0 {
+    if is_cost(cost) {
         Ok(())
     } else {
         Err(invalid(name, cost, "finite positive numbers"))

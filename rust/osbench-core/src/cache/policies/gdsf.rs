@@ -136,11 +136,11 @@ impl Policy for Gdsf {
             cost_of: Vec::new(),
         }
     }
-    #[inline]
+    #[inline(always)]
     fn step<const SIZED: bool>(&mut self, id: u32, size: u64, _next_use: u64) -> bool {
         self.visit::<SIZED, false>(id, size, GDSF_SCALE)
     }
-    #[inline]
+    #[inline(always)]
     fn step_costed<const SIZED: bool>(&mut self, id: u32, size: u64, cost: f64) -> Result<bool> {
         Ok(self.visit::<SIZED, true>(id, size, cost))
     }
