@@ -2,7 +2,7 @@
 //! the replay loops, curves, streams and online caches trust what they are given.
 
 use super::keys::MAX_IDS;
-use super::policy::{check_cost, costs_refused, is_cost, PolicyInfo};
+use super::policy::{check_cost, is_cost};
 use crate::error::{check_len, invalid, Result};
 use std::ops::Range;
 
@@ -106,22 +106,6 @@ impl<'a> Accesses<'a> {
     /// Whether object sizes or costs come with the accesses (then no stack-distance curve).
     pub fn weighted(&self) -> bool {
         self.sizes.is_some() || self.costs.is_some()
-    }
-
-    /// What the policy needs and refuses: offline policies need the next uses, and only the
-    /// policies that take costs are given costs.
-    pub fn check_for(&self, policy: &PolicyInfo) -> Result<()> {
-        if policy.offline && self.next_use.is_none() {
-            return Err(invalid(
-                "next_use",
-                "missing",
-                format!("{} entries, one per access: {} needs each access's next use", self.len(), policy.name),
-            ));
-        }
-        if self.costs.is_some() && !policy.takes_costs {
-            return Err(costs_refused());
-        }
-        Ok(())
     }
 
     /// Accesses `range` (within `0..len()`), with their sizes, costs and next uses.

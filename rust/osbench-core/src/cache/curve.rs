@@ -13,8 +13,9 @@
 //! spread over threads.
 
 use super::accesses::Accesses;
+use super::lookup::info;
 use super::marks::{Marks, BLOCK_BITS};
-use super::policy::{info, Options};
+use super::policy::Options;
 use super::replay::{replay, CHUNK};
 use super::NEVER;
 use crate::error::Result;
@@ -38,7 +39,7 @@ pub fn curve(
     let info = info(policy)?;
     info.check_options(options)?;
     capacities.iter().try_for_each(|&c| info.check_capacity("capacities", c))?;
-    accesses.check_for(info)?;
+    info.check_accesses(accesses)?;
     let depth = capacities.iter().copied().max().unwrap_or(0).min(accesses.n_ids() as u64);
     match info.name {
         "lru" if !accesses.weighted() => lru_hits(accesses, capacities, cancel),

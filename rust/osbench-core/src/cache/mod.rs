@@ -14,18 +14,21 @@ pub mod curve;
 mod demand;
 pub mod keys;
 mod list;
+mod lookup;
 mod marks;
 pub mod online;
 mod policies;
 mod policy;
 mod replay;
 pub mod shards;
+mod steps;
 pub mod stream;
 
 pub use accesses::Accesses;
 pub use curve::curve;
+pub use lookup::info;
 pub use policies::{gdsf::GDSF_SCALE, AnyPolicy, TABLE};
-pub use policy::{info, Options, Policy, PolicyInfo};
+pub use policy::{Options, Policy, PolicyInfo};
 pub use replay::{replay, CHUNK};
 
 /// Sentinel for "no id" in the intrusive lists.

@@ -2,7 +2,8 @@
 //! -1 and 2**64-1 are different keys), each mapped once to a dense id by a [`KeyMap`].
 
 use super::keys::KeyMap;
-use super::policy::{check_cost, info, Options};
+use super::lookup::{costs_refused, info};
+use super::policy::{check_cost, Options};
 use super::AnyPolicy;
 use crate::error::{invalid, Result};
 
@@ -31,7 +32,7 @@ impl Online {
         }
         let policy = AnyPolicy::new(policy, capacity, 0, options)?;
         if costs && !row.takes_costs {
-            return Err(super::policy::costs_refused());
+            return Err(costs_refused());
         }
         Ok(Online { map: KeyMap::with_capacity(1024), policy, sizes, costs })
     }

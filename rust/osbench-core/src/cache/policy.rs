@@ -1,9 +1,9 @@
 //! What every policy is: the [`Policy`] trait, the facts the table keeps about it
-//! ([`PolicyInfo`]), the options some policies read, and the macro that turns the table into the
-//! [`AnyPolicy`](super::AnyPolicy) enum, its dispatch and its constructor.
+//! ([`PolicyInfo`]), the options some policies read, the helpers their files share, and the
+//! macro that turns the table (`policies/mod.rs`) into the `AnyPolicy` enum and its dispatch.
+//! Nothing here reads the table: looking it up is `lookup.rs`, one layer up.
 
-use super::policies::{AnyPolicy, TABLE};
-use crate::error::{internal, invalid, Result};
+use crate::error::{invalid, Result};
 
 /// A replacement policy over dense ids.
 ///
@@ -25,9 +25,10 @@ pub trait Policy {
     fn step<const SIZED: bool>(&mut self, id: u32, size: u64, next_use: u64) -> bool;
 
     /// [`Policy::step`] with the object's cost (finite and positive, checked before), for the
-    /// policies whose row says they take costs; the others refuse.
+    /// policies whose row says they take costs; the others refuse (the entry points refuse
+    /// costs for them before any access, naming the policies that take them).
     fn step_costed<const SIZED: bool>(&mut self, _id: u32, _size: u64, _cost: f64) -> Result<bool> {
-        Err(costs_refused())
+        Err(invalid("costs", "given", "a policy that takes costs"))
     }
 
     /// Whether `id` is cached now.
@@ -92,35 +93,6 @@ impl PolicyInfo {
         }
         Ok(())
     }
-
-    /// Every option given must be one the policy reads.
-    pub fn check_options(&self, options: Options) -> Result<()> {
-        match options.given().find(|o| !self.reads.contains(o)) {
-            Some(o) => Err(invalid(o, "true", format!("{o} is read by {} only, not by {}", readers(o), self.name))),
-            None => Ok(()),
-        }
-    }
-}
-
-/// The table's row for `name`, or an error listing the names.
-pub fn info(name: &str) -> Result<&'static PolicyInfo> {
-    TABLE
-        .iter()
-        .find(|p| p.name == name)
-        .ok_or_else(|| invalid("policy", format!("{name:?}"), format!("one of {}", names(|_| true))))
-}
-
-/// The names of the policies whose row passes `keep`, in table order.
-fn names(keep: impl Fn(&PolicyInfo) -> bool) -> String {
-    TABLE.iter().filter(|p| keep(p)).map(|p| p.name).collect::<Vec<_>>().join(", ")
-}
-
-fn readers(option: &str) -> String {
-    names(|p| p.reads.contains(&option))
-}
-
-pub(crate) fn costs_refused() -> crate::Error {
-    invalid("costs", "given", format!("costs are taken by {} only", names(|p| p.takes_costs)))
 }
 
 /// A cost must be finite and positive: priorities are then non-negative, ordered by their bits.
@@ -136,30 +108,6 @@ pub(crate) fn check_cost(name: &'static str, cost: f64) -> Result<()> {
         Ok(())
     } else {
         Err(invalid(name, cost, "finite positive numbers"))
-    }
-}
-
-impl AnyPolicy {
-    /// Build a policy by name, after checking the capacity and the options against its row.
-    pub fn new(name: &str, capacity: u64, n_ids: usize, options: Options) -> Result<AnyPolicy> {
-        let info = info(name)?;
-        info.check_capacity("capacity", capacity)?;
-        info.check_options(options)?;
-        // A cache never holds more objects than there are ids, nor more than memory allows.
-        let capacity = usize::try_from(capacity).unwrap_or(usize::MAX);
-        AnyPolicy::build(info.name, capacity, n_ids, options)
-            .ok_or_else(|| internal(format!("policy {name:?} is in the table but has no variant")))
-    }
-
-    /// The table's row for this policy.
-    pub fn info(&self) -> &'static PolicyInfo {
-        let name = self.name();
-        // Every variant has its row (both come from the same line of the table).
-        TABLE.iter().find(|p| p.name == name).unwrap_or(&TABLE[0])
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 }
 
@@ -229,7 +177,7 @@ macro_rules! policy_table {
                 match self { $( AnyPolicy::$file(_) => stringify!($file), )* }
             }
 
-            /// Replay one run of checked accesses; see [`super::replay::run`].
+            /// Replay one run of checked accesses (the loops of `steps.rs`).
             pub(super) fn run(&mut self, part: &Accesses<'_>, mask: &mut [bool]) -> Result<u64> {
                 match self { $( AnyPolicy::$file(p) => run::<_, $offline>(p, part, mask), )* }
             }

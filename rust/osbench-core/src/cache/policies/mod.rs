@@ -13,7 +13,7 @@
 use super::accesses::Accesses;
 use super::demand::Demand;
 use super::policy::{policy_table, Options, Policy, PolicyInfo};
-use super::replay::{access, run};
+use super::steps::{access, run};
 use crate::error::Result;
 
 policy_table! {
