@@ -68,15 +68,15 @@ impl<K: MapKey> KeyMap<K> {
         (key.bits().wrapping_mul(GOLDEN) >> self.shift) as usize
     }
 
-    /// The slot holding `key`, or the empty slot where it would go.
+    /// The slot holding `key` and its id, or the empty slot where it would go and EMPTY.
     #[inline]
-    fn find(&self, key: K) -> usize {
+    fn find(&self, key: K) -> (usize, u32) {
         let mask = self.slots.len() - 1;
         let mut s = self.slot(key);
         loop {
             let e = self.slots[s];
             if e.id == EMPTY || e.key == key {
-                return s;
+                return (s, e.id);
             }
             s = (s + 1) & mask;
         }
@@ -84,16 +84,16 @@ impl<K: MapKey> KeyMap<K> {
 
     /// The id of `key`, if seen.
     pub fn get(&self, key: K) -> Option<u32> {
-        let id = self.slots[self.find(key)].id;
+        let (_, id) = self.find(key);
         (id != EMPTY).then_some(id)
     }
 
     /// The id of `key`, assigning the next free id if new.
     #[inline]
     pub fn id_of(&mut self, key: K) -> Result<u32> {
-        let s = self.find(key);
-        if self.slots[s].id != EMPTY {
-            return Ok(self.slots[s].id);
+        let (s, found) = self.find(key);
+        if found != EMPTY {
+            return Ok(found);
         }
         if self.len >= MAX_IDS {
             return Err(invalid(
@@ -116,7 +116,7 @@ impl<K: MapKey> KeyMap<K> {
         let old = std::mem::replace(&mut self.slots, vec![Entry { key: K::default(), id: EMPTY }; new_len]);
         self.shift = 64 - new_len.trailing_zeros();
         for e in old.into_iter().filter(|e| e.id != EMPTY) {
-            let s = self.find(e.key);
+            let (s, _) = self.find(e.key);
             self.slots[s] = e;
         }
     }
