@@ -1,4 +1,5 @@
 use super::*;
+use crate::Error;
 
 fn sim(policy: &str, arrival: &[f64], size: &[f64], p: Params) -> Outcome {
     simulate(policy, arrival, size, &[], &[], &p, &AtomicBool::new(false)).expect("valid input")
@@ -89,5 +90,5 @@ fn cancel_stops_long_runs() {
     let a: Vec<f64> = (0..n).map(|i| i as f64).collect();
     let s = vec![0.5; n];
     let c = AtomicBool::new(true);
-    assert_eq!(simulate("fcfs", &a, &s, &[], &[], &Params::default(), &c), Err(crate::Error::Interrupted));
+    assert_eq!(simulate("fcfs", &a, &s, &[], &[], &Params::default(), &c), Err(Error::Interrupted));
 }
