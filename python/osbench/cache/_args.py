@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Hashable
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -136,10 +136,36 @@ _INFINITY = float("inf")
 _SIZE_RANGE = f"it must be a positive integer up to {_MAX_SIZE}"
 
 
+def online_access(access: Callable[[Any, Optional[int], Optional[float]], bool], sized: bool, costed: bool) -> Any:
+    """``access(key, size=None, cost=None)`` for an online cache made with ``sizes=sized`` and
+    ``costs=costed``: each access's size and cost checked (see :func:`online_size` and
+    :func:`online_cost`), then handed to the engine's ``access(key, size, cost)``. The common
+    call of each kind of cache is checked first, inline: it runs once per access."""
+
+    def checked(key: Any, size: Any = None, cost: Any = None) -> bool:
+        return access(key, online_size(size, sized), online_cost(cost, costed))
+
+    if not sized and not costed:
+
+        def by_key(key: Any, size: Any = None, cost: Any = None) -> bool:
+            if size is None and cost is None:
+                return access(key, None, None)
+            return checked(key, size, cost)
+
+        return by_key
+    if sized and not costed:
+
+        def by_size(key: Any, size: Any = None, cost: Any = None) -> bool:
+            if cost is None and type(size) is int and 0 < size <= _MAX_SIZE:
+                return access(key, size, None)
+            return checked(key, size, cost)
+
+        return by_size
+    return checked
+
+
 def online_size(size: Any, sized: bool) -> Optional[int]:
     """The ``size`` of one online access: required in a cache made with sizes, refused otherwise."""
-    if type(size) is int and sized and 0 < size <= _MAX_SIZE:
-        return size  # the common case first: it runs once per access
     if size is None:
         if sized:
             raise ArgumentTypeError(
@@ -160,8 +186,6 @@ def online_size(size: Any, sized: bool) -> Optional[int]:
 def online_cost(cost: Any, costed: bool) -> Optional[float]:
     """The ``cost`` of one online access: a finite positive real number, required in a cache
     made with costs, refused otherwise."""
-    if type(cost) is float and costed and 0 < cost < _INFINITY:
-        return cost  # the common case first: it runs once per access
     if cost is None:
         if costed:
             raise ArgumentTypeError(

@@ -4,7 +4,7 @@ access's arguments the same way for both (:mod:`._args`)."""
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from osbench import _checks, _native
 from osbench.cache import _args, reference
@@ -38,24 +38,19 @@ class _ReferenceCache:
 
 class OnlineCache:
     """What :func:`new` returns: ``access(key, size=None, cost=None) -> bool`` (True on a
-    hit), ``len``, ``in``, ``used`` (bytes held with sizes, else objects held), and the
+    hit; a miss inserts the key; ``size`` in bytes is required when the cache was made with
+    sizes, ``cost`` when it was made with costs, both kept from the access that brings the
+    object in), ``len``, ``in``, ``used`` (bytes held with sizes, else objects held), and the
     ``capacity``, ``name``, ``sizes`` and ``costs`` it was made with."""
 
-    __slots__ = ("_access", "_cache", "_plain", "capacity", "costs", "name", "sizes")
+    __slots__ = ("_cache", "access", "capacity", "costs", "name", "sizes")
+
+    access: Callable[..., bool]
 
     def __init__(self, cache: Any, policy: str, capacity: int, sizes: bool, costs: bool) -> None:
         self._cache = cache
-        self._access = cache.access
-        self._plain = not (sizes or costs)
+        self.access = _args.online_access(cache.access, sizes, costs)
         self.capacity, self.name, self.sizes, self.costs = capacity, policy, sizes, costs
-
-    def access(self, key: Any, size: Optional[int] = None, cost: Optional[float] = None) -> bool:
-        """Access ``key``; True on a hit. A miss inserts it. ``size`` (bytes) is required when
-        the cache was made with sizes, ``cost`` when it was made with costs; both are kept from
-        the access that brings the object in."""
-        if self._plain and size is None and cost is None:
-            return self._access(key, None, None)  # the common case first: it runs once per access
-        return self._access(key, _args.online_size(size, self.sizes), _args.online_cost(cost, self.costs))
 
     @property
     def used(self) -> int:
