@@ -21,10 +21,6 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "python" / "osbench"
 CORE = ROOT / "rust" / "osbench-core" / "src"
 
-#: Packages whose functions may still import osbench modules (a late import is how a cycle
-#: hides from the import graph): osbench.cache, until its lazy imports of itself are gone.
-LATE_IMPORTS_ALLOWED = ("osbench.cache",)
-
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str]:
     """One cycle of the directed graph as a path [a, b, ..., a], or [] if it has none."""
@@ -146,8 +142,6 @@ def test_osbench_modules_are_imported_at_the_top() -> None:
     known = known_modules()
     late, below = [], []
     for module, path in python_modules().items():
-        if module.startswith(LATE_IMPORTS_ALLOWED):
-            continue
         late += [f"{path.relative_to(ROOT)}:{node.lineno}" for _, node, top in _edges(module, path, known) if not top]
         if "noqa: E402" in path.read_text():
             below.append(str(path.relative_to(ROOT)))

@@ -1,6 +1,6 @@
 """Type stubs of the native extension (Rust, PyO3). Checked by ``mypy.stubtest osbench._native``."""
 
-from typing import Any, Optional, final
+from typing import Any, Optional, TypedDict, final
 
 import numpy as np
 import numpy.typing as npt
@@ -8,7 +8,6 @@ import numpy.typing as npt
 __all__ = [
     "BUILD_PROFILE",
     "CACHE_POLICIES",
-    "CACHE_SIZED_POLICIES",
     "HOST_MECHANISMS",
     "MEM_STRATEGIES",
     "RADIX_MODES",
@@ -21,7 +20,6 @@ __all__ = [
     "__version__",
     "cache_curve",
     "cache_lru_shards",
-    "cache_online_args",
     "cache_replay",
     "cache_spatial_sample",
     "dense_ids",
@@ -43,9 +41,18 @@ __all__ = [
 
 BUILD_PROFILE: str
 __version__: str
-CACHE_POLICIES: list[str]
 SERVE_POLICIES: list[str]
-CACHE_SIZED_POLICIES: list[str]
+
+# cache
+class _CachePolicyRow(TypedDict):
+    name: str
+    min_capacity: int
+    offline: bool
+    takes_costs: bool
+    reads: list[str]
+    libcachesim: Optional[str]
+
+CACHE_POLICIES: list[_CachePolicyRow]
 
 def dense_ids(keys: npt.NDArray[np.int64] | npt.NDArray[np.uint64]) -> tuple[npt.NDArray[np.uint32], int]: ...
 def next_use(ids: npt.NDArray[np.uint32], n_ids: int) -> npt.NDArray[np.uint64]: ...
@@ -55,9 +62,6 @@ def cache_spatial_sample(
 def cache_lru_shards(
     keys: npt.NDArray[np.int64] | npt.NDArray[np.uint64], rate: float, seed: int = 0, exact_depth: int = 0
 ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]: ...
-def cache_online_args(
-    size: object, cost: object, sizes: bool, costs: bool
-) -> tuple[Optional[int], Optional[float]]: ...
 def cache_replay(
     policy: str,
     ids: npt.NDArray[np.uint32],

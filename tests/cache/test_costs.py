@@ -192,7 +192,7 @@ def test_bad_costs_reach_the_native_core_as_errors() -> None:
             _native.cache_replay("gdsf", ids, 2, 3, None, False, False, None, bad)
         with pytest.raises(ValueError, match="costs"):
             _native.cache_curve("gdsf", ids, 2, np.array([3], dtype=np.uint64), None, False, None, None, bad)
-    with pytest.raises(ValueError, match="costs has 2 entries"):
+    with pytest.raises(ValueError, match="costs=2 entries is not accepted"):
         _native.cache_replay("gdsf", ids, 2, 3, None, False, False, None, np.ones(2))
 
 

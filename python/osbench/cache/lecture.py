@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from osbench import traces
 from osbench._table import Table
-from osbench.cache import POLICIES, replay
+from osbench.cache.policies import POLICIES
+from osbench.cache.replay import replay
 
 # What the lecture prints (section 4.1 and 4.2), for the side-by-side column.
 LECTURE_ZIPF_HIT_RATIO = {"lru": 0.379, "arc": 0.458, "opt": 0.627}

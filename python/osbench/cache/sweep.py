@@ -29,6 +29,9 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Union
 
 from osbench import _checks, _files
+from osbench.cache import _args
+from osbench.cache.policies import POLICIES
+from osbench.cache.replay import replay
 from osbench.errors import ArgumentError, ArgumentTypeError
 
 SpecLike = Union[dict[str, Any], str, "os.PathLike[str]"]
@@ -66,8 +69,6 @@ def load_spec(spec: SpecLike) -> dict[str, Any]:
         if not isinstance(raw, dict):
             raise ArgumentError(f"{path}: not a valid sweep spec (a table/object at the top)")
     spec = raw
-    from osbench.cache import POLICIES, _capacity
-
     missing = [k for k in ("traces", "policies", "capacities") if not spec.get(k)]
     if missing:
         raise ArgumentError(f"spec is not accepted: it needs non-empty {', '.join(missing)}")
@@ -79,7 +80,7 @@ def load_spec(spec: SpecLike) -> dict[str, Any]:
     capacities = [_checks.positive_int("capacities", c) for c in spec["capacities"]]
     for p in policies:
         for c in capacities:
-            _capacity("capacities", p, c)
+            _args.capacity("capacities", p, c)
     return {
         "traces": traces,
         "policies": policies,
@@ -112,10 +113,8 @@ def cells(spec: dict[str, Any]) -> list[dict[str, Any]]:
 
 def run_cell(cell: dict[str, Any]) -> dict[str, Any]:
     """Replay one cell (in a worker): streams the trace file."""
-    from osbench import cache
-
     options = {k: v for k, v in cell["trace"].items() if k != "path"}
-    r = cache.replay(
+    r = replay(
         cell["trace"]["path"],
         cell["policy"],
         cell["capacity"],

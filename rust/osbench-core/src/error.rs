@@ -28,6 +28,16 @@ pub fn invalid(name: &'static str, value: impl fmt::Display, accepted: impl Into
     Error::InvalidArgument { name, value: value.to_string(), accepted: accepted.into() }
 }
 
+/// The check of an array that holds one entry per item of another (per access, per job...):
+/// `name` has `len` entries where `expected`, one per `each`, are due.
+pub fn check_len(name: &'static str, len: usize, expected: usize, each: &str) -> Result<()> {
+    if len == expected {
+        Ok(())
+    } else {
+        Err(invalid(name, format!("{len} entries"), format!("{expected} entries, one per {each}")))
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

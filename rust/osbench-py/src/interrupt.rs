@@ -3,10 +3,11 @@
 //! The work runs on a scoped worker thread and polls a cancel flag between chunks; the calling
 //! thread, GIL released, wakes every few milliseconds to let Python check for signals and
 //! raises the cancel flag if one arrived. The worker wakes the caller as soon as it finishes.
+//! A panic in the work is a bug, reported as the core reports it (`par::guarded`): a
+//! `RuntimeError` with its message.
 
 use crate::errors::to_py;
-use osbench_core::Result;
-use pyo3::exceptions::PyRuntimeError;
+use osbench_core::{par, Result};
 use pyo3::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -25,7 +26,7 @@ pub fn run_sized<T: Send>(
 ) -> PyResult<T> {
     if items < INLINE_ITEMS {
         let never = AtomicBool::new(false);
-        return py.detach(|| work(&never)).map_err(to_py);
+        return py.detach(|| par::guarded(|| work(&never))).map_err(to_py);
     }
     run(py, work)
 }
@@ -39,7 +40,7 @@ pub fn run<T: Send>(py: Python<'_>, work: impl FnOnce(&AtomicBool) -> Result<T> 
         let caller = std::thread::current();
         std::thread::scope(|scope| {
             let worker = scope.spawn(|| {
-                let r = work(&cancel);
+                let r = par::guarded(|| work(&cancel));
                 done.store(true, Ordering::Release);
                 caller.unpark();
                 r
@@ -60,6 +61,7 @@ pub fn run<T: Send>(py: Python<'_>, work: impl FnOnce(&AtomicBool) -> Result<T> 
     match outcome {
         (_, Some(signal)) => Err(signal),
         (Ok(result), None) => result.map_err(to_py),
-        (Err(_), None) => Err(PyRuntimeError::new_err("osbench native worker failed unexpectedly")),
+        // `guarded` catches every panic of the work, so the worker itself cannot fail.
+        (Err(_), None) => Err(to_py(osbench_core::error::internal("the native worker thread failed"))),
     }
 }

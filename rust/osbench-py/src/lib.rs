@@ -1,8 +1,10 @@
 //! `osbench._native`: the PyO3 binding of osbench-core.
 //!
-//! Thin by design: numpy arrays in and out without copies, the GIL released around every
-//! long loop, core errors mapped to Python exceptions in one place (`errors.rs`).
+//! Thin by design: numpy arrays in and out without copies (`arrays.rs`), the GIL released
+//! around every long loop (`interrupt.rs`), core errors mapped to Python exceptions in one
+//! place (`errors.rs`). The binding converts; the core checks and decides.
 
+mod arrays;
 mod cache;
 mod errors;
 #[cfg(target_os = "linux")]

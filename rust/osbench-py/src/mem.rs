@@ -1,5 +1,6 @@
 //! Virtual memory and paging: translation, slot mapping, the allocation simulator.
 
+use crate::arrays::slice;
 use crate::errors::ArgumentError;
 use crate::errors::ToPyResult;
 use crate::interrupt;
@@ -16,10 +17,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mem_slot_mapping, m)?)?;
     m.add_function(wrap_pyfunction!(mem_simulate, m)?)?;
     Ok(())
-}
-
-fn slice<'a, T: numpy::Element>(name: &str, a: &'a PyReadonlyArray1<'_, T>) -> PyResult<&'a [T]> {
-    a.as_slice().map_err(|_| ArgumentError::new_err(format!("{name} must be a C-contiguous 1-D array")))
 }
 
 type Array<'py, T> = Bound<'py, PyArray1<T>>;

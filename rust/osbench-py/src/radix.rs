@@ -1,5 +1,6 @@
 //! Radix-tree prefix cache: the tree as a Python class, and replays of request streams.
 
+use crate::arrays::slice;
 use crate::errors::ToPyResult;
 use crate::errors::{ArgumentError, ArgumentTypeError};
 use crate::interrupt;
@@ -197,10 +198,6 @@ impl RadixTree {
     fn evicted_tokens(&self) -> u64 {
         self.tree.evicted().1
     }
-}
-
-fn slice<'a, T: numpy::Element>(name: &str, a: &'a PyReadonlyArray1<'_, T>) -> PyResult<&'a [T]> {
-    a.as_slice().map_err(|_| ArgumentError::new_err(format!("{name} must be a C-contiguous 1-D array")))
 }
 
 /// The outputs of the requests, in the same layout as the prompts, when both arrays are given.

@@ -1,6 +1,6 @@
 //! Scheduling: one call runs the event loop of a policy over a workload's arrays.
 
-use crate::errors::ArgumentError;
+use crate::arrays::{optional, slice};
 use crate::errors::ToPyResult;
 use crate::interrupt;
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
@@ -13,10 +13,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SCHED_POLICIES", POLICIES.map(|p| (p.name, p.reads.to_vec(), p.preemptive)).to_vec())?;
     m.add_function(wrap_pyfunction!(sched_simulate, m)?)?;
     Ok(())
-}
-
-fn slice<'a, T: numpy::Element>(name: &str, a: &'a PyReadonlyArray1<'_, T>) -> PyResult<&'a [T]> {
-    a.as_slice().map_err(|_| ArgumentError::new_err(format!("{name} must be a C-contiguous 1-D array")))
 }
 
 type SimOut<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>, u64, f64);
@@ -44,14 +40,8 @@ fn sched_simulate<'py>(
 ) -> PyResult<SimOut<'py>> {
     let arrival = slice("arrival", &arrival)?;
     let size = slice("size", &size)?;
-    let predicted = match &predicted {
-        Some(a) => slice("predicted", a)?,
-        None => &[][..],
-    };
-    let classes = match &priority {
-        Some(a) => slice("priority", a)?,
-        None => &[][..],
-    };
+    let predicted = optional("predicted", &predicted)?.unwrap_or(&[]);
+    let classes = optional("priority", &priority)?.unwrap_or(&[]);
     if levels == Some(0) {
         return Err(invalid("levels", 0, "a positive number of levels, or None for unbounded")).py_err();
     }

@@ -1,7 +1,7 @@
 //! The serving engine: one call runs the engine over the requests' arrays and returns the
 //! run's arrays (`osbench.serve.run.EngineRun`'s fields) by name.
 
-use crate::errors::ArgumentError;
+use crate::arrays::{self, slice};
 use crate::errors::ToPyResult;
 use crate::interrupt;
 use numpy::{IntoPyArray, PyReadonlyArray1};
@@ -15,15 +15,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
-fn slice<'a, T: numpy::Element>(name: &str, a: &'a PyReadonlyArray1<'_, T>) -> PyResult<&'a [T]> {
-    a.as_slice().map_err(|_| ArgumentError::new_err(format!("{name} must be a C-contiguous 1-D array")))
-}
-
+/// An optional array as a slice, empty when not given.
 fn optional<'a, T: numpy::Element>(name: &str, a: &'a Option<PyReadonlyArray1<'_, T>>) -> PyResult<&'a [T]> {
-    match a {
-        Some(a) => slice(name, a),
-        None => Ok(&[]),
-    }
+    Ok(arrays::optional(name, a)?.unwrap_or(&[]))
 }
 
 /// Serve the requests. `keys` and `key_offsets`: the prompts' block keys

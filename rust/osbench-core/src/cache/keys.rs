@@ -1,23 +1,43 @@
-//! From arbitrary 64-bit keys to dense ids, and each access's next-use time.
+//! From arbitrary keys to dense ids, and each access's next-use time.
 //!
 //! Mapping keys once up front lets every policy index plain arrays by id instead of hashing
 //! per access. The table is open addressing with linear probing and a multiplicative
 //! (Fibonacci) hash: a few ns per key, against ~90 ns for a SipHash `HashMap`.
 
 use super::NEVER;
-use crate::error::{invalid, Result};
+use crate::error::{check_len, invalid, Result};
+use crate::hash::GOLDEN;
+
+/// A key of a [`KeyMap`]: 64-bit patterns (traces), or Python integers in [-2**63, 2**64)
+/// (online caches, where -1 and 2**64-1 are different keys).
+pub trait MapKey: Copy + Eq + Default {
+    /// 64 well-spread bits of the key (the table keeps the top bits of `bits * GOLDEN`).
+    fn bits(self) -> u64;
+}
+impl MapKey for u64 {
+    #[inline]
+    fn bits(self) -> u64 {
+        self
+    }
+}
+impl MapKey for i128 {
+    #[inline]
+    fn bits(self) -> u64 {
+        (self as u64) ^ ((self >> 64) as u64).rotate_left(32)
+    }
+}
 
 /// Key -> dense id, assigned in order of first appearance.
-pub struct KeyMap {
+pub struct KeyMap<K: MapKey = u64> {
     /// Key and id side by side: one cache line visit per probe.
-    slots: Vec<Entry>,
+    slots: Vec<Entry<K>>,
     shift: u32,
     len: usize,
 }
 
 #[derive(Clone, Copy)]
-struct Entry {
-    key: u64,
+struct Entry<K> {
+    key: K,
     id: u32,
 }
 
@@ -25,10 +45,14 @@ const EMPTY: u32 = u32::MAX;
 /// The largest number of distinct keys: ids are u32 and u32::MAX marks an empty slot.
 pub const MAX_IDS: usize = (u32::MAX - 1) as usize;
 
-impl KeyMap {
+impl<K: MapKey> KeyMap<K> {
     pub fn with_capacity(expected: usize) -> Self {
         let slots = (expected.max(8) * 2).next_power_of_two();
-        KeyMap { slots: vec![Entry { key: 0, id: EMPTY }; slots], shift: 64 - slots.trailing_zeros(), len: 0 }
+        KeyMap {
+            slots: vec![Entry { key: K::default(), id: EMPTY }; slots],
+            shift: 64 - slots.trailing_zeros(),
+            len: 0,
+        }
     }
 
     /// Number of distinct keys seen.
@@ -40,40 +64,36 @@ impl KeyMap {
     }
 
     #[inline]
-    fn slot(&self, key: u64) -> usize {
-        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+    fn slot(&self, key: K) -> usize {
+        (key.bits().wrapping_mul(GOLDEN) >> self.shift) as usize
     }
 
-    /// The id of `key`, if seen.
-    pub fn get(&self, key: u64) -> Option<u32> {
+    /// The slot holding `key` and its id, or the empty slot where it would go and EMPTY.
+    #[inline]
+    fn find(&self, key: K) -> (usize, u32) {
         let mask = self.slots.len() - 1;
         let mut s = self.slot(key);
         loop {
             let e = self.slots[s];
-            if e.id == EMPTY {
-                return None;
-            }
-            if e.key == key {
-                return Some(e.id);
+            if e.id == EMPTY || e.key == key {
+                return (s, e.id);
             }
             s = (s + 1) & mask;
         }
     }
 
+    /// The id of `key`, if seen.
+    pub fn get(&self, key: K) -> Option<u32> {
+        let (_, id) = self.find(key);
+        (id != EMPTY).then_some(id)
+    }
+
     /// The id of `key`, assigning the next free id if new.
     #[inline]
-    pub fn id_of(&mut self, key: u64) -> Result<u32> {
-        let mask = self.slots.len() - 1;
-        let mut s = self.slot(key);
-        loop {
-            let e = self.slots[s];
-            if e.id == EMPTY {
-                break;
-            }
-            if e.key == key {
-                return Ok(e.id);
-            }
-            s = (s + 1) & mask;
+    pub fn id_of(&mut self, key: K) -> Result<u32> {
+        let (s, found) = self.find(key);
+        if found != EMPTY {
+            return Ok(found);
         }
         if self.len >= MAX_IDS {
             return Err(invalid(
@@ -93,46 +113,23 @@ impl KeyMap {
 
     fn grow(&mut self) {
         let new_len = self.slots.len() * 2;
-        let old = std::mem::replace(&mut self.slots, vec![Entry { key: 0, id: EMPTY }; new_len]);
+        let old = std::mem::replace(&mut self.slots, vec![Entry { key: K::default(), id: EMPTY }; new_len]);
         self.shift = 64 - new_len.trailing_zeros();
-        let mask = new_len - 1;
         for e in old.into_iter().filter(|e| e.id != EMPTY) {
-            let mut s = self.slot(e.key);
-            while self.slots[s].id != EMPTY {
-                s = (s + 1) & mask;
-            }
+            let (s, _) = self.find(e.key);
             self.slots[s] = e;
         }
     }
 }
 
-/// A 64-bit key type: signed keys are taken by their bit pattern, which is one-to-one.
-pub trait Key: Copy + Send + Sync {
-    fn bits(self) -> u64;
-}
-impl Key for u64 {
-    #[inline]
-    fn bits(self) -> u64 {
-        self
-    }
-}
-impl Key for i64 {
-    #[inline]
-    fn bits(self) -> u64 {
-        self as u64
-    }
-}
-
-/// Map keys to dense ids (in order of first appearance) into `out`.
-/// Returns the number of distinct keys.
-pub fn dense_ids<K: Key>(keys: &[K], out: &mut [u32]) -> Result<usize> {
-    if out.len() != keys.len() {
-        return Err(invalid("out", out.len(), format!("{} entries, one per key", keys.len())));
-    }
+/// Map keys (64-bit patterns: a signed key is taken by its bits, which is one-to-one) to dense
+/// ids in order of first appearance, into `out`. Returns the number of distinct keys.
+pub fn dense_ids(keys: &[u64], out: &mut [u32]) -> Result<usize> {
+    check_len("out", out.len(), keys.len(), "key")?;
     // Expect many repeats; the table grows if the guess is low.
     let mut map = KeyMap::with_capacity((keys.len() / 8).clamp(1024, 1 << 22));
     for (o, &k) in out.iter_mut().zip(keys) {
-        *o = map.id_of(k.bits())?;
+        *o = map.id_of(k)?;
     }
     Ok(map.len())
 }
@@ -140,9 +137,7 @@ pub fn dense_ids<K: Key>(keys: &[K], out: &mut [u32]) -> Result<usize> {
 /// For each access, the index of the next access to the same id ([`NEVER`] if none).
 /// One backward pass over an array of last-seen positions.
 pub fn next_use(ids: &[u32], n_ids: usize, out: &mut [u64]) -> Result<()> {
-    if out.len() != ids.len() {
-        return Err(invalid("out", out.len(), format!("{} entries, one per access", ids.len())));
-    }
+    check_len("out", out.len(), ids.len(), "access")?;
     let mut seen = vec![NEVER; n_ids];
     for i in (0..ids.len()).rev() {
         let id = ids[i] as usize;

@@ -6,7 +6,8 @@
 //! which stay in the CPU caches: no hashing, no allocation. One [`Links`] can carry several
 //! [`List`]s (ARC's four lists, LFU's frequency buckets), as a slot is in one list at a time.
 
-use super::{ensure, NIL};
+use super::policy::ensure;
+use super::NIL;
 
 /// id -> slot and slot -> id, with a free list of released slots.
 #[derive(Debug, Default, Clone)]
@@ -56,11 +57,6 @@ impl Slots {
         let id = self.id_of[slot as usize];
         self.slot_of[id as usize] = NIL;
         self.free.push(slot);
-    }
-
-    /// Number of slots ever handed out (the size of per-slot arrays).
-    pub fn high_water(&self) -> usize {
-        self.id_of.len()
     }
 }
 
@@ -152,7 +148,7 @@ impl Links {
 /// `N` queues over one set of slots, each counting what it holds: bytes when the caller
 /// passes `SIZED = true` (sizes recorded with [`Queues::set_size`]), else objects, so one
 /// policy loop serves both modes and the unit path reads no sizes. The queues are indexed
-/// by the policy's own enum of places (`Where as usize`). S3-FIFO and 2Q keep three.
+/// by the policy's own enum of places (`Where as usize`). S3-FIFO and 2Q keep three, ARC four.
 pub struct Queues<const N: usize> {
     links: Links,
     lists: [List; N],
@@ -214,6 +210,32 @@ impl<const N: usize> Queues<N> {
     pub fn remove<const SIZED: bool>(&mut self, q: usize, slot: u32) {
         self.links.remove(&mut self.lists[q], slot);
         self.held[q] -= self.size::<SIZED>(slot);
+    }
+
+    /// Move `slot` from queue `from` to the new end of queue `to`.
+    #[inline]
+    pub fn move_to<const SIZED: bool>(&mut self, from: usize, to: usize, slot: u32) {
+        self.remove::<SIZED>(from, slot);
+        self.push::<SIZED>(to, slot);
+    }
+
+    /// Give `id` a slot in `slots` and put it at the new end of queue `q` with its `size`
+    /// (recorded in sized mode); returns the slot.
+    #[inline]
+    pub fn admit<const SIZED: bool>(&mut self, q: usize, id: u32, size: u64, slots: &mut Slots) -> u32 {
+        let slot = slots.assign(id);
+        if SIZED {
+            self.set_size(slot, size);
+        }
+        self.push::<SIZED>(q, slot);
+        slot
+    }
+
+    /// Take `slot` out of queue `q` and free it in `slots`.
+    #[inline]
+    pub fn forget<const SIZED: bool>(&mut self, q: usize, slot: u32, slots: &mut Slots) {
+        self.remove::<SIZED>(q, slot);
+        slots.release(slot);
     }
 
     /// Take the oldest slot of queue `q` and free it in `slots`; false when `q` is empty.

@@ -7,24 +7,16 @@
 //! by many points. So the same pass over the trace can also run an exact LRU stack truncated
 //! at a small depth, whose memory is bounded by that depth (not by the trace's distinct keys).
 
-use super::curve::CHUNK;
-use super::keys::Key;
 use super::marks::{Marks, BLOCK_BITS};
-use crate::error::{invalid, Error, Result};
-use std::sync::atomic::{AtomicBool, Ordering};
+use super::replay::CHUNK;
+use crate::cancel;
+use crate::error::{check_len, invalid, Result};
+use crate::hash::splitmix64;
+use std::sync::atomic::AtomicBool;
 
 /// The sample keeps a key when `hash & (2**SAMPLE_BITS - 1) < rate * 2**SAMPLE_BITS`.
 pub const SAMPLE_BITS: u32 = 24;
 const SAMPLE_MASK: u64 = (1 << SAMPLE_BITS) - 1;
-
-/// splitmix64's finaliser: every input bit moves every output bit.
-#[inline]
-pub fn splitmix64(x: u64) -> u64 {
-    let mut x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    x ^ (x >> 31)
-}
 
 /// The sampling threshold for `rate`, which must be in (0, 1].
 pub fn threshold(rate: f64) -> Result<u64> {
@@ -34,14 +26,12 @@ pub fn threshold(rate: f64) -> Result<u64> {
     Ok((rate * (1u64 << SAMPLE_BITS) as f64) as u64)
 }
 
-/// One flag per access: is its key in the sample?
-pub fn spatial_mask<K: Key>(keys: &[K], rate: f64, seed: u64, out: &mut [bool]) -> Result<()> {
+/// One flag per access: is its key (a 64-bit pattern) in the sample?
+pub fn spatial_mask(keys: &[u64], rate: f64, seed: u64, out: &mut [bool]) -> Result<()> {
     let threshold = threshold(rate)?;
-    if out.len() != keys.len() {
-        return Err(invalid("out", format!("{} entries", out.len()), format!("{} entries, one per key", keys.len())));
-    }
+    check_len("out", out.len(), keys.len(), "key")?;
     for (flag, &k) in out.iter_mut().zip(keys) {
-        *flag = splitmix64(k.bits().wrapping_add(seed)) & SAMPLE_MASK < threshold;
+        *flag = splitmix64(k.wrapping_add(seed)) & SAMPLE_MASK < threshold;
     }
     Ok(())
 }
@@ -57,22 +47,13 @@ pub struct LruShards {
 
 /// Sample `keys` at `rate` and, when `exact_depth > 0`, count the exact LRU hits at every
 /// capacity up to `exact_depth` in the same pass.
-pub fn lru_shards<K: Key>(
-    keys: &[K],
-    rate: f64,
-    seed: u64,
-    exact_depth: usize,
-    cancel: &AtomicBool,
-) -> Result<LruShards> {
+pub fn lru_shards(keys: &[u64], rate: f64, seed: u64, exact_depth: usize, cancel: &AtomicBool) -> Result<LruShards> {
     let threshold = threshold(rate)?;
     let mut kept_keys = Vec::with_capacity((keys.len() as f64 * rate * 1.1) as usize + 16);
     let mut stack = BoundedLruStack::new(exact_depth);
     for chunk in keys.chunks(CHUNK) {
-        if cancel.load(Ordering::Relaxed) {
-            return Err(Error::Interrupted);
-        }
-        for &k in chunk {
-            let bits = k.bits();
+        cancel::check(cancel)?;
+        for &bits in chunk {
             let hash = splitmix64(bits.wrapping_add(seed));
             if hash & SAMPLE_MASK < threshold {
                 kept_keys.push(bits);

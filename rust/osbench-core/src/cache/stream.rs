@@ -4,10 +4,10 @@
 //! feeding a trace in pieces gives exactly the hits of one replay of the whole. Memory is the
 //! chunk plus state proportional to the distinct keys and the capacity, not to the trace.
 
-use super::curve::replay_cancellable;
-use super::keys::{Key, KeyMap};
+use super::accesses::Accesses;
+use super::keys::KeyMap;
 use super::{AnyPolicy, Options, NEVER};
-use crate::error::{invalid, Result};
+use crate::error::{check_len, invalid, Result};
 use std::sync::atomic::AtomicBool;
 
 pub struct Stream {
@@ -36,19 +36,24 @@ impl Stream {
         })
     }
 
-    /// True when the policy needs each access's next use (OPT).
+    /// True when the policy needs each access's next use (an offline policy).
     pub fn needs_future(&self) -> bool {
-        self.policy.needs_future()
+        self.policy.info().offline
     }
 
-    /// Replay the next chunk of the trace; returns its hits. `next_access[i]` is the time
-    /// (any increasing clock, e.g. the access index) of the next access to `keys[i]`, negative
-    /// for never; only offline policies need it (pass an empty slice otherwise). `sizes`, if
-    /// not empty, gives each access's object size (capacity in bytes); a stream must be fed
-    /// sizes always or never.
-    pub fn feed<K: Key>(&mut self, keys: &[K], next_access: &[i64], sizes: &[u64], cancel: &AtomicBool) -> Result<u64> {
-        let sized = !sizes.is_empty() || keys.is_empty() && self.sized == Some(true);
+    /// Replay the next chunk of the trace (keys as 64-bit patterns); returns its hits.
+    /// `next_access[i]` is the time (any increasing clock, e.g. the access index) of the next
+    /// access to `keys[i]`, negative for never; offline policies need it. `sizes` gives each
+    /// access's object size (capacity in bytes); a stream is fed sizes always or never.
+    pub fn feed(
+        &mut self,
+        keys: &[u64],
+        next_access: Option<&[i64]>,
+        sizes: Option<&[u64]>,
+        cancel: &AtomicBool,
+    ) -> Result<u64> {
         if !keys.is_empty() {
+            let sized = sizes.is_some();
             match self.sized {
                 Some(s) if s != sized => {
                     return Err(invalid(
@@ -60,23 +65,25 @@ impl Stream {
                 _ => self.sized = Some(sized),
             }
         }
-        if self.needs_future() && next_access.len() != keys.len() {
-            return Err(invalid(
-                "next_access",
-                format!("{} entries", next_access.len()),
-                format!("{} entries, one per access (the policy needs each access's next use)", keys.len()),
-            ));
+        self.next.clear();
+        if self.needs_future() {
+            let next = next_access.unwrap_or(&[]);
+            check_len("next_access", next.len(), keys.len(), "key (the policy needs each access's next use)")?;
+            self.next.extend(next.iter().map(|&t| if t < 0 { NEVER } else { t as u64 }));
         }
         self.ids.clear();
         self.ids.reserve(keys.len());
         for &k in keys {
-            self.ids.push(self.map.id_of(k.bits())?);
+            self.ids.push(self.map.id_of(k)?);
         }
-        self.next.clear();
+        let mut accesses = Accesses::new(&self.ids, self.map.len())?;
+        if let Some(sizes) = sizes {
+            accesses = accesses.with_sizes(sizes)?;
+        }
         if self.needs_future() {
-            self.next.extend(next_access.iter().map(|&t| if t < 0 { NEVER } else { t as u64 }));
+            accesses = accesses.with_next_use(&self.next)?;
         }
-        let hits = replay_cancellable(&mut self.policy, &self.ids, sizes, &[], &self.next, &mut [], cancel)?;
+        let hits = self.policy.replay(&accesses, &mut [], cancel)?;
         self.accesses += keys.len() as u64;
         self.hits += hits;
         Ok(hits)

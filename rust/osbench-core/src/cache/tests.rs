@@ -1,12 +1,17 @@
-//! Core tests: golden facts and the agreement of curves with replays. The exhaustive
-//! native-vs-reference comparison lives in the Python tests (hypothesis).
+//! Core tests: golden facts, the agreement of curves with replays, and the policy table held to
+//! the code (every row builds, refuses what it says it refuses, and has its file). The
+//! exhaustive native-vs-reference comparison lives in the Python tests (hypothesis).
 
-use super::curve::{curve, lru_hits};
+use super::curve::lru_hits;
 use super::keys::{dense_ids, next_use};
+use super::online::Online;
 use super::*;
+use crate::Result;
 use std::sync::atomic::AtomicBool;
 
 const BELADY: [u64; 12] = [1, 2, 3, 4, 1, 2, 5, 1, 2, 3, 4, 5];
+/// A cancel flag never raised.
+static NO: AtomicBool = AtomicBool::new(false);
 
 fn prepare(keys: &[u64]) -> (Vec<u32>, usize, Vec<u64>) {
     let mut ids = vec![0; keys.len()];
@@ -16,9 +21,18 @@ fn prepare(keys: &[u64]) -> (Vec<u32>, usize, Vec<u64>) {
     (ids, n, next)
 }
 
+/// The accesses with their next uses (what every policy, offline ones included, can replay).
+fn view<'a>(ids: &'a [u32], n: usize, next: &'a [u64]) -> Accesses<'a> {
+    Accesses::new(ids, n).unwrap().with_next_use(next).unwrap()
+}
+
+fn replay_hits(policy: &str, capacity: u64, a: &Accesses<'_>) -> u64 {
+    replay(policy, capacity, a, Options::default(), &mut [], &NO).unwrap()
+}
+
 fn misses(policy: &str, keys: &[u64], capacity: u64) -> u64 {
     let (ids, n, next) = prepare(keys);
-    keys.len() as u64 - replay(policy, capacity, &ids, n, &next, Options::default()).unwrap()
+    keys.len() as u64 - replay_hits(policy, capacity, &view(&ids, n, &next))
 }
 
 /// A small deterministic generator, so the tests need no crates.
@@ -33,6 +47,133 @@ fn lcg_trace(len: usize, n_keys: u64, seed: u64) -> Vec<u64> {
         })
         .collect()
 }
+
+fn names() -> impl Iterator<Item = &'static str> {
+    TABLE.iter().map(|p| p.name)
+}
+
+// ------------------------------------------------------------------ the table
+
+#[test]
+fn every_row_has_its_file_and_every_file_its_row() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cache/policies");
+    let mut files: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter_map(|f| f.strip_suffix(".rs").map(str::to_string))
+        .filter(|f| f != "mod")
+        .collect();
+    files.sort();
+    let mut rows: Vec<String> = names().map(str::to_string).collect();
+    rows.sort();
+    assert_eq!(files, rows);
+    let mut unique = rows.clone();
+    unique.dedup();
+    assert_eq!(unique, rows, "a name appears twice in the table");
+}
+
+#[test]
+fn every_row_builds_from_its_minimum_capacity_and_refuses_below() {
+    for p in TABLE {
+        assert!(p.min_capacity >= 1, "{}", p.name);
+        let built = AnyPolicy::new(p.name, p.min_capacity, 10, Options::default()).unwrap();
+        assert_eq!((built.name(), built.info()), (p.name, p));
+        assert!(built.is_empty() && built.used() == 0);
+        for below in [0, p.min_capacity - 1] {
+            let err = AnyPolicy::new(p.name, below, 10, Options::default()).err().unwrap().to_string();
+            assert!(err.starts_with(&format!("capacity={below} is not accepted")), "{err}");
+        }
+    }
+}
+
+#[test]
+fn options_are_taken_by_the_policies_that_read_them_only() {
+    let set = Options { bit_on_insert: true };
+    assert_eq!(set.given().collect::<Vec<_>>(), ["bit_on_insert"]);
+    for p in TABLE {
+        let r = AnyPolicy::new(p.name, p.min_capacity, 10, set);
+        assert_eq!(r.is_ok(), p.reads.contains(&"bit_on_insert"), "{}", p.name);
+        if let Err(e) = r {
+            assert!(e.to_string().starts_with("bit_on_insert=true is not accepted: bit_on_insert is read by clock"));
+        }
+    }
+    // CLOCK reads it: with every bit set on insert the sweep clears them all and evicts the
+    // oldest (1), which the default keeps (its bit alone was set, by the hit).
+    let keys = [1, 2, 1, 3, 1];
+    let (ids, n, next) = prepare(&keys);
+    let a = view(&ids, n, &next);
+    let textbook = replay("clock", 2, &a, set, &mut [], &NO).unwrap();
+    assert_eq!((replay_hits("clock", 2, &a), textbook), (2, 1));
+}
+
+#[test]
+fn offline_rows_need_next_uses_and_the_others_ignore_them() {
+    let keys = lcg_trace(3_000, 100, 2);
+    let (ids, n, next) = prepare(&keys);
+    let bare = Accesses::new(&ids, n).unwrap();
+    for p in TABLE {
+        let cap = p.min_capacity.max(20);
+        let without = replay(p.name, cap, &bare, Options::default(), &mut [], &NO);
+        assert_eq!(without.is_err(), p.offline, "{}", p.name);
+        if let Ok(hits) = without {
+            assert_eq!(hits, replay_hits(p.name, cap, &view(&ids, n, &next)), "{}", p.name);
+        }
+    }
+}
+
+#[test]
+fn costs_go_to_the_rows_that_take_them_only() {
+    let keys = lcg_trace(3_000, 100, 3);
+    let (ids, n, next) = prepare(&keys);
+    let costs = vec![GDSF_SCALE; ids.len()];
+    let a = view(&ids, n, &next).with_costs(&costs).unwrap();
+    for p in TABLE {
+        let cap = p.min_capacity.max(20);
+        let r = replay(p.name, cap, &a, Options::default(), &mut [], &NO);
+        assert_eq!(r.is_ok(), p.takes_costs, "{}", p.name);
+        match r {
+            Ok(hits) => assert_eq!(hits, replay_hits(p.name, cap, &view(&ids, n, &next)), "{}", p.name),
+            Err(e) => assert_eq!(e.to_string(), "costs=given is not accepted: costs are taken by gdsf only"),
+        }
+    }
+}
+
+#[test]
+fn unit_sizes_give_the_unit_hits_for_every_row() {
+    let keys = lcg_trace(20_000, 400, 4);
+    let (ids, n, next) = prepare(&keys);
+    let ones = vec![1u64; ids.len()];
+    for p in TABLE {
+        for cap in [p.min_capacity, 37.max(p.min_capacity), 150] {
+            let (mut unit, mut sized) = (vec![false; ids.len()], vec![false; ids.len()]);
+            let a = view(&ids, n, &next);
+            let o = Options::default();
+            replay(p.name, cap, &a, o, &mut unit, &NO).unwrap();
+            replay(p.name, cap, &a.with_sizes(&ones).unwrap(), o, &mut sized, &NO).unwrap();
+            assert_eq!(unit, sized, "{} {cap}", p.name);
+        }
+    }
+}
+
+#[test]
+fn online_rows_grow_their_arrays_and_count_what_they_hold() {
+    for p in TABLE.iter().filter(|p| !p.offline) {
+        let mut c = Online::new(p.name, p.min_capacity.max(2) * 2, Options::default(), false, false).unwrap();
+        assert!(!c.access(1000, None, None).unwrap());
+        assert!(c.access(1000, None, None).unwrap());
+        assert!(c.contains(1000) && !c.contains(999));
+        assert_eq!((c.len(), c.used()), (1, 1));
+        let mut sized = Online::new(p.name, 1000, Options::default(), true, false).unwrap();
+        assert!(!sized.access(-5, Some(70), None).unwrap());
+        assert_eq!((sized.len(), sized.used()), (1, 70), "{}", p.name);
+    }
+    for p in TABLE.iter().filter(|p| p.offline) {
+        let err = Online::new(p.name, 5, Options::default(), false, false).err().unwrap().to_string();
+        assert!(err.contains("no online form"), "{err}");
+    }
+}
+
+// ------------------------------------------------------------------ golden facts and curves
 
 #[test]
 fn belady_anomaly_golden() {
@@ -62,18 +203,17 @@ fn dense_ids_survive_growth() {
 
 #[test]
 fn curves_equal_replays() {
-    let cancel = AtomicBool::new(false);
     for seed in 0..4 {
         // long enough that the LRU window compacts several times
         let keys = lcg_trace(20_000, 300, seed);
         let (ids, n, next) = prepare(&keys);
+        let a = view(&ids, n, &next);
         let caps: Vec<u64> = vec![1, 2, 3, 7, 16, 50, 100, 299, 300, 1000];
-        for policy in POLICIES {
-            let caps: Vec<u64> = caps.iter().copied().filter(|&c| c >= min_capacity(policy)).collect();
-            let got = curve(policy, &ids, n, &next, &caps, Options::default(), 2, &cancel).unwrap();
-            let want: Vec<u64> =
-                caps.iter().map(|&c| replay(policy, c, &ids, n, &next, Options::default()).unwrap()).collect();
-            assert_eq!(got, want, "{policy} seed {seed}");
+        for p in TABLE {
+            let caps: Vec<u64> = caps.iter().copied().filter(|&c| c >= p.min_capacity).collect();
+            let got = curve(p.name, &a, &caps, Options::default(), 2, &NO).unwrap();
+            let want: Vec<u64> = caps.iter().map(|&c| replay_hits(p.name, c, &a)).collect();
+            assert_eq!(got, want, "{} seed {seed}", p.name);
         }
     }
 }
@@ -83,7 +223,7 @@ fn stack_policies_never_lose_hits_with_more_room() {
     let keys = lcg_trace(5_000, 200, 9);
     let (ids, n, _) = prepare(&keys);
     let caps: Vec<u64> = (1..=200).collect();
-    let hits = lru_hits(&ids, n, &caps, &AtomicBool::new(false)).unwrap();
+    let hits = lru_hits(&Accesses::new(&ids, n).unwrap(), &caps, &NO).unwrap();
     assert!(hits.windows(2).all(|w| w[0] <= w[1]));
 }
 
@@ -92,11 +232,13 @@ fn bad_arguments_are_errors_not_panics() {
     assert!(AnyPolicy::new("lru", 0, 10, Options::default()).is_err());
     let err = AnyPolicy::new("nope", 3, 10, Options::default()).err().unwrap().to_string();
     assert!(err.contains("fifo, lru, lfu, clock, arc, opt"), "{err}");
-    let mut opt = AnyPolicy::new("opt", 3, 10, Options::default()).unwrap();
-    assert!(opt.replay_chunk(&[1, 2], &[5], &mut []).is_err());
-    let cancel = AtomicBool::new(false);
-    assert!(curve("lru", &[0, 1], 2, &[], &[0], Options::default(), 1, &cancel).is_err());
-    assert!(lru_hits(&[0, 7], 2, &[1], &cancel).is_err());
+    assert!(Accesses::new(&[1, 2], 3).unwrap().with_next_use(&[5]).is_err());
+    let ids = [0, 1];
+    let a = Accesses::new(&ids, 2).unwrap();
+    assert!(curve("lru", &a, &[0], Options::default(), 1, &NO).is_err());
+    assert!(Accesses::new(&[0, 7], 2).is_err());
+    assert!(a.with_sizes(&[1, 0]).is_err() && a.with_sizes(&[1]).is_err());
+    assert!(replay("lru", 2, &a, Options::default(), &mut [false; 3], &NO).is_err());
 }
 
 #[test]
@@ -104,28 +246,16 @@ fn cancel_stops_a_long_run() {
     let keys = lcg_trace(300_000, 1000, 1);
     let (ids, n, _) = prepare(&keys);
     let cancel = AtomicBool::new(true);
-    let mut p = AnyPolicy::new("lru", 10, n, Options::default()).unwrap();
-    assert_eq!(
-        curve::replay_cancellable(&mut p, &ids, &[], &[], &[], &mut [], &cancel),
-        Err(crate::Error::Interrupted)
-    );
+    let a = Accesses::new(&ids, n).unwrap();
+    assert_eq!(replay("lru", 10, &a, Options::default(), &mut [], &cancel), Err(crate::Error::Interrupted));
+    assert_eq!(curve("lru", &a, &[10], Options::default(), 1, &cancel), Err(crate::Error::Interrupted));
+    assert_eq!(curve("sieve", &a, &[10, 20], Options::default(), 2, &cancel), Err(crate::Error::Interrupted));
 }
 
-#[test]
-fn online_ids_grow_arrays() {
-    for policy in ["fifo", "lru", "lfu", "clock", "arc", "sieve", "s3fifo", "twoq", "gdsf"] {
-        let mut p = AnyPolicy::new(policy, min_capacity(policy).max(2) * 2, 0, Options::default()).unwrap();
-        assert!(!p.access(1000, NEVER));
-        assert!(p.access(1000, NEVER));
-        assert!(p.contains(1000));
-        assert_eq!(p.len(), 1);
-    }
-}
-
+/// Hit flags of an online replay (unit sizes, no costs).
 fn hits(policy: &str, capacity: u64, keys: &[u32]) -> Vec<bool> {
-    let n = keys.iter().map(|&k| k as usize + 1).max().unwrap_or(0);
-    let mut p = AnyPolicy::new(policy, capacity, n, Options::default()).unwrap();
-    keys.iter().map(|&k| p.access(k, NEVER)).collect()
+    let mut c = Online::new(policy, capacity, Options::default(), false, false).unwrap();
+    keys.iter().map(|&k| c.access(k.into(), None, None).unwrap()).collect()
 }
 
 #[test]
@@ -151,7 +281,7 @@ fn new_policies_golden_hits_from_libcachesim() {
 #[test]
 fn small_capacities_are_refused_where_a_queue_would_be_empty() {
     for (policy, min) in [("s3fifo", 10), ("twoq", 4)] {
-        assert_eq!(min_capacity(policy), min);
+        assert_eq!(info(policy).unwrap().min_capacity, min);
         let err = AnyPolicy::new(policy, min - 1, 10, Options::default()).err().unwrap().to_string();
         assert!(err.contains("capacity"), "{err}");
         assert!(AnyPolicy::new(policy, min, 10, Options::default()).is_ok());
@@ -159,49 +289,35 @@ fn small_capacities_are_refused_where_a_queue_would_be_empty() {
 }
 
 #[test]
-fn gdsf_heap_stays_small_under_many_hits() {
-    let mut p = AnyPolicy::new("gdsf", 4, 8, Options::default()).unwrap();
-    for i in 0..100_000u32 {
-        p.access(i % 3, NEVER);
-    }
-    match &p {
-        AnyPolicy::Gdsf(g) => assert!(g.heap_len() < 2 * 4 + 1100),
-        _ => unreachable!(),
-    }
-}
-
-#[test]
 fn streaming_in_chunks_equals_one_replay() {
-    let cancel = AtomicBool::new(false);
     let keys = lcg_trace(30_000, 500, 5);
     let (ids, n, next) = prepare(&keys);
     let next_access: Vec<i64> = next.iter().map(|&t| if t == NEVER { -1 } else { t as i64 }).collect();
-    for policy in POLICIES {
-        let cap = 50.max(min_capacity(policy));
-        let want = replay(policy, cap, &ids, n, &next, Options::default()).unwrap();
+    for p in TABLE {
+        let cap = 50.max(p.min_capacity);
+        let want = replay_hits(p.name, cap, &view(&ids, n, &next));
         for chunk in [1usize, 7, 4096, 30_000] {
-            let mut s = stream::Stream::new(policy, cap, Options::default()).unwrap();
+            let mut s = stream::Stream::new(p.name, cap, Options::default()).unwrap();
             let mut hits = 0;
             for (k, t) in keys.chunks(chunk).zip(next_access.chunks(chunk)) {
-                hits += s.feed(k, t, &[], &cancel).unwrap();
+                hits += s.feed(k, Some(t), None, &NO).unwrap();
             }
-            assert_eq!((hits, s.hits(), s.accesses()), (want, want, keys.len() as u64), "{policy} chunk {chunk}");
+            assert_eq!((hits, s.hits(), s.accesses()), (want, want, keys.len() as u64), "{} chunk {chunk}", p.name);
             assert_eq!(s.n_distinct(), n);
         }
     }
     let mut opt = stream::Stream::new("opt", 5, Options::default()).unwrap();
-    assert!(opt.feed(&keys[..3], &[], &[], &cancel).is_err());
+    assert!(opt.feed(&keys[..3], None, None, &NO).is_err());
 }
 
 #[test]
 fn bounded_lru_stack_equals_the_exact_curve_up_to_its_depth() {
-    let never = AtomicBool::new(false);
     for (len, n_keys, depth) in [(5_000, 300, 1), (20_000, 2_000, 37), (30_000, 500, 600), (3, 3, 10)] {
         let keys = lcg_trace(len, n_keys, depth as u64);
         let (ids, n, _) = prepare(&keys);
         let capacities: Vec<u64> = (1..=depth as u64).collect();
-        let exact = lru_hits(&ids, n, &capacities, &never).unwrap();
-        let sampled = shards::lru_shards(&keys, 1.0, 0, depth, &never).unwrap();
+        let exact = lru_hits(&Accesses::new(&ids, n).unwrap(), &capacities, &NO).unwrap();
+        let sampled = shards::lru_shards(&keys, 1.0, 0, depth, &NO).unwrap();
         // Many renumberings happen over these lengths (the window is 8 x depth + 512).
         assert_eq!(sampled.exact_hits, exact, "depth {depth}");
         assert_eq!(sampled.kept, keys, "rate 1 keeps every access");
@@ -213,8 +329,7 @@ fn spatial_sample_keeps_whole_keys_and_checks_the_rate() {
     let keys = lcg_trace(10_000, 1_000, 5);
     let mut mask = vec![false; keys.len()];
     shards::spatial_mask(&keys, 0.1, 7, &mut mask).unwrap();
-    let never = AtomicBool::new(false);
-    let kept = shards::lru_shards(&keys, 0.1, 7, 0, &never).unwrap().kept;
+    let kept = shards::lru_shards(&keys, 0.1, 7, 0, &NO).unwrap().kept;
     let by_mask: Vec<u64> = keys.iter().zip(&mask).filter(|(_, &m)| m).map(|(&k, _)| k).collect();
     assert_eq!(kept, by_mask);
     for (i, &k) in keys.iter().enumerate() {
@@ -225,11 +340,17 @@ fn spatial_sample_keeps_whole_keys_and_checks_the_rate() {
         assert!(shards::threshold(bad).is_err());
     }
 }
+
+// ------------------------------------------------------------------ costs (GDSF)
+
 /// Hit flags of a GDSF replay with one cost (and optionally one size) per access.
 fn gdsf_costed(capacity: u64, keys: &[u32], sizes: &[u64], costs: &[f64]) -> Result<Vec<bool>> {
-    let mut p = AnyPolicy::new("gdsf", capacity, 8, Options::default())?;
+    let mut a = Accesses::new(keys, 8)?.with_costs(costs)?;
+    if !sizes.is_empty() {
+        a = a.with_sizes(sizes)?;
+    }
     let mut mask = vec![false; keys.len()];
-    curve::replay_cancellable(&mut p, keys, sizes, costs, &[], &mut mask, &AtomicBool::new(false))?;
+    replay("gdsf", capacity, &a, Options::default(), &mut mask, &NO)?;
     Ok(mask)
 }
 
@@ -246,10 +367,10 @@ fn gdsf_keeps_the_expensive_object() {
     // The same in bytes: equal sizes of 100 bytes in a 200-byte cache.
     assert_eq!(gdsf_costed(200, &keys, &[100; 6], &costs).unwrap(), [f, f, f, t, f, t]);
     // The cost an object entered with stays: B's later cost of 1e9 is not looked at on a hit.
-    let mut p = AnyPolicy::new("gdsf", 2, 4, Options::default()).unwrap();
+    let mut c = Online::new("gdsf", 2, Options::default(), false, true).unwrap();
     let got: Vec<bool> = [(0, 10.0), (1, 1.0), (1, 1e9), (2, 5.0), (1, 1e9)]
         .iter()
-        .map(|&(k, c)| p.access_costed(k, None, c).unwrap())
+        .map(|&(k, cost)| c.access(k, None, Some(cost)).unwrap())
         .collect();
     // B (count 2, cost 1: priority 2) is evicted when C (5) enters; it comes back as a miss.
     assert_eq!(got, [f, f, t, f, f]);
@@ -261,14 +382,15 @@ fn gdsf_costs_at_the_scale_change_nothing() {
     let (ids, n, _) = prepare(&keys);
     let sizes: Vec<u64> = keys.iter().map(|k| k % 7 + 1).collect();
     let scale = vec![GDSF_SCALE; ids.len()];
-    let cancel = AtomicBool::new(false);
     for (sized, capacity) in [(false, 50u64), (true, 200)] {
-        let s = if sized { &sizes[..] } else { &[][..] };
-        let mut plain = AnyPolicy::new("gdsf", capacity, n, Options::default()).unwrap();
-        let mut costed = AnyPolicy::new("gdsf", capacity, n, Options::default()).unwrap();
+        let mut plain = Accesses::new(&ids, n).unwrap();
+        if sized {
+            plain = plain.with_sizes(&sizes).unwrap();
+        }
+        let costed = plain.with_costs(&scale).unwrap();
         let (mut a, mut b) = (vec![false; ids.len()], vec![false; ids.len()]);
-        curve::replay_cancellable(&mut plain, &ids, s, &[], &[], &mut a, &cancel).unwrap();
-        curve::replay_cancellable(&mut costed, &ids, s, &scale, &[], &mut b, &cancel).unwrap();
+        replay("gdsf", capacity, &plain, Options::default(), &mut a, &NO).unwrap();
+        replay("gdsf", capacity, &costed, Options::default(), &mut b, &NO).unwrap();
         assert_eq!(a, b);
         assert!(a.iter().any(|&h| h) && !a.iter().all(|&h| h));
     }
@@ -282,8 +404,21 @@ fn bad_costs_are_errors() {
         assert!(err.starts_with("costs="), "{err}");
     }
     assert!(gdsf_costed(2, &keys, &[], &[1.0]).is_err());
-    let mut lru = AnyPolicy::new("lru", 2, 2, Options::default()).unwrap();
-    let err = lru.replay_chunk_costed(&keys, &[], &[1.0; 3], &mut []).unwrap_err().to_string();
+    let a = Accesses::new(&keys, 2).unwrap().with_costs(&[1.0; 3]).unwrap();
+    let err = replay("lru", 2, &a, Options::default(), &mut [], &NO).unwrap_err().to_string();
     assert!(err.contains("gdsf"), "{err}");
-    assert!(lru.access_costed(0, None, 1.0).is_err());
+    assert!(Online::new("lru", 2, Options::default(), false, true).is_err());
+}
+
+#[test]
+fn online_access_refuses_what_its_mode_does_not_take() {
+    let mut plain = Online::new("lru", 4, Options::default(), false, false).unwrap();
+    assert!(plain.access(1, Some(3), None).is_err() && plain.access(1, None, Some(2.0)).is_err());
+    assert!(plain.access(1 << 64, None, None).unwrap_err().to_string().contains("outside"));
+    let mut both = Online::new("gdsf", 100, Options::default(), true, true).unwrap();
+    for (size, cost) in [(None, Some(1.0)), (Some(5), None), (Some(0), Some(1.0)), (Some(5), Some(f64::NAN))] {
+        assert!(both.access(1, size, cost).is_err());
+    }
+    assert!(both.is_empty() && !both.contains(1), "a refused access changes nothing");
+    assert!(!both.access(-1, Some(5), Some(2.0)).unwrap() && both.contains(-1) && !both.contains(u64::MAX as i128));
 }

@@ -9,31 +9,15 @@
 //! builds exactly the same cycle.
 
 use super::sys::Mapping;
-use crate::error::{invalid, Error, Result};
-use std::sync::atomic::{AtomicBool, Ordering};
+use crate::cancel;
+use crate::error::{invalid, Result};
+use crate::hash::SplitMix64;
+use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 /// Bytes per link: one cache line.
 pub const LINE: usize = 64;
 const WORDS_PER_LINE: usize = LINE / 8;
-
-/// splitmix64: a tiny, well-mixed generator that Python can reproduce exactly.
-pub struct SplitMix64(pub u64);
-
-impl SplitMix64 {
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `0..n` (n > 0), by the multiply-high method.
-    pub fn below(&mut self, n: u64) -> u64 {
-        ((self.next_u64() as u128 * n as u128) >> 64) as u64
-    }
-}
 
 /// `next[i]`: the line that follows line `i` in one random cycle through all `lines` lines
 /// (Sattolo: for i from n-1 down to 1, swap item i with an item j < i).
@@ -104,9 +88,7 @@ pub fn latency(
     fn walk(words: &[usize], mut p: usize, loads: u64, cancel: &AtomicBool) -> Result<usize> {
         let mut left = loads;
         while left > 0 {
-            if cancel.load(Ordering::Relaxed) {
-                return Err(Error::Interrupted);
-            }
+            cancel::check(cancel)?;
             let n = left.min(CHUNK);
             for _ in 0..n {
                 // Every stored value is a valid index (a line start), so this never fails; a

@@ -1,8 +1,9 @@
-use super::chase::{cycle, latency, SplitMix64};
+use super::chase::{cycle, latency};
 use super::faults::{cow_faults, touch_fresh, Prefault};
 use super::pingpong::{pingpong, Mode};
 use super::sys::allowed_cpus;
 use super::MECHANISMS;
+use crate::hash::SplitMix64;
 use std::sync::atomic::AtomicBool;
 
 #[test]

@@ -14,8 +14,9 @@
 
 use super::queue::MinHeap;
 use super::{AnyStrategy, Strategy};
-use crate::error::{invalid, Error, Result};
-use std::sync::atomic::{AtomicBool, Ordering};
+use crate::cancel;
+use crate::error::{invalid, Result};
+use std::sync::atomic::AtomicBool;
 
 pub const SERVED: u8 = 0;
 pub const REJECTED: u8 = 1;
@@ -228,8 +229,8 @@ fn run<S: Strategy>(
     };
 
     for i in 0..n {
-        if i % CHUNK == 0 && cancel.load(Ordering::Relaxed) {
-            return Err(Error::Interrupted);
+        if i % CHUNK == 0 {
+            cancel::check(cancel)?;
         }
         let t = r.arrival[i];
         // Everything up to and including time t runs before the arrival (arrivals sort last).
@@ -268,8 +269,8 @@ fn run<S: Strategy>(
     let mut drained = 0usize;
     while let Some(ev) = heap.pop() {
         drained += 1;
-        if drained % CHUNK == 0 && cancel.load(Ordering::Relaxed) {
-            return Err(Error::Interrupted);
+        if drained % CHUNK == 0 {
+            cancel::check(cancel)?;
         }
         handle(s, &mut st, &mut heap, &mut out, ev);
         if check {

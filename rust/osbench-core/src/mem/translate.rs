@@ -6,21 +6,14 @@
 //! lives in slot `table[p / block_size] * block_size + p % block_size`.
 
 use crate::error::{invalid, Error, Result};
-use std::sync::atomic::{AtomicBool, Ordering};
+use crate::{cancel, par};
+use std::sync::atomic::AtomicBool;
 
 /// How many addresses run between two looks at the cancel flag.
 pub const CHUNK: usize = 1 << 18;
 
 /// The value written for an address whose page (or token whose block) is not mapped.
 pub const UNMAPPED: i64 = -1;
-
-fn check(cancel: &AtomicBool) -> Result<()> {
-    if cancel.load(Ordering::Relaxed) {
-        Err(Error::Interrupted)
-    } else {
-        Ok(())
-    }
-}
 
 /// Below this many items a call runs on the calling thread only.
 const PARALLEL_MIN: usize = 1 << 20;
@@ -41,23 +34,9 @@ fn split<T: Sync>(
         return work(items, out, 0);
     }
     let part = items.len().div_ceil(n_threads);
-    let results: Vec<Result<u64>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = items
-            .chunks(part)
-            .zip(out.chunks_mut(part))
-            .enumerate()
-            .map(|(k, (items, out))| {
-                let work = &work;
-                scope.spawn(move || work(items, out, k * part))
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap_or(Err(Error::Interrupted))).collect()
-    });
-    let mut total = 0;
-    for r in results {
-        total += r?;
-    }
-    Ok(total)
+    let parts: Vec<_> = items.chunks(part).zip(out.chunks_mut(part)).enumerate().collect();
+    let counts = par::map(parts, n_threads, |(k, (items, out))| work(items, out, k * part))?;
+    Ok(counts.into_iter().sum())
 }
 
 /// Entries must be a frame number (>= 0) or -1, and `frame * unit + (unit - 1)` must fit in i64.
@@ -99,7 +78,7 @@ pub fn translate(vaddrs: &[i64], table: &[i64], page_size: u64, out: &mut [i64],
     split(vaddrs, out, |vaddrs, out, base| {
         let mut faults = 0u64;
         for (start, (chunk, out)) in (base..).step_by(CHUNK).zip(vaddrs.chunks(CHUNK).zip(out.chunks_mut(CHUNK))) {
-            check(cancel)?;
+            cancel::check(cancel)?;
             // OR of every address: its sign bit says whether any was negative (checked once per chunk).
             let mut any = 0i64;
             for (&v, o) in chunk.iter().zip(out.iter_mut()) {
@@ -190,7 +169,7 @@ pub fn slot_mapping(
     split(positions, out, |positions, out, base| {
         let mut unmapped = 0u64;
         for (start, (chunk, out)) in (base..).step_by(CHUNK).zip(positions.chunks(CHUNK).zip(out.chunks_mut(CHUNK))) {
-            check(cancel)?;
+            cancel::check(cancel)?;
             let mut any = 0i64;
             for (j, (&p, o)) in chunk.iter().zip(out.iter_mut()).enumerate() {
                 any |= p;

@@ -11,8 +11,9 @@ pub use prefix::PrefixMode;
 pub use tree::{Handle, NodeView, RadixTree};
 pub use whole::WholeMode;
 
-use crate::error::{invalid, Error, Result};
-use std::sync::atomic::{AtomicBool, Ordering};
+use crate::error::{invalid, Result};
+use crate::{cancel, par};
+use std::sync::atomic::AtomicBool;
 
 /// The parameters a mode may read, as users name them.
 pub const PAGE_SIZE: &str = "page_size";
@@ -117,8 +118,8 @@ pub fn replay(
     let mut stats = Stats { requests: n as u64, ..Stats::default() };
     let mut buffer: Vec<i64> = Vec::new();
     for i in 0..n {
-        if i % CHUNK == 0 && cancel.load(Ordering::Relaxed) {
-            return Err(Error::Interrupted);
+        if i % CHUNK == 0 {
+            cancel::check(cancel)?;
         }
         let prompt = prompts.get(i);
         let hit = match &outputs {
@@ -168,28 +169,6 @@ pub fn curve(
     cancel: &AtomicBool,
 ) -> Result<Vec<Stats>> {
     // Build every mode first so a bad name or page size fails before any work.
-    let mut modes = Vec::with_capacity(capacities.len());
-    for &c in capacities {
-        modes.push(std::sync::Mutex::new(new_mode(mode, c, page_size)?));
-    }
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let results: Vec<std::sync::Mutex<Option<Result<Stats>>>> =
-        capacities.iter().map(|_| std::sync::Mutex::new(None)).collect();
-    let threads = threads.clamp(1, capacities.len().max(1));
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| loop {
-                let k = next.fetch_add(1, Ordering::Relaxed);
-                let (Some(m), Some(slot)) = (modes.get(k), results.get(k)) else { break };
-                let r = match m.lock() {
-                    Ok(mut m) => replay(m.as_mut(), prompts, outputs, &mut [], cancel),
-                    Err(_) => Err(Error::Interrupted),
-                };
-                if let Ok(mut s) = slot.lock() {
-                    *s = Some(r);
-                }
-            });
-        }
-    });
-    results.into_iter().map(|s| s.into_inner().ok().flatten().unwrap_or(Err(Error::Interrupted))).collect()
+    let modes = capacities.iter().map(|&c| new_mode(mode, c, page_size)).collect::<Result<Vec<_>>>()?;
+    par::map(modes, threads, |mut m| replay(m.as_mut(), prompts, outputs, &mut [], cancel))
 }

@@ -29,8 +29,9 @@ pub use rr::Rr;
 pub use sjf::Sjf;
 pub use srpt::Srpt;
 
-use crate::error::{internal, invalid, Error, Result};
-use std::sync::atomic::{AtomicBool, Ordering};
+use crate::cancel;
+use crate::error::{internal, invalid, Result};
+use std::sync::atomic::AtomicBool;
 
 /// The parameters of a run as users name them: the fields of [`Params`].
 pub const QUANTUM: &str = "quantum";
@@ -158,14 +159,6 @@ pub struct Outcome {
     pub first_start: Vec<f64>,
     pub switches: u64,
     pub switch_time: f64,
-}
-
-fn check_cancel(cancel: &AtomicBool) -> Result<()> {
-    if cancel.load(Ordering::Relaxed) {
-        Err(Error::Interrupted)
-    } else {
-        Ok(())
-    }
 }
 
 fn check_array(name: &'static str, values: &[f64], positive: bool) -> Result<()> {
@@ -316,7 +309,7 @@ pub fn run<P: Policy>(
         tick += 1;
         if tick == CHECK_EVERY {
             tick = 0;
-            check_cancel(cancel)?;
+            cancel::check(cancel)?;
         }
         if pol.is_empty() {
             let Some(&next) = order.get(k) else {

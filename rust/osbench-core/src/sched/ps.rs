@@ -7,7 +7,8 @@
 //! job starts at its arrival; PS has no switches.
 
 use super::heap::MinHeap;
-use super::{check_cancel, Jobs, Outcome, CHECK_EVERY};
+use super::{Jobs, Outcome, CHECK_EVERY};
+use crate::cancel;
 use crate::error::Result;
 use std::sync::atomic::AtomicBool;
 
@@ -26,7 +27,7 @@ pub fn run(jobs: &Jobs, order: &[u32], cancel: &AtomicBool) -> Result<Outcome> {
         tick += 1;
         if tick == CHECK_EVERY {
             tick = 0;
-            check_cancel(cancel)?;
+            cancel::check(cancel)?;
         }
         let Some((tag, j)) = heap.peek() else {
             if k >= n {

@@ -1,4 +1,5 @@
 use super::*;
+use crate::Error;
 
 fn sim(policy: &str, arrival: &[f64], size: &[f64], p: Params) -> Outcome {
     simulate(policy, arrival, size, &[], &[], &p, &AtomicBool::new(false)).expect("valid input")

@@ -1,8 +1,9 @@
-"""Online caches with object sizes: ``new(..., sizes=True)`` and ``access(key, size)``.
+"""Online caches: ``new(...)`` and ``access(key)``, with object sizes (``sizes=True`` and
+``access(key, size)``).
 
 Fed access by access, a sized online cache gives exactly the per-access hits of a sized
 replay, in both engines; both engines agree on ``len``, ``in`` and ``used`` and refuse bad
-sizes with the same errors.
+sizes with the same errors (one argument layer serves both).
 """
 
 from __future__ import annotations
@@ -137,3 +138,17 @@ def test_bad_sizes_flag_and_offline() -> None:
         ob.cache.new("opt", 10, sizes=True)
     with pytest.raises(TypeError):
         _native.OnlineCache("lru", 10, False, 1)  # type: ignore[arg-type]
+
+
+def test_online_cache_basics() -> None:
+    c = ob.cache.new("lru", 2)
+    assert c.access(42) is False and c.access(42) is True and 42 in c and len(c) == 1
+    c.access(-(2**63))
+    c.access(2**64 - 1)  # -1 and 2**64-1 are different keys online
+    assert 42 not in c and -1 not in c and 2**64 - 1 in c
+    with pytest.raises(ValueError, match="no online form"):
+        ob.cache.new("opt", 3)
+    with pytest.raises(ValueError, match="no online form"):
+        _native.OnlineCache("opt", 3)
+    with pytest.raises(ValueError, match="outside"):
+        c.access(2**64)

@@ -7,13 +7,16 @@
 //!
 //! `cost` is libCacheSim's fixed [`GDSF_SCALE`] unless the caller gives one cost per access
 //! (the price of bringing the object in, e.g. the recompute cost of a KV block): then an
-//! object keeps the cost it entered with, as it keeps its size.
+//! object keeps the cost it entered with, as it keeps its size. It inserts before it evicts,
+//! so it keeps its own byte count instead of running under `Demand`.
 //!
 //! The priority queue is a binary heap with lazy deletion: a hit pushes a fresh entry and
 //! the old one is skipped when popped (its stamp no longer matches).
 
-use super::list::Slots;
-use super::{Policy, NIL};
+use crate::cache::list::Slots;
+use crate::cache::policy::{ensure, put, Options, Policy};
+use crate::cache::NIL;
+use crate::error::Result;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -22,8 +25,10 @@ use std::collections::BinaryHeap;
 pub const GDSF_SCALE: f64 = 1.0e6;
 
 pub struct Gdsf {
-    capacity: usize,
+    capacity: u64,
     len: usize,
+    /// Sized mode: bytes held (unit mode counts `len` only).
+    used: u64,
     inflation: f64,
     clock: u64,
     slots: Slots,
@@ -33,37 +38,23 @@ pub struct Gdsf {
     stamp: Vec<u64>,
     /// (priority bits, stamp, slot): non-negative f64 bits order like the numbers.
     heap: BinaryHeap<Reverse<(u64, u64, u32)>>,
-    /// Sized mode: bytes held, and the size of the object in each slot.
-    used: u64,
+    /// Sized mode: the size of the object in each slot.
     size_of: Vec<u64>,
     /// Costed mode: the cost of the object in each slot.
     cost_of: Vec<f64>,
 }
 
 impl Gdsf {
-    pub fn new(capacity: usize, n_ids: usize) -> Self {
-        let expected = capacity.min(n_ids);
-        Gdsf {
-            capacity,
-            len: 0,
-            inflation: 0.0,
-            clock: 0,
-            slots: Slots::new(n_ids, expected + 1),
-            count: Vec::with_capacity(expected + 1),
-            stamp: Vec::with_capacity(expected + 1),
-            heap: BinaryHeap::with_capacity(2 * expected + 2),
-            used: 0,
-            size_of: Vec::new(),
-            cost_of: Vec::new(),
-        }
-    }
-
-    /// Entries in the heap, stale ones included (for tests).
-    pub fn heap_len(&self) -> usize {
+    /// Entries in the heap, stale ones included.
+    #[cfg(test)]
+    fn heap_len(&self) -> usize {
         self.heap.len()
     }
 
-    /// Drop stale heap entries once they outnumber the live ones.
+    /// Drop stale heap entries once they outnumber the live ones (rare: kept out of the
+    /// per-access path).
+    #[cold]
+    #[inline(never)]
     fn compact(&mut self) {
         let stamp = &self.stamp;
         let live: Vec<_> = self.heap.drain().filter(|Reverse((_, t, s))| stamp[*s as usize] == *t).collect();
@@ -84,42 +75,30 @@ impl Gdsf {
             }
         }
     }
-}
 
-impl Gdsf {
     /// One access. `SIZED` and `COSTED` are compile-time switches so the plain path stays as
     /// lean: without them every object has size 1 and cost [`GDSF_SCALE`].
     #[inline(always)]
-    fn step<const SIZED: bool, const COSTED: bool>(&mut self, id: u32, size: u64, cost: f64) -> bool {
+    fn visit<const SIZED: bool, const COSTED: bool>(&mut self, id: u32, size: u64, cost: f64) -> bool {
         self.clock += 1;
         let mut slot = self.slots.get(id);
         let hit = slot != NIL;
         if hit {
             self.count[slot as usize] = self.count[slot as usize].saturating_add(1);
         } else {
-            if SIZED && size > self.capacity as u64 {
+            if SIZED && size > self.capacity {
                 return false; // never admitted (libCacheSim's can_insert)
             }
             slot = self.slots.assign(id);
-            let hw = self.slots.high_water();
-            if self.count.len() < hw {
-                self.count.resize(hw, 0);
-                self.stamp.resize(hw, u64::MAX);
-            }
-            if SIZED && self.size_of.len() < hw {
-                self.size_of.resize(hw, 0);
-            }
-            if COSTED && self.cost_of.len() < hw {
-                self.cost_of.resize(hw, 0.0);
-            }
-            self.count[slot as usize] = 1;
+            put(&mut self.count, slot, 1);
+            ensure(&mut self.stamp, slot, u64::MAX);
             self.len += 1;
             if SIZED {
-                self.size_of[slot as usize] = size;
                 self.used += size;
+                put(&mut self.size_of, slot, size);
             }
             if COSTED {
-                self.cost_of[slot as usize] = cost;
+                put(&mut self.cost_of, slot, cost);
             }
         }
         // The size and cost the object entered with; same operations, same order as the
@@ -130,64 +109,40 @@ impl Gdsf {
         let priority = self.inflation + self.count[s] as f64 * value / bytes;
         self.stamp[s] = self.clock;
         self.heap.push(Reverse((priority.to_bits(), self.clock, slot)));
-        if SIZED {
-            while self.used > self.capacity as u64 {
-                self.evict_lowest::<true>();
-            }
-        } else {
-            while self.len > self.capacity {
-                self.evict_lowest::<false>();
-            }
+        while if SIZED { self.used > self.capacity } else { self.len as u64 > self.capacity } {
+            self.evict_lowest::<SIZED>();
         }
         if self.heap.len() > 2 * self.len + 1024 {
             self.compact();
         }
         hit
     }
-
-    /// One access with its cost (finite and positive: checked by the caller), `size` bytes
-    /// in a cache counting bytes, or unit size for `None`.
-    pub fn access_costed(&mut self, id: u32, size: Option<u64>, cost: f64) -> bool {
-        match size {
-            Some(size) => self.step::<true, true>(id, size, cost),
-            None => self.step::<false, true>(id, 1, cost),
-        }
-    }
-
-    /// Replay a run of accesses with one cost each (and one size each, or none for unit
-    /// sizes); as [`Policy::replay_chunk`], `mask`, if not empty, receives the hit flags.
-    pub fn replay_chunk_costed(&mut self, ids: &[u32], sizes: &[u64], costs: &[f64], mask: &mut [bool]) -> u64 {
-        if sizes.is_empty() {
-            self.costed_loop::<false>(ids, sizes, costs, mask)
-        } else {
-            self.costed_loop::<true>(ids, sizes, costs, mask)
-        }
-    }
-
-    fn costed_loop<const SIZED: bool>(&mut self, ids: &[u32], sizes: &[u64], costs: &[f64], mask: &mut [bool]) -> u64 {
-        let mut hits = 0u64;
-        for (i, (&id, &cost)) in ids.iter().zip(costs).enumerate() {
-            let size = if SIZED { sizes.get(i).copied().unwrap_or(1) } else { 1 };
-            let hit = self.step::<SIZED, true>(id, size, cost);
-            hits += hit as u64;
-            if let Some(flag) = mask.get_mut(i) {
-                *flag = hit;
-            }
-        }
-        hits
-    }
 }
 
 impl Policy for Gdsf {
-    #[inline]
-    fn access(&mut self, id: u32, _next_use: u64) -> bool {
-        self.step::<false, false>(id, 1, GDSF_SCALE)
+    fn new(capacity: usize, n_ids: usize, _: Options) -> Self {
+        let expected = capacity.min(n_ids);
+        Gdsf {
+            capacity: capacity as u64,
+            len: 0,
+            used: 0,
+            inflation: 0.0,
+            clock: 0,
+            slots: Slots::new(n_ids, expected + 1),
+            count: Vec::with_capacity(expected + 1),
+            stamp: Vec::with_capacity(expected + 1),
+            heap: BinaryHeap::with_capacity(2 * expected + 2),
+            size_of: Vec::new(),
+            cost_of: Vec::new(),
+        }
     }
-    fn supports_sizes(&self) -> bool {
-        true
+    #[inline(always)]
+    fn step<const SIZED: bool>(&mut self, id: u32, size: u64, _next_use: u64) -> bool {
+        self.visit::<SIZED, false>(id, size, GDSF_SCALE)
     }
-    fn access_sized(&mut self, id: u32, size: u64, _next_use: u64) -> bool {
-        self.step::<true, false>(id, size, GDSF_SCALE)
+    #[inline(always)]
+    fn step_costed<const SIZED: bool>(&mut self, id: u32, size: u64, cost: f64) -> Result<bool> {
+        Ok(self.visit::<SIZED, true>(id, size, cost))
     }
     fn contains(&self, id: u32) -> bool {
         self.slots.peek(id) != NIL
@@ -195,7 +150,22 @@ impl Policy for Gdsf {
     fn len(&self) -> usize {
         self.len
     }
-    fn used_bytes(&self) -> u64 {
-        self.used
+    fn used(&self) -> u64 {
+        // Bytes in sized mode (at least one per object), objects in unit mode (`used` stays 0).
+        self.used.max(self.len as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heap_stays_small_under_many_hits() {
+        let mut g = Gdsf::new(4, 8, Options::default());
+        for i in 0..100_000u32 {
+            g.step::<false>(i % 3, 1, 0);
+        }
+        assert!(g.heap_len() < 2 * 4 + 1100);
     }
 }

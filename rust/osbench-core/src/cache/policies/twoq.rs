@@ -4,9 +4,9 @@
 //! rules are spelled out in the reference engine's `TwoQ` class; this file follows them.
 //! Sized mode counts bytes in the capacity and the three targets.
 
-use super::list::{Queues, Slots};
-use super::{Policy, NIL};
-use crate::error::{invalid, Result};
+use crate::cache::list::{Queues, Slots};
+use crate::cache::policy::{put, Options, Policy};
+use crate::cache::NIL;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Where {
@@ -27,14 +27,21 @@ pub struct TwoQ {
 }
 
 impl TwoQ {
-    pub fn new(capacity: usize, n_ids: usize) -> Result<Self> {
+    /// Put `slot` at the new end of `to`.
+    fn move_to<const SIZED: bool>(&mut self, slot: u32, to: Where) {
+        self.queues.push::<SIZED>(to as usize, slot);
+        self.place[slot as usize] = to;
+    }
+}
+
+impl Policy for TwoQ {
+    fn new(capacity: usize, n_ids: usize, _: Options) -> Self {
+        // Same float arithmetic as libCacheSim. The table's minimum capacity (4) leaves Ain
+        // room for one object.
         let ain_size = (capacity as f64 * 0.25) as usize;
         let aout_size = (capacity as f64 * 0.5) as usize;
-        if ain_size == 0 {
-            return Err(invalid("capacity", capacity, "at least 4 objects for twoq (its Ain queue is 25%)"));
-        }
         let expected = (capacity + aout_size + 1).min(n_ids);
-        Ok(TwoQ {
+        TwoQ {
             capacity,
             ain_size,
             aout_size,
@@ -42,19 +49,13 @@ impl TwoQ {
             slots: Slots::new(n_ids, expected),
             queues: Queues::with_capacity(expected),
             place: Vec::with_capacity(expected),
-        })
-    }
-
-    /// Put `slot` at the new end of `to`.
-    fn move_to<const SIZED: bool>(&mut self, slot: u32, to: Where) {
-        self.queues.push::<SIZED>(to as usize, slot);
-        self.place[slot as usize] = to;
+        }
     }
 
     /// One access of an object of `size` (1 unless `SIZED`): the queues then count objects, so
     /// one loop serves both modes and the unit path reads no sizes.
     #[inline(always)]
-    fn step<const SIZED: bool>(&mut self, id: u32, size: u64) -> bool {
+    fn step<const SIZED: bool>(&mut self, id: u32, size: u64, _next_use: u64) -> bool {
         let slot = self.slots.get(id);
         let mut ghost_hit = false;
         if slot != NIL {
@@ -65,8 +66,7 @@ impl TwoQ {
                     return true;
                 }
                 Where::Aout => {
-                    self.queues.remove::<SIZED>(Where::Aout as usize, slot);
-                    self.slots.release(slot);
+                    self.queues.forget::<SIZED>(Where::Aout as usize, slot, &mut self.slots);
                     ghost_hit = true;
                 }
             }
@@ -105,30 +105,10 @@ impl TwoQ {
         } else {
             Where::Ain
         };
-        let slot = self.slots.assign(id);
-        let hw = self.slots.high_water();
-        if self.place.len() < hw {
-            self.place.resize(hw, Where::Ain);
-        }
-        if SIZED {
-            self.queues.set_size(slot, size);
-        }
-        self.move_to::<SIZED>(slot, to);
+        put(&mut self.place, self.queues.admit::<SIZED>(to as usize, id, size, &mut self.slots), to);
         false
     }
-}
 
-impl Policy for TwoQ {
-    #[inline]
-    fn access(&mut self, id: u32, _next_use: u64) -> bool {
-        self.step::<false>(id, 1)
-    }
-    fn supports_sizes(&self) -> bool {
-        true
-    }
-    fn access_sized(&mut self, id: u32, size: u64, _next_use: u64) -> bool {
-        self.step::<true>(id, size)
-    }
     fn contains(&self, id: u32) -> bool {
         let slot = self.slots.peek(id);
         slot != NIL && self.place[slot as usize] != Where::Aout
@@ -136,7 +116,7 @@ impl Policy for TwoQ {
     fn len(&self) -> usize {
         self.queues.len(Where::Ain as usize) + self.queues.len(Where::Am as usize)
     }
-    fn used_bytes(&self) -> u64 {
+    fn used(&self) -> u64 {
         self.queues.held(Where::Ain as usize) + self.queues.held(Where::Am as usize)
     }
 }

@@ -4,9 +4,9 @@
 //! in the reference engine's `S3FIFO` class; this file follows them step for step.
 //! Sized mode counts the capacity, the three queue sizes and their contents in bytes.
 
-use super::list::{Queues, Slots};
-use super::{Policy, NIL};
-use crate::error::{invalid, Result};
+use crate::cache::list::{Queues, Slots};
+use crate::cache::policy::{put, Options, Policy};
+use crate::cache::NIL;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Where {
@@ -33,29 +33,6 @@ pub struct S3Fifo {
 }
 
 impl S3Fifo {
-    pub fn new(capacity: usize, n_ids: usize) -> Result<Self> {
-        // Same float arithmetic as libCacheSim: truncate capacity * ratio.
-        let small_size = (capacity as f64 * 0.1) as usize;
-        let main_size = capacity - small_size;
-        let ghost_size = (capacity as f64 * 0.9) as usize;
-        if small_size == 0 || main_size == 0 {
-            return Err(invalid("capacity", capacity, "at least 10 objects for s3fifo (its small queue is 10%)"));
-        }
-        let expected = (capacity + ghost_size + 1).min(n_ids);
-        Ok(S3Fifo {
-            capacity,
-            small_size,
-            main_size,
-            ghost_size,
-            threshold: 2,
-            has_evicted: false,
-            slots: Slots::new(n_ids, expected),
-            queues: Queues::with_capacity(expected),
-            place: Vec::with_capacity(expected),
-            count: Vec::with_capacity(expected),
-        })
-    }
-
     /// Put `slot` at the new end of `to` with its hit counter.
     fn put<const SIZED: bool>(&mut self, slot: u32, to: Where, count: u32) {
         self.queues.push::<SIZED>(to as usize, slot);
@@ -101,22 +78,37 @@ impl S3Fifo {
     }
 
     fn insert<const SIZED: bool>(&mut self, id: u32, to: Where, size: u64) {
-        let slot = self.slots.assign(id);
-        let hw = self.slots.high_water();
-        if self.place.len() < hw {
-            self.place.resize(hw, Where::Small);
-            self.count.resize(hw, 0);
+        let slot = self.queues.admit::<SIZED>(to as usize, id, size, &mut self.slots);
+        put(&mut self.place, slot, to);
+        put(&mut self.count, slot, 0);
+    }
+}
+
+impl Policy for S3Fifo {
+    fn new(capacity: usize, n_ids: usize, _: Options) -> Self {
+        // Same float arithmetic as libCacheSim: truncate capacity * ratio. The table's minimum
+        // capacity (10) leaves the small queue room for one object.
+        let small_size = (capacity as f64 * 0.1) as usize;
+        let ghost_size = (capacity as f64 * 0.9) as usize;
+        let expected = (capacity + ghost_size + 1).min(n_ids);
+        S3Fifo {
+            capacity,
+            small_size,
+            main_size: capacity - small_size,
+            ghost_size,
+            threshold: 2,
+            has_evicted: false,
+            slots: Slots::new(n_ids, expected),
+            queues: Queues::with_capacity(expected),
+            place: Vec::with_capacity(expected),
+            count: Vec::with_capacity(expected),
         }
-        if SIZED {
-            self.queues.set_size(slot, size);
-        }
-        self.put::<SIZED>(slot, to, 0);
     }
 
     /// One access of an object of `size` (1 unless `SIZED`): the queues then count objects, so
     /// one loop serves both modes and the unit path reads no sizes.
     #[inline(always)]
-    fn step<const SIZED: bool>(&mut self, id: u32, size: u64) -> bool {
+    fn step<const SIZED: bool>(&mut self, id: u32, size: u64, _next_use: u64) -> bool {
         let slot = self.slots.get(id);
         let mut ghost_hit = false;
         if slot != NIL {
@@ -127,8 +119,7 @@ impl S3Fifo {
                     return true;
                 }
                 Where::Ghost => {
-                    self.queues.remove::<SIZED>(Where::Ghost as usize, slot);
-                    self.slots.release(slot);
+                    self.queues.forget::<SIZED>(Where::Ghost as usize, slot, &mut self.slots);
                     ghost_hit = true;
                 }
             }
@@ -153,19 +144,7 @@ impl S3Fifo {
         }
         false
     }
-}
 
-impl Policy for S3Fifo {
-    #[inline]
-    fn access(&mut self, id: u32, _next_use: u64) -> bool {
-        self.step::<false>(id, 1)
-    }
-    fn supports_sizes(&self) -> bool {
-        true
-    }
-    fn access_sized(&mut self, id: u32, size: u64, _next_use: u64) -> bool {
-        self.step::<true>(id, size)
-    }
     fn contains(&self, id: u32) -> bool {
         let slot = self.slots.peek(id);
         slot != NIL && self.place[slot as usize] != Where::Ghost
@@ -173,7 +152,7 @@ impl Policy for S3Fifo {
     fn len(&self) -> usize {
         self.queues.len(Where::Small as usize) + self.queues.len(Where::Main as usize)
     }
-    fn used_bytes(&self) -> u64 {
+    fn used(&self) -> u64 {
         self.queues.held(Where::Small as usize) + self.queues.held(Where::Main as usize)
     }
 }

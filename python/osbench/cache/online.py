@@ -1,0 +1,101 @@
+"""Online caches: one access at a time, either engine, behind one class that checks each
+access's arguments the same way for both (:mod:`._args`)."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Any, Callable, Optional
+
+from osbench import _checks, _native
+from osbench.cache import _args, reference
+
+
+class _ReferenceCache:
+    """A reference-engine cache with the native ``OnlineCache``'s calls: ``access(key, size,
+    cost)`` with checked arguments, ``used``, ``len``, ``in``."""
+
+    def __init__(self, policy: str, capacity: int, sizes: bool, parameters: dict[str, Any]) -> None:
+        self._cache = reference.make(policy, capacity, **parameters)
+        self._sizes = sizes
+
+    def access(self, key: Hashable, size: Optional[int], cost: Optional[float]) -> bool:
+        if cost is not None:
+            return bool(self._cache.access(key, None, 1 if size is None else size, cost))
+        if size is not None:
+            return bool(self._cache.access(key, None, size))
+        return bool(self._cache.access(key))
+
+    @property
+    def used(self) -> int:
+        return int(self._cache.used) if self._sizes else len(self._cache)
+
+    def __len__(self) -> int:
+        return len(self._cache)
+
+    def __contains__(self, key: Any) -> bool:
+        return key in self._cache
+
+
+class OnlineCache:
+    """What :func:`new` returns: ``access(key, size=None, cost=None) -> bool`` (True on a
+    hit; a miss inserts the key; ``size`` in bytes is required when the cache was made with
+    sizes, ``cost`` when it was made with costs, both kept from the access that brings the
+    object in), ``len``, ``in``, ``used`` (bytes held with sizes, else objects held), and the
+    ``capacity``, ``name``, ``sizes`` and ``costs`` it was made with."""
+
+    __slots__ = ("_cache", "access", "capacity", "costs", "name", "sizes")
+
+    access: Callable[..., bool]
+
+    def __init__(self, cache: Any, policy: str, capacity: int, sizes: bool, costs: bool) -> None:
+        self._cache = cache
+        self.access = _args.online_access(cache.access, sizes, costs)
+        self.capacity, self.name, self.sizes, self.costs = capacity, policy, sizes, costs
+
+    @property
+    def used(self) -> int:
+        return int(self._cache.used)
+
+    def __len__(self) -> int:
+        return len(self._cache)
+
+    def __contains__(self, key: Any) -> bool:
+        return key in self._cache
+
+    def __repr__(self) -> str:
+        unit = "bytes" if self.sizes else "objects"
+        return f"<OnlineCache {self.name} of {self.capacity} {unit}: {len(self)} held>"
+
+
+def new(
+    policy: str,
+    capacity: int,
+    *,
+    engine: str = "native",
+    bit_on_insert: bool = False,
+    sizes: bool = False,
+    costs: bool = False,
+) -> OnlineCache:
+    """An online cache: ``c.access(key)`` returns True on a hit; ``len(c)``, ``key in c``,
+    ``c.used``.
+
+    ``sizes=True``: ``capacity`` counts bytes and every access gives the object's size,
+    ``c.access(key, size)`` (a positive integer), as in :func:`~osbench.cache.replay` (an
+    object larger than the cache is never admitted; a hit keeps the size the object entered
+    with); ``c.used`` is the bytes held (without sizes: the objects held).
+    ``costs=True`` (the policies in ``COSTED_POLICIES``): every access gives the object's
+    cost, ``c.access(key, cost=c)`` or ``c.access(key, size, c)`` (finite, positive); an
+    object keeps the cost it entered with.
+    Native keys are integers in [-2**63, 2**64); reference keys are any hashable.
+    Offline policies (``opt``) need the future and have no online form."""
+    policy = _args.policy(policy)
+    capacity = _args.capacity("capacity", policy, capacity)
+    engine = _checks.engine(engine)
+    parameters = _args.parameters(policy, bit_on_insert)
+    sizes, costs = _args.flag("sizes", sizes), _args.flag("costs", costs)
+    _args.online(policy, costs)
+    if engine == "reference":
+        cache: Any = _ReferenceCache(policy, capacity, sizes, parameters)
+    else:
+        cache = _native.OnlineCache(policy, capacity, bit_on_insert, sizes, costs)
+    return OnlineCache(cache, policy, capacity, sizes, costs)

@@ -1,0 +1,68 @@
+"""The cache policies and what is known about each, from the core's one table.
+
+The native core declares every policy once, in one table (``rust/osbench-core/src/cache/
+policies/mod.rs``): its name, the smallest capacity it takes, whether it is offline, whether it
+takes costs, the parameters it reads, and the libCacheSim class that agrees with it miss for
+miss. Every list and check in Python is derived from that table here; nothing is written twice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from osbench import _native
+
+
+@dataclass(frozen=True)
+class PolicyInfo:
+    """One row of the policy table."""
+
+    name: str
+    """The name users give, lower case."""
+    min_capacity: int
+    """The smallest capacity: below it a queue of the policy would hold no object."""
+    offline: bool
+    """It needs each access's next use (the future), so it has no online form."""
+    takes_costs: bool
+    """It takes one cost per access (the price of bringing the object in)."""
+    reads: tuple[str, ...]
+    """The keyword parameters it reads (``bit_on_insert``); it refuses the others."""
+    libcachesim: Optional[str]
+    """The class of libCacheSim (and its Python package ``libcachesim``) whose miss counts
+    equal ours request by request, if there is one."""
+
+
+TABLE: dict[str, PolicyInfo] = {
+    row["name"]: PolicyInfo(
+        name=row["name"],
+        min_capacity=row["min_capacity"],
+        offline=row["offline"],
+        takes_costs=row["takes_costs"],
+        reads=tuple(row["reads"]),
+        libcachesim=row["libcachesim"],
+    )
+    for row in _native.CACHE_POLICIES
+}
+"""Every policy's row, by name, in the order users see them."""
+
+POLICIES: tuple[str, ...] = tuple(TABLE)
+"""Every policy name, lower case. Every policy takes object sizes (``sizes=``)."""
+
+MIN_CAPACITY: dict[str, int] = {p.name: p.min_capacity for p in TABLE.values() if p.min_capacity > 1}
+"""Policies refusing small capacities: S3-FIFO's small queue (10%) and 2Q's Ain (25%) must
+hold at least one object (libCacheSim aborts, or caches nothing, below these)."""
+
+OFFLINE: frozenset[str] = frozenset(p.name for p in TABLE.values() if p.offline)
+"""Policies that need the future (each access's next use) and so have no online form."""
+
+COSTED_POLICIES: tuple[str, ...] = tuple(p.name for p in TABLE.values() if p.takes_costs)
+"""Policies that take ``costs=`` (one cost per access: the price of bringing the object in,
+e.g. the prefill recompute cost of a KV block; GDSF keeps objects by cost per byte)."""
+
+PARAMETERS: dict[str, tuple[str, ...]] = {p.name: p.reads for p in TABLE.values()}
+"""The keyword parameters each policy reads (``bit_on_insert`` for CLOCK); the others refuse them."""
+
+LIBCACHESIM_NAMES: dict[str, str] = {p.name: p.libcachesim for p in TABLE.values() if p.libcachesim}
+"""Each policy's class in libCacheSim (and its Python package ``libcachesim``), whose miss
+counts equal ours request by request (sizes in bytes: give unit sizes for object counts)."""

@@ -1,0 +1,170 @@
+"""Replaying a trace through one cache: in memory (either engine) or streamed from a file."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import numpy as np
+
+from osbench import _checks, _native
+from osbench.cache import _args, reference
+from osbench.cache.policies import OFFLINE
+from osbench.errors import ArgumentError, ArgumentTypeError
+from osbench.traces import as_trace, formats
+
+
+@dataclass(frozen=True)
+class Replay:
+    """The outcome of one replay. ``mask`` holds per-access hit flags when asked for.
+
+    For an empty trace every count is 0 and both ratios are 0.0."""
+
+    policy: str
+    capacity: int
+    accesses: int
+    hits: int
+    misses: int
+    hit_ratio: float
+    miss_ratio: float
+    mask: Optional[np.ndarray] = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["mask"] = None if self.mask is None else self.mask.tolist()
+        return d
+
+
+def _result(policy: str, capacity: int, accesses: int, hits: int, mask: Optional[np.ndarray]) -> Replay:
+    hit_ratio = hits / accesses if accesses else 0.0
+    miss_ratio = (accesses - hits) / accesses if accesses else 0.0
+    return Replay(policy, capacity, accesses, hits, accesses - hits, hit_ratio, miss_ratio, mask)
+
+
+def stream(policy: str, capacity: int, *, bit_on_insert: bool = False) -> _native.CacheStream:
+    """A native replay fed chunk by chunk: ``s.feed(keys, next_access=None)`` returns the
+    chunk's hits; ``s.hits``, ``s.accesses``, ``s.n_distinct`` so far. The key map and the
+    policy live across chunks, so the pieces of a trace give exactly the hits of one replay
+    of the whole. Offline policies (``opt``) need ``next_access`` (int64, one per key: the
+    time of the key's next access, negative for never)."""
+    policy = _args.policy(policy)
+    capacity = _args.capacity("capacity", policy, capacity)
+    _args.parameters(policy, bit_on_insert)
+    return _native.CacheStream(policy, capacity, bit_on_insert)
+
+
+def _replay_file(
+    path: Any,
+    policy: str,
+    capacity: int,
+    engine: str,
+    parameters: dict[str, Any],
+    chunk_size: int,
+    read_options: dict[str, Any],
+    sized: bool,
+) -> Replay:
+    if engine == "reference":
+        whole = formats.read(path, **read_options)
+        keys = _args.reference_keys(whole)
+        size_arr = _args.sizes(whole, True if sized else None, len(keys))
+        sizes = None if size_arr is None else size_arr.tolist()
+        flags = reference.replay(keys, policy, capacity, sizes, **parameters)
+        return _result(policy, capacity, len(flags), sum(flags), None)
+    s = _native.CacheStream(policy, capacity, **parameters)
+    for piece in formats.iter_chunks(path, chunk_size=chunk_size, **read_options):
+        next_access = None
+        if s.needs_future:
+            next_access = piece.fields.get("next_access")
+            if next_access is None:
+                raise ArgumentError(
+                    f"policy={policy!r} needs each access's next use: stream an oracleGeneral file (its "
+                    "next_access field) or replay the trace in memory"
+                )
+            next_access = np.ascontiguousarray(next_access, dtype=np.int64)
+        size_arr = _args.sizes(piece, True, len(piece)) if sized else None
+        s.feed(piece.native_keys(), next_access, size_arr)
+    return _result(policy, capacity, s.accesses, s.hits, None)
+
+
+def replay(
+    trace: Any,
+    policy: str,
+    capacity: int,
+    *,
+    mask: bool = False,
+    engine: str = "native",
+    bit_on_insert: bool = False,
+    chunk_size: int = 1 << 20,
+    sizes: Any = None,
+    costs: Any = None,
+    **read_options: Any,
+) -> Replay:
+    """Replay ``trace`` through a fresh cache of ``capacity`` objects under ``policy``.
+
+    ``trace``: a :class:`~osbench.traces.Trace`, a 1-D array-like of integer keys (the
+    reference engine also takes any hashable keys), or the path of a trace file. A file is
+    streamed ``chunk_size`` accesses at a time in bounded memory (npy, oracleGeneral and
+    struct-binary files, zstd-compressed or not; other formats are read whole), with
+    ``read_options`` as :func:`osbench.traces.read` takes them (``format=``, ``struct=``...);
+    OPT streams oracleGeneral files, using their ``next_access`` field.
+    ``sizes``: one object size per access (an array, or True for the trace's own sizes, a
+    file's included), for every policy: ``capacity`` then counts bytes, as in libCacheSim (an
+    object larger than the cache is never admitted; a miss evicts until the newcomer fits; a
+    hit keeps the size the object entered with).
+    ``costs``: one cost per access (finite, positive, any unit), for the policies in
+    ``COSTED_POLICIES`` (``gdsf``): the price of bringing the object in, e.g. the prefill
+    recompute cost of a KV block. GDSF's priority becomes ``L + count * cost / size``; an
+    object keeps the cost (and size) it entered with. Without costs, every cost is
+    ``reference.GDSF_SCALE`` (1e6, libCacheSim's). Not for files.
+    ``mask=True`` keeps per-access hit flags (not for files).
+    ``bit_on_insert`` selects the textbook CLOCK (a newcomer's reference bit starts set); the
+    policies that do not read it (``PARAMETERS``) refuse it.
+    """
+    policy = _args.policy(policy)
+    capacity = _args.capacity("capacity", policy, capacity)
+    engine = _checks.engine(engine)
+    parameters = _args.parameters(policy, bit_on_insert)
+    if isinstance(trace, (str, os.PathLike)):
+        if mask:
+            raise ArgumentError(
+                "mask=True is not accepted when replaying a file: it streams; read it with osbench.traces.read"
+            )
+        if costs is not None:
+            raise ArgumentError(
+                "costs is not accepted when replaying a file: read it with osbench.traces.read and replay it in memory"
+            )
+        chunk_size = _checks.positive_int("chunk_size", chunk_size)
+        if sizes is not None and sizes is not True:
+            raise ArgumentError(
+                "sizes is not accepted as an array when replaying a file: pass sizes=True for the file's sizes"
+            )
+        return _replay_file(trace, policy, capacity, engine, parameters, chunk_size, read_options, sizes is True)
+    if read_options:
+        raise ArgumentTypeError(
+            f"{', '.join(sorted(read_options))} is not accepted: file options apply when trace is a path"
+        )
+    if engine == "reference":
+        keys = _args.reference_keys(trace)
+        size_arr = _args.sizes(trace, sizes, len(keys))
+        cost_arr = _args.costs(costs, policy, len(keys))
+        flags = reference.replay(
+            keys,
+            policy,
+            capacity,
+            None if size_arr is None else size_arr.tolist(),
+            None if cost_arr is None else cost_arr.tolist(),
+            **parameters,
+        )
+        hit_mask = np.array(flags, dtype=bool) if mask else None
+        return _result(policy, capacity, len(flags), sum(flags), hit_mask)
+    t = as_trace(trace)
+    ids, n_ids = t.dense()
+    size_arr = _args.sizes(t, sizes, len(ids))
+    cost_arr = _args.costs(costs, policy, len(ids))
+    next_use = t.next_use() if policy in OFFLINE else None
+    hits, native_mask = _native.cache_replay(
+        policy, ids, n_ids, capacity, next_use, mask, bit_on_insert, size_arr, cost_arr
+    )
+    return _result(policy, capacity, len(ids), int(hits), native_mask)

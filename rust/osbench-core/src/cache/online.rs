@@ -1,0 +1,77 @@
+//! Online caches: one access at a time, keyed by integers (Python's, in [-2**63, 2**64), where
+//! -1 and 2**64-1 are different keys), each mapped once to a dense id by a [`KeyMap`].
+
+use super::keys::KeyMap;
+use super::lookup::{costs_refused, info};
+use super::policy::{check_cost, Options};
+use super::AnyPolicy;
+use crate::error::{invalid, Result};
+
+/// The keys an online cache takes.
+const KEYS: std::ops::RangeInclusive<i128> = (i64::MIN as i128)..=(u64::MAX as i128);
+
+pub struct Online {
+    map: KeyMap<i128>,
+    policy: AnyPolicy,
+    sizes: bool,
+    costs: bool,
+}
+
+impl Online {
+    /// A cache of `capacity` under an online `policy`. With `sizes`, capacity counts bytes and
+    /// every access gives its object's size; with `costs` (the policies that take costs),
+    /// every access gives its object's cost.
+    pub fn new(policy: &str, capacity: u64, options: Options, sizes: bool, costs: bool) -> Result<Online> {
+        let row = info(policy)?;
+        if row.offline {
+            return Err(invalid(
+                "policy",
+                format!("{policy:?}"),
+                "an online policy: this one needs the future (each access's next use), so it has no online form; use replay()",
+            ));
+        }
+        let policy = AnyPolicy::new(policy, capacity, 0, options)?;
+        if costs && !row.takes_costs {
+            return Err(costs_refused());
+        }
+        Ok(Online { map: KeyMap::with_capacity(1024), policy, sizes, costs })
+    }
+
+    /// Access `key`; true on a hit. A miss inserts it. `size` is given exactly when the cache
+    /// counts bytes, `cost` exactly when it takes costs; both are kept from the access that
+    /// brings the object in. A refused access changes nothing.
+    pub fn access(&mut self, key: i128, size: Option<u64>, cost: Option<f64>) -> Result<bool> {
+        if !KEYS.contains(&key) {
+            return Err(invalid("key", key, "an integer in [-2**63, 2**64); it is outside"));
+        }
+        match (self.sizes, size) {
+            (true, None) => return Err(invalid("size", "missing", "a size on every access: the cache counts bytes")),
+            (false, Some(s)) => return Err(invalid("size", s, "none: the cache counts objects")),
+            (_, Some(0)) => return Err(invalid("size", 0, "a positive object size")),
+            _ => {}
+        }
+        match (self.costs, cost) {
+            (true, None) => return Err(invalid("cost", "missing", "a cost on every access: the cache takes costs")),
+            (false, Some(c)) => return Err(invalid("cost", c, "none: the cache takes no costs")),
+            (_, Some(c)) => check_cost("cost", c)?,
+            _ => {}
+        }
+        let id = self.map.id_of(key)?;
+        self.policy.access(id, size, cost)
+    }
+
+    pub fn contains(&self, key: i128) -> bool {
+        self.map.get(key).is_some_and(|id| self.policy.contains(id))
+    }
+    /// Number of cached objects.
+    pub fn len(&self) -> usize {
+        self.policy.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Bytes held (with sizes), else objects held.
+    pub fn used(&self) -> u64 {
+        self.policy.used()
+    }
+}

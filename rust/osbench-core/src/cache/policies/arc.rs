@@ -1,0 +1,162 @@
+//! ARC, Adaptive Replacement Cache (Megiddo and Modha, FAST 2003).
+//!
+//! T1 holds objects seen once recently, T2 objects seen at least twice; B1 and B2 are ghost
+//! lists remembering the ids recently evicted from T1 and T2 (no data). The target size `p`
+//! of T1 is a real number: a hit in B1 grows it, a hit in B2 shrinks it. Rounding `p` to an
+//! integer changes results, so it stays an f64 here and in the reference, with the same
+//! operations in the same order.
+//!
+//! One step serves both modes: the rules are libCacheSim's ARC, which counts the four lists
+//! in bytes (spelled out in the reference engine's `ARC._access_sized`). With unit sizes they
+//! are the paper's Figure 4 (the reference's `ARC.access`): ghosts exist only in a full cache,
+//! so each miss makes room exactly once, and the tests hold the two to the same hits.
+
+use crate::cache::list::{Queues, Slots};
+use crate::cache::policy::{put, Options, Policy};
+use crate::cache::NIL;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Where {
+    T1,
+    T2,
+    B1,
+    B2,
+}
+use Where::{B1, B2, T1, T2};
+
+pub struct Arc {
+    c: u64,
+    p: f64,
+    /// Every id in one of the four lists (cached or ghost) holds a slot: at most 2c of them.
+    slots: Slots,
+    /// T1, T2, B1 and B2, indexed by `Where`, each counting bytes in sized mode.
+    queues: Queues<4>,
+    /// The list of the id in each slot.
+    place: Vec<Where>,
+    /// Whether the latest ghost hit was in B2 (it tips REPLACE when T1 is exactly at p).
+    last_ghost_in_b2: bool,
+}
+
+impl Arc {
+    fn held(&self, w: Where) -> u64 {
+        self.queues.held(w as usize)
+    }
+
+    /// Move `slot` from its list to the new end of `to`.
+    fn move_to<const SIZED: bool>(&mut self, slot: u32, to: Where) {
+        self.queues.move_to::<SIZED>(self.place[slot as usize] as usize, to as usize, slot);
+        self.place[slot as usize] = to;
+    }
+
+    /// Move the least recent object of `from` to the new end of `to`.
+    fn demote<const SIZED: bool>(&mut self, from: Where, to: Where) {
+        if let Some(slot) = self.queues.pop::<SIZED>(from as usize) {
+            self.queues.push::<SIZED>(to as usize, slot);
+            self.place[slot as usize] = to;
+        }
+    }
+
+    /// REPLACE: T1's least recent into B1 if T1 is over p (or at p after a B2 ghost hit) or
+    /// T2 is empty; else T2's least recent into B2.
+    fn replace<const SIZED: bool>(&mut self) {
+        let t1 = self.held(T1);
+        let t1f = t1 as f64;
+        if (t1 > 0 && (t1f > self.p || (t1f == self.p && self.last_ghost_in_b2))) || self.held(T2) == 0 {
+            self.demote::<SIZED>(T1, B1);
+        } else {
+            self.demote::<SIZED>(T2, B2);
+        }
+    }
+
+    /// Forget the least recent id of `from` (a ghost, or T1's object when T1 fills the cache).
+    fn drop_oldest<const SIZED: bool>(&mut self, from: Where) {
+        self.queues.drop_oldest::<SIZED>(from as usize, &mut self.slots);
+    }
+}
+
+impl Policy for Arc {
+    fn new(capacity: usize, n_ids: usize, _: Options) -> Self {
+        let expected = capacity.saturating_mul(2).min(n_ids);
+        Arc {
+            c: capacity as u64,
+            p: 0.0,
+            slots: Slots::new(n_ids, expected),
+            queues: Queues::with_capacity(expected),
+            place: Vec::with_capacity(expected),
+            last_ghost_in_b2: false,
+        }
+    }
+
+    fn step<const SIZED: bool>(&mut self, id: u32, size: u64, _next_use: u64) -> bool {
+        let slot = self.slots.get(id);
+        let place = if slot == NIL { None } else { Some(self.place[slot as usize]) };
+        let c = self.c;
+        match place {
+            // A hit: to T2's recent end.
+            Some(T1 | T2) => {
+                self.last_ghost_in_b2 = false;
+                self.move_to::<SIZED>(slot, T2);
+                return true;
+            }
+            // A ghost hit in B1: recency deserved more room; in B2: frequency did.
+            Some(B1) => {
+                self.last_ghost_in_b2 = false;
+                let delta = (self.held(B2) as f64 / self.held(B1) as f64).max(1.0);
+                self.p = (self.p + delta).min(c as f64);
+            }
+            Some(B2) => {
+                self.last_ghost_in_b2 = true;
+                let delta = (self.held(B1) as f64 / self.held(B2) as f64).max(1.0);
+                self.p = (self.p - delta).max(0.0);
+            }
+            None => {}
+        }
+        let ghost_hit = place.is_some();
+        if let Some(ghost) = place {
+            // The ghost is forgotten even if the object is then too large to admit.
+            self.queues.forget::<SIZED>(ghost as usize, slot, &mut self.slots);
+        }
+        if SIZED && size > c {
+            return false;
+        }
+        while self.held(T1) + self.held(T2) + size > c {
+            if ghost_hit {
+                self.replace::<SIZED>();
+            } else if self.held(T1) + self.held(B1) + size > c {
+                if self.held(B1) > 0 {
+                    self.drop_oldest::<SIZED>(B1);
+                    self.replace::<SIZED>();
+                } else {
+                    // T1 alone fills the cache: its least recent leaves without a ghost.
+                    self.drop_oldest::<SIZED>(T1);
+                }
+            } else {
+                let total = self.held(T1) + self.held(T2) + self.held(B1) + self.held(B2);
+                if total >= 2 * c && self.held(B2) > 0 {
+                    self.drop_oldest::<SIZED>(B2);
+                }
+                self.replace::<SIZED>();
+            }
+        }
+        let to = if ghost_hit {
+            self.last_ghost_in_b2 = false;
+            T2
+        } else {
+            T1
+        };
+        let slot = self.queues.admit::<SIZED>(to as usize, id, size, &mut self.slots);
+        put(&mut self.place, slot, to);
+        false
+    }
+
+    fn contains(&self, id: u32) -> bool {
+        let slot = self.slots.peek(id);
+        slot != NIL && matches!(self.place[slot as usize], T1 | T2)
+    }
+    fn len(&self) -> usize {
+        self.queues.len(T1 as usize) + self.queues.len(T2 as usize)
+    }
+    fn used(&self) -> u64 {
+        self.held(T1) + self.held(T2)
+    }
+}

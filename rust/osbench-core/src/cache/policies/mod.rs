@@ -1,0 +1,52 @@
+//! The table of cache policies: one row per policy, in the order users see them, and one file
+//! per policy beside this one, named as the policy. From these rows come the `AnyPolicy` enum,
+//! its dispatch and constructor, and [`TABLE`], which the binding exports and from which Python
+//! derives every list, minimum, flag and check (`osbench.cache.POLICIES` and the rest).
+//!
+//! A row gives the type (a list-and-evict policy runs under [`Demand`], the byte accounting
+//! written once) and the facts: the smallest capacity that leaves every queue room for one
+//! object; whether it is offline (needs each access's next use); whether it takes one cost per
+//! access; the [`Options`] it reads; the libCacheSim class that agrees with it miss for miss.
+//! Adding a policy: its file here, its row below, its reference class and reference registry
+//! row in Python (`docs/adding-a-policy.md`).
+
+use super::accesses::Accesses;
+use super::demand::Demand;
+use super::policy::{policy_table, Options, Policy, PolicyInfo};
+use super::steps::{access, run};
+use crate::error::Result;
+
+policy_table! {
+    fifo => Demand<fifo::Fifo> {
+        min_capacity: 1, offline: false, takes_costs: false, reads: [], libcachesim: Some("FIFO"),
+    },
+    lru => Demand<lru::Lru> {
+        min_capacity: 1, offline: false, takes_costs: false, reads: [], libcachesim: Some("LRU"),
+    },
+    lfu => Demand<lfu::Lfu> {
+        min_capacity: 1, offline: false, takes_costs: false, reads: [], libcachesim: Some("LFU"),
+    },
+    clock => Demand<clock::Clock> {
+        min_capacity: 1, offline: false, takes_costs: false, reads: ["bit_on_insert"], libcachesim: Some("Clock"),
+    },
+    arc => arc::Arc {
+        min_capacity: 1, offline: false, takes_costs: false, reads: [], libcachesim: Some("ARC"),
+    },
+    opt => Demand<opt::Opt> {
+        min_capacity: 1, offline: true, takes_costs: false, reads: [], libcachesim: Some("Belady"),
+    },
+    sieve => Demand<sieve::Sieve> {
+        min_capacity: 1, offline: false, takes_costs: false, reads: [], libcachesim: Some("Sieve"),
+    },
+    // Its small queue (10%) holds one object from 10 on.
+    s3fifo => s3fifo::S3Fifo {
+        min_capacity: 10, offline: false, takes_costs: false, reads: [], libcachesim: Some("S3FIFO"),
+    },
+    // Its Ain queue (25%) holds one object from 4 on.
+    twoq => twoq::TwoQ {
+        min_capacity: 4, offline: false, takes_costs: false, reads: [], libcachesim: Some("TwoQ"),
+    },
+    gdsf => gdsf::Gdsf {
+        min_capacity: 1, offline: false, takes_costs: true, reads: [], libcachesim: Some("GDSF"),
+    },
+}

@@ -1,0 +1,207 @@
+//! What every policy is: the [`Policy`] trait, the facts the table keeps about it
+//! ([`PolicyInfo`]), the options some policies read, the helpers their files share, and the
+//! macro that turns the table (`policies/mod.rs`) into the `AnyPolicy` enum and its dispatch.
+//! Nothing here reads the table: looking it up is `lookup.rs`, one layer up.
+
+use crate::error::{invalid, Result};
+
+/// A replacement policy over dense ids.
+///
+/// One cache instance runs in one mode: unit sizes (`SIZED = false`: every object counts 1 and
+/// `size` is 1) or sized (`SIZED = true`: capacity counts bytes, as libCacheSim's does; an
+/// object larger than the capacity is never admitted, a hit keeps the size the object entered
+/// with). The mode is a compile-time switch, so the unit path reads no sizes.
+pub trait Policy {
+    /// A cache of `capacity` (objects, or bytes in sized mode), at least the table's minimum
+    /// for the policy (checked before); `n_ids` sizes the per-id arrays (they grow if larger
+    /// ids come); `options` holds the parameters the policy's row says it reads.
+    fn new(capacity: usize, n_ids: usize, options: Options) -> Self
+    where
+        Self: Sized;
+
+    /// Access `id`, an object of `size`; true on a hit. A miss inserts it, making room first.
+    /// `next_use` is the time of the next access to `id` ([`NEVER`](super::NEVER) if none);
+    /// only offline policies (their row says so) are given it.
+    fn step<const SIZED: bool>(&mut self, id: u32, size: u64, next_use: u64) -> bool;
+
+    /// [`Policy::step`] with the object's cost (finite and positive, checked before), for the
+    /// policies whose row says they take costs; the others refuse (the entry points refuse
+    /// costs for them before any access, naming the policies that take them).
+    fn step_costed<const SIZED: bool>(&mut self, _id: u32, _size: u64, _cost: f64) -> Result<bool> {
+        Err(invalid("costs", "given", "a policy that takes costs"))
+    }
+
+    /// Whether `id` is cached now.
+    fn contains(&self, id: u32) -> bool;
+    /// Number of cached objects.
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// What the cached objects hold against the capacity: bytes in sized mode, else objects.
+    fn used(&self) -> u64;
+}
+
+/// The parameters that some policies read; each policy's row lists the ones it reads, and
+/// giving one to a policy that does not read it is refused.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// CLOCK: start a newly inserted page with its reference bit set (the textbook variant).
+    pub bit_on_insert: bool,
+}
+
+impl Options {
+    /// The names of the options set to something other than their default.
+    pub fn given(&self) -> impl Iterator<Item = &'static str> {
+        let Options { bit_on_insert } = *self;
+        [("bit_on_insert", bit_on_insert)].into_iter().filter(|&(_, set)| set).map(|(name, _)| name)
+    }
+}
+
+/// What the table says about a policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PolicyInfo {
+    /// The name users give, lower case: the policy's file name.
+    pub name: &'static str,
+    /// The smallest capacity that leaves every queue of the policy room for one object.
+    pub min_capacity: u64,
+    /// Offline: it needs each access's next use, so it has no online form.
+    pub offline: bool,
+    /// It takes one cost per access (the price of bringing the object in).
+    pub takes_costs: bool,
+    /// The [`Options`] it reads.
+    pub reads: &'static [&'static str],
+    /// The class of libCacheSim that agrees with it miss for miss, if there is one.
+    pub libcachesim: Option<&'static str>,
+}
+
+impl PolicyInfo {
+    /// A capacity (argument `name`) must be positive and at least the policy's minimum.
+    pub fn check_capacity(&self, name: &'static str, capacity: u64) -> Result<()> {
+        if capacity == 0 {
+            return Err(invalid(name, capacity, "a positive capacity"));
+        }
+        if capacity < self.min_capacity {
+            return Err(invalid(
+                name,
+                capacity,
+                format!(
+                    "at least {} for {} (a queue of the policy would hold no object below it)",
+                    self.min_capacity, self.name
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A cost must be finite and positive: priorities are then non-negative, ordered by their bits.
+#[inline]
+pub(crate) fn is_cost(cost: f64) -> bool {
+    // Finite and positive, without branches (NaN compares false both ways).
+    (cost > 0.0) & (cost < f64::INFINITY)
+}
+
+/// [`is_cost`], or the error that says so.
+pub(crate) fn check_cost(name: &'static str, cost: f64) -> Result<()> {
+    if is_cost(cost) {
+        Ok(())
+    } else {
+        Err(invalid(name, cost, "finite positive numbers"))
+    }
+}
+
+/// Grow a per-id (or per-slot) array so that `i` is a valid index, doubling so that online use,
+/// which meets new ids over time, stays amortised O(1).
+#[inline]
+pub(crate) fn ensure<T: Clone>(v: &mut Vec<T>, i: u32, fill: T) {
+    let need = i as usize + 1;
+    if need > v.len() {
+        let new_len = need.max(v.len() * 2).max(16);
+        v.resize(new_len, fill);
+    }
+}
+
+/// `v[i] = value`, growing `v` as [`ensure`] does (new entries filled with `value`).
+#[inline]
+pub(crate) fn put<T: Clone>(v: &mut Vec<T>, i: u32, value: T) {
+    ensure(v, i, value.clone());
+    v[i as usize] = value;
+}
+
+/// Turns the table (`policies/mod.rs`) into code: the policy modules, [`TABLE`], the
+/// [`AnyPolicy`] enum and every method that dispatches on it. The enum holds each policy by
+/// value, so each loop over accesses is monomorphised per policy (one `match` per run of
+/// accesses, none per access), and a row's `offline` flag reaches the loop as a constant.
+macro_rules! policy_table {
+    ($(
+        $file:ident => $ty:ty {
+            min_capacity: $min:expr,
+            offline: $offline:literal,
+            takes_costs: $costs:literal,
+            reads: [$($param:literal),* $(,)?],
+            libcachesim: $peer:expr $(,)?
+        }
+    ),* $(,)?) => {
+        $( pub mod $file; )*
+
+        /// Every policy's row, in the order users see them.
+        pub const TABLE: &[PolicyInfo] = &[$(
+            PolicyInfo {
+                name: stringify!($file),
+                min_capacity: $min,
+                offline: $offline,
+                takes_costs: $costs,
+                reads: &[$($param),*],
+                libcachesim: $peer,
+            },
+        )*];
+
+        /// Any policy, by value. Variants are named after the policies' files.
+        #[allow(non_camel_case_types)]
+        pub enum AnyPolicy {
+            $( $file($ty), )*
+        }
+
+        impl AnyPolicy {
+            /// Build a policy by name (a row's name; its capacity and options checked).
+            pub(super) fn build(name: &str, capacity: usize, n_ids: usize, options: Options) -> Option<AnyPolicy> {
+                match name {
+                    $( stringify!($file) => Some(AnyPolicy::$file(<$ty as Policy>::new(capacity, n_ids, options))), )*
+                    _ => None,
+                }
+            }
+
+            /// The policy's name.
+            pub fn name(&self) -> &'static str {
+                match self { $( AnyPolicy::$file(_) => stringify!($file), )* }
+            }
+
+            /// Replay one run of checked accesses (the loops of `steps.rs`).
+            pub(super) fn run(&mut self, part: &Accesses<'_>, mask: &mut [bool]) -> Result<u64> {
+                match self { $( AnyPolicy::$file(p) => run::<_, $offline>(p, part, mask), )* }
+            }
+
+            /// One online access (an online policy; size and cost checked against the mode).
+            pub(super) fn access(&mut self, id: u32, size: Option<u64>, cost: Option<f64>) -> Result<bool> {
+                match self { $( AnyPolicy::$file(p) => access(p, id, size, cost), )* }
+            }
+
+            /// Whether `id` is cached now.
+            pub fn contains(&self, id: u32) -> bool {
+                match self { $( AnyPolicy::$file(p) => p.contains(id), )* }
+            }
+
+            /// Number of cached objects.
+            pub fn len(&self) -> usize {
+                match self { $( AnyPolicy::$file(p) => p.len(), )* }
+            }
+
+            /// Bytes held in sized mode, else objects held.
+            pub fn used(&self) -> u64 {
+                match self { $( AnyPolicy::$file(p) => p.used(), )* }
+            }
+        }
+    };
+}
+pub(super) use policy_table;
