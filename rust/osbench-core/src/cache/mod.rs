@@ -37,4 +37,6 @@ pub const NIL: u32 = u32::MAX;
 pub const NEVER: u64 = u64::MAX;
 
 #[cfg(test)]
+mod golden;
+#[cfg(test)]
 mod tests;

@@ -1,0 +1,281 @@
+//! Golden behaviour of every policy, with no Python involved: short sequences checked by hand
+//! (each with its hit mask and the step that decides it), and miss counts on seeded synthetic
+//! traces generated here, recorded from libCacheSim (the `libcachesim` 0.3.5 package, request
+//! by request equal to ours). `tests/cache/test_core_golden.py` regenerates these traces in
+//! Python and checks every count below against libCacheSim again, so they cannot drift.
+//!
+//! Each count is checked through every loop that reaches a policy: a replay with and without
+//! hit flags, an online cache fed one access at a time, and (GDSF) a replay with every cost at
+//! its default.
+
+use super::keys::{dense_ids, next_use};
+use super::online::Online;
+use super::*;
+use crate::hash::{splitmix64, SplitMix64};
+use std::sync::atomic::AtomicBool;
+
+static NO: AtomicBool = AtomicBool::new(false);
+
+/// The golden trace: 3 accesses in 4 go to `n` hot keys with a cubic skew (key 0 alone takes
+/// about n^(-1/3) of them), 1 in 8 to a key never seen before (a scan), 1 in 8 to a loop over
+/// 300 keys. Every policy evicts thousands of times on it, at every capacity below.
+pub(crate) fn golden_trace(seed: u64, len: u64, n: u64) -> Vec<u64> {
+    let mut rng = SplitMix64(seed);
+    let mut scan = 0;
+    (0..len)
+        .map(|i| {
+            let x = rng.next_u64();
+            match x >> 61 {
+                0 => {
+                    scan += 1;
+                    (1 << 40) | scan
+                }
+                1 => (1 << 41) | (i % 300),
+                _ => {
+                    let u = (x & 0xFFFF_FFFF) % n;
+                    u * u * u / (n * n)
+                }
+            }
+        })
+        .collect()
+}
+
+/// The size of `key` in the sized golden trace: 1 to `max` bytes, fixed per key.
+pub(crate) fn golden_size(key: u64, max: u64) -> u64 {
+    1 + splitmix64(key) % max
+}
+
+/// Unit sizes: `golden_trace(1, 20_000, 1_000)`; (policy, [(capacity in objects, misses)]).
+const UNIT_MISSES: [(&str, [(u64, u64); 3]); 10] = [
+    ("fifo", [(20, 18427), (100, 16150), (500, 10418)]),
+    ("lru", [(20, 18167), (100, 15692), (500, 9643)]),
+    ("lfu", [(20, 16661), (100, 13902), (500, 7857)]),
+    ("clock", [(20, 18001), (100, 15485), (500, 9246)]),
+    ("arc", [(20, 16652), (100, 14035), (500, 8091)]),
+    ("opt", [(20, 14669), (100, 10570), (500, 5004)]),
+    ("sieve", [(20, 16577), (100, 13860), (500, 7856)]),
+    ("s3fifo", [(20, 16411), (100, 13786), (500, 8199)]),
+    ("twoq", [(20, 16776), (100, 14265), (500, 8685)]),
+    ("gdsf", [(20, 17511), (100, 14818), (500, 8646)]),
+];
+
+/// Sizes `golden_size(key, 100)`: `golden_trace(2, 20_000, 1_000)`; (policy, [(capacity in
+/// bytes, misses)]).
+const SIZED_MISSES: [(&str, [(u64, u64); 3]); 10] = [
+    ("fifo", [(1000, 18384), (5000, 16019), (25000, 10261)]),
+    ("lru", [(1000, 18092), (5000, 15584), (25000, 9501)]),
+    ("lfu", [(1000, 16776), (5000, 14328), (25000, 7747)]),
+    ("clock", [(1000, 17957), (5000, 15410), (25000, 9147)]),
+    ("arc", [(1000, 16780), (5000, 13905), (25000, 7744)]),
+    ("opt", [(1000, 14674), (5000, 10451), (25000, 4951)]),
+    ("sieve", [(1000, 16614), (5000, 13986), (25000, 7749)]),
+    ("s3fifo", [(1000, 16431), (5000, 13749), (25000, 8029)]),
+    ("twoq", [(1000, 16837), (5000, 14207), (25000, 8546)]),
+    ("gdsf", [(1000, 16557), (5000, 13206), (25000, 7159)]),
+];
+
+/// The misses of `policy` on `keys` (with `sizes`, if not empty), by every path that reaches
+/// it; they must all agree.
+fn misses_every_way(policy: &str, capacity: u64, keys: &[u64], sizes: &[u64]) -> u64 {
+    let mut ids = vec![0; keys.len()];
+    let n = dense_ids(keys, &mut ids).unwrap();
+    let mut next = vec![0; keys.len()];
+    next_use(&ids, n, &mut next).unwrap();
+    let mut a = Accesses::new(&ids, n).unwrap().with_next_use(&next).unwrap();
+    if !sizes.is_empty() {
+        a = a.with_sizes(sizes).unwrap();
+    }
+    let o = Options::default();
+    let hits = replay(policy, capacity, &a, o, &mut [], &NO).unwrap();
+    let mut mask = vec![false; keys.len()];
+    assert_eq!(replay(policy, capacity, &a, o, &mut mask, &NO).unwrap(), hits, "{policy} {capacity}");
+    assert_eq!(mask.iter().filter(|&&h| h).count() as u64, hits, "{policy} {capacity}");
+    let info = info(policy).unwrap();
+    if info.takes_costs {
+        let costs = vec![GDSF_SCALE; keys.len()];
+        let costed = a.with_costs(&costs).unwrap();
+        assert_eq!(replay(policy, capacity, &costed, o, &mut [], &NO).unwrap(), hits, "{policy} {capacity}");
+    }
+    if !info.offline {
+        let mut c = Online::new(policy, capacity, o, !sizes.is_empty(), false).unwrap();
+        let size = |i: usize| sizes.get(i).copied();
+        let online = (0..keys.len()).filter(|&i| c.access(keys[i].into(), size(i), None).unwrap()).count();
+        assert_eq!(online as u64, hits, "{policy} {capacity} online");
+        assert!(c.used() <= capacity, "{policy} {capacity}: {} held", c.used());
+    }
+    keys.len() as u64 - hits
+}
+
+#[test]
+fn the_golden_traces_make_every_policy_evict() {
+    let keys = golden_trace(1, 20_000, 1_000);
+    let mut distinct = keys.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    // 2,556 one-off keys, the loop's 300 and 615 of the hot ones.
+    assert_eq!(distinct.len(), 2_556 + 300 + 615);
+    assert_eq!(keys.iter().filter(|&&k| k >> 40 == 1).count(), 2_556);
+    assert_eq!(keys.iter().filter(|&&k| k == 0).count(), 1_470, "key 0 takes about 10% of the hot accesses");
+    assert_eq!(keys[..6], [68, 89, 658, 15, 8, 0]);
+    assert_eq!(golden_size(12_345, 100), 1 + splitmix64(12_345) % 100);
+}
+
+#[test]
+fn unit_miss_counts_equal_libcachesim() {
+    let keys = golden_trace(1, 20_000, 1_000);
+    for (policy, row) in UNIT_MISSES {
+        for (capacity, misses) in row {
+            assert_eq!(misses_every_way(policy, capacity, &keys, &[]), misses, "{policy} at {capacity}");
+        }
+    }
+}
+
+#[test]
+fn sized_miss_counts_equal_libcachesim() {
+    let keys = golden_trace(2, 20_000, 1_000);
+    let sizes: Vec<u64> = keys.iter().map(|&k| golden_size(k, 100)).collect();
+    for (policy, row) in SIZED_MISSES {
+        for (capacity, misses) in row {
+            assert_eq!(misses_every_way(policy, capacity, &keys, &sizes), misses, "{policy} at {capacity} bytes");
+        }
+    }
+}
+
+#[test]
+fn every_policy_has_golden_counts() {
+    let names: Vec<&str> = TABLE.iter().map(|p| p.name).collect();
+    for table in [&UNIT_MISSES, &SIZED_MISSES] {
+        assert_eq!(table.iter().map(|row| row.0).collect::<Vec<_>>(), names);
+    }
+}
+
+// ------------------------------------------------------------------ hand-checked sequences
+
+/// The hit mask of `keys` through `policy`, as a string (H: hit, .: miss), by replay; the
+/// online cache (where there is one) must give the same.
+fn mask(policy: &str, capacity: u64, keys: &[u64], options: Options) -> String {
+    let mut ids = vec![0; keys.len()];
+    let n = dense_ids(keys, &mut ids).unwrap();
+    let mut next = vec![0; keys.len()];
+    next_use(&ids, n, &mut next).unwrap();
+    let a = Accesses::new(&ids, n).unwrap().with_next_use(&next).unwrap();
+    let mut flags = vec![false; keys.len()];
+    replay(policy, capacity, &a, options, &mut flags, &NO).unwrap();
+    if !info(policy).unwrap().offline {
+        let mut c = Online::new(policy, capacity, options, false, false).unwrap();
+        let online: Vec<bool> = keys.iter().map(|&k| c.access(k.into(), None, None).unwrap()).collect();
+        assert_eq!(online, flags, "{policy}: online and replay differ");
+    }
+    flags.iter().map(|&h| if h { 'H' } else { '.' }).collect()
+}
+
+fn plain(policy: &str, capacity: u64, keys: &[u64]) -> String {
+    mask(policy, capacity, keys, Options::default())
+}
+
+#[test]
+fn fifo_evicts_the_oldest_whatever_its_hits() {
+    // 3 evicts 1 (the oldest, though just hit), then 1 evicts 2, and 2 evicts 3.
+    assert_eq!(plain("fifo", 2, &[1, 2, 1, 3, 1, 2]), "..H...");
+}
+
+#[test]
+fn lru_evicts_the_least_recent() {
+    // The hit makes 1 recent: 3 evicts 2, so 1 hits again; 2 then evicts 3.
+    assert_eq!(plain("lru", 2, &[1, 2, 1, 3, 1, 2]), "..H.H.");
+    // 4 evicts 2 (1 was refreshed), 2 evicts 3, 5 evicts 1, 1 evicts 4, 3 evicts 2.
+    assert_eq!(plain("lru", 3, &[1, 2, 3, 1, 4, 2, 5, 1, 3]), "...H.....");
+}
+
+#[test]
+fn lfu_evicts_the_least_frequent_and_the_least_recent_of_a_tie() {
+    // 1 counts 2; 3 evicts 2 (count 1); 2 evicts 3 (count 1 against 1's 2); 1 hits twice.
+    assert_eq!(plain("lfu", 2, &[1, 1, 2, 3, 2, 1, 1]), ".H...HH");
+    // Ties at count 1: 3 evicts 1 (least recent), 1 evicts 2, 2 evicts 3: no hit at all.
+    assert_eq!(plain("lfu", 2, &[1, 2, 3, 1, 2]), ".....");
+    // Counts live only while cached: 4 evicts 3 (count 1, 1 and 2 count 2); 3 comes back at
+    // count 1 and evicts 4; 1 and 2 hit; 4 evicts 3 again.
+    assert_eq!(plain("lfu", 3, &[1, 1, 2, 2, 3, 4, 3, 1, 2, 4]), ".H.H...HH.");
+}
+
+#[test]
+fn clock_gives_a_referenced_object_a_second_chance() {
+    // The hit sets 1's bit. 4: the hand clears 1's bit and moves on, 2 (clear) leaves, so 1 hits.
+    assert_eq!(plain("clock", 3, &[1, 2, 3, 1, 4, 1, 2]), "...H.H.");
+    // 4 evicts 2, 2 evicts 3 (the hand rests after 2), 3 evicts 1 (its bit cleared by the
+    // first sweep), 1 evicts 4.
+    assert_eq!(plain("clock", 3, &[1, 2, 3, 1, 4, 2, 3, 1]), "...H....");
+    // With every bit set on insert, 3's sweep clears 1 and 2 and comes back to 1, which leaves;
+    // by default 2 (bit clear) leaves and 1, referenced, stays.
+    let textbook = Options { bit_on_insert: true };
+    assert_eq!(mask("clock", 2, &[1, 2, 1, 3, 1], textbook), "..H..");
+    assert_eq!(plain("clock", 2, &[1, 2, 1, 3, 1]), "..H.H");
+}
+
+#[test]
+fn arc_adapts_its_target_on_ghost_hits() {
+    // Capacity 2. 1 is hit (T2 = [1]); 3 pushes 2 from T1 to the ghost list B1. 2 is a ghost
+    // hit in B1: p grows to 1, REPLACE (T1 = [3] is not over p) sends 1 to B2, 2 enters T2. 1
+    // is a ghost hit in B2: p falls to 0, 3 goes to B1. 3 is a ghost hit in B1 (p = 1), T1 is
+    // empty, 2 goes to B2; 2 is a ghost hit in B2 (p = 0), 1 goes to B2; 3 is in T2 and hits.
+    // Were a B1 hit to shrink p, 2's ghost hit would evict 3 instead of 1 and 1 would hit.
+    assert_eq!(plain("arc", 2, &[1, 1, 2, 3, 2, 1, 3, 2, 3]), ".H......H");
+    // A longer run, checked against libCacheSim request by request.
+    assert_eq!(plain("arc", 3, &[1, 1, 2, 2, 3, 4, 5, 1, 2, 4, 5, 3]), ".H.H...HH.H.");
+}
+
+#[test]
+fn opt_evicts_the_object_used_farthest_in_the_future() {
+    // 3 evicts 2 (next used after 1's next use); 1 hits; 2 evicts 1 (used after 3); 3 hits.
+    assert_eq!(plain("opt", 2, &[1, 2, 3, 1, 2, 3, 1]), "...H.H.");
+}
+
+#[test]
+fn sieve_keeps_visited_objects_where_they_are() {
+    // 4: the hand clears 1's visited bit and evicts 2; 5 evicts 3 (the hand rests after 2);
+    // 1 stays and hits.
+    assert_eq!(plain("sieve", 3, &[1, 2, 3, 1, 4, 5, 1, 2]), "...H..H.");
+}
+
+#[test]
+fn s3fifo_sends_a_ghost_hit_to_main() {
+    // Capacity 20: small holds 2, main 18, the ghost 18. 1 and 2 fill small, 3..=20 go to main
+    // (small is full before the first eviction). 21 evicts small's 1 into the ghost. 1 is a
+    // ghost hit: 2 leaves small for the ghost and 1 enters main. 22 finds main over its size
+    // and evicts main's oldest (3); 23 evicts small's 21. 1, in main, hits. Had the ghost hit
+    // been ignored, 1 would have entered small behind 21 and left it at 23.
+    let mut keys: Vec<u64> = (1..=21).collect();
+    keys.extend([1, 22, 23, 1]);
+    assert_eq!(plain("s3fifo", 20, &keys), format!("{}H", ".".repeat(24)));
+    // 15 objects make small a single object, which libCacheSim never inserts: no hit ever.
+    let mut keys: Vec<u64> = [1, 2, 3].repeat(3);
+    keys.extend(10..40);
+    keys.extend([1, 2, 3]);
+    assert_eq!(plain("s3fifo", 15, &keys), ".".repeat(keys.len()));
+    // At 25 small holds 2: the first rounds of 1, 2, 3 hit, and so do the last (in main).
+    assert_eq!(plain("s3fifo", 25, &keys), format!("...HHHHHH{}HHH", ".".repeat(30)));
+}
+
+#[test]
+fn twoq_promotes_an_id_found_in_aout() {
+    // Capacity 4: Ain holds 1, Aout 2 ids, Am 3. 1..=4 fill Ain; 5 pushes 1 to Aout; 1, found
+    // in Aout, goes to Am (2 is pushed to Aout) and hits next. 6, 7, 8 and 9 push 3, 4, 5 and 6
+    // through Ain and Aout; 1 stays in Am and hits. Were Aout ignored, 1 would have entered
+    // Ain and left it at 9.
+    assert_eq!(plain("twoq", 4, &[1, 2, 3, 4, 5, 1, 1, 6, 7, 8, 9, 1]), "......H....H");
+    // A hit in Ain changes nothing: 1 leaves first all the same.
+    assert_eq!(plain("twoq", 4, &[1, 2, 3, 4, 1, 5, 1]), "....H..");
+    assert_eq!(plain("twoq", 4, &[1, 2, 3].repeat(3)), "...HHHHHH");
+}
+
+#[test]
+fn gdsf_evicts_the_lowest_priority_and_inflates() {
+    // Capacity 3, every cost 1e6. 1 is hit (priority 2e6). 4 enters at 1e6 and, as the least
+    // recent of the 1e6 ties (2, 3, 4), 2 leaves (L = 1e6). 2 returns at L + 1e6 = 2e6 and
+    // evicts 3 (1e6, less recent than 4); it hits (L + 2e6 = 3e6). 5 enters at 2e6 and
+    // evicts 4, the only one left at 1e6; 1 hits.
+    assert_eq!(plain("gdsf", 3, &[1, 1, 2, 3, 4, 2, 2, 5, 1]), ".H....H.H");
+    // Capacity 1: the newcomer 2 (1e6) is the lowest and leaves at once, 1 (2e6) stays; the
+    // second 2 enters at L + 1e6 = 2e6, ties with 1, and 1, accessed earlier, goes.
+    assert_eq!(plain("gdsf", 1, &[1, 1, 2, 2, 1]), ".H...");
+}
