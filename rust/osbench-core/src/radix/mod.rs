@@ -155,6 +155,8 @@ pub fn new_mode(name: &str, capacity: Option<u64>, page_size: usize) -> Result<B
 }
 
 #[cfg(test)]
+mod golden;
+#[cfg(test)]
 mod tests;
 
 /// Hit tokens at each capacity (same order as `capacities`; `None` = unlimited): one

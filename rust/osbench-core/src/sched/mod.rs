@@ -368,4 +368,6 @@ pub fn run<P: Policy>(
 }
 
 #[cfg(test)]
+mod golden;
+#[cfg(test)]
 mod tests;
