@@ -107,7 +107,9 @@ def report_rust(area: str, folder: Path) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", type=Path, default=Path("/tmp/osbench-mutants"), help="where the copies and results go")
+    parser.add_argument(
+        "--out", type=Path, default=Path("/tmp/osbench-mutants"), help="where the copies and results go"
+    )
     sub = parser.add_subparsers(dest="kind", required=True)
     r = sub.add_parser("rust", help="cargo-mutants over areas of the core")
     r.add_argument("areas", nargs="+", choices=AREAS)

@@ -77,6 +77,11 @@ def test_plain_keys_and_header_choices(tmp_path: Path) -> None:
     assert ob.traces.read(tmp_path / "w.txt").keys.tolist() == [1, 2, -3]
     (tmp_path / "semi.data").write_text("1;2\n3;4\n")
     assert ob.traces.read(tmp_path / "semi.data", format="txt", delimiter=";", key_column=1).keys.tolist() == [2, 4]
+    # The header is told by the key column alone: words in another column are data.
+    (tmp_path / "ops.csv").write_text("GET,42\nPUT,43\n")
+    assert ob.traces.read(tmp_path / "ops.csv", key_column=1).keys.tolist() == [42, 43]
+    (tmp_path / "named.csv").write_text("7,key\n8,42\n")
+    assert ob.traces.read(tmp_path / "named.csv", key_column=1).keys.tolist() == [42]
 
 
 def test_oracle_general_matches_the_existing_reader_and_carries_next_access(tmp_path: Path) -> None:
