@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
+from strategies import radix_cases
 
 import osbench as ob
 from osbench.radix import Requests, Vocabulary, conversations, curve, replay
@@ -29,23 +30,36 @@ def small_workload(seed=0, n=40):
 # --- native == reference ----------------------------------------------------------------------
 
 
+@settings(max_examples=100, deadline=None)
+@given(case=radix_cases(), mode=st.sampled_from(["prefix", "whole"]), outputs=st.booleans())
+def test_replay_engines_agree_on_shared_prefixes(case, mode, outputs):
+    reqs = Requests.from_sequences(case.prompts, [p[-2:] for p in case.prompts])
+    a = replay(reqs, case.capacity, mode=mode, page_size=case.page_size, outputs=outputs, per_request=True)
+    b = replay(
+        reqs, case.capacity, mode=mode, page_size=case.page_size, outputs=outputs, per_request=True, engine="reference"
+    )
+    assert a.to_dict() == b.to_dict()
+    event("evicted" if a.evicted_nodes else "nothing evicted")
+    assert a.hit_tokens <= a.total_tokens
+    if case.capacity is not None:
+        assert a.stored_tokens <= case.capacity
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     prompts=st.lists(st.lists(st.integers(0, 4), max_size=12), max_size=25),
     capacity=st.one_of(st.none(), st.integers(0, 40)),
-    mode=st.sampled_from(["prefix", "whole"]),
     page_size=st.sampled_from([1, 2, 3]),
 )
-def test_replay_engines_agree_random(prompts, capacity, mode, page_size):
-    a = replay(prompts, capacity, mode=mode, page_size=page_size, per_request=True)
-    b = replay(prompts, capacity, mode=mode, page_size=page_size, per_request=True, engine="reference")
-    assert a.to_dict() == b.to_dict()
-    assert a.hit_tokens <= a.total_tokens
-    if capacity is not None:
-        assert a.stored_tokens <= capacity
+def test_replay_engines_agree_on_any_prompts(prompts, capacity, page_size):
+    """Any lists, empty ones and capacity 0 included."""
+    for mode in ("prefix", "whole"):
+        a = replay(prompts, capacity, mode=mode, page_size=page_size, per_request=True)
+        b = replay(prompts, capacity, mode=mode, page_size=page_size, per_request=True, engine="reference")
+        assert a.to_dict() == b.to_dict()
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(
     seed=st.integers(0, 10_000),
     capacity=st.one_of(st.none(), st.integers(0, 400)),
@@ -83,14 +97,13 @@ def test_replay_equals_driving_the_tree_by_hand():
     assert (r.stored_tokens, r.nodes, r.evicted_tokens) == (t.total_size, t.num_nodes, t.evicted_tokens)
 
 
-def test_curve_equals_replays():
+def test_curve_equals_the_reference_engines_replays():
+    """The curve is one replay per capacity: compared with the other engine's replays."""
     w = small_workload(5)
     caps = [0, 10, 50, 200, None]
-    got = curve(w, caps, outputs=True)
-    want = [replay(w, c, outputs=True).hit_ratio for c in caps]
-    assert got.tolist() == want
-    assert curve(w, caps, outputs=True, engine="reference").tolist() == want
-    assert curve(w, caps, mode="whole", threads=1).tolist() == [replay(w, c, mode="whole").hit_ratio for c in caps]
+    for mode in ("prefix", "whole"):
+        want = [replay(w, c, mode=mode, outputs=True, engine="reference").hit_ratio for c in caps]
+        assert curve(w, caps, mode=mode, outputs=True, threads=2).tolist() == want, mode
 
 
 # --- facts ----------------------------------------------------------------------------------
