@@ -10,11 +10,45 @@ from hypothesis import strategies as st
 import osbench as ob
 
 
+def reference_ratios(keys: np.ndarray, policy: str, caps: list[int]) -> list[float]:
+    return [ob.cache.replay(keys, policy, c, engine="reference").hit_ratio for c in caps]
+
+
 def test_sampling_everything_gives_the_exact_curve() -> None:
-    t = ob.traces.zipf(2000, 0.9, 30_000, seed=6)
-    caps = [10, 50, 500, 2000]
+    """At rate 1 the sample is the trace: every capacity equals the reference engine's replay
+    (LRU's small capacities come from the bounded stack, the others from the sample path)."""
+    t = ob.traces.zipf(600, 0.9, 6_000, seed=6)
+    caps = [10, 50, 150, 600]
     for policy in ("lru", "sieve", "s3fifo"):
-        assert ob.cache.curve(t, policy, caps, sample=1.0).tolist() == ob.cache.curve(t, policy, caps).tolist(), policy
+        assert ob.cache.curve(t, policy, caps, sample=1.0).tolist() == reference_ratios(t.keys, policy, caps), policy
+
+
+def shards_adj(keys: np.ndarray, policy: str, capacity: int, rate: float) -> float:
+    """SHARDS_adj written out on the reference engine: replay the spatial sample (the keys
+    whose splitmix64 hash falls under the rate) at the two whole capacities around
+    capacity * rate, interpolate, and credit the difference between the expected and the
+    actual sample size to hits."""
+    sample = keys[_splitmix_mask(keys, rate, 0)]
+    scaled = capacity * rate
+    lo, frac = int(np.floor(scaled)), scaled - np.floor(scaled)
+    hits = [ob.cache.replay(sample, policy, c, engine="reference").hits if c else 0 for c in (lo, lo + 1)]
+    expected = len(keys) * rate
+    return float((hits[0] * (1 - frac) + hits[1] * frac + expected - len(sample)) / expected)
+
+
+def test_sampled_estimates_are_shards_adj_of_the_sample() -> None:
+    """Capacities of at least 100 / rate objects come from the rate sample; those from 200 to
+    100 / rate (other than LRU) from a power-of-two sample with 100 to 200 objects; each equal
+    to SHARDS_adj computed here on the reference engine."""
+    t = ob.traces.zipf(20_000, 0.8, 40_000, seed=12)
+    rate = 0.125
+    for policy, caps in (("lru", [800, 1000, 3000]), ("sieve", [800, 3000, 250, 450]), ("fifo", [300, 900])):
+        got = ob.cache.curve(t, policy, caps, sample=rate)
+        want = []
+        for c in caps:
+            r = rate if c * rate >= ob.cache.SHARDS_MIN_OBJECTS else 2.0 ** -int(np.floor(np.log2(c / 100)))
+            want.append(min(1.0, max(0.0, shards_adj(t.keys, policy, c, r))))
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12, err_msg=policy)
 
 
 def _splitmix_mask(keys: np.ndarray, rate: float, seed: int) -> np.ndarray:
@@ -57,11 +91,12 @@ def test_sampled_lru_is_exact_where_the_sample_would_be_small(keys: list[int], r
         assert ob.cache.curve(t, "lru", small, sample=rate).tolist() == ob.cache.curve(t, "lru", small).tolist()
 
 
-def test_sampled_curves_are_exact_at_and_below_100_objects() -> None:
-    t = ob.traces.zipf(3000, 1.0, 40_000, seed=8)
-    caps = [10, 37, 100]
+def test_sampled_curves_are_exact_below_200_objects() -> None:
+    """Capacities under 200 objects replay the whole trace: the reference engine's ratios."""
+    t = ob.traces.zipf(1500, 1.0, 8_000, seed=8)
+    caps = [10, 37, 100, 199]
     for policy in ("sieve", "s3fifo", "fifo"):
-        assert ob.cache.curve(t, policy, caps, sample=0.01).tolist() == ob.cache.curve(t, policy, caps).tolist(), policy
+        assert ob.cache.curve(t, policy, caps, sample=0.01).tolist() == reference_ratios(t.keys, policy, caps), policy
 
 
 def test_sampled_lru_curve_is_close_on_a_mild_trace() -> None:
