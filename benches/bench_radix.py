@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 import pytest
 
 import osbench as ob
@@ -74,11 +75,12 @@ def test_match_insert_native_replay(benchmark, stream):
     benchmark.extra_info["hit_ratio"] = r.hit_ratio
 
 
-def test_match_insert_native_replay_head(benchmark, stream, request):
+def test_match_insert_native_replay_head(benchmark, stream, request, reference_head):
     """The native replay on exactly the requests the reference serves: the like-for-like ratio."""
     benchmark.group = "radix match+insert (10k requests, ~2k tokens)"
     head = stream.head(REFERENCE_REQUESTS if _full(request) else len(stream))
-    benchmark.pedantic(replay, args=(head, None), rounds=5, iterations=1)
+    r = benchmark.pedantic(replay, args=(head, None), rounds=5, iterations=1)
+    assert r.to_dict() == reference_head.to_dict()
     _rates(benchmark, head)
 
 
@@ -89,12 +91,40 @@ def test_match_insert_native_online(benchmark, stream):
     _rates(benchmark, stream)
 
 
-def test_match_insert_reference(benchmark, stream, request):
+def test_match_insert_reference(benchmark, stream, request, reference_head):
     benchmark.group = "radix match+insert (10k requests, ~2k tokens)"
     head = stream.head(REFERENCE_REQUESTS if _full(request) else len(stream))
     r = benchmark.pedantic(replay, args=(head, None), kwargs={"engine": "reference"}, rounds=1, iterations=1)
-    assert r.hit_tokens == replay(head, None).hit_tokens
+    assert r.to_dict() == reference_head.to_dict() == replay(head, None).to_dict()
     _rates(benchmark, head)
+
+
+@pytest.fixture(scope="module")
+def reference_head(stream, request) -> ob.radix.ReplayResult:
+    """The reference engine's replay of the requests it serves in the benchmark."""
+    head = stream.head(REFERENCE_REQUESTS if _full(request) else len(stream))
+    return replay(head, None, engine="reference")
+
+
+def _serve_with_capacity(reqs: ob.radix.Requests, capacity: int) -> tuple[int, int]:
+    """The eviction replay driven from Python on the native tree (match, lock, make room,
+    insert, unlock, trim): (hit tokens, tokens stored at the end), a second computation of
+    what the replay does in one call."""
+    t = RadixCache()
+    hits = 0
+    for i in range(len(reqs)):
+        prompt, stored = reqs.prompt(i), np.concatenate([reqs.prompt(i), reqs.output(i)])
+        m = t.match_prefix(prompt)
+        t.lock(m)
+        need = len(stored) - m.length
+        if t.total_size + need > capacity:
+            t.evict(t.total_size + need - capacity)
+        t.insert(stored)
+        t.unlock(m)
+        if t.total_size > capacity:
+            t.evict(t.total_size - capacity)
+        hits += m.length
+    return hits, t.total_size
 
 
 @pytest.mark.parametrize("engine", ["native", "reference"])
@@ -110,6 +140,7 @@ def test_replay_with_eviction(benchmark, stream, request, engine):
         iterations=1,
     )
     assert r.stored_tokens <= capacity
+    assert (r.hit_tokens, r.stored_tokens) == _serve_with_capacity(reqs, capacity)
     _rates(benchmark, reqs)
     benchmark.extra_info["evicted_nodes"] = r.evicted_nodes
 
@@ -139,7 +170,9 @@ def test_repeated_evict(benchmark, stream, request, engine):
 
     started = time.perf_counter()
     benchmark.pedantic(drain, setup=setup, rounds=3 if engine == "native" else 1, iterations=1)
-    assert calls and calls[-1] > 0
+    # Every row empties the same tree in the same number of calls.
+    native = _full_tree(reqs, "native")
+    assert calls and calls[-1] == drain(native) > 0 and native.total_size == 0
     benchmark.extra_info["evict_calls"] = calls[-1]
     if benchmark.stats:
         benchmark.extra_info["evicts_per_s"] = calls[-1] / benchmark.stats.stats.mean
