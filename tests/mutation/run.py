@@ -1,70 +1,97 @@
 """Mutation testing: plant small bugs one at a time and count how many the tests catch.
 
-``make mutants`` runs it (not part of ``make test`` or CI: hours on two cores). Both kinds of
-run work on a copy of the tree under ``--out``, never on the checkout itself.
+``make mutants`` runs it (not part of ``make test`` or CI: hours on two cores). Every run works
+on its own copy of the tree under ``--out``, never on the checkout itself.
 
 - ``run.py rust AREA...``: cargo-mutants over the core's modules (``cache``, ``sched``,
   ``radix``, ``mem``, ``serve``), one area at a time, one job, tested by ``cargo test -p
-  osbench-core``: the core's own tests must catch a broken policy by themselves.
-- ``run.py python``: mutmut over the reference engines and the trace readers, tested by the
-  Python tests that exercise them (see ``PYTHON_TARGETS``).
+  osbench-core`` alone: the core's own tests must catch a broken policy by themselves.
+- ``run.py python``: mutmut over the reference engines and the trace readers
+  (``PYTHON_TARGETS``), tested by the Python tests that exercise them (``PYTHON_TESTS``).
+- ``run.py audit``: the bugs an earlier audit planted by hand that the tests then missed
+  (``AUDIT``), each planted alone and run against the tests that must catch it.
 
-Each run ends with its score, caught / (caught + missed), timeouts counted as caught and
-mutants that do not build left out, and the list of survivors. The README's testing section
-records the latest scores and why each survivor is accepted.
+Scores are caught / (caught + missed): timeouts count as caught, mutants that do not build are
+left out. The README's testing section records the latest scores and why each survivor is
+accepted.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 CORE = "rust/osbench-core/src"
 AREAS = ("cache", "sched", "radix", "mem", "serve")
+NATIVE = "python/osbench/_native.abi3.so"
+
+PYTHON_TARGETS = [
+    "osbench/cache/reference",
+    "osbench/sched/reference.py",
+    "osbench/radix/reference.py",
+    "osbench/traces/formats",
+]
+"""What mutmut mutates, under ``python/``: the reference engines and the trace readers."""
+
+PYTHON_TESTS = ["tests/cache", "tests/sched", "tests/radix", "tests/traces"]
+"""The tests mutmut runs against them (each mutant: only those that reach the mutated function)."""
 
 
 def copy_tree(dest: Path) -> Path:
-    """The checkout's files (tracked, and new ones not ignored) copied to ``dest/src``."""
-    src = dest / "src"
-    if src.exists():
-        shutil.rmtree(src)
+    """The checkout's files (tracked, and new ones not ignored) copied to ``dest``, with the
+    built native module beside the Python sources."""
+    if dest.exists():
+        shutil.rmtree(dest)
     listed = subprocess.run(
         ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
         cwd=ROOT,
         check=True,
         capture_output=True,
     ).stdout.split(b"\0")
-    for name in filter(None, listed):
-        path = ROOT / name.decode()
+    for name in [*(n.decode() for n in listed if n), NATIVE]:
+        path = ROOT / name
         if path.is_file():
-            target = src / name.decode()
+            target = dest / name
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(path, target)
-    return src
+    return dest
+
+
+def edit(path: Path, *edits: tuple[str, str]) -> None:
+    """Replace each ``old`` by its ``new`` in ``path``, all at once; each ``old`` must occur
+    exactly once in the file as it is."""
+    text = path.read_text()
+    for i, (old, _) in enumerate(edits):
+        if text.count(old) != 1:
+            sys.exit(f"{path}: expected exactly one {old!r}; the code changed, update tests/mutation/run.py")
+        text = text.replace(old, f"\0{i}\0")
+    for i, (_, new) in enumerate(edits):
+        text = text.replace(f"\0{i}\0", new)
+    path.write_text(text)
+
+
+# ------------------------------------------------------------------ cargo-mutants
 
 
 def expose_policy_modules(src: Path) -> None:
     """cargo-mutants finds source files by following ``mod`` items, and the cache's policy
     table declares its policy modules inside a macro, where it cannot see them. In the copy,
     the macro stops declaring them and ``policies/mod.rs`` declares each one plainly."""
-    policy = src / CORE / "cache/policy.rs"
-    line = "        $( pub mod $file; )*\n"
-    text = policy.read_text()
-    if line not in text:
-        sys.exit(f"{policy}: the policy table no longer declares its modules as expected; update run.py")
-    policy.write_text(text.replace(line, ""))
+    edit(src / CORE / "cache/policy.rs", ("        $( pub mod $file; )*\n", ""))
     table = src / CORE / "cache/policies/mod.rs"
     names = sorted(p.stem for p in table.parent.glob("*.rs") if p.stem != "mod")
     table.write_text(table.read_text() + "".join(f"pub mod {n};\n" for n in names))
 
 
 def rust(areas: list[str], out: Path, iterate: bool) -> int:
-    src = copy_tree(out)
+    src = copy_tree(out / "rust-src")
     expose_policy_modules(src)
     failed = 0
     for area in areas:
@@ -85,43 +112,155 @@ def report_rust(area: str, folder: Path) -> int:
     if not path.exists():
         print(f"{area}: no outcomes in {folder}")
         return 1
-    outcomes = json.loads(path.read_text())["outcomes"]
     by: dict[str, list[str]] = {}
-    for o in outcomes:
-        scenario = o["scenario"]
-        if scenario == "Baseline":
-            continue
-        by.setdefault(o["summary"], []).append(scenario["Mutant"]["name"])
-    caught = len(by.get("CaughtMutant", [])) + len(by.get("Timeout", []))
-    missed = by.get("MissedMutant", [])
-    viable = caught + len(missed)
-    score = caught / viable if viable else 1.0
+    for o in json.loads(path.read_text())["outcomes"]:
+        if o["scenario"] != "Baseline":
+            by.setdefault(o["summary"], []).append(o["scenario"]["Mutant"]["name"])
+    return report(area, len(by.get("CaughtMutant", [])), by.get("Timeout", []), by.get("MissedMutant", []))
+
+
+def report(what: str, caught: int, timeouts: list[str], missed: list[str]) -> int:
+    viable = caught + len(timeouts) + len(missed)
+    score = (caught + len(timeouts)) / viable if viable else 1.0
     print(
-        f"{area}: {caught} of {viable} viable mutants caught ({score:.1%}); "
-        f"{len(by.get('Timeout', []))} by a timeout, {len(by.get('Unviable', []))} do not build"
+        f"{what}: {caught + len(timeouts)} of {viable} viable mutants caught ({score:.1%}), {len(timeouts)} by a timeout"
     )
     for name in missed:
         print(f"  missed: {name}")
     return 0
 
 
+# ------------------------------------------------------------------ mutmut
+
+
+def python(out: Path) -> int:
+    """mutmut in a copy laid out as it expects (the package under ``src/``)."""
+    tree = copy_tree(out / "python-src")
+    (tree / "python").rename(tree / "src")
+    config = {
+        "source_paths": [f"src/{t}" for t in PYTHON_TARGETS],
+        "also_copy": ["src/osbench", "rust", "Makefile", "docs", "README.md", "benches"],
+        "pytest_add_cli_args_test_selection": PYTHON_TESTS,
+        "pytest_add_cli_args": ["-p", "no:cacheprovider", "--benchmark-disable", "--hypothesis-seed=0", "-x"],
+        "max_children": 1,
+    }
+    with (tree / "pyproject.toml").open("a") as f:
+        f.write("\n[tool.mutmut]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in config.items()))
+    env = dict(os.environ, PYTHONPATH=str(tree / "src"))
+    mutmut = [sys.executable, "-m", "mutmut"]
+    subprocess.run([*mutmut, "run", "--max-children", "1"], cwd=tree, env=env, check=False)
+    return report_python(tree)
+
+
+def report_python(tree: Path) -> int:
+    shown = subprocess.run(
+        [sys.executable, "-m", "mutmut", "results", "--all", "true"], cwd=tree, capture_output=True, text=True
+    ).stdout
+    caught, timeouts, missed = 0, [], []
+    for line in shown.splitlines():
+        name, _, status = line.strip().rpartition(": ")
+        if status == "killed":
+            caught += 1
+        elif status == "timeout":
+            timeouts.append(name)
+        elif status in ("survived", "no tests"):
+            missed.append(f"{name} ({status})")
+    return report("python", caught, timeouts, missed)
+
+
+# ------------------------------------------------------------------ the audit's bugs
+
+
+@dataclass(frozen=True)
+class Planted:
+    """A bug planted by hand: ``old`` replaced by ``new`` in ``path``, which ``tests`` must catch."""
+
+    name: str
+    path: str
+    edits: tuple[tuple[str, str], ...]
+    tests: tuple[str, ...]
+
+
+CARGO = ("cargo", "test", "-p", "osbench-core", "-q")
+PYTEST = ("python", "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "--benchmark-disable", "--hypothesis-seed=0")
+
+AUDIT = [
+    Planted(
+        "ARC adapts p the wrong way on ghost hits (native)",
+        f"{CORE}/cache/policies/arc.rs",
+        (
+            ("self.p = (self.p + delta).min(c as f64);", "self.p = (self.p - delta).max(0.0);"),
+            ("self.p = (self.p - delta).max(0.0);", "self.p = (self.p + delta).min(c as f64);"),
+        ),
+        CARGO,
+    ),
+    Planted(
+        "CLOCK's hand does not advance past a referenced object (native)",
+        f"{CORE}/cache/policies/clock.rs",
+        (("self.circle.push_back(candidate);", "self.circle.push_front(candidate);"),),
+        CARGO,
+    ),
+    Planted(
+        "S3-FIFO ignores a ghost hit (native)",
+        f"{CORE}/cache/policies/s3fifo.rs",
+        (("                    ghost_hit = true;\n", "                    ghost_hit = false;\n"),),
+        CARGO,
+    ),
+    Planted(
+        "ARC's ghost-hit delta ratio inverted (reference)",
+        "python/osbench/cache/reference/arc.py",
+        (
+            (
+                "delta = 1.0 if len(self.b1) >= len(self.b2) else len(self.b2) / len(self.b1)",
+                "delta = 1.0 if len(self.b1) >= len(self.b2) else len(self.b1) / len(self.b2)",
+            ),
+        ),
+        (*PYTEST, "tests/cache/test_equivalence.py"),
+    ),
+    Planted(
+        "CSV header told by column 0 whatever the key column (reader)",
+        "python/osbench/traces/formats/text.py",
+        (("k = key_column if isinstance(key_column, int) and 0 <= key_column < len(names) else 0", "k = 0"),),
+        (*PYTEST, "tests/traces"),
+    ),
+]
+
+
+def audit(out: Path) -> int:
+    """Plant each bug of ``AUDIT`` alone in a fresh copy and run its tests: all must fail."""
+    missed = []
+    for bug in AUDIT:
+        tree = copy_tree(out / "audit-src")
+        edit(tree / bug.path, *bug.edits)
+        cmd = [sys.executable if part == "python" else part for part in bug.tests]
+        env = dict(os.environ, PYTHONPATH=str(tree / "python"), CARGO_TARGET_DIR=str(out / "audit-target"))
+        caught = subprocess.run(cmd, cwd=tree, env=env, capture_output=True).returncode != 0
+        print(f"{'caught' if caught else 'MISSED'}: {bug.name}", flush=True)
+        if not caught:
+            missed.append(bug.name)
+    return report("audit", len(AUDIT) - len(missed), [], missed) or len(missed)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument(
-        "--out", type=Path, default=Path("/tmp/osbench-mutants"), help="where the copies and results go"
-    )
+    parser.add_argument("--out", type=Path, default=Path("/tmp/osbench-mutants"), help="where copies and results go")
     sub = parser.add_subparsers(dest="kind", required=True)
     r = sub.add_parser("rust", help="cargo-mutants over areas of the core")
     r.add_argument("areas", nargs="+", choices=AREAS)
     r.add_argument("--iterate", action="store_true", help="skip the mutants a previous run caught")
     r.add_argument("--report", action="store_true", help="only print the scores of the previous run")
+    p = sub.add_parser("python", help="mutmut over the reference engines and the trace readers")
+    p.add_argument("--report", action="store_true", help="only print the score of the previous run")
+    sub.add_parser("audit", help="the bugs the audit planted by hand")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     if args.kind == "rust":
         if args.report:
             return sum(report_rust(a, args.out / a / "mutants.out") for a in args.areas)
         return rust(args.areas, args.out, args.iterate)
-    return 2
+    if args.kind == "python":
+        return report_python(args.out / "python-src") if args.report else python(args.out)
+    return audit(args.out)
 
 
 if __name__ == "__main__":

@@ -402,3 +402,78 @@ fn online_access_refuses_what_its_mode_does_not_take() {
     assert!(both.is_empty() && !both.contains(1), "a refused access changes nothing");
     assert!(!both.access(-1, Some(5), Some(2.0)).unwrap() && both.contains(-1) && !both.contains(u64::MAX as i128));
 }
+
+#[test]
+fn an_evicted_object_is_no_longer_contained() {
+    for p in TABLE.iter().filter(|p| !p.offline) {
+        // (S3-FIFO from 20: at 10 to 19 its small queue holds one object and caches nothing.)
+        let capacity = (p.min_capacity * 2).max(2);
+        let mut c = Online::new(p.name, capacity, Options::default(), false, false).unwrap();
+        assert!(c.is_empty());
+        // Many more keys than room: most of them were cached once and are gone now.
+        let keys: Vec<i128> = (0..(capacity as i128) * 20).collect();
+        for &k in &keys {
+            c.access(k, None, None).unwrap();
+        }
+        let held = keys.iter().filter(|&&k| c.contains(k)).count();
+        assert!(!c.is_empty() && held == c.len() && held as u64 <= capacity, "{}: {held} held", p.name);
+        assert!(!c.contains(keys.len() as i128), "{}: a key never seen", p.name);
+    }
+}
+
+#[test]
+fn accesses_and_key_maps_say_when_they_are_empty() {
+    assert!(Accesses::new(&[], 0).unwrap().is_empty());
+    assert!(!Accesses::new(&[0], 1).unwrap().is_empty());
+    let mut map = keys::KeyMap::<u64>::with_capacity(4);
+    assert!(map.is_empty() && map.get(7).is_none());
+    assert_eq!((map.id_of(7).unwrap(), map.id_of(9).unwrap(), map.id_of(7).unwrap()), (0, 1, 0));
+    assert!(!map.is_empty() && map.len() == 2 && map.get(9) == Some(1));
+}
+
+#[test]
+fn opt_stack_curves_below_the_number_of_keys_equal_replays() {
+    // The stack is cut at the largest capacity asked for, far below the 300 keys.
+    for seed in 0..3 {
+        let keys = lcg_trace(6_000, 300, seed);
+        let (ids, n, next) = prepare(&keys);
+        let a = view(&ids, n, &next);
+        let caps: Vec<u64> = (1..=24).collect();
+        let want: Vec<u64> = caps.iter().map(|&c| replay_hits("opt", c, &a)).collect();
+        assert_eq!(curve("opt", &a, &caps, Options::default(), 1, &NO).unwrap(), want, "seed {seed}");
+        assert_eq!(
+            curve("lru", &a, &caps, Options::default(), 1, &NO).unwrap()[..3],
+            lru_hits(&a, &[1, 2, 3], &NO).unwrap()
+        );
+    }
+}
+
+#[test]
+fn curves_with_sizes_or_costs_replay_every_capacity() {
+    // With sizes (or costs) no stack distance holds: every row, LRU and OPT included, equals
+    // its replays at each capacity.
+    let keys = lcg_trace(8_000, 200, 11);
+    let (ids, n, next) = prepare(&keys);
+    let sizes: Vec<u64> = keys.iter().map(|k| k % 9 + 1).collect();
+    let costs: Vec<f64> = keys.iter().map(|k| (k % 5 + 1) as f64 * 1e5).collect();
+    let sized = view(&ids, n, &next).with_sizes(&sizes).unwrap();
+    let costed = view(&ids, n, &next).with_costs(&costs).unwrap();
+    let caps = [10, 40, 150];
+    for p in TABLE {
+        let caps: Vec<u64> = caps.iter().map(|&c| c.max(p.min_capacity)).collect();
+        let want: Vec<u64> =
+            caps.iter().map(|&c| replay(p.name, c, &sized, Options::default(), &mut [], &NO).unwrap()).collect();
+        assert_eq!(curve(p.name, &sized, &caps, Options::default(), 2, &NO).unwrap(), want, "{}", p.name);
+    }
+    let want: Vec<u64> =
+        caps.iter().map(|&c| replay("gdsf", c, &costed, Options::default(), &mut [], &NO).unwrap()).collect();
+    assert_eq!(curve("gdsf", &costed, &caps, Options::default(), 2, &NO).unwrap(), want);
+    // Sizes change LRU's and OPT's hits: a stack over unit objects would give other numbers.
+    let unit = view(&ids, n, &next);
+    for p in ["lru", "opt"] {
+        assert_ne!(
+            curve(p, &sized, &caps, Options::default(), 1, &NO).unwrap(),
+            curve(p, &unit, &caps, Options::default(), 1, &NO).unwrap()
+        );
+    }
+}
