@@ -12,7 +12,7 @@ PY_DEPS := numpy pooch pytest hypothesis pytest-benchmark mypy ruff matplotlib p
 # CI (CI set, as .ci/run does), where a peer that does not install fails the run.
 PEERS := libcachesim cachetools ciw simpy distributed
 
-.PHONY: all report test lint test-rust test-python stubtest typecheck bench wheel clean vllm-peer
+.PHONY: all report test lint test-rust test-python stubtest typecheck bench wheel clean vllm-peer mutants
 
 all: test
 
@@ -66,6 +66,20 @@ bench: $(VENV)/.built
 	$(BIN)/python -m pytest benches -q --benchmark-only --benchmark-json=bench-results/latest.json --benchmark-columns=min,median,mean,rounds
 	$(BIN)/python benches/summarize.py bench-results/latest.json > bench-results/summary.md
 	cat bench-results/summary.md
+
+# Mutation testing: hours on two cores, so neither in `make test` nor in CI. Each run works on its
+# own copy of the tree under $(MUTANTS_DIR): the bugs of the #17 audit planted one at a time,
+# cargo-mutants over the core's cache, sched and radix against `cargo test` alone, and mutmut over
+# the reference engines and trace readers against the Python tests. The README's testing section
+# records the scores and the survivors (tests/mutation/run.py).
+MUTANTS_DIR ?= /tmp/osbench-mutants
+MUTANTS_AREAS ?= cache sched radix
+mutants: $(VENV)/.built
+	command -v cargo-mutants >/dev/null || cargo install --locked cargo-mutants
+	$(BIN)/pip install -q mutmut
+	nice -n 19 $(BIN)/python tests/mutation/run.py --out $(MUTANTS_DIR) audit
+	nice -n 19 $(BIN)/python tests/mutation/run.py --out $(MUTANTS_DIR) rust $(MUTANTS_AREAS)
+	nice -n 19 $(BIN)/python tests/mutation/run.py --out $(MUTANTS_DIR) python
 
 wheel: $(VENV)/.deps
 	$(BIN)/maturin build --release -o dist
