@@ -147,3 +147,74 @@ fn preemption_follows_the_table() {
         assert_eq!(o.first_start[1] == 1.25, info.preemptive, "{}", info.name);
     }
 }
+
+/// The message of the error a run with these inputs gives.
+fn refusal(policy: &str, arrival: &[f64], size: &[f64], predicted: &[f64], classes: &[i64], p: Params) -> String {
+    match simulate(policy, arrival, size, predicted, classes, &p, &AtomicBool::new(false)) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("{policy} {arrival:?} {size:?} {p:?} was accepted"),
+    }
+}
+
+#[test]
+fn every_bad_input_is_refused_by_name_at_its_boundary() {
+    let d = Params::default();
+    let run =
+        |arrival: &[f64], size: &[f64], predicted: &[f64], p: Params| refusal("srpt", arrival, size, predicted, &[], p);
+    // Sizes and predictions must be positive; arrivals may be 0, not below.
+    assert_eq!(run(&[0.0], &[0.0], &[], d), "size=0 at index 0 is not accepted: finite numbers > 0");
+    assert_eq!(run(&[0.0, -0.5], &[1.0, 1.0], &[], d), "arrival=-0.5 at index 1 is not accepted: finite numbers >= 0");
+    assert!(run(&[0.0], &[f64::INFINITY], &[], d).starts_with("size=inf at index 0"));
+    let pred = Params { use_predictions: true, ..d };
+    assert_eq!(run(&[0.0], &[1.0], &[0.0], pred), "predicted=0 at index 0 is not accepted: finite numbers > 0");
+    assert!(run(&[0.0], &[1.0], &[], pred).starts_with("predicted=none is not accepted"));
+    assert!(run(&[0.0, 1.0], &[1.0, 1.0], &[1.0], d).starts_with("predicted=1 entries is not accepted: 2 entries"));
+    assert!(refusal("fcfs", &[0.0, 1.0], &[1.0, 1.0], &[], &[0], d).starts_with("priority=1 entries is not accepted"));
+    assert!(refusal("fcfs", &[0.0], &[1.0, 1.0], &[], &[], d).starts_with("size=2 entries is not accepted: 1 entries"));
+    // Parameters: each at the edge of what it takes.
+    let rr = |p: Params| refusal("rr", &[0.0], &[1.0], &[], &[], p);
+    assert!(rr(Params { quantum: 0.0, ..d }).starts_with("quantum=0 is not accepted"));
+    assert!(rr(Params { quantum: f64::INFINITY, ..d }).starts_with("quantum=inf is not accepted"));
+    assert!(rr(Params { switch_cost: -0.1, ..d }).starts_with("switch_cost=-0.1 is not accepted"));
+    assert!(rr(Params { switch_cost: f64::NAN, ..d }).starts_with("switch_cost=NaN is not accepted"));
+    let mlfq = |p: Params| refusal("mlfq", &[0.0], &[1.0], &[], &[], p);
+    assert!(mlfq(Params { boost: 0.0, ..d }).starts_with("boost=0 is not accepted"));
+    assert!(mlfq(Params { boost: f64::NAN, ..d }).starts_with("boost=NaN is not accepted"));
+    let aged = |p: Params| refusal("priority", &[0.0], &[1.0], &[], &[], p);
+    assert!(aged(Params { aging: -1.0, ..d }).starts_with("aging=-1 is not accepted"));
+    assert!(aged(Params { aging: f64::INFINITY, ..d }).starts_with("aging=inf is not accepted"));
+    // A parameter off its default that the policy does not read is named with its value.
+    assert_eq!(
+        refusal("fcfs", &[0.0], &[1.0], &[], &[], Params { levels: 2, ..d }),
+        "levels=2 is not accepted: its default for policy=\"fcfs\", which does not read it (it reads switch_cost)"
+    );
+    assert!(
+        refusal("fcfs", &[0.0], &[1.0], &[], &[], Params { boost: 4.0, ..d }).starts_with("boost=4 is not accepted")
+    );
+    assert!(refusal("ps", &[0.0], &[1.0], &[], &[], Params { quantum: 0.5, ..d }).ends_with("(it reads none)"));
+    assert!(
+        refusal("lifo", &[0.0], &[1.0], &[], &[], d).starts_with("policy=\"lifo\" is not accepted: one of fcfs, sjf")
+    );
+    // The edges that are accepted: arrival 0, infinite boost (never), zero switch cost and aging.
+    for (policy, p) in
+        [("mlfq", Params { boost: f64::INFINITY, levels: 1, ..d }), ("priority", Params { aging: 0.0, ..d })]
+    {
+        assert!(simulate(policy, &[0.0], &[1.0], &[], &[], &p, &AtomicBool::new(false)).is_ok(), "{policy}");
+    }
+}
+
+#[test]
+fn the_outcome_of_an_idle_gap_and_a_late_start() {
+    // Jobs arrive after the clock starts and after idle gaps: time jumps to each arrival.
+    for info in &POLICIES {
+        let p = if info.reads.contains(&QUANTUM) {
+            Params { quantum: 10.0, ..Params::default() }
+        } else {
+            Params::default()
+        };
+        let o = sim(info.name, &[2.0, 10.0, 10.5], &[1.0, 0.25, 4.0], p);
+        assert_eq!(o.first_start[..2], [2.0, 10.0], "{}", info.name);
+        assert_eq!(o.completion[0], 3.0, "{}", info.name);
+        assert_eq!(o.completion.iter().cloned().fold(0.0, f64::max), 14.5, "{}", info.name);
+    }
+}
