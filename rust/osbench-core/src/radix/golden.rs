@@ -259,3 +259,58 @@ fn golden_replays_equal_the_reference_engine() {
         assert_eq!(c, vec![s]);
     }
 }
+
+#[test]
+fn handles_parents_and_refusals() {
+    let mut t = tree(1, &[&[1, 2, 3], &[1, 2, 4]]);
+    let (_, leaf) = t.match_prefix(&[1, 2, 3]);
+    let parent = t.parent(leaf).unwrap().unwrap();
+    assert_eq!(t.node(parent).unwrap().tokens, vec![1, 2]);
+    assert_eq!(t.parent(parent).unwrap(), Some(t.root()));
+    assert_eq!(t.parent(t.root()).unwrap(), None);
+    assert_eq!(t.handle_of(leaf.index), Some(leaf));
+    // Evicted ([4] touched since, so [3] is the least recent leaf): the handle is refused
+    // everywhere, even once its slot is reused.
+    t.match_prefix(&[1, 2, 4]);
+    assert_eq!(t.evict(1), 1);
+    assert_eq!(t.handle_of(leaf.index), None);
+    let refused = "node=#";
+    assert!(t.node(leaf).unwrap_err().to_string().starts_with(refused));
+    assert!(t.parent(leaf).is_err() && t.lock(leaf).is_err() && t.unlock(leaf).is_err());
+    t.insert(&[9, 9]);
+    let (_, reused) = t.match_prefix(&[9, 9]);
+    assert_eq!(reused.index, leaf.index, "the freed slot is reused");
+    assert!(t.node(leaf).is_err() && t.node(reused).is_ok());
+    // A match length that is not the path's is refused and changes nothing.
+    let before = t.nodes();
+    let (m, h) = t.match_prefix(&[1, 2, 4]);
+    let clock = t.clock();
+    assert!(t.insert_after_match(h, m + 1, &[1, 2, 4, 5]).is_err());
+    assert!(t.insert_after_match(h, m, &[1, 2]).is_err(), "matched beyond the tokens");
+    assert_eq!((t.clock(), t.nodes().len()), (clock, before.len()));
+    assert_eq!(t.insert_after_match(h, m, &[1, 2, 4, 5]).unwrap(), 3);
+    assert!(RadixTree::new(0).unwrap_err().to_string().starts_with("page_size=0 is not accepted"));
+}
+
+#[test]
+fn sequences_and_replays_refuse_what_does_not_line_up() {
+    let tokens = [1, 2, 3];
+    let s = Sequences::new("prompts", &tokens, &[0, 1, 1, 3]).unwrap();
+    assert_eq!((s.len(), s.is_empty(), s.get(0), s.get(1), s.get(2)), (3, false, &[1][..], &[][..], &[2, 3][..]));
+    assert!(Sequences::new("prompts", &[], &[0]).unwrap().is_empty());
+    for bad in [&[][..], &[1, 3], &[0, 2, 1, 3], &[0, 1, 2]] {
+        let err = Sequences::new("prompts", &tokens, bad).unwrap_err().to_string();
+        assert!(err.starts_with("prompts=offsets is not accepted"), "{bad:?}: {err}");
+    }
+    let cancel = AtomicBool::new(false);
+    let one = Sequences::new("outputs", &tokens, &[0, 3]).unwrap();
+    let mut m = new_mode("prefix", None, 1).unwrap();
+    let err = replay(m.as_mut(), s, Some(one), &mut [], &cancel).unwrap_err().to_string();
+    assert!(err.starts_with("outputs=1 sequences is not accepted: 3 sequences"), "{err}");
+    assert!(replay(m.as_mut(), s, None, &mut [0; 2], &cancel).unwrap_err().to_string().starts_with("hits=2 entries"));
+    let err = new_mode("lru", None, 1).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(err.starts_with("mode=\"lru\" is not accepted: one of prefix, whole"), "{err}");
+    let raised = AtomicBool::new(true);
+    assert_eq!(replay(m.as_mut(), s, None, &mut [], &raised), Err(crate::Error::Interrupted));
+    assert_eq!(curve("whole", s, None, &[None, Some(2)], 1, 2, &raised), Err(crate::Error::Interrupted));
+}
