@@ -13,7 +13,7 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
+from strategies import CacheCase, cache_cases, sized_cases
 
 import osbench as ob
 from osbench import _native
@@ -24,24 +24,13 @@ ONLINE = [p for p in POLICIES if p not in OFFLINE]
 ENGINES = ("native", "reference")
 
 
-@st.composite
-def sized_traces(draw: st.DrawFn) -> tuple[list[int], list[int]]:
-    """Keys from a small pool over the int64 range, one size per access (sizes of a key may
-    change between accesses: a hit keeps the size the object entered with)."""
-    pool = draw(st.lists(st.integers(-(2**63), 2**63 - 1), min_size=1, max_size=30, unique=True))
-    keys = draw(st.lists(st.sampled_from(pool), max_size=250))
-    sizes = draw(st.lists(st.integers(1, 60), min_size=len(keys), max_size=len(keys)))
-    return keys, sizes
-
-
 @settings(max_examples=80, deadline=None)
-@given(trace=sized_traces(), capacity=st.integers(1, 300))
-def test_sized_online_equals_sized_replay(trace: tuple[list[int], list[int]], capacity: int) -> None:
-    keys, sizes = trace
-    arr = np.array(keys, dtype=np.int64)
+@given(case=sized_cases())
+def test_sized_online_equals_sized_replay(case: CacheCase) -> None:
+    keys, sizes = case.keys.tolist(), case.sizes.tolist() if case.sizes is not None else []
     for policy in ONLINE:
-        cap = max(capacity, MIN_CAPACITY.get(policy, 1))
-        want = ob.cache.replay(arr, policy, cap, sizes=sizes, mask=True).mask
+        cap = case.capacity_for(policy)
+        want = ob.cache.replay(case.keys, policy, cap, sizes=case.sizes, mask=True).mask
         assert want is not None
         native = ob.cache.new(policy, cap, sizes=True)
         ref = ob.cache.new(policy, cap, sizes=True, engine="reference")
@@ -54,14 +43,13 @@ def test_sized_online_equals_sized_replay(trace: tuple[list[int], list[int]], ca
 
 
 @settings(max_examples=40, deadline=None)
-@given(trace=sized_traces(), capacity=st.integers(1, 40))
-def test_used_counts_objects_without_sizes(trace: tuple[list[int], list[int]], capacity: int) -> None:
-    keys, _ = trace
+@given(case=cache_cases(max_capacity=20, max_length=200))
+def test_used_counts_objects_without_sizes(case: CacheCase) -> None:
     for policy in ONLINE:
-        cap = max(capacity, MIN_CAPACITY.get(policy, 1))
+        cap = case.capacity_for(policy)
         for engine in ENGINES:
             c = ob.cache.new(policy, cap, engine=engine)
-            for k in keys:
+            for k in case.keys.tolist():
                 c.access(k)
                 assert c.used == len(c) <= cap
 
