@@ -67,13 +67,13 @@ bench: $(VENV)/.built
 	$(BIN)/python benches/summarize.py bench-results/latest.json > bench-results/summary.md
 	cat bench-results/summary.md
 
-# Mutation testing: hours on two cores, so neither in `make test` nor in CI. Each run works on its
-# own copy of the tree under $(MUTANTS_DIR): the bugs of the #17 audit planted one at a time,
-# cargo-mutants over the core's cache, sched and radix against `cargo test` alone, and mutmut over
-# the reference engines and trace readers against the Python tests. The README's testing section
-# records the scores and the survivors (tests/mutation/run.py).
+# Mutation testing: hours on two cores, so neither in `make test` nor in CI. Each run works on
+# its own copy of the tree under $(MUTANTS_DIR): the bugs of the #17 audit planted one at a
+# time, cargo-mutants over the core's areas (cache, sched and radix first) against `cargo test`
+# alone, and mutmut over the reference engines and trace readers against the Python tests. The
+# README's testing section records the scores and the survivors (tests/mutation/run.py).
 MUTANTS_DIR ?= /tmp/osbench-mutants
-MUTANTS_AREAS ?= cache sched radix
+MUTANTS_AREAS ?= cache sched radix mem serve
 mutants: $(VENV)/.built
 	command -v cargo-mutants >/dev/null || cargo install --locked cargo-mutants
 	$(BIN)/pip install -q mutmut

@@ -146,9 +146,7 @@ def python(out: Path) -> int:
     }
     with (tree / "pyproject.toml").open("a") as f:
         f.write("\n[tool.mutmut]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in config.items()))
-    env = dict(os.environ, PYTHONPATH=str(tree / "src"))
-    mutmut = [sys.executable, "-m", "mutmut"]
-    subprocess.run([*mutmut, "run", "--max-children", "1"], cwd=tree, env=env, check=False)
+    subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", "1"], cwd=tree, check=False)
     return report_python(tree)
 
 
