@@ -24,6 +24,7 @@ import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -171,16 +172,24 @@ def report_python(tree: Path) -> int:
 
 @dataclass(frozen=True)
 class Planted:
-    """A bug planted by hand: ``old`` replaced by ``new`` in ``path``, which ``tests`` must catch."""
+    """A bug planted by hand (each ``old`` replaced by its ``new`` in ``path``) and the test
+    commands that must each catch it."""
 
     name: str
     path: str
     edits: tuple[tuple[str, str], ...]
-    tests: tuple[str, ...]
+    tests: tuple[tuple[str, ...], ...]
 
 
+PYTEST = (sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "--benchmark-disable")
 CARGO = ("cargo", "test", "-p", "osbench-core", "-q")
-PYTEST = ("python", "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "--benchmark-disable", "--hypothesis-seed=0")
+"""The core's own tests: a native bug must fail them with no Python involved."""
+EQUIVALENCE = (
+    *PYTEST,
+    "--hypothesis-seed=0",
+    "tests/cache/test_equivalence.py::test_native_equals_reference_hit_for_hit",
+)
+"""The main native-vs-reference test, which the audit found rarely evicting."""
 
 AUDIT = [
     Planted(
@@ -190,19 +199,19 @@ AUDIT = [
             ("self.p = (self.p + delta).min(c as f64);", "self.p = (self.p - delta).max(0.0);"),
             ("self.p = (self.p - delta).max(0.0);", "self.p = (self.p + delta).min(c as f64);"),
         ),
-        CARGO,
+        (CARGO, EQUIVALENCE),
     ),
     Planted(
         "CLOCK's hand does not advance past a referenced object (native)",
         f"{CORE}/cache/policies/clock.rs",
         (("self.circle.push_back(candidate);", "self.circle.push_front(candidate);"),),
-        CARGO,
+        (CARGO, EQUIVALENCE),
     ),
     Planted(
         "S3-FIFO ignores a ghost hit (native)",
         f"{CORE}/cache/policies/s3fifo.rs",
         (("                    ghost_hit = true;\n", "                    ghost_hit = false;\n"),),
-        CARGO,
+        (CARGO, EQUIVALENCE),
     ),
     Planted(
         "ARC's ghost-hit delta ratio inverted (reference)",
@@ -213,30 +222,45 @@ AUDIT = [
                 "delta = 1.0 if len(self.b1) >= len(self.b2) else len(self.b1) / len(self.b2)",
             ),
         ),
-        (*PYTEST, "tests/cache/test_equivalence.py"),
+        (EQUIVALENCE,),
     ),
     Planted(
         "CSV header told by column 0 whatever the key column (reader)",
         "python/osbench/traces/formats/text.py",
         (("k = key_column if isinstance(key_column, int) and 0 <= key_column < len(names) else 0", "k = 0"),),
-        (*PYTEST, "tests/traces"),
+        ((*PYTEST, "tests/traces"),),
     ),
 ]
 
 
+def build_native(tree: Path, env: dict[str, str]) -> None:
+    """Build the copy's extension (a debug build: quicker, and the tests only need results) and
+    put it beside the copy's Python sources."""
+    wheels = tree / "wheels"
+    maturin = Path(sys.executable).with_name("maturin")
+    subprocess.run([str(maturin), "build", "-q", "-o", str(wheels)], cwd=tree, env=env, check=True)
+    (wheel,) = wheels.glob("*.whl")
+    with zipfile.ZipFile(wheel) as z:
+        (so,) = [n for n in z.namelist() if n.startswith("osbench/_native")]
+        (tree / NATIVE).write_bytes(z.read(so))
+
+
 def audit(out: Path) -> int:
-    """Plant each bug of ``AUDIT`` alone in a fresh copy and run its tests: all must fail."""
+    """Plant each bug of ``AUDIT`` alone in a fresh copy and run its tests: each must fail."""
     missed = []
     for bug in AUDIT:
         tree = copy_tree(out / "audit-src")
         edit(tree / bug.path, *bug.edits)
-        cmd = [sys.executable if part == "python" else part for part in bug.tests]
         env = dict(os.environ, PYTHONPATH=str(tree / "python"), CARGO_TARGET_DIR=str(out / "audit-target"))
-        caught = subprocess.run(cmd, cwd=tree, env=env, capture_output=True).returncode != 0
-        print(f"{'caught' if caught else 'MISSED'}: {bug.name}", flush=True)
-        if not caught:
-            missed.append(bug.name)
-    return report("audit", len(AUDIT) - len(missed), [], missed) or len(missed)
+        if bug.path.endswith(".rs") and any(cmd[0] == sys.executable for cmd in bug.tests):
+            build_native(tree, env)
+        for cmd in bug.tests:
+            caught = subprocess.run(cmd, cwd=tree, env=env, capture_output=True).returncode != 0
+            what = f"{bug.name}, by {'cargo test' if cmd[0] == 'cargo' else cmd[-1]}"
+            print(f"{'caught' if caught else 'MISSED'}: {what}", flush=True)
+            if not caught:
+                missed.append(what)
+    return report("audit", sum(len(b.tests) for b in AUDIT) - len(missed), [], missed) or len(missed)
 
 
 def main(argv: list[str] | None = None) -> int:
