@@ -1,8 +1,10 @@
 //! Golden behaviour of every policy, with no Python involved: short sequences checked by hand
 //! (each with its hit mask and the step that decides it), and miss counts on seeded synthetic
 //! traces generated here, recorded from libCacheSim (the `libcachesim` 0.3.5 package, request
-//! by request equal to ours). `tests/cache/test_core_golden.py` regenerates these traces in
-//! Python and checks every count below against libCacheSim again, so they cannot drift.
+//! by request equal to ours; a policy it does not have would take the reference engine's).
+//! `tests/cache/test_core_golden.py` regenerates these traces in Python and checks every count
+//! below against libCacheSim again, so they cannot drift; for a new policy it prints the rows
+//! to add here.
 //!
 //! Each count is checked through every loop that reaches a policy: a replay with and without
 //! hit flags, an online cache fed one access at a time, and (GDSF) a replay with every cost at
