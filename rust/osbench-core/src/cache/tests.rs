@@ -250,6 +250,13 @@ fn cancel_stops_a_long_run() {
     assert_eq!(replay("lru", 10, &a, Options::default(), &mut [], &cancel), Err(crate::Error::Interrupted));
     assert_eq!(curve("lru", &a, &[10], Options::default(), 1, &cancel), Err(crate::Error::Interrupted));
     assert_eq!(curve("sieve", &a, &[10, 20], Options::default(), 2, &cancel), Err(crate::Error::Interrupted));
+    let mut next = vec![0; ids.len()];
+    next_use(&ids, n, &mut next).unwrap();
+    let a = a.with_next_use(&next).unwrap();
+    assert_eq!(curve("opt", &a, &[10, 20], Options::default(), 1, &cancel), Err(crate::Error::Interrupted));
+    assert_eq!(shards::lru_shards(&keys, 0.5, 0, 10, &cancel).err(), Some(crate::Error::Interrupted));
+    let mut s = stream::Stream::new("lru", 10, Options::default()).unwrap();
+    assert_eq!(s.feed(&keys, None, None, &cancel), Err(crate::Error::Interrupted));
 }
 
 /// Hit flags of an online replay (unit sizes, no costs).

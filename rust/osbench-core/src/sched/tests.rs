@@ -88,7 +88,11 @@ fn cancel_stops_long_runs() {
     let a: Vec<f64> = (0..n).map(|i| i as f64).collect();
     let s = vec![0.5; n];
     let c = AtomicBool::new(true);
-    assert_eq!(simulate("fcfs", &a, &s, &[], &[], &Params::default(), &c), Err(Error::Interrupted));
+    // Every policy's loop looks at the flag (PS has a loop of its own).
+    for info in &POLICIES {
+        let r = simulate(info.name, &a, &s, &[], &[], &Params::default(), &c);
+        assert_eq!(r, Err(Error::Interrupted), "{}", info.name);
+    }
 }
 
 #[test]
