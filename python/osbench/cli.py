@@ -416,13 +416,11 @@ def _serve_description(args: argparse.Namespace) -> dict[str, Any]:
     """The requests the command line describes (see osbench.serve.source)."""
     given = [k for k in SERVE_SOURCES if getattr(args, k) is not None]
     description: dict[str, Any] = {given[0] if given else "poisson": getattr(args, given[0]) if given else "1000,10"}
-    if args.trace is not None:
-        description["format"] = args.format
-    else:
+    if args.trace is None:
         description["seed"] = args.seed
-        for k in ("prompt_len", "output_len", "system_prompts", "turns", "think_time"):
-            if getattr(args, k) is not None:
-                description[k] = getattr(args, k)
+    for k in ("format", "prompt_len", "output_len", "system_prompts", "turns", "think_time"):
+        if getattr(args, k) is not None:  # given with the wrong source: refused, naming it
+            description[k] = getattr(args, k)
     description.update(limit=args.limit, fit=args.fit, rate=args.rate)
     return description
 

@@ -155,6 +155,8 @@ def test_the_summary_is_printed_readably() -> None:
         (["--poisson", "10,a"], "poisson='10,a' is not accepted"),
         (["--poisson", "10,1", "--prompt-len", "zipf:3"], "prompt_len='zipf:3' is not accepted: give TOKENS"),
         (["--poisson", "10,1", "--turns", "3"], "turns='3' is not accepted with poisson"),
+        (["--trace", "azure-conv-2023", "--prompt-len", "100"], "prompt_len='100' is not accepted with a trace"),
+        (["--poisson", "10,1", "--format", "azure"], "format='azure' is not accepted with poisson"),
         (["--trace", "/no/such/log.csv"], "not found"),
         (["--poisson", "10,1", "--tp", "3"], "tp=3 is not accepted"),
         (["--poisson", "10,1", "--slo-ttft", "-1"], "slo_ttft=-1.0 is not accepted"),
@@ -305,6 +307,8 @@ def test_the_example_spec_is_valid() -> None:
         ({"engine": "fast"}, "engine='fast' is not accepted"),
         ({"budget": 3}, "budget=3 is not accepted: a serving sweep spec has"),
         ({"fit": "yes"}, "fit='yes' is not accepted"),
+        ({"requests": ["a.csv"]}, "requests=['a.csv'] is not accepted"),
+        ({"requests": {"poisson": [10, 1], "rates": [3]}}, "requests.rates=[3] is not accepted"),
     ],
 )
 def test_bad_sweep_specs(spec: dict[str, Any], change: dict[str, Any], message: str) -> None:

@@ -83,7 +83,16 @@ def load_spec(spec: SpecLike) -> dict[str, Any]:
         )
     if raw.get("requests") is None:
         raise ArgumentError("spec is not accepted: it needs requests (a trace, or a generator table)")
+    if not isinstance(raw["requests"], (str, dict)):
+        raise ArgumentTypeError(
+            f"requests={raw['requests']!r} is not accepted: a trace (dataset name or path) or a table describing them"
+        )
     described = raw["requests"] if isinstance(raw["requests"], dict) else {"trace": raw["requests"]}
+    unknown = [k for k in described if k not in source.KEYS]
+    if unknown:
+        raise ArgumentError(
+            f"requests.{unknown[0]}={described[unknown[0]]!r} is not accepted: requests take {', '.join(source.KEYS)}"
+        )
     for k in ("fit", "rate"):
         if k in described:
             raise ArgumentError(f"requests.{k} is not accepted: give {'rates' if k == 'rate' else k} at the top")
