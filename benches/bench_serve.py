@@ -14,24 +14,9 @@ group serves the same requests, and its results are asserted equal to the native
 - **Decode-heavy**: 2,000 requests with long outputs at a low rate (small batches, long decode
   stretches): where the decode jump pays.
 
-Steps per second, and simulated seconds per wall second, are in ``extra_info``. Measured with
-``make bench`` on the 2-core machine this project is built on, shared (load average 3: the
-spread between min and median is the neighbours'), min / median of 5 rounds (1 for the
-Python rows):
+Steps per second, and simulated seconds per wall second, are in ``extra_info``. The measured
+figures, against the targets, are in the README's performance section (one place for them).
 
-=========================================  ===================  ============  ==========
-workload, row                              wall time            steps/s       vs native
-=========================================  ===================  ============  ==========
-KV pressure (6,875 steps): native          17-42 ms             160k-410k     1x
-KV pressure: reference                     2.3 s                3.0k          55-135x
-KV pressure: vLLM 0.33.0's scheduler       12.3 s               560           290-730x
-Azure conversation (384,743 steps): native 0.18-0.26 s e2e      1.5M-2.2M     1x
-Azure conversation: reference              44 s e2e             8.7k          170-250x
-Decode-heavy (1.28M steps): native         0.17-0.18 s          7.1M          1x
-Decode-heavy: native without the jump      0.17-0.24 s          5.4M          1.0-1.3x
-=========================================  ===================  ============  ==========
-
-The Azure trace's 3,504 simulated seconds take a quarter of a second: 14,000 times real time.
 Targets: at least 100k steps/s; the Azure trace in under 3 s; at least 50x the reference and 20x
 vLLM's scheduler. Vidur (microsoft/vidur, ``pip install vidur==0.0.26``), the simulator this is
 to be compared with, installs from PyPI but cannot run here: at start it downloads its

@@ -5,7 +5,7 @@ take ``engine="native"`` or ``engine="reference"``, a readable ``reference`` mod
 lecture's demo in ``lecture``):
 
 - :mod:`osbench.host`: threads, processes, the GIL, page faults and memory latency, measured here.
-- :mod:`osbench.sched`: FCFS, SJF, SRPT, RR, PS, MLFQ and priority on one server; M/G/1 theory.
+- :mod:`osbench.sched`: one server under each policy of ``osbench.sched.POLICIES``; M/G/1 theory.
 - :mod:`osbench.mem`: address translation, block tables, allocators, copy-on-write, thrashing.
 - :mod:`osbench.cache`: cache replacement (``osbench.cache.POLICIES``); replays, curves, online caches.
 - :mod:`osbench.radix`: the radix-tree prefix cache (RadixAttention); request replays.

@@ -29,7 +29,9 @@ def results_of(folder: Path) -> dict[str, Any]:
 def test_two_runs_side_by_side(quick_report: Path, second_report: Path) -> None:
     c = compare(quick_report, second_report)
     assert [s.status for s in c.sections] == ["identical"] * len(SIMULATED)
-    assert "identical in 02-sched, 03-mem, 04-cache, 05-radix." in c.summary[1] and "FLAGGED" not in c.summary[1]
+    assert (
+        "identical in 02-sched, 03-mem, 04-cache, 05-radix, 06-serve." in c.summary[1] and "FLAGGED" not in c.summary[1]
+    )
     a, b = measured(results_of(quick_report)), measured(results_of(second_report))
     assert a.keys() == b.keys() and len(a) > 50
     for kind in (

@@ -31,9 +31,18 @@ ALWAYS = {
     "cache.lecture_zipf",
     "radix.sharing",
     "radix.prefix_vs_whole",
+    "serve.rate",
+    "serve.goodput",
+    "serve.kv_bound",
+    "serve.preemption",
+    "serve.chunked_prefill",
     "engines.speedup",
 }
-NEEDS_DATA = {"cache.cloudphysics": "cloudphysics", "radix.mooncake": "mooncake-conversation"}
+NEEDS_DATA = {
+    "cache.cloudphysics": "cloudphysics",
+    "radix.mooncake": "mooncake-conversation",
+    "serve.prefix_caching": "mooncake-conversation",
+}
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +91,13 @@ def test_golden_facts_agree_with_the_lecture(results: dict[str, Any]) -> None:
     """Simulations fixed by their seeds: the lecture's figures are reproduced (the host's are not
     fixed, so they are not asserted)."""
     found = by_key(results)
-    for key in ("cache.lecture_zipf", "mem.reserve_vs_paging", "radix.sharing", "radix.prefix_vs_whole"):
+    for key in (
+        "cache.lecture_zipf",
+        "mem.reserve_vs_paging",
+        "radix.sharing",
+        "radix.prefix_vs_whole",
+        "serve.kv_bound",
+    ):
         assert found[key]["agrees"] is True and found[key]["against"] == "the lecture", found[key]
     assert found["sched.srpt_vs_fcfs"]["agrees"] is True and "(theory agrees)" in found["sched.srpt_vs_fcfs"]["text"]
     # The lecture's MLFQ near SRPT is not reproduced, and the finding says so.

@@ -14,13 +14,12 @@ A spec (a dict, or a TOML or JSON file) names the cells::
 ``distributed.Client.get_executor()`` (``executor="dask"`` starts a LocalCluster, or pass a
 scheduler address), or any Executor you give. Each result is appended to the results file
 (JSON lines) as soon as its cell finishes, flushed to disk; a rerun skips the cells already
-there, so a sweep killed midway resumes losing nothing but the cells in flight.
+there, so a sweep killed midway resumes losing nothing but the cells in flight. The runner is
+:mod:`osbench._sweep`, which the serving sweep (:mod:`osbench.serve.sweep`) shares.
 """
 
 from __future__ import annotations
 
-import concurrent.futures as cf
-import importlib
 import io
 import json
 import os
@@ -28,47 +27,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Callable, Optional, Union
 
-from osbench import _checks, _files
+from osbench import _checks, _files, _sweep
+from osbench._sweep import SpecLike, finished
 from osbench.cache import _args
 from osbench.cache.policies import POLICIES
 from osbench.cache.replay import replay
-from osbench.errors import ArgumentError, ArgumentTypeError
-
-SpecLike = Union[dict[str, Any], str, "os.PathLike[str]"]
-
-
-def _toml() -> Any:
-    """The TOML reader: the standard library's from Python 3.11, else the tomli package."""
-    try:
-        import tomllib
-
-        return tomllib
-    except ImportError:
-        try:
-            return importlib.import_module("tomli")
-        except ImportError:
-            raise ArgumentError(
-                "TOML sweep specs need Python 3.11+ or the tomli package; a JSON spec works everywhere"
-            ) from None
+from osbench.errors import ArgumentError
 
 
 def load_spec(spec: SpecLike) -> dict[str, Any]:
     """A sweep spec from a dict, or a ``.toml`` or ``.json`` file, checked."""
-    if isinstance(spec, dict):
-        raw: dict[str, Any] = spec
-    else:
-        path = Path(spec)
-        text = path.read_text(encoding="utf-8")
-        try:
-            if path.suffix.lower() == ".toml":
-                raw = _toml().loads(text)
-            else:
-                raw = json.loads(text)
-        except ValueError as exc:  # tomllib.TOMLDecodeError and JSONDecodeError are ValueErrors
-            raise ArgumentError(f"{path}: not a valid sweep spec ({exc})") from None
-        if not isinstance(raw, dict):
-            raise ArgumentError(f"{path}: not a valid sweep spec (a table/object at the top)")
-    spec = raw
+    spec = _sweep.read_spec(spec)
     missing = [k for k in ("traces", "policies", "capacities") if not spec.get(k)]
     if missing:
         raise ArgumentError(f"spec is not accepted: it needs non-empty {', '.join(missing)}")
@@ -135,69 +104,6 @@ def run_cell(cell: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def finished(out: Union[str, os.PathLike[str]]) -> dict[str, dict[str, Any]]:
-    """The results already in a results file, by cell key. A last line cut short by a crash
-    is ignored (its cell runs again); any other bad line is an error naming the line."""
-    path = Path(out)
-    if not path.exists():
-        return {}
-    lines = path.read_text(encoding="utf-8").split("\n")
-    done = {}
-    for i, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-            done[rec["key"]] = rec
-        except (ValueError, KeyError, TypeError):
-            if i == len(lines):  # the unterminated last line of a killed run
-                continue
-            raise ArgumentError(f"{path}: line {i}: not a sweep result") from None
-    return done
-
-
-def _drop_cut_line(path: Path) -> None:
-    """Remove a last line cut short by a crash, so appended results start on a fresh line."""
-    if not path.exists():
-        return
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        with open(path, "r+b") as f:
-            f.truncate(data.rfind(b"\n") + 1)
-
-
-def _executor(executor: Any, workers: Optional[int]) -> tuple[cf.Executor, Callable[[], None]]:
-    """(executor, close) from the ``executor=`` argument."""
-    if executor is None or executor == "process":
-        pool = cf.ProcessPoolExecutor(max_workers=workers)
-        return pool, lambda: pool.shutdown(wait=True, cancel_futures=True)
-    if isinstance(executor, cf.Executor):
-        return executor, lambda: None
-    if isinstance(executor, str):
-        try:
-            import distributed
-        except ImportError:
-            raise ArgumentError(
-                f"executor={executor!r} needs the distributed package (pip install distributed)"
-            ) from None
-        if executor in ("dask", "local"):
-            cluster = distributed.LocalCluster(
-                n_workers=workers or 2, threads_per_worker=1, processes=True, dashboard_address=None
-            )
-            client = distributed.Client(cluster)
-
-            def close() -> None:
-                client.close()
-                cluster.close()
-
-            return client.get_executor(), close
-        client = distributed.Client(executor)
-        return client.get_executor(), client.close
-    raise ArgumentTypeError(
-        f"executor={executor!r} is not accepted: None, 'process', 'dask', a scheduler address or a concurrent.futures.Executor"
-    )
-
-
 def run(
     spec: SpecLike,
     out: Union[str, os.PathLike[str]],
@@ -211,32 +117,7 @@ def run(
     order. ``executor``: None or ``"process"`` (a local process pool of ``workers``),
     ``"dask"`` (a Dask LocalCluster), a Dask scheduler address, or any
     ``concurrent.futures.Executor``. ``progress(done, total)`` is called after each cell."""
-    checked = load_spec(spec)
-    todo_all = cells(checked)
-    done = finished(out)
-    todo = [c for c in todo_all if c["key"] not in done]
-    total = len(todo_all)
-    if progress:
-        progress(total - len(todo), total)
-    if todo:
-        pool, close = _executor(executor, workers)
-        path = Path(out)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            _drop_cut_line(path)
-            with open(path, "a", encoding="utf-8") as f:
-                futures = [pool.submit(run_cell, c) for c in todo]
-                for fut in cf.as_completed(futures):
-                    rec = fut.result()
-                    f.write(json.dumps(rec) + "\n")
-                    f.flush()
-                    os.fsync(f.fileno())
-                    done[rec["key"]] = rec
-                    if progress:
-                        progress(len(done), total)
-        finally:
-            close()
-    return [done[c["key"]] for c in todo_all]
+    return _sweep.run(cells(load_spec(spec)), run_cell, out, executor, workers=workers, progress=progress)
 
 
 def figure(results: list[dict[str, Any]], path: Union[str, os.PathLike[str]]) -> None:

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Optional
 
-from osbench._format import duration_ns, number, percent, ratio, size
+from osbench._format import duration, duration_ns, number, percent, ratio, size
 from osbench.report.model import figure_anchor, table_anchor
 
 Results = dict[str, Any]
@@ -465,6 +465,139 @@ def mooncake(d: _Data) -> Finding:
     )
 
 
+# --- serving ---------------------------------------------------------------------------------
+
+
+def _slo(t: dict[str, Any]) -> tuple[float, float, str]:
+    ttft, tpot = _num(t["slo_ttft"]), _num(t["slo_tpot"])
+    return ttft, tpot, f"TTFT at most {duration(ttft)} and TPOT at most {duration(tpot)}"
+
+
+def serve_rate(d: _Data) -> Finding:
+    t = d.table("06-serve", "rate_sweep")
+    slo_ttft, slo_tpot, words = _slo(t)
+    rows = sorted(d.records("06-serve", "rate_sweep"), key=lambda r: _num(r["requests/s"]))
+    within = [r for r in rows if _num(r["TTFT p99"]) <= slo_ttft and _num(r["TPOT p99"]) <= slo_tpot]
+    best = within[-1] if within else None
+    beyond = [r for r in rows if best is None or _num(r["requests/s"]) > _num(best["requests/s"])]
+    lead = f"On {t['workload']}, {t['served_on']}"
+    if best is None:
+        text = f"{lead} misses the p99 SLO ({words}) even at {number(_num(rows[0]['requests/s']))} requests/s."
+    else:
+        text = (
+            f"{lead} keeps the p99 latencies within the SLO ({words}) up to {number(_num(best['requests/s']))} requests/s "
+            f"(p99 TTFT {duration(_num(best['TTFT p99']))}, p99 TPOT {duration(_num(best['TPOT p99']))})"
+            + (
+                f"; at {number(_num(beyond[0]['requests/s']))} requests/s the p99 TTFT is "
+                f"{duration(_num(beyond[0]['TTFT p99']))}."
+                if beyond
+                else "."
+            )
+        )
+    return Finding(
+        "serve.rate",
+        "06-serve",
+        "Latency against load",
+        text,
+        *d.figure("06-serve", "serve-latency-vs-rate", "TTFT and TPOT against the request rate"),
+    )
+
+
+def serve_goodput(d: _Data) -> Finding:
+    t = d.table("06-serve", "rate_sweep")
+    _, _, words = _slo(t)
+    rows = sorted(d.records("06-serve", "rate_sweep"), key=lambda r: _num(r["requests/s"]))
+    peak = max(rows, key=lambda r: _num(r["goodput"]))
+    last = rows[-1]
+    return Finding(
+        "serve.goodput",
+        "06-serve",
+        "Goodput",
+        f"Goodput ({words}) peaks at {number(_num(peak['goodput']))} requests/s at an offered "
+        f"{number(_num(peak['requests/s']))} and falls to {number(_num(last['goodput']))} at "
+        f"{number(_num(last['requests/s']))}, where the engine still finishes {number(_num(last['throughput']))} "
+        "requests/s: past the knee the queue, not the step, breaks the SLO.",
+        *d.figure("06-serve", "serve-goodput-vs-rate", "Goodput and throughput against the request rate"),
+    )
+
+
+def serve_kv_bound(d: _Data) -> Finding:
+    t = d.table("06-serve", "06-1")
+    rows = d.records("06-serve", "06-1")
+    full = [r for r in rows if _num(r["KV blocks in use"]) >= 0.95]
+    limit = _num(t["max_num_seqs"])
+    # Lecture 2.8: the batch is bounded by the KV cache: once it is full, requests wait although
+    # the scheduler would take more of them.
+    agrees = bool(full) and any(_num(r["waiting at the end"]) > 0 for r in full)
+    agrees = agrees and all(_num(r["largest batch"]) < limit for r in full)
+    if full:
+        text = (
+            f"Once the KV cache is full ({percent(min(_num(r['KV blocks in use']) for r in full))} of the blocks or "
+            f"more) the batch stops at about {number(_num(t['plateau_batch']))} requests, under the scheduler's "
+            f"{number(int(limit))}, while up to {number(int(_num(t['peak_waiting'])))} requests wait"
+            + (": the batch is bounded by the KV cache, as lecture 2.8 says." if agrees else ".")
+        )
+    else:
+        text = "In table 06-1 the KV cache never fills, so it cannot show the bound lecture 2.8 describes."
+    return Finding(
+        "serve.kv_bound",
+        "06-serve",
+        "Who joins the batch",
+        text,
+        *d.link("06-serve", "06-1"),
+        against="the lecture",
+        agrees=agrees,
+    )
+
+
+def serve_preemption(d: _Data) -> Finding:
+    rows = d.records("06-serve", "06-2")
+    whole = rows[0]
+    # The pool nearest a quarter of the whole.
+    quarter = min(rows, key=lambda r: abs(_num(r["share of the pool"]) - 0.25))
+    return Finding(
+        "serve.preemption",
+        "06-serve",
+        "Preemption",
+        f"On {percent(_num(quarter['share of the pool']))} of the KV pool the same load is preempted "
+        f"{number(int(_num(quarter['preemptions'])))} times ({percent(_num(quarter['requests preempted']))} of the "
+        f"requests), {percent(_num(quarter['tokens recomputed']))} more tokens are computed, and the p99 TTFT grows "
+        f"from {duration(_num(whole['TTFT p99']))} to {duration(_num(quarter['TTFT p99']))}.",
+        *d.link("06-serve", "06-2"),
+    )
+
+
+def serve_prefix_caching(d: _Data) -> Finding:
+    rows = d.records("06-serve", "06-3")
+    off = next(r for r in rows if r["prefix caching"] == "off")
+    on = next(r for r in rows if r["prefix caching"] == "on" and r["requests/s"] == off["requests/s"])
+    return Finding(
+        "serve.prefix_caching",
+        "06-serve",
+        "Prefix caching",
+        f"On Mooncake's conversation trace at its own rate ({number(_num(on['requests/s']))} requests/s) prefix "
+        f"caching serves {percent(_num(on['prompt tokens from the cache']))} of prompt tokens from the cache and cuts "
+        f"the p50 TTFT from {duration(_num(off['TTFT p50']))} to {duration(_num(on['TTFT p50']))} (p99: "
+        f"{duration(_num(off['TTFT p99']))} to {duration(_num(on['TTFT p99']))}).",
+        *d.link("06-serve", "06-3"),
+    )
+
+
+def serve_chunked_prefill(d: _Data) -> Finding:
+    rows = d.records("06-serve", "06-4")
+    whole = next(r for r in rows if r["chunked prefill"] == "off")
+    small = min((r for r in rows if r["chunked prefill"] == "on"), key=lambda r: _num(r["tokens a step"]))
+    return Finding(
+        "serve.chunked_prefill",
+        "06-serve",
+        "Chunked prefill",
+        f"Chunked prefill at {number(int(_num(small['tokens a step'])))} tokens a step brings the p99 TPOT from "
+        f"{duration(_num(whole['TPOT p99']))} (whole prompts) to {duration(_num(small['TPOT p99']))} and moves the "
+        f"p99 TTFT from {duration(_num(whole['TTFT p99']))} to {duration(_num(small['TTFT p99']))}.",
+        *d.link("06-serve", "06-4"),
+    )
+
+
 # --- engines ---------------------------------------------------------------------------------
 
 
@@ -498,6 +631,12 @@ FINDINGS: tuple[Callable[[_Data], Finding], ...] = (
     sharing,
     prefix_vs_whole,
     mooncake,
+    serve_rate,
+    serve_goodput,
+    serve_kv_bound,
+    serve_preemption,
+    serve_prefix_caching,
+    serve_chunked_prefill,
     engines,
 )
 """Every finding, in the report's order."""

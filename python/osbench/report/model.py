@@ -39,7 +39,7 @@ class Section:
     """What the section would also show, and why it does not here (data that cannot be had)."""
 
 
-SIMULATED = ("02-sched", "03-mem", "04-cache", "05-radix")
+SIMULATED = ("02-sched", "03-mem", "04-cache", "05-radix", "06-serve")
 """The sections that simulate: the same seeds give the same numbers on any machine. The others
 (the host, the engines' speeds) measure this machine."""
 

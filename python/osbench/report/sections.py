@@ -8,9 +8,9 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from osbench import cache, datasets, host, mem, radix, sched, traces
+from osbench import cache, datasets, host, mem, radix, sched, serve, traces
 from osbench._files import figure_png
-from osbench._format import duration_ns, number, percent, ratio
+from osbench._format import duration, duration_ns, number, percent, ratio
 from osbench._table import Table
 from osbench.cache import lecture as cache_lecture
 from osbench.host.report import memory_latency_figure, round_trip_figure
@@ -18,6 +18,8 @@ from osbench.mem import lecture as mem_lecture
 from osbench.radix import lecture as radix_lecture
 from osbench.report.model import Figure, Progress, Section
 from osbench.sched import lecture as sched_lecture
+from osbench.serve import lecture as serve_lecture
+from osbench.serve import source as serve_source
 
 
 def _plt() -> Any:
@@ -268,6 +270,15 @@ def engine_section(quick: bool, seed: int, progress: Optional[Progress] = None) 
     requests = radix.conversations(100 if quick else 400, seed=seed)
     replay = functools.partial(radix.replay, requests, 2000)
     row("radix prefix-cache replay", len(requests), "requests", replay, lambda a, b: a.to_dict() == b.to_dict())
+    served = serve.Requests.poisson(
+        150 if quick else 400,
+        8.0,
+        prompt_len=serve_lecture.CHAT_PROMPT,
+        output_len=serve_lecture.CHAT_OUTPUT,
+        seed=seed,
+    )
+    serving = functools.partial(serve.simulate, served, **serve_lecture.SMALL_GPU)
+    row("serving engine (vLLM v1 steps)", len(served), "requests", serving, same("finish"))
     speedups = [r[-1] for r in rows]
     groups = [r[0].split(":")[0] for r in rows]
     table = Table(
@@ -283,7 +294,8 @@ def engine_section(quick: bool, seed: int, progress: Optional[Progress] = None) 
         units={"native": "/s", "reference": "/s", "native / reference": "x"},
         setup=(
             "cache: Zipf(1.0) over 10,000 keys, capacity 1,000; scheduling: lognormal sizes at load 0.8; "
-            "allocation: capacity 20,000; radix: multi-turn conversations, capacity 2,000 tokens"
+            "allocation: capacity 20,000; radix: multi-turn conversations, capacity 2,000 tokens; serving: chat-like "
+            "requests at 8/s, Llama-3-8B on an L40S"
         ),
         seed=seed,
         key_rows=[i for i, g in enumerate(groups) if i == 0 or groups[i - 1] != g],
@@ -626,11 +638,241 @@ def radix_section(quick: bool, seed: int, progress: Optional[Progress] = None) -
     return section
 
 
+RATE_PRESET: dict[str, Any] = {"model": "llama-3-8b", "gpu": "h100"}
+"""What the serving section's rate sweep serves on: Llama-3-8B on one H100, vLLM's defaults."""
+
+RATE_TRACE = "azure-conv-2023"
+
+RATE_COLUMNS = [
+    "requests/s",
+    "throughput",
+    "TTFT p50",
+    "TTFT p99",
+    "TPOT p50",
+    "TPOT p99",
+    "goodput",
+    "within the SLO",
+    "preemptions",
+    "KV blocks in use",
+]
+
+
+def _rate_workload(quick: bool, seed: int) -> tuple[serve.Requests, str, Optional[str]]:
+    """The requests of the rate sweep, what they are in words, and why the trace is not used
+    (None when it is): Azure's 2023 conversation trace, the requests that fit the model's context;
+    without it, generated chat-like requests."""
+    path, _ = datasets.try_fetch(RATE_TRACE)
+    if path is None:
+        n = 4_000 if quick else 20_000
+        reqs = serve.Requests.poisson(
+            n, 5.0, prompt_len=serve_lecture.CHAT_PROMPT, output_len=serve_lecture.CHAT_OUTPUT, seed=seed
+        )
+        what = f"{number(n)} generated chat requests (lognormal lengths, Poisson arrivals; seed {seed})"
+        return reqs, what, datasets.missing_note([RATE_TRACE])
+    reqs = serve.Requests.read(RATE_TRACE)
+    if quick:
+        reqs = reqs[:4_000]
+    reqs, left_out = serve_source.fit(reqs, serve.MODELS[RATE_PRESET["model"]].max_model_len)
+    what = (
+        f"Azure's 2023 conversation trace ({'its first ' if quick else ''}{number(len(reqs))} requests"
+        + (f"; {number(left_out)} longer than the model's context left out" if left_out else "")
+        + ")"
+    )
+    return reqs, what, None
+
+
+def highest_within_slo(rows: list[list[Any]]) -> Optional[list[Any]]:
+    """The row (of the rate sweep table) of the highest rate whose p99 TTFT and p99 TPOT meet
+    the SLO; None if none does."""
+    ok = [r for r in rows if r[3] <= serve_lecture.SLO_TTFT and r[5] <= serve_lecture.SLO_TPOT]
+    return max(ok, key=lambda r: r[0]) if ok else None
+
+
+def _slo_words() -> str:
+    return f"TTFT {duration(serve_lecture.SLO_TTFT)} and TPOT {duration(serve_lecture.SLO_TPOT)}"
+
+
+def _latency_figure(rows: list[list[Any]], setup: str) -> Figure:
+    plt = _plt()
+    rates = [r[0] for r in rows]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    for ax, (p50, p99, slo, name) in zip(
+        axes, ((2, 3, serve_lecture.SLO_TTFT, "TTFT"), (4, 5, serve_lecture.SLO_TPOT, "TPOT"))
+    ):
+        ax.plot(rates, [r[p50] for r in rows], marker="o", markersize=3, label="p50")
+        ax.plot(rates, [r[p99] for r in rows], marker="o", markersize=3, linestyle="--", label="p99")
+        ax.axhline(slo, color="C3", linewidth=0.8, label=f"SLO {duration(slo)}")
+        ax.set_yscale("log")
+        ax.set_xlabel("request rate (requests/s)")
+        ax.set_ylabel(f"{name} (s)")
+        ax.set_title(name)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    best = highest_within_slo(rows)
+    beyond = [r for r in rows if best is None or r[0] > best[0]]
+    if best is not None:
+        caption = (
+            f"Up to {number(best[0])} requests/s the p99 TTFT ({duration(best[3])}) and p99 TPOT ({duration(best[5])}) "
+            f"stay within the SLO"
+            + (f"; at {number(beyond[0][0])} the p99 TTFT is {duration(beyond[0][3])}" if beyond else "")
+        )
+    else:
+        caption = f"Even at {number(rows[0][0])} requests/s the p99 latencies miss the SLO ({_slo_words()})"
+    return Figure("serve-latency-vs-rate", caption, figure_png(fig), setup)
+
+
+def _goodput_figure(rows: list[list[Any]], setup: str) -> Figure:
+    plt = _plt()
+    rates = [r[0] for r in rows]
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    ax.plot(rates, rates, color="gray", linewidth=0.8, linestyle=":", label="offered")
+    ax.plot(rates, [r[1] for r in rows], marker="o", markersize=3, label="throughput")
+    ax.plot(rates, [r[6] for r in rows], marker="o", markersize=3, label=f"goodput ({_slo_words()})")
+    ax.set_xlabel("request rate (requests/s)")
+    ax.set_ylabel("requests/s")
+    ax.set_title("Goodput: the requests that meet the SLO, per second")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    peak = max(rows, key=lambda r: r[6])
+    last = rows[-1]
+    return Figure(
+        "serve-goodput-vs-rate",
+        f"Goodput peaks at {number(peak[6])} requests/s at an offered {number(peak[0])}; past the knee the queue "
+        f"takes the SLO, and at {number(last[0])} only {number(last[6])} requests/s meet it",
+        figure_png(fig),
+        setup,
+    )
+
+
+def _kv_figure(t: Table) -> Figure:
+    """The batch and the KV blocks over time, from table 06-1's run."""
+    plt = _plt()
+    series = t.extra["series"]
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(9, 5.6), sharex=True)
+    top.plot(series["time"], series["blocks_used"], label="held by requests")
+    top.plot(series["time"], series["blocks_cached"], label="in the prefix cache", alpha=0.7)
+    top.axhline(t.extra["num_blocks"], color="C3", linewidth=0.8, label=f"pool ({number(t.extra['num_blocks'])})")
+    top.set_ylabel("KV blocks")
+    top.legend(fontsize=8, loc="upper right")
+    bottom.plot(series["time"], series["batch"], label="batch (running requests)")
+    bottom.plot(series["time"], series["waiting"], label="waiting")
+    bottom.axhline(t.extra["max_num_seqs"], color="C3", linewidth=0.8, label="max_num_seqs")
+    bottom.set_ylabel("requests")
+    bottom.set_xlabel("time (s)")
+    bottom.legend(fontsize=8, loc="upper right")
+    for ax in (top, bottom):
+        ax.grid(True, alpha=0.3)
+    top.set_title("The batch grows until the KV cache is full; then requests wait")
+    caption = (
+        f"Once the KV cache is full (from {number(t.extra['kv_full_from'])} s) the batch stops near "
+        f"{number(t.extra['plateau_batch'])} requests, under max_num_seqs={number(t.extra['max_num_seqs'])}, while up "
+        f"to {number(t.extra['peak_waiting'])} wait"
+        if t.extra["kv_full_from"] is not None
+        else "The KV cache never fills in this run: the batch follows the arrivals"
+    )
+    return Figure("serve-kv-over-time", caption, figure_png(fig), t.setup_line + "; time-weighted means over 240 bins")
+
+
+def serve_section(quick: bool, seed: int, progress: Optional[Progress] = None) -> Section:
+    if progress:
+        progress("  lecture 06 tables")
+    tables = serve_lecture.tables(quick=quick)
+    by_key = {t.key: t for t in tables}
+    reqs, workload, missing = _rate_workload(quick, seed)
+    rates = [2, 4, 8, 12, 16, 20] if quick else [2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 24]
+    rows: list[list[Any]] = []
+    for qps in rates:
+        if progress:
+            progress(f"  rate sweep: {qps} requests/s, {len(reqs):,} requests")
+        r = serve.simulate(reqs.at_rate(qps), **RATE_PRESET)
+        s = r.summary(slo_ttft=serve_lecture.SLO_TTFT, slo_tpot=serve_lecture.SLO_TPOT)
+        rows.append(
+            [
+                float(qps),
+                s.request_throughput,
+                s.ttft.p50,
+                s.ttft.p99,
+                s.tpot.p50,
+                s.tpot.p99,
+                s.goodput,
+                s.slo_attainment,
+                s.preemptions,
+                s.kv_utilization,
+            ]
+        )
+    setup = (
+        f"{workload} rescaled to each rate; {serve.MODELS[RATE_PRESET['model']].name} on one "
+        f"{serve.GPUS[RATE_PRESET['gpu']].name}, {number(r.num_blocks)} KV blocks of {r.config.block_size} tokens, "
+        f"vLLM's defaults; SLO: {_slo_words()}"
+    )
+    best = highest_within_slo(rows)
+    rate_table = Table(
+        "Latency and goodput against the request rate",
+        RATE_COLUMNS,
+        rows,
+        note=(
+            (
+                f"The p99 latencies stay within the SLO up to {number(best[0])} requests/s (p99 TTFT "
+                f"{duration(best[3])}, p99 TPOT {duration(best[5])}); beyond, arrivals outrun the engine and the "
+                "queue, not the step, sets the TTFT."
+                if best is not None
+                else f"No rate here keeps the p99 latencies within the SLO ({_slo_words()})."
+            )
+            + " Throughput counts every request finished over the run; goodput only those within both SLOs."
+        ),
+        key="rate_sweep",
+        units=dict.fromkeys(RATE_COLUMNS[2:6], "s")
+        | {"requests/s": "/s", "throughput": "/s", "goodput": "/s", "within the SLO": "%", "KV blocks in use": "%"},
+        setup=setup,
+        extra={
+            "workload": workload,
+            "served_on": f"{serve.MODELS[RATE_PRESET['model']].name} on one {serve.GPUS[RATE_PRESET['gpu']].name}",
+            "slo_ttft": serve_lecture.SLO_TTFT,
+            "slo_tpot": serve_lecture.SLO_TPOT,
+        },
+    )
+    section = Section(
+        "06-serve",
+        "06 Serving: continuous batching bounded by the KV cache",
+        "Section 2.8 in action, on the engine as vLLM 0.33.0 schedules (continuous batching, a paged KV cache with "
+        "prefix caching, chunked prefill, preemption by recompute), each step timed by a roofline of the model on "
+        f"the GPU: latency and goodput against the request rate on {workload}, then lecture demo 06.",
+        tables=[rate_table, *tables],
+        results={
+            "rate_sweep": {
+                "workload": workload,
+                "preset": RATE_PRESET,
+                "slo_ttft": serve_lecture.SLO_TTFT,
+                "slo_tpot": serve_lecture.SLO_TPOT,
+                "columns": RATE_COLUMNS,
+                "rows": rows,
+            }
+        },
+    )
+    if missing is not None:
+        section.skipped.append(f"The rate sweep runs on generated requests, not on Azure's trace: {missing}")
+    else:
+        section.results["datasets"] = {RATE_TRACE: datasets.sha256(datasets.fetch(RATE_TRACE))}
+    mooncake = by_key["06-3"]
+    if mooncake.rows:
+        section.results.setdefault("datasets", {})[serve_lecture.MOONCAKE] = mooncake.extra["sha256"]
+    else:
+        section.skipped.append(
+            "Prefix caching on Mooncake's conversation trace (table 06-3) is not shown: "
+            + datasets.missing_note([serve_lecture.MOONCAKE])
+        )
+    section.figures.append(_latency_figure(rows, setup))
+    section.figures.append(_goodput_figure(rows, setup))
+    section.figures.append(_kv_figure(by_key["06-1"]))
+    return section
+
+
 BUILDERS = [
     ("01-host", host_section),
     ("02-sched", sched_section),
     ("03-mem", mem_section),
     ("04-cache", cache_section),
     ("05-radix", radix_section),
+    ("06-serve", serve_section),
     ("engines", engine_section),
 ]

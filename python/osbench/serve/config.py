@@ -63,7 +63,8 @@ class EngineConfig:
     """The step's token budget. vLLM's online-server default depends on the GPU
     (:func:`server_batch_defaults`); this is the H100/H200 tier."""
     max_num_seqs: int = _H100_SEQS
-    """Requests running at once: the H100/H200 tier of :func:`server_batch_defaults`."""
+    """Requests running at once. vLLM's online-server default depends on the GPU; this is the
+    H100/H200 tier of :func:`server_batch_defaults`."""
     max_model_len: int = 8192
     """Longest context (prompt + output). vLLM takes it from the model's config; 8192 is
     ``config/scheduler.py: SchedulerConfig.default_factory``'s fallback (and Llama-3-8B's)."""
@@ -76,7 +77,7 @@ class EngineConfig:
     enable_prefix_caching: bool = True
     """Reuse cached KV blocks of equal prefixes: ``config/cache.py: CacheConfig.enable_prefix_caching``."""
     policy: str = "fcfs"
-    """``"fcfs"`` or ``"priority"``: ``config/scheduler.py: SchedulerConfig.policy``."""
+    """The scheduling policy, ``"fcfs"`` or ``"priority"``: ``config/scheduler.py: SchedulerConfig.policy``."""
     watermark: float = 0.0
     """Fraction of the blocks kept free when admitting a waiting request while others run:
     ``config/scheduler.py: SchedulerConfig.watermark`` (0 disables it)."""

@@ -125,7 +125,8 @@ def check_requests(requests: Requests, config: EngineConfig) -> np.ndarray:
     too_long = np.flatnonzero(total > config.max_model_len)
     if len(too_long):
         raise ArgumentError(
-            f"{_refused(too_long)}: prompt_len + output_len exceeds max_model_len={config.max_model_len}"
+            f"{_refused(too_long)}: prompt_len + output_len exceeds max_model_len={config.max_model_len} "
+            "(leave such requests out first: osbench.serve.source.fit, or the command line's --fit)"
         )
     blocks_needed = -(-(total - 1) // config.block_size)
     too_big = np.flatnonzero(blocks_needed > config.usable_blocks)

@@ -1,0 +1,164 @@
+"""The sweep runner: every cell of a study on any executor, each result appended as it finishes,
+a rerun resuming where a killed one stopped.
+
+A study (:mod:`osbench.cache.sweep`, :mod:`osbench.serve.sweep`) reads its spec with
+:func:`read_spec`, makes its cells (dicts, each with a ``"key"`` that names it across reruns) and
+hands them to :func:`run` with its ``run_cell(cell) -> dict``, a module-level function so that
+process pools and Dask workers can import it. :func:`run` runs the cells not already in the
+results file (JSON lines) on a ``concurrent.futures`` executor: a local process pool by default, a
+Dask cluster through ``distributed.Client.get_executor()`` (``executor="dask"`` starts a
+LocalCluster, or pass a scheduler address), or any Executor you give. Each result is written and
+flushed to disk as soon as its cell finishes, so a sweep killed midway loses only the cells in
+flight.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import importlib
+import json
+import os
+from pathlib import Path
+from typing import Any, Callable, Optional, Union
+
+from osbench.errors import ArgumentError, ArgumentTypeError
+
+SpecLike = Union[dict[str, Any], str, "os.PathLike[str]"]
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def _toml() -> Any:
+    """The TOML reader: the standard library's from Python 3.11, else the tomli package."""
+    try:
+        import tomllib
+
+        return tomllib
+    except ImportError:
+        try:
+            return importlib.import_module("tomli")
+        except ImportError:
+            raise ArgumentError(
+                "TOML sweep specs need Python 3.11+ or the tomli package; a JSON spec works everywhere"
+            ) from None
+
+
+def read_spec(spec: SpecLike) -> dict[str, Any]:
+    """A spec as a dict: the dict itself, or a ``.toml`` or ``.json`` file parsed (not checked:
+    each study checks its own fields)."""
+    if isinstance(spec, dict):
+        return spec
+    path = Path(spec)
+    text = path.read_text(encoding="utf-8")
+    try:
+        raw = _toml().loads(text) if path.suffix.lower() == ".toml" else json.loads(text)
+    except ValueError as exc:  # tomllib.TOMLDecodeError and JSONDecodeError are ValueErrors
+        raise ArgumentError(f"{path}: not a valid sweep spec ({exc})") from None
+    if not isinstance(raw, dict):
+        raise ArgumentError(f"{path}: not a valid sweep spec (a table/object at the top)")
+    return raw
+
+
+def finished(out: PathLike) -> dict[str, dict[str, Any]]:
+    """The results already in a results file, by cell key. A last line cut short by a crash
+    is ignored (its cell runs again); any other bad line is an error naming the line."""
+    path = Path(out)
+    if not path.exists():
+        return {}
+    lines = path.read_text(encoding="utf-8").split("\n")
+    done = {}
+    for i, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+            done[rec["key"]] = rec
+        except (ValueError, KeyError, TypeError):
+            if i == len(lines):  # the unterminated last line of a killed run
+                continue
+            raise ArgumentError(f"{path}: line {i}: not a sweep result") from None
+    return done
+
+
+def _drop_cut_line(path: Path) -> None:
+    """Remove a last line cut short by a crash, so appended results start on a fresh line."""
+    if not path.exists():
+        return
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        with open(path, "r+b") as f:
+            f.truncate(data.rfind(b"\n") + 1)
+
+
+def _executor(executor: Any, workers: Optional[int]) -> tuple[cf.Executor, Callable[[], None]]:
+    """(executor, close) from the ``executor=`` argument."""
+    if executor is None or executor == "process":
+        pool = cf.ProcessPoolExecutor(max_workers=workers)
+        return pool, lambda: pool.shutdown(wait=True, cancel_futures=True)
+    if isinstance(executor, cf.Executor):
+        return executor, lambda: None
+    if isinstance(executor, str):
+        try:
+            import distributed
+        except ImportError:
+            raise ArgumentError(
+                f"executor={executor!r} needs the distributed package (pip install distributed)"
+            ) from None
+        if executor in ("dask", "local"):
+            cluster = distributed.LocalCluster(
+                n_workers=workers or 2, threads_per_worker=1, processes=True, dashboard_address=None
+            )
+            client = distributed.Client(cluster)
+
+            def close() -> None:
+                client.close()
+                cluster.close()
+
+            return client.get_executor(), close
+        client = distributed.Client(executor)
+        return client.get_executor(), client.close
+    raise ArgumentTypeError(
+        f"executor={executor!r} is not accepted: None, 'process', 'dask', a scheduler address or a concurrent.futures.Executor"
+    )
+
+
+def run(
+    cells: list[dict[str, Any]],
+    run_cell: Callable[[dict[str, Any]], dict[str, Any]],
+    out: PathLike,
+    executor: Any = None,
+    *,
+    workers: Optional[int] = None,
+    progress: Optional[Callable[[int, int], None]] = None,
+) -> list[dict[str, Any]]:
+    """Run ``run_cell`` on every cell not already in the results file ``out`` (JSON lines) and
+    append each result (which keeps its cell's ``"key"``) as it finishes. Returns all results
+    (earlier ones included) in cell order. ``executor``: None or ``"process"`` (a local process
+    pool of ``workers``), ``"dask"`` (a Dask LocalCluster), a Dask scheduler address, or any
+    ``concurrent.futures.Executor``. ``progress(done, total)`` is called after each cell."""
+    done = finished(out)
+    todo = [c for c in cells if c["key"] not in done]
+    total = len(cells)
+    if progress:
+        progress(total - len(todo), total)
+    if todo:
+        pool, close = _executor(executor, workers)
+        path = Path(out)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            _drop_cut_line(path)
+            with open(path, "a", encoding="utf-8") as f:
+                futures = [pool.submit(run_cell, c) for c in todo]
+                for count, fut in enumerate(cf.as_completed(futures), total - len(todo) + 1):
+                    rec = fut.result()
+                    f.write(json.dumps(rec) + "\n")
+                    f.flush()
+                    os.fsync(f.fileno())
+                    done[rec["key"]] = rec
+                    if progress:
+                        progress(count, total)
+        finally:
+            close()
+    return [done[c["key"]] for c in cells]
+
+
+__all__ = ["finished", "read_spec", "run"]

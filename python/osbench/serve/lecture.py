@@ -1,0 +1,436 @@
+"""Lecture demo 06: section 2.8 in action, the serving engine where scheduling meets paging.
+
+Section 2.8 says: an inference engine is a batch server; one step serves many requests at once,
+so "who runs first" becomes "who joins the batch", and the batch is bounded by GPU memory (the
+KV cache), which ties scheduling to memory management (section 3). The introduction adds that
+preemption and swapping are "process scheduling plus swap". These tables show it, on the engine
+as vLLM 0.33.0 schedules (:func:`osbench.serve.simulate`); ``tables()`` computes them, nothing
+here prints or writes files.
+
+1. Batch size and KV use over time: the batch grows while the KV cache has room, then stops,
+   and the queue grows.
+2. Preemptions as the KV cache shrinks: the same load on smaller and smaller pools.
+3. Prefix caching on and off on Mooncake's conversation trace (when the trace can be had).
+4. Chunked prefill: the step's token budget trades TTFT against TPOT.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from osbench import datasets
+from osbench._format import duration, number, percent
+from osbench._table import Table
+from osbench.serve.models import GPUS, MODELS, num_blocks
+from osbench.serve.requests import Requests
+from osbench.serve.result import ServeResult
+from osbench.serve.simulate import simulate
+from osbench.serve.source import fit
+from osbench.serve.workloads import Lognormal
+
+SEED = 1
+"""The seed of every generated workload here."""
+
+SLO_TTFT = 2.0
+SLO_TPOT = 0.1
+"""The SLO goodput is counted at (seconds): the first token within 2 s, then at least ten tokens a
+second (an interactive chat; our choice, stated wherever goodput is shown)."""
+
+CHAT_PROMPT = Lognormal(1024, 1.0, 6000)
+CHAT_OUTPUT = Lognormal(256, 1.0, 2000)
+"""Chat-like lengths (tokens): lognormal, long-tailed, clipped below Llama-3-8B's 8,192."""
+
+SMALL_GPU: dict[str, Any] = {"model": "llama-3-8b", "gpu": "l40s"}
+"""A model on a 48 GB GPU: about 200k tokens of KV cache, so that KV binds before the scheduler's
+limit of 256 requests a step does."""
+
+SERIES_POINTS = 240
+"""Time bins of the batch-and-KV series kept for the report's figure."""
+
+
+def _chat(n: int, rate: float) -> Requests:
+    return Requests.poisson(n, rate, prompt_len=CHAT_PROMPT, output_len=CHAT_OUTPUT, seed=SEED)
+
+
+def _lengths_setup() -> str:
+    return (
+        f"prompts lognormal (mean {number(CHAT_PROMPT.mean)}, sigma {CHAT_PROMPT.sigma}, at most "
+        f"{number(CHAT_PROMPT.max)} tokens), outputs lognormal (mean {number(CHAT_OUTPUT.mean)}, sigma "
+        f"{CHAT_OUTPUT.sigma}, at most {number(CHAT_OUTPUT.max)})"
+    )
+
+
+def _preset_setup(model: str, gpu: str, result: ServeResult, tp: int = 1) -> str:
+    cfg = result.config
+    return (
+        f"{MODELS[model].name} on {'one' if tp == 1 else tp} {GPUS[gpu].name}: {number(cfg.num_blocks)} KV blocks of "
+        f"{cfg.block_size} tokens, {number(cfg.max_num_batched_tokens)} tokens and {number(cfg.max_num_seqs)} "
+        "requests a step (vLLM's defaults)"
+    )
+
+
+def _weighted(values: np.ndarray, weights: np.ndarray) -> float:
+    return float(np.average(values, weights=weights)) if weights.sum() > 0 else float(values.mean())
+
+
+def _series(result: ServeResult, points: int = SERIES_POINTS) -> dict[str, list[float]]:
+    """The run's steps in ``points`` equal time bins: time-weighted means of the batch, the queue
+    and the KV blocks (bins without a step left out)."""
+    st = result.steps
+    edges = np.linspace(0.0, float(st.end[-1]), points + 1)
+    which = np.clip(np.searchsorted(edges, st.start, side="right") - 1, 0, points - 1)
+    weight = np.bincount(which, weights=st.duration, minlength=points)
+    keep = weight > 0
+    out: dict[str, list[float]] = {"time": ((edges[:-1] + edges[1:]) / 2)[keep].tolist()}
+    for name, values in (
+        ("batch", st.num_seqs),
+        ("waiting", st.num_waiting),
+        ("blocks_used", st.blocks_used),
+        ("blocks_cached", st.blocks_cached),
+    ):
+        sums = np.bincount(which, weights=values * st.duration, minlength=points)
+        out[name] = (sums[keep] / weight[keep]).tolist()
+    return out
+
+
+def batch_over_time(quick: bool = False) -> Table:
+    """06-1: the batch grows while the KV cache has room; once it is full, the queue grows."""
+    n, rate = (600, 8.0) if quick else (1_500, 8.0)
+    reqs = _chat(n, rate)
+    r = simulate(reqs, **SMALL_GPU)
+    st, cfg = r.steps, r.config
+    edges = np.linspace(0.0, float(st.end[-1]), 11)
+    rows: list[list[Any]] = []
+    for a, b in zip(edges[:-1], edges[1:]):
+        m = (st.start >= a) & (st.start < b)
+        if not m.any():
+            continue
+        w = st.duration[m]
+        rows.append(
+            [
+                float(a),
+                float(b),
+                int(((reqs.arrival >= a) & (reqs.arrival < b)).sum()),
+                int(m.sum()),
+                _weighted(st.num_seqs[m], w),
+                int(st.num_seqs[m].max()),
+                _weighted(st.blocks_used[m], w) / cfg.num_blocks,
+                int(st.num_waiting[m][-1]),
+                int(st.num_preempted[m].sum()),
+            ]
+        )
+    full = [row for row in rows if row[6] >= 0.95]
+    plateau = float(np.mean([row[4] for row in full])) if full else float("nan")
+    peak_waiting = max(row[7] for row in rows)
+    takeaway = (
+        f"The batch grows while the KV cache has room; once the cache is full ({percent(min(row[6] for row in full))} "
+        f"of the blocks or more, from {number(full[0][0])} s) the batch stops at about {number(plateau)} requests, "
+        f"under the {number(cfg.max_num_seqs)} the scheduler allows, and up to {number(peak_waiting)} requests wait."
+        if full
+        else f"The KV cache never fills here: the batch is bounded by the arrivals, not by memory (peak "
+        f"{percent(max(row[6] for row in rows))} of the blocks)."
+    )
+    return Table(
+        title="06-1  Batch size and KV use over time: who joins the batch is bounded by the KV cache",
+        columns=[
+            "from (s)",
+            "to (s)",
+            "arrivals",
+            "steps",
+            "mean batch",
+            "largest batch",
+            "KV blocks in use",
+            "waiting at the end",
+            "preemptions",
+        ],
+        rows=rows,
+        note=(
+            f'{takeaway} Lecture 2.8: an inference engine is a batch server; "who runs first" becomes "who joins '
+            'the batch", and the batch is bounded by GPU memory, the KV cache, which ties scheduling to memory '
+            "management (section 3). Each request holds blocks for its prompt and every token it has generated; a "
+            "waiting request is admitted only when its whole prompt fits in the free blocks, and when a running "
+            "request needs a block and none is free, the last one admitted is preempted. Means are over time."
+        ),
+        key="06-1",
+        units={"KV blocks in use": "%"},
+        setup=(
+            f"{number(n)} requests, Poisson arrivals at {number(rate)}/s, {_lengths_setup()}; "
+            f"{_preset_setup(SMALL_GPU['model'], SMALL_GPU['gpu'], r)}"
+        ),
+        seed=SEED,
+        extra={
+            "series": _series(r),
+            "num_blocks": cfg.num_blocks,
+            "max_num_seqs": cfg.max_num_seqs,
+            "kv_full_from": full[0][0] if full else None,
+            "plateau_batch": plateau if full else None,
+            "peak_waiting": peak_waiting,
+        },
+    )
+
+
+def recomputed_share(result: ServeResult) -> float:
+    """Tokens computed beyond what the requests needed, over what they needed: the work
+    preemption by recompute throws away. A request needs its prompt less the prefix-cache hit
+    at its first scheduling, and one token per output token after the first."""
+    reqs = result.requests
+    computed = int(result.steps.prefill_tokens.sum() + result.steps.decode_seqs.sum())
+    needed = int((reqs.prompt_len - result.cached_tokens).sum() + (reqs.output_len - 1).sum())
+    return (computed - needed) / needed
+
+
+def preemption_vs_kv(quick: bool = False) -> Table:
+    """06-2: the same load on smaller and smaller KV pools."""
+    n, rate = (600, 4.0) if quick else (1_500, 4.0)
+    reqs = _chat(n, rate)
+    full = num_blocks(SMALL_GPU["model"], SMALL_GPU["gpu"])
+    rows: list[list[Any]] = []
+    first = None
+    for share in (1.0, 0.5, 0.4, 0.35, 0.3, 0.25, 0.2, 0.15):
+        r = simulate(reqs, **SMALL_GPU, num_blocks=int(full * share))
+        first = first or r
+        s = r.summary(slo_ttft=SLO_TTFT, slo_tpot=SLO_TPOT)
+        rows.append(
+            [
+                r.num_blocks,
+                r.num_blocks / full,
+                int(r.steps.num_seqs.max()),
+                s.mean_batch_size,
+                s.preemptions,
+                s.preempted_requests / s.requests,
+                recomputed_share(r),
+                s.ttft.p99,
+                s.tpot.p99,
+                s.goodput,
+            ]
+        )
+    assert first is not None
+    calm = [row for row in rows if row[4] == 0]
+    strained = [row for row in rows if row[4] > 0]
+    if strained:
+        worst = strained[-1]
+        takeaway = (
+            f"With the whole pool nothing is preempted; below {percent(calm[-1][1] if calm else 1.0)} of it the "
+            f"batch no longer fits, and with {percent(worst[1])} the engine preempts {number(worst[4])} times "
+            f"({percent(worst[5])} of the requests), recomputes {percent(worst[6])} more tokens, and the p99 TTFT "
+            f"grows from {duration(rows[0][7])} to {duration(worst[7])} as requests wait for blocks."
+        )
+    else:
+        takeaway = "Every pool here holds the batch: nothing is preempted."
+    return Table(
+        title="06-2  Preemptions as the KV cache shrinks",
+        columns=[
+            "KV blocks",
+            "share of the pool",
+            "largest batch",
+            "mean batch",
+            "preemptions",
+            "requests preempted",
+            "tokens recomputed",
+            "TTFT p99",
+            "TPOT p99",
+            "goodput",
+        ],
+        rows=rows,
+        note=(
+            f"{takeaway} The lecture's introduction: preemption and swapping are process scheduling plus swap. vLLM "
+            "v1 preempts by recompute, not swap: the victim's blocks are freed and its progress reset, and it goes "
+            "back to the front of the queue; its blocks stay in the prefix cache until they are needed, so part of "
+            "the recomputation is a cache hit. Tokens recomputed: tokens computed beyond those the requests needed. "
+            "TPOT falls as the pool shrinks because smaller batches make shorter steps; the price is paid in the "
+            f"queue. Goodput: requests per second within TTFT {duration(SLO_TTFT)} and TPOT {duration(SLO_TPOT)}."
+        ),
+        key="06-2",
+        units={
+            "share of the pool": "%",
+            "requests preempted": "%",
+            "tokens recomputed": "%",
+            "TTFT p99": "s",
+            "TPOT p99": "s",
+            "goodput": "/s",
+        },
+        setup=(
+            f"{number(n)} requests, Poisson arrivals at {number(rate)}/s, {_lengths_setup()}; "
+            f"{_preset_setup(SMALL_GPU['model'], SMALL_GPU['gpu'], first)}, the pool cut to a share of it"
+        ),
+        seed=SEED,
+    )
+
+
+MOONCAKE = "mooncake-conversation"
+MOONCAKE_GPU: dict[str, Any] = {"model": "qwen2.5-7b", "gpu": "h200"}
+"""Qwen2.5-7B for its 32,768-token context (Mooncake's prompts are long), on one H200 (141 GB:
+room for about two million tokens of KV cache)."""
+
+
+def prefix_caching_mooncake(quick: bool = False) -> Table:
+    """06-3: prefix caching on and off on Mooncake's conversation trace (its block hashes are the
+    prompts' content), at the trace's own rate and at half of it."""
+    columns = [
+        "requests/s",
+        "prefix caching",
+        "prompt tokens from the cache",
+        "prefill tokens computed",
+        "TTFT p50",
+        "TTFT p99",
+        "TPOT p50",
+        "preemptions",
+        "goodput",
+    ]
+    units = {"requests/s": "/s", "prompt tokens from the cache": "%", "TTFT p50": "s", "TTFT p99": "s"}
+    units.update({"TPOT p50": "s", "goodput": "/s"})
+    path, _ = datasets.try_fetch(MOONCAKE)
+    if path is None:
+        return Table(
+            title="06-3  Prefix caching on and off on Mooncake's conversation trace",
+            columns=columns,
+            rows=[],
+            note=f"Not shown: {datasets.missing_note([MOONCAKE])}",
+            key="06-3",
+            units=units,
+        )
+    reqs = Requests.read(MOONCAKE)
+    if quick:
+        reqs = reqs[:3_000]
+    reqs, left_out = fit(reqs, MODELS[MOONCAKE_GPU["model"]].max_model_len)
+    own = reqs.rate
+    rows: list[list[Any]] = []
+    last = None
+    for qps in (own, own / 2):
+        at = reqs if qps == own else reqs.at_rate(qps)
+        for caching in (False, True):
+            r = simulate(at, **MOONCAKE_GPU, enable_prefix_caching=caching)
+            last = r
+            s = r.summary(slo_ttft=SLO_TTFT, slo_tpot=SLO_TPOT)
+            rows.append(
+                [
+                    qps,
+                    "on" if caching else "off",
+                    s.prefix_hit_rate,
+                    int(r.steps.prefill_tokens.sum()),
+                    s.ttft.p50,
+                    s.ttft.p99,
+                    s.tpot.p50,
+                    s.preemptions,
+                    s.goodput,
+                ]
+            )
+    assert last is not None
+    off, on = rows[0], rows[1]
+    return Table(
+        title="06-3  Prefix caching on and off on Mooncake's conversation trace",
+        columns=columns,
+        rows=rows,
+        note=(
+            f"At the trace's own rate ({number(own)}/s) prefix caching serves {percent(on[2])} of prompt tokens from "
+            f"the cache, computes {percent(1 - on[3] / off[3])} fewer prefill tokens, and cuts the p50 TTFT from "
+            f"{duration(off[4])} to {duration(on[4])} and the p99 from {duration(off[5])} to {duration(on[5])}. "
+            "Lecture section 5: the KV of a prefix already in the cache needs no prefill. Mooncake's hash_ids give "
+            "each 512-token prompt block's content, prefix-chained, so the hits are the production service's own. "
+            "The hit rate is bounded by the pool: cached blocks stay until their space is needed, least recently "
+            f"used first (section 4). Goodput: requests per second within TTFT {duration(SLO_TTFT)} and TPOT "
+            f"{duration(SLO_TPOT)}."
+        ),
+        key="06-3",
+        units=units,
+        setup=(
+            f"Mooncake's conversation trace, {number(len(reqs))} requests"
+            + (" (its first 3,000)" if quick else "")
+            + f", {number(left_out)} longer than {number(MODELS[MOONCAKE_GPU['model']].max_model_len)} tokens left out; "
+            f"{_preset_setup(MOONCAKE_GPU['model'], MOONCAKE_GPU['gpu'], last)}"
+        ),
+        extra={"sha256": datasets.sha256(path), "left_out": left_out},
+    )
+
+
+CHUNK_PROMPT = Lognormal(2048, 1.0, 7000)
+CHUNK_OUTPUT = Lognormal(256, 0.8, 1000)
+"""Long prompts among decoding requests: where a prefill step stalls the decodes."""
+
+CHUNK_GPU: dict[str, Any] = {"model": "llama-3-8b", "gpu": "h100"}
+
+
+def chunked_prefill(quick: bool = False) -> Table:
+    """06-4: the step's token budget, with and without chunked prefill, against TTFT and TPOT."""
+    n, rate = (800, 8.0) if quick else (2_000, 8.0)
+    reqs = Requests.poisson(n, rate, prompt_len=CHUNK_PROMPT, output_len=CHUNK_OUTPUT, seed=SEED)
+    seqs = 256
+    rows: list[list[Any]] = []
+    first = None
+    for chunked, budget in ((False, 8192), (True, 8192), (True, 4096), (True, 2048), (True, 1024), (True, 512)):
+        r = simulate(
+            reqs,
+            **CHUNK_GPU,
+            enable_chunked_prefill=chunked,
+            max_num_batched_tokens=budget,
+            max_num_seqs=seqs,
+        )
+        first = first or r
+        s = r.summary(slo_ttft=SLO_TTFT, slo_tpot=SLO_TPOT)
+        rows.append(
+            [
+                "on" if chunked else "off",
+                budget,
+                s.ttft.p50,
+                s.ttft.p99,
+                s.tpot.p50,
+                s.tpot.p99,
+                float(r.steps.duration.max()),
+                s.goodput,
+            ]
+        )
+    assert first is not None
+    whole, small = rows[0], rows[-1]
+    p, o = CHUNK_PROMPT, CHUNK_OUTPUT
+    return Table(
+        title="06-4  Chunked prefill: the step's token budget trades TTFT against TPOT",
+        columns=[
+            "chunked prefill",
+            "tokens a step",
+            "TTFT p50",
+            "TTFT p99",
+            "TPOT p50",
+            "TPOT p99",
+            "longest step",
+            "goodput",
+        ],
+        rows=rows,
+        note=(
+            f"Cutting prompts into chunks of {number(small[1])} tokens brings the p99 TPOT from {duration(whole[5])} "
+            f"(whole prompts in one step) to {duration(small[5])}, and the p99 TTFT goes from {duration(whole[3])} to "
+            f"{duration(small[3])}. Not in the lecture's text, but section 2's time slicing applied to one prompt: a "
+            "long prefill cut into quanta of the step's token budget no longer stalls the running requests' decodes "
+            "(whose next tokens wait for the whole step), and pays with its own first token, which now takes several "
+            "steps. Running requests are scheduled first, so a decode is never left out of a step for a prefill. "
+            f"Goodput: requests per second within TTFT {duration(SLO_TTFT)} and TPOT {duration(SLO_TPOT)}."
+        ),
+        key="06-4",
+        units=dict.fromkeys(("TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "longest step"), "s") | {"goodput": "/s"},
+        setup=(
+            f"{number(n)} requests, Poisson arrivals at {number(rate)}/s, prompts lognormal (mean {number(p.mean)}, "
+            f"sigma {p.sigma}, at most {number(p.max)} tokens), outputs lognormal (mean {number(o.mean)}, sigma "
+            f"{o.sigma}, at most {number(o.max)}); {MODELS[CHUNK_GPU['model']].name} on one {GPUS[CHUNK_GPU['gpu']].name}, "
+            f"{number(first.num_blocks)} KV blocks of {first.config.block_size} tokens, at most {seqs} requests a step"
+        ),
+        seed=SEED,
+    )
+
+
+def tables(quick: bool = False) -> list[Table]:
+    """Every table of lecture demo 06 (Mooncake's rows when its trace can be had)."""
+    return [batch_over_time(quick), preemption_vs_kv(quick), prefix_caching_mooncake(quick), chunked_prefill(quick)]
+
+
+__all__ = [
+    "SEED",
+    "SLO_TPOT",
+    "SLO_TTFT",
+    "batch_over_time",
+    "chunked_prefill",
+    "preemption_vs_kv",
+    "prefix_caching_mooncake",
+    "recomputed_share",
+    "tables",
+]

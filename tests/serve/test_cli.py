@@ -1,0 +1,316 @@
+"""``osbench serve simulate`` and ``osbench serve sweep``: the same numbers as the Python API, every
+engine option a flag, the per-request CSV, one-line errors, Ctrl-C, resumable sweeps."""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import csv
+import dataclasses
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+
+import osbench as ob
+from osbench import cli
+from osbench.serve import source
+from osbench.serve import sweep as serve_sweep
+
+
+def osbench(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "osbench", *args], capture_output=True, text=True, cwd=cwd, timeout=600
+    )
+
+
+def run_json(*args: str) -> dict[str, Any]:
+    out = osbench("serve", "simulate", *args, "--json")
+    assert out.returncode == 0, out.stderr
+    data: dict[str, Any] = json.loads(out.stdout)
+    return data
+
+
+def summary_of(result: ob.serve.ServeResult, **slo: float) -> dict[str, Any]:
+    """The summary as the command line's JSON has it (NaN and all)."""
+    data: dict[str, Any] = json.loads(json.dumps(result.summary(**slo).to_dict()))
+    return data
+
+
+def test_generated_requests_give_the_api_numbers() -> None:
+    data = run_json(
+        "--poisson", "300,8", "--prompt-len", "lognormal:800,1.0,4000", "--output-len", "200", "--seed", "5"
+    )
+    reqs = ob.serve.Requests.poisson(300, 8.0, prompt_len=ob.serve.Lognormal(800, 1.0, 4000), output_len=200, seed=5)
+    assert data["summary"] == summary_of(ob.serve.simulate(reqs, model="llama-3-8b", gpu="h100"))
+    assert data["requests"] == json.loads(json.dumps(reqs.to_dict())) and data["left_out"] == 0
+    assert run_json("--poisson", "300,8", "--seed", "6")["summary"] != data["summary"]  # the seed reaches it
+
+
+def test_conversations_and_system_prompts_reach_the_generator() -> None:
+    args = ("--conversations", "40,1", "--turns", "2,4", "--think-time", "5", "--system-prompts", "3,300,0.5")
+    data = run_json(*args, "--engine", "reference", "--model", "qwen2.5-7b", "--gpu", "l40s")
+    reqs = ob.serve.Requests.conversations(
+        40, 1.0, turns=(2, 4), think_time=5.0, system_prompts=ob.serve.SystemPrompts(3, 300, 0.5), seed=1
+    )
+    assert data["summary"] == summary_of(ob.serve.simulate(reqs, model="qwen2.5-7b", gpu="l40s"))
+    assert data["summary"]["prefix_hit_rate"] > 0.3  # turns share their history
+
+
+def test_every_engine_option_is_a_flag_and_reaches_the_engine() -> None:
+    text = " ".join(osbench("serve", "simulate", "--help").stdout.split())
+    for f in dataclasses.fields(ob.serve.EngineConfig):
+        assert "--" + f.name.replace("_", "-") in text, f.name
+    for name in [*ob.serve.MODELS, *ob.serve.GPUS, *ob.serve.config.POLICIES]:
+        assert name in text
+    data = run_json(
+        "--poisson", "200,5", "--block-size", "32", "--num-blocks", "4000", "--max-num-batched-tokens", "1024",
+        "--max-num-seqs", "64", "--max-model-len", "4096", "--long-prefill-token-threshold", "256",
+        "--no-enable-prefix-caching", "--policy", "priority", "--watermark", "0.01",
+        "--no-scheduler-reserve-full-isl",
+    )  # fmt: skip
+    assert data["config"] == {
+        "num_blocks": 4000,
+        "block_size": 32,
+        "max_num_batched_tokens": 1024,
+        "max_num_seqs": 64,
+        "max_model_len": 4096,
+        "enable_chunked_prefill": True,
+        "long_prefill_token_threshold": 256,
+        "enable_prefix_caching": False,
+        "policy": "priority",
+        "watermark": 0.01,
+        "scheduler_reserve_full_isl": False,
+    }
+    # Left out, the budgets are vLLM's for the GPU and max_model_len the model's, as simulate() has them.
+    defaults = run_json("--poisson", "20,5", "--gpu", "l40s", "--model", "qwen2.5-7b")["config"]
+    assert (defaults["max_num_batched_tokens"], defaults["max_num_seqs"]) == (2048, 256)
+    assert defaults["max_model_len"] == ob.serve.MODELS["qwen2.5-7b"].max_model_len
+
+
+def test_help_text_comes_from_the_dataclass() -> None:
+    docs = cli._field_docs(ob.serve.EngineConfig)
+    assert set(docs) == {f.name for f in dataclasses.fields(ob.serve.EngineConfig)}
+    assert cli._field_help(docs["block_size"]) == "Tokens per KV block"
+    assert cli._field_help(docs["max_num_seqs"]) == "Requests running at once"
+
+
+def test_a_trace_limited_fitted_and_rescaled(dataset: Callable[[str], Path], tmp_path: Path) -> None:
+    dataset("mooncake-conversation")
+    out = tmp_path / "requests.csv"
+    args = ("--trace", "mooncake-conversation", "--limit", "400", "--fit", "--rate", "2")
+    data = run_json(*args, "--no-enable-prefix-caching", "--out", str(out))
+    reqs = ob.serve.Requests.read("mooncake-conversation")[:400]
+    fits = (reqs.prompt_len + reqs.output_len) <= 8192
+    reqs = reqs[fits].at_rate(2.0)
+    result = ob.serve.simulate(reqs, model="llama-3-8b", gpu="h100", enable_prefix_caching=False)
+    assert data["left_out"] == int((~fits).sum()) > 0
+    assert data["summary"] == summary_of(result)
+    with open(out, newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert list(rows[0]) == list(cli.REQUEST_CSV_COLUMNS) and len(rows) == len(reqs)
+    for column in ("arrival", "first_token", "finish", "ttft", "e2e"):
+        assert [float(r[column]) for r in rows] == getattr(result, column).tolist(), column  # exact round trip
+    assert [int(r["preemptions"]) for r in rows] == result.preemptions.tolist()
+    tpot = [float(r["tpot"]) if r["tpot"] else np.nan for r in rows]
+    np.testing.assert_array_equal(tpot, result.tpot)
+    assert [p.name for p in tmp_path.iterdir()] == ["requests.csv"]  # written atomically, nothing left beside
+    # Without --fit the long requests are refused, and the message says what to do.
+    refused = osbench("serve", "simulate", "--trace", "mooncake-conversation", "--limit", "400")
+    assert refused.returncode == 2 and "--fit" in refused.stderr and refused.stderr.count("\n") == 1
+
+
+def test_the_summary_is_printed_readably() -> None:
+    out = osbench("serve", "simulate", "--gamma", "400,6,2", "--slo-ttft", "0.5", "--slo-tpot", "0.05")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("gamma(n=400, rate=6, cv=2): 400 requests over")
+    for label in (
+        "throughput",
+        "TTFT",
+        "TPOT",
+        "end to end",
+        "queueing",
+        "goodput",
+        "KV cache",
+        "prefix cache",
+        "steps",
+    ):
+        assert any(line.strip().startswith(label) for line in lines), label
+    assert "meet TTFT <= 500 ms and TPOT <= 50 ms" in out.stdout
+    assert not any(len(word.rstrip(",.)")) > 9 and word[:1].isdigit() for line in lines[2:] for word in line.split())
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--poisson", "10,1", "--block-size", "0"], "block_size=0 is not accepted"),
+        (["--poisson", "10,1", "--model", "gpt-5"], "model='gpt-5' is not accepted: use one of llama-3-8b"),
+        (["--poisson", "10,1", "--gpu", "tpu"], "gpu='tpu' is not accepted"),
+        (["--poisson", "10,a"], "poisson='10,a' is not accepted"),
+        (["--poisson", "10,1", "--prompt-len", "zipf:3"], "prompt_len='zipf:3' is not accepted: give TOKENS"),
+        (["--poisson", "10,1", "--turns", "3"], "turns='3' is not accepted with poisson"),
+        (["--trace", "azure-conv-2023", "--prompt-len", "100"], "prompt_len='100' is not accepted with a trace"),
+        (["--poisson", "10,1", "--format", "azure"], "format='azure' is not accepted with poisson"),
+        (["--trace", "/no/such/log.csv"], "not found"),
+        (["--poisson", "10,1", "--tp", "3"], "tp=3 is not accepted"),
+        (["--poisson", "10,1", "--slo-ttft", "-1"], "slo_ttft=-1.0 is not accepted"),
+        (["--poisson", "10,1", "--rate", "0"], "qps=0.0 is not accepted"),
+        (["--poisson", "10,1", "--max-model-len", "100"], "exceeds max_model_len=100"),
+    ],
+)
+def test_errors_are_one_line(args: list[str], message: str) -> None:
+    out = osbench("serve", "simulate", *args)
+    assert out.returncode == 2, out.stderr
+    assert message in out.stderr and out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
+
+
+def test_ctrl_c_exits_130() -> None:
+    code = (
+        "import sys\nfrom osbench import cli\nprint('ready', flush=True)\n"
+        "sys.exit(cli.main(['serve', 'simulate', '--poisson', '3000000,200', '--prompt-len', 'lognormal:512,1,2000', "
+        "'--output-len', 'lognormal:512,1,2000', '--no-enable-prefix-caching', '--num-blocks', '4000']))\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "ready"
+    time.sleep(1.5)  # into the run (about half a minute of work)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("command", [["serve", "simulate"], ["serve", "sweep"]])
+def test_help_has_an_example(command: list[str]) -> None:
+    out = osbench(*command, "--help")
+    assert out.returncode == 0 and "example: osbench serve" in out.stdout and "--json" in out.stdout
+
+
+def test_source_fit_uses_the_max_model_len_simulate_runs_with() -> None:
+    reqs = ob.serve.Requests.poisson(400, 5.0, prompt_len=ob.serve.Lognormal(3000, 1.5), output_len=500, seed=2)
+    for options in (
+        {"model": "llama-3-8b", "gpu": "h100"},
+        {"model": "qwen2.5-7b", "gpu": "h100"},
+        {"model": "llama-3-8b", "gpu": "h100", "max_model_len": 5000},
+    ):
+        limit = source.max_model_len(options)
+        kept, left_out = source.fit(reqs, limit)
+        assert left_out == int(((reqs.prompt_len + reqs.output_len) > limit).sum()) > 0
+        assert ob.serve.simulate(kept, **options).config.max_model_len == limit  # every request kept fits
+        with pytest.raises(ValueError, match="exceeds max_model_len"):
+            ob.serve.simulate(reqs, **options)
+
+
+# ---------------------------------------------------------------------------- sweeps
+
+
+@pytest.fixture(scope="module")
+def spec() -> dict[str, Any]:
+    return {
+        "requests": {"poisson": [300, 6.0], "prompt_len": "lognormal:1024,1.0,6000", "output_len": 200, "seed": 3},
+        "rates": [4, 12],
+        "slo_ttft": 1.0,
+        "slo_tpot": 0.05,
+        "base": {"model": "llama-3-8b", "gpu": "l40s"},
+        "configs": {"default": {}, "small-budget": {"max_num_batched_tokens": 512, "max_num_seqs": 128}},
+    }
+
+
+def direct(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each cell served by simulate() itself, configuration by configuration, rate by rate."""
+    d = spec["requests"]
+    reqs = ob.serve.Requests.poisson(
+        d["poisson"][0], d["poisson"][1], prompt_len=ob.serve.Lognormal(1024, 1.0, 6000), output_len=200, seed=3
+    )
+    out = []
+    for options in spec["configs"].values():
+        for qps in spec["rates"]:
+            r = ob.serve.simulate(reqs.at_rate(qps), **spec["base"], **options)
+            out.append(summary_of(r, slo_ttft=spec["slo_ttft"], slo_tpot=spec["slo_tpot"]))
+    return out
+
+
+class CountingPool(cf.ThreadPoolExecutor):
+    def __init__(self) -> None:
+        super().__init__(max_workers=2)
+        self.submitted = 0
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> cf.Future:  # type: ignore[override]
+        self.submitted += 1
+        return super().submit(fn, *args, **kwargs)
+
+
+def test_sweep_cells_equal_direct_runs_and_resume(spec: dict[str, Any], tmp_path: Path) -> None:
+    seen: list[tuple[int, int]] = []
+    results = serve_sweep.run(spec, tmp_path / "r.jsonl", workers=2, progress=lambda d, t: seen.append((d, t)))
+    assert [r["summary"] for r in results] == direct(spec)
+    assert [(r["config"], r["rate"]) for r in results] == [
+        ("default", 4.0),
+        ("default", 12.0),
+        ("small-budget", 4.0),
+        ("small-budget", 12.0),
+    ]
+    assert seen[0] == (0, 4) and seen[-1] == (4, 4)
+    lines = (tmp_path / "r.jsonl").read_text().splitlines()
+    partial = tmp_path / "partial.jsonl"
+    partial.write_text(lines[0] + "\n" + lines[1][:40])  # killed mid-write
+    pool = CountingPool()
+    assert serve_sweep.run(spec, partial, executor=pool) == results and pool.submitted == 3
+    pool = CountingPool()
+    assert serve_sweep.run(spec, partial, executor=pool) == results and pool.submitted == 0
+    pytest.importorskip("matplotlib")
+    serve_sweep.figure(results, tmp_path / "r.png")
+    assert (tmp_path / "r.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_sweep_on_dask(spec: dict[str, Any], tmp_path: Path) -> None:
+    pytest.importorskip("distributed")
+    small = dict(spec, configs={"default": {}})
+    results = serve_sweep.run(small, tmp_path / "d.jsonl", executor="dask", workers=2)
+    assert [r["summary"] for r in results] == direct(small)
+
+
+def test_sweep_command_runs_and_resumes(spec: dict[str, Any], tmp_path: Path) -> None:
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    out = tmp_path / "results.jsonl"
+    first = osbench("serve", "sweep", str(tmp_path / "spec.json"), "--out", str(out), "--workers", "1", "--json")
+    assert first.returncode == 0, first.stderr
+    assert [r["summary"] for r in json.loads(first.stdout)] == direct(spec)
+    again = osbench("serve", "sweep", str(tmp_path / "spec.json"), "--out", str(out), "--json")
+    assert json.loads(again.stdout) == json.loads(first.stdout) and len(out.read_text().splitlines()) == 4
+    assert out.with_suffix(".png").exists()
+    (tmp_path / "bad.toml").write_text('requests = "azure-conv-2023"\nrates = [0]\n')
+    bad = osbench("serve", "sweep", str(tmp_path / "bad.toml"), "--out", str(tmp_path / "x.jsonl"))
+    assert bad.returncode == 2 and "rates=0.0 is not accepted" in bad.stderr and bad.stderr.count("\n") == 1
+
+
+def test_the_example_spec_is_valid() -> None:
+    checked = serve_sweep.load_spec(Path(__file__).resolve().parents[2] / "examples" / "serve-sweep.toml")
+    assert len(serve_sweep.cells(checked)) == len(checked["rates"]) * len(checked["configs"]) > 1
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"requests": None}, "needs requests"),
+        ({"rates": []}, "rates=[] is not accepted"),
+        ({"rates": [-2]}, "rates=-2.0 is not accepted"),
+        ({"configs": {"x": {"block_sz": 8}}}, "configs.x.block_sz=8 is not accepted"),
+        ({"base": {"engine": "reference"}}, "base.engine='reference' is not accepted"),
+        ({"slo_ttft": 0}, "slo_ttft=0.0 is not accepted"),
+        ({"engine": "fast"}, "engine='fast' is not accepted"),
+        ({"budget": 3}, "budget=3 is not accepted: a serving sweep spec has"),
+        ({"fit": "yes"}, "fit='yes' is not accepted"),
+        ({"requests": ["a.csv"]}, "requests=['a.csv'] is not accepted"),
+        ({"requests": {"poisson": [10, 1], "rates": [3]}}, "requests.rates=[3] is not accepted"),
+    ],
+)
+def test_bad_sweep_specs(spec: dict[str, Any], change: dict[str, Any], message: str) -> None:
+    with pytest.raises((ValueError, TypeError), match=message.replace("[", r"\[").replace("]", r"\]")):
+        serve_sweep.load_spec({**spec, **change})

@@ -1,0 +1,128 @@
+"""Lecture demo 06 (section 2.8 in action): the tables, and the facts each must show."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+
+import osbench as ob
+from osbench import datasets
+from osbench._table import Table
+from osbench.serve import lecture
+
+
+@pytest.fixture(scope="module")
+def tables() -> dict[str, Table]:
+    return {t.key: t for t in lecture.tables(quick=True)}
+
+
+def rows_by(t: Table) -> list[dict[str, Any]]:
+    return [dict(zip(t.columns, row)) for row in t.rows]
+
+
+def test_tables_are_complete(tables: dict[str, Table]) -> None:
+    assert list(tables) == ["06-1", "06-2", "06-3", "06-4"]
+    for key, t in tables.items():
+        assert all(len(r) == len(t.columns) for r in t.rows)
+        assert t.to_text() and t.to_markdown() and t.to_html() and t.takeaway
+        if t.rows:
+            assert t.setup_line, key
+    assert all(tables[k].seed == lecture.SEED for k in ("06-1", "06-2", "06-4"))
+
+
+def test_06_1_the_batch_is_bounded_by_the_kv_cache(tables: dict[str, Table]) -> None:
+    """Section 2.8's claim: once the KV cache is full, requests wait although the scheduler would
+    take more of them."""
+    t = tables["06-1"]
+    rows = rows_by(t)
+    max_seqs = t.extra["max_num_seqs"]
+    full = [r for r in rows if r["KV blocks in use"] >= 0.95]
+    assert full and any(r["waiting at the end"] > 0 for r in full)
+    assert all(r["largest batch"] < max_seqs for r in rows)
+    assert t.extra["plateau_batch"] < max_seqs and t.extra["kv_full_from"] == full[0]["from (s)"]
+    # Every arrival and every step is counted once.
+    assert sum(r["arrivals"] for r in rows) == 600
+    reqs = lecture._chat(600, 8.0)
+    run = ob.serve.simulate(reqs, **lecture.SMALL_GPU)
+    assert sum(r["steps"] for r in rows) == len(run.steps)
+    assert sum(r["preemptions"] for r in rows) == int(run.preemptions.sum())
+    series = t.extra["series"]
+    assert np.all(np.diff(series["time"]) > 0) and len(series["time"]) <= lecture.SERIES_POINTS
+    assert max(series["blocks_used"]) <= t.extra["num_blocks"] and max(series["batch"]) <= max_seqs
+    # The takeaway states the numbers of the table.
+    assert f"up to {t.extra['peak_waiting']} requests wait" in t.note
+
+
+def test_06_2_preemptions_grow_as_the_pool_shrinks(tables: dict[str, Table]) -> None:
+    rows = rows_by(tables["06-2"])
+    assert rows[0]["share of the pool"] == 1.0 and rows[0]["preemptions"] == 0
+    shares = [r["share of the pool"] for r in rows]
+    assert shares == sorted(shares, reverse=True)
+    assert rows[-1]["preemptions"] > 0
+    for r in rows:
+        assert (r["tokens recomputed"] == 0) == (r["preemptions"] == 0), r
+    ttft = [r["TTFT p99"] for r in rows]
+    assert ttft[-1] > 10 * ttft[0]
+
+
+def test_recomputed_share_counts_the_work_preemption_throws_away() -> None:
+    """Computed tokens are the steps' own counts, on either engine; without preemption nothing
+    is recomputed, with it the excess is what the preempted requests redo."""
+    reqs = ob.serve.Requests.poisson(60, 20.0, prompt_len=ob.serve.Lognormal(300, 0.5, 900), output_len=80, seed=4)
+    step = ob.serve.StepTime.linear(0.01, 1e-5, 1e-4, 0.0)
+    calm = ob.serve.simulate(reqs, step_time=step, num_blocks=4000)
+    assert calm.preemptions.sum() == 0 and lecture.recomputed_share(calm) == 0
+    tight = [ob.serve.simulate(reqs, engine=e, step_time=step, num_blocks=120) for e in ("native", "reference")]
+    assert tight[0].preemptions.sum() > 0
+    assert lecture.recomputed_share(tight[0]) == lecture.recomputed_share(tight[1]) > 0
+
+
+def test_06_3_prefix_caching_on_mooncake(tables: dict[str, Table], dataset: Callable[[str], Path]) -> None:
+    dataset(lecture.MOONCAKE)
+    rows = rows_by(tables["06-3"])
+    assert [(r["prefix caching"]) for r in rows] == ["off", "on", "off", "on"]
+    for off, on in (rows[0:2], rows[2:4]):
+        assert off["requests/s"] == on["requests/s"] and off["prompt tokens from the cache"] == 0
+        assert on["prompt tokens from the cache"] > 0.05
+        assert on["prefill tokens computed"] < off["prefill tokens computed"]
+        assert on["TTFT p50"] < off["TTFT p50"]
+    assert rows[2]["requests/s"] == pytest.approx(rows[0]["requests/s"] / 2)
+    assert tables["06-3"].extra["sha256"] == datasets.REGISTRY[lecture.MOONCAKE].sha256
+
+
+def test_06_3_without_the_trace_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(datasets, "try_fetch", lambda name: (None, "no network"))
+    t = lecture.prefix_caching_mooncake(quick=True)
+    assert t.rows == [] and t.note.startswith("Not shown:") and lecture.MOONCAKE in t.note
+
+
+def test_06_4_chunked_prefill_trades_ttft_for_tpot(tables: dict[str, Table]) -> None:
+    rows = rows_by(tables["06-4"])
+    whole, small = rows[0], rows[-1]
+    assert whole["chunked prefill"] == "off" and small["tokens a step"] == 512
+    longest = [r["longest step"] for r in rows[1:]]
+    assert longest == sorted(longest, reverse=True)
+    assert small["TPOT p99"] < 0.75 * whole["TPOT p99"]
+    assert small["TTFT p99"] > whole["TTFT p99"]
+    # The row is the run: the same numbers from simulate() itself.
+    reqs = ob.serve.Requests.poisson(
+        800, 8.0, prompt_len=lecture.CHUNK_PROMPT, output_len=lecture.CHUNK_OUTPUT, seed=lecture.SEED
+    )
+    r = ob.serve.simulate(reqs, **lecture.CHUNK_GPU, max_num_batched_tokens=512, max_num_seqs=256)
+    s = r.summary(slo_ttft=lecture.SLO_TTFT, slo_tpot=lecture.SLO_TPOT)
+    assert [small["TTFT p99"], small["TPOT p99"], small["goodput"]] == [s.ttft.p99, s.tpot.p99, s.goodput]
+
+
+def test_osbench_lecture_06() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "osbench", "lecture", "06", "--quick", "--json"], capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    keys = [t["key"] for t in json.loads(out.stdout)["06"]]
+    assert keys == ["06-1", "06-2", "06-3", "06-4"]
