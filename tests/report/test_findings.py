@@ -127,9 +127,10 @@ def test_missing_or_damaged_data_leaves_only_its_finding_out(results: dict[str, 
     for row in _table(damaged, "03-mem", "thrashing")["rows"]:
         row[1] = "garbage"  # the fault rates
     damaged["sections"]["01-host"]["report"]["gil"] = None
+    _table(damaged, "06-serve", "06-3")["rows"] = []  # as the table is without its dataset
     keys = {f.key for f in compute(damaged)}
     assert not any(k.startswith("sched.") for k in keys)
-    assert "mem.thrashing" not in keys and "host.gil" not in keys
+    assert "mem.thrashing" not in keys and "host.gil" not in keys and "serve.prefix_caching" not in keys
     assert {"mem.reserve_vs_paging", "cache.lecture_zipf", "host.thread_hop"} <= keys
     for garbage in ({}, {"sections": 5}, {"sections": {"01-host": []}}, [], None):
         assert compute(garbage) == []  # type: ignore[arg-type]

@@ -641,8 +641,9 @@ FINDINGS: tuple[Callable[[_Data], Finding], ...] = (
 )
 """Every finding, in the report's order."""
 
-# What missing or damaged data raises while a finding reads it.
-_DATA_ERRORS = (KeyError, IndexError, TypeError, ValueError, AttributeError, ZeroDivisionError)
+# What missing or damaged data raises while a finding reads it (StopIteration: a row looked for
+# with next() in a table left empty, as the dataset tables are when their dataset is absent).
+_DATA_ERRORS = (KeyError, IndexError, TypeError, ValueError, AttributeError, ZeroDivisionError, StopIteration)
 
 
 def _each(results: Results) -> Iterator[Finding]:
