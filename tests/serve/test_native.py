@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from runs import assert_same_runs
 
 import osbench as ob
 from osbench import _native
@@ -21,7 +22,7 @@ from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.serve import native, reference, simulate
 from osbench.serve.config import POLICIES, EngineConfig
 from osbench.serve.requests import Requests
-from osbench.serve.run import EngineRun, StepRecord
+from osbench.serve.run import StepRecord
 from osbench.serve.steptime import Batch, StepTime
 
 # Coefficients that are not binary fractions: the times are equal only if the arithmetic is.
@@ -31,20 +32,6 @@ ROOFLINES = (
     StepTime.roofline("mixtral-8x7b", "l40s", tp=4),  # experts: the x ** n product
     StepTime.roofline("llama-3-70b", "a100-80gb", tp=8),
 )
-
-
-def assert_same(a: EngineRun, b: EngineRun) -> None:
-    """Every array equal, times bit for bit; the first differing step is named."""
-    if a.record is not None and b.record is not None:
-        for j in range(min(a.num_steps, b.num_steps)):
-            assert a.record.step(j) == b.record.step(j), f"first difference at step {j}"
-        for f in fields(StepRecord):
-            np.testing.assert_array_equal(getattr(a.record, f.name), getattr(b.record, f.name), err_msg=f.name)
-    for f in fields(EngineRun):
-        if f.name != "record":
-            x, y = getattr(a, f.name), getattr(b, f.name)
-            assert x.dtype == y.dtype, f.name
-            np.testing.assert_array_equal(x, y, err_msg=f.name)
 
 
 # --------------------------------------------------------------------------- native == reference
@@ -98,8 +85,8 @@ def test_native_equals_the_reference_step_for_step(workload, step_time) -> None:
                 native.run(reqs, cfg, step_time, jump=jump)
             assert str(caught.value) == str(livelock)
         return
-    assert_same(ours, native.run(reqs, cfg, step_time, record=True))
-    assert_same(ours, native.run(reqs, cfg, step_time, record=True, jump=False))
+    assert_same_runs(ours, native.run(reqs, cfg, step_time, record=True))
+    assert_same_runs(ours, native.run(reqs, cfg, step_time, record=True, jump=False))
 
 
 def test_the_random_workloads_do_exercise_preemption_eviction_hits_and_the_jump() -> None:
@@ -121,9 +108,9 @@ def test_the_random_workloads_do_exercise_preemption_eviction_hits_and_the_jump(
         )
         ours = reference.run(reqs, cfg, LINEAR, record=True)
         theirs, jumped = native.simulate_counted(reqs, cfg, LINEAR, record=True)
-        assert_same(ours, theirs)
+        assert_same_runs(ours, theirs)
         assert ours.preemptions.sum() > 0 and ours.cached_tokens.sum() > 0 and jumped > 0
-        assert (np.diff(ours.blocks_cached) < 0).any()  # the prefix cache evicted
+        assert (np.diff(ours.steps.blocks_cached) < 0).any()  # the prefix cache evicted
 
 
 def test_simulate_gives_equal_results_with_either_engine() -> None:
@@ -166,7 +153,7 @@ def test_a_run_that_repeats_itself_forever_is_stopped_as_the_reference_stops_it(
     # Apart, or first come first served, they are served.
     assert np.isfinite(native.run(Requests([0, 1e-9], [3, 3], [3, 3]), cfg, LINEAR).finish).all()
     fcfs = EngineConfig(**{**_fields(cfg), "num_blocks": 4, "policy": "fcfs"})
-    assert_same(reference.run(reqs, fcfs, LINEAR), native.run(reqs, fcfs, LINEAR))
+    assert_same_runs(reference.run(reqs, fcfs, LINEAR), native.run(reqs, fcfs, LINEAR))
 
 
 # --------------------------------------------------------------------------- the decode jump
@@ -183,7 +170,7 @@ def test_the_decode_jump_changes_nothing(workload, step_time) -> None:  # type: 
             native.run(reqs, cfg, step_time)
         assert str(caught.value) == str(livelock)
         return
-    assert_same(stepped, native.run(reqs, cfg, step_time, record=True))
+    assert_same_runs(stepped, native.run(reqs, cfg, step_time, record=True))
 
 
 @pytest.mark.parametrize("caching", [True, False])
@@ -195,8 +182,8 @@ def test_the_decode_jump_takes_most_steps_of_a_decode_heavy_run(caching: bool) -
     stepped, none = native.simulate_counted(reqs, cfg, step_time, jump=False)
     jumped_run, jumped = native.simulate_counted(reqs, cfg, step_time)
     assert none == 0 and jumped > stepped.num_steps / 3
-    assert_same(stepped, jumped_run)
-    assert_same(reference.run(reqs, cfg, step_time), jumped_run)
+    assert_same_runs(stepped, jumped_run)
+    assert_same_runs(reference.run(reqs, cfg, step_time), jumped_run)
 
 
 # --------------------------------------------------------------------------- bad input
@@ -312,7 +299,7 @@ def test_an_untouched_pool_costs_nothing() -> None:
     """vLLM's pool size up to 2**62 blocks: only the blocks a run touches exist."""
     run = native.run(SMALL, EngineConfig(num_blocks=2**62, block_size=4), LINEAR, record=True)
     assert run.record is not None and run.record.free_blocks[0] == 2**62 - 1 - 5
-    assert_same(
+    assert_same_runs(
         reference.run(SMALL, EngineConfig(num_blocks=400, block_size=4), LINEAR),
         native.run(SMALL, EngineConfig(num_blocks=2**62, block_size=4), LINEAR),
     )

@@ -9,12 +9,13 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from runs import assert_same_runs
 
 from osbench.errors import ArgumentError
 from osbench.serve import reference
 from osbench.serve.config import POLICIES, EngineConfig, server_batch_defaults
 from osbench.serve.requests import Requests
-from osbench.serve.run import EngineRun, StepRecord
+from osbench.serve.run import EngineRun
 from osbench.serve.steptime import StepTime
 
 # Binary fractions keep every time exact: 1 s a step, 0.25 s a prefill token, 0.5 s a decode.
@@ -45,16 +46,16 @@ def test_a_prefix_cached_in_a_step_is_hit_by_a_request_admitted_later_in_the_sam
         step([(0, 1), (1, 1)], free=5),
         step([(0, 1), (1, 1)], free=5),
     ]
-    assert run.batch(0).prefill_tokens == 12 and run.batch(0).context_tokens == 8
-    assert run.batch(0).attention_pairs == 10 * 11 // 2 + (2 * 8 + 3)
-    assert run.context_tokens.tolist() == [8, 20, 22]
-    assert run.duration.tolist() == [1 + 12 * 0.25, 1 + 2 * 0.5, 1 + 2 * 0.5]
+    assert run.steps.batch(0).prefill_tokens == 12 and run.steps.batch(0).context_tokens == 8
+    assert run.steps.batch(0).attention_pairs == 10 * 11 // 2 + (2 * 8 + 3)
+    assert run.steps.context_tokens.tolist() == [8, 20, 22]
+    assert run.steps.duration.tolist() == [1 + 12 * 0.25, 1 + 2 * 0.5, 1 + 2 * 0.5]
     assert run.first_token.tolist() == [4.0, 4.0] and run.finish.tolist() == [8.0, 8.0]
     assert run.cached_tokens.tolist() == [0, 8]
     # The shared blocks are one cache entry; each request's third block (a prompt tail and two
     # output tokens, its own content) is cached as its 12th token is scheduled in step 2.
-    assert run.blocks_cached.tolist() == [2, 2, 4]
-    assert run.blocks_used.tolist() == [4, 4, 4]
+    assert run.steps.blocks_cached.tolist() == [2, 2, 4]
+    assert run.steps.blocks_used.tolist() == [4, 4, 4]
 
 
 def test_preemption_frees_the_last_running_request_which_recomputes_and_hits_its_own_prefix() -> None:
@@ -77,11 +78,11 @@ def test_preemption_frees_the_last_running_request_which_recomputes_and_hits_its
     ]
     assert run.preemptions.tolist() == [0, 1]
     assert run.cached_tokens.tolist() == [0, 0]  # the hit when first scheduled
-    assert run.prefill_seqs.tolist() == [2, 0, 0, 0, 1, 0]
-    assert run.start.tolist() == [0.0, 2.5, 4.5, 6.0, 7.5, 9.25]
+    assert run.steps.prefill_seqs.tolist() == [2, 0, 0, 0, 1, 0]
+    assert run.steps.start.tolist() == [0.0, 2.5, 4.5, 6.0, 7.5, 9.25]
     assert run.first_token.tolist() == [2.5, 2.5]
     assert run.finish.tolist() == [7.5, 10.75]
-    assert run.num_waiting.tolist() == [0, 0, 1, 1, 0, 0]
+    assert run.steps.num_waiting.tolist() == [0, 0, 1, 1, 0, 0]
 
 
 def test_priority_preempts_the_least_urgent_request_even_after_scheduling_it() -> None:
@@ -164,7 +165,7 @@ def test_without_chunked_prefill_a_prompt_that_does_not_fit_the_budget_waits() -
 def test_the_clock_jumps_to_the_next_arrival_when_the_engine_is_idle() -> None:
     cfg = EngineConfig(num_blocks=64, block_size=4, max_num_batched_tokens=16, max_num_seqs=4, max_model_len=64)
     run = reference.run(Requests([0.5, 10.0], [4, 4], [1, 2]), cfg, STEP)
-    assert run.start.tolist() == [0.5, 10.0, 12.0]
+    assert run.steps.start.tolist() == [0.5, 10.0, 12.0]
     assert run.admitted.tolist() == [0.5, 10.0]
     assert run.finish.tolist() == [2.5, 13.5]  # 10 + 2 for the prefill, then 1.5 for the decode
     assert run.first_token.tolist() == [2.5, 12.0]
@@ -368,21 +369,22 @@ def test_every_run_serves_every_request_within_the_limits(workload) -> None:  # 
     assert run.record is not None
     assert (reqs.arrival <= run.admitted).all() and (run.admitted < run.first_token).all()
     assert (run.first_token <= run.finish).all()
-    assert (run.num_seqs <= cfg.max_num_seqs).all() and (run.num_seqs > 0).all()
-    assert (run.prefill_tokens + run.decode_seqs <= cfg.max_num_batched_tokens).all()
-    assert (run.blocks_used <= cfg.usable_blocks).all()
-    assert (run.start[1:] >= run.start[:-1] + run.duration[:-1]).all()
+    assert (run.steps.num_seqs <= cfg.max_num_seqs).all() and (run.steps.num_seqs > 0).all()
+    assert (run.steps.prefill_tokens + run.steps.decode_seqs <= cfg.max_num_batched_tokens).all()
+    assert (run.steps.blocks_used <= cfg.usable_blocks).all()
+    assert (run.steps.start[1:] >= run.steps.start[:-1] + run.steps.duration[:-1]).all()
     rec = run.record
-    assert np.array_equal(np.diff(rec.scheduled_offsets), run.num_seqs)
-    assert np.array_equal(np.diff(rec.preempted_offsets), run.num_preempted)
+    assert np.array_equal(np.diff(rec.scheduled_offsets), run.steps.num_seqs)
+    assert np.array_equal(np.diff(rec.preempted_offsets), run.steps.num_preempted)
     tokens = np.bincount(rec.scheduled_request, weights=rec.scheduled_tokens, minlength=len(reqs)).astype(np.int64)
     assert np.array_equal(
-        np.add.reduceat(rec.scheduled_tokens, rec.scheduled_offsets[:-1]), run.prefill_tokens + run.decode_seqs
+        np.add.reduceat(rec.scheduled_tokens, rec.scheduled_offsets[:-1]),
+        run.steps.prefill_tokens + run.steps.decode_seqs,
     )
     # A request never preempted computes each of its tokens once, but the last output and the hits.
     kept = run.preemptions == 0
     assert np.array_equal((tokens + run.cached_tokens)[kept], (reqs.prompt_len + reqs.output_len - 1)[kept])
-    assert (run.preemptions.sum() > 0) == (run.num_preempted.sum() > 0)
+    assert (run.preemptions.sum() > 0) == (run.steps.num_preempted.sum() > 0)
 
 
 def test_a_run_is_deterministic() -> None:
@@ -403,11 +405,7 @@ def test_a_run_is_deterministic() -> None:
     a = reference.run(reqs, cfg, STEP, record=True)
     b = reference.run(reqs, cfg, STEP, record=True)
     assert a.preemptions.sum() > 0 and a.cached_tokens.sum() > 0
-    for f in fields(EngineRun):
-        if f.name != "record":
-            assert np.array_equal(getattr(a, f.name), getattr(b, f.name)), f.name
-    for f in fields(StepRecord):
-        assert np.array_equal(getattr(a.record, f.name), getattr(b.record, f.name)), f.name
+    assert_same_runs(a, b)
 
 
 def _kwargs(cfg: EngineConfig) -> dict:

@@ -36,6 +36,10 @@ class Run:
     blocks_used: Any = field(default_factory=lambda: [7, 13, 20, 4])
     blocks_cached: Any = field(default_factory=lambda: [6, 12, 18, 18])
 
+    @property
+    def steps(self) -> Run:  # the per-step arrays sit beside the per-request ones here
+        return self
+
 
 @dataclass(frozen=True)
 class Config:
@@ -123,9 +127,9 @@ def test_to_dict_is_plain_json() -> None:
             TypeError,
             "run.cached_tokens is not accepted: it must be a 1-D int64 array",
         ),
-        ({"blocks_used": [1, 2, 3]}, ValueError, "run.blocks_used is not accepted: it has 3 entries, expected 4"),
-        ({"duration": [0.5, 1.0, float("inf"), 2.0]}, ValueError, "run.duration[2]=inf is not accepted"),
-        ({"start": [[0.0]] * 4}, TypeError, "run.start is not accepted: it must be a 1-D float64 array"),
+        ({"blocks_used": [1, 2, 3]}, ValueError, "run.steps.blocks_used is not accepted: it has 3 entries, expected 4"),
+        ({"duration": [0.5, 1.0, float("inf"), 2.0]}, ValueError, "run.steps.duration[2]=inf is not accepted"),
+        ({"start": [[0.0]] * 4}, TypeError, "run.steps.start is not accepted: it must be a 1-D float64 array"),
     ],
 )
 def test_bad_runs_are_refused(change: dict[str, Any], error: type, message: str) -> None:

@@ -9,19 +9,19 @@ from __future__ import annotations
 
 import re
 import zipfile
-from dataclasses import fields
 from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from runs import assert_same_runs
 
 from osbench.errors import ArgumentError
 from osbench.serve import reference, vllm_peer
 from osbench.serve.config import POLICIES, EngineConfig
 from osbench.serve.requests import Requests
-from osbench.serve.run import EngineRun, Recorder, StepRecord
+from osbench.serve.run import EngineRun, Recorder
 from osbench.serve.steptime import StepTime
 
 MISSING = vllm_peer.missing_reason()
@@ -36,14 +36,7 @@ def same_as_vllm(reqs: Requests, cfg: EngineConfig) -> EngineRun:
     ours = reference.run(reqs, cfg, STEP, record=True)
     theirs = vllm_peer.run(reqs, cfg, STEP)
     assert ours.record is not None and theirs.record is not None
-    if ours.num_steps != theirs.num_steps or not np.array_equal(ours.record.free_blocks, theirs.record.free_blocks):
-        for j in range(min(ours.num_steps, theirs.num_steps)):
-            assert ours.record.step(j) == theirs.record.step(j), f"first difference at step {j}"
-    for f in fields(EngineRun):
-        if f.name != "record":
-            np.testing.assert_array_equal(getattr(ours, f.name), getattr(theirs, f.name), err_msg=f.name)
-    for f in fields(StepRecord):
-        np.testing.assert_array_equal(getattr(ours.record, f.name), getattr(theirs.record, f.name), err_msg=f.name)
+    assert_same_runs(ours, theirs)
     return ours
 
 
@@ -74,7 +67,7 @@ def workload(
 @needs_vllm
 def test_no_pressure() -> None:
     run = same_as_vllm(workload(80, 1, rate=50, prompt=100, output=30), EngineConfig(num_blocks=2000))
-    assert run.preemptions.sum() == 0 and run.num_seqs.max() > 10
+    assert run.preemptions.sum() == 0 and run.steps.num_seqs.max() > 10
 
 
 @needs_vllm
@@ -90,7 +83,7 @@ def test_a_tiny_token_budget_chunks_prompts() -> None:
     reqs = workload(60, 3, rate=100, prompt=200, output=20)
     cfg = EngineConfig(num_blocks=3000, max_num_batched_tokens=48, max_num_seqs=8, long_prefill_token_threshold=32)
     run = same_as_vllm(reqs, cfg)
-    assert run.preemptions.sum() == 0 and run.prefill_seqs.sum() > 2 * len(reqs)  # prompts split across steps
+    assert run.preemptions.sum() == 0 and run.steps.prefill_seqs.sum() > 2 * len(reqs)  # prompts split across steps
 
 
 @needs_vllm
@@ -100,7 +93,7 @@ def test_chunked_prefill_off() -> None:
         num_blocks=400, max_num_batched_tokens=2048, max_num_seqs=16, max_model_len=2048, enable_chunked_prefill=False
     )
     run = same_as_vllm(reqs, cfg)
-    assert run.prefill_seqs.sum() == len(reqs) + run.preemptions.sum()  # every prompt whole, once a run
+    assert run.steps.prefill_seqs.sum() == len(reqs) + run.preemptions.sum()  # every prompt whole, once a run
 
 
 @needs_vllm
@@ -108,7 +101,7 @@ def test_shared_prefixes_with_eviction() -> None:
     reqs = workload(150, 5, rate=40, prompt=300, output=30, prefixes=6)
     run = same_as_vllm(reqs, EngineConfig(num_blocks=150, max_model_len=2048))
     assert run.cached_tokens.sum() > 64 * len(reqs) // 2  # most prompts find their prefix
-    assert (np.diff(run.blocks_cached) < 0).any()  # cached blocks were evicted
+    assert (np.diff(run.steps.blocks_cached) < 0).any()  # cached blocks were evicted
 
 
 @needs_vllm

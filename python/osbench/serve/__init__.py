@@ -20,8 +20,8 @@ scheduling (section 2) to paging (section 3) and prefix caching (sections 4-5).
 from osbench.serve.config import EngineConfig
 from osbench.serve.models import GPU, GPUS, MODELS, Model, num_blocks
 from osbench.serve.requests import Requests, RequestsSummary
-from osbench.serve.result import ServeResult, ServeSummary, Stats, Steps
-from osbench.serve.run import EngineRun
+from osbench.serve.result import ServeResult, ServeSummary, Stats
+from osbench.serve.run import EngineRun, Steps
 from osbench.serve.simulate import simulate
 from osbench.serve.steptime import Batch, StepTime
 from osbench.serve.workloads import Empirical, Lognormal, SystemPrompts

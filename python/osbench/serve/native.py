@@ -15,7 +15,7 @@ from osbench import _native
 from osbench.errors import ArgumentTypeError
 from osbench.serve.config import EngineConfig
 from osbench.serve.requests import Requests
-from osbench.serve.run import EngineRun, StepRecord, check_requests
+from osbench.serve.run import STEP_FIELDS, EngineRun, StepRecord, Steps, check_requests
 from osbench.serve.steptime import StepTime
 
 
@@ -72,4 +72,5 @@ def simulate_counted(
         record=record,
         jump=jump,
     )
-    return EngineRun(**columns, record=None if detail is None else StepRecord(**detail)), jumped
+    steps = Steps(**{name: columns.pop(name) for name in STEP_FIELDS})
+    return EngineRun(**columns, steps=steps, record=None if detail is None else StepRecord(**detail)), jumped

@@ -16,28 +16,15 @@ import numpy as np
 
 from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.serve.requests import Requests
-from osbench.serve.steptime import Batch
+from osbench.serve.run import STEP_FIELDS, STEP_TIMES, Steps
 
 REQUEST_TIMES = ("admitted", "first_token", "finish")
 REQUEST_COUNTS = ("preemptions", "cached_tokens")
-STEP_TIMES = ("start", "duration")
-STEP_COUNTS = (
-    "num_seqs",
-    "prefill_seqs",
-    "prefill_tokens",
-    "decode_seqs",
-    "context_tokens",
-    "attention_pairs",
-    "num_preempted",
-    "num_waiting",
-    "blocks_used",
-    "blocks_cached",
-)
 
 
 class RawRun(Protocol):
-    """The raw output of an engine (its ``EngineRun``): numpy arrays, per request (float64
-    times in seconds; int64 counts) and per step, read-only."""
+    """The raw output of an engine (its :class:`~osbench.serve.run.EngineRun`): numpy arrays per
+    request (float64 times in seconds, int64 counts) and the per-step :class:`Steps`."""
 
     @property
     def admitted(self) -> np.ndarray: ...  # when first scheduled
@@ -50,87 +37,29 @@ class RawRun(Protocol):
     @property
     def cached_tokens(self) -> np.ndarray: ...  # prefix-cache hit tokens at first scheduling
     @property
-    def start(self) -> np.ndarray: ...
-    @property
-    def duration(self) -> np.ndarray: ...
-    @property
-    def num_seqs(self) -> np.ndarray: ...
-    @property
-    def prefill_seqs(self) -> np.ndarray: ...
-    @property
-    def prefill_tokens(self) -> np.ndarray: ...
-    @property
-    def decode_seqs(self) -> np.ndarray: ...
-    @property
-    def context_tokens(self) -> np.ndarray: ...
-    @property
-    def attention_pairs(self) -> np.ndarray: ...
-    @property
-    def num_preempted(self) -> np.ndarray: ...
-    @property
-    def num_waiting(self) -> np.ndarray: ...
-    @property
-    def blocks_used(self) -> np.ndarray: ...  # held by requests after the step's allocations
-    @property
-    def blocks_cached(self) -> np.ndarray: ...  # in the prefix-cache map at the step's end
+    def steps(self) -> Steps: ...
 
 
-def _column(run: Any, name: str, dtype: type, length: int) -> np.ndarray:
-    """``run.<name>`` as a read-only 1-D array of ``length`` finite values >= 0."""
-    if not hasattr(run, name):
-        raise ArgumentTypeError(f"run is not accepted: it has no {name!r} array (an engine's EngineRun has it)")
-    arr = np.asarray(getattr(run, name))
+def _column(owner: Any, label: str, name: str, dtype: type, length: int) -> np.ndarray:
+    """``owner.<name>`` (called ``label`` in errors) as a read-only 1-D array of ``length``
+    finite values >= 0."""
+    if not hasattr(owner, name):
+        raise ArgumentTypeError(f"{label} is not accepted: it has no {name!r} array (an engine's EngineRun has it)")
+    arr = np.asarray(getattr(owner, name))
     accepted = "fiu" if dtype is np.float64 else "iu"
     if arr.ndim != 1 or (arr.size and (arr.dtype.kind not in accepted or arr.dtype == np.bool_)):
         raise ArgumentTypeError(
-            f"run.{name} is not accepted: it must be a 1-D {np.dtype(dtype)} array, got {arr.dtype} {arr.shape}"
+            f"{label}.{name} is not accepted: it must be a 1-D {np.dtype(dtype)} array, got {arr.dtype} {arr.shape}"
         )
     if len(arr) != length:
-        raise ArgumentError(f"run.{name} is not accepted: it has {len(arr)} entries, expected {length}")
+        raise ArgumentError(f"{label}.{name} is not accepted: it has {len(arr)} entries, expected {length}")
     arr = np.array(arr, dtype=dtype)
     bad = ~(arr >= 0) | ~np.isfinite(arr)  # NaN (a request that never finished) too
     if bad.any():
         i = int(np.argmax(bad))
-        raise ArgumentError(f"run.{name}[{i}]={arr[i].item()!r} is not accepted: it must be finite and >= 0")
+        raise ArgumentError(f"{label}.{name}[{i}]={arr[i].item()!r} is not accepted: it must be finite and >= 0")
     arr.setflags(write=False)
     return arr
-
-
-@dataclass(frozen=True, eq=False)
-class Steps:
-    """Per-step records of a run, one entry per engine step (numpy arrays): ``start`` and
-    ``duration`` (seconds), the :class:`~osbench.serve.Batch` fields, ``num_preempted``
-    (requests preempted in the step), ``num_waiting`` (requests waiting after it),
-    ``blocks_used`` (KV blocks held by requests after the step's allocations) and
-    ``blocks_cached`` (blocks in the prefix-cache map at the step's end)."""
-
-    start: np.ndarray
-    duration: np.ndarray
-    num_seqs: np.ndarray
-    prefill_seqs: np.ndarray
-    prefill_tokens: np.ndarray
-    decode_seqs: np.ndarray
-    context_tokens: np.ndarray
-    attention_pairs: np.ndarray
-    num_preempted: np.ndarray
-    num_waiting: np.ndarray
-    blocks_used: np.ndarray
-    blocks_cached: np.ndarray
-
-    def __len__(self) -> int:
-        return len(self.start)
-
-    @property
-    def end(self) -> np.ndarray:
-        """When each step's tokens are produced: ``start + duration``."""
-        return np.asarray(self.start + self.duration)
-
-    def batch(self, i: int) -> Batch:
-        """Step ``i``'s work, as the step-time model saw it."""
-        return Batch(*(int(getattr(self, f.name)[i]) for f in dataclasses.fields(Batch)))
-
-    def to_dict(self) -> dict[str, list[Any]]:
-        return {f.name: getattr(self, f.name).tolist() for f in dataclasses.fields(self)}
 
 
 @dataclass(frozen=True)
@@ -229,12 +158,17 @@ class ServeResult:
         if isinstance(num_blocks, bool) or not isinstance(num_blocks, (int, np.integer)) or num_blocks < 1:
             raise ArgumentError(f"num_blocks={num_blocks!r} is not accepted: the KV pool's size, a positive integer")
         n = len(requests)
-        per_request = {name: _column(run, name, np.float64, n) for name in REQUEST_TIMES}
-        per_request.update({name: _column(run, name, np.int64, n) for name in REQUEST_COUNTS})
-        m = len(np.asarray(getattr(run, "start", [])))
+        per_request = {name: _column(run, "run", name, np.float64, n) for name in REQUEST_TIMES}
+        per_request.update({name: _column(run, "run", name, np.int64, n) for name in REQUEST_COUNTS})
+        if not hasattr(run, "steps"):
+            raise ArgumentTypeError("run is not accepted: it has no 'steps' (an engine's EngineRun has them)")
+        raw_steps = run.steps
+        m = len(np.asarray(getattr(raw_steps, "start", [])))
         steps = Steps(
-            **{name: _column(run, name, np.float64, m) for name in STEP_TIMES},
-            **{name: _column(run, name, np.int64, m) for name in STEP_COUNTS},
+            **{
+                name: _column(raw_steps, "run.steps", name, np.float64 if name in STEP_TIMES else np.int64, m)
+                for name in STEP_FIELDS
+            }
         )
         chain = [("arrival", requests.arrival)] + [(name, per_request[name]) for name in REQUEST_TIMES]
         for (a_name, a), (b_name, b) in zip(chain, chain[1:]):
@@ -354,4 +288,4 @@ class ServeResult:
         }
 
 
-__all__ = ["RawRun", "ServeResult", "ServeSummary", "Stats", "Steps"]
+__all__ = ["RawRun", "ServeResult", "ServeSummary", "Stats"]

@@ -59,6 +59,51 @@ class StepRecord:
 
 
 @dataclass(frozen=True, eq=False)
+class Steps:
+    """Per-step records of a run, one entry per engine step (numpy arrays, float64 times in
+    seconds, int64 counts): when the step started and how long it took, its :class:`Batch`,
+    then the engine's state after it. The one list of per-step facts: every engine records
+    these, :class:`~osbench.serve.ServeResult` checks them, the report plots them."""
+
+    start: np.ndarray
+    duration: np.ndarray
+    num_seqs: np.ndarray
+    prefill_seqs: np.ndarray
+    prefill_tokens: np.ndarray
+    decode_seqs: np.ndarray
+    context_tokens: np.ndarray
+    attention_pairs: np.ndarray
+    num_preempted: np.ndarray
+    """Requests preempted in the step."""
+    num_waiting: np.ndarray
+    """Requests left waiting after the step was scheduled."""
+    blocks_used: np.ndarray
+    """KV blocks held by requests after the step's allocations."""
+    blocks_cached: np.ndarray
+    """Distinct block hashes in the prefix-cache map at the step's end."""
+
+    def __len__(self) -> int:
+        return len(self.start)
+
+    @property
+    def end(self) -> np.ndarray:
+        """When each step's tokens are produced: ``start + duration``."""
+        return np.asarray(self.start + self.duration)
+
+    def batch(self, j: int) -> Batch:
+        """Step ``j``'s work, as the step-time model saw it."""
+        return Batch(*(int(getattr(self, f.name)[j]) for f in fields(Batch)))
+
+    def to_dict(self) -> dict[str, list]:
+        return {name: getattr(self, name).tolist() for name in STEP_FIELDS}
+
+
+STEP_FIELDS = tuple(f.name for f in fields(Steps))
+STEP_TIMES = ("start", "duration")
+"""The float64 fields of :class:`Steps`; the others are int64 counts."""
+
+
+@dataclass(frozen=True, eq=False)
 class EngineRun:
     """One run of the serving engine. Times are seconds on the engine's clock (that of the
     requests' arrivals); a step's tokens come out at its end, ``start + duration``."""
@@ -75,32 +120,12 @@ class EngineRun:
     cached_tokens: np.ndarray
     """Prompt tokens found in the prefix cache when it was first scheduled (vLLM's
     ``num_cached_tokens``)."""
-    # Per step, in order: the step's Batch, then the engine's state.
-    start: np.ndarray
-    duration: np.ndarray
-    num_seqs: np.ndarray
-    prefill_seqs: np.ndarray
-    prefill_tokens: np.ndarray
-    decode_seqs: np.ndarray
-    context_tokens: np.ndarray
-    attention_pairs: np.ndarray
-    num_preempted: np.ndarray
-    """Requests preempted in the step."""
-    num_waiting: np.ndarray
-    """Requests left waiting after the step was scheduled."""
-    blocks_used: np.ndarray
-    """Blocks held by requests after the step's allocations."""
-    blocks_cached: np.ndarray
-    """Distinct block hashes in the prefix-cache map at the step's end."""
+    steps: Steps
     record: Optional[StepRecord] = field(default=None)
 
     @property
     def num_steps(self) -> int:
-        return len(self.start)
-
-    def batch(self, j: int) -> Batch:
-        """Step ``j``'s :class:`Batch`."""
-        return Batch(*(int(getattr(self, f.name)[j]) for f in fields(Batch)))
+        return len(self.steps)
 
 
 def check_requests(requests: Requests, config: EngineConfig) -> np.ndarray:
@@ -226,7 +251,7 @@ class Recorder:
                 self.admitted[index] = start
                 self.cached_tokens[index] = hit
         self.steps.append(
-            (
+            (  # in the order of STEP_FIELDS
                 start,
                 duration,
                 *(getattr(batch, f.name) for f in fields(Batch)),
@@ -254,11 +279,13 @@ class Recorder:
                 self.offsets[name].append(self.offsets[name][-1] + count)
 
     def result(self) -> EngineRun:
-        columns = list(zip(*self.steps)) if self.steps else [()] * len(_STEP_COLUMNS)
-        per_step = {
-            name: np.asarray(col, dtype=np.float64 if name in ("start", "duration") else np.int64)
-            for name, col in zip(_STEP_COLUMNS, columns)
-        }
+        columns = list(zip(*self.steps)) if self.steps else [()] * len(STEP_FIELDS)
+        steps = Steps(
+            **{
+                name: np.asarray(col, dtype=np.float64 if name in STEP_TIMES else np.int64)
+                for name, col in zip(STEP_FIELDS, columns)
+            }
+        )
         record = None
         if self.record:
             arrays = {name: np.asarray(values, dtype=np.int64) for name, values in self.detail.items()}
@@ -270,20 +297,11 @@ class Recorder:
             finish=self.finish,
             preemptions=self.preemptions,
             cached_tokens=self.cached_tokens,
+            steps=steps,
             record=record,
-            **per_step,
         )
 
 
-_STEP_COLUMNS = (
-    "start",
-    "duration",
-    *(f.name for f in fields(Batch)),
-    "num_preempted",
-    "num_waiting",
-    "blocks_used",
-    "blocks_cached",
-)
 _DETAIL = (
     "scheduled_request",
     "scheduled_tokens",
