@@ -40,6 +40,12 @@ pub trait Policy {
     }
     /// What the cached objects hold against the capacity: bytes in sized mode, else objects.
     fn used(&self) -> u64;
+
+    /// A hint that `id` will be accessed a few steps from now: ask for the cache line of its
+    /// per-id state (an array far larger than the CPU's caches), so that the step does not wait
+    /// for it. Changes nothing else.
+    #[inline(always)]
+    fn prefetch(&self, _id: u32) {}
 }
 
 /// The parameters that some policies read; each policy's row lists the ones it reads, and

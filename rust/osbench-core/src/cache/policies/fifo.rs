@@ -1,5 +1,6 @@
 //! FIFO: evict the object that entered first; hits change nothing.
 
+use crate::cache::memory::{filled, prefetch};
 use crate::cache::demand::Evict;
 use crate::cache::policy::{ensure, Options};
 use std::collections::VecDeque;
@@ -11,7 +12,7 @@ pub struct Fifo {
 
 impl Evict for Fifo {
     fn new(capacity: usize, n_ids: usize, _: Options) -> Self {
-        Fifo { queue: VecDeque::with_capacity(capacity.min(n_ids)), cached: vec![false; n_ids] }
+        Fifo { queue: VecDeque::with_capacity(capacity.min(n_ids)), cached: filled(n_ids, false) }
     }
     #[inline(always)]
     fn hit(&mut self, id: u32, _next_use: u64) -> bool {
@@ -29,6 +30,10 @@ impl Evict for Fifo {
         self.queue.push_back(id);
         self.cached[id as usize] = true;
         id
+    }
+    #[inline(always)]
+    fn prefetch(&self, id: u32) {
+        prefetch(self.cached.as_ptr().wrapping_add(id as usize));
     }
     fn contains(&self, id: u32) -> bool {
         self.cached.get(id as usize).copied().unwrap_or(false)

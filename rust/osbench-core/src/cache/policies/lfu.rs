@@ -80,6 +80,10 @@ impl Evict for Lfu {
         self.len += 1;
         slot
     }
+    #[inline(always)]
+    fn prefetch(&self, id: u32) {
+        self.slots.prefetch(id);
+    }
     fn contains(&self, id: u32) -> bool {
         self.slots.peek(id) != NIL
     }
