@@ -12,6 +12,7 @@
 mod accesses;
 pub mod curve;
 mod demand;
+mod heap;
 pub mod keys;
 mod list;
 mod lookup;
