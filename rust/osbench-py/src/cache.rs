@@ -5,6 +5,7 @@
 use crate::arrays::{optional, slice, Keys};
 use crate::errors::ToPyResult;
 use crate::interrupt;
+use crate::threads;
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use osbench_core::cache::{self, keys, online, shards, stream, Accesses, Options, TABLE};
 use pyo3::prelude::*;
@@ -59,7 +60,7 @@ fn dense_ids<'py>(py: Python<'py>, keys: Keys<'py>) -> PyResult<(Bound<'py, PyAr
 fn next_use<'py>(py: Python<'py>, ids: PyReadonlyArray1<'py, u32>, n_ids: usize) -> PyResult<U64Array<'py>> {
     let ids = slice("ids", &ids)?;
     let out = interrupt::run_sized(py, ids.len(), |_| {
-        let mut out = vec![0u64; ids.len()];
+        let mut out = cache::filled(ids.len(), 0u64);
         keys::next_use(ids, n_ids, &mut out)?;
         Ok(out)
     })?;
@@ -94,7 +95,7 @@ fn cache_replay<'py>(
 }
 
 /// Hits at each capacity: one pass for LRU and OPT (stack distances), else one replay per
-/// capacity on `threads` threads (default: every available core).
+/// capacity on `threads` threads (default: every usable CPU).
 #[pyfunction]
 #[pyo3(signature = (policy, ids, n_ids, capacities, next_use=None, bit_on_insert=false, threads=None, sizes=None, costs=None))]
 #[allow(clippy::too_many_arguments)]
@@ -113,7 +114,7 @@ fn cache_curve<'py>(
     let (ids, next, sizes, costs) =
         (slice("ids", &ids)?, optional("next_use", &next_use)?, optional("sizes", &sizes)?, optional("costs", &costs)?);
     let caps = slice("capacities", &capacities)?;
-    let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let threads = threads::threads(py, threads)?;
     let hits = interrupt::run_sized(py, ids.len().saturating_mul(caps.len()), |cancel| {
         let accesses = Accesses::from_parts(ids, n_ids, sizes, costs, next)?;
         cache::curve(policy, &accesses, caps, Options { bit_on_insert }, threads, cancel)
