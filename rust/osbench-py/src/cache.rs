@@ -48,7 +48,7 @@ type U64Array<'py> = Bound<'py, PyArray1<u64>>;
 fn dense_ids<'py>(py: Python<'py>, keys: Keys<'py>) -> PyResult<(Bound<'py, PyArray1<u32>>, usize)> {
     let keys = keys.bits()?;
     let (ids, n) = interrupt::run_sized(py, keys.len(), |_| {
-        let mut out = vec![0u32; keys.len()];
+        let mut out = cache::filled(keys.len(), 0u32);
         let n = keys::dense_ids(keys, &mut out)?;
         Ok((out, n))
     })?;

@@ -1,12 +1,18 @@
 //! Helping memory keep up with the per-access loops, whose tables (the key map, per-id arrays)
 //! are far larger than the CPU's caches, so that each access would wait on memory:
-//! - [`prefetch`]: ask for a cache line a few accesses ([`STEPS_AHEAD`]) before it is needed, so that
-//!   several misses are in flight at once instead of one after another;
+//! - [`prefetch`]: ask for a cache line a few accesses ([`KEYS_AHEAD`], [`STEPS_AHEAD`]) before
+//!   it is needed, so that several misses are in flight at once instead of one after another;
 //! - [`filled`]: allocate a large table on huge pages where the OS offers them, so that a random
 //!   access does not also miss the TLB (a 32 MB table spans 8,192 small pages, far more than the
 //!   TLB holds, but only 16 huge ones).
 //!
 //! Both are hints: they change no result, and where they are not available they do nothing.
+
+/// How many keys ahead interning asks for the key map's buckets: enough to cover a memory round
+/// trip at a few ns of work per key, few enough that the lines are still cached when used.
+/// Measured on 10M random 64-bit keys (760k distinct): 1 ahead 113 ms, 16 ahead 63 ms, 64 ahead
+/// 40 ms.
+pub(crate) const KEYS_AHEAD: usize = 64;
 
 /// Hint that the cache line holding `*p` will be read soon (`p` need not be dereferenceable).
 #[inline(always)]
