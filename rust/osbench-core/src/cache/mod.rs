@@ -32,7 +32,7 @@ pub use lookup::info;
 pub use memory::filled;
 pub use policies::{gdsf::GDSF_SCALE, AnyPolicy, TABLE};
 pub use policy::{Options, Policy, PolicyInfo};
-pub use replay::{replay, CHUNK};
+pub use replay::{replay, replay_grid, CHUNK};
 
 /// Sentinel for "no id" in the intrusive lists.
 pub const NIL: u32 = u32::MAX;
