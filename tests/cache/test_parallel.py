@@ -1,9 +1,10 @@
-"""Replays spread over threads give the numbers of one replay at a time: replay_grid and curve
-on any number of threads, with sizes and costs; their arguments are checked."""
+"""Replays spread over threads give the numbers of one replay at a time: replay_grid, curve and
+sweeps on any number of threads, with sizes and costs; their arguments are checked."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import osbench as ob
-from osbench.cache import MIN_CAPACITY, POLICIES
+from osbench.cache import MIN_CAPACITY, POLICIES, sweep
 from osbench.errors import ArgumentError
 
 
@@ -88,3 +89,29 @@ def test_native_grid_checks_what_python_does_not_see() -> None:
         ob._native.cache_replay_grid(["lru", "opt"], np.array([5, 5], dtype=np.uint64), ids, n)
     with pytest.raises(ValueError, match="threads=2000"):
         ob._native.cache_replay_grid(["lru"], np.array([5], dtype=np.uint64), ids, n, threads=2000)
+
+
+def test_sweep_in_threads_equals_the_streaming_process_pool(tmp_path: Path) -> None:
+    a = ob.traces.zipf(800, 0.9, 20_000, seed=1)
+    b = ob.traces.zipf(500, 1.1, 15_000, seed=2)
+    ob.traces.write(a, tmp_path / "a.oracleGeneral.bin")
+    ob.traces.write(b, tmp_path / "b.csv.zst")
+    spec = {
+        "traces": [str(tmp_path / "a.oracleGeneral.bin"), {"path": str(tmp_path / "b.csv.zst"), "format": "csv"}],
+        "policies": ["lru", "arc", "gdsf"],
+        "capacities": [20, 100, 400],
+    }
+    streamed = sweep.run(spec, tmp_path / "p.jsonl", executor="process", workers=2)
+    seen: list[tuple[int, int]] = []
+    threaded = sweep.run(spec, tmp_path / "t.jsonl", workers=2, progress=lambda d, t: seen.append((d, t)))
+    assert threaded == streamed and seen[0] == (0, 18) and seen[-1] == (18, 18)
+    assert [r["hits"] for r in threaded[:9]] == [
+        ob.cache.replay(a, p, c).hits for p in spec["policies"] for c in [20, 100, 400]
+    ]
+    # resumed from a partial file, the threads run only the missing cells
+    lines = (tmp_path / "t.jsonl").read_text().splitlines()
+    (tmp_path / "r.jsonl").write_text("\n".join(lines[:7]) + "\n")
+    assert sweep.run(spec, tmp_path / "r.jsonl", executor="threads") == streamed
+    assert len((tmp_path / "r.jsonl").read_text().splitlines()) == 18
+    with pytest.raises(ArgumentError, match="workers=0"):
+        sweep.run(spec, tmp_path / "x.jsonl", workers=0)

@@ -9,12 +9,15 @@ A spec (a dict, or a TOML or JSON file) names the cells::
     sizes = false          # true: replay with the trace's own sizes, capacities in bytes
     chunk_size = 1048576   # streaming chunk, accesses
 
-:func:`run` replays each cell (streaming the file, so traces larger than memory work) on a
-``concurrent.futures`` executor: a local process pool by default, a Dask cluster through
+:func:`run` replays the cells. On one machine (the default, ``executor="threads"``) each trace
+is read into memory once and its cells replayed by :func:`~osbench.cache.replay_grid` on every
+usable CPU, a policy at a time. ``executor="process"`` replays each cell in a local process pool
+streaming the file, for traces larger than memory; a Dask cluster through
 ``distributed.Client.get_executor()`` (``executor="dask"`` starts a LocalCluster, or pass a
-scheduler address), or any Executor you give. Each result is appended to the results file
-(JSON lines) as soon as its cell finishes, flushed to disk; a rerun skips the cells already
-there, so a sweep killed midway resumes losing nothing but the cells in flight.
+scheduler address) or any ``concurrent.futures`` Executor you give runs the streaming cells too.
+Each result is appended to the results file (JSON lines) as soon as its cell (in threads: its
+policy's cells on that trace) finishes, flushed to disk; a rerun skips the cells already there,
+so a sweep killed midway resumes losing nothing but the cells in flight.
 """
 
 from __future__ import annotations
@@ -28,10 +31,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Callable, Optional, Union
 
-from osbench import _checks, _files
+from osbench import _checks, _files, traces
 from osbench.cache import _args
 from osbench.cache.policies import POLICIES
-from osbench.cache.replay import replay
+from osbench.cache.replay import replay, replay_grid
 from osbench.errors import ArgumentError, ArgumentTypeError
 
 SpecLike = Union[dict[str, Any], str, "os.PathLike[str]"]
@@ -111,17 +114,24 @@ def cells(spec: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def _read_options(cell: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in cell["trace"].items() if k != "path"}
+
+
 def run_cell(cell: dict[str, Any]) -> dict[str, Any]:
     """Replay one cell (in a worker): streams the trace file."""
-    options = {k: v for k, v in cell["trace"].items() if k != "path"}
     r = replay(
         cell["trace"]["path"],
         cell["policy"],
         cell["capacity"],
         sizes=True if cell["sizes"] else None,
         chunk_size=cell["chunk_size"],
-        **options,
+        **_read_options(cell),
     )
+    return _record(cell, r)
+
+
+def _record(cell: dict[str, Any], r: Any) -> dict[str, Any]:
     return {
         "key": cell["key"],
         "trace": cell["trace"]["path"],
@@ -166,9 +176,31 @@ def _drop_cut_line(path: Path) -> None:
             f.truncate(data.rfind(b"\n") + 1)
 
 
+def _in_threads(todo: list[dict[str, Any]], workers: Optional[int]) -> Iterator[dict[str, Any]]:
+    """The results of ``todo``, a trace read once and a policy's cells replayed together on
+    ``workers`` threads (default: every usable CPU)."""
+    by_trace: dict[str, list[dict[str, Any]]] = {}
+    for c in todo:
+        by_trace.setdefault(json.dumps(c["trace"], sort_keys=True), []).append(c)
+    for group in by_trace.values():
+        trace = traces.read(group[0]["trace"]["path"], **_read_options(group[0]))
+        by_policy: dict[str, list[dict[str, Any]]] = {}
+        for c in group:
+            by_policy.setdefault(c["policy"], []).append(c)
+        for policy, cells_of_policy in by_policy.items():
+            replays = replay_grid(
+                trace,
+                [policy],
+                [c["capacity"] for c in cells_of_policy],
+                threads=workers,
+                sizes=True if cells_of_policy[0]["sizes"] else None,
+            )
+            yield from (_record(c, r) for c, r in zip(cells_of_policy, replays))
+
+
 def _executor(executor: Any, workers: Optional[int]) -> tuple[cf.Executor, Callable[[], None]]:
     """(executor, close) from the ``executor=`` argument."""
-    if executor is None or executor == "process":
+    if executor == "process":
         pool = cf.ProcessPoolExecutor(max_workers=workers)
         return pool, lambda: pool.shutdown(wait=True, cancel_futures=True)
     if isinstance(executor, cf.Executor):
@@ -194,7 +226,7 @@ def _executor(executor: Any, workers: Optional[int]) -> tuple[cf.Executor, Calla
         client = distributed.Client(executor)
         return client.get_executor(), client.close
     raise ArgumentTypeError(
-        f"executor={executor!r} is not accepted: None, 'process', 'dask', a scheduler address or a concurrent.futures.Executor"
+        f"executor={executor!r} is not accepted: None or 'threads', 'process', 'dask', a scheduler address or a concurrent.futures.Executor"
     )
 
 
@@ -208,8 +240,9 @@ def run(
 ) -> list[dict[str, Any]]:
     """Run every cell of ``spec`` not already in the results file ``out`` (JSON lines) and
     append each result as it finishes. Returns all results (earlier ones included) in cell
-    order. ``executor``: None or ``"process"`` (a local process pool of ``workers``),
-    ``"dask"`` (a Dask LocalCluster), a Dask scheduler address, or any
+    order. ``executor``: None or ``"threads"`` (in this process, each trace in memory, on
+    ``workers`` threads, default every usable CPU), ``"process"`` (a local process pool of
+    ``workers``, streaming), ``"dask"`` (a Dask LocalCluster), a Dask scheduler address, or any
     ``concurrent.futures.Executor``. ``progress(done, total)`` is called after each cell."""
     checked = load_spec(spec)
     todo_all = cells(checked)
@@ -218,16 +251,22 @@ def run(
     total = len(todo_all)
     if progress:
         progress(total - len(todo), total)
+    if workers is not None:
+        workers = _checks.positive_int("workers", workers, maximum=1024)
     if todo:
-        pool, close = _executor(executor, workers)
+        in_threads = executor is None or executor == "threads"
+        pool, close = (None, lambda: None) if in_threads else _executor(executor, workers)
         path = Path(out)
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
             _drop_cut_line(path)
             with open(path, "a", encoding="utf-8") as f:
-                futures = [pool.submit(run_cell, c) for c in todo]
-                for fut in cf.as_completed(futures):
-                    rec = fut.result()
+                if pool is None:
+                    records: Iterator[dict[str, Any]] = _in_threads(todo, workers)
+                else:
+                    futures = [pool.submit(run_cell, c) for c in todo]
+                    records = (fut.result() for fut in cf.as_completed(futures))
+                for rec in records:
                     f.write(json.dumps(rec) + "\n")
                     f.flush()
                     os.fsync(f.fileno())
