@@ -1,6 +1,10 @@
 //! FIFO: evict the object that entered first; hits change nothing.
+//!
+//! No [`Evict::prefetch`]: one byte an id stays in the CPU's caches up to millions of ids, and a
+//! step is a few instructions, so asking ahead costs more than it saves (10M accesses over 1M
+//! ids: 47 ms with, 36-44 ms without).
 
-use crate::cache::memory::{filled, prefetch};
+use crate::cache::memory::filled;
 use crate::cache::demand::Evict;
 use crate::cache::policy::{ensure, Options};
 use std::collections::VecDeque;
@@ -30,10 +34,6 @@ impl Evict for Fifo {
         self.queue.push_back(id);
         self.cached[id as usize] = true;
         id
-    }
-    #[inline(always)]
-    fn prefetch(&self, id: u32) {
-        prefetch(self.cached.as_ptr().wrapping_add(id as usize));
     }
     fn contains(&self, id: u32) -> bool {
         self.cached.get(id as usize).copied().unwrap_or(false)
