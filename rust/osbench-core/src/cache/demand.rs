@@ -25,6 +25,9 @@ pub trait Evict {
     /// [`Policy::prefetch`]: ask for the line of `id`'s per-id state.
     #[inline(always)]
     fn prefetch(&self, _id: u32) {}
+    /// [`Policy::prefetch_near`].
+    #[inline(always)]
+    fn prefetch_near(&self, _id: u32) {}
 }
 
 /// An [`Evict`] order under demand paging, holding objects (or bytes) up to the capacity.
@@ -74,5 +77,9 @@ impl<E: Evict> Policy for Demand<E> {
     #[inline(always)]
     fn prefetch(&self, id: u32) {
         self.order.prefetch(id);
+    }
+    #[inline(always)]
+    fn prefetch_near(&self, id: u32) {
+        self.order.prefetch_near(id);
     }
 }

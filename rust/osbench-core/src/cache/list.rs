@@ -97,6 +97,12 @@ impl Links {
         Links { nodes: Vec::with_capacity(slots) }
     }
 
+    /// Ask for the line of `slot`'s links.
+    #[inline(always)]
+    pub fn prefetch(&self, slot: u32) {
+        prefetch(self.nodes.as_ptr().wrapping_add(slot as usize));
+    }
+
     /// Make room for `slot`.
     #[inline]
     pub fn ensure(&mut self, slot: u32) {

@@ -31,6 +31,10 @@ pub(crate) fn prefetch<T>(p: *const T) {
 /// work than a key lookup, so fewer are needed in flight).
 pub(crate) const STEPS_AHEAD: usize = 16;
 
+/// How many accesses ahead the replay loops ask for the per-slot state that an id's per-id
+/// state leads to (by then the per-id line has arrived).
+pub(crate) const STEPS_NEAR: usize = 6;
+
 /// Tables smaller than this gain nothing from huge pages (2 MB on x86_64).
 const HUGE: usize = 2 << 20;
 

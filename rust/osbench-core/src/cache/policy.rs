@@ -46,6 +46,12 @@ pub trait Policy {
     /// for it. Changes nothing else.
     #[inline(always)]
     fn prefetch(&self, _id: u32) {}
+
+    /// The second stage of [`Policy::prefetch`], [`STEPS_NEAR`](super::memory::STEPS_NEAR)
+    /// steps ahead: `id`'s per-id line has arrived, so ask for the lines it leads to (the
+    /// per-slot state). Changes nothing else.
+    #[inline(always)]
+    fn prefetch_near(&self, _id: u32) {}
 }
 
 /// The parameters that some policies read; each policy's row lists the ones it reads, and
