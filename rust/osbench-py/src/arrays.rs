@@ -24,11 +24,14 @@ pub fn optional<'a, T: Element>(name: &str, a: &'a Option<PyReadonlyArray1<'_, T
     a.as_ref().map(|a| slice(name, a)).transpose()
 }
 
-/// Trace keys: an int64 or a uint64 array. A signed key is taken by its bit pattern, which is
-/// one-to-one, so the core sees 64-bit patterns only and one dispatch serves both dtypes.
+/// Trace keys: an int64 or a uint64 array, read in place, or any other sequence of ints in
+/// [-2**63, 2**63) read by [`Int64s`] (lists, tuples, buffers). A signed key is taken by its bit
+/// pattern, which is one-to-one, so the core sees 64-bit patterns only and one dispatch serves
+/// every form.
 pub enum Keys<'py> {
     Signed(PyReadonlyArray1<'py, i64>),
     Unsigned(PyReadonlyArray1<'py, u64>),
+    Owned(Vec<u64>),
 }
 
 impl<'py> Keys<'py> {
@@ -37,6 +40,7 @@ impl<'py> Keys<'py> {
         match self {
             Keys::Signed(a) => slice("keys", a).map(bytemuck::cast_slice),
             Keys::Unsigned(a) => slice("keys", a),
+            Keys::Owned(v) => Ok(v),
         }
     }
 }
@@ -51,11 +55,21 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Keys<'py> {
         if let Ok(a) = obj.extract::<PyReadonlyArray1<'py, u64>>() {
             return Ok(Keys::Unsigned(a));
         }
+        // Arrays of other dtypes are refused as such (the Python layer converts those it accepts).
+        if obj.getattr("dtype").is_err() {
+            match Int64s::extract(&obj)? {
+                Some(Int64s::Owned(v)) => return Ok(Keys::Owned(v.into_iter().map(|k| k as u64).collect())),
+                Some(Int64s::Array(a)) => return Ok(Keys::Signed(a)),
+                None => {}
+            }
+        }
         let what = match obj.getattr("dtype") {
             Ok(dtype) => format!("<an array of {}>", dtype.str()?),
             Err(_) => format!("<a {}>", obj.get_type().name()?),
         };
-        Err(ArgumentTypeError::new_err(format!("keys={what} is not accepted: a 1-D numpy array of int64 or uint64")))
+        Err(ArgumentTypeError::new_err(format!(
+            "keys={what} is not accepted: a 1-D numpy array of int64 or uint64, or a sequence of ints in [-2**63, 2**63)"
+        )))
     }
 }
 
