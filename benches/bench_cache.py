@@ -5,6 +5,8 @@ Every row of a group replays the same trace, and the miss counts are asserted eq
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -269,3 +271,81 @@ def test_sampled_curve(
     assert np.all((est >= 0) & (est <= 1))
     limit = README_MEAN_ERROR.get((policy, row), ONE_POINT) if full_size else QUICK_MEAN_ERROR
     assert error.mean() <= limit + 0.005, (policy, row, error.mean(), limit)
+
+
+# ------------------------------------------------------------------ interning (keys to dense ids)
+
+
+@pytest.fixture(scope="module")
+def random_keys(full_size: bool) -> np.ndarray:
+    """The Zipf(1.0) trace's ranks renamed to random 64-bit keys (the key map cannot lean on
+    small, dense key values)."""
+    n_keys, length = sizes(full_size)["large"]
+    ranks = ob.traces.zipf(n_keys, 1.0, length, seed=43).keys
+    names = np.random.default_rng(5).integers(-(2**63), 2**63 - 1, size=n_keys, dtype=np.int64)
+    return names[ranks]
+
+
+@pytest.mark.parametrize("row", ["native", "random-slot-ceiling", "numpy-unique"])
+def test_interning(benchmark: Any, row: str, random_keys: np.ndarray) -> None:
+    """Keys to dense ids in first-appearance order (what a Trace does once), against the
+    ceiling of memory: a gather of one random slot per key (by the same hash) from a table the
+    size of the key map (16-byte slots, as many as the native map takes for this many keys: a
+    quarter of the keys, rounded up to a power of two), the same misses without probing,
+    comparing or writing. numpy's unique (sorted ids, not first-appearance) for scale."""
+    benchmark.group = "interning 10M random 64-bit keys, Zipf(1.0), 1M names"
+    n = len(random_keys)
+    benchmark.extra_info["keys"] = n
+    if row == "native":
+        ids, n_ids = once(benchmark, lambda: ob._native.dense_ids(random_keys), rounds=5)
+        first = np.unique(random_keys, return_index=True)[1]
+        assert n_ids == len(first) and ids[np.sort(first)].tolist() == list(range(n_ids))
+    elif row == "random-slot-ceiling":
+        slots = 1 << (n // 4 - 1).bit_length()
+        table = np.zeros((slots, 2), dtype=np.uint64)
+        at = (random_keys.view(np.uint64) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - slots.bit_length() + 1)
+        at = at.astype(np.intp)
+        once(benchmark, lambda: np.take(table, at, axis=0), rounds=5)
+    else:
+        once(benchmark, lambda: np.unique(random_keys, return_inverse=True), rounds=1)
+
+
+# ------------------------------------------------------------------ every core
+
+
+@pytest.mark.parametrize("row", ["native", "threads-1", "libcachesim-10-replays"])
+def test_arc_curve_threads(benchmark: Any, row: str, large_trace: tuple[ob.traces.Trace, Path]) -> None:
+    """A 10-capacity ARC curve (ARC has no stack property: one replay per capacity) on every
+    usable CPU against one thread, and libCacheSim replaying the file once per capacity."""
+    trace, path = large_trace
+    caps = np.unique(np.geomspace(100, trace.n_distinct, 10).astype(np.int64))
+    benchmark.group = f"ARC curve, {len(caps)} capacities, 10M accesses: threads"
+    benchmark.extra_info["threads"] = (
+        len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    )
+    serial = ob.cache.curve(trace, "arc", caps, threads=1)
+    if row == "libcachesim-10-replays":
+        lcs = pytest.importorskip("libcachesim")
+
+        def run() -> list[float]:
+            reader = lambda: lcs.TraceReader(str(path), lcs.TraceType.ORACLE_GENERAL_TRACE)  # noqa: E731
+            arc = getattr(lcs, LIBCACHESIM_NAMES["arc"])
+            return [1 - arc(int(c)).process_trace(reader())[0] for c in caps]
+
+        ratios = once(benchmark, run, rounds=1)
+        assert [round((1 - r) * len(trace)) for r in ratios] == [round((1 - h) * len(trace)) for h in serial]
+        return
+    threads = 1 if row == "threads-1" else None
+    used: list[float] = []
+
+    def run() -> np.ndarray:
+        # CPU time over wall time: how many CPUs the curve got (the speedup's ceiling on a
+        # machine other jobs share).
+        wall, cpu = time.perf_counter(), time.process_time()
+        ratios = ob.cache.curve(trace, "arc", caps, threads=threads)
+        used.append((time.process_time() - cpu) / (time.perf_counter() - wall))
+        return ratios
+
+    got = once(benchmark, run)
+    benchmark.extra_info["cpus_used"] = round(max(used), 2)
+    assert got.tolist() == serial.tolist()

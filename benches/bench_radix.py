@@ -177,3 +177,63 @@ def test_repeated_evict(benchmark, stream, request, engine):
     if benchmark.stats:
         benchmark.extra_info["evicts_per_s"] = calls[-1] / benchmark.stats.stats.mean
     benchmark.extra_info["wall_s_with_setup"] = time.perf_counter() - started
+
+
+# --- per request from Python: the key conversion -------------------------------------------------
+
+
+def _serve_tokens(prompts: list, engine: str = "native") -> int:
+    """match_prefix, lock, insert, unlock per request, the prompts as given."""
+    t = RadixCache(engine=engine)
+    hits = 0
+    for prompt in prompts:
+        m = t.match_prefix(prompt)
+        t.lock(m)
+        t.insert(prompt)
+        t.unlock(m)
+        hits += m.length
+    return hits
+
+
+def _serve_sglang(prompts: list) -> int:
+    """The same loop through SGLang's own RadixCache (no KV pools: keys only)."""
+    from sglang.srt.mem_cache.radix_cache import RadixCache as SGLangRadixCache
+
+    t = SGLangRadixCache(None, None, page_size=1, disable=False)
+    hits = 0
+    for prompt in prompts:
+        matched, node = t.match_prefix(prompt)[:2]
+        t.inc_lock_ref(node)
+        t.insert(prompt)
+        t.dec_lock_ref(node)
+        hits += len(matched)
+    return hits
+
+
+@pytest.mark.parametrize("row", ["native-list", "native-numpy", "native-array-q", "reference-list", "sglang-list"])
+def test_per_request_keys(benchmark, stream, request, row):
+    """Per-request match_prefix + insert driven from Python on the first requests of the
+    stream, with the prompts as lists (what SGLang's callers pass), numpy arrays and
+    array('q'). SGLang's RadixCache is the peer when the sglang package is installed (it needs
+    torch); the reference engine (a pure-Python tree of the same design) stands in for it."""
+    import array
+
+    benchmark.group = "radix per request from Python (match+insert, first 1,000 requests)"
+    head = stream.head(REFERENCE_REQUESTS if _full(request) else len(stream))
+    numpy_prompts = [head.prompt(i) for i in range(len(head))]
+    want = replay(head, None).hit_tokens
+    if row == "sglang-list":
+        pytest.importorskip("sglang.srt.mem_cache.radix_cache", reason="the sglang package is not installed")
+        lists = [p.tolist() for p in numpy_prompts]
+        hits = benchmark.pedantic(_serve_sglang, args=(lists,), rounds=1, iterations=1)
+    else:
+        engine, form = row.split("-", 1)
+        prompts = {
+            "list": lambda: [p.tolist() for p in numpy_prompts],
+            "numpy": lambda: numpy_prompts,
+            "array-q": lambda: [array.array("q", p.tolist()) for p in numpy_prompts],
+        }[form]()
+        rounds = 5 if engine == "native" else 1
+        hits = benchmark.pedantic(_serve_tokens, args=(prompts, engine), rounds=rounds, iterations=1)
+    assert hits == want
+    _rates(benchmark, head)

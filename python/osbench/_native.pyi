@@ -1,9 +1,13 @@
 """Type stubs of the native extension (Rust, PyO3). Checked by ``mypy.stubtest osbench._native``."""
 
-from typing import Any, Optional, TypedDict, final
+from collections.abc import Sequence
+from typing import Any, Optional, TypedDict, Union, final
 
 import numpy as np
 import numpy.typing as npt
+
+# _Keys: int64 or uint64 arrays in place, or any sequence or buffer of ints in [-2**63, 2**63).
+_Keys = Union[npt.NDArray[np.int64], npt.NDArray[np.uint64], Sequence[int], memoryview]
 
 __all__ = [
     "BUILD_PROFILE",
@@ -21,6 +25,7 @@ __all__ = [
     "cache_curve",
     "cache_lru_shards",
     "cache_replay",
+    "cache_replay_grid",
     "cache_spatial_sample",
     "dense_ids",
     "host_chase",
@@ -54,13 +59,11 @@ class _CachePolicyRow(TypedDict):
 
 CACHE_POLICIES: list[_CachePolicyRow]
 
-def dense_ids(keys: npt.NDArray[np.int64] | npt.NDArray[np.uint64]) -> tuple[npt.NDArray[np.uint32], int]: ...
+def dense_ids(keys: _Keys) -> tuple[npt.NDArray[np.uint32], int]: ...
 def next_use(ids: npt.NDArray[np.uint32], n_ids: int) -> npt.NDArray[np.uint64]: ...
-def cache_spatial_sample(
-    keys: npt.NDArray[np.int64] | npt.NDArray[np.uint64], rate: float, seed: int = 0
-) -> npt.NDArray[np.bool_]: ...
+def cache_spatial_sample(keys: _Keys, rate: float, seed: int = 0) -> npt.NDArray[np.bool_]: ...
 def cache_lru_shards(
-    keys: npt.NDArray[np.int64] | npt.NDArray[np.uint64], rate: float, seed: int = 0, exact_depth: int = 0
+    keys: _Keys, rate: float, seed: int = 0, exact_depth: int = 0
 ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]: ...
 def cache_replay(
     policy: str,
@@ -78,6 +81,17 @@ def cache_curve(
     ids: npt.NDArray[np.uint32],
     n_ids: int,
     capacities: npt.NDArray[np.uint64],
+    next_use: Optional[npt.NDArray[np.uint64]] = None,
+    bit_on_insert: bool = False,
+    threads: Optional[int] = None,
+    sizes: Optional[npt.NDArray[np.uint64]] = None,
+    costs: Optional[npt.NDArray[np.float64]] = None,
+) -> npt.NDArray[np.uint64]: ...
+def cache_replay_grid(
+    policies: list[str],
+    capacities: npt.NDArray[np.uint64],
+    ids: npt.NDArray[np.uint32],
+    n_ids: int,
     next_use: Optional[npt.NDArray[np.uint64]] = None,
     bit_on_insert: bool = False,
     threads: Optional[int] = None,
@@ -121,7 +135,7 @@ class CacheStream:
     def __new__(cls, policy: str, capacity: int, bit_on_insert: bool = False) -> CacheStream: ...
     def feed(
         self,
-        keys: npt.NDArray[np.int64] | npt.NDArray[np.uint64],
+        keys: _Keys,
         next_access: npt.NDArray[np.int64] | None = None,
         sizes: npt.NDArray[np.uint64] | None = None,
     ) -> int: ...

@@ -7,7 +7,9 @@ hands them to :func:`run` with its ``run_cell(cell) -> dict``, a module-level fu
 process pools and Dask workers can import it. :func:`run` runs the cells not already in the
 results file (JSON lines) on a ``concurrent.futures`` executor: a local process pool by default, a
 Dask cluster through ``distributed.Client.get_executor()`` (``executor="dask"`` starts a
-LocalCluster, or pass a scheduler address), or any Executor you give. Each result is written and
+LocalCluster, or pass a scheduler address), or any Executor you give. A study that can do better
+in one process (the cache sweep: a trace read once, its cells on every CPU's thread) passes
+``in_process``, which then runs by default (``executor="threads"``). Each result is written and
 flushed to disk as soon as its cell finishes, so a sweep killed midway loses only the cells in
 flight.
 """
@@ -18,13 +20,18 @@ import concurrent.futures as cf
 import importlib
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Callable, Optional, Union
 
+from osbench import _checks
 from osbench.errors import ArgumentError, ArgumentTypeError
 
 SpecLike = Union[dict[str, Any], str, "os.PathLike[str]"]
 PathLike = Union[str, "os.PathLike[str]"]
+Cell = dict[str, Any]
+InProcess = Callable[[list[Cell], Optional[int]], Iterator[Cell]]
+"""A study's own way to run cells in this process: ``(cells, workers) -> their results``."""
 
 
 def _toml() -> Any:
@@ -117,45 +124,56 @@ def _executor(executor: Any, workers: Optional[int]) -> tuple[cf.Executor, Calla
         client = distributed.Client(executor)
         return client.get_executor(), client.close
     raise ArgumentTypeError(
-        f"executor={executor!r} is not accepted: None, 'process', 'dask', a scheduler address or a concurrent.futures.Executor"
+        f"executor={executor!r} is not accepted: None, 'threads' (where the study has it), 'process', 'dask', "
+        "a scheduler address or a concurrent.futures.Executor"
     )
 
 
 def run(
-    cells: list[dict[str, Any]],
-    run_cell: Callable[[dict[str, Any]], dict[str, Any]],
+    cells: list[Cell],
+    run_cell: Callable[[Cell], Cell],
     out: PathLike,
     executor: Any = None,
     *,
     workers: Optional[int] = None,
     progress: Optional[Callable[[int, int], None]] = None,
-) -> list[dict[str, Any]]:
+    in_process: Optional[InProcess] = None,
+) -> list[Cell]:
     """Run ``run_cell`` on every cell not already in the results file ``out`` (JSON lines) and
     append each result (which keeps its cell's ``"key"``) as it finishes. Returns all results
-    (earlier ones included) in cell order. ``executor``: None or ``"process"`` (a local process
-    pool of ``workers``), ``"dask"`` (a Dask LocalCluster), a Dask scheduler address, or any
-    ``concurrent.futures.Executor``. ``progress(done, total)`` is called after each cell."""
+    (earlier ones included) in cell order. ``executor``: None (``in_process`` when the study
+    has one, else a process pool), ``"threads"`` (``in_process``), ``"process"`` (a local
+    process pool of ``workers``), ``"dask"`` (a Dask LocalCluster), a Dask scheduler address, or
+    any ``concurrent.futures.Executor``. ``progress(done, total)`` is called after each cell."""
+    if workers is not None:
+        workers = _checks.positive_int("workers", workers, maximum=1024)
+    if executor == "threads" and in_process is None:
+        raise ArgumentError("executor='threads' is not accepted by this sweep: its cells run in processes")
     done = finished(out)
     todo = [c for c in cells if c["key"] not in done]
     total = len(cells)
     if progress:
         progress(total - len(todo), total)
     if todo:
-        pool, close = _executor(executor, workers)
+        here = in_process if executor in (None, "threads") else None
+        pool, close = (None, lambda: None) if here is not None else _executor(executor, workers)
         path = Path(out)
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
             _drop_cut_line(path)
             with open(path, "a", encoding="utf-8") as f:
-                futures = [pool.submit(run_cell, c) for c in todo]
-                for count, fut in enumerate(cf.as_completed(futures), total - len(todo) + 1):
-                    rec = fut.result()
+                if pool is not None:
+                    futures = [pool.submit(run_cell, c) for c in todo]
+                    records: Iterator[Cell] = (fut.result() for fut in cf.as_completed(futures))
+                elif here is not None:
+                    records = here(todo, workers)
+                for rec in records:
                     f.write(json.dumps(rec) + "\n")
                     f.flush()
                     os.fsync(f.fileno())
                     done[rec["key"]] = rec
                     if progress:
-                        progress(count, total)
+                        progress(len(done), total)
         finally:
             close()
     return [done[c["key"]] for c in cells]

@@ -758,7 +758,7 @@ def parser() -> argparse.ArgumentParser:
         "--out", default="sweep-results.jsonl", help="results file (JSON lines); finished cells are skipped on a rerun"
     )
     p.add_argument("--dask", metavar="ADDRESS", help="run on a Dask cluster at ADDRESS, or 'local' for a LocalCluster")
-    p.add_argument("--workers", type=int, default=None, help="local process pool size (default: every core)")
+    p.add_argument("--workers", type=int, default=None, help="threads on this machine (default: every usable CPU)")
     p.add_argument("--figure", help="where to draw the curves (default: the results file with .png)")
     _common(p)
     p.set_defaults(func=cmd_sweep)

@@ -8,7 +8,7 @@ one file per policy; the native engine runs the same algorithms in Rust on dense
 agrees hit for hit.
 
 - :func:`replay` (:mod:`.replay`), :func:`stream`: one policy, one capacity, in memory or
-  streamed from a file.
+  streamed from a file; :func:`replay_grid`: many policies and capacities at once, on every CPU.
 - :func:`curve` (:mod:`.curve`): many capacities at once, exact or sampled
   (:func:`spatial_sample`, SHARDS, :mod:`.shards`).
 - :func:`new` (:mod:`.online`): an online cache, one access at a time.
@@ -32,7 +32,7 @@ from osbench.cache.policies import (
     TABLE,
     PolicyInfo,
 )
-from osbench.cache.replay import Replay, replay, stream
+from osbench.cache.replay import Replay, replay, replay_grid, stream
 from osbench.cache.shards import SAMPLE_BITS, SHARDS_MIN_OBJECTS, spatial_sample
 
 __all__ = [
@@ -52,6 +52,7 @@ __all__ = [
     "new",
     "reference",
     "replay",
+    "replay_grid",
     "spatial_sample",
     "stream",
     "sweep",

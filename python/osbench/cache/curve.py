@@ -30,7 +30,8 @@ def curve(
 
     LRU and OPT are stack algorithms: the native engine computes all capacities in one pass
     over the trace (Mattson stack distances). Other policies replay once per capacity, on
-    ``threads`` threads (default: every core). ``sizes`` and ``costs`` as in
+    ``threads`` threads (default: every CPU this process may use,
+    ``len(os.sched_getaffinity(0))``). ``sizes`` and ``costs`` as in
     :func:`~osbench.cache.replay` (with sizes, capacities count bytes; with either, every
     policy replays once per capacity).
 

@@ -9,12 +9,15 @@ A spec (a dict, or a TOML or JSON file) names the cells::
     sizes = false          # true: replay with the trace's own sizes, capacities in bytes
     chunk_size = 1048576   # streaming chunk, accesses
 
-:func:`run` replays each cell (streaming the file, so traces larger than memory work) on a
-``concurrent.futures`` executor: a local process pool by default, a Dask cluster through
+:func:`run` replays the cells. On one machine (the default, ``executor="threads"``) each trace
+is read into memory once and its cells replayed by :func:`~osbench.cache.replay_grid` on every
+usable CPU, a policy at a time. ``executor="process"`` replays each cell in a local process pool
+streaming the file, for traces larger than memory; a Dask cluster through
 ``distributed.Client.get_executor()`` (``executor="dask"`` starts a LocalCluster, or pass a
-scheduler address), or any Executor you give. Each result is appended to the results file
-(JSON lines) as soon as its cell finishes, flushed to disk; a rerun skips the cells already
-there, so a sweep killed midway resumes losing nothing but the cells in flight. The runner is
+scheduler address) or any ``concurrent.futures`` Executor you give runs the streaming cells too.
+Each result is appended to the results file (JSON lines) as soon as its cell (in threads: its
+policy's cells on that trace) finishes, flushed to disk; a rerun skips the cells already there,
+so a sweep killed midway resumes losing nothing but the cells in flight. The runner is
 :mod:`osbench._sweep`, which the serving sweep (:mod:`osbench.serve.sweep`) shares.
 """
 
@@ -27,11 +30,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Callable, Optional, Union
 
-from osbench import _checks, _files, _sweep
+from osbench import _checks, _files, _sweep, traces
 from osbench._sweep import SpecLike, finished
 from osbench.cache import _args
 from osbench.cache.policies import POLICIES
-from osbench.cache.replay import replay
+from osbench.cache.replay import replay, replay_grid
 from osbench.errors import ArgumentError
 
 
@@ -80,17 +83,24 @@ def cells(spec: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def _read_options(cell: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in cell["trace"].items() if k != "path"}
+
+
 def run_cell(cell: dict[str, Any]) -> dict[str, Any]:
     """Replay one cell (in a worker): streams the trace file."""
-    options = {k: v for k, v in cell["trace"].items() if k != "path"}
     r = replay(
         cell["trace"]["path"],
         cell["policy"],
         cell["capacity"],
         sizes=True if cell["sizes"] else None,
         chunk_size=cell["chunk_size"],
-        **options,
+        **_read_options(cell),
     )
+    return _record(cell, r)
+
+
+def _record(cell: dict[str, Any], r: Any) -> dict[str, Any]:
     return {
         "key": cell["key"],
         "trace": cell["trace"]["path"],
@@ -104,6 +114,28 @@ def run_cell(cell: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _in_threads(todo: list[dict[str, Any]], workers: Optional[int]) -> Iterator[dict[str, Any]]:
+    """The results of ``todo``, a trace read once and a policy's cells replayed together on
+    ``workers`` threads (default: every usable CPU)."""
+    by_trace: dict[str, list[dict[str, Any]]] = {}
+    for c in todo:
+        by_trace.setdefault(json.dumps(c["trace"], sort_keys=True), []).append(c)
+    for group in by_trace.values():
+        trace = traces.read(group[0]["trace"]["path"], **_read_options(group[0]))
+        by_policy: dict[str, list[dict[str, Any]]] = {}
+        for c in group:
+            by_policy.setdefault(c["policy"], []).append(c)
+        for policy, cells_of_policy in by_policy.items():
+            replays = replay_grid(
+                trace,
+                [policy],
+                [c["capacity"] for c in cells_of_policy],
+                threads=workers,
+                sizes=True if cells_of_policy[0]["sizes"] else None,
+            )
+            yield from (_record(c, r) for c, r in zip(cells_of_policy, replays))
+
+
 def run(
     spec: SpecLike,
     out: Union[str, os.PathLike[str]],
@@ -114,10 +146,13 @@ def run(
 ) -> list[dict[str, Any]]:
     """Run every cell of ``spec`` not already in the results file ``out`` (JSON lines) and
     append each result as it finishes. Returns all results (earlier ones included) in cell
-    order. ``executor``: None or ``"process"`` (a local process pool of ``workers``),
-    ``"dask"`` (a Dask LocalCluster), a Dask scheduler address, or any
+    order. ``executor``: None or ``"threads"`` (in this process, each trace in memory, on
+    ``workers`` threads, default every usable CPU), ``"process"`` (a local process pool of
+    ``workers``, streaming), ``"dask"`` (a Dask LocalCluster), a Dask scheduler address, or any
     ``concurrent.futures.Executor``. ``progress(done, total)`` is called after each cell."""
-    return _sweep.run(cells(load_spec(spec)), run_cell, out, executor, workers=workers, progress=progress)
+    return _sweep.run(
+        cells(load_spec(spec)), run_cell, out, executor, workers=workers, progress=progress, in_process=_in_threads
+    )
 
 
 def figure(results: list[dict[str, Any]], path: Union[str, os.PathLike[str]]) -> None:

@@ -5,8 +5,10 @@
 use crate::arrays::{optional, slice, Keys};
 use crate::errors::ToPyResult;
 use crate::interrupt;
+use crate::threads;
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use osbench_core::cache::{self, keys, online, shards, stream, Accesses, Options, TABLE};
+use osbench_core::error::check_len;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -16,6 +18,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(next_use, m)?)?;
     m.add_function(wrap_pyfunction!(cache_replay, m)?)?;
     m.add_function(wrap_pyfunction!(cache_curve, m)?)?;
+    m.add_function(wrap_pyfunction!(cache_replay_grid, m)?)?;
     m.add_function(wrap_pyfunction!(cache_spatial_sample, m)?)?;
     m.add_function(wrap_pyfunction!(cache_lru_shards, m)?)?;
     m.add_class::<OnlineCache>()?;
@@ -47,7 +50,7 @@ type U64Array<'py> = Bound<'py, PyArray1<u64>>;
 fn dense_ids<'py>(py: Python<'py>, keys: Keys<'py>) -> PyResult<(Bound<'py, PyArray1<u32>>, usize)> {
     let keys = keys.bits()?;
     let (ids, n) = interrupt::run_sized(py, keys.len(), |_| {
-        let mut out = vec![0u32; keys.len()];
+        let mut out = cache::filled(keys.len(), 0u32);
         let n = keys::dense_ids(keys, &mut out)?;
         Ok((out, n))
     })?;
@@ -59,7 +62,7 @@ fn dense_ids<'py>(py: Python<'py>, keys: Keys<'py>) -> PyResult<(Bound<'py, PyAr
 fn next_use<'py>(py: Python<'py>, ids: PyReadonlyArray1<'py, u32>, n_ids: usize) -> PyResult<U64Array<'py>> {
     let ids = slice("ids", &ids)?;
     let out = interrupt::run_sized(py, ids.len(), |_| {
-        let mut out = vec![0u64; ids.len()];
+        let mut out = cache::filled(ids.len(), 0u64);
         keys::next_use(ids, n_ids, &mut out)?;
         Ok(out)
     })?;
@@ -94,7 +97,7 @@ fn cache_replay<'py>(
 }
 
 /// Hits at each capacity: one pass for LRU and OPT (stack distances), else one replay per
-/// capacity on `threads` threads (default: every available core).
+/// capacity on `threads` threads (default: every usable CPU).
 #[pyfunction]
 #[pyo3(signature = (policy, ids, n_ids, capacities, next_use=None, bit_on_insert=false, threads=None, sizes=None, costs=None))]
 #[allow(clippy::too_many_arguments)]
@@ -113,10 +116,40 @@ fn cache_curve<'py>(
     let (ids, next, sizes, costs) =
         (slice("ids", &ids)?, optional("next_use", &next_use)?, optional("sizes", &sizes)?, optional("costs", &costs)?);
     let caps = slice("capacities", &capacities)?;
-    let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let threads = threads::threads(py, threads)?;
     let hits = interrupt::run_sized(py, ids.len().saturating_mul(caps.len()), |cancel| {
         let accesses = Accesses::from_parts(ids, n_ids, sizes, costs, next)?;
         cache::curve(policy, &accesses, caps, Options { bit_on_insert }, threads, cancel)
+    })?;
+    Ok(hits.into_pyarray(py))
+}
+
+/// Hits of each (policies[i], capacities[i]) cell, each a fresh replay of the same dense ids,
+/// on `threads` threads (default: every usable CPU); the same numbers as one replay per cell.
+#[pyfunction]
+#[pyo3(signature = (policies, capacities, ids, n_ids, next_use=None, bit_on_insert=false, threads=None, sizes=None, costs=None))]
+#[allow(clippy::too_many_arguments)]
+fn cache_replay_grid<'py>(
+    py: Python<'py>,
+    policies: Vec<String>,
+    capacities: PyReadonlyArray1<'py, u64>,
+    ids: PyReadonlyArray1<'py, u32>,
+    n_ids: usize,
+    next_use: Option<PyReadonlyArray1<'py, u64>>,
+    bit_on_insert: bool,
+    threads: Option<usize>,
+    sizes: Option<PyReadonlyArray1<'py, u64>>,
+    costs: Option<PyReadonlyArray1<'py, f64>>,
+) -> PyResult<U64Array<'py>> {
+    let (ids, next, sizes, costs) =
+        (slice("ids", &ids)?, optional("next_use", &next_use)?, optional("sizes", &sizes)?, optional("costs", &costs)?);
+    let caps = slice("capacities", &capacities)?;
+    let threads = threads::threads(py, threads)?;
+    let hits = interrupt::run_sized(py, ids.len().saturating_mul(caps.len()), |cancel| {
+        check_len("capacities", caps.len(), policies.len(), "policy")?;
+        let cells: Vec<(&str, u64)> = policies.iter().map(String::as_str).zip(caps.iter().copied()).collect();
+        let accesses = Accesses::from_parts(ids, n_ids, sizes, costs, next)?;
+        cache::replay_grid(&cells, &accesses, Options { bit_on_insert }, threads, cancel)
     })?;
     Ok(hits.into_pyarray(py))
 }

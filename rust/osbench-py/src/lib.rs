@@ -14,6 +14,7 @@ mod mem;
 mod radix;
 mod sched;
 mod serve;
+mod threads;
 
 use pyo3::prelude::*;
 

@@ -1,6 +1,6 @@
 //! Radix-tree prefix cache: the tree as a Python class, and replays of request streams.
 
-use crate::arrays::slice;
+use crate::arrays::{slice, Int64s};
 use crate::errors::ToPyResult;
 use crate::errors::{ArgumentError, ArgumentTypeError};
 use crate::interrupt;
@@ -23,38 +23,20 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 /// Every tree gets its own id, so a node handle knows which tree it belongs to.
 static NEXT_TREE_ID: AtomicU64 = AtomicU64::new(1);
 
-/// Tokens from an int64 array (no copy) or any sequence of Python ints.
-enum Tokens<'py> {
-    Array(PyReadonlyArray1<'py, i64>),
-    List(Vec<i64>),
-}
-
-impl<'py> Tokens<'py> {
-    fn extract(obj: &Bound<'py, PyAny>) -> PyResult<Tokens<'py>> {
-        if let Ok(a) = obj.extract::<PyReadonlyArray1<'py, i64>>() {
-            if a.as_slice().is_ok() {
-                return Ok(Tokens::Array(a));
-            }
-            return Ok(Tokens::List(a.as_array().to_vec()));
-        }
-        if obj.is_instance_of::<pyo3::types::PyString>() {
-            return Err(ArgumentTypeError::new_err(
-                "tokens is not accepted: the native engine takes a sequence of integer tokens, got a str",
-            ));
-        }
-        obj.extract::<Vec<i64>>().map(Tokens::List).map_err(|_| {
-            ArgumentTypeError::new_err(
-                "tokens is not accepted: the native engine takes integer tokens in [-2**63, 2**63) \
-                 (an int64 array or a sequence of int); map words to ids with osbench.radix.Vocabulary",
-            )
-        })
+/// Tokens: any sequence of ints, read by the one conversion path ([`Int64s`]).
+fn token_ids<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Int64s<'py>> {
+    if obj.is_instance_of::<pyo3::types::PyString>() {
+        return Err(ArgumentTypeError::new_err(
+            "tokens is not accepted: the native engine takes a sequence of integer tokens, got a str",
+        ));
     }
-    fn as_slice(&self) -> &[i64] {
-        match self {
-            Tokens::Array(a) => a.as_slice().unwrap_or(&[]),
-            Tokens::List(v) => v,
-        }
-    }
+    Int64s::extract(obj)?.ok_or_else(|| {
+        ArgumentTypeError::new_err(
+            "tokens is not accepted: the native engine takes integer tokens in [-2**63, 2**63) \
+             (a list, tuple, array('q'), memoryview or integer numpy array); map words to ids with \
+             osbench.radix.Vocabulary",
+        )
+    })
 }
 
 /// A handle to one node of a native radix tree. It knows its tree: another tree refuses it.
@@ -115,13 +97,13 @@ impl RadixTree {
 
     /// Insert tokens; returns the length of the prefix that was already cached.
     fn insert(&mut self, tokens: &Bound<'_, PyAny>) -> PyResult<u64> {
-        let t = Tokens::extract(tokens)?;
+        let t = token_ids(tokens)?;
         Ok(self.tree.insert(t.as_slice()))
     }
 
     /// (matched length, node where the match ends).
     fn match_prefix(&mut self, tokens: &Bound<'_, PyAny>) -> PyResult<(u64, RadixNode)> {
-        let t = Tokens::extract(tokens)?;
+        let t = token_ids(tokens)?;
         let (m, h) = self.tree.match_prefix(t.as_slice());
         Ok((m, self.wrap(h)))
     }

@@ -16,10 +16,10 @@ use super::accesses::Accesses;
 use super::lookup::info;
 use super::marks::{Marks, BLOCK_BITS};
 use super::policy::Options;
-use super::replay::{replay, CHUNK};
+use super::replay::{replay_grid, CHUNK};
 use super::NEVER;
+use crate::cancel;
 use crate::error::Result;
-use crate::{cancel, par};
 use std::sync::atomic::AtomicBool;
 
 /// Above this largest capacity, OPT curves replay each capacity instead of walking the stack.
@@ -44,7 +44,10 @@ pub fn curve(
     match info.name {
         "lru" if !accesses.weighted() => lru_hits(accesses, capacities, cancel),
         "opt" if !accesses.weighted() && depth <= OPT_STACK_MAX_DEPTH => opt_hits(accesses, capacities, cancel),
-        _ => par::map(capacities.to_vec(), threads, |c| replay(policy, c, accesses, options, &mut [], cancel)),
+        _ => {
+            let cells: Vec<(&str, u64)> = capacities.iter().map(|&c| (info.name, c)).collect();
+            replay_grid(&cells, accesses, options, threads, cancel)
+        }
     }
 }
 

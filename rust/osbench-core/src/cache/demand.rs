@@ -22,6 +22,12 @@ pub trait Evict {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// [`Policy::prefetch`]: ask for the line of `id`'s per-id state.
+    #[inline(always)]
+    fn prefetch(&self, _id: u32) {}
+    /// [`Policy::prefetch_near`].
+    #[inline(always)]
+    fn prefetch_near(&self, _id: u32) {}
 }
 
 /// An [`Evict`] order under demand paging, holding objects (or bytes) up to the capacity.
@@ -67,5 +73,13 @@ impl<E: Evict> Policy for Demand<E> {
     }
     fn used(&self) -> u64 {
         self.used
+    }
+    #[inline(always)]
+    fn prefetch(&self, id: u32) {
+        self.order.prefetch(id);
+    }
+    #[inline(always)]
+    fn prefetch_near(&self, id: u32) {
+        self.order.prefetch_near(id);
     }
 }

@@ -3,7 +3,12 @@
 //! Mapping keys once up front lets every policy index plain arrays by id instead of hashing
 //! per access. The table is open addressing with linear probing and a multiplicative
 //! (Fibonacci) hash: a few ns per key, against ~90 ns for a SipHash `HashMap`.
+//!
+//! Once a trace has a million distinct keys the table is far larger than the CPU's caches, so a
+//! lookup waits on memory, not on hashing: [`dense_ids`] asks for the bucket of the key
+//! [`KEYS_AHEAD`] places further on before each lookup, so that many misses are in flight at once.
 
+use super::memory::{filled, prefetch, KEYS_AHEAD};
 use super::NEVER;
 use crate::error::{check_len, invalid, Result};
 use crate::hash::GOLDEN;
@@ -49,7 +54,7 @@ impl<K: MapKey> KeyMap<K> {
     pub fn with_capacity(expected: usize) -> Self {
         let slots = (expected.max(8) * 2).next_power_of_two();
         KeyMap {
-            slots: vec![Entry { key: K::default(), id: EMPTY }; slots],
+            slots: filled(slots, Entry { key: K::default(), id: EMPTY }),
             shift: 64 - slots.trailing_zeros(),
             len: 0,
         }
@@ -69,10 +74,12 @@ impl<K: MapKey> KeyMap<K> {
     }
 
     /// The slot holding `key` and its id, or the empty slot where it would go and EMPTY.
-    #[inline]
+    #[inline(always)]
     fn find(&self, key: K) -> (usize, u32) {
         let mask = self.slots.len() - 1;
-        let mut s = self.slot(key);
+        // `& mask` changes nothing (the slot is below the length) but lets the compiler drop
+        // the bounds checks of the probe.
+        let mut s = self.slot(key) & mask;
         loop {
             let e = self.slots[s];
             if e.id == EMPTY || e.key == key {
@@ -82,6 +89,12 @@ impl<K: MapKey> KeyMap<K> {
         }
     }
 
+    /// Ask for the cache line where `key`'s probe starts, ahead of [`KeyMap::id_of`].
+    #[inline(always)]
+    pub fn prefetch(&self, key: K) {
+        prefetch(self.slots.as_ptr().wrapping_add(self.slot(key)));
+    }
+
     /// The id of `key`, if seen.
     pub fn get(&self, key: K) -> Option<u32> {
         let (_, id) = self.find(key);
@@ -89,12 +102,19 @@ impl<K: MapKey> KeyMap<K> {
     }
 
     /// The id of `key`, assigning the next free id if new.
-    #[inline]
+    #[inline(always)]
     pub fn id_of(&mut self, key: K) -> Result<u32> {
         let (s, found) = self.find(key);
         if found != EMPTY {
             return Ok(found);
         }
+        self.add(s, key)
+    }
+
+    /// Give the new `key` the next id, in the empty slot `s` its probe ended at. Out of the
+    /// per-key path: most keys of a trace are repeats.
+    #[inline(never)]
+    fn add(&mut self, s: usize, key: K) -> Result<u32> {
         if self.len >= MAX_IDS {
             return Err(invalid(
                 "trace",
@@ -113,7 +133,7 @@ impl<K: MapKey> KeyMap<K> {
 
     fn grow(&mut self) {
         let new_len = self.slots.len() * 2;
-        let old = std::mem::replace(&mut self.slots, vec![Entry { key: K::default(), id: EMPTY }; new_len]);
+        let old = std::mem::replace(&mut self.slots, filled(new_len, Entry { key: K::default(), id: EMPTY }));
         self.shift = 64 - new_len.trailing_zeros();
         for e in old.into_iter().filter(|e| e.id != EMPTY) {
             let (s, _) = self.find(e.key);
@@ -128,7 +148,13 @@ pub fn dense_ids(keys: &[u64], out: &mut [u32]) -> Result<usize> {
     check_len("out", out.len(), keys.len(), "key")?;
     // Expect many repeats; the table grows if the guess is low.
     let mut map = KeyMap::with_capacity((keys.len() / 8).clamp(1024, 1 << 22));
-    for (o, &k) in out.iter_mut().zip(keys) {
+    for &k in keys.iter().take(KEYS_AHEAD) {
+        map.prefetch(k);
+    }
+    let last = keys.len().saturating_sub(1);
+    for (i, (o, &k)) in out.iter_mut().zip(keys).enumerate() {
+        // Near the end the last key is asked for again: harmless, and no branch.
+        map.prefetch(keys[(i + KEYS_AHEAD).min(last)]);
         *o = map.id_of(k)?;
     }
     Ok(map.len())

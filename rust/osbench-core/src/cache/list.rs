@@ -6,6 +6,7 @@
 //! which stay in the CPU caches: no hashing, no allocation. One [`Links`] can carry several
 //! [`List`]s (ARC's four lists, LFU's frequency buckets), as a slot is in one list at a time.
 
+use super::memory::{filled, prefetch};
 use super::policy::ensure;
 use super::NIL;
 
@@ -19,7 +20,7 @@ pub struct Slots {
 
 impl Slots {
     pub fn new(n_ids: usize, expected_slots: usize) -> Self {
-        Slots { slot_of: vec![NIL; n_ids], id_of: Vec::with_capacity(expected_slots), free: Vec::new() }
+        Slots { slot_of: filled(n_ids, NIL), id_of: Vec::with_capacity(expected_slots), free: Vec::new() }
     }
 
     /// The slot of `id`, or NIL.
@@ -27,6 +28,12 @@ impl Slots {
     pub fn get(&mut self, id: u32) -> u32 {
         ensure(&mut self.slot_of, id, NIL);
         self.slot_of[id as usize]
+    }
+
+    /// Ask for the line holding `id`'s slot number (see [`prefetch`]).
+    #[inline(always)]
+    pub fn prefetch(&self, id: u32) {
+        prefetch(self.slot_of.as_ptr().wrapping_add(id as usize));
     }
 
     #[inline]
@@ -88,6 +95,12 @@ impl Default for List {
 impl Links {
     pub fn with_capacity(slots: usize) -> Self {
         Links { nodes: Vec::with_capacity(slots) }
+    }
+
+    /// Ask for the line of `slot`'s links.
+    #[inline(always)]
+    pub fn prefetch(&self, slot: u32) {
+        prefetch(self.nodes.as_ptr().wrapping_add(slot as usize));
     }
 
     /// Make room for `slot`.

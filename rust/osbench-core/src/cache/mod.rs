@@ -12,10 +12,12 @@
 mod accesses;
 pub mod curve;
 mod demand;
+mod heap;
 pub mod keys;
 mod list;
 mod lookup;
 mod marks;
+mod memory;
 pub mod online;
 mod policies;
 mod policy;
@@ -27,9 +29,10 @@ pub mod stream;
 pub use accesses::Accesses;
 pub use curve::curve;
 pub use lookup::info;
+pub use memory::filled;
 pub use policies::{gdsf::GDSF_SCALE, AnyPolicy, TABLE};
 pub use policy::{Options, Policy, PolicyInfo};
-pub use replay::{replay, CHUNK};
+pub use replay::{replay, replay_grid, CHUNK};
 
 /// Sentinel for "no id" in the intrusive lists.
 pub const NIL: u32 = u32::MAX;

@@ -40,6 +40,18 @@ pub trait Policy {
     }
     /// What the cached objects hold against the capacity: bytes in sized mode, else objects.
     fn used(&self) -> u64;
+
+    /// A hint that `id` will be accessed a few steps from now: ask for the cache line of its
+    /// per-id state (an array far larger than the CPU's caches), so that the step does not wait
+    /// for it. Changes nothing else.
+    #[inline(always)]
+    fn prefetch(&self, _id: u32) {}
+
+    /// The second stage of [`Policy::prefetch`], [`STEPS_NEAR`](super::memory::STEPS_NEAR)
+    /// steps ahead: `id`'s per-id line has arrived, so ask for the lines it leads to (the
+    /// per-slot state). Changes nothing else.
+    #[inline(always)]
+    fn prefetch_near(&self, _id: u32) {}
 }
 
 /// The parameters that some policies read; each policy's row lists the ones it reads, and

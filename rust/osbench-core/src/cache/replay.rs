@@ -1,11 +1,13 @@
 //! Replay: a trace's accesses through one policy, in chunks between looks at the cancel flag
-//! (the loops themselves are `steps.rs`).
+//! (the loops themselves are `steps.rs`); [`replay_grid`]: through many (policy, capacity)
+//! cells at once, one cell per thread at a time.
 
 use super::accesses::Accesses;
+use super::lookup::info;
 use super::policies::AnyPolicy;
 use super::policy::Options;
-use crate::cancel;
 use crate::error::{check_len, Result};
+use crate::{cancel, par};
 use std::sync::atomic::AtomicBool;
 
 /// How many accesses run between two looks at the cancel flag.
@@ -22,6 +24,26 @@ pub fn replay(
     cancel: &AtomicBool,
 ) -> Result<u64> {
     AnyPolicy::new(policy, capacity, accesses.n_ids(), options)?.replay(accesses, mask, cancel)
+}
+
+/// The hits of each (policy, capacity) cell, in the cells' order, each cell a fresh replay of
+/// `accesses`, spread over up to `threads` threads (a thread takes the next cell when it is
+/// free). The same numbers as replaying the cells one after another: the cells share only the
+/// read-only accesses. Every cell is checked before any runs.
+pub fn replay_grid(
+    cells: &[(&str, u64)],
+    accesses: &Accesses<'_>,
+    options: Options,
+    threads: usize,
+    cancel: &AtomicBool,
+) -> Result<Vec<u64>> {
+    for &(policy, capacity) in cells {
+        let info = info(policy)?;
+        info.check_capacity("capacities", capacity)?;
+        info.check_options(options)?;
+        info.check_accesses(accesses)?;
+    }
+    par::map(cells.to_vec(), threads, |(policy, capacity)| replay(policy, capacity, accesses, options, &mut [], cancel))
 }
 
 impl AnyPolicy {

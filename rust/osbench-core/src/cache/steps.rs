@@ -3,6 +3,7 @@
 //! hit flags and costs, each switch a constant so the unit path is `step` and an add.
 
 use super::accesses::Accesses;
+use super::memory::{STEPS_AHEAD, STEPS_NEAR};
 use super::policy::Policy;
 use super::NEVER;
 use crate::error::Result;
@@ -39,7 +40,11 @@ fn steps<P: Policy, const SIZED: bool, const OFFLINE: bool, const MASK: bool>(
         return 0;
     }
     let mut hits = 0u64;
+    let last = ids.len().saturating_sub(1);
     for (i, &id) in ids.iter().enumerate() {
+        // Near the end the last id is asked for again: harmless, and no branch.
+        p.prefetch(ids[(i + STEPS_AHEAD).min(last)]);
+        p.prefetch_near(ids[(i + STEPS_NEAR).min(last)]);
         let size = if SIZED { sizes[i] } else { 1 };
         let next_use = if OFFLINE { next[i] } else { NEVER };
         let hit = p.step::<SIZED>(id, size, next_use);
@@ -60,7 +65,10 @@ fn costed<P: Policy, const SIZED: bool>(
     mask: &mut [bool],
 ) -> Result<u64> {
     let mut hits = 0u64;
+    let last = ids.len().saturating_sub(1);
     for (i, (&id, &cost)) in ids.iter().zip(costs).enumerate() {
+        p.prefetch(ids[(i + STEPS_AHEAD).min(last)]);
+        p.prefetch_near(ids[(i + STEPS_NEAR).min(last)]);
         let size = if SIZED { sizes[i] } else { 1 };
         let hit = p.step_costed::<SIZED>(id, size, cost)?;
         if let Some(flag) = mask.get_mut(i) {

@@ -219,6 +219,31 @@ fn curves_equal_replays() {
 }
 
 #[test]
+fn a_grid_of_cells_on_any_number_of_threads_equals_its_replays_one_by_one() {
+    let keys = lcg_trace(20_000, 300, 5);
+    let (ids, n, next) = prepare(&keys);
+    let a = view(&ids, n, &next);
+    let cells: Vec<(&str, u64)> =
+        names().flat_map(|p| [3u64, 20, 100, 299].map(|c| (p, c.max(info(p).unwrap().min_capacity)))).collect();
+    let want: Vec<u64> = cells.iter().map(|&(p, c)| replay_hits(p, c, &a)).collect();
+    for threads in [1, 2, 3, 8, 1000] {
+        assert_eq!(replay_grid(&cells, &a, Options::default(), threads, &NO).unwrap(), want, "threads={threads}");
+    }
+    assert_eq!(replay_grid(&[], &a, Options::default(), 2, &NO).unwrap(), Vec::<u64>::new());
+    // A bad cell anywhere is refused before any runs, by the same checks as one replay.
+    let bad = replay_grid(&[("lru", 5), ("nope", 5)], &a, Options::default(), 2, &NO).unwrap_err().to_string();
+    assert!(bad.contains("nope"), "{bad}");
+    assert!(replay_grid(&[("lru", 0)], &a, Options::default(), 2, &NO).is_err());
+    let bare = Accesses::new(&ids, n).unwrap();
+    assert!(replay_grid(&[("lru", 5), ("opt", 5)], &bare, Options::default(), 2, &NO).is_err());
+    let raised = AtomicBool::new(true);
+    assert_eq!(
+        replay_grid(&[("lru", 5), ("arc", 5)], &a, Options::default(), 2, &raised),
+        Err(crate::Error::Interrupted)
+    );
+}
+
+#[test]
 fn stack_policies_never_lose_hits_with_more_room() {
     let keys = lcg_trace(5_000, 200, 9);
     let (ids, n, _) = prepare(&keys);

@@ -149,6 +149,10 @@ impl Policy for Arc {
         false
     }
 
+    #[inline(always)]
+    fn prefetch(&self, id: u32) {
+        self.slots.prefetch(id);
+    }
     fn contains(&self, id: u32) -> bool {
         let slot = self.slots.peek(id);
         slot != NIL && matches!(self.place[slot as usize], T1 | T2)

@@ -6,6 +6,7 @@
 //! The circle is a queue whose front is under the hand, as libCacheSim's Clock keeps it:
 //! moving the hand past an object sends it to the back, and newcomers join at the back.
 
+use crate::cache::memory::prefetch;
 use crate::cache::demand::Evict;
 use crate::cache::policy::{ensure, Options};
 use std::collections::VecDeque;
@@ -59,6 +60,10 @@ impl Evict for Clock {
         self.circle.push_back(id);
         self.state[id as usize] = if self.bit_on_insert { REFERENCED } else { CLEAR };
         id
+    }
+    #[inline(always)]
+    fn prefetch(&self, id: u32) {
+        prefetch(self.state.as_ptr().wrapping_add(id as usize));
     }
     fn contains(&self, id: u32) -> bool {
         self.state.get(id as usize).is_some_and(|&s| s != ABSENT)

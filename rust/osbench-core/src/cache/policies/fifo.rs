@@ -1,5 +1,10 @@
 //! FIFO: evict the object that entered first; hits change nothing.
+//!
+//! No [`Evict::prefetch`]: one byte an id stays in the CPU's caches up to millions of ids, and a
+//! step is a few instructions, so asking ahead costs more than it saves (10M accesses over 1M
+//! ids: 47 ms with, 36-44 ms without).
 
+use crate::cache::memory::filled;
 use crate::cache::demand::Evict;
 use crate::cache::policy::{ensure, Options};
 use std::collections::VecDeque;
@@ -11,7 +16,7 @@ pub struct Fifo {
 
 impl Evict for Fifo {
     fn new(capacity: usize, n_ids: usize, _: Options) -> Self {
-        Fifo { queue: VecDeque::with_capacity(capacity.min(n_ids)), cached: vec![false; n_ids] }
+        Fifo { queue: VecDeque::with_capacity(capacity.min(n_ids)), cached: filled(n_ids, false) }
     }
     #[inline(always)]
     fn hit(&mut self, id: u32, _next_use: u64) -> bool {

@@ -10,19 +10,32 @@
 //! object keeps the cost it entered with, as it keeps its size. It inserts before it evicts,
 //! so it keeps its own byte count instead of running under `Demand`.
 //!
-//! The priority queue is a binary heap with lazy deletion: a hit pushes a fresh entry and
-//! the old one is skipped when popped (its stamp no longer matches).
+//! The priority queue is an [`IndexedHeap`] of slots keyed by (priority, last access), lowest
+//! first: a hit moves the object's own entry, an eviction pops the lowest.
 
+use crate::cache::heap::IndexedHeap;
 use crate::cache::list::Slots;
-use crate::cache::policy::{ensure, put, Options, Policy};
+use crate::cache::policy::{put, Options, Policy};
 use crate::cache::NIL;
 use crate::error::Result;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 /// The value of one hit on a one-byte object (libCacheSim's constant): every object's cost
 /// when no costs are given.
 pub const GDSF_SCALE: f64 = 1.0e6;
+
+/// The heap's key of an object of `priority` last accessed at `clock`: the larger, the sooner it
+/// leaves. Non-negative f64 bits order like the numbers, so the key is the (priority bits,
+/// clock) pair, inverted, in one integer: one comparison instead of two.
+#[inline(always)]
+fn rank(priority: f64, clock: u64) -> u128 {
+    !((u128::from(priority.to_bits()) << 64) | u128::from(clock))
+}
+
+/// The priority a [`rank`] was made from.
+#[inline(always)]
+fn priority_of(rank: u128) -> f64 {
+    f64::from_bits(((!rank) >> 64) as u64)
+}
 
 pub struct Gdsf {
     capacity: u64,
@@ -32,12 +45,11 @@ pub struct Gdsf {
     inflation: f64,
     clock: u64,
     slots: Slots,
-    /// Per slot: hits since the object entered (starting at 1), and the stamp (access
-    /// time) of its current heap entry.
+    /// Per slot: hits since the object entered (starting at 1).
     count: Vec<u32>,
-    stamp: Vec<u64>,
-    /// (priority bits, stamp, slot): non-negative f64 bits order like the numbers.
-    heap: BinaryHeap<Reverse<(u64, u64, u32)>>,
+    /// The cached slots by [`rank`]: the lowest priority first, and among equal priorities
+    /// the least recent access.
+    heap: IndexedHeap<u128>,
     /// Sized mode: the size of the object in each slot.
     size_of: Vec<u64>,
     /// Costed mode: the cost of the object in each slot.
@@ -45,35 +57,16 @@ pub struct Gdsf {
 }
 
 impl Gdsf {
-    /// Entries in the heap, stale ones included.
-    #[cfg(test)]
-    fn heap_len(&self) -> usize {
-        self.heap.len()
-    }
-
-    /// Drop stale heap entries once they outnumber the live ones (rare: kept out of the
-    /// per-access path).
-    #[cold]
-    #[inline(never)]
-    fn compact(&mut self) {
-        let stamp = &self.stamp;
-        let live: Vec<_> = self.heap.drain().filter(|Reverse((_, t, s))| stamp[*s as usize] == *t).collect();
-        self.heap = BinaryHeap::from(live);
-    }
-
-    fn evict_lowest<const SIZED: bool>(&mut self) {
-        while let Some(Reverse((bits, t, slot))) = self.heap.pop() {
-            if self.stamp[slot as usize] == t {
-                self.inflation = f64::from_bits(bits);
-                self.stamp[slot as usize] = u64::MAX;
-                self.slots.release(slot);
-                self.len -= 1;
-                if SIZED {
-                    self.used -= self.size_of[slot as usize];
-                }
-                return;
-            }
+    /// Evict the lowest priority; false when nothing is cached.
+    fn evict_lowest<const SIZED: bool>(&mut self) -> bool {
+        let Some((rank, slot)) = self.heap.pop() else { return false };
+        self.inflation = priority_of(rank);
+        self.slots.release(slot);
+        self.len -= 1;
+        if SIZED {
+            self.used -= self.size_of[slot as usize];
         }
+        true
     }
 
     /// One access. `SIZED` and `COSTED` are compile-time switches so the plain path stays as
@@ -91,7 +84,6 @@ impl Gdsf {
             }
             slot = self.slots.assign(id);
             put(&mut self.count, slot, 1);
-            ensure(&mut self.stamp, slot, u64::MAX);
             self.len += 1;
             if SIZED {
                 self.used += size;
@@ -107,14 +99,15 @@ impl Gdsf {
         let bytes = if SIZED { self.size_of[s] as f64 } else { 1.0 };
         let value = if COSTED { self.cost_of[s] } else { GDSF_SCALE };
         let priority = self.inflation + self.count[s] as f64 * value / bytes;
-        self.stamp[s] = self.clock;
-        self.heap.push(Reverse((priority.to_bits(), self.clock, slot)));
-        while if SIZED { self.used > self.capacity } else { self.len as u64 > self.capacity } {
-            self.evict_lowest::<SIZED>();
+        let key = rank(priority, self.clock);
+        if hit {
+            self.heap.update(slot, key);
+        } else {
+            self.heap.push(slot, key);
         }
-        if self.heap.len() > 2 * self.len + 1024 {
-            self.compact();
-        }
+        while (if SIZED { self.used > self.capacity } else { self.len as u64 > self.capacity })
+            && self.evict_lowest::<SIZED>()
+        {}
         hit
     }
 }
@@ -130,8 +123,7 @@ impl Policy for Gdsf {
             clock: 0,
             slots: Slots::new(n_ids, expected + 1),
             count: Vec::with_capacity(expected + 1),
-            stamp: Vec::with_capacity(expected + 1),
-            heap: BinaryHeap::with_capacity(2 * expected + 2),
+            heap: IndexedHeap::new(expected + 1, expected + 1),
             size_of: Vec::new(),
             cost_of: Vec::new(),
         }
@@ -143,6 +135,10 @@ impl Policy for Gdsf {
     #[inline(always)]
     fn step_costed<const SIZED: bool>(&mut self, id: u32, size: u64, cost: f64) -> Result<bool> {
         Ok(self.visit::<SIZED, true>(id, size, cost))
+    }
+    #[inline(always)]
+    fn prefetch(&self, id: u32) {
+        self.slots.prefetch(id);
     }
     fn contains(&self, id: u32) -> bool {
         self.slots.peek(id) != NIL
@@ -161,11 +157,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn heap_stays_small_under_many_hits() {
+    fn the_heap_holds_exactly_the_cached_objects() {
         let mut g = Gdsf::new(4, 8, Options::default());
         for i in 0..100_000u32 {
-            g.step::<false>(i % 3, 1, 0);
+            g.step::<false>(i % 3 + (i / 1000) % 5, 1, 0);
+            assert_eq!(g.heap.len(), g.len());
         }
-        assert!(g.heap_len() < 2 * 4 + 1100);
     }
 }

@@ -6,6 +6,7 @@
 
 use crate::cache::demand::Evict;
 use crate::cache::list::{Links, List, Slots};
+use crate::cache::memory::prefetch;
 use crate::cache::policy::{put, Options};
 use crate::cache::NIL;
 
@@ -79,6 +80,20 @@ impl Evict for Lfu {
         self.min_freq = 1;
         self.len += 1;
         slot
+    }
+    #[inline(always)]
+    fn prefetch(&self, id: u32) {
+        self.slots.prefetch(id);
+    }
+    /// A hit moves the slot from its bucket to the next: ask for the slot's links and the next
+    /// bucket's head (a hot object's count is its own, far from the others' in `buckets`).
+    #[inline(always)]
+    fn prefetch_near(&self, id: u32) {
+        let slot = self.slots.peek(id);
+        if let Some(&f) = self.freq.get(slot as usize) {
+            self.links.prefetch(slot);
+            prefetch(self.buckets.as_ptr().wrapping_add(f as usize + 1));
+        }
     }
     fn contains(&self, id: u32) -> bool {
         self.slots.peek(id) != NIL

@@ -40,6 +40,10 @@ impl Evict for Lru {
         self.links.push_front(&mut self.list, slot);
         slot
     }
+    #[inline(always)]
+    fn prefetch(&self, id: u32) {
+        self.slots.prefetch(id);
+    }
     fn contains(&self, id: u32) -> bool {
         self.slots.peek(id) != NIL
     }

@@ -64,6 +64,10 @@ impl Evict for Sieve {
         self.links.push_front(&mut self.queue, slot);
         slot
     }
+    #[inline(always)]
+    fn prefetch(&self, id: u32) {
+        self.slots.prefetch(id);
+    }
     fn contains(&self, id: u32) -> bool {
         self.slots.peek(id) != NIL
     }

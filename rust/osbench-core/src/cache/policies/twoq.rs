@@ -109,6 +109,10 @@ impl Policy for TwoQ {
         false
     }
 
+    #[inline(always)]
+    fn prefetch(&self, id: u32) {
+        self.slots.prefetch(id);
+    }
     fn contains(&self, id: u32) -> bool {
         let slot = self.slots.peek(id);
         slot != NIL && self.place[slot as usize] != Where::Aout
