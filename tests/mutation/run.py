@@ -91,7 +91,7 @@ def expose_policy_modules(src: Path) -> None:
     table.write_text(table.read_text() + "".join(f"pub mod {n};\n" for n in names))
 
 
-def rust(areas: list[str], out: Path, iterate: bool) -> int:
+def rust(areas: list[str], out: Path, iterate: bool, shard: str | None, timeout: int) -> int:
     src = copy_tree(out / "rust-src")
     expose_policy_modules(src)
     failed = 0
@@ -99,6 +99,9 @@ def rust(areas: list[str], out: Path, iterate: bool) -> int:
         result = out / area
         cmd = ["cargo", "mutants", "--dir", str(src), "--package", "osbench-core", "--test-package", "osbench-core"]
         cmd += ["--file", f"{CORE}/{area}/**", "--jobs", "1", "--output", str(result), "--no-shuffle"]
+        cmd += ["--timeout", str(timeout)]
+        if shard:
+            cmd += ["--shard", shard, "--sharding", "round-robin"]
         if iterate:
             cmd.append("--iterate")
         print("+", " ".join(cmd), flush=True)
@@ -271,6 +274,10 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("areas", nargs="+", choices=AREAS)
     r.add_argument("--iterate", action="store_true", help="skip the mutants a previous run caught")
     r.add_argument("--report", action="store_true", help="only print the scores of the previous run")
+    r.add_argument(
+        "--shard", help="a systematic sample: K/N runs every N-th mutant from the K-th (0-based), as cargo-mutants counts"
+    )
+    r.add_argument("--timeout", type=int, default=20, help="seconds a mutant's tests may take (the suite takes ~1 s)")
     p = sub.add_parser("python", help="mutmut over the reference engines and the trace readers")
     p.add_argument("--report", action="store_true", help="only print the score of the previous run")
     sub.add_parser("audit", help="the bugs the audit planted by hand")
@@ -279,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.kind == "rust":
         if args.report:
             return sum(report_rust(a, args.out / a / "mutants.out") for a in args.areas)
-        return rust(args.areas, args.out, args.iterate)
+        return rust(args.areas, args.out, args.iterate, args.shard, args.timeout)
     if args.kind == "python":
         return report_python(args.out / "python-src") if args.report else python(args.out)
     return audit(args.out)
