@@ -484,3 +484,22 @@ fn curves_with_sizes_or_costs_replay_every_capacity() {
         );
     }
 }
+
+#[test]
+fn a_raised_flag_is_seen_at_the_first_access() {
+    // One access: the stack curves look at the flag before it, not only between chunks.
+    let cancel = AtomicBool::new(true);
+    let (ids, n, next) = prepare(&[5]);
+    let a = view(&ids, n, &next);
+    for p in ["lru", "opt"] {
+        assert_eq!(curve(p, &a, &[1], Options::default(), 1, &cancel), Err(crate::Error::Interrupted), "{p}");
+    }
+}
+
+#[test]
+fn the_number_of_distinct_ids_is_bounded_where_ids_end() {
+    // Ids are u32 and u32::MAX marks an empty slot: one more id than keys::MAX_IDS is refused.
+    assert_eq!(keys::MAX_IDS, u32::MAX as usize - 1);
+    assert!(Accesses::new(&[], keys::MAX_IDS).is_ok());
+    assert!(Accesses::new(&[], keys::MAX_IDS + 1).is_err());
+}

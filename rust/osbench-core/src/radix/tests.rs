@@ -189,3 +189,15 @@ fn every_mode_in_the_table_replays_and_refuses_a_bad_value_of_what_it_reads() {
         assert_eq!(new_mode(info.name, None, 0).is_err(), info.reads.contains(&PAGE_SIZE), "{}", info.name);
     }
 }
+
+#[test]
+fn a_raised_flag_stops_a_replay_at_its_first_request() {
+    let cancel = AtomicBool::new(true);
+    let tokens = [1, 2, 3];
+    let seqs = Sequences::new("requests", &tokens, &[0, 3]).unwrap();
+    for name in ["prefix", "whole"] {
+        let mut m = new_mode(name, None, 1).unwrap();
+        assert_eq!(replay(m.as_mut(), seqs, None, &mut [], &cancel).err(), Some(crate::Error::Interrupted), "{name}");
+        assert_eq!(m.counters(), (0, 0, 0, 0), "{name}: nothing served");
+    }
+}
