@@ -21,12 +21,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[2]
 CORE = "rust/osbench-core/src"
@@ -91,36 +94,63 @@ def expose_policy_modules(src: Path) -> None:
     table.write_text(table.read_text() + "".join(f"pub mod {n};\n" for n in names))
 
 
-def rust(areas: list[str], out: Path, iterate: bool, shard: str | None, timeout: int) -> int:
+def rust(areas: list[str], out: Path, iterate: bool, shard: str | None, timeout: int, rerun: bool) -> int:
     src = copy_tree(out / "rust-src")
     expose_policy_modules(src)
     failed = 0
     for area in areas:
         result = out / area
         cmd = ["cargo", "mutants", "--dir", str(src), "--package", "osbench-core", "--test-package", "osbench-core"]
-        cmd += ["--file", f"{CORE}/{area}/**", "--jobs", "1", "--output", str(result), "--no-shuffle"]
-        cmd += ["--timeout", str(timeout)]
-        if shard:
+        cmd += ["--file", f"{CORE}/{area}/**", "--jobs", "1", "--no-shuffle", "--timeout", str(timeout)]
+        if rerun:
+            # The mutants the last run missed, by name, against the tests as they are now.
+            missed = outcomes(result / "mutants.out").get("MissedMutant", [])
+            if not missed:
+                continue
+            cmd += [arg for name in missed for arg in ("--re", f"^{re.escape(name)}$")]
+            cmd += ["--output", str(out / f"{area}-rerun")]
+        else:
+            cmd += ["--output", str(result)]
+        if shard and not rerun:
             cmd += ["--shard", shard, "--sharding", "round-robin"]
         if iterate:
             cmd.append("--iterate")
         print("+", " ".join(cmd), flush=True)
         subprocess.run(cmd, check=False)
-        failed += report_rust(area, result / "mutants.out")
+        failed += report_rust(area, out)
     return failed
 
 
-def report_rust(area: str, folder: Path) -> int:
-    """Print the score of one cargo-mutants run from its ``outcomes.json``; 1 if it had none."""
+def outcomes(folder: Path) -> dict[str, list[str]]:
+    """The mutants of one cargo-mutants run (its ``outcomes.json``) by outcome, e.g. ``CaughtMutant``."""
     path = folder / "outcomes.json"
-    if not path.exists():
-        print(f"{area}: no outcomes in {folder}")
-        return 1
     by: dict[str, list[str]] = {}
-    for o in json.loads(path.read_text())["outcomes"]:
-        if o["scenario"] != "Baseline":
-            by.setdefault(o["summary"], []).append(o["scenario"]["Mutant"]["name"])
-    return report(area, len(by.get("CaughtMutant", [])), by.get("Timeout", []), by.get("MissedMutant", []))
+    if path.exists():
+        for o in json.loads(path.read_text())["outcomes"]:
+            if o["scenario"] != "Baseline":
+                by.setdefault(o["summary"], []).append(o["scenario"]["Mutant"]["name"])
+    return by
+
+
+def report_rust(area: str, out: Path) -> int:
+    """Print the score of an area's run, with the outcomes of its rerun (``--rerun-missed``) in
+    place of the first ones, leaving out the mutants ``.cargo/mutants.toml`` now excludes as
+    equivalent; 1 if the area has no outcomes."""
+    first = outcomes(out / area / "mutants.out")
+    if not first:
+        print(f"{area}: no outcomes in {out / area}")
+        return 1
+    final = {name: kind for kind, names in first.items() for name in names}
+    final.update(
+        {name: kind for kind, names in outcomes(out / f"{area}-rerun" / "mutants.out").items() for name in names}
+    )
+    excluded = tomllib.loads((ROOT / ".cargo/mutants.toml").read_text()).get("exclude_re", [])
+    final = {n: k for n, k in final.items() if not any(re.search(x, n) for x in excluded)}
+    pick = (
+        sorted(n for n, k in final.items() if k == "Timeout"),
+        sorted(n for n, k in final.items() if k == "MissedMutant"),
+    )
+    return report(area, sum(k == "CaughtMutant" for k in final.values()), *pick)
 
 
 def report(what: str, caught: int, timeouts: list[str], missed: list[str]) -> int:
@@ -275,8 +305,10 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--iterate", action="store_true", help="skip the mutants a previous run caught")
     r.add_argument("--report", action="store_true", help="only print the scores of the previous run")
     r.add_argument(
-        "--shard", help="a systematic sample: K/N runs every N-th mutant from the K-th (0-based), as cargo-mutants counts"
+        "--shard",
+        help="a systematic sample: K/N runs every N-th mutant from the K-th (0-based), as cargo-mutants counts",
     )
+    r.add_argument("--rerun-missed", action="store_true", help="run again the mutants the last run missed")
     r.add_argument("--timeout", type=int, default=20, help="seconds a mutant's tests may take (the suite takes ~1 s)")
     p = sub.add_parser("python", help="mutmut over the reference engines and the trace readers")
     p.add_argument("--report", action="store_true", help="only print the score of the previous run")
@@ -285,8 +317,8 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     if args.kind == "rust":
         if args.report:
-            return sum(report_rust(a, args.out / a / "mutants.out") for a in args.areas)
-        return rust(args.areas, args.out, args.iterate, args.shard, args.timeout)
+            return sum(report_rust(a, args.out) for a in args.areas)
+        return rust(args.areas, args.out, args.iterate, args.shard, args.timeout, args.rerun_missed)
     if args.kind == "python":
         return report_python(args.out / "python-src") if args.report else python(args.out)
     return audit(args.out)
