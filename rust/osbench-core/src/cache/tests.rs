@@ -503,3 +503,46 @@ fn the_number_of_distinct_ids_is_bounded_where_ids_end() {
     assert!(Accesses::new(&[], keys::MAX_IDS).is_ok());
     assert!(Accesses::new(&[], keys::MAX_IDS + 1).is_err());
 }
+
+#[test]
+fn loops_over_whole_words_of_marks_give_the_closed_form() {
+    // A loop over k keys, r times: LRU hits every access after the first round at capacity
+    // k or more, and none below. With k a multiple of 64, the stacks' renumbering ends on a
+    // whole word of marks (curve: window 2k + 512; SHARDS' bounded stack at depth k).
+    for k in [64u64, 128, 192] {
+        let rounds = 40;
+        let keys: Vec<u64> = (0..rounds).flat_map(|_| 0..k).collect();
+        let (ids, n, _) = prepare(&keys);
+        let caps = [k - 1, k, k + 1];
+        let want = vec![0, (rounds - 1) * k, (rounds - 1) * k];
+        assert_eq!(lru_hits(&Accesses::new(&ids, n).unwrap(), &caps, &NO).unwrap(), want, "{k} keys");
+        let sampled = shards::lru_shards(&keys, 1.0, 0, k as usize + 1, &NO).unwrap();
+        let from_stack: Vec<u64> = caps.iter().map(|&c| sampled.exact_hits[c as usize - 1]).collect();
+        assert_eq!(from_stack, want, "{k} keys, bounded stack");
+    }
+}
+
+#[test]
+fn a_stream_takes_sizes_on_every_chunk_or_on_none() {
+    let mut sized = stream::Stream::new("lru", 10, Options::default()).unwrap();
+    assert_eq!(sized.feed(&[1, 2], None, Some(&[3, 4]), &NO), Ok(0));
+    assert!(sized.feed(&[1], None, None, &NO).is_err(), "sizes missing after sized chunks");
+    assert_eq!(sized.feed(&[], None, None, &NO), Ok(0), "an empty chunk says nothing");
+    let mut unit = stream::Stream::new("lru", 10, Options::default()).unwrap();
+    assert_eq!(unit.feed(&[1, 2], None, None, &NO), Ok(0));
+    assert!(unit.feed(&[1], None, Some(&[1]), &NO).is_err(), "sizes given after unit chunks");
+    assert_eq!(unit.feed(&[1, 2], None, None, &NO), Ok(2));
+}
+
+#[test]
+fn a_policy_is_empty_until_its_first_miss() {
+    use super::demand::{Demand, Evict};
+    use super::policies::fifo::Fifo;
+    let mut p = <Demand<Fifo> as Policy>::new(2, 4, Options::default());
+    assert!(p.is_empty());
+    assert!(!p.step::<false>(3, 1, NEVER) && !p.is_empty() && p.contains(3));
+    let mut order = <Fifo as Evict>::new(2, 4, Options::default());
+    assert!(Evict::is_empty(&order));
+    Evict::insert(&mut order, 1, NEVER);
+    assert!(!Evict::is_empty(&order));
+}
