@@ -546,3 +546,19 @@ fn a_policy_is_empty_until_its_first_miss() {
     Evict::insert(&mut order, 1, NEVER);
     assert!(!Evict::is_empty(&order));
 }
+
+#[test]
+fn after_a_replay_every_row_holds_what_it_says() {
+    // Offline rows included (OPT answers `contains` and `len` from its own next-use table).
+    let keys = lcg_trace(3_000, 120, 5);
+    let (ids, n, next) = prepare(&keys);
+    let a = view(&ids, n, &next);
+    for p in TABLE {
+        let capacity = (p.min_capacity * 2).max(20);
+        let mut policy = AnyPolicy::new(p.name, capacity, n, Options::default()).unwrap();
+        policy.run(&a, &mut []).unwrap();
+        let held = (0..n as u32).filter(|&id| policy.contains(id)).count();
+        assert!(held > 0 && held == policy.len() && held as u64 <= capacity, "{}: {held} held", p.name);
+        assert_eq!(policy.used(), held as u64, "{}: unit sizes", p.name);
+    }
+}
