@@ -222,3 +222,16 @@ fn the_outcome_of_an_idle_gap_and_a_late_start() {
         assert_eq!(o.completion.iter().cloned().fold(0.0, f64::max), 14.5, "{}", info.name);
     }
 }
+
+#[test]
+fn priority_without_classes_ages_into_first_come_first_served() {
+    // Every class 0: the key is aging * arrival, so an earlier arrival always goes first and a
+    // newcomer never preempts, which is FCFS (its own engine here).
+    let (a, s) = ([0.0, 1.0, 1.0, 2.5, 7.0], [3.0, 2.0, 0.5, 4.0, 1.0]);
+    let fcfs = sim("fcfs", &a, &s, Params::default());
+    assert_eq!(fcfs.completion, vec![3.0, 5.0, 5.5, 9.5, 10.5]);
+    for aging in [0.5, 1.0, 3.0] {
+        let o = sim("priority", &a, &s, Params { aging, ..Params::default() });
+        assert_eq!((o.completion, o.switches), (fcfs.completion.clone(), fcfs.switches), "aging {aging}");
+    }
+}
