@@ -6,13 +6,15 @@ on its own copy of the tree under ``--out``, never on the checkout itself.
 - ``run.py rust AREA...``: cargo-mutants over the core's modules (``cache``, ``sched``,
   ``radix``, ``mem``, ``serve``), one area at a time, one job, tested by ``cargo test -p
   osbench-core`` alone: the core's own tests must catch a broken policy by themselves.
+  ``--shard 0/3`` tests a systematic sample (every third mutant); ``--rerun-missed`` runs the
+  mutants the last run missed again, by name, against the tests as they are now.
 - ``run.py python``: mutmut over the reference engines and the trace readers
   (``PYTHON_TARGETS``), tested by the Python tests that exercise them (``PYTHON_TESTS``).
 - ``run.py audit``: the bugs an earlier audit planted by hand that the tests then missed
   (``AUDIT``), each planted alone and run against the tests that must catch it.
 
 Scores are caught / (caught + missed): timeouts count as caught, mutants that do not build are
-left out. The README's testing section records the latest scores and why each survivor is
+left out, and so are those ``.cargo/mutants.toml`` excludes as equivalent (each with its reason). The README's testing section records the latest scores and why each survivor is
 accepted.
 """
 
