@@ -6,13 +6,15 @@ on its own copy of the tree under ``--out``, never on the checkout itself.
 - ``run.py rust AREA...``: cargo-mutants over the core's modules (``cache``, ``sched``,
   ``radix``, ``mem``, ``serve``), one area at a time, one job, tested by ``cargo test -p
   osbench-core`` alone: the core's own tests must catch a broken policy by themselves.
+  ``--shard 0/3`` tests a systematic sample (every third mutant); ``--rerun-missed`` runs the
+  mutants the last run missed again, by name, against the tests as they are now.
 - ``run.py python``: mutmut over the reference engines and the trace readers
   (``PYTHON_TARGETS``), tested by the Python tests that exercise them (``PYTHON_TESTS``).
 - ``run.py audit``: the bugs an earlier audit planted by hand that the tests then missed
   (``AUDIT``), each planted alone and run against the tests that must catch it.
 
 Scores are caught / (caught + missed): timeouts count as caught, mutants that do not build are
-left out. The README's testing section records the latest scores and why each survivor is
+left out, and so are those ``.cargo/mutants.toml`` excludes as equivalent (each with its reason). The README's testing section records the latest scores and why each survivor is
 accepted.
 """
 
@@ -21,12 +23,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[2]
 CORE = "rust/osbench-core/src"
@@ -91,33 +96,63 @@ def expose_policy_modules(src: Path) -> None:
     table.write_text(table.read_text() + "".join(f"pub mod {n};\n" for n in names))
 
 
-def rust(areas: list[str], out: Path, iterate: bool) -> int:
+def rust(areas: list[str], out: Path, iterate: bool, shard: str | None, timeout: int, rerun: bool) -> int:
     src = copy_tree(out / "rust-src")
     expose_policy_modules(src)
     failed = 0
     for area in areas:
         result = out / area
         cmd = ["cargo", "mutants", "--dir", str(src), "--package", "osbench-core", "--test-package", "osbench-core"]
-        cmd += ["--file", f"{CORE}/{area}/**", "--jobs", "1", "--output", str(result), "--no-shuffle"]
+        cmd += ["--file", f"{CORE}/{area}/**", "--jobs", "1", "--no-shuffle", "--timeout", str(timeout)]
+        if rerun:
+            # The mutants the last run missed, by name, against the tests as they are now.
+            missed = outcomes(result / "mutants.out").get("MissedMutant", [])
+            if not missed:
+                continue
+            cmd += [arg for name in missed for arg in ("--re", f"^{re.escape(name)}$")]
+            cmd += ["--output", str(out / f"{area}-rerun")]
+        else:
+            cmd += ["--output", str(result)]
+        if shard and not rerun:
+            cmd += ["--shard", shard, "--sharding", "round-robin"]
         if iterate:
             cmd.append("--iterate")
         print("+", " ".join(cmd), flush=True)
         subprocess.run(cmd, check=False)
-        failed += report_rust(area, result / "mutants.out")
+        failed += report_rust(area, out)
     return failed
 
 
-def report_rust(area: str, folder: Path) -> int:
-    """Print the score of one cargo-mutants run from its ``outcomes.json``; 1 if it had none."""
+def outcomes(folder: Path) -> dict[str, list[str]]:
+    """The mutants of one cargo-mutants run (its ``outcomes.json``) by outcome, e.g. ``CaughtMutant``."""
     path = folder / "outcomes.json"
-    if not path.exists():
-        print(f"{area}: no outcomes in {folder}")
-        return 1
     by: dict[str, list[str]] = {}
-    for o in json.loads(path.read_text())["outcomes"]:
-        if o["scenario"] != "Baseline":
-            by.setdefault(o["summary"], []).append(o["scenario"]["Mutant"]["name"])
-    return report(area, len(by.get("CaughtMutant", [])), by.get("Timeout", []), by.get("MissedMutant", []))
+    if path.exists():
+        for o in json.loads(path.read_text())["outcomes"]:
+            if o["scenario"] != "Baseline":
+                by.setdefault(o["summary"], []).append(o["scenario"]["Mutant"]["name"])
+    return by
+
+
+def report_rust(area: str, out: Path) -> int:
+    """Print the score of an area's run, with the outcomes of its rerun (``--rerun-missed``) in
+    place of the first ones, leaving out the mutants ``.cargo/mutants.toml`` now excludes as
+    equivalent; 1 if the area has no outcomes."""
+    first = outcomes(out / area / "mutants.out")
+    if not first:
+        print(f"{area}: no outcomes in {out / area}")
+        return 1
+    final = {name: kind for kind, names in first.items() for name in names}
+    final.update(
+        {name: kind for kind, names in outcomes(out / f"{area}-rerun" / "mutants.out").items() for name in names}
+    )
+    excluded = tomllib.loads((ROOT / ".cargo/mutants.toml").read_text()).get("exclude_re", [])
+    final = {n: k for n, k in final.items() if not any(re.search(x, n) for x in excluded)}
+    pick = (
+        sorted(n for n, k in final.items() if k == "Timeout"),
+        sorted(n for n, k in final.items() if k == "MissedMutant"),
+    )
+    return report(area, sum(k == "CaughtMutant" for k in final.values()), *pick)
 
 
 def report(what: str, caught: int, timeouts: list[str], missed: list[str]) -> int:
@@ -245,10 +280,12 @@ def build_native(tree: Path, env: dict[str, str]) -> None:
         (tree / NATIVE).write_bytes(z.read(so))
 
 
-def audit(out: Path) -> int:
-    """Plant each bug of ``AUDIT`` alone in a fresh copy and run its tests: each must fail."""
+def audit(out: Path, only: str = "") -> int:
+    """Plant each bug of ``AUDIT`` (those whose name contains ``only``) alone in a fresh copy
+    and run its tests: each must fail."""
     missed = []
-    for bug in AUDIT:
+    bugs = [b for b in AUDIT if only in b.name]
+    for bug in bugs:
         tree = copy_tree(out / "audit-src")
         edit(tree / bug.path, *bug.edits)
         env = dict(os.environ, PYTHONPATH=str(tree / "python"), CARGO_TARGET_DIR=str(out / "audit-target"))
@@ -260,7 +297,7 @@ def audit(out: Path) -> int:
             print(f"{'caught' if caught else 'MISSED'}: {what}", flush=True)
             if not caught:
                 missed.append(what)
-    return report("audit", sum(len(b.tests) for b in AUDIT) - len(missed), [], missed) or len(missed)
+    return report("audit", sum(len(b.tests) for b in bugs) - len(missed), [], missed) or len(missed)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -271,18 +308,25 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("areas", nargs="+", choices=AREAS)
     r.add_argument("--iterate", action="store_true", help="skip the mutants a previous run caught")
     r.add_argument("--report", action="store_true", help="only print the scores of the previous run")
+    r.add_argument(
+        "--shard",
+        help="a systematic sample: K/N runs every N-th mutant from the K-th (0-based), as cargo-mutants counts",
+    )
+    r.add_argument("--rerun-missed", action="store_true", help="run again the mutants the last run missed")
+    r.add_argument("--timeout", type=int, default=20, help="seconds a mutant's tests may take (the suite takes ~1 s)")
     p = sub.add_parser("python", help="mutmut over the reference engines and the trace readers")
     p.add_argument("--report", action="store_true", help="only print the score of the previous run")
-    sub.add_parser("audit", help="the bugs the audit planted by hand")
+    a = sub.add_parser("audit", help="the bugs the audit planted by hand")
+    a.add_argument("--only", default="", help="only the bugs whose name contains this, e.g. '(native)'")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     if args.kind == "rust":
         if args.report:
-            return sum(report_rust(a, args.out / a / "mutants.out") for a in args.areas)
-        return rust(args.areas, args.out, args.iterate)
+            return sum(report_rust(a, args.out) for a in args.areas)
+        return rust(args.areas, args.out, args.iterate, args.shard, args.timeout, args.rerun_missed)
     if args.kind == "python":
         return report_python(args.out / "python-src") if args.report else python(args.out)
-    return audit(args.out)
+    return audit(args.out, args.only)
 
 
 if __name__ == "__main__":

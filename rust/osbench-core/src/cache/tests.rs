@@ -509,3 +509,81 @@ fn curves_with_sizes_or_costs_replay_every_capacity() {
         );
     }
 }
+
+#[test]
+fn a_raised_flag_is_seen_at_the_first_access() {
+    // One access: the stack curves look at the flag before it, not only between chunks.
+    let cancel = AtomicBool::new(true);
+    let (ids, n, next) = prepare(&[5]);
+    let a = view(&ids, n, &next);
+    for p in ["lru", "opt"] {
+        assert_eq!(curve(p, &a, &[1], Options::default(), 1, &cancel), Err(crate::Error::Interrupted), "{p}");
+    }
+}
+
+#[test]
+fn the_number_of_distinct_ids_is_bounded_where_ids_end() {
+    // Ids are u32 and u32::MAX marks an empty slot: one more id than keys::MAX_IDS is refused.
+    assert_eq!(keys::MAX_IDS, u32::MAX as usize - 1);
+    assert!(Accesses::new(&[], keys::MAX_IDS).is_ok());
+    assert!(Accesses::new(&[], keys::MAX_IDS + 1).is_err());
+}
+
+#[test]
+fn loops_over_whole_words_of_marks_give_the_closed_form() {
+    // A loop over k keys, r times: LRU hits every access after the first round at capacity
+    // k or more, and none below. With k a multiple of 64, the stacks' renumbering ends on a
+    // whole word of marks (curve: window 2k + 512; SHARDS' bounded stack at depth k).
+    for k in [64u64, 128, 192] {
+        let rounds = 40;
+        let keys: Vec<u64> = (0..rounds).flat_map(|_| 0..k).collect();
+        let (ids, n, _) = prepare(&keys);
+        let caps = [k - 1, k, k + 1];
+        let want = vec![0, (rounds - 1) * k, (rounds - 1) * k];
+        assert_eq!(lru_hits(&Accesses::new(&ids, n).unwrap(), &caps, &NO).unwrap(), want, "{k} keys");
+        let sampled = shards::lru_shards(&keys, 1.0, 0, k as usize + 1, &NO).unwrap();
+        let from_stack: Vec<u64> = caps.iter().map(|&c| sampled.exact_hits[c as usize - 1]).collect();
+        assert_eq!(from_stack, want, "{k} keys, bounded stack");
+    }
+}
+
+#[test]
+fn a_stream_takes_sizes_on_every_chunk_or_on_none() {
+    let mut sized = stream::Stream::new("lru", 10, Options::default()).unwrap();
+    assert_eq!(sized.feed(&[1, 2], None, Some(&[3, 4]), &NO), Ok(0));
+    assert!(sized.feed(&[1], None, None, &NO).is_err(), "sizes missing after sized chunks");
+    assert_eq!(sized.feed(&[], None, None, &NO), Ok(0), "an empty chunk says nothing");
+    let mut unit = stream::Stream::new("lru", 10, Options::default()).unwrap();
+    assert_eq!(unit.feed(&[1, 2], None, None, &NO), Ok(0));
+    assert!(unit.feed(&[1], None, Some(&[1]), &NO).is_err(), "sizes given after unit chunks");
+    assert_eq!(unit.feed(&[1, 2], None, None, &NO), Ok(2));
+}
+
+#[test]
+fn a_policy_is_empty_until_its_first_miss() {
+    use super::demand::{Demand, Evict};
+    use super::policies::fifo::Fifo;
+    let mut p = <Demand<Fifo> as Policy>::new(2, 4, Options::default());
+    assert!(p.is_empty());
+    assert!(!p.step::<false>(3, 1, NEVER) && !p.is_empty() && p.contains(3));
+    let mut order = <Fifo as Evict>::new(2, 4, Options::default());
+    assert!(Evict::is_empty(&order));
+    Evict::insert(&mut order, 1, NEVER);
+    assert!(!Evict::is_empty(&order));
+}
+
+#[test]
+fn after_a_replay_every_row_holds_what_it_says() {
+    // Offline rows included (OPT answers `contains` and `len` from its own next-use table).
+    let keys = lcg_trace(3_000, 120, 5);
+    let (ids, n, next) = prepare(&keys);
+    let a = view(&ids, n, &next);
+    for p in TABLE {
+        let capacity = (p.min_capacity * 2).max(20);
+        let mut policy = AnyPolicy::new(p.name, capacity, n, Options::default()).unwrap();
+        policy.run(&a, &mut []).unwrap();
+        let held = (0..n as u32).filter(|&id| policy.contains(id)).count();
+        assert!(held > 0 && held == policy.len() && held as u64 <= capacity, "{}: {held} held", p.name);
+        assert_eq!(policy.used(), held as u64, "{}: unit sizes", p.name);
+    }
+}

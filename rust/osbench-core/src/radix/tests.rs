@@ -189,3 +189,32 @@ fn every_mode_in_the_table_replays_and_refuses_a_bad_value_of_what_it_reads() {
         assert_eq!(new_mode(info.name, None, 0).is_err(), info.reads.contains(&PAGE_SIZE), "{}", info.name);
     }
 }
+
+#[test]
+fn a_raised_flag_stops_a_replay_at_its_first_request() {
+    let cancel = AtomicBool::new(true);
+    let tokens = [1, 2, 3];
+    let seqs = Sequences::new("requests", &tokens, &[0, 3]).unwrap();
+    for name in ["prefix", "whole"] {
+        let mut m = new_mode(name, None, 1).unwrap();
+        assert_eq!(replay(m.as_mut(), seqs, None, &mut [], &cancel).err(), Some(crate::Error::Interrupted), "{name}");
+        assert_eq!(m.counters(), (0, 0, 0, 0), "{name}: nothing served");
+    }
+}
+
+#[test]
+fn long_sequences_share_only_their_common_pages() {
+    // Prefixes are compared 64 tokens at a time, then token by token: two 100-token sequences
+    // that part after 10, 64 or 70 tokens share exactly that much (cut to whole pages).
+    let a: Vec<i64> = (0..100).collect();
+    for split in [10usize, 64, 70] {
+        let b: Vec<i64> = (0..100).map(|i| if i < split as i64 { i } else { 1000 + i }).collect();
+        for page in [1usize, 4] {
+            let mut t = RadixTree::new(page).unwrap();
+            t.insert(&a);
+            assert_eq!(t.match_prefix(&b).0, (split - split % page) as u64, "split {split}, page {page}");
+            assert_eq!(t.insert(&b), (split - split % page) as u64, "split {split}, page {page}");
+            check_invariants(&t);
+        }
+    }
+}

@@ -222,3 +222,35 @@ fn the_outcome_of_an_idle_gap_and_a_late_start() {
         assert_eq!(o.completion.iter().cloned().fold(0.0, f64::max), 14.5, "{}", info.name);
     }
 }
+
+#[test]
+fn priority_without_classes_ages_into_first_come_first_served() {
+    // Every class 0: the key is aging * arrival, so an earlier arrival always goes first and a
+    // newcomer never preempts, which is FCFS (its own engine here).
+    let (a, s) = ([0.0, 1.0, 1.0, 2.5, 7.0], [3.0, 2.0, 0.5, 4.0, 1.0]);
+    let fcfs = sim("fcfs", &a, &s, Params::default());
+    assert_eq!(fcfs.completion, vec![3.0, 5.0, 5.5, 9.5, 10.5]);
+    for aging in [0.5, 1.0, 3.0] {
+        let o = sim("priority", &a, &s, Params { aging, ..Params::default() });
+        assert_eq!((o.completion, o.switches), (fcfs.completion.clone(), fcfs.switches), "aging {aging}");
+    }
+}
+
+#[test]
+fn mlfq_boosts_keep_coming_after_float_rounding_and_idle_gaps() {
+    // Two long jobs together: each boost puts both back at level 0, where they alternate
+    // within the period, so there are at least two switches per boost period. At boost 0.7 the
+    // third boost time, 3 x 0.7, divides back to just under 3 (the count must still move on),
+    // and an idle gap of 70 periods must be caught up, not end the boosts.
+    let p = Params { quantum: 0.05, boost: 0.7, ..Params::default() };
+    for (lead, start) in [(None, 0.0), (Some(0.5), 50.3)] {
+        let (mut a, mut s) = (vec![start, start], vec![100.0, 100.0]);
+        if let Some(size) = lead {
+            a.insert(0, 0.0);
+            s.insert(0, size);
+        }
+        let o = sim("mlfq", &a, &s, p);
+        let periods = (150.0 / p.boost) as u64;
+        assert!(o.switches >= 2 * periods, "start {start}: {} switches for {periods} boost periods", o.switches);
+    }
+}
