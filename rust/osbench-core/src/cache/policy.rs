@@ -155,8 +155,6 @@ macro_rules! policy_table {
             libcachesim: $peer:expr $(,)?
         }
     ),* $(,)?) => {
-        $( pub mod $file; )*
-
         /// Every policy's row, in the order users see them.
         pub const TABLE: &[PolicyInfo] = &[$(
             PolicyInfo {

@@ -6,8 +6,8 @@
 //! The circle is a queue whose front is under the hand, as libCacheSim's Clock keeps it:
 //! moving the hand past an object sends it to the back, and newcomers join at the back.
 
-use crate::cache::memory::prefetch;
 use crate::cache::demand::Evict;
+use crate::cache::memory::prefetch;
 use crate::cache::policy::{ensure, Options};
 use std::collections::VecDeque;
 

@@ -4,8 +4,8 @@
 //! step is a few instructions, so asking ahead costs more than it saves (10M accesses over 1M
 //! ids: 47 ms with, 36-44 ms without).
 
-use crate::cache::memory::filled;
 use crate::cache::demand::Evict;
+use crate::cache::memory::filled;
 use crate::cache::policy::{ensure, Options};
 use std::collections::VecDeque;
 
