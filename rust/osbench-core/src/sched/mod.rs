@@ -211,6 +211,18 @@ pub fn validate(
     if !(p.quantum.is_finite() && p.quantum > 0.0) {
         return Err(invalid("quantum", p.quantum, "a finite number > 0"));
     }
+    if policy.reads.contains(&QUANTUM) {
+        let floor = quantum_floor(arrival, size, p.switch_cost);
+        if p.quantum < floor {
+            return Err(invalid(
+                "quantum",
+                p.quantum,
+                format!(
+                    "at least {floor:e}: a shorter turn is lost in the rounding of times up to this workload's horizon"
+                ),
+            ));
+        }
+    }
     if p.boost.is_nan() || p.boost <= 0.0 {
         return Err(invalid("boost", p.boost, "a number > 0 (infinity: never)"));
     }
@@ -231,6 +243,18 @@ pub fn validate(
         return Err(invalid("predicted", "none", "predicted sizes when use_predictions is true"));
     }
     Ok(())
+}
+
+/// The shortest quantum that always makes progress: every time of the run is at most the
+/// horizon `H` = last arrival + total work + a switch per job, and any `x <= H` changes when
+/// `2 * H * EPSILON` (at least one unit in the last place of `H`) is added to or taken from it;
+/// a shorter turn could leave the clock and a job's remaining work unchanged forever. The
+/// Python layer computes the same floor (`osbench.sched.schedule.quantum_floor`).
+pub fn quantum_floor(arrival: &[f64], size: &[f64], switch_cost: f64) -> f64 {
+    let last = arrival.iter().fold(0.0f64, |m, &a| m.max(a));
+    let work: f64 = size.iter().sum();
+    let horizon = last + work + switch_cost * size.len() as f64;
+    2.0 * horizon * f64::EPSILON
 }
 
 /// Build the job table: ranks in arrival order (ties by id) and priority keys.

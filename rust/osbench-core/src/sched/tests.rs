@@ -149,3 +149,21 @@ fn preemption_follows_the_table() {
         assert_eq!(o.first_start[1] == 1.25, info.preemptive, "{}", info.name);
     }
 }
+
+#[test]
+fn a_quantum_below_the_rounding_of_the_horizon_is_refused() {
+    let c = AtomicBool::new(false);
+    for policy in ["rr", "mlfq"] {
+        for q in [1e-17, 1e-300] {
+            let p = Params { quantum: q, ..Params::default() };
+            let e = simulate(policy, &[0.0], &[1.0], &[], &[], &p, &c).unwrap_err();
+            assert!(e.to_string().contains("quantum"), "{e}");
+        }
+        // at the floor a turn still moves the clock and the remaining work
+        let floor = quantum_floor(&[0.0, 2.0], &[1.0, 1.0], 0.5);
+        assert_eq!(floor, 2.0 * (2.0 + 2.0 + 1.0) * f64::EPSILON);
+        assert!(4.0 + floor > 4.0 && 1.0 - floor < 1.0);
+        let p = Params { quantum: 1e-3, ..Params::default() };
+        assert!(simulate(policy, &[0.0], &[1.0], &[], &[], &p, &c).is_ok());
+    }
+}
