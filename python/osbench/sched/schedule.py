@@ -237,7 +237,7 @@ def simulate(
     params = {k: v for k, v in values.items() if k in PARAMETERS[policy]}
     w = workload
     if "quantum" in PARAMETERS[policy]:
-        floor = quantum_floor(w, values["switch_cost"])
+        floor = quantum_floor(w)
         if values["quantum"] < floor:
             raise ArgumentError(
                 f"quantum={quantum!r} is not accepted: at least {floor:e}: a shorter turn is lost in the "
@@ -255,14 +255,11 @@ def simulate(
     return Schedule(policy, params, w, completion, first_start, int(switches), float(switch_time))
 
 
-def quantum_floor(workload: Workload, switch_cost: float = 0.0) -> float:
-    """The shortest quantum that always makes progress on ``workload``: ``2 * H * eps`` for the
-    horizon ``H`` (last arrival + total work + a switch per job), so that a turn changes every
-    time and every remaining work up to ``H`` (the core computes the same floor)."""
-    w = workload
-    last = max(0.0, float(w.arrival.max())) if len(w.arrival) else 0.0
-    horizon = last + float(np.sum(w.size)) + switch_cost * len(w.size)
-    return 2.0 * horizon * float(np.finfo(float).eps)
+def quantum_floor(workload: Workload) -> float:
+    """The shortest quantum that always makes progress on ``workload``: ``2 * S * eps`` for the
+    largest job ``S``, so that a turn changes every job's remaining work (a shorter one could
+    leave it unchanged forever). The core computes the same floor."""
+    return 2.0 * float(np.max(workload.size, initial=0.0)) * float(np.finfo(float).eps)
 
 
 def timeline(workload: Workload, policy: str, **params: Any) -> list[tuple[int, float, float]]:

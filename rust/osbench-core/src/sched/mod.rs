@@ -212,14 +212,12 @@ pub fn validate(
         return Err(invalid("quantum", p.quantum, "a finite number > 0"));
     }
     if policy.reads.contains(&QUANTUM) {
-        let floor = quantum_floor(arrival, size, p.switch_cost);
+        let floor = quantum_floor(size);
         if p.quantum < floor {
             return Err(invalid(
                 "quantum",
                 p.quantum,
-                format!(
-                    "at least {floor:e}: a shorter turn is lost in the rounding of times up to this workload's horizon"
-                ),
+                format!("at least {floor:e}: a shorter turn is lost in the rounding of the largest job's work"),
             ));
         }
     }
@@ -245,16 +243,15 @@ pub fn validate(
     Ok(())
 }
 
-/// The shortest quantum that always makes progress: every time of the run is at most the
-/// horizon `H` = last arrival + total work + a switch per job, and any `x <= H` changes when
-/// `2 * H * EPSILON` (at least one unit in the last place of `H`) is added to or taken from it;
-/// a shorter turn could leave the clock and a job's remaining work unchanged forever. The
-/// Python layer computes the same floor (`osbench.sched.schedule.quantum_floor`).
-pub fn quantum_floor(arrival: &[f64], size: &[f64], switch_cost: f64) -> f64 {
-    let last = arrival.iter().fold(0.0f64, |m, &a| m.max(a));
-    let work: f64 = size.iter().sum();
-    let horizon = last + work + switch_cost * size.len() as f64;
-    2.0 * horizon * f64::EPSILON
+/// The shortest quantum that always makes progress: a turn takes `min(quantum, remaining)`
+/// from a job's remaining work (and adds it to its attained service), both at most the
+/// largest job `S`, and any `x <= S` changes when `2 * S * EPSILON` (at least one unit in the
+/// last place of `S`) is added to or taken from it; a shorter turn could leave the work
+/// unchanged forever. (The clock may be coarser, far from 0: a turn then still ends, on the
+/// clock's resolution.) The Python layer computes the same floor
+/// (`osbench.sched.schedule.quantum_floor`).
+pub fn quantum_floor(size: &[f64]) -> f64 {
+    2.0 * size.iter().fold(0.0f64, |m, &s| m.max(s)) * f64::EPSILON
 }
 
 /// Build the job table: ranks in arrival order (ties by id) and priority keys.

@@ -151,7 +151,7 @@ fn preemption_follows_the_table() {
 }
 
 #[test]
-fn a_quantum_below_the_rounding_of_the_horizon_is_refused() {
+fn a_quantum_below_the_rounding_of_the_work_is_refused() {
     let c = AtomicBool::new(false);
     for policy in ["rr", "mlfq"] {
         for q in [1e-17, 1e-300] {
@@ -160,9 +160,9 @@ fn a_quantum_below_the_rounding_of_the_horizon_is_refused() {
             assert!(e.to_string().contains("quantum"), "{e}");
         }
         // at the floor a turn still moves the clock and the remaining work
-        let floor = quantum_floor(&[0.0, 2.0], &[1.0, 1.0], 0.5);
-        assert_eq!(floor, 2.0 * (2.0 + 2.0 + 1.0) * f64::EPSILON);
-        assert!(4.0 + floor > 4.0 && 1.0 - floor < 1.0);
+        let floor = quantum_floor(&[1.0, 4.0]);
+        assert_eq!(floor, 8.0 * f64::EPSILON);
+        assert!(4.0 - floor < 4.0 && 0.5 + floor > 0.5);
         let p = Params { quantum: 1e-3, ..Params::default() };
         assert!(simulate(policy, &[0.0], &[1.0], &[], &[], &p, &c).is_ok());
     }
