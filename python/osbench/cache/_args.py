@@ -108,10 +108,12 @@ def costs(value: Any, policy: str, n: int) -> Optional[np.ndarray]:
     return arr
 
 
-def sample_rate(rate: Any) -> float:
+def sample_rate(rate: Any, name: str = "sample") -> float:
     """A SHARDS sampling rate in (0, 1]."""
-    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0.0 < float(rate) <= 1.0:
-        raise ArgumentError(f"sample={rate!r} is not accepted: it must be a sampling rate in (0, 1]")
+    if isinstance(rate, bool) or not isinstance(rate, numbers.Real):
+        raise ArgumentTypeError(f"{name}={rate!r} is not accepted: it must be a sampling rate in (0, 1]")
+    if not 0.0 < float(rate) <= 1.0:
+        raise ArgumentError(f"{name}={rate!r} is not accepted: it must be a sampling rate in (0, 1]")
     return float(rate)
 
 

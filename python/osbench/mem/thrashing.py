@@ -56,6 +56,8 @@ def mean_access_ns(fault_rate: Any, access_ns: float = 100.0, fault_ns: float = 
     """The cost model: ``(1 - f) * access_ns + f * fault_ns``, for a fault rate ``f`` in [0, 1]
     (a number or an array of them)."""
     try:
+        if fault_rate is None or isinstance(fault_rate, (str, bytes)):
+            raise TypeError
         f = np.asarray(fault_rate, dtype=np.float64)
     except (TypeError, ValueError):
         raise ArgumentTypeError(
