@@ -7,6 +7,7 @@ whole or streamed alike."""
 from __future__ import annotations
 
 import io
+import tokenize
 
 import numpy as np
 
@@ -29,7 +30,18 @@ def layout(path: str, src: Source, options: Options) -> Layout:
             shape, _, dtype = np.lib.format.read_array_header_2_0(src)
         else:
             raise ValueError(f"version {version[0]}.{version[1]} is not one numpy writes")
-    except (ValueError, SyntaxError, EOFError, TypeError, OverflowError, MemoryError) as exc:
+    # numpy parses the header with Python's tokenizer and literal_eval: a damaged one raises any of these
+    except (
+        ValueError,
+        SyntaxError,
+        EOFError,
+        TypeError,
+        OverflowError,
+        MemoryError,
+        RecursionError,
+        KeyError,
+        tokenize.TokenError,
+    ) as exc:
         raise fail(path, "byte offset 8", f"bad .npy header ({exc})") from None
     start = src.offset
     if dtype.hasobject:
