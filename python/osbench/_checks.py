@@ -28,9 +28,7 @@ def engine(value: Any) -> str:
 def choice(name: str, value: Any, accepted: Iterable[str]) -> str:
     """Validate a name chosen from a registry (a policy, a distribution...)."""
     accepted = tuple(accepted)
-    if not isinstance(value, str):
-        raise ArgumentTypeError(f"{name}={value!r} is not accepted: a name, one of {', '.join(accepted)}")
-    if value not in accepted:
+    if not isinstance(value, str) or value not in accepted:
         raise ArgumentError(f"{name}={value!r} is not accepted: use one of {', '.join(accepted)}")
     return value
 
