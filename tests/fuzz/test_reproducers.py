@@ -262,3 +262,11 @@ def test_the_streaming_key_map_holds_at_most_24_bytes_a_distinct_key() -> None:
         s.feed(np.arange(start, start + 250_000, dtype=np.int64) * 7919)
         assert s.key_map_bytes <= 24 * s.n_distinct + 4096
     assert s.n_distinct == n
+
+
+def test_a_plain_file_that_starts_like_a_skippable_frame_is_plain(tmp_path: Path) -> None:
+    # found by the suite: an oracleGeneral record whose timestamp is a skippable frame's magic
+    p = tmp_path / "t.oracleGeneral.bin"
+    p.write_bytes(struct.pack("<IQIq", 0x184D2A50, 7, 1, -1))
+    t = ob.traces.read(p, format="oracleGeneral")
+    assert t.keys.tolist() == [7] and t.times.tolist() == [0x184D2A50]

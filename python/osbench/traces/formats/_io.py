@@ -64,9 +64,21 @@ def strip_zst(name: str) -> str:
     return name
 
 
-def is_zstd(head: bytes) -> bool:
-    """Whether data starts with a zstd frame (or a skippable frame)."""
-    return head[:4] == ZSTD_MAGIC or (len(head) >= 4 and int.from_bytes(head[:4], "little") in _SKIPPABLE)
+def is_zstd(f: BinaryIO, size: int) -> bool:
+    """Whether the file holds zstd data: a zstd frame, or skippable frames followed by one (a
+    plain file whose first four bytes merely look like a skippable frame's are plain)."""
+    offset = 0
+    while offset + 8 <= size:
+        f.seek(offset)
+        head = f.read(8)
+        magic = int.from_bytes(head[:4], "little")
+        if magic == _ZSTD_FRAME:
+            return True
+        if magic not in _SKIPPABLE:
+            return False
+        offset += 8 + int.from_bytes(head[4:8], "little")
+    f.seek(offset)
+    return offset < size and f.read(4) == ZSTD_MAGIC
 
 
 def check_not_misnamed(path: str, head: bytes) -> None:
@@ -164,7 +176,8 @@ class Source:
                 raise fail(path, "byte offset 0", "the file is empty")
             head = self.f.read(4)
             self.f.seek(0)
-            self.compressed = is_zstd(head)
+            self.compressed = is_zstd(self.f, self.size)
+            self.f.seek(0)
             self._z: Any = None
             declared: Optional[int] = self.size
             if self.compressed:
