@@ -12,7 +12,7 @@ PY_DEPS := numpy pooch pytest hypothesis pytest-benchmark mypy ruff matplotlib p
 # CI (CI set, as .ci/run does), where a peer that does not install fails the run.
 PEERS := libcachesim cachetools ciw simpy distributed
 
-.PHONY: all report test lint test-rust test-python stubtest typecheck bench wheel clean vllm-peer mutants
+.PHONY: all report test lint test-rust test-python stubtest typecheck bench wheel clean vllm-peer mutants fuzz
 
 all: test
 
@@ -54,6 +54,15 @@ test-rust:
 
 test-python: $(VENV)/.built
 	$(BIN)/python -m pytest -q --benchmark-disable
+
+# Many more damaged files than the suite tries (not in CI): FUZZ_EXAMPLES per format and damage
+# kind; the counts (the README's reliability table) are printed at the end.
+FUZZ_EXAMPLES ?= 500
+fuzz: $(VENV)/.built
+	rm -f .fuzz-log.jsonl
+	OSBENCH_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) OSBENCH_FUZZ_LOG=$(CURDIR)/.fuzz-log.jsonl \
+		nice $(BIN)/python -m pytest tests/fuzz -q --benchmark-disable -p no:cacheprovider
+	$(BIN)/python tests/fuzz/summarize.py .fuzz-log.jsonl
 
 stubtest: $(VENV)/.built
 	$(BIN)/python -m mypy.stubtest osbench._native

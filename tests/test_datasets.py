@@ -142,7 +142,9 @@ def test_resolve_keeps_paths_and_prefers_files(tmp_path: Path, monkeypatch: pyte
     assert datasets.resolve(tmp_path / "x.npy") == str(tmp_path / "x.npy")
     with pytest.raises(FileNotFoundError, match=r"no such trace file: some/trace.bin \(not found, and not a dataset"):
         datasets.resolve("some/trace.bin")
-    with pytest.raises(FileNotFoundError, match="it is not a file"):
+    with pytest.raises(
+        ob.errors.TraceFileError, match="a directory, not a file: a request log is read from a regular file"
+    ):
         datasets.resolve(tmp_path, "request log")
     monkeypatch.chdir(tmp_path)
     (tmp_path / "cloudphysics").write_bytes(b"")  # a file named like a dataset is that file

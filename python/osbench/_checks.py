@@ -5,9 +5,11 @@ Each error names the argument, the value given, and what is accepted.
 
 from __future__ import annotations
 
+import math
 import numbers
+import os
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
@@ -96,3 +98,75 @@ def probability(name: str, value: Any) -> float:
     if not 0.0 <= value <= 1.0:
         raise ArgumentError(f"{name}={value!r} is not accepted: it must be a number in [0, 1]")
     return value
+
+
+def flag(name: str, value: Any) -> bool:
+    """True or False (not 1, not "yes")."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ArgumentTypeError(f"{name}={value!r} is not accepted: it must be True or False")
+    return bool(value)
+
+
+def seed(value: Any) -> Optional[int]:
+    """A random seed: None (fresh entropy) or a non-negative integer, as
+    ``numpy.random.default_rng`` takes it."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ArgumentTypeError(f"seed={value!r} is not accepted: it must be a non-negative integer or None")
+    if int(value) < 0:
+        raise ArgumentError(f"seed={value!r} is not accepted: it must be a non-negative integer or None")
+    return int(value)
+
+
+def real(name: str, value: Any, *, minimum: float = -math.inf, above: bool = False) -> float:
+    """A finite real number at least ``minimum`` (``above``: greater than it)."""
+    what = f"a finite number {'>' if above else '>='} {minimum:g}" if minimum > -math.inf else "a finite number"
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ArgumentTypeError(f"{name}={value!r} is not accepted: it must be {what}")
+    x = float(value)
+    if not math.isfinite(x) or x < minimum or (above and x == minimum):
+        raise ArgumentError(f"{name}={value!r} is not accepted: it must be {what}")
+    return x
+
+
+def int_list(name: str, value: Any) -> list[int]:
+    """A non-empty sequence of integers (each one checked by the caller)."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise ArgumentTypeError(
+            f"{name}={value!r} is not accepted: it must be a sequence of integers, e.g. [{value!r}]"
+            if isinstance(value, numbers.Integral)
+            else f"{name}={value!r} is not accepted: it must be a sequence of integers"
+        )
+    items = list(np.asarray(value).ravel().tolist()) if isinstance(value, np.ndarray) else list(value)
+    if not items:
+        raise ArgumentError(f"{name}=[] is not accepted: give at least one")
+    return items
+
+
+def available_memory() -> Optional[int]:
+    """Bytes of memory the machine can give without swapping (``MemAvailable`` on Linux), or
+    None where it cannot be told."""
+    try:
+        with open("/proc/meminfo", "rb") as f:
+            for line in f:
+                if line.startswith(b"MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def affordable(name: str, value: Any, nbytes: float, what: str) -> None:
+    """Refuse an argument whose result would not fit in the memory free: ``nbytes`` (what
+    ``name=value`` needs) against :func:`available_memory`, so that a huge request fails at
+    once, with a clear message, instead of exhausting the machine."""
+    free = available_memory()
+    if free is not None and nbytes > free:
+        raise ArgumentError(
+            f"{name}={value!r} is not accepted: {what} would need about {nbytes / 2**30:,.1f} GiB of memory, "
+            f"more than the {free / 2**30:,.1f} GiB free"
+        )

@@ -120,6 +120,8 @@ class OnlineCache:
 
 @final
 class CacheStream:
+    """One thread feeds a stream at a time: a feed while another runs raises RuntimeError."""
+
     @property
     def capacity(self) -> int: ...
     @property
@@ -132,6 +134,10 @@ class CacheStream:
     def n_distinct(self) -> int: ...
     @property
     def needs_future(self) -> bool: ...
+    @property
+    def bad_access(self) -> Optional[int]: ...
+    @property
+    def key_map_bytes(self) -> int: ...
     def __new__(cls, policy: str, capacity: int, bit_on_insert: bool = False) -> CacheStream: ...
     def feed(
         self,
@@ -139,6 +145,7 @@ class CacheStream:
         next_access: npt.NDArray[np.int64] | None = None,
         sizes: npt.NDArray[np.uint64] | None = None,
     ) -> int: ...
+    def finish(self) -> None: ...
 
 # radix
 RADIX_MODES: list[tuple[str, list[str]]]  # (name, the parameters it reads)

@@ -20,6 +20,7 @@ import os
 import re
 import shutil
 import sys
+import tempfile
 import textwrap
 import time
 import typing
@@ -72,6 +73,27 @@ EPILOG_DATASETS = "example: osbench datasets fetch all   (then: osbench cache cu
 
 class UserError(OsbenchError):
     """A mistake in the command line or its inputs: one line, exit status 2."""
+
+
+def _output_folder(option: str, path: str) -> Path:
+    """The folder a command writes to, made and proven writable before any work starts (an
+    unwritable --out fails at once, not after minutes of measuring)."""
+    out = Path(path)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as exc:
+        raise UserError(f"{option} {path} is not accepted: cannot write there ({exc.strerror or exc})") from None
+    return out
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with the CLI's one-line errors: ``osbench: error: ...`` and exit status 2 (the
+    usage stays in ``--help``)."""
+
+    def error(self, message: str) -> Any:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def _progress(stream: Any = None) -> Callable[[str], None]:
@@ -134,7 +156,7 @@ def cmd_lecture(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     if args.compare:
         return _compare_reports(args)
-    out = Path(args.out or "report")
+    out = _output_folder("--out", args.out or "report")
     say = _progress()
     written = report.run(out, quick=args.quick, seed=args.seed, progress=say)
     say(f"wrote {len(written)} files to {out}/ (open {out / 'index.html'})")
@@ -181,7 +203,7 @@ def _zipf_spec(text: str) -> tuple[int, float, int]:
 
 def _int_list(text: str) -> list[int]:
     try:
-        return [int(x) for x in text.split(",") if x]
+        return [int(x) for x in text.split(",")]  # an empty item is refused, never dropped
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r}: expected comma-separated integers such as 10,100,1000") from None
 
@@ -214,7 +236,7 @@ def cmd_cache_curve(args: argparse.Namespace) -> int:
 def cmd_sched_simulate(args: argparse.Namespace) -> int:
     w = sched.workload(args.jobs, load=args.load, sizes=args.sizes, seed=args.seed)
     params: dict[str, Any] = {}
-    if "quantum" in sched.PARAMETERS.get(args.policy, ()):
+    if args.quantum is not None:  # given for a policy that reads no quantum: refused by simulate
         params["quantum"] = args.quantum
     if args.switch_cost:
         params["switch_cost"] = args.switch_cost
@@ -562,6 +584,7 @@ def cmd_datasets(args: argparse.Namespace) -> int:
 
 
 def cmd_host(args: argparse.Namespace) -> int:
+    _output_folder("--out", args.out)
     measured = host.measure(quick=args.quick, progress=_progress())
     if args.json:
         print(json.dumps(measured.to_dict(), default=str))
@@ -591,9 +614,7 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(
-        prog="osbench", description="The OS ideas behind LLM inference, runnable, exact and fast."
-    )
+    top = _Parser(prog="osbench", description="The OS ideas behind LLM inference, runnable, exact and fast.")
     top.add_argument("--version", action="version", version=f"osbench {_native.__version__}")
     sub = top.add_subparsers(dest="command", required=True)
 
@@ -635,7 +656,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--quantum",
         type=float,
-        default=0.1,
+        default=None,
         help=f"quantum of {_one_of(_reading(sched.PARAMETERS, 'quantum'), 'and')} (default 0.1)",
     )
     p.add_argument("--switch-cost", type=float, default=0.0, help="cost of each switch between jobs")

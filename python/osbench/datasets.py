@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Union
 
-from osbench.errors import ArgumentError, OsbenchError
+from osbench.errors import ArgumentError, OsbenchError, TraceFileError
 
 
 @dataclass(frozen=True)
@@ -283,9 +284,12 @@ def resolve(source: Union[str, os.PathLike[str]], what: str = "trace file") -> s
         return str(fetch(text[len(PREFIX) :]))
     if text in REGISTRY and not os.path.exists(text):
         return str(fetch(text))
-    if not os.path.isfile(text):
-        problem = "it is not a file" if os.path.exists(text) else "not found"
-        raise FileNotFoundError(f"no such {what}: {text} ({problem}, and not a dataset name: {', '.join(NAMES)})")
+    if not os.path.exists(text):
+        raise FileNotFoundError(f"no such {what}: {text} (not found, and not a dataset name: {', '.join(NAMES)})")
+    mode = os.stat(text).st_mode
+    if not stat.S_ISREG(mode):
+        kind = "a directory" if stat.S_ISDIR(mode) else "a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a device"
+        raise TraceFileError(f"{text}: {kind}, not a file: a {what} is read from a regular file")
     return text
 
 

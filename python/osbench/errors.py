@@ -4,6 +4,8 @@ line among them) can tell a refused input or a missing resource from a bug.
 Every refused argument is an :class:`ArgumentError` (a ``ValueError``: the value is wrong) or an
 :class:`ArgumentTypeError` (a ``TypeError``: the kind of value is wrong), with the message
 ``name=value is not accepted: what is accepted``; the native engine raises the same classes.
+A file that cannot be read (damaged, truncated, not what its name says) is a
+:class:`TraceFileError`, naming the file and the place.
 """
 
 from __future__ import annotations
@@ -21,4 +23,9 @@ class ArgumentTypeError(OsbenchError, TypeError):
     """An argument's type is not accepted."""
 
 
-__all__ = ["ArgumentError", "ArgumentTypeError", "OsbenchError"]
+class TraceFileError(OsbenchError, ValueError):
+    """A trace file that cannot be read. The message names the file and where it went wrong
+    (a byte offset or a line number): ``path: where: what``."""
+
+
+__all__ = ["ArgumentError", "ArgumentTypeError", "OsbenchError", "TraceFileError"]

@@ -13,7 +13,7 @@ import numpy as np
 from osbench import _checks
 from osbench.cache.policies import COSTED_POLICIES, MIN_CAPACITY, OFFLINE, PARAMETERS, POLICIES
 from osbench.errors import ArgumentError, ArgumentTypeError
-from osbench.traces import Trace
+from osbench.traces import Trace, as_trace
 
 
 def policy(value: Any) -> str:
@@ -60,10 +60,7 @@ def online(policy: str, costs: bool) -> None:
         )
 
 
-def flag(name: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise ArgumentTypeError(f"{name}={value!r} is not accepted: it must be True or False")
-    return value
+flag = _checks.flag
 
 
 def sizes(trace: Any, value: Any, n: int) -> Optional[np.ndarray]:
@@ -111,21 +108,19 @@ def costs(value: Any, policy: str, n: int) -> Optional[np.ndarray]:
     return arr
 
 
-def sample_rate(rate: Any) -> float:
+def sample_rate(rate: Any, name: str = "sample") -> float:
     """A SHARDS sampling rate in (0, 1]."""
-    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0.0 < float(rate) <= 1.0:
-        raise ArgumentError(f"sample={rate!r} is not accepted: it must be a sampling rate in (0, 1]")
+    if isinstance(rate, bool) or not isinstance(rate, numbers.Real):
+        raise ArgumentTypeError(f"{name}={rate!r} is not accepted: it must be a sampling rate in (0, 1]")
+    if not 0.0 < float(rate) <= 1.0:
+        raise ArgumentError(f"{name}={rate!r} is not accepted: it must be a sampling rate in (0, 1]")
     return float(rate)
 
 
 def reference_keys(trace: Any) -> list[Hashable]:
     """The keys of a trace as a list, for the reference engine (any hashable keys)."""
-    keys = trace.keys if isinstance(trace, Trace) else trace
-    if isinstance(keys, np.ndarray):
-        if keys.ndim != 1:
-            raise ArgumentError(f"trace is not accepted: it must be 1-D, got an array of shape {keys.shape}")
-        return keys.tolist()
-    return list(keys)
+    keys = as_trace(trace).keys
+    return keys.tolist() if isinstance(keys, np.ndarray) else list(keys)
 
 
 # ------------------------------------------------------------------ one online access

@@ -49,7 +49,7 @@ def curve(
     """
     policy = _args.policy(policy)
     engine = _checks.engine(engine)
-    caps = [_args.capacity("capacities", policy, c) for c in capacities]
+    caps = [_args.capacity("capacities", policy, c) for c in _checks.int_list("capacities", capacities)]
     parameters = _args.parameters(policy, bit_on_insert)
     if threads is not None:
         threads = _checks.positive_int("threads", threads, maximum=1024)

@@ -14,7 +14,7 @@ import numpy as np
 from osbench import _checks, _native
 from osbench.cache import _args, reference
 from osbench.cache.policies import OFFLINE
-from osbench.errors import ArgumentError, ArgumentTypeError
+from osbench.errors import ArgumentError, ArgumentTypeError, TraceFileError
 from osbench.traces import as_trace, formats
 
 
@@ -49,8 +49,14 @@ def stream(policy: str, capacity: int, *, bit_on_insert: bool = False) -> _nativ
     """A native replay fed chunk by chunk: ``s.feed(keys, next_access=None)`` returns the
     chunk's hits; ``s.hits``, ``s.accesses``, ``s.n_distinct`` so far. The key map and the
     policy live across chunks, so the pieces of a trace give exactly the hits of one replay
-    of the whole. Offline policies (``opt``) need ``next_access`` (int64, one per key: the
-    time of the key's next access, negative for never)."""
+    of the whole; memory is the policy's state and a compact key map (``s.key_map_bytes``,
+    13 to 19 bytes a distinct key). Offline policies (``opt``) need ``next_access`` (int64,
+    one per key: the index of the key's next access, counted from the start of the stream
+    plus a fixed offset, 0 as osbench writes it or 1 as libCacheSim does; negative for
+    never): it is checked against the keys as they come, and ``s.finish()`` at the end checks
+    that every promised access came (``s.bad_access`` is the access a refusal is about).
+    Chunks go in one at a time, in order: a ``feed`` while another thread's runs raises
+    ``RuntimeError``."""
     policy = _args.policy(policy)
     capacity = _args.capacity("capacity", policy, capacity)
     _args.parameters(policy, bit_on_insert)
@@ -75,19 +81,45 @@ def _replay_file(
         flags = reference.replay(keys, policy, capacity, sizes, **parameters)
         return _result(policy, capacity, len(flags), sum(flags), None)
     s = _native.CacheStream(policy, capacity, **parameters)
-    for piece in formats.iter_chunks(path, chunk_size=chunk_size, **read_options):
-        next_access = None
-        if s.needs_future:
-            next_access = piece.fields.get("next_access")
-            if next_access is None:
-                raise ArgumentError(
-                    f"policy={policy!r} needs each access's next use: stream an oracleGeneral file (its "
-                    "next_access field) or replay the trace in memory"
-                )
-            next_access = np.ascontiguousarray(next_access, dtype=np.int64)
-        size_arr = _args.sizes(piece, True, len(piece)) if sized else None
-        s.feed(piece.native_keys(), next_access, size_arr)
+    fmt = read_options.pop("format", None)
+    where = os.fspath(path)
+    for piece in formats.file_pieces(path, fmt, chunk_size, read_options):
+        where = piece.path
+        _feed(s, policy, piece, sized)
+    try:
+        s.finish()
+    except ArgumentError as exc:
+        raise TraceFileError(f"{where}: the end of the data: {exc}") from None
     return _result(policy, capacity, s.accesses, s.hits, None)
+
+
+def _feed(s: _native.CacheStream, policy: str, piece: formats.Piece, sized: bool) -> None:
+    """One piece of a file into the stream; its data refused names the file and the place."""
+    t = piece.trace
+    next_access = None
+    if s.needs_future:
+        next_access = t.fields.get("next_access")
+        if next_access is None:
+            raise ArgumentError(
+                f"policy={policy!r} needs each access's next use: stream an oracleGeneral file (its "
+                "next_access field) or replay the trace in memory"
+            )
+        next_access = np.ascontiguousarray(next_access, dtype=np.int64)
+    size_arr = None
+    if sized:
+        if t.sizes is None:
+            raise ArgumentError("sizes=True is not accepted: the file's format carries no sizes")
+        bad = np.flatnonzero(t.sizes < 1) if t.sizes.dtype.kind in "iu" else np.arange(len(t.sizes))
+        if len(bad):
+            raise piece.error(int(bad[0]), f"size {t.sizes[bad[0]]!r} is not a size (>= 1)")
+        size_arr = np.ascontiguousarray(t.sizes, dtype=np.uint64)
+    try:
+        s.feed(t.native_keys(), next_access, size_arr)
+    except ArgumentError as exc:
+        at = s.bad_access
+        if at is None:
+            raise
+        raise piece.error(at - piece.start, str(exc)) from None
 
 
 def replay(
@@ -128,6 +160,7 @@ def replay(
     capacity = _args.capacity("capacity", policy, capacity)
     engine = _checks.engine(engine)
     parameters = _args.parameters(policy, bit_on_insert)
+    mask = _checks.flag("mask", mask)
     if isinstance(trace, (str, os.PathLike)):
         if mask:
             raise ArgumentError(
@@ -137,7 +170,7 @@ def replay(
             raise ArgumentError(
                 "costs is not accepted when replaying a file: read it with osbench.traces.read and replay it in memory"
             )
-        chunk_size = _checks.positive_int("chunk_size", chunk_size)
+        chunk_size = _checks.positive_int("chunk_size", chunk_size, maximum=formats.MAX_CHUNK)
         if sizes is not None and sizes is not True:
             raise ArgumentError(
                 "sizes is not accepted as an array when replaying a file: pass sizes=True for the file's sizes"

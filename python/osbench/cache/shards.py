@@ -26,7 +26,7 @@ def spatial_sample(keys: Any, rate: float, seed: int = 0) -> np.ndarray:
     """The boolean mask of accesses kept by SHARDS spatial sampling (Waldspurger et al.,
     FAST 2015): a key is kept, in all its accesses, when hash(key) mod 2**24 < rate * 2**24.
     The hash is splitmix64 of the key's 64-bit pattern plus ``seed``."""
-    rate = _args.sample_rate(rate)
+    rate = _args.sample_rate(rate, "rate")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise ArgumentTypeError(f"seed={seed!r} is not accepted: it must be an integer")
     return _native.cache_spatial_sample(as_trace(keys).native_keys(), rate, int(seed) & (2**64 - 1))

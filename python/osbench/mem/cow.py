@@ -153,6 +153,11 @@ def parallel_sampling(samples: int = 8, prompt: int = 1024, generated: int = 200
     samples = _checks.positive_int("samples", samples)
     prompt = _checks.positive_int("prompt", prompt)
     generated = _checks.non_negative_int("generated", generated)
+    # Without copy-on-write every answer holds its own copy of the prompt's blocks: refuse at
+    # once what the machine cannot hold (about 64 bytes a block and 400 a sequence in Python).
+    block_size = _checks.positive_int("block_size", block_size)
+    blocks = -(-(prompt + generated) // block_size)
+    _checks.affordable("samples", samples, samples * (400 + 64 * blocks) + 64 * prompt, "the answers' block tables")
     out = {}
     for cow in (False, True):
         m = BlockManager(block_size, copy_on_write=cow)

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from osbench import _checks, cache
-from osbench.errors import ArgumentError
+from osbench.errors import ArgumentError, ArgumentTypeError
 
 
 def working_set_trace(
@@ -53,8 +53,22 @@ def working_set_trace(
 
 
 def mean_access_ns(fault_rate: Any, access_ns: float = 100.0, fault_ns: float = 100_000.0) -> Any:
-    """The cost model: ``(1 - f) * access_ns + f * fault_ns``."""
-    f = np.asarray(fault_rate, dtype=np.float64)
+    """The cost model: ``(1 - f) * access_ns + f * fault_ns``, for a fault rate ``f`` in [0, 1]
+    (a number or an array of them)."""
+    try:
+        if fault_rate is None or isinstance(fault_rate, (str, bytes)):
+            raise TypeError
+        f = np.asarray(fault_rate, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ArgumentTypeError(
+            f"fault_rate={fault_rate!r} is not accepted: it must be a number in [0, 1] or an array of them"
+        ) from None
+    bad = ~((f >= 0.0) & (f <= 1.0))
+    if bad.any():
+        value = f[bad].flat[0] if f.ndim else f
+        raise ArgumentError(f"fault_rate={float(value)!r} is not accepted: a fault rate is a number in [0, 1]")
+    access_ns = _checks.real("access_ns", access_ns, minimum=0.0)
+    fault_ns = _checks.real("fault_ns", fault_ns, minimum=0.0)
     out = (1.0 - f) * access_ns + f * fault_ns
     return float(out) if out.ndim == 0 else out
 

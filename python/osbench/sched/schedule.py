@@ -236,6 +236,13 @@ def simulate(
         )
     params = {k: v for k, v in values.items() if k in PARAMETERS[policy]}
     w = workload
+    if "quantum" in PARAMETERS[policy]:
+        floor = quantum_floor(w)
+        if values["quantum"] < floor:
+            raise ArgumentError(
+                f"quantum={quantum!r} is not accepted: at least {floor:e}: a shorter turn is lost in the "
+                "rounding of times up to this workload's horizon"
+            )
     if engine == "reference":
         out = _reference(w, policy, values)
         completion = np.array(out.completion, dtype=float)
@@ -246,6 +253,13 @@ def simulate(
             policy, w.arrival, w.size, w.predicted, w.priority, **values
         )
     return Schedule(policy, params, w, completion, first_start, int(switches), float(switch_time))
+
+
+def quantum_floor(workload: Workload) -> float:
+    """The shortest quantum that always makes progress on ``workload``: ``2 * S * eps`` for the
+    largest job ``S``, so that a turn changes every job's remaining work (a shorter one could
+    leave it unchanged forever). The core computes the same floor."""
+    return 2.0 * float(np.max(workload.size, initial=0.0)) * float(np.finfo(float).eps)
 
 
 def timeline(workload: Workload, policy: str, **params: Any) -> list[tuple[int, float, float]]:

@@ -15,9 +15,10 @@ def zipf(n_keys: int, alpha: float, length: int, seed: int = 0) -> Trace:
     r**-alpha. Keys are ``rank - 1``, so key 0 is the most popular."""
     n_keys = _checks.positive_int("n_keys", n_keys)
     length = _checks.non_negative_int("length", length)
-    if not np.isfinite(alpha) or alpha < 0:
-        raise ArgumentError(f"alpha={alpha!r} is not accepted: it must be a finite number >= 0")
-    rng = np.random.default_rng(seed)
+    alpha = _checks.real("alpha", alpha, minimum=0.0)
+    rng = np.random.default_rng(_checks.seed(seed))
+    _checks.affordable("n_keys", n_keys, 16.0 * n_keys, "the key weights")
+    _room(length)
     weights = np.arange(1, n_keys + 1, dtype=np.float64) ** -float(alpha)
     cdf = np.cumsum(weights)
     cdf /= cdf[-1]
@@ -30,6 +31,7 @@ def loop(n_keys: int, length: int) -> Trace:
     online policy misses every time."""
     n_keys = _checks.positive_int("n_keys", n_keys)
     length = _checks.non_negative_int("length", length)
+    _room(length)
     return Trace(np.arange(length, dtype=np.int64) % n_keys, name=f"loop({n_keys})")
 
 
@@ -40,7 +42,8 @@ def scan(n_hot: int, length: int, scan_length: int, period: int, seed: int = 0) 
     length = _checks.non_negative_int("length", length)
     scan_length = _checks.non_negative_int("scan_length", scan_length)
     period = _checks.positive_int("period", period)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(_checks.seed(seed))
+    _room(length)
     out = np.empty(length, dtype=np.int64)
     next_cold = n_hot  # one-off keys count up from here
     i = 0
@@ -63,16 +66,22 @@ def drift(n_keys: int, length: int, n_hot: int, phases: int, p_hot: float = 0.9,
     length = _checks.non_negative_int("length", length)
     n_hot = _checks.positive_int("n_hot", n_hot)
     phases = _checks.positive_int("phases", phases)
-    if not 0.0 <= p_hot <= 1.0:
-        raise ArgumentError(f"p_hot={p_hot!r} is not accepted: it must be a probability in [0, 1]")
+    p_hot = _checks.probability("p_hot", p_hot)
     if n_hot * phases > n_keys:
         raise ArgumentError(f"n_hot*phases={n_hot * phases} is not accepted: it must be at most n_keys={n_keys}")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(_checks.seed(seed))
+    _room(length, 48.0)
     phase = np.minimum(np.arange(length) * phases // max(length, 1), phases - 1)
     hot_keys = phase * n_hot + rng.integers(0, n_hot, size=length)
     any_keys = rng.integers(0, n_keys, size=length)
     keys = np.where(rng.random(length) < p_hot, hot_keys, any_keys)
     return Trace(keys.astype(np.int64), name=f"drift(hot={n_hot} x {phases} phases)")
+
+
+def _room(length: int, bytes_per_access: float = 16.0) -> None:
+    """Refuse at once a trace longer than the memory free holds (with the generator's
+    temporary arrays), rather than exhaust the machine."""
+    _checks.affordable("length", length, bytes_per_access * length, "the trace")
 
 
 def belady_sequence() -> Trace:

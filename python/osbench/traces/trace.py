@@ -9,6 +9,7 @@ from typing import Any, Optional
 import numpy as np
 
 from osbench import _checks, _native
+from osbench.errors import ArgumentError, ArgumentTypeError
 
 NEVER = np.iinfo(np.uint64).max
 """Next-use value of an access whose key never comes back."""
@@ -25,12 +26,16 @@ class Trace:
     def __init__(
         self, keys: Any, sizes: Any = None, times: Any = None, name: str = "", fields: Optional[dict[str, Any]] = None
     ) -> None:
+        keys = _sequence(keys)
         try:
             arr: Optional[np.ndarray] = np.asarray(keys)
         except (ValueError, TypeError):  # ragged nested lists: left for the engine to refuse
             arr = None
         if arr is not None and arr.ndim == 1 and (arr.dtype.kind in "iu" or arr.size == 0):
             self.keys: Any = _checks.int_array("trace", arr)
+        elif (isinstance(keys, np.ndarray) and keys.ndim != 1) or (arr is not None and arr.ndim == 0):
+            shape = keys.shape if isinstance(keys, np.ndarray) else ()
+            raise ArgumentError(f"trace is not accepted: it must be 1-D, got an array of shape {shape}")
         else:
             self.keys = keys if isinstance(keys, (list, tuple, np.ndarray)) else list(keys)
         self.sizes = None if sizes is None else np.asarray(sizes)
@@ -70,6 +75,34 @@ class Trace:
             ids, n = self.dense()
             self._next_use = _native.next_use(ids, n)
         return self._next_use
+
+
+def _sequence(keys: Any) -> Any:
+    """The keys of a trace argument, if it is a 1-D sequence: an array (numpy's, or anything
+    numpy converts), a list, a tuple, a range... A set has no order, ``bytes`` and ``str`` are
+    text, and a masked array's masked entries are no keys: each is refused, never read as
+    something else."""
+    if isinstance(keys, np.ma.MaskedArray):
+        if np.ma.is_masked(keys):
+            raise ArgumentError(
+                f"trace is not accepted: a masked array with {int(np.ma.count_masked(keys))} masked entries "
+                "(keep the others with trace.compressed(), or fill them with trace.filled(key))"
+            )
+        return np.asarray(keys.data)
+    if isinstance(keys, np.ndarray) or (
+        isinstance(keys, Sequence) and not isinstance(keys, (str, bytes, bytearray, memoryview))
+    ):
+        return keys
+    if hasattr(keys, "__array__") and not isinstance(keys, (str, bytes)):
+        return np.asarray(keys)
+    kind = type(keys).__name__
+    why = {"set": "a set has no order", "frozenset": "a set has no order", "dict": "a dict is no sequence"}.get(
+        kind, f"a {kind} is no sequence of keys"
+    )
+    raise ArgumentTypeError(
+        f"trace=<a {kind}> is not accepted: {why}; a trace is a 1-D sequence of keys (a list, a tuple, a "
+        "numpy array or an osbench.traces.Trace)"
+    )
 
 
 def as_trace(trace: Any) -> Trace:

@@ -9,8 +9,10 @@ use crate::threads;
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use osbench_core::cache::{self, keys, online, shards, stream, Accesses, Options, TABLE};
 use osbench_core::error::check_len;
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use std::sync::{Mutex, MutexGuard, TryLockError};
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CACHE_POLICIES", policy_table(m.py())?)?;
@@ -236,15 +238,40 @@ impl OnlineCache {
 
 /// A replay fed chunk by chunk: keeps the key map and the policy between chunks, so a trace
 /// larger than memory replays in pieces with exactly the hits of one replay of the whole.
-#[pyclass(module = "osbench._native")]
+/// Chunks go in one at a time: a `feed` while another thread's `feed` runs is refused (the
+/// order of the chunks is the trace), never blocked, so no thread waits holding the GIL.
+#[pyclass(module = "osbench._native", frozen)]
 pub struct CacheStream {
-    stream: stream::Stream,
-    /// Set when a feed failed or was interrupted midway: the state is then partial.
-    broken: bool,
+    state: Mutex<StreamState>,
     #[pyo3(get)]
     capacity: u64,
     #[pyo3(get)]
     name: String,
+}
+
+struct StreamState {
+    stream: stream::Stream,
+    /// Set when a feed failed or was interrupted midway: the state is then partial.
+    broken: bool,
+}
+
+impl CacheStream {
+    /// The stream's state, or the error that says another thread is feeding it.
+    fn state(&self) -> PyResult<MutexGuard<'_, StreamState>> {
+        match self.state.try_lock() {
+            Ok(state) => Ok(state),
+            // A feed that panicked is reported as a bug where it happened; its stream is partial.
+            Err(TryLockError::Poisoned(poisoned)) => {
+                let mut state = poisoned.into_inner();
+                state.broken = true;
+                Ok(state)
+            }
+            Err(TryLockError::WouldBlock) => Err(PyRuntimeError::new_err(
+                "this CacheStream is being fed by another thread: a stream takes its chunks one at a time, \
+                 in trace order (feed it from one thread, or give each thread its own stream)",
+            )),
+        }
+    }
 }
 
 #[pymethods]
@@ -253,7 +280,7 @@ impl CacheStream {
     #[pyo3(signature = (policy, capacity, bit_on_insert=false))]
     fn new(policy: &str, capacity: u64, bit_on_insert: bool) -> PyResult<Self> {
         let stream = stream::Stream::new(policy, capacity, Options { bit_on_insert }).py_err()?;
-        Ok(CacheStream { stream, broken: false, capacity, name: policy.to_string() })
+        Ok(CacheStream { state: Mutex::new(StreamState { stream, broken: false }), capacity, name: policy.to_string() })
     }
 
     /// Replay the next chunk of keys (int64 or uint64; keys are taken by their 64-bit pattern).
@@ -261,38 +288,63 @@ impl CacheStream {
     /// Returns the chunk's hits.
     #[pyo3(signature = (keys, next_access=None, sizes=None))]
     fn feed<'py>(
-        &mut self,
+        &self,
         py: Python<'py>,
         keys: Keys<'py>,
         next_access: Option<PyReadonlyArray1<'py, i64>>,
         sizes: Option<PyReadonlyArray1<'py, u64>>,
     ) -> PyResult<u64> {
+        let mut state = self.state()?;
+        state.usable()?;
+        let (keys, next, sizes) = (keys.bits()?, optional("next_access", &next_access)?, optional("sizes", &sizes)?);
+        let stream = &mut state.stream;
+        let result = interrupt::run(py, |cancel| stream.feed(keys, next, sizes, cancel));
+        state.broken = result.is_err();
+        result
+    }
+
+    /// The end of the trace: an offline policy's next uses must all have come true.
+    fn finish(&self) -> PyResult<()> {
+        let state = self.state()?;
+        state.usable()?;
+        state.stream.finish().py_err()
+    }
+
+    #[getter]
+    fn accesses(&self) -> PyResult<u64> {
+        Ok(self.state()?.stream.accesses())
+    }
+    #[getter]
+    fn hits(&self) -> PyResult<u64> {
+        Ok(self.state()?.stream.hits())
+    }
+    #[getter]
+    fn n_distinct(&self) -> PyResult<usize> {
+        Ok(self.state()?.stream.n_distinct())
+    }
+    #[getter]
+    fn needs_future(&self) -> PyResult<bool> {
+        Ok(self.state()?.stream.needs_future())
+    }
+    /// The access (counted from the start) whose next use or size was refused, or None.
+    #[getter]
+    fn bad_access(&self) -> PyResult<Option<u64>> {
+        Ok(self.state()?.stream.bad_access())
+    }
+    /// Bytes held by the stream's key map.
+    #[getter]
+    fn key_map_bytes(&self) -> PyResult<usize> {
+        Ok(self.state()?.stream.key_map_bytes())
+    }
+}
+
+impl StreamState {
+    fn usable(&self) -> PyResult<()> {
         if self.broken {
             return Err(crate::errors::ArgumentError::new_err(
                 "this stream was interrupted or failed midway; its state is partial: start a new one",
             ));
         }
-        let (keys, next, sizes) = (keys.bits()?, optional("next_access", &next_access)?, optional("sizes", &sizes)?);
-        let stream = &mut self.stream;
-        let result = interrupt::run(py, |cancel| stream.feed(keys, next, sizes, cancel));
-        self.broken = result.is_err();
-        result
-    }
-
-    #[getter]
-    fn accesses(&self) -> u64 {
-        self.stream.accesses()
-    }
-    #[getter]
-    fn hits(&self) -> u64 {
-        self.stream.hits()
-    }
-    #[getter]
-    fn n_distinct(&self) -> usize {
-        self.stream.n_distinct()
-    }
-    #[getter]
-    fn needs_future(&self) -> bool {
-        self.stream.needs_future()
+        Ok(())
     }
 }

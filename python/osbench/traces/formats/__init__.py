@@ -25,8 +25,10 @@ Formats (``FORMATS``):
   times in ns since the Unix epoch; ``fields["input_length"]``, ``fields["output_length"]``.
 
 Any of these may be zstd-compressed (detected by its magic bytes; written when the path
-ends in ``.zst``). A file that cannot be read raises :class:`TraceFileError` naming the
-file and the byte offset or line: never a crash, never a silently partial trace.
+ends in ``.zst``, with a content checksum). A file that cannot be read raises
+:class:`TraceFileError` naming the file and the byte offset or line: never a crash, never a
+silently partial trace; :mod:`._io` says which limits keep a damaged or hostile file from
+exhausting memory or time.
 """
 
 from osbench.traces.formats._io import TraceFileError
@@ -36,10 +38,14 @@ from osbench.traces.formats.mooncake import MOONCAKE_BLOCK_TOKENS
 from osbench.traces.formats.oracle import ORACLE_GENERAL, oracle_general_bytes
 from osbench.traces.formats.registry import (
     FORMATS,
+    MAX_CHUNK,
     REGISTRY,
     STREAMED,
     WRITABLE,
+    Piece,
+    compress,
     detect,
+    file_pieces,
     iter_chunks,
     read,
     read_oracle_general,
@@ -50,6 +56,7 @@ from osbench.traces.formats.requests import RequestLog, read_request_log
 
 __all__ = [
     "FORMATS",
+    "MAX_CHUNK",
     "MOONCAKE_BLOCK_TOKENS",
     "ORACLE_GENERAL",
     "REGISTRY",
@@ -58,9 +65,12 @@ __all__ = [
     "Format",
     "Layout",
     "Options",
+    "Piece",
     "RequestLog",
     "TraceFileError",
+    "compress",
     "detect",
+    "file_pieces",
     "iter_chunks",
     "oracle_general_bytes",
     "read",

@@ -3,23 +3,33 @@
 :func:`read_log` is the one reader of these files: the trace format below reads them as one
 access per request (keys 0..n-1, the log names no objects; sizes the context tokens; times in
 ns since the Unix epoch; ``fields["input_length"]``, ``fields["output_length"]``), and
-:meth:`osbench.sched.Workload.from_requests` as jobs.
+:meth:`osbench.sched.Workload.from_requests` as jobs. A timestamp is a whole date and time
+(``2023-11-16 18:15:46.6805900``) within numpy's nanosecond range (years 1678 to 2261), a
+token count an integer >= 0: ``12``, ``NaT`` or ``-3`` are refused, naming the line.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Union
 
 import numpy as np
 
 from osbench import _checks
-from osbench.traces.formats._io import decode_lines, fail, load, parse_int
+from osbench.traces.formats._io import Source, data_lines, fail, parse_int
 from osbench.traces.formats.format import Format, Options
 from osbench.traces.trace import Trace
 
 COLUMNS = ("timestamp", "contexttokens", "generatedtokens")
 """The columns a log must name (in any order; case does not matter)."""
+
+MEMORY_PER_BYTE = 8.0
+"""Memory of a whole read per byte of the file (three parsed fields a line of about 40 bytes)."""
+
+_STAMP = re.compile(r"(\d{4})-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?", re.ASCII)
+_YEARS = range(1678, 2262)  # what datetime64[ns] holds
 
 
 @dataclass(frozen=True)
@@ -37,39 +47,66 @@ def is_azure_header(line: bytes) -> bool:
     return all(c in names for c in COLUMNS)
 
 
-def read_log(path: str, data: Optional[bytes] = None, *, limit: Optional[int] = None) -> AzureLog:
-    """Read the requests of an Azure log (``data``: its bytes, if already read), the first
-    ``limit`` only if given. A bad line raises :class:`~osbench.traces.TraceFileError` naming
-    it and the column; so does a file without requests."""
+def read_log(path: str, data: Union[bytes, Source, None] = None, *, limit: Optional[int] = None) -> AzureLog:
+    """Read the requests of an Azure log (``data``: its bytes, or a :class:`~._io.Source` of it, if already open), the first
+    ``limit`` only if given (then only as much of the file is read). A bad line raises
+    :class:`~osbench.traces.TraceFileError` naming it and the column; so does a file without
+    requests."""
     if limit is not None:
         limit = _checks.positive_int("limit", limit)
-    if data is None:
-        data = load(path)
-    rows = [(i + 1, line) for i, line in enumerate(decode_lines(path, data)) if line.strip()]
-    names = [f.strip().lower() for f in rows[0][1].split(",")] if rows else []
+    if isinstance(data, Source):
+        return _parse(path, data.lines(), limit)
+    if data is not None:
+        return _parse(path, data_lines(path, data), limit)
+    with Source(path, 0.0 if limit is not None else MEMORY_PER_BYTE) as src:
+        return _parse(path, src.lines(), limit)
+
+
+def _timestamp(path: str, line_no: int, column: int, field: str) -> str:
+    m = _STAMP.fullmatch(field)
+    if m is None or int(m.group(1)) not in _YEARS:
+        raise fail(
+            path,
+            f"line {line_no}, column {column + 1}",
+            f"{field!r} is not a timestamp (a date and time such as 2023-11-16 18:15:46.68, years 1678 to 2261)",
+        )
+    stamp = field.replace(" ", "T")
+    try:
+        np.datetime64(stamp, "ns")
+    except ValueError:
+        raise fail(path, f"line {line_no}, column {column + 1}", f"{field!r} is not a timestamp") from None
+    return stamp
+
+
+def _count(path: str, line_no: int, column: int, field: str) -> int:
+    value = parse_int(path, line_no, column, field)
+    if not 0 <= value < 2**63:
+        raise fail(path, f"line {line_no}, column {column + 1}", f"{field} is not a token count (an integer >= 0)")
+    return value
+
+
+def _parse(path: str, lines: Iterator[tuple[int, int, str]], limit: Optional[int]) -> AzureLog:
+    rows = ((no, line) for no, _, line in lines if line.strip())
+    first = next(rows, None)
+    names = [f.strip().lower() for f in first[1].split(",")] if first is not None else []
     if not all(c in names for c in COLUMNS):
         raise fail(path, "line 1", "not an Azure LLM log: the header must be TIMESTAMP,ContextTokens,GeneratedTokens")
-    if len(rows) == 1:
-        raise fail(path, "line 2", "no records after the header")
     ti, ci, gi = (names.index(c) for c in COLUMNS)
     need = max(ti, ci, gi) + 1
     stamps: list[str] = []
     context: list[int] = []
     generated: list[int] = []
-    for line_no, line in rows[1:]:
+    for line_no, line in rows:
         if limit is not None and len(stamps) >= limit:
             break
         fields = [f.strip() for f in line.split(",")]
         if len(fields) < need:
             raise fail(path, f"line {line_no}", f"{len(fields)} fields, expected {need}")
-        stamp = fields[ti].replace(" ", "T")
-        try:
-            np.datetime64(stamp, "ns")
-        except ValueError:
-            raise fail(path, f"line {line_no}, column {ti + 1}", f"{fields[ti]!r} is not a timestamp") from None
-        stamps.append(stamp)
-        context.append(parse_int(path, line_no, ci, fields[ci]))
-        generated.append(parse_int(path, line_no, gi, fields[gi]))
+        stamps.append(_timestamp(path, line_no, ti, fields[ti]))
+        context.append(_count(path, line_no, ci, fields[ci]))
+        generated.append(_count(path, line_no, gi, fields[gi]))
+    if not stamps:
+        raise fail(path, "line 2", "no records after the header")
     return AzureLog(
         np.array(stamps, dtype="datetime64[ns]").astype(np.int64),
         np.array(context, dtype=np.int64),
@@ -77,8 +114,8 @@ def read_log(path: str, data: Optional[bytes] = None, *, limit: Optional[int] = 
     )
 
 
-def read(path: str, data: bytes, options: Options) -> Trace:
-    log = read_log(path, data)
+def read(path: str, src: Source, options: Options) -> Trace:
+    log = _parse(path, src.lines(), None)
     return Trace(
         np.arange(len(log.context), dtype=np.int64),
         sizes=log.context,
@@ -92,4 +129,5 @@ FORMAT = Format(
     read,
     detect=lambda name, head: name.endswith(".csv") and is_azure_header(head.split(b"\n", 1)[0]),
     precedence=3,
+    memory_per_byte=MEMORY_PER_BYTE,
 )

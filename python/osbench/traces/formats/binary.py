@@ -8,8 +8,9 @@ from typing import Optional
 
 import numpy as np
 
+from osbench import _checks
 from osbench.errors import ArgumentError
-from osbench.traces.formats._io import Reader, check_records, native_order
+from osbench.traces.formats._io import Source, fitting
 from osbench.traces.formats.format import Format, Layout, Options
 from osbench.traces.trace import Trace
 
@@ -19,10 +20,14 @@ _STRUCT_CODES = {
 }  # fmt: skip
 
 
+MAX_FIELDS = 1024
+"""The most fields a struct format may have (padding bytes are no fields)."""
+
+
 def struct_dtype(fmt: str) -> np.dtype:
     """A numpy record dtype equal to a :mod:`struct` format with standard sizes (the byte
     order character is required: ``<``, ``>``, ``=`` or ``!``). Padding bytes (``x``) take
-    room but no field; the fields are named f0, f1, ... in order."""
+    room but no field; the fields are named f0, f1, ... in order, at most ``MAX_FIELDS``."""
     m = (
         re.fullmatch(r"([<>=!])((?:\d*[xbB?hHiIlLqQefdc])+)", str(fmt).replace(" ", ""))
         if isinstance(fmt, str)
@@ -44,6 +49,10 @@ def struct_dtype(fmt: str) -> np.dtype:
             offset += n
             continue
         dt = np.dtype(order + _STRUCT_CODES[code] if _STRUCT_CODES[code][0] not in "bS" else _STRUCT_CODES[code])
+        if len(names) + n > MAX_FIELDS:
+            raise ArgumentError(
+                f"struct={fmt!r} is not accepted: it has more than {MAX_FIELDS} fields (padding x takes no field)"
+            )
         for _ in range(n):
             names.append(f"f{len(names)}")
             formats.append(dt)
@@ -72,7 +81,7 @@ def _field(name: str, index: Optional[int], dtype: np.dtype, integer: bool) -> O
     return field
 
 
-def layout(path: str, reader: Optional[Reader], options: Options) -> Layout:
+def layout(path: str, src: Optional[Source], options: Options) -> Layout:
     dtype = _struct(options.struct)
     key = _field("key_field", options.key_field, dtype, integer=True)
     assert key is not None
@@ -81,17 +90,9 @@ def layout(path: str, reader: Optional[Reader], options: Options) -> Layout:
     return Layout(dtype, key, size, time)
 
 
-def read(path: str, data: bytes, options: Options) -> Trace:
-    lay = layout(path, None, options)
-    check_records(path, data, lay.dtype.itemsize, f"struct {options.struct!r}")
-    rec = np.frombuffer(data, dtype=lay.dtype)
-    keys = native_order(rec, lay.key)
-    assert keys is not None
-    return Trace(keys, sizes=native_order(rec, lay.size), times=native_order(rec, lay.time))
-
-
 def write(t: Trace, keys: np.ndarray, options: Options) -> bytes:
     dtype = _struct(options.struct)
+    _checks.affordable("struct", options.struct, len(keys) * dtype.itemsize, f"{len(keys)} records of it")
     rec = np.zeros(len(keys), dtype=dtype)
     for arg, index, arr in (
         ("key_field", options.key_field, keys),
@@ -99,9 +100,15 @@ def write(t: Trace, keys: np.ndarray, options: Options) -> bytes:
         ("time_field", options.time_field, t.times),
     ):
         field = _field(arg, index, dtype, integer=arg != "time_field")
-        if field is not None and arr is not None:
-            rec[field] = arr
+        if field is None or arr is None:
+            continue
+        if arg == "key_field" and dtype[field].itemsize == 8:
+            # 64-bit keys are taken by their bit pattern, as everywhere (one-to-one)
+            rec[field] = arr.view(np.uint64 if dtype[field].kind == "u" else np.int64)
+        else:
+            name = {"key_field": "trace", "size_field": "sizes", "time_field": "times"}[arg]
+            rec[field] = fitting(name, arr, dtype[field])
     return rec.tobytes()
 
 
-FORMAT = Format("binary", read, write, layout)
+FORMAT = Format("binary", write=write, layout=layout)

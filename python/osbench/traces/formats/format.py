@@ -8,7 +8,8 @@ from typing import Callable, Optional, Union
 
 import numpy as np
 
-from osbench.traces.formats._io import Reader
+from osbench.errors import ArgumentError, ArgumentTypeError
+from osbench.traces.formats._io import Source
 from osbench.traces.trace import Trace
 
 
@@ -30,6 +31,31 @@ class Options:
     size_field: Optional[int] = None
     time_field: Optional[int] = None
 
+    def __post_init__(self) -> None:
+        for name in ("key_column", "size_column", "time_column"):
+            value = getattr(self, name)
+            if (value is not None or name == "key_column") and (
+                isinstance(value, bool) or not isinstance(value, (int, str))
+            ):
+                raise ArgumentTypeError(f"{name}={value!r} is not accepted: a column index (0-based) or a header name")
+        for name in ("key_field", "size_field", "time_field"):
+            value = getattr(self, name)
+            if (value is not None or name == "key_field") and (isinstance(value, bool) or not isinstance(value, int)):
+                raise ArgumentTypeError(f"{name}={value!r} is not accepted: the index of a field of the struct")
+        if self.header is not None and not isinstance(self.header, bool):
+            raise ArgumentTypeError(f"header={self.header!r} is not accepted: True, False or None (detected)")
+        if self.delimiter is not None and (
+            not isinstance(self.delimiter, str)
+            or not self.delimiter
+            or "\n" in self.delimiter
+            or "\r" in self.delimiter
+        ):
+            raise ArgumentError(
+                f"delimiter={self.delimiter!r} is not accepted: a non-empty string without line breaks, or None"
+            )
+        if self.struct is not None and not isinstance(self.struct, str):
+            raise ArgumentTypeError(f"struct={self.struct!r} is not accepted: a struct format string such as '<IQIq'")
+
 
 @dataclass(frozen=True)
 class Layout:
@@ -47,20 +73,25 @@ class Layout:
 
 @dataclass(frozen=True)
 class Format:
-    """One trace file format.
+    """One trace file format, in one of two kinds.
 
-    - ``read(path, data, options)``: the whole file's (decompressed) bytes to a :class:`Trace`.
-    - ``write(trace, keys, options)``: the bytes of the file (None: read only).
-    - ``layout(path, reader, options)``: the record layout, for reading in bounded memory
-      (None: the file is read whole, then cut); it may read a header from ``reader``.
-    - ``detect(name, head)``: whether a file of this name (lower case, ``.zst`` set aside)
-      starting with ``head`` is in this format (None: only when asked for by name).
-      Detectors are tried by ``precedence``, lowest first.
+    - Fixed-size records: ``layout(path, source, options)`` gives the record layout (it may
+      read a header from ``source``); the registry reads the records, whole or in bounded
+      pieces, with one set of checks (a truncated record, a count other than the header's).
+    - Lines: ``read(path, source, options)`` reads the whole trace from ``source``.
+
+    ``write(trace, keys, options)``: the bytes of the file (None: read only).
+    ``detect(name, head)``: whether a file of this name (lower case, ``.zst`` set aside)
+    starting with ``head`` is in this format (None: only when asked for by name); detectors
+    are tried by ``precedence``, lowest first. ``memory_per_byte``: the memory a whole read
+    takes per byte of the file's data (parsed text costs more than its bytes), checked against
+    the memory free before a read.
     """
 
     name: str
-    read: Callable[[str, bytes, Options], Trace]
+    read: Optional[Callable[[str, Source, Options], Trace]] = None
     write: Optional[Callable[[Trace, np.ndarray, Options], bytes]] = None
-    layout: Optional[Callable[[str, Reader, Options], Layout]] = None
+    layout: Optional[Callable[[str, Source, Options], Layout]] = None
     detect: Optional[Callable[[str, bytes], bool]] = None
     precedence: int = 0
+    memory_per_byte: float = 3.0

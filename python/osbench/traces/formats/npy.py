@@ -1,44 +1,60 @@
 """``npy``: a 1-D integer array of keys, or a structured array with a ``key`` (or ``id``) field
-and optional ``size`` and ``time`` fields. Pickles are never loaded."""
+and optional ``size`` and ``time`` fields. The header is read by numpy's own functions (its
+size limit included); pickles are never loaded. The records are read by the registry, so a
+file whose data disagrees with its header (fewer items, more, another item size) is refused
+whole or streamed alike."""
 
 from __future__ import annotations
 
 import io
-from typing import Optional
+import tokenize
 
 import numpy as np
 
-from osbench.traces.formats._io import Reader, fail
+from osbench.traces.formats._io import Source, fail
 from osbench.traces.formats.format import Format, Layout, Options
 from osbench.traces.trace import Trace
 
 NPY_MAGIC = b"\x93NUMPY"
 
 
-def _header(path: str, head: bytes) -> tuple[np.dtype, int, int, str, Optional[str], Optional[str]]:
-    """(dtype, count, data offset, key field, size field, time field) of a .npy trace."""
-    if not head.startswith(NPY_MAGIC):
+def layout(path: str, src: Source, options: Options) -> Layout:
+    """The records a .npy header promises, read from ``src`` (left at the first record)."""
+    if not src.peek(len(NPY_MAGIC)) == NPY_MAGIC:
         raise fail(path, "byte offset 0", "not a .npy file (it does not start with \\x93NUMPY)")
-    f = io.BytesIO(head)
     try:
-        version = np.lib.format.read_magic(f)
+        version = np.lib.format.read_magic(src)
         if version == (1, 0):
-            shape, _, dtype = np.lib.format.read_array_header_1_0(f)
+            shape, _, dtype = np.lib.format.read_array_header_1_0(src)
+        elif version in ((2, 0), (3, 0)):
+            shape, _, dtype = np.lib.format.read_array_header_2_0(src)
         else:
-            shape, _, dtype = np.lib.format.read_array_header_2_0(f)
-    except (ValueError, SyntaxError, EOFError, TypeError) as exc:
+            raise ValueError(f"version {version[0]}.{version[1]} is not one numpy writes")
+    # numpy parses the header with Python's tokenizer and literal_eval: a damaged one raises any of these
+    except (
+        ValueError,
+        SyntaxError,
+        EOFError,
+        TypeError,
+        OverflowError,
+        MemoryError,
+        RecursionError,
+        KeyError,
+        tokenize.TokenError,
+    ) as exc:
         raise fail(path, "byte offset 8", f"bad .npy header ({exc})") from None
-    start = f.tell()
+    start = src.offset
     if dtype.hasobject:
         raise fail(path, f"byte offset {start}", "a .npy of Python objects is not a trace (pickles are never loaded)")
     if len(shape) != 1:
         raise fail(path, f"byte offset {start}", f"wrong layout: a trace is 1-D, this array has shape {shape}")
+    if shape[0] < 0:
+        raise fail(path, "byte offset 8", f"bad .npy header (shape {shape} has a negative length)")
     if dtype.names is None:
         if dtype.kind not in "iu":
             raise fail(path, f"byte offset {start}", f"wrong layout: keys must be integers, this array holds {dtype}")
         # a plain array: view it as a one-field record
-        rec = np.dtype([("key", dtype)])
-        return rec, int(shape[0]), start, "key", None, None
+        return Layout(np.dtype([("key", dtype)]), "key", count=int(shape[0]))
     names = {n.lower(): n for n in dtype.names}
     key = names.get("key") or names.get("id")
     if key is None or dtype[key].kind not in "iu":
@@ -47,31 +63,9 @@ def _header(path: str, head: bytes) -> tuple[np.dtype, int, int, str, Optional[s
             f"byte offset {start}",
             f"wrong layout: a structured trace needs an integer 'key' or 'id' field, found {list(dtype.names)}",
         )
-    return dtype, int(shape[0]), start, key, names.get("size"), names.get("time")
-
-
-def read(path: str, data: bytes, options: Options) -> Trace:
-    dtype, count, start, key, size, time = _header(path, data)
-    if len(data) - start < count * dtype.itemsize:
-        whole = start + (len(data) - start) // max(dtype.itemsize, 1) * dtype.itemsize
-        raise fail(
-            path,
-            f"byte offset {whole}",
-            f"truncated: the header promises {count} items of {dtype.itemsize} bytes, the file ends at {len(data)}",
-        )
-    arr = np.frombuffer(data, dtype=dtype, count=count, offset=start)
-    return Trace(
-        arr[key].copy(),
-        sizes=None if size is None else arr[size].copy(),
-        times=None if time is None else arr[time].copy(),
-    )
-
-
-def layout(path: str, reader: Reader, options: Options) -> Layout:
-    head = reader.read(4096)
-    dtype, count, start, key, size, time = _header(path, head)
-    reader.rewind_to(start, head)
-    return Layout(dtype, key, size, time, count=count)
+    if dtype.itemsize == 0:
+        raise fail(path, f"byte offset {start}", "wrong layout: records of 0 bytes")
+    return Layout(dtype, key, names.get("size"), names.get("time"), count=int(shape[0]))
 
 
 def write(t: Trace, keys: np.ndarray, options: Options) -> bytes:
@@ -94,9 +88,8 @@ def write(t: Trace, keys: np.ndarray, options: Options) -> bytes:
 
 FORMAT = Format(
     "npy",
-    read,
-    write,
-    layout,
+    write=write,
+    layout=layout,
     detect=lambda name, head: head.startswith(NPY_MAGIC) or name.endswith(".npy"),
     precedence=0,
 )

@@ -9,7 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from osbench.traces.formats._io import Reader, check_records
+from osbench.errors import ArgumentError
+from osbench.traces.formats._io import Source, fitting
 from osbench.traces.formats.format import Format, Layout, Options
 from osbench.traces.trace import NEVER, Trace, as_trace
 
@@ -17,25 +18,15 @@ ORACLE_GENERAL = np.dtype([("time", "<u4"), ("id", "<u8"), ("size", "<u4"), ("ne
 """libCacheSim's oracleGeneral record: 24 packed little-endian bytes."""
 
 
-def read(path: str, data: bytes, options: Options) -> Trace:
-    check_records(path, data, ORACLE_GENERAL.itemsize, "oracleGeneral")
-    rec = np.frombuffer(data, dtype=ORACLE_GENERAL)
-    return Trace(
-        rec["id"].copy(),
-        sizes=rec["size"].copy(),
-        times=rec["time"].copy(),
-        fields={"next_access": rec["next_access"].copy()},
-    )
-
-
-def layout(path: str, reader: Reader, options: Options) -> Layout:
+def layout(path: str, src: Source, options: Options) -> Layout:
     return Layout(ORACLE_GENERAL, "id", "size", "time", extra="next_access")
 
 
 def oracle_general_bytes(trace: Any, sizes: Any = None, times: bool = True) -> bytes:
     """A trace as libCacheSim ``oracleGeneral`` records: times are the trace's (when
     ``times`` and they fit uint32), else access indices; ``next_access`` the index of the
-    key's next access (-1 if none), sizes as given, else the trace's own, else 1."""
+    key's next access (-1 if none), sizes as given, else the trace's own, else 1. A size that
+    uint32 cannot hold, or one below 1, is refused."""
     t = as_trace(trace)
     keys = t.native_keys()
     n = len(keys)
@@ -49,9 +40,21 @@ def oracle_general_bytes(trace: Any, sizes: Any = None, times: bool = True) -> b
     ):
         records["time"] = stamps
     else:
+        if n > 2**32:
+            raise ArgumentError(
+                f"trace is not accepted: {n} accesses, but oracleGeneral's uint32 time holds access indices below 2**32"
+            )
         records["time"] = np.arange(n, dtype=np.uint64).astype(np.uint32)
     records["id"] = keys.view(np.uint64)
     sizes = t.sizes if sizes is None else np.asarray(sizes)
+    if sizes is not None:
+        if np.shape(sizes) != (n,):
+            raise ArgumentError(
+                f"sizes is not accepted: it must be 1-D with one size per access ({n}), got shape {np.shape(sizes)}"
+            )
+        sizes = fitting("sizes", sizes, np.dtype(np.uint32))
+        if n and int(sizes.min()) < 1:
+            raise ArgumentError(f"sizes is not accepted: {int(sizes.min())} is not a size: sizes are 1..{2**32 - 1}")
     records["size"] = 1 if sizes is None else sizes
     nxt = t.next_use() if n else np.zeros(0, dtype=np.uint64)
     records["next_access"] = np.where(nxt == NEVER, -1, nxt.astype(np.int64))
@@ -64,9 +67,8 @@ def write(t: Trace, keys: np.ndarray, options: Options) -> bytes:
 
 FORMAT = Format(
     "oracleGeneral",
-    read,
-    write,
-    layout,
+    write=write,
+    layout=layout,
     detect=lambda name, head: "oraclegeneral" in name,
     precedence=1,
 )

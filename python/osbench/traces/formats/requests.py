@@ -9,9 +9,8 @@ from typing import Optional
 import numpy as np
 
 from osbench import _checks
-from osbench.errors import ArgumentError
 from osbench.traces.formats import azure, mooncake
-from osbench.traces.formats._io import load
+from osbench.traces.formats._io import Source, fail
 
 
 @dataclass(frozen=True)
@@ -30,25 +29,28 @@ class RequestLog:
 
 def read_request_log(path: str, limit: Optional[int] = None) -> RequestLog:
     """The requests of a Mooncake or Azure log (told apart by their content), the first
-    ``limit`` only if given. Anything else is refused, naming what was found."""
+    ``limit`` only if given (then only as much of the file is read). Anything else is
+    refused, naming what was found."""
     if limit is not None:
         limit = _checks.positive_int("limit", limit)
-    data = load(path)
-    if data.lstrip().startswith(b"{"):
-        m = mooncake.read_log(path, data, limit=limit, require=("timestamp", "input_length", "output_length"))
-        return RequestLog(
-            np.array(m.input_length, dtype=float),
-            np.array(m.output_length, dtype=float),
-            np.array([float(stamp) / 1000.0 for stamp in m.timestamp], dtype=float),
-        )
-    first = data.split(b"\n", 1)[0]
-    if not azure.is_azure_header(first):
-        header = [h.strip() for h in first.decode("utf-8", "replace").split(",")]
-        raise ArgumentError(
-            f"{path} is not a request log osbench reads: expected JSON lines (Mooncake) or a CSV "
-            f"with TIMESTAMP, ContextTokens, GeneratedTokens (Azure); got header {header}"
-        )
-    a = azure.read_log(path, data, limit=limit)
+    with Source(path, 0.0 if limit is not None else max(mooncake.MEMORY_PER_BYTE, azure.MEMORY_PER_BYTE)) as src:
+        head = src.peek(4096)
+        if head.lstrip().startswith(b"{"):
+            m = mooncake.read_log(path, src, limit=limit, require=("timestamp", "input_length", "output_length"))
+            return RequestLog(
+                np.array(m.input_length, dtype=float),
+                np.array(m.output_length, dtype=float),
+                np.array([float(stamp) / 1000.0 for stamp in m.timestamp], dtype=float),
+            )
+        first = head.split(b"\n", 1)[0]
+        if not azure.is_azure_header(first):
+            raise fail(
+                path,
+                "line 1",
+                "not a request log osbench reads: expected JSON lines (Mooncake) or a CSV with TIMESTAMP, "
+                f"ContextTokens, GeneratedTokens (Azure); the first line starts {first[:60]!r}",
+            )
+        a = azure.read_log(path, src, limit=limit)
     ns = a.timestamp
     seconds = (ns - ns.min()) / 1e9 if len(ns) else np.zeros(0)
     return RequestLog(a.context.astype(float), a.generated.astype(float), np.asarray(seconds, dtype=float))

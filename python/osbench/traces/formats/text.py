@@ -1,44 +1,48 @@
 """``csv`` and ``txt``: one access per line; the key column (and optionally a size and a time
 column) chosen by index or, with a header line, by name. ``csv`` splits on commas, ``txt`` on
-whitespace (or on ``delimiter=``). The header is detected when not said."""
+whitespace (or on ``delimiter=``). The header is detected when not said. Integers are decimal
+ASCII digits with an optional sign (``1_000``, other scripts' digits, ``0x10`` are refused)."""
 
 from __future__ import annotations
 
 import io
+import itertools
+from collections.abc import Iterator
 from typing import Optional, Union
 
 import numpy as np
 
-from osbench.errors import ArgumentError
-from osbench.traces.formats._io import decode_lines, fail, int_array, parse_int
+from osbench.errors import ArgumentError, TraceFileError
+from osbench.traces.formats._io import Source, fail, int_array, parse_int
 from osbench.traces.formats.format import Format, Options
 from osbench.traces.trace import Trace
 
+MEMORY_PER_BYTE = 8.0
+"""A parsed integer holds about 40 bytes until the columns become arrays: a few times the
+bytes of its digits."""
 
-def _read(path: str, data: bytes, sep: Optional[str], options: Options) -> Trace:
+
+def _read(path: str, src: Source, sep: Optional[str], options: Options) -> Trace:
     key_column, header = options.key_column, options.header
-    lines = decode_lines(path, data)
-    rows = [(i + 1, line) for i, line in enumerate(lines) if line.strip()]
-    if not rows:
+    rows: Iterator[tuple[int, str]] = ((no, line) for no, _, line in src.lines() if line.strip())
+    first = next(rows, None)
+    if first is None:
         raise fail(path, "line 1", "no records (the file holds only blank lines)")
 
     def split(line: str) -> list[str]:
         return [f.strip() for f in line.split(sep)]
 
-    first_no, first = rows[0]
-    names = split(first)
+    first_no, first_line = first
+    names = split(first_line)
     if header is None:
         if isinstance(key_column, str):
             header = True
         else:
+            # A name has no digit (in any script): a first line "1_000" or "١٢٣" is data, and refused.
             k = key_column if isinstance(key_column, int) and 0 <= key_column < len(names) else 0
-            try:
-                int(names[k])
-                header = False
-            except ValueError:
-                header = True
-    if header:
-        rows = rows[1:]
+            header = not any(ch.isdigit() for ch in names[k])
+    if not header:
+        rows = itertools.chain([first], rows)
 
     def column(arg: str, value: Union[int, str, None]) -> Optional[int]:
         if value is None:
@@ -60,13 +64,20 @@ def _read(path: str, data: bytes, sep: Optional[str], options: Options) -> Trace
     wanted = [c for c in (kc, sc, tc) if c is not None]
     need = max(wanted) + 1
     cols: list[list[int]] = [[] for _ in wanted]
+    last_no = first_no
     for line_no, line in rows:
         fields = split(line)
         if len(fields) < need:
             raise fail(path, f"line {line_no}", f"{len(fields)} fields, but column {need - 1} is asked for")
-        for out, c in zip(cols, wanted):
-            out.append(parse_int(path, line_no, c, fields[c]))
-    where = f"lines {first_no}-{rows[-1][0] if rows else first_no}"
+        try:
+            for out, c in zip(cols, wanted):
+                out.append(parse_int(path, line_no, c, fields[c]))
+        except TraceFileError as exc:
+            if line_no == first_no:
+                raise TraceFileError(f"{exc} (if the first line is a header, pass header=True)") from None
+            raise
+        last_no = line_no
+    where = f"lines {first_no}-{last_no}"
     arrays = [int_array(path, c, where) for c in cols]
     keys = arrays[0]
     sizes = arrays[1] if sc is not None else None
@@ -91,16 +102,18 @@ def _write(t: Trace, keys: np.ndarray, sep: str, options: Options) -> bytes:
 
 CSV = Format(
     "csv",
-    lambda path, data, o: _read(path, data, o.delimiter if o.delimiter is not None else ",", o),
+    lambda path, src, o: _read(path, src, o.delimiter if o.delimiter is not None else ",", o),
     lambda t, keys, o: _write(t, keys, o.delimiter if o.delimiter is not None else ",", o),
     detect=lambda name, head: name.endswith(".csv"),
     precedence=4,
+    memory_per_byte=MEMORY_PER_BYTE,
 )
 
 TXT = Format(
     "txt",
-    lambda path, data, o: _read(path, data, o.delimiter, o),  # None: split on whitespace
+    lambda path, src, o: _read(path, src, o.delimiter, o),  # None: split on whitespace
     lambda t, keys, o: _write(t, keys, o.delimiter if o.delimiter is not None else " ", o),
     detect=lambda name, head: name.endswith((".txt", ".tsv", ".trace")),
     precedence=5,
+    memory_per_byte=MEMORY_PER_BYTE,
 )

@@ -175,3 +175,110 @@ pub fn next_use(ids: &[u32], n_ids: usize, out: &mut [u64]) -> Result<()> {
     }
     Ok(())
 }
+
+/// Key -> dense id in little memory, for streams whose distinct keys outgrow the trace in
+/// memory: each key is kept once, in id order (8 bytes), and the table holds ids only (4
+/// bytes a slot, filled to at most 3/4), so a key costs 13 to 19 bytes, and no more than 19
+/// while the table grows (the old table goes before the new one is built from the keys). A
+/// [`KeyMap`] keeps key and id side by side in 16-byte slots filled to at most 1/2: 32 to 64
+/// bytes a key, 96 while it grows; it probes faster, as each probe reads one slot.
+pub struct CompactKeyMap {
+    /// The keys by id.
+    keys: Vec<u64>,
+    /// Slot -> id, or EMPTY.
+    table: Vec<u32>,
+    shift: u32,
+}
+
+impl Default for CompactKeyMap {
+    fn default() -> Self {
+        CompactKeyMap::new()
+    }
+}
+
+impl CompactKeyMap {
+    const MIN_SLOTS: usize = 1 << 10;
+
+    pub fn new() -> Self {
+        CompactKeyMap {
+            keys: Vec::new(),
+            table: vec![EMPTY; Self::MIN_SLOTS],
+            shift: 64 - Self::MIN_SLOTS.trailing_zeros(),
+        }
+    }
+
+    /// Number of distinct keys seen.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// The key that was given `id`.
+    pub fn key(&self, id: u32) -> Option<u64> {
+        self.keys.get(id as usize).copied()
+    }
+
+    /// Bytes held: the keys and the table.
+    pub fn bytes(&self) -> usize {
+        self.keys.capacity() * std::mem::size_of::<u64>() + self.table.len() * std::mem::size_of::<u32>()
+    }
+
+    /// The slot holding `key`'s id, or the empty slot where it would go.
+    #[inline]
+    fn find(&self, key: u64) -> usize {
+        let mask = self.table.len() - 1;
+        let mut s = (key.wrapping_mul(GOLDEN) >> self.shift) as usize;
+        loop {
+            let id = self.table[s];
+            if id == EMPTY || self.keys[id as usize] == key {
+                return s;
+            }
+            s = (s + 1) & mask;
+        }
+    }
+
+    /// The id of `key`, if seen.
+    pub fn get(&self, key: u64) -> Option<u32> {
+        let id = self.table[self.find(key)];
+        (id != EMPTY).then_some(id)
+    }
+
+    /// The id of `key`, assigning the next free id if new.
+    #[inline]
+    pub fn id_of(&mut self, key: u64) -> Result<u32> {
+        let s = self.find(key);
+        if self.table[s] != EMPTY {
+            return Ok(self.table[s]);
+        }
+        if self.keys.len() >= MAX_IDS {
+            return Err(invalid(
+                "trace",
+                format!("more than {MAX_IDS} distinct keys"),
+                "at most 2^32 - 2 distinct keys",
+            ));
+        }
+        let id = self.keys.len() as u32;
+        self.keys.push(key);
+        self.table[s] = id;
+        if self.keys.len() * 4 > self.table.len() * 3 {
+            self.grow();
+        }
+        Ok(id)
+    }
+
+    /// Twice the slots, refilled from the keys in id order: the old table is freed first, so
+    /// growing never holds two tables.
+    #[cold]
+    fn grow(&mut self) {
+        let slots = self.table.len() * 2;
+        self.table = Vec::new();
+        self.table = vec![EMPTY; slots];
+        self.shift = 64 - slots.trailing_zeros();
+        for id in 0..self.keys.len() {
+            let s = self.find(self.keys[id]);
+            self.table[s] = id as u32;
+        }
+    }
+}

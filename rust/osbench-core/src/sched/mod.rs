@@ -211,6 +211,16 @@ pub fn validate(
     if !(p.quantum.is_finite() && p.quantum > 0.0) {
         return Err(invalid("quantum", p.quantum, "a finite number > 0"));
     }
+    if policy.reads.contains(&QUANTUM) {
+        let floor = quantum_floor(size);
+        if p.quantum < floor {
+            return Err(invalid(
+                "quantum",
+                p.quantum,
+                format!("at least {floor:e}: a shorter turn is lost in the rounding of the largest job's work"),
+            ));
+        }
+    }
     if p.boost.is_nan() || p.boost <= 0.0 {
         return Err(invalid("boost", p.boost, "a number > 0 (infinity: never)"));
     }
@@ -231,6 +241,17 @@ pub fn validate(
         return Err(invalid("predicted", "none", "predicted sizes when use_predictions is true"));
     }
     Ok(())
+}
+
+/// The shortest quantum that always makes progress: a turn takes `min(quantum, remaining)`
+/// from a job's remaining work (and adds it to its attained service), both at most the
+/// largest job `S`, and any `x <= S` changes when `2 * S * EPSILON` (at least one unit in the
+/// last place of `S`) is added to or taken from it; a shorter turn could leave the work
+/// unchanged forever. (The clock may be coarser, far from 0: a turn then still ends, on the
+/// clock's resolution.) The Python layer computes the same floor
+/// (`osbench.sched.schedule.quantum_floor`).
+pub fn quantum_floor(size: &[f64]) -> f64 {
+    2.0 * size.iter().fold(0.0f64, |m, &s| m.max(s)) * f64::EPSILON
 }
 
 /// Build the job table: ranks in arrival order (ties by id) and priority keys.

@@ -254,3 +254,21 @@ fn mlfq_boosts_keep_coming_after_float_rounding_and_idle_gaps() {
         assert!(o.switches >= 2 * periods, "start {start}: {} switches for {periods} boost periods", o.switches);
     }
 }
+
+#[test]
+fn a_quantum_below_the_rounding_of_the_work_is_refused() {
+    let c = AtomicBool::new(false);
+    for policy in ["rr", "mlfq"] {
+        for q in [1e-17, 1e-300] {
+            let p = Params { quantum: q, ..Params::default() };
+            let e = simulate(policy, &[0.0], &[1.0], &[], &[], &p, &c).unwrap_err();
+            assert!(e.to_string().contains("quantum"), "{e}");
+        }
+        // at the floor a turn still moves the clock and the remaining work
+        let floor = quantum_floor(&[1.0, 4.0]);
+        assert_eq!(floor, 8.0 * f64::EPSILON);
+        assert!(4.0 - floor < 4.0 && 0.5 + floor > 0.5);
+        let p = Params { quantum: 1e-3, ..Params::default() };
+        assert!(simulate(policy, &[0.0], &[1.0], &[], &[], &p, &c).is_ok());
+    }
+}
