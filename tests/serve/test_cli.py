@@ -7,15 +7,14 @@ import concurrent.futures as cf
 import csv
 import dataclasses
 import json
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 import pytest
+from interrupts import interrupted
 
 import osbench as ob
 from osbench import cli
@@ -171,19 +170,14 @@ def test_errors_are_one_line(args: list[str], message: str) -> None:
 
 
 def test_ctrl_c_exits_130() -> None:
-    code = (
-        "import sys\nfrom osbench import cli\nprint('ready', flush=True)\n"
+    done = interrupted(
+        "from osbench import cli\n"
         "sys.exit(cli.main(['serve', 'simulate', '--poisson', '3000000,200', '--prompt-len', 'lognormal:512,1,2000', "
-        "'--output-len', 'lognormal:512,1,2000', '--no-enable-prefix-caching', '--num-blocks', '4000']))\n"
+        "'--output-len', 'lognormal:512,1,2000', '--no-enable-prefix-caching', '--num-blocks', '4000']))",
+        settle=1.5,  # into the run (about half a minute of work)
     )
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    assert proc.stdout.readline().strip() == "ready"
-    time.sleep(1.5)  # into the run (about half a minute of work)
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err
-    assert "interrupted" in err and "Traceback" not in err
+    assert done.returncode == 130, done.stderr
+    assert "interrupted" in done.stderr and "Traceback" not in done.stderr
 
 
 @pytest.mark.parametrize("command", [["serve", "simulate"], ["serve", "sweep"]])

@@ -3,9 +3,6 @@ Ctrl-C; and cross-checks with osbench's scheduling and radix-tree simulators."""
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import sys
 import threading
 import time
 from dataclasses import fields
@@ -14,6 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from interrupts import assert_stops
 from runs import assert_same_runs
 
 import osbench as ob
@@ -305,34 +303,21 @@ def test_an_untouched_pool_costs_nothing() -> None:
     )
 
 
-LONG_RUN = """
-import sys, numpy as np
-from osbench.serve import native
-from osbench.serve.config import EngineConfig
-from osbench.serve.requests import Requests
-from osbench.serve.steptime import StepTime
-rng = np.random.default_rng(0)
-reqs = Requests(np.zeros(3000), rng.integers(100, 2000, 3000), rng.integers(500, 2000, 3000))
-cfg = EngineConfig(num_blocks=5000, max_num_seqs=256)
-print("ready", flush=True)
-try:
-    for _ in range(1000):  # minutes of work if nothing stops it
-        native.run(reqs, cfg, StepTime.linear(0.01, 1e-5, 1e-4, 1e-7), jump=False)
-except KeyboardInterrupt:
-    print("interrupted", flush=True)
-    sys.exit(0)
-sys.exit(3)
-"""
-
-
 def test_ctrl_c_stops_a_long_native_run() -> None:
-    proc = subprocess.Popen([sys.executable, "-c", LONG_RUN], stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    assert proc.stdout.readline().strip() == "ready"
-    time.sleep(1.0)  # let it get into the native loop
-    proc.send_signal(signal.SIGINT)
-    out, _ = proc.communicate(timeout=60)
-    assert proc.returncode == 0 and "interrupted" in out
+    assert_stops(
+        """
+        import numpy as np
+        from osbench.serve import native
+        from osbench.serve.config import EngineConfig
+        from osbench.serve.requests import Requests
+        from osbench.serve.steptime import StepTime
+        rng = np.random.default_rng(0)
+        reqs = Requests(np.zeros(3000), rng.integers(100, 2000, 3000), rng.integers(500, 2000, 3000))
+        cfg = EngineConfig(num_blocks=5000, max_num_seqs=256)
+        for _ in range(1000):  # minutes of work if nothing stops it
+            native.run(reqs, cfg, StepTime.linear(0.01, 1e-5, 1e-4, 1e-7), jump=False)
+        """
+    )
 
 
 def test_a_long_native_run_releases_the_gil() -> None:

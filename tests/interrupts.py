@@ -1,0 +1,39 @@
+"""Ctrl-C in a child process: the one harness the interrupt tests share."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+
+def interrupted(body: str, *, settle: float = 1.0) -> subprocess.CompletedProcess[str]:
+    """Run ``body`` (Python statements, indented or not) in a child process after a ``ready``
+    line, send it SIGINT ``settle`` seconds after it is ready, and return how it ended. The
+    child prints ``interrupted`` and exits 0 when a KeyboardInterrupt reaches it; exit 3 means
+    the work ended without one."""
+    script = (
+        "import sys\nprint('ready', flush=True)\ntry:\n"
+        + textwrap.indent(textwrap.dedent(body).strip(), "    ")
+        + "\nexcept KeyboardInterrupt:\n    print('interrupted', flush=True)\n    sys.exit(0)\nsys.exit(3)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "ready"
+    time.sleep(settle)  # into the native loop
+    proc.send_signal(signal.SIGINT)
+    try:
+        out, err = proc.communicate(timeout=60)  # the work would take many minutes if nothing stopped it
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise AssertionError("Ctrl-C did not stop the child within 60 s") from None
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def assert_stops(body: str, *, settle: float = 1.0) -> None:
+    """``body`` stops on Ctrl-C with a KeyboardInterrupt, not a crash and not after the work."""
+    done = interrupted(body, settle=settle)
+    assert done.returncode == 0 and "interrupted" in done.stdout, done.stderr
