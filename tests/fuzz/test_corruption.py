@@ -1,6 +1,7 @@
 """Damaged trace files: every format, plain and zstd, truncated, bit-flipped, with bytes inserted
 or duplicated, header fields changed, recompressed, or a decompression bomb. Every reader
-(``traces.read``, streaming ``cache.replay``, ``radix.mooncake``, ``sched.Workload.from_requests``)
+(``traces.read``, streaming ``cache.replay``, ``radix.mooncake``, ``sched.Workload.from_requests``,
+``serve.Requests.read``)
 either refuses the file with a :class:`TraceFileError` naming the file and the byte offset or
 line, or reads it; a file read in memory replays exactly as it streams; damage a zstd checksum
 covers, and a recompression, never change what is read. ``make fuzz`` runs many more examples
@@ -192,6 +193,8 @@ def test_a_damaged_request_log_is_refused_or_read(
         _record(f"read {area}", "refused" if t is None else "equal" if equal else "read")
         w = _outcome(lambda: ob.sched.Workload.from_requests(bad, load=None, tokens_per_second=100.0), bad)
         _record(f"Workload.from_requests {area}", "refused" if w is None else "equal" if equal else "read")
+        r = _outcome(lambda: ob.serve.Requests.read(bad), bad)
+        _record(f"serve.Requests.read {area}", "refused" if r is None else "equal" if equal else "read")
         if make is _mooncake:
             m = _outcome(lambda: ob.radix.mooncake(bad), bad)
             _record(f"radix.mooncake {area}", "refused" if m is None else "equal" if equal else "read")

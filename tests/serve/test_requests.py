@@ -287,16 +287,19 @@ def test_read_mooncake_sorts_by_time_stably(tmp_path: Path) -> None:
         ),
         (
             [{"timestamp": 0, "input_length": 10, "output_length": 0, "hash_ids": [0]}],
-            "output_len[0]=0 is not accepted",
+            "line 1: output_len[0]=0 is not accepted",
         ),
         (
             [
                 {"timestamp": 0, "input_length": 10, "output_length": 1, "hash_ids": [0]},
                 {"timestamp": 1, "input_length": 1, "output_length": 1, "hash_ids": []},
             ],
-            "request 1 (record 2) has no hash_ids",
+            "line 2: no hash_ids",
         ),
-        ([{"timestamp": 0, "input_length": 10, "output_length": 1, "hash_ids": [2**63]}], "ids must be within int64"),
+        (
+            [{"timestamp": 0, "input_length": 10, "output_length": 1, "hash_ids": [2**63]}],
+            "line 1: hash_ids is not accepted: ids must be within int64",
+        ),
         (
             [{"timestamp": 0, "input_length": 10, "output_length": "x", "hash_ids": [1]}],
             "line 1: not a Mooncake request with timestamp, input_length, output_length, hash_ids (TypeError: timestamp, input_length and output_length must be numbers)",

@@ -16,7 +16,8 @@ class Columns(NamedTuple):
     """Requests as arrays: ``arrival`` (seconds, or the log's own time unit before
     :meth:`Requests.read` orders and converts them), ``prompt_len``, ``output_len``, and the
     prompt content as packed ids (``block_ids[block_offsets[i]:block_offsets[i + 1]]`` for
-    request ``i``) or None."""
+    request ``i``) or None. Read from a file: its ``path`` and each request's ``line``, so that
+    a request the checks refuse is named where the file has it."""
 
     arrival: np.ndarray
     prompt_len: np.ndarray
@@ -25,6 +26,8 @@ class Columns(NamedTuple):
     block_offsets: Optional[np.ndarray]
     source_block: int
     name: str
+    path: Optional[str] = None
+    line: Optional[np.ndarray] = None
 
 
 __all__ = ["MAX_TOKENS", "Columns"]

@@ -24,7 +24,8 @@ from osbench import datasets
 from osbench.errors import ArgumentError
 from osbench.serve.columns import Columns
 from osbench.traces.formats import azure, mooncake
-from osbench.traces.formats._io import load
+from osbench.traces.formats._io import fail, load
+from osbench.traces.formats.requests import log_format
 
 FORMATS: tuple[str, ...] = ("azure", "mooncake")
 """The request-log formats :func:`read` turns into :class:`~osbench.serve.Requests`."""
@@ -47,28 +48,24 @@ def read(source: Union[str, os.PathLike[str]], format: Optional[str] = None) -> 
     name = bare if bare in datasets.REGISTRY else Path(path).name
     data = load(path)
     if format is None:
-        if data.lstrip().startswith(b"{"):
-            format = "mooncake"
-        elif azure.is_azure_header(data.split(b"\n", 1)[0]):
-            format = "azure"
-        else:
-            raise ArgumentError(f"{path}: not a request log: Requests.read takes the {' and '.join(FORMATS)} formats")
+        format = log_format(str(path), data[:4096])
     if format == "azure":
         log = azure.read_log(path, data)
-        return Columns(log.timestamp, log.context, log.generated, None, None, 1, name), 1e9  # ns since the epoch
+        columns = Columns(log.timestamp, log.context, log.generated, None, None, 1, name, str(path), log.line)
+        return columns, 1e9  # ns since the epoch
     m = mooncake.read_log(path, data, require=("timestamp", "input_length", "output_length", "hash_ids"))
     empty = [i for i, ids in enumerate(m.hash_ids) if not ids]
     if empty:
-        raise ArgumentError(
-            f"{path}: request {empty[0]} (record {empty[0] + 1}) has no hash_ids: its prompt has no content"
-        )
-    ids = np.array([i for request in m.hash_ids for i in request])
-    if ids.dtype != np.int64:
-        raise ArgumentError(f"{path}: hash_ids is not accepted: ids must be within int64")
+        raise fail(str(path), f"line {m.line[empty[0]]}", "no hash_ids: the request's prompt has no content")
+    too_large = [k for k, request in enumerate(m.hash_ids) if any(i >= 2**63 for i in request)]
+    if too_large:  # the format takes unsigned 64-bit ids too; content ids here are int64
+        raise fail(str(path), f"line {m.line[too_large[0]]}", "hash_ids is not accepted: ids must be within int64")
+    ids = np.array([i for request in m.hash_ids for i in request], dtype=np.int64)
     offsets = np.r_[0, np.cumsum([len(request) for request in m.hash_ids])].astype(np.int64)
     stamps = np.asarray(m.timestamp, dtype=np.float64)
     prompt, output = np.asarray(m.input_length), np.asarray(m.output_length)
-    return Columns(stamps, prompt, output, ids, offsets, mooncake.MOONCAKE_BLOCK_TOKENS, name), 1e3
+    lines = np.asarray(m.line, dtype=np.int64)
+    return Columns(stamps, prompt, output, ids, offsets, mooncake.MOONCAKE_BLOCK_TOKENS, name, str(path), lines), 1e3
 
 
 __all__ = ["FORMATS", "read"]

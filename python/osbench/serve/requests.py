@@ -21,7 +21,7 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from osbench import _checks
-from osbench.errors import ArgumentError, ArgumentTypeError
+from osbench.errors import ArgumentError, ArgumentTypeError, TraceFileError
 from osbench.serve import readers, workloads
 from osbench.serve.columns import MAX_TOKENS, Columns
 from osbench.serve.workloads import LengthSpec, SystemPrompts
@@ -65,9 +65,19 @@ def _array(name: str, value: Any) -> np.ndarray:
     return arr
 
 
-def _first_bad(name: str, arr: np.ndarray, bad: np.ndarray, accepted: str) -> ValueError:
+class _RequestRefused(ArgumentError):
+    """A check of one request's values failed; ``index`` is the request's, so that a reader
+    can say where its file has it."""
+
+    def __init__(self, message: str, index: int) -> None:
+        super().__init__(message)
+        self.index = index
+
+
+def _first_bad(name: str, arr: np.ndarray, bad: np.ndarray, accepted: str) -> ArgumentError:
+    """The refusal of the first ``bad`` entry of a per-request array."""
     i = int(np.argmax(bad))
-    return ArgumentError(f"{name}[{i}]={arr[i].item()!r} is not accepted: {name} must hold {accepted}")
+    return _RequestRefused(f"{name}[{i}]={arr[i].item()!r} is not accepted: {name} must hold {accepted}", i)
 
 
 def _lengths(name: str, value: Any, n: Optional[int]) -> np.ndarray:
@@ -124,7 +134,8 @@ def _ids(name: str, value: Any) -> np.ndarray:
         what = "integers outside int64" if arr.dtype == object else f"dtype {arr.dtype}"
         raise ArgumentTypeError(f"{name} is not accepted: content ids must be integers within int64, got {what}")
     if arr.dtype == np.uint64 and int(arr.max()) > np.iinfo(np.int64).max:
-        raise _first_bad(name, arr, arr > np.iinfo(np.int64).max, "integers within int64")
+        i = int(np.argmax(arr > np.iinfo(np.int64).max))  # a position among the ids, not a request
+        raise ArgumentError(f"{name}[{i}]={arr[i].item()!r} is not accepted: {name} must hold integers within int64")
     return np.asarray(arr, dtype=np.int64)
 
 
@@ -244,9 +255,10 @@ class Requests:
         wrong = counts != expected
         if wrong.any():
             i = int(np.argmax(wrong))
-            raise ArgumentError(
+            raise _RequestRefused(
                 f"blocks[{i}] is not accepted: it has {int(counts[i])} ids, but prompt_len[{i}]={int(self.prompt_len[i])} "
-                f"needs ceil({int(self.prompt_len[i])} / source_block={self.source_block}) = {int(expected[i])}"
+                f"needs ceil({int(self.prompt_len[i])} / source_block={self.source_block}) = {int(expected[i])}",
+                i,
             )
         return ids, offsets
 
@@ -442,11 +454,16 @@ class Requests:
         ``"mooncake-conversation"``, ``"mooncake-synthetic"``) or a file path; see
         :func:`osbench.serve.readers.read`. Requests come in arrival order (a stable sort: the
         logs are in order already, and ties keep their file order), arrivals in seconds from
-        the first; a bad record is named as the file numbers it."""
+        the first; a request the checks refuse is a :class:`~osbench.errors.TraceFileError`
+        naming the file and its line."""
         columns, per_second = readers.read(source, format)
         n = len(columns.arrival)
         try:
             in_file_order = cls._from(columns._replace(arrival=np.zeros(n)))
+        except _RequestRefused as exc:
+            if columns.path is None or columns.line is None:
+                raise
+            raise TraceFileError(f"{columns.path}: line {int(columns.line[exc.index])}: {exc}") from None
         except ArgumentError as exc:
             raise ArgumentError(f"{columns.name}: {exc}") from None
         order = np.argsort(columns.arrival, kind="stable")

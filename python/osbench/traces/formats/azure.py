@@ -35,11 +35,13 @@ _YEARS = range(1678, 2262)  # what datetime64[ns] holds
 @dataclass(frozen=True)
 class AzureLog:
     """The requests of an Azure log in file order: ``timestamp`` in ns since the Unix epoch,
-    ``context`` (prompt) and ``generated`` (output) tokens, int64 arrays."""
+    ``context`` (prompt) and ``generated`` (output) tokens, and the ``line`` each came from,
+    int64 arrays."""
 
     timestamp: np.ndarray
     context: np.ndarray
     generated: np.ndarray
+    line: np.ndarray
 
 
 def is_azure_header(line: bytes) -> bool:
@@ -96,6 +98,7 @@ def _parse(path: str, lines: Iterator[tuple[int, int, str]], limit: Optional[int
     stamps: list[str] = []
     context: list[int] = []
     generated: list[int] = []
+    line_nos: list[int] = []
     for line_no, line in rows:
         if limit is not None and len(stamps) >= limit:
             break
@@ -105,12 +108,14 @@ def _parse(path: str, lines: Iterator[tuple[int, int, str]], limit: Optional[int
         stamps.append(_timestamp(path, line_no, ti, fields[ti]))
         context.append(_count(path, line_no, ci, fields[ci]))
         generated.append(_count(path, line_no, gi, fields[gi]))
+        line_nos.append(line_no)
     if not stamps:
         raise fail(path, "line 2", "no records after the header")
     return AzureLog(
         np.array(stamps, dtype="datetime64[ns]").astype(np.int64),
         np.array(context, dtype=np.int64),
         np.array(generated, dtype=np.int64),
+        np.array(line_nos, dtype=np.int64),
     )
 
 

@@ -37,12 +37,13 @@ text about 7)."""
 class MooncakeLog:
     """The requests of a Mooncake log in file order, one entry per request in each list. A
     field a line leaves out (and the caller did not require) is 0, or for ``input_length``
-    the blocks' tokens, ``len(hash_ids) * 512``."""
+    the blocks' tokens, ``len(hash_ids) * 512``. ``line``: the line each request came from."""
 
     timestamp: list[Union[int, float]]
     input_length: list[int]
     output_length: list[int]
     hash_ids: list[list[int]]
+    line: list[int]
 
     def __len__(self) -> int:
         return len(self.hash_ids)
@@ -105,7 +106,7 @@ def _request(line: str, require: tuple[str, ...]) -> tuple[Union[int, float], in
 def _parse(
     path: str, lines: Iterator[tuple[int, int, str]], limit: Optional[int], require: tuple[str, ...]
 ) -> MooncakeLog:
-    log = MooncakeLog([], [], [], [])
+    log = MooncakeLog([], [], [], [], [])
     for line_no, _, line in lines:
         if limit is not None and len(log) >= limit:
             break
@@ -122,6 +123,7 @@ def _parse(
         log.input_length.append(length)
         log.output_length.append(output)
         log.hash_ids.append(ids)
+        log.line.append(line_no)
     if not len(log):
         raise fail(path, "line 1", "no records (the file holds only blank lines)")
     return log

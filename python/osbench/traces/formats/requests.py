@@ -27,6 +27,22 @@ class RequestLog:
         return len(self.seconds)
 
 
+def log_format(path: str, head: bytes) -> str:
+    """``"mooncake"`` or ``"azure"``: which request log a file is, told by its first bytes;
+    anything else is refused, naming what was found."""
+    if head.lstrip().startswith(b"{"):
+        return "mooncake"
+    first = head.split(b"\n", 1)[0]
+    if azure.is_azure_header(first):
+        return "azure"
+    raise fail(
+        path,
+        "line 1",
+        "not a request log osbench reads: expected JSON lines (Mooncake) or a CSV with TIMESTAMP, "
+        f"ContextTokens, GeneratedTokens (Azure); the first line starts {first[:60]!r}",
+    )
+
+
 def read_request_log(path: str, limit: Optional[int] = None) -> RequestLog:
     """The requests of a Mooncake or Azure log (told apart by their content), the first
     ``limit`` only if given (then only as much of the file is read). Anything else is
@@ -34,21 +50,12 @@ def read_request_log(path: str, limit: Optional[int] = None) -> RequestLog:
     if limit is not None:
         limit = _checks.positive_int("limit", limit)
     with Source(path, 0.0 if limit is not None else max(mooncake.MEMORY_PER_BYTE, azure.MEMORY_PER_BYTE)) as src:
-        head = src.peek(4096)
-        if head.lstrip().startswith(b"{"):
+        if log_format(path, src.peek(4096)) == "mooncake":
             m = mooncake.read_log(path, src, limit=limit, require=("timestamp", "input_length", "output_length"))
             return RequestLog(
                 np.array(m.input_length, dtype=float),
                 np.array(m.output_length, dtype=float),
                 np.array([float(stamp) / 1000.0 for stamp in m.timestamp], dtype=float),
-            )
-        first = head.split(b"\n", 1)[0]
-        if not azure.is_azure_header(first):
-            raise fail(
-                path,
-                "line 1",
-                "not a request log osbench reads: expected JSON lines (Mooncake) or a CSV with TIMESTAMP, "
-                f"ContextTokens, GeneratedTokens (Azure); the first line starts {first[:60]!r}",
             )
         a = azure.read_log(path, src, limit=limit)
     ns = a.timestamp
@@ -56,4 +63,4 @@ def read_request_log(path: str, limit: Optional[int] = None) -> RequestLog:
     return RequestLog(a.context.astype(float), a.generated.astype(float), np.asarray(seconds, dtype=float))
 
 
-__all__ = ["RequestLog", "read_request_log"]
+__all__ = ["RequestLog", "log_format", "read_request_log"]
