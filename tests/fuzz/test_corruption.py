@@ -60,7 +60,8 @@ def _trace_file(fmt: str, dir: Path) -> Path:
 def _mooncake(dir: Path) -> Path:
     p = dir / "m.jsonl"
     lines = [
-        {"timestamp": 1000 * i, "input_length": 32 + i, "output_length": 4 + i % 3, "hash_ids": [1, 2, 3 + i % 4]}
+        # three 512-token blocks each, the last one partial
+        {"timestamp": 1000 * i, "input_length": 1056 + i, "output_length": 4 + i % 3, "hash_ids": [1, 2, 3 + i % 4]}
         for i in range(12)
     ]
     p.write_text("".join(json.dumps(x) + "\n" for x in lines))
@@ -180,6 +181,7 @@ def test_a_damaged_request_log_is_refused_or_read(
     with tempfile.TemporaryDirectory() as d:
         good = make(Path(d))
         want = ob.traces.read(good).keys
+        assert len(ob.serve.Requests.read(good)) == 12  # the undamaged file is a valid log for every reader
         data = good.read_bytes()
         if compressed:
             data = formats.compress(data)
