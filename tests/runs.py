@@ -1,4 +1,5 @@
-"""Comparing two serving runs array for array: the one check every engine comparison makes."""
+"""Serving runs in the tests: comparing two array for array (the one check every engine comparison
+makes), and the case of two requests that preempt each other forever."""
 
 from __future__ import annotations
 
@@ -6,7 +7,24 @@ from dataclasses import fields
 
 import numpy as np
 
+from osbench.serve.config import EngineConfig
+from osbench.serve.requests import Requests
 from osbench.serve.run import EngineRun, StepRecord, Steps
+
+# Two requests that tie on (priority, arrival) under policy="priority": vLLM 0.33.0 preempts the
+# first running one of them, which keeps resetting the other's progress, for ever.
+TIED = Requests([0, 0], [3, 3], [3, 3])
+TIED_CONFIG = EngineConfig(
+    num_blocks=4,
+    block_size=2,
+    max_num_batched_tokens=16,
+    max_num_seqs=4,
+    max_model_len=32,
+    long_prefill_token_threshold=1,
+    enable_prefix_caching=False,  # with it, a recomputation finds its own blocks and gets on
+    policy="priority",
+    scheduler_reserve_full_isl=False,
+)
 
 
 def assert_same_runs(a: EngineRun, b: EngineRun) -> None:

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from interrupts import assert_stops
-from runs import assert_same_runs
+from runs import TIED, TIED_CONFIG, assert_same_runs
 
 import osbench as ob
 from osbench import _native
@@ -129,18 +129,7 @@ def test_simulate_gives_equal_results_with_either_engine() -> None:
 def test_a_run_that_repeats_itself_forever_is_stopped_as_the_reference_stops_it() -> None:
     # Equal (priority, arrival): vLLM preempts the first running one of them, which keeps
     # resetting the other's progress (tests/serve/test_vllm_fidelity.py shows vLLM doing it).
-    reqs = Requests([0, 0], [3, 3], [3, 3])
-    cfg = EngineConfig(
-        num_blocks=4,
-        block_size=2,
-        max_num_batched_tokens=16,
-        max_num_seqs=4,
-        max_model_len=32,
-        long_prefill_token_threshold=1,
-        enable_prefix_caching=False,  # with it, a recomputation finds its own blocks and gets on
-        policy="priority",
-        scheduler_reserve_full_isl=False,
-    )
+    reqs, cfg = TIED, TIED_CONFIG
     message = (
         "requests=0, 1 is not accepted: requests the scheduler can serve: with policy='priority' these preempt one "
         "another forever"

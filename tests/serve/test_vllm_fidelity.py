@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from runs import assert_same_runs
+from runs import TIED, TIED_CONFIG, assert_same_runs
 
 from osbench.errors import ArgumentError
 from osbench.serve import reference, vllm_peer
@@ -151,18 +151,7 @@ def test_requests_that_tie_under_priority_preempt_one_another_forever_in_vllm_to
     that tie on both take turns resetting each other's progress, for ever. The reference stops
     such a run with an error (its LivelockGuard); without the guard it makes the same steps as
     vLLM, and neither produces a token past the first steps."""
-    reqs = Requests([0, 0], [3, 3], [3, 3])
-    cfg = EngineConfig(
-        num_blocks=4,
-        block_size=2,
-        max_num_batched_tokens=16,
-        max_num_seqs=4,
-        max_model_len=32,
-        long_prefill_token_threshold=1,
-        enable_prefix_caching=False,  # with it, a recomputation finds its own blocks and gets on
-        policy="priority",
-        scheduler_reserve_full_isl=False,
-    )
+    reqs, cfg = TIED, TIED_CONFIG
     with pytest.raises(ArgumentError, match="preempt one another forever"):
         reference.run(reqs, cfg, STEP)
     monkeypatch.setattr(reference, "QUIET_STEPS", 10**9)
