@@ -5,7 +5,7 @@ use crate::arrays::{self, slice};
 use crate::errors::ToPyResult;
 use crate::interrupt;
 use numpy::{IntoPyArray, PyReadonlyArray1};
-use osbench_core::serve::{simulate, Config, Options, Record, Requests, Run, StepTime, POLICIES};
+use osbench_core::serve::{simulate, Config, Options, Record, Requests, Run, Settings, StepTime, POLICIES};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -65,7 +65,7 @@ fn serve_simulate<'py>(
         keys: optional("keys", &keys)?,
         key_offsets: optional("key_offsets", &key_offsets)?,
     };
-    let config = Config::new(
+    let config = Config::new(Settings {
         num_blocks,
         block_size,
         max_num_batched_tokens,
@@ -77,7 +77,7 @@ fn serve_simulate<'py>(
         policy,
         watermark_blocks,
         scheduler_reserve_full_isl,
-    )
+    })
     .py_err()?;
     let step_time = StepTime::new(step_kind, &step_coefficients).py_err()?;
     let options = Options { record, jump };

@@ -55,22 +55,39 @@ pub struct Config {
     pub scheduler_reserve_full_isl: bool,
 }
 
+/// The engine's options as given (vLLM's names; `policy` by name), before [`Config::new`]
+/// checks them.
+#[derive(Debug, Clone, Copy)]
+pub struct Settings<'a> {
+    pub num_blocks: u64,
+    pub block_size: u64,
+    pub max_num_batched_tokens: u64,
+    pub max_num_seqs: u64,
+    pub max_model_len: u64,
+    pub enable_chunked_prefill: bool,
+    pub long_prefill_token_threshold: u64,
+    pub enable_prefix_caching: bool,
+    pub policy: &'a str,
+    pub watermark_blocks: u64,
+    pub scheduler_reserve_full_isl: bool,
+}
+
 impl Config {
-    /// The configuration with `policy` by name.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        num_blocks: u64,
-        block_size: u64,
-        max_num_batched_tokens: u64,
-        max_num_seqs: u64,
-        max_model_len: u64,
-        enable_chunked_prefill: bool,
-        long_prefill_token_threshold: u64,
-        enable_prefix_caching: bool,
-        policy: &str,
-        watermark_blocks: u64,
-        scheduler_reserve_full_isl: bool,
-    ) -> Result<Self> {
+    /// The configuration of `settings`, checked.
+    pub fn new(settings: Settings<'_>) -> Result<Self> {
+        let Settings {
+            num_blocks,
+            block_size,
+            max_num_batched_tokens,
+            max_num_seqs,
+            max_model_len,
+            enable_chunked_prefill,
+            long_prefill_token_threshold,
+            enable_prefix_caching,
+            policy,
+            watermark_blocks,
+            scheduler_reserve_full_isl,
+        } = settings;
         if !POLICIES.contains(&policy) {
             return Err(invalid("policy", format!("{policy:?}"), format!("one of {}", POLICIES.join(", "))));
         }

@@ -6,8 +6,25 @@ use std::sync::atomic::AtomicBool;
 /// Binary fractions keep every time exact: 1 s a step, 0.25 s a prefill token, 0.5 s a decode.
 const STEP: StepTime = StepTime::Linear([1.0, 0.25, 0.5, 0.0]);
 
+/// Settings with vLLM's defaults for what these tests do not vary.
+fn settings(num_blocks: u64, block_size: u64, budget: u64, seqs: u64, max_len: u64) -> Settings<'static> {
+    Settings {
+        num_blocks,
+        block_size,
+        max_num_batched_tokens: budget,
+        max_num_seqs: seqs,
+        max_model_len: max_len,
+        enable_chunked_prefill: true,
+        long_prefill_token_threshold: 0,
+        enable_prefix_caching: true,
+        policy: "fcfs",
+        watermark_blocks: 0,
+        scheduler_reserve_full_isl: true,
+    }
+}
+
 fn config(num_blocks: u64, block_size: u64, budget: u64, seqs: u64, max_len: u64) -> Config {
-    Config::new(num_blocks, block_size, budget, seqs, max_len, true, 0, true, "fcfs", 0, true).unwrap()
+    Config::new(settings(num_blocks, block_size, budget, seqs, max_len)).unwrap()
 }
 
 fn run(reqs: &Requests, cfg: &Config, options: Options) -> Result<Run> {
@@ -154,19 +171,15 @@ fn the_decode_jump_changes_nothing_and_is_taken() {
         }
         let need = (0..n).map(|i| (prompt[i] + output[i] - 1) as u64).max().unwrap().div_ceil(block_size);
         let seqs = 1 + rng.below(6);
-        let cfg = Config::new(
-            need + 1 + rng.below(need + 2),
-            block_size,
-            seqs + rng.below(64),
-            seqs,
-            300,
-            true,
-            [0, 3][rng.below(2) as usize],
-            rng.below(2) == 0,
-            ["fcfs", "priority"][rng.below(2) as usize],
-            rng.below(2),
-            rng.below(2) == 0,
-        )
+        let base = settings(need + 1 + rng.below(need + 2), block_size, seqs + rng.below(64), seqs, 300);
+        let cfg = Config::new(Settings {
+            long_prefill_token_threshold: [0, 3][rng.below(2) as usize],
+            enable_prefix_caching: rng.below(2) == 0,
+            policy: ["fcfs", "priority"][rng.below(2) as usize],
+            watermark_blocks: rng.below(2),
+            scheduler_reserve_full_isl: rng.below(2) == 0,
+            ..base
+        })
         .unwrap();
         let reqs = Requests {
             arrival: &arrival,
@@ -196,7 +209,14 @@ fn the_decode_jump_changes_nothing_and_is_taken() {
 #[test]
 fn requests_tied_under_priority_that_preempt_one_another_forever_are_stopped() {
     let reqs = Requests { arrival: &[0.0, 0.0], prompt_len: &[3, 3], output_len: &[3, 3], ..Requests::default() };
-    let cfg = Config::new(4, 2, 16, 4, 32, true, 1, false, "priority", 0, false).unwrap();
+    let cfg = Config::new(Settings {
+        long_prefill_token_threshold: 1,
+        enable_prefix_caching: false,
+        policy: "priority",
+        scheduler_reserve_full_isl: false,
+        ..settings(4, 2, 16, 4, 32)
+    })
+    .unwrap();
     match run(&reqs, &cfg, Options::default()) {
         Err(Error::InvalidArgument { name: "requests", value, accepted }) => {
             assert_eq!(value, "0, 1");
@@ -236,9 +256,10 @@ fn bad_input_is_an_error_never_a_panic() {
     let too_small = config(3, 8, 64, 4, 64); // request 1 needs 5 blocks
     assert!(matches!(run(&good, &too_small, Options::default()), Err(Error::InvalidArgument { .. })));
     for (budget, seqs, chunked, policy) in [(64, 100, true, "fcfs"), (32, 4, false, "fcfs"), (64, 4, true, "lifo")] {
-        assert!(Config::new(100, 8, budget, seqs, 64, chunked, 0, true, policy, 0, true).is_err());
+        let bad = Settings { enable_chunked_prefill: chunked, policy, ..settings(100, 8, budget, seqs, 64) };
+        assert!(Config::new(bad).is_err());
     }
-    assert!(Config::new(100, 0, 64, 4, 64, true, 0, true, "fcfs", 0, true).is_err());
+    assert!(Config::new(settings(100, 0, 64, 4, 64)).is_err());
     assert!(StepTime::new("cubic", &[1.0]).is_err() && StepTime::new("linear", &[1.0]).is_err());
     let negative = StepTime::new("linear", &[-1.0, 0.0, 0.0, 0.0]).unwrap();
     let result = simulate(&good, &cfg, &negative, Options::default(), &AtomicBool::new(false));
