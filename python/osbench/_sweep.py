@@ -20,6 +20,7 @@ import concurrent.futures as cf
 import importlib
 import json
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Callable, Optional, Union
@@ -65,24 +66,58 @@ def read_spec(spec: SpecLike) -> dict[str, Any]:
     return raw
 
 
+MAX_LINE = 64 << 20
+"""The longest line a results file may hold (a result is a few kilobytes of JSON)."""
+
+
+def results_path(out: PathLike) -> Path:
+    """``out`` as a results file: a regular file (or a symbolic link to one), or a new path. The
+    sweep appends to it and reads it back to resume, so a device, a pipe or a directory is
+    refused (``/dev/full`` would read as zeros for ever)."""
+    path = Path(out)
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return path
+    except OSError as exc:
+        raise ArgumentError(f"out={os.fspath(out)!r} is not accepted: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(mode):
+        kind = (
+            "a directory"
+            if stat.S_ISDIR(mode)
+            else "a named pipe"
+            if stat.S_ISFIFO(mode)
+            else "a socket"
+            if stat.S_ISSOCK(mode)
+            else "a device"
+        )
+        raise ArgumentError(
+            f"out={os.fspath(out)!r} is not accepted: it is {kind}; a sweep's results go to a regular file "
+            "(or a new path), which it appends to and reads back to resume"
+        )
+    return path
+
+
 def finished(out: PathLike) -> dict[str, dict[str, Any]]:
     """The results already in a results file, by cell key. A last line cut short by a crash
     is ignored (its cell runs again); any other bad line is an error naming the line."""
-    path = Path(out)
+    path = results_path(out)
     if not path.exists():
         return {}
-    lines = path.read_text(encoding="utf-8").split("\n")
     done = {}
-    for i, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-            done[rec["key"]] = rec
-        except (ValueError, KeyError, TypeError):
-            if i == len(lines):  # the unterminated last line of a killed run
+    with open(path, "rb") as f:
+        for i, line in enumerate(iter(lambda: f.readline(MAX_LINE + 1), b""), 1):
+            if len(line) > MAX_LINE:
+                raise ArgumentError(f"{path}: line {i}: longer than {MAX_LINE >> 20} MiB, not a sweep result")
+            if not line.strip():
                 continue
-            raise ArgumentError(f"{path}: line {i}: not a sweep result") from None
+            try:
+                rec = json.loads(line)
+                done[rec["key"]] = rec
+            except (ValueError, KeyError, TypeError):
+                if not line.endswith(b"\n"):  # the unterminated last line of a killed run
+                    continue
+                raise ArgumentError(f"{path}: line {i}: not a sweep result") from None
     return done
 
 
@@ -90,10 +125,21 @@ def _drop_cut_line(path: Path) -> None:
     """Remove a last line cut short by a crash, so appended results start on a fresh line."""
     if not path.exists():
         return
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        with open(path, "r+b") as f:
-            f.truncate(data.rfind(b"\n") + 1)
+    with open(path, "r+b") as f:
+        end = f.seek(0, os.SEEK_END)
+        pos = end
+        while pos > 0:
+            start = max(0, pos - (1 << 16))
+            f.seek(start)
+            block = f.read(pos - start)
+            if pos == end and block.endswith(b"\n"):
+                return
+            cut = block.rfind(b"\n")
+            if cut >= 0:
+                f.truncate(start + cut + 1)
+                return
+            pos = start
+        f.truncate(0)
 
 
 def _executor(executor: Any, workers: Optional[int]) -> tuple[cf.Executor, Callable[[], None]]:
@@ -179,4 +225,4 @@ def run(
     return [done[c["key"]] for c in cells]
 
 
-__all__ = ["finished", "read_spec", "run"]
+__all__ = ["MAX_LINE", "finished", "read_spec", "results_path", "run"]
