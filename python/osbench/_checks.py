@@ -50,7 +50,7 @@ def non_negative_int(name: str, value: Any) -> int:
     return int(value)
 
 
-def int_array(name: str, value: Any) -> np.ndarray:
+def int_array(name: str, value: Any, what: str = "integer keys") -> np.ndarray:
     """A 1-D integer array for the native engine: int64 or uint64, C-contiguous.
 
     Smaller integer types are widened; floats, strings, objects and 2-D arrays are refused.
@@ -63,13 +63,39 @@ def int_array(name: str, value: Any) -> np.ndarray:
         raise ArgumentError(f"{name} is not accepted: it must be 1-D, got an array of shape {arr.shape}")
     if arr.size == 0:
         return np.zeros(0, dtype=np.int64)
+    if arr.dtype.kind in "fO":  # numpy's guess for a list of ints beyond int64
+        ints = integers_of(name, value)
+        arr = arr if ints is None else ints
     if arr.dtype.kind not in "iu":
         raise ArgumentTypeError(
-            f"{name} is not accepted: the native engine takes integer keys (int64 or uint64), got dtype {arr.dtype}"
+            f"{name} is not accepted: the native engine takes {what} (int64 or uint64), got dtype {arr.dtype}"
         )
     if arr.dtype != np.uint64:
         arr = arr.astype(np.int64, copy=False)
-    return np.ascontiguousarray(arr)
+    return np.require(arr, requirements=["C", "A"])  # a contiguous view may still be misaligned
+
+
+def integers_of(name: str, items: Any) -> Optional[np.ndarray]:
+    """A list or tuple of Python integers as int64, or as uint64 when they need it (numpy alone
+    makes floats of ``[2**64 - 1, 5]``, which would lose the keys); None when ``items`` is no such
+    sequence (the caller decides what else it may be). Integers that no 64-bit type holds, or
+    negative ones beside ones of 2**63 or more, are refused."""
+    if not isinstance(items, (list, tuple)) or not all(
+        isinstance(k, numbers.Integral) and not isinstance(k, (bool, np.bool_)) for k in items
+    ):
+        return None
+    values = [int(k) for k in items]
+    lo, hi = (min(values), max(values)) if values else (0, 0)
+    if -(2**63) <= lo and hi < 2**63:
+        return np.array(values, dtype=np.int64)
+    if 0 <= lo and hi < 2**64:
+        return np.array(values, dtype=np.uint64)
+    if lo < -(2**63) or hi >= 2**64:
+        bad = lo if lo < -(2**63) else hi
+        why = "it is outside the 64-bit range"
+    else:
+        bad, why = lo, f"a negative key beside {hi}: one 64-bit type holds [-2**63, 2**63) or [0, 2**64)"
+    raise ArgumentError(f"{name} is not accepted: {bad} at index {values.index(bad)}: {why}")
 
 
 def power_of_two(name: str, value: Any, why: str = "") -> int:

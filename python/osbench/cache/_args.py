@@ -138,12 +138,12 @@ def online_access(access: Callable[[Any, Optional[int], Optional[float]], bool],
     call of each kind of cache is checked first, inline: it runs once per access."""
 
     def checked(key: Any, size: Any = None, cost: Any = None) -> bool:
-        return access(key, online_size(size, sized), online_cost(cost, costed))
+        return access(online_key(key), online_size(size, sized), online_cost(cost, costed))
 
     if not sized and not costed:
 
         def by_key(key: Any, size: Any = None, cost: Any = None) -> bool:
-            if size is None and cost is None:
+            if size is None and cost is None and type(key) is int:
                 return access(key, None, None)
             return checked(key, size, cost)
 
@@ -151,12 +151,21 @@ def online_access(access: Callable[[Any, Optional[int], Optional[float]], bool],
     if sized and not costed:
 
         def by_size(key: Any, size: Any = None, cost: Any = None) -> bool:
-            if cost is None and type(size) is int and 0 < size <= _MAX_SIZE:
+            if cost is None and type(key) is int and type(size) is int and 0 < size <= _MAX_SIZE:
                 return access(key, size, None)
             return checked(key, size, cost)
 
         return by_size
     return checked
+
+
+def online_key(key: Any) -> Any:
+    """The key of one online access (or of ``key in cache``): a bool is refused, as ``True``
+    would be the key 1 (the native engine takes integers in [-2**63, 2**64), the reference any
+    hashable key)."""
+    if isinstance(key, (bool, np.bool_)):
+        raise ArgumentTypeError(f"key={key!r} is not accepted: a bool is no key (True would be the key 1)")
+    return key
 
 
 def online_size(size: Any, sized: bool) -> Optional[int]:

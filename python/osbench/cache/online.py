@@ -60,7 +60,7 @@ class OnlineCache:
         return len(self._cache)
 
     def __contains__(self, key: Any) -> bool:
-        return key in self._cache
+        return _args.online_key(key) in self._cache
 
     def __repr__(self) -> str:
         unit = "bytes" if self.sizes else "objects"

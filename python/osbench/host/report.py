@@ -13,6 +13,7 @@ from typing import Any, Callable, Optional
 
 from osbench import _files
 from osbench._format import duration, number
+from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.host.faults import LatencyPoint, cow_faults, latency_sizes, memory_latency, page_faults
 from osbench.host.gil import gil_scaling, isolation
 from osbench.host.info import info
@@ -254,7 +255,15 @@ def write(report: HostReport, out_dir: str | os.PathLike[str], figures: bool = T
     """Write ``host.json``, ``host.md`` and (with matplotlib) ``round_trips.png`` and
     ``memory_latency.png`` into ``out_dir`` (created if needed), each atomically. Returns the
     paths written, by kind."""
+    if not isinstance(report, HostReport):
+        raise ArgumentTypeError(
+            f"report={report!r:.60} is not accepted: a HostReport, as osbench.host.measure() returns"
+        )
+    if not isinstance(out_dir, (str, os.PathLike)) or not os.fspath(out_dir):
+        raise ArgumentTypeError(f"out_dir={out_dir!r} is not accepted: a folder path")
     out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise ArgumentError(f"out_dir={os.fspath(out_dir)!r} is not accepted: it exists and is no folder")
     out.mkdir(parents=True, exist_ok=True)
     paths = {"json": out / "host.json", "markdown": out / "host.md"}
     _files.write_bytes(paths["json"], json.dumps(report.to_dict(), indent=1, default=_jsonable).encode())

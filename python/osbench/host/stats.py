@@ -16,7 +16,7 @@ from typing import Any, Optional
 import numpy as np
 
 from osbench._format import duration_ns
-from osbench.errors import ArgumentError
+from osbench.errors import ArgumentError, ArgumentTypeError
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class Spread:
 
     @classmethod
     def of(cls, samples: Sequence[float] | np.ndarray) -> Spread:
-        a = np.asarray(samples, dtype=np.float64)
+        a = _samples(samples)
         if a.size == 0:
             raise ArgumentError("samples is empty: a spread needs at least one sample")
         p25, med, p75, p99 = np.percentile(a, [25, 50, 75, 99])
@@ -63,6 +63,29 @@ class Mode:
         return {"label": self.label, "fraction": self.fraction, "spread": self.spread.to_dict()}
 
 
+def _samples(samples: Sequence[float] | np.ndarray) -> np.ndarray:
+    """Timing samples as a 1-D float64 array: finite numbers (a NaN has no rank, and would make
+    every order statistic NaN)."""
+    try:
+        a = np.asarray(samples, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ArgumentTypeError(
+            f"samples={_excerpt(samples)} is not accepted: a 1-D sequence of numbers (timings)"
+        ) from None
+    if a.ndim != 1:
+        raise ArgumentError(f"samples is not accepted: a 1-D sequence of numbers, got an array of shape {a.shape}")
+    bad = ~np.isfinite(a)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ArgumentError(f"samples is not accepted: {float(a[i])!r} at index {i}: timings are finite numbers")
+    return a
+
+
+def _excerpt(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:40] + "..."
+
+
 def human_ns(ns: float) -> str:
     """``850 ns``, ``12.3 us``, ``4.56 ms``: the report's formatter (:func:`osbench._format.duration_ns`)."""
     return duration_ns(ns)
@@ -76,7 +99,7 @@ def modes(samples: Sequence[float] | np.ndarray, min_fraction: float = 0.05, min
     ``min_fraction`` of the samples and the two medians differ by ``min_ratio`` or more;
     otherwise one mode ("all") is returned. Ties at the boundary go to the fast mode.
     """
-    a = np.sort(np.asarray(samples, dtype=np.float64))
+    a = np.sort(_samples(samples))
     if a.size == 0:
         return []
     whole = [Mode("all", 1.0, Spread.of(a))]

@@ -114,7 +114,15 @@ def table_memory(vpns: Any, layout: PageTableLayout = X86_64) -> TableMemory:
 
     A table at level k exists for each distinct prefix of the page number above it: level k
     holds as many tables as there are distinct ``vpn >> (bits of levels k..last)``."""
-    v = np.unique(np.asarray(vpns, dtype=np.int64).reshape(-1))
+    pages: Any
+    if isinstance(vpns, np.ndarray):
+        pages = vpns.reshape(-1)
+    else:  # nested sequences flattened as Python objects, so that a huge int is named, not overflowed
+        try:
+            pages = np.asarray(vpns, dtype=object).reshape(-1).tolist()
+        except (TypeError, ValueError):
+            raise ArgumentTypeError(f"vpns={vpns!r:.60} is not accepted: page numbers (integers)") from None
+    v = np.unique(_checks.int_array("vpns", pages, "integer page numbers"))
     if v.size and (v[0] < 0 or int(v[-1]) >> sum(layout.level_bits)):
         bad = int(v[0]) if v[0] < 0 else int(v[-1])
         raise ArgumentError(f"vpns={bad} is not accepted: page numbers in [0, 2**{sum(layout.level_bits)})")

@@ -31,6 +31,12 @@ class Trace:
             arr: Optional[np.ndarray] = np.asarray(keys)
         except (ValueError, TypeError):  # ragged nested lists: left for the engine to refuse
             arr = None
+        if arr is not None and arr.ndim == 1 and arr.dtype.kind in "fO":  # numpy's guess for ints beyond int64
+            try:
+                ints = _checks.integers_of("trace", keys)
+            except ArgumentError:  # beyond 64 bits: kept as given, for the reference engine
+                ints = None
+            arr = arr if ints is None else ints
         if arr is not None and arr.ndim == 1 and (arr.dtype.kind in "iu" or arr.size == 0):
             self.keys: Any = _checks.int_array("trace", arr)
         elif (isinstance(keys, np.ndarray) and keys.ndim != 1) or (arr is not None and arr.ndim == 0):

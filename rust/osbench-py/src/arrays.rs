@@ -8,13 +8,16 @@ use numpy::{
 };
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyList, PyString, PyTuple};
 
-/// The elements of a 1-D array, without a copy; a strided view is refused.
+/// The elements of a 1-D array, without a copy; a strided or misaligned view is refused,
+/// saying which (the Python layer hands over arrays that are neither).
 pub fn slice<'a, T: Element>(name: &str, a: &'a PyReadonlyArray1<'_, T>) -> PyResult<&'a [T]> {
     a.as_slice().map_err(|_| {
+        let what = if a.is_contiguous() { "a misaligned array" } else { "a strided array" };
         ArgumentError::new_err(format!(
-            "{name}=<a strided array> is not accepted: a C-contiguous 1-D array (numpy.ascontiguousarray makes one)"
+            "{name}=<{what}> is not accepted: an aligned, C-contiguous 1-D array \
+             (numpy.require(a, requirements='CA') makes one)"
         ))
     })
 }
@@ -49,11 +52,12 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Keys<'py> {
     type Error = PyErr;
 
     fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        // A view that cannot be read in place (strided, misaligned) is read from a copy.
         if let Ok(a) = obj.extract::<PyReadonlyArray1<'py, i64>>() {
-            return Ok(Keys::Signed(a));
+            return Ok(Keys::Signed(if a.as_slice().is_ok() { a } else { copied(&obj)?.extract()? }));
         }
         if let Ok(a) = obj.extract::<PyReadonlyArray1<'py, u64>>() {
-            return Ok(Keys::Unsigned(a));
+            return Ok(Keys::Unsigned(if a.as_slice().is_ok() { a } else { copied(&obj)?.extract()? }));
         }
         // Arrays of other dtypes are refused as such (the Python layer converts those it accepts).
         if obj.getattr("dtype").is_err() {
@@ -70,6 +74,30 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Keys<'py> {
         Err(ArgumentTypeError::new_err(format!(
             "keys={what} is not accepted: a 1-D numpy array of int64 or uint64, or a sequence of ints in [-2**63, 2**63)"
         )))
+    }
+}
+
+/// The key of an online access: a Python integer (or anything with `__index__`, numpy's ints),
+/// kept whole (the core takes [-2**63, 2**64) and says so); a bool or a non-integer is refused.
+pub struct OnlineKey(pub i128);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for OnlineKey {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        if obj.is_instance_of::<PyBool>() {
+            return Err(ArgumentTypeError::new_err(format!(
+                "key={} is not accepted: a bool is no key (True would be the key 1)",
+                obj.repr()?
+            )));
+        }
+        obj.extract::<i128>().map(OnlineKey).map_err(|_| match obj.repr() {
+            Ok(what) if obj.getattr("__index__").is_err() => ArgumentTypeError::new_err(format!(
+                "key={what} is not accepted: the native engine takes integer keys (the reference engine any hashable)"
+            )),
+            Ok(what) => ArgumentError::new_err(format!("key={what} is not accepted: an integer in [-2**63, 2**64)")),
+            Err(e) => e,
+        })
     }
 }
 
@@ -106,7 +134,7 @@ impl<'py> Int64s<'py> {
             },
         };
         let a = a.readonly();
-        Ok(Some(if a.as_slice().is_ok() { Int64s::Array(a) } else { Int64s::Owned(a.as_array().to_vec()) }))
+        Ok(Some(Int64s::Array(if a.as_slice().is_ok() { a } else { copied(a.as_any())?.extract()? })))
     }
 
     pub fn as_slice(&self) -> &[i64] {
@@ -115,6 +143,12 @@ impl<'py> Int64s<'py> {
             Int64s::Owned(v) => v,
         }
     }
+}
+
+/// A fresh copy of a numpy array (`a.copy()`: contiguous and aligned), for a view that cannot be
+/// read in place; its elements are never read through the view itself, which may be misaligned.
+fn copied<'py>(a: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    a.call_method0("copy")
 }
 
 /// The items of a list or tuple (`get` is PyList_GetItem or PyTuple_GetItem) as i64, or None

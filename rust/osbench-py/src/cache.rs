@@ -2,7 +2,7 @@
 //! the online cache and stream classes. Each function converts its arguments and calls one
 //! entry point of the core, which checks them and decides.
 
-use crate::arrays::{optional, slice, Keys};
+use crate::arrays::{optional, slice, Keys, OnlineKey};
 use crate::errors::ToPyResult;
 use crate::interrupt;
 use crate::threads;
@@ -218,8 +218,8 @@ impl OnlineCache {
     /// Access `key`; True on a hit. A miss inserts it. `size` is given exactly when the cache
     /// was made with sizes, `cost` exactly when it was made with costs.
     #[pyo3(signature = (key, size=None, cost=None))]
-    fn access(&mut self, key: i128, size: Option<u64>, cost: Option<f64>) -> PyResult<bool> {
-        self.cache.access(key, size, cost).py_err()
+    fn access(&mut self, key: OnlineKey, size: Option<u64>, cost: Option<f64>) -> PyResult<bool> {
+        self.cache.access(key.0, size, cost).py_err()
     }
 
     /// Bytes held (with sizes), else the number of objects held.
@@ -228,8 +228,8 @@ impl OnlineCache {
         self.cache.used()
     }
 
-    fn __contains__(&self, key: i128) -> bool {
-        self.cache.contains(key)
+    fn __contains__(&self, key: OnlineKey) -> bool {
+        self.cache.contains(key.0)
     }
 
     fn __len__(&self) -> usize {

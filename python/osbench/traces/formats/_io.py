@@ -16,6 +16,9 @@ Limits, all derived from the input:
 - A whole-file read is refused when it would need more memory than the machine has free
   (``memory_per_byte`` of the format times the data), before it starts where the size is
   known and as soon as it is exceeded otherwise.
+- A line of text is at most ``MAX_LINE`` bytes: a longer one is refused, naming it, before it is
+  decoded or split (one huge field would otherwise cost several copies of itself), and an
+  error quotes at most ``QUOTE`` characters of a field (:func:`quote`).
 """
 
 from __future__ import annotations
@@ -45,6 +48,13 @@ BOMB_FLOOR = 256 << 20
 BLOCK = 1 << 20
 """Bytes read (or decompressed) at a time."""
 
+MAX_LINE = 4 << 20
+"""The longest line a text format may hold, in bytes (a Mooncake request of a million tokens
+takes about 40 KB)."""
+
+QUOTE = 40
+"""Characters of a field an error message quotes at most."""
+
 _SKIPPABLE = range(0x184D2A50, 0x184D2A60)
 _ZSTD_FRAME = 0xFD2FB528
 _MAX_BLOCK = 128 << 10
@@ -55,6 +65,13 @@ __all__ = ["TraceFileError"]
 def fail(path: str, where: str, what: str) -> TraceFileError:
     """The error of a file that cannot be read: ``path: where: what``."""
     return TraceFileError(f"{path}: {where}: {what}")
+
+
+def quote(field: str) -> str:
+    """``repr(field)``, cut to its first ``QUOTE`` characters (and the length said) when longer."""
+    if len(field) <= QUOTE:
+        return repr(field)
+    return f"{field[:QUOTE]!r}... ({len(field):,} characters)"
 
 
 def strip_zst(name: str) -> str:
@@ -286,6 +303,7 @@ class Source:
         ``\\r`` before it dropped; ``str.splitlines`` would also split inside a JSON string at
         U+2028), decoded as UTF-8 strictly."""
         rest: list[bytes] = []
+        held = 0  # bytes in rest
         line_no, start = 1, self.offset
         while True:
             block = self.read(BLOCK)
@@ -295,10 +313,16 @@ class Source:
                 return
             if b"\n" not in block:
                 rest.append(block)
+                held += len(block)
+                if held > MAX_LINE:
+                    raise too_long(self.path, line_no, start)
                 continue
             pieces = (b"".join(rest) + block).split(b"\n")
             rest = [pieces.pop()]
+            held = len(rest[0])
             for piece in pieces:
+                if len(piece) > MAX_LINE:
+                    raise too_long(self.path, line_no, start)
                 yield line_no, start, decode_line(self.path, piece, start)
                 line_no += 1
                 start += len(piece) + 1
@@ -312,13 +336,23 @@ def decode_line(path: str, raw: bytes, offset: int) -> str:
         raise fail(path, f"byte offset {offset + exc.start}", "not UTF-8 text") from None
 
 
+def too_long(path: str, line_no: int, offset: int) -> TraceFileError:
+    return fail(
+        path, f"line {line_no} (byte offset {offset})", f"longer than {MAX_LINE >> 20} MiB: not a line of a trace"
+    )
+
+
 def data_lines(path: str, data: bytes) -> Iterator[tuple[int, int, str]]:
-    """:meth:`Source.lines` of bytes already read."""
-    start = 0
-    for line_no, raw in enumerate(data.split(b"\n"), 1):
-        if raw or start < len(data):
-            yield line_no, start, decode_line(path, raw, start)
-        start += len(raw) + 1
+    """:meth:`Source.lines` of bytes already read (each line's length checked before it is copied)."""
+    start, line_no = 0, 1
+    while start < len(data):
+        end = data.find(b"\n", start)
+        if end < 0:
+            end = len(data)
+        if end - start > MAX_LINE:
+            raise too_long(path, line_no, start)
+        yield line_no, start, decode_line(path, data[start:end], start)
+        start, line_no = end + 1, line_no + 1
 
 
 def load(path: str, memory_per_byte: float = 2.0) -> bytes:
@@ -338,22 +372,22 @@ def parse_int(path: str, line_no: int, column: int, field: str) -> int:
             raise ValueError
         value = int(field)
     except ValueError:
-        raise fail(path, f"line {line_no}, column {column + 1}", f"{field!r} is not an integer") from None
+        raise fail(path, f"line {line_no}, column {column + 1}", f"{quote(field)} is not an integer") from None
     if not _INT64_MIN <= value < _UINT64_END:
-        raise fail(path, f"line {line_no}, column {column + 1}", f"{field} is outside the 64-bit range")
+        raise fail(path, f"line {line_no}, column {column + 1}", f"{quote(field)} is outside the 64-bit range")
     return value
 
 
 def int_array(path: str, values: list[int], what: str) -> np.ndarray:
     """Integers (each within the 64-bit range) as int64, or uint64 when they need it."""
-    if not values:
-        return np.zeros(0, dtype=np.int64)
-    lo, hi = min(values), max(values)
-    if hi < 2**63:
-        return np.array(values, dtype=np.int64)
-    if lo >= 0:
-        return np.array(values, dtype=np.uint64)
-    raise fail(path, what, "integers outside the 64-bit range: negative ones beside ones of 2**63 or more")
+    try:
+        arr = _checks.integers_of(what, values)
+    except ArgumentError:
+        raise fail(
+            path, what, "integers outside the 64-bit range: negative ones beside ones of 2**63 or more"
+        ) from None
+    assert arr is not None
+    return arr
 
 
 def fitting(name: str, values: Any, dtype: np.dtype) -> np.ndarray:
@@ -383,8 +417,10 @@ def fitting(name: str, values: Any, dtype: np.dtype) -> np.ndarray:
 
 
 def native_order(records: np.ndarray, field: Optional[str]) -> Optional[np.ndarray]:
-    """One field of structured records, contiguous, in the machine's byte order (None for no field)."""
+    """One field of structured records as an array of its own: contiguous, aligned and in the
+    machine's byte order (None for no field). A field of one record is a contiguous view that
+    may be misaligned (oracleGeneral's id lies at byte 4), so alignment is asked for too."""
     if field is None:
         return None
     a = records[field]
-    return np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("="))
+    return np.require(a, dtype=a.dtype.newbyteorder("="), requirements=["C", "A"])

@@ -18,7 +18,7 @@ from typing import Optional, Union
 import numpy as np
 
 from osbench import _checks
-from osbench.traces.formats._io import Source, data_lines, fail, parse_int
+from osbench.traces.formats._io import Source, data_lines, fail, parse_int, quote
 from osbench.traces.formats.format import Format, Options
 from osbench.traces.trace import Trace
 
@@ -70,20 +70,22 @@ def _timestamp(path: str, line_no: int, column: int, field: str) -> str:
         raise fail(
             path,
             f"line {line_no}, column {column + 1}",
-            f"{field!r} is not a timestamp (a date and time such as 2023-11-16 18:15:46.68, years 1678 to 2261)",
+            f"{quote(field)} is not a timestamp (a date and time such as 2023-11-16 18:15:46.68, years 1678 to 2261)",
         )
     stamp = field.replace(" ", "T")
     try:
         np.datetime64(stamp, "ns")
     except ValueError:
-        raise fail(path, f"line {line_no}, column {column + 1}", f"{field!r} is not a timestamp") from None
+        raise fail(path, f"line {line_no}, column {column + 1}", f"{quote(field)} is not a timestamp") from None
     return stamp
 
 
 def _count(path: str, line_no: int, column: int, field: str) -> int:
     value = parse_int(path, line_no, column, field)
     if not 0 <= value < 2**63:
-        raise fail(path, f"line {line_no}, column {column + 1}", f"{field} is not a token count (an integer >= 0)")
+        raise fail(
+            path, f"line {line_no}, column {column + 1}", f"{quote(field)} is not a token count (an integer >= 0)"
+        )
     return value
 
 
@@ -120,7 +122,16 @@ def _parse(path: str, lines: Iterator[tuple[int, int, str]], limit: Optional[int
 
 
 def read(path: str, src: Source, options: Options) -> Trace:
+    """One access per request, its size the prompt's tokens: a request of ``ContextTokens`` 0
+    would be an object of size 0, and is refused."""
     log = _parse(path, src.lines(), None)
+    empty = np.flatnonzero(log.context < 1)
+    if empty.size:
+        raise fail(
+            path,
+            f"line {log.line[empty[0]]}",
+            "ContextTokens 0 is no size: read as a trace, a request is an object of its prompt's tokens (>= 1)",
+        )
     return Trace(
         np.arange(len(log.context), dtype=np.int64),
         sizes=log.context,

@@ -111,4 +111,4 @@ def write(t: Trace, keys: np.ndarray, options: Options) -> bytes:
     return rec.tobytes()
 
 
-FORMAT = Format("binary", write=write, layout=layout)
+FORMAT = Format("binary", write=write, layout=layout, reads=("struct", "key_field", "size_field", "time_field"))

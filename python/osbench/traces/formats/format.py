@@ -3,6 +3,7 @@ stream and recognise it. One module per format fills one :class:`Format`."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Callable, Optional, Union
 
@@ -16,7 +17,8 @@ from osbench.traces.trace import Trace
 @dataclass(frozen=True)
 class Options:
     """Everything :func:`~osbench.traces.read` and :func:`~osbench.traces.write` take besides
-    the path and the trace; a format uses the options it knows and ignores the others."""
+    the path and the trace; a format reads the options its ``reads`` names, and any other
+    given a value besides its default is refused (:meth:`Format.check_reads`)."""
 
     # text formats: columns by 0-based index or header name (read); a header line (None when
     # reading: detected); the delimiter (None: the format's own)
@@ -85,7 +87,7 @@ class Format:
     starting with ``head`` is in this format (None: only when asked for by name); detectors
     are tried by ``precedence``, lowest first. ``memory_per_byte``: the memory a whole read
     takes per byte of the file's data (parsed text costs more than its bytes), checked against
-    the memory free before a read.
+    the memory free before a read. ``reads``: the :class:`Options` fields it reads (or writes).
     """
 
     name: str
@@ -95,3 +97,16 @@ class Format:
     detect: Optional[Callable[[str, bytes], bool]] = None
     precedence: int = 0
     memory_per_byte: float = 3.0
+    reads: tuple[str, ...] = ()
+
+    def check_reads(self, options: Options, defaults: Options = Options(), verb: str = "reads") -> None:
+        """Refuse an option this format does not read, given a value besides its default (an
+        Azure log has no key column to choose: ``key_column=99`` is no choice it makes)."""
+        for f in dataclasses.fields(Options):
+            value = getattr(options, f.name)
+            if f.name not in self.reads and value != getattr(defaults, f.name):
+                which = ", ".join(self.reads) if self.reads else "none"
+                raise ArgumentError(
+                    f"{f.name}={value!r} is not accepted for format={self.name!r}: it {verb} no {f.name} "
+                    f"(the options it {verb}: {which})"
+                )

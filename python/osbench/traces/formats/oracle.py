@@ -24,21 +24,22 @@ def layout(path: str, src: Source, options: Options) -> Layout:
 
 def oracle_general_bytes(trace: Any, sizes: Any = None, times: bool = True) -> bytes:
     """A trace as libCacheSim ``oracleGeneral`` records: times are the trace's (when
-    ``times`` and they fit uint32), else access indices; ``next_access`` the index of the
-    key's next access (-1 if none), sizes as given, else the trace's own, else 1. A size that
-    uint32 cannot hold, or one below 1, is refused."""
+    ``times`` and it has them), else access indices; ``next_access`` the index of the key's
+    next access (-1 if none), sizes as given, else the trace's own, else 1. A time or a size
+    that uint32 cannot hold, or a size below 1, is refused (never replaced)."""
     t = as_trace(trace)
     keys = t.native_keys()
     n = len(keys)
     records = np.zeros(n, dtype=ORACLE_GENERAL)
     stamps = t.times if times else None
-    if (
-        stamps is not None
-        and len(stamps) == n
-        and np.asarray(stamps).dtype.kind in "iu"
-        and (n == 0 or (stamps.min() >= 0 and stamps.max() < 2**32))
-    ):
-        records["time"] = stamps
+    if stamps is not None:
+        try:
+            records["time"] = fitting("times", stamps, np.dtype(np.uint32))
+        except ArgumentError as exc:
+            raise ArgumentError(
+                f"{exc}: oracleGeneral holds integer times from 0 to 2**32-1 (write the trace without "
+                "times, Trace(keys, sizes=sizes), to store access indices instead)"
+            ) from None
     else:
         if n > 2**32:
             raise ArgumentError(

@@ -108,6 +108,7 @@ def read(
         if f is None:
             f = _format(detect(p, src.peek(256)), FORMATS)
             src.memory_per_byte = f.memory_per_byte
+        f.check_reads(options)
         if f.layout is None:
             assert f.read is not None
             t = f.read(p, src, options)
@@ -191,6 +192,7 @@ def file_pieces(
     with Source(p) as src:
         if f is None:
             f = _format(detect(p, src.peek(256)), FORMATS)
+        f.check_reads(options)
         if f.layout is not None:
             yield from pieces(p, src, f, chunk_size, options)
             return
@@ -298,6 +300,7 @@ def write(
         size_field=size_field,
         time_field=time_field,
     )
+    f.check_reads(options, Options(header=True), "writes")
     data = f.write(t, keys, options)
     if strip_zst(p.lower()) != p.lower():
         data = compress(data, level)

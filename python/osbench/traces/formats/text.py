@@ -17,6 +17,9 @@ from osbench.traces.formats._io import Source, fail, int_array, parse_int
 from osbench.traces.formats.format import Format, Options
 from osbench.traces.trace import Trace
 
+READS = ("key_column", "size_column", "time_column", "header", "delimiter")
+"""The options of the text formats."""
+
 MEMORY_PER_BYTE = 8.0
 """A parsed integer holds about 40 bytes until the columns become arrays: a few times the
 bytes of its digits."""
@@ -61,14 +64,20 @@ def _read(path: str, src: Source, sep: Optional[str], options: Options) -> Trace
     sc = column("size_column", options.size_column)
     tc = column("time_column", options.time_column)
     assert kc is not None
+    asked = {c: arg for arg, c in (("time_column", tc), ("size_column", sc), ("key_column", kc)) if c is not None}
     wanted = [c for c in (kc, sc, tc) if c is not None]
     need = max(wanted) + 1
     cols: list[list[int]] = [[] for _ in wanted]
-    last_no = first_no
+    last_no = None
     for line_no, line in rows:
         fields = split(line)
         if len(fields) < need:
-            raise fail(path, f"line {line_no}", f"{len(fields)} fields, but column {need - 1} is asked for")
+            raise fail(
+                path,
+                f"line {line_no}",
+                f"{len(fields)} fields, but {asked[need - 1]}={need - 1} asks for a column {need - 1} "
+                "(columns are numbered from 0)",
+            )
         try:
             for out, c in zip(cols, wanted):
                 out.append(parse_int(path, line_no, c, fields[c]))
@@ -76,7 +85,11 @@ def _read(path: str, src: Source, sep: Optional[str], options: Options) -> Trace
             if line_no == first_no:
                 raise TraceFileError(f"{exc} (if the first line is a header, pass header=True)") from None
             raise
+        if sc is not None and cols[1][-1] < 1:
+            raise fail(path, f"line {line_no}, column {sc + 1}", f"{cols[1][-1]} is not a size (sizes are >= 1)")
         last_no = line_no
+    if last_no is None:
+        raise fail(path, f"line {first_no + 1}", "no records after the header")
     where = f"lines {first_no}-{last_no}"
     arrays = [int_array(path, c, where) for c in cols]
     keys = arrays[0]
@@ -107,6 +120,7 @@ CSV = Format(
     detect=lambda name, head: name.endswith(".csv"),
     precedence=4,
     memory_per_byte=MEMORY_PER_BYTE,
+    reads=READS,
 )
 
 TXT = Format(
@@ -116,4 +130,5 @@ TXT = Format(
     detect=lambda name, head: name.endswith((".txt", ".tsv", ".trace")),
     precedence=5,
     memory_per_byte=MEMORY_PER_BYTE,
+    reads=READS,
 )
