@@ -259,6 +259,41 @@ AUDIT = [
         ),
         (EQUIVALENCE,),
     ),
+    # The bugs #29 planted that the tests then missed.
+    Planted(
+        "A text trace's column one past the last is read (reader)",
+        "python/osbench/traces/formats/text.py",
+        (("        if len(fields) < need:\n", "        if len(fields) < need - 1:\n"),),
+        ((*PYTEST, "tests/fuzz/test_boundaries.py"),),
+    ),
+    Planted(
+        "A struct field one past the last is taken (reader)",
+        "python/osbench/traces/formats/binary.py",
+        (("not 0 <= index < len(dtype.names)", "not 0 <= index <= len(dtype.names)"),),
+        ((*PYTEST, "tests/fuzz/test_boundaries.py"),),
+    ),
+    Planted(
+        "The roofline's attention always bound by memory (native)",
+        f"{CORE}/serve/step_time.rs",
+        (
+            (
+                "let attention = py_max(attention_flops / peak_flops, kv_bytes / bandwidth);",
+                "let attention = kv_bytes / bandwidth + 0.0 * attention_flops;",
+            ),
+        ),
+        (CARGO,),
+    ),
+    Planted(
+        "SIEVE's hand wraps to the front (native)",
+        f"{CORE}/cache/policies/sieve.rs",
+        (
+            (
+                "slot = if newer == NIL { self.queue.tail } else { newer };",
+                "slot = if newer == NIL { self.queue.head } else { newer };",
+            ),
+        ),
+        (CARGO,),
+    ),
     Planted(
         "CSV header told by column 0 whatever the key column (reader)",
         "python/osbench/traces/formats/text.py",

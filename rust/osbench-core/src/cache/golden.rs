@@ -237,6 +237,11 @@ fn sieve_keeps_visited_objects_where_they_are() {
     // 4: the hand clears 1's visited bit and evicts 2; 5 evicts 3 (the hand rests after 2);
     // 1 stays and hits.
     assert_eq!(plain("sieve", 3, &[1, 2, 3, 1, 4, 5, 1, 2]), "...H..H.");
+    // Every object visited: the hand clears 1, 2 and 3, passes the front (3, the newest) and
+    // wraps to the back, where 1 (cleared) leaves; 3 stays and hits. A hand that wrapped to the
+    // front would evict 3 instead; one that evicted at once (CLOCK without a second chance for
+    // the newest) would keep 1.
+    assert_eq!(plain("sieve", 3, &[1, 2, 3, 1, 2, 3, 4, 3, 2, 1]), "...HHH.HH.");
 }
 
 #[test]
