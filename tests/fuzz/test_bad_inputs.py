@@ -156,6 +156,98 @@ integers("beam_search", "steps", lambda v: ob.mem.beam_search(2, steps=v), big=F
 # --------------------------------------------------------------------------- radix
 integers("mooncake", "limit", lambda v: ob.radix.mooncake(__file__, limit=v), big=False, none_ok=True)
 
+# --------------------------------------------------------------------------- serve
+ONE = {"arrival": [0.0], "prompt_len": [10], "output_len": [5]}
+STEP = ob.serve.StepTime.linear(0.01, 0.0, 0.0, 0.0)
+R = ob.serve.Requests(**ONE)
+
+
+def requests(**change: Any) -> ob.serve.Requests:
+    return ob.serve.Requests(**{**ONE, **change})
+
+
+def simulate(**config: Any) -> Any:
+    return ob.serve.simulate(R, **{"step_time": STEP, "num_blocks": 64, **config})
+
+
+def config(**change: Any) -> ob.serve.EngineConfig:
+    return ob.serve.EngineConfig(**{"num_blocks": 64, **change})
+
+
+for label, value, error in (
+    ("nan", [float("nan")], ArgumentError),
+    ("inf", [float("inf")], ArgumentError),
+    ("negative", [-1.0], ArgumentError),
+    ("str", ["a"], ArgumentTypeError),
+    ("bool", [True], ArgumentTypeError),
+    ("2d", [[0.0]], ArgumentError),
+):
+    case(f"requests-arrival-{label}", "arrival", lambda v=value: requests(arrival=v), error)
+case("requests-arrival-decreasing", "arrival", lambda: ob.serve.Requests([2.0, 1.0], [1, 1], [1, 1]))
+for field in ("prompt_len", "output_len"):
+    for label, value, error in (
+        ("zero", [0], ArgumentError),
+        ("negative", [-3], ArgumentError),
+        ("huge", [2**70], ArgumentTypeError),  # beyond int64: no token count
+        ("float", [1.5], ArgumentTypeError),
+        ("str", ["10"], ArgumentTypeError),
+        ("short", [], ArgumentError),
+    ):
+        case(f"requests-{field}-{label}", field, lambda f=field, v=value: requests(**{f: v}), error)
+case("requests-blocks-short", "blocks", lambda: requests(blocks=[[1, 2]]))
+case("requests-blocks-float", "blocks", lambda: requests(blocks=[[1.0]]), ArgumentTypeError)
+case("requests-blocks-int", "blocks", lambda: requests(blocks=7), ArgumentTypeError)
+case("requests-priority-float", "priority", lambda: requests(priority=[0.5]), ArgumentTypeError)
+integers("requests", "source_block", lambda v: requests(source_block=v), big=True)
+case("requests-name-int", "name", lambda: requests(name=3), ArgumentTypeError)
+case("requests-read-int", "source", lambda: ob.serve.Requests.read(5), ArgumentTypeError)  # type: ignore[arg-type]
+case("requests-read-format", "format", lambda: ob.serve.Requests.read(__file__, format="csv"))
+for name in ("num_blocks", "block_size", "max_num_batched_tokens", "max_num_seqs", "max_model_len"):
+    integers("config", name, lambda v, n=name: config(**{n: v}))
+integers("config", "long_prefill_token_threshold", lambda v: config(long_prefill_token_threshold=v), zero_ok=True)
+case("config-num_blocks-one", "num_blocks", lambda: config(num_blocks=1))
+case("config-batched-below-seqs", "max_num_batched_tokens", lambda: config(max_num_batched_tokens=8, max_num_seqs=16))
+reals("config", "watermark", lambda v: config(watermark=v), bad=(-0.1, 1.0))
+case("config-policy", "policy", lambda: config(policy="lifo"))
+for name in ("enable_chunked_prefill", "enable_prefix_caching", "scheduler_reserve_full_isl"):
+    case(f"config-{name}-int", name, lambda n=name: config(**{n: 1}), ArgumentTypeError)
+case(
+    "simulate-requests", "requests", lambda: ob.serve.simulate([1, 2], step_time=STEP, num_blocks=8), ArgumentTypeError
+)
+case("simulate-engine", "engine", lambda: simulate(engine="gpu"))
+case("simulate-model", "model", lambda: ob.serve.simulate(R, model="nope"))
+case("simulate-gpu", "gpu", lambda: ob.serve.simulate(R, model="llama-3-8b", gpu="nope"))
+integers("simulate", "tp", lambda v: ob.serve.simulate(R, model="llama-3-8b", gpu="h100", tp=v), none_ok=True)
+case("simulate-step_time-str", "step_time", lambda: simulate(step_time="fast"), ArgumentTypeError)
+case("simulate-step_time-callable", "step_time", lambda: simulate(step_time=lambda b: 0.1), ArgumentTypeError)
+case("simulate-num_blocks-missing", "model", lambda: ob.serve.simulate(R, step_time=STEP))
+case("simulate-unknown", "foo", lambda: simulate(foo=1), ArgumentTypeError)
+case("simulate-record", "record", lambda: simulate(record="yes"), ArgumentTypeError)
+for label, value in (("negative", -1.0), ("nan", float("nan")), ("none", None), ("str", "0.1"), ("bool", True)):
+    case(
+        f"simulate-reference-step_time-returns-{label}",
+        "step_time",
+        lambda v=value: simulate(engine="reference", step_time=lambda batch: v),
+    )
+case(
+    "simulate-arrival-absorbs-steps",
+    "arrival",
+    lambda: ob.serve.simulate(ob.serve.Requests([1e17], [100], [10]), step_time=STEP, num_blocks=64),
+)
+for label, v in (("nan", float("nan")), ("negative", -1.0), ("zero", 0.0)):
+    case(f"summary-slo_ttft-{label}", "slo_ttft", lambda v=v: simulate().summary(slo_ttft=v))
+for label, v in (("nan", float("nan")), ("negative", -1.0), ("inf", float("inf"))):
+    case(f"step_time-a-{label}", "a", lambda v=v: ob.serve.StepTime.linear(v, 0.0, 0.0, 0.0))
+
+ARCH = "the serving engine's loop, rewritten by branch arch (issue #29)"
+XFAIL: dict[str, str] = {
+    "requests-read-int": "serve/readers.py (arch) calls os.fspath before it checks the source",
+    "simulate-reference-step_time-returns-str": ARCH,
+    "simulate-reference-step_time-returns-bool": ARCH,
+    "simulate-arrival-absorbs-steps": ARCH,
+}
+"""Cases whose fix belongs to another branch: strict, so that each mark goes once the fix lands."""
+
 # --------------------------------------------------------------------------- CLI: (argv, the option named)
 CLI = {
     "zipf-huge": (["cache", "replay", "--zipf", "10,0.8,99999999999999999"], "length"),
@@ -172,10 +264,32 @@ CLI = {
     "report-out": (["report", "--quick", "--out", "/proc/no/such/folder"], "--out"),
     "unknown-option": (["cache", "replay", "--bogus"], "--bogus"),
     "unknown-command": (["nope"], "nope"),
+    # serve: each refused before any request is served
+    "serve-num-blocks": (["serve", "simulate", "--poisson", "10,1", "--num-blocks", "1"], "num_blocks"),
+    "serve-block-size": (["serve", "simulate", "--poisson", "10,1", "--block-size", "0"], "block_size"),
+    "serve-watermark": (["serve", "simulate", "--poisson", "10,1", "--watermark", "1"], "watermark"),
+    "serve-policy": (["serve", "simulate", "--poisson", "10,1", "--policy", "lifo"], "--policy"),
+    "serve-tp": (["serve", "simulate", "--poisson", "10,1", "--tp", "0"], "tp"),
+    "serve-model": (["serve", "simulate", "--poisson", "10,1", "--model", "nope"], "model"),
+    "serve-poisson-shape": (["serve", "simulate", "--poisson", "10"], "poisson"),
+    "serve-poisson-huge": (["serve", "simulate", "--poisson", "1e20,10"], "--poisson"),
+    "serve-seed": (["serve", "simulate", "--poisson", "10,1", "--seed", "-1"], "seed"),
+    "serve-trace-missing": (["serve", "simulate", "--trace", "/no/such/log.csv"], "/no/such/log.csv"),
+    "serve-trace-device": (["serve", "simulate", "--trace", "/dev/zero"], "/dev/zero"),
+    "serve-out-empty": (["serve", "simulate", "--poisson", "10,1", "--out", ""], "--out"),
+    "serve-out-folder": (["serve", "simulate", "--poisson", "10,1", "--out", "/proc/no/such/folder/x.csv"], "--out"),
+    "serve-sweep-out-device": (["serve", "sweep", "examples/serve-sweep.toml", "--out", "/dev/full"], "out"),
+    "sweep-out-device": (["sweep", "examples/serve-sweep.toml", "--out", "/dev/full"], "spec"),
 }
+UX = "the command line, split and fixed by branch ux (issue #29)"
+CLI_XFAIL: dict[str, str] = {"serve-poisson-huge": UX, "serve-seed": UX, "serve-out-empty": UX, "serve-out-folder": UX}
 
 
-@pytest.mark.parametrize("id", sorted(CASES))
+def _marked(ids: list[str], xfail: dict[str, str]) -> list[Any]:
+    return [pytest.param(i, marks=pytest.mark.xfail(strict=True, reason=xfail[i])) if i in xfail else i for i in ids]
+
+
+@pytest.mark.parametrize("id", _marked(sorted(CASES), XFAIL))
 def test_a_bad_argument_is_refused_naming_it(id: str) -> None:
     name, call, error = CASES[id]
     with pytest.raises(error) as info:
@@ -184,7 +298,7 @@ def test_a_bad_argument_is_refused_naming_it(id: str) -> None:
     assert re.search(rf"(^|\W){re.escape(name)}(=|\W)", message), message
 
 
-@pytest.mark.parametrize("id", sorted(CLI))
+@pytest.mark.parametrize("id", _marked(sorted(CLI), CLI_XFAIL))
 def test_a_bad_command_line_is_one_line_naming_the_option(id: str, capsys: pytest.CaptureFixture[str]) -> None:
     argv, name = CLI[id]
     try:
@@ -199,3 +313,8 @@ def test_a_bad_command_line_is_one_line_naming_the_option(id: str, capsys: pytes
 
 def test_the_table_is_large() -> None:
     assert len(CASES) + len(CLI) >= 150
+    assert sum(i.startswith(("requests-", "config-", "simulate-")) for i in CASES) >= 60
+
+
+def test_every_mark_names_a_case() -> None:
+    assert set(XFAIL) <= set(CASES) and set(CLI_XFAIL) <= set(CLI)
