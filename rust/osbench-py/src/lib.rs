@@ -32,5 +32,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sched::register(m)?;
     mem::register(m)?;
     serve::register(m)?;
+    interrupt::register(m)?;
     Ok(())
 }
