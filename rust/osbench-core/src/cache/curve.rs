@@ -37,8 +37,8 @@ pub fn curve(
     cancel: &AtomicBool,
 ) -> Result<Vec<u64>> {
     let info = info(policy)?;
-    info.check_options(options)?;
-    capacities.iter().try_for_each(|&c| info.check_capacity("capacities", c))?;
+    let resolved = info.resolve(&options)?;
+    capacities.iter().try_for_each(|&c| info.check_capacity("capacities", c, &resolved))?;
     info.check_accesses(accesses)?;
     let depth = capacities.iter().copied().max().unwrap_or(0).min(accesses.n_ids() as u64);
     match info.name {

@@ -19,6 +19,7 @@ mod lookup;
 mod marks;
 mod memory;
 pub mod online;
+mod params;
 mod policies;
 mod policy;
 mod replay;
@@ -28,10 +29,11 @@ pub mod stream;
 
 pub use accesses::Accesses;
 pub use curve::curve;
-pub use lookup::info;
+pub use lookup::{info, parameter};
 pub use memory::filled;
+pub use params::{Accepts, Options, Param, Value, MAX_OPTIONS};
 pub use policies::{gdsf::GDSF_SCALE, AnyPolicy, TABLE};
-pub use policy::{Options, Policy, PolicyInfo};
+pub use policy::{Policy, PolicyInfo};
 pub use replay::{replay, replay_grid, CHUNK};
 
 /// Sentinel for "no id" in the intrusive lists.

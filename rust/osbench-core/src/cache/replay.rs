@@ -39,8 +39,7 @@ pub fn replay_grid(
 ) -> Result<Vec<u64>> {
     for &(policy, capacity) in cells {
         let info = info(policy)?;
-        info.check_capacity("capacities", capacity)?;
-        info.check_options(options)?;
+        info.check_capacity("capacities", capacity, &info.resolve(&options)?)?;
         info.check_accesses(accesses)?;
     }
     par::map(cells.to_vec(), threads, |(policy, capacity)| replay(policy, capacity, accesses, options, &mut [], cancel))
