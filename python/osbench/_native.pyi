@@ -53,8 +53,8 @@ __version__: str
 PROGRESS_EVERY: float
 
 def progress_hook(
-    hook: Optional[Callable[[str, int, Optional[int]], object]],
-) -> Optional[Callable[[str, int, Optional[int]], object]]: ...
+    hook: Optional[Callable[[str, int, Optional[int]], object]], every: float = ...
+) -> Optional[tuple[Callable[[str, int, Optional[int]], object], float]]: ...
 
 SERVE_POLICIES: list[str]
 

@@ -142,13 +142,19 @@ def _drop_cut_line(path: Path) -> None:
         f.truncate(0)
 
 
-def _executor(executor: Any, workers: Optional[int]) -> tuple[cf.Executor, Callable[[], None]]:
-    """(executor, close) from the ``executor=`` argument."""
+def _executor(executor: Any, workers: Optional[int]) -> tuple[cf.Executor, Callable[[bool], None]]:
+    """(executor, close) from the ``executor=`` argument; ``close(interrupted)``."""
     if executor is None or executor == "process":
         pool = cf.ProcessPoolExecutor(max_workers=workers)
-        return pool, lambda: pool.shutdown(wait=True, cancel_futures=True)
+
+        def shutdown(interrupted: bool) -> None:
+            if interrupted:  # the cells in flight are lost (a rerun runs them)
+                _stop_workers(pool)
+            pool.shutdown(wait=True, cancel_futures=True)
+
+        return pool, shutdown
     if isinstance(executor, cf.Executor):
-        return executor, lambda: None
+        return executor, lambda interrupted: None
     if isinstance(executor, str):
         try:
             import distributed
@@ -162,17 +168,29 @@ def _executor(executor: Any, workers: Optional[int]) -> tuple[cf.Executor, Calla
             )
             client = distributed.Client(cluster)
 
-            def close() -> None:
+            def close(interrupted: bool) -> None:
                 client.close()
                 cluster.close()
 
             return client.get_executor(), close
-        client = distributed.Client(executor)
-        return client.get_executor(), client.close
+        remote = distributed.Client(executor)
+        return remote.get_executor(), lambda interrupted: remote.close()
     raise ArgumentTypeError(
         f"executor={executor!r} is not accepted: None, 'threads' (where the study has it), 'process', 'dask', "
         "a scheduler address or a concurrent.futures.Executor"
     )
+
+
+def _stop_workers(pool: cf.ProcessPoolExecutor) -> None:
+    """End a process pool's workers now: Ctrl-C in a terminal reaches the whole process group,
+    but a SIGINT to the sweep alone (or an error) would otherwise wait for every cell in flight."""
+    terminate = getattr(pool, "terminate_workers", None)  # Python 3.14+
+    if terminate is not None:
+        terminate()
+        return
+    processes = getattr(pool, "_processes", None) or {}
+    for process in list(processes.values()):
+        process.terminate()
 
 
 def run(
@@ -202,9 +220,10 @@ def run(
         progress(total - len(todo), total)
     if todo:
         here = in_process if executor in (None, "threads") else None
-        pool, close = (None, lambda: None) if here is not None else _executor(executor, workers)
+        pool, close = (None, lambda interrupted: None) if here is not None else _executor(executor, workers)
         path = Path(out)
         path.parent.mkdir(parents=True, exist_ok=True)
+        interrupted = True
         try:
             _drop_cut_line(path)
             with open(path, "a", encoding="utf-8") as f:
@@ -220,8 +239,9 @@ def run(
                     done[rec["key"]] = rec
                     if progress:
                         progress(len(done), total)
+            interrupted = False
         finally:
-            close()
+            close(interrupted)
     return [done[c["key"]] for c in cells]
 
 

@@ -3,10 +3,10 @@
 Every native loop reports the units of work it has done (accesses replayed, keys interned, jobs
 finished, requests served...) and, where it knows it, how many it has to do. Within
 ``with osbench.progress.reporting(hook):`` every native call made by this thread calls
-``hook(task, done, total)`` about every ``EVERY`` seconds while it runs: ``task`` names the
+``hook(task, done, total)`` at most every ``every`` seconds (default ``EVERY``) while it runs: ``task`` names the
 native work (``"cache.dense_ids"``, ``"cache.curve"``, ``"sched.simulate"``...), ``done`` and
 ``total`` count its units (``total`` is None when the work cannot tell ahead). A call shorter
-than ``EVERY`` reports nothing; one that reported is reported once more when it ends. The hook
+than ``every`` reports nothing; one that reported is reported once more when it ends. The hook
 runs on the calling thread, between two pieces of the work, as a signal handler would; an
 exception it raises stops the work and is raised by the call (KeyboardInterrupt included).
 
@@ -37,18 +37,22 @@ Hook = Callable[[str, int, Optional[int]], object]
 """``hook(task, done, total)``; its return value is ignored."""
 
 EVERY: float = _native.PROGRESS_EVERY
-"""Seconds between two calls of the hook during one native call, at least."""
+"""Seconds between two calls of the hook during one native call, at least, by default."""
 
 
 @contextmanager
-def reporting(hook: Hook) -> Iterator[None]:
+def reporting(hook: Hook, every: float = EVERY) -> Iterator[None]:
     """Call ``hook(task, done, total)`` from every native call this thread makes inside the
-    block (see the module's docs); the hook set before comes back after it."""
-    previous = _native.progress_hook(hook)
+    block, at most every ``every`` seconds (see the module's docs); the hook set before comes
+    back after it."""
+    previous = _native.progress_hook(hook, every)
     try:
         yield
     finally:
-        _native.progress_hook(previous)
+        if previous is None:
+            _native.progress_hook(None)
+        else:
+            _native.progress_hook(*previous)
 
 
 __all__ = ["EVERY", "Hook", "reporting"]

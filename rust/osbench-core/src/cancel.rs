@@ -29,6 +29,8 @@ pub struct Poll {
     /// Only this thread asks the hook: other threads (a fan-out's workers) only read the flag.
     owner: ThreadId,
     origin: Instant,
+    /// Nanoseconds between two asks, at least.
+    period: u64,
     /// Nanoseconds after `origin` of the next ask.
     next: AtomicU64,
 }
@@ -61,9 +63,20 @@ impl Cancel {
     /// A cancel that, on this thread, asks `hook(self)` at most every [`POLL_EVERY`]
     /// from inside [`Cancel::check`], and is raised when the hook says `true`.
     pub fn polled(hook: PollHook) -> Cancel {
-        // The first ask waits a period too: a short call never leaves its loop.
-        let first = AtomicU64::new(POLL_EVERY.as_nanos() as u64);
-        let poll = Poll { hook, owner: std::thread::current().id(), origin: Instant::now(), next: first };
+        Cancel::polled_every(hook, POLL_EVERY)
+    }
+
+    /// [`Cancel::polled`], asking at most every `period` (the first ask waits a period too: a
+    /// short call never leaves its loop).
+    pub fn polled_every(hook: PollHook, period: Duration) -> Cancel {
+        let period = period.as_nanos().min(u64::MAX as u128) as u64;
+        let poll = Poll {
+            hook,
+            owner: std::thread::current().id(),
+            origin: Instant::now(),
+            period,
+            next: AtomicU64::new(period),
+        };
         Cancel { poll: Some(poll), ..Cancel::new() }
     }
 
@@ -131,7 +144,7 @@ impl Cancel {
         if now < poll.next.load(Ordering::Relaxed) || std::thread::current().id() != poll.owner {
             return;
         }
-        poll.next.store(now + POLL_EVERY.as_nanos() as u64, Ordering::Relaxed);
+        poll.next.store(now.saturating_add(poll.period), Ordering::Relaxed);
         if (poll.hook)(self) {
             self.raise();
         }
@@ -142,7 +155,7 @@ impl Cancel {
 mod tests {
     use super::*;
     use std::sync::atomic::AtomicU32;
-    use std::sync::Arc;
+    use std::sync::{Arc, Mutex};
 
     #[test]
     fn a_raised_cancel_stops_the_next_check_and_counts_what_was_done() {
@@ -159,44 +172,50 @@ mod tests {
         assert!(c.flag().load(Ordering::Relaxed));
     }
 
-    #[test]
-    fn a_polled_cancel_asks_its_hook_on_its_own_thread_at_most_every_poll_period() {
+    /// A hook that counts its asks and stops the work at the third.
+    fn counting() -> (Arc<AtomicU32>, PollHook) {
         let asked = Arc::new(AtomicU32::new(0));
-        let seen = Arc::new(AtomicU64::new(0));
-        let (a, s) = (asked.clone(), seen.clone());
-        let c = Cancel::polled(Box::new(move |c: &Cancel| {
-            s.store(c.done(), Ordering::Relaxed);
-            a.fetch_add(1, Ordering::Relaxed) == 2 // the third ask stops the work
-        }));
-        // No ask within the first period (a short call never leaves its loop); one after it,
-        // and none at once again.
-        c.advance(1).unwrap();
+        let a = asked.clone();
+        (asked, Box::new(move |_: &Cancel| a.fetch_add(1, Ordering::Relaxed) == 2))
+    }
+
+    #[test]
+    fn a_polled_cancel_asks_its_hook_on_its_own_thread_once_a_period_has_passed() {
+        // A period longer than the test: never asked (a short call never leaves its loop).
+        let (asked, hook) = counting();
+        let c = Cancel::polled_every(hook, Duration::from_secs(3600));
+        for _ in 0..1000 {
+            c.advance(1).unwrap();
+        }
         assert_eq!(asked.load(Ordering::Relaxed), 0);
-        std::thread::sleep(POLL_EVERY);
-        c.advance(1).unwrap();
-        c.advance(1).unwrap();
-        assert_eq!(asked.load(Ordering::Relaxed), 1);
-        assert_eq!(seen.load(Ordering::Relaxed), 2);
-        // Another thread never asks (a fan-out's worker): it only sees the flag.
+        // No period: asked at every check, on this thread only; the third ask stops the work.
+        let (asked, hook) = counting();
+        let c = Cancel::polled_every(hook, Duration::ZERO);
+        assert_eq!(c.advance(1), Ok(()));
         std::thread::scope(|s| {
-            s.spawn(|| {
-                std::thread::sleep(POLL_EVERY * 2);
-                assert_eq!(c.check(), Ok(()));
-            });
+            s.spawn(|| assert_eq!(c.check(), Ok(()))); // a fan-out's worker only reads the flag
         });
         assert_eq!(asked.load(Ordering::Relaxed), 1);
-        // The owner asks again once a period has passed; the third ask raises the cancel.
-        let mut stopped = Ok(());
-        for _ in 0..1000 {
-            std::thread::sleep(POLL_EVERY);
-            stopped = c.advance(1);
-            if stopped.is_err() {
-                break;
-            }
-        }
-        assert_eq!(stopped, Err(Error::Interrupted));
+        assert_eq!(c.check(), Ok(()));
+        assert_eq!(c.advance(1), Err(Error::Interrupted));
         assert_eq!(asked.load(Ordering::Relaxed), 3);
-        assert_eq!(seen.load(Ordering::Relaxed), c.done());
-        assert!(c.is_raised());
+        assert!(c.is_raised() && c.done() == 2);
+    }
+
+    #[test]
+    fn the_hook_sees_the_work_done_and_planned() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let s = seen.clone();
+        let c = Cancel::polled_every(
+            Box::new(move |c: &Cancel| {
+                s.lock().unwrap().push((c.done(), c.total()));
+                false
+            }),
+            Duration::ZERO,
+        );
+        c.plan(10);
+        c.advance(4).unwrap();
+        c.advance(6).unwrap();
+        assert_eq!(*seen.lock().unwrap(), [(4, 10), (10, 10)]);
     }
 }

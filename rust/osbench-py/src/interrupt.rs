@@ -10,9 +10,9 @@
 //!
 //! Progress: the work reports units done (and plans its total) on its [`Cancel`]; a progress
 //! hook set for the calling thread (`osbench.progress`) is called with `(task, done, total)` at
-//! most every [`REPORT_EVERY`] from the polling side, first after [`REPORT_EVERY`] (a short
-//! call reports nothing), and once more when the call ends if it reported before. An exception
-//! raised by the hook stops the work and is raised by the call.
+//! most every `every` seconds (default [`REPORT_EVERY`]) from the polling side, first after
+//! `every` (a short call reports nothing), and once more when the call ends if it reported
+//! before. An exception raised by the hook stops the work and is raised by the call.
 //!
 //! A panic in the work is a bug, reported as the core reports it (`par::guarded`): a
 //! `RuntimeError` with its message.
@@ -32,9 +32,15 @@ const POLL: Duration = Duration::from_millis(5);
 /// How often the progress hook is called, at most.
 pub const REPORT_EVERY: Duration = Duration::from_millis(100);
 
+/// A progress hook and how often it is called, at most.
+struct Hook {
+    call: Py<PyAny>,
+    every: Duration,
+}
+
 thread_local! {
     /// The progress hook of this thread's native calls, if any.
-    static HOOK: RefCell<Option<Py<PyAny>>> = const { RefCell::new(None) };
+    static HOOK: RefCell<Option<Hook>> = const { RefCell::new(None) };
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -43,12 +49,12 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
-/// Set the progress hook of this thread's native calls (None: none) and return the one it
-/// replaces. The hook is called as `hook(task, done, total)` (`total` None when the work did not
-/// plan one) about every `PROGRESS_EVERY` seconds while a call runs.
+/// Set the progress hook of this thread's native calls (None: none), called as
+/// `hook(task, done, total)` (`total` None when the work did not plan one) at most every
+/// `every` seconds while a call runs; returns the (hook, every) it replaces, or None.
 #[pyfunction]
-#[pyo3(signature = (hook))]
-fn progress_hook(py: Python<'_>, hook: Option<Py<PyAny>>) -> PyResult<Option<Py<PyAny>>> {
+#[pyo3(signature = (hook, every=REPORT_EVERY.as_secs_f64()))]
+fn progress_hook(py: Python<'_>, hook: Option<Py<PyAny>>, every: f64) -> PyResult<Option<(Py<PyAny>, f64)>> {
     if let Some(h) = &hook {
         if !h.bind(py).is_callable() {
             let what = h.bind(py).repr()?;
@@ -57,7 +63,13 @@ fn progress_hook(py: Python<'_>, hook: Option<Py<PyAny>>) -> PyResult<Option<Py<
             )));
         }
     }
-    Ok(HOOK.with(|cell| cell.replace(hook)))
+    let Ok(every) = Duration::try_from_secs_f64(every) else {
+        return Err(crate::errors::ArgumentError::new_err(format!(
+            "every={every} is not accepted: a finite number of seconds >= 0"
+        )));
+    };
+    let new = hook.map(|call| Hook { call, every });
+    Ok(HOOK.with(|cell| cell.replace(new)).map(|h| (h.call, h.every.as_secs_f64())))
 }
 
 /// What the polling side knows of one call: its task name, when it last reported, and the
@@ -83,9 +95,12 @@ impl Watch {
     /// the work with this error.
     fn look(&self, py: Python<'_>, cancel: &Cancel) -> PyResult<()> {
         py.check_signals()?;
+        let Some(every) = HOOK.with(|cell| cell.borrow().as_ref().map(|h| h.every)) else {
+            return Ok(());
+        };
         let now = Instant::now();
         let due = self.last_report.lock().map(|mut last| {
-            let due = now.duration_since(*last) >= REPORT_EVERY;
+            let due = now.duration_since(*last) >= every;
             if due {
                 *last = now;
             }
@@ -100,7 +115,7 @@ impl Watch {
 
     fn report(&self, py: Python<'_>, cancel: &Cancel) -> PyResult<()> {
         // Cloned out of the cell, so that a hook that makes native calls finds it free.
-        let Some(hook) = HOOK.with(|cell| cell.borrow().as_ref().map(|h| h.clone_ref(py))) else {
+        let Some(hook) = HOOK.with(|cell| cell.borrow().as_ref().map(|h| h.call.clone_ref(py))) else {
             return Ok(());
         };
         let total = match cancel.total() {
