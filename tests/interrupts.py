@@ -11,11 +11,13 @@ import time
 
 def interrupted(body: str, *, settle: float = 1.0) -> subprocess.CompletedProcess[str]:
     """Run ``body`` (Python statements, indented or not) in a child process after a ``ready``
-    line, send it SIGINT ``settle`` seconds after it is ready, and return how it ended. The
-    child prints ``interrupted`` and exits 0 when a KeyboardInterrupt reaches it; exit 3 means
-    the work ended without one."""
+    line (printed once osbench is imported), send it SIGINT ``settle`` seconds after it is
+    ready, and return how it ended. The child prints ``interrupted`` and exits 0 when a
+    KeyboardInterrupt reaches it; exit 3 means the work ended without one."""
+    # osbench is imported before "ready" (seconds on a loaded machine), so that ``settle`` counts
+    # from the start of the work, not of the imports.
     script = (
-        "import sys\nprint('ready', flush=True)\ntry:\n"
+        "import sys\nimport osbench, osbench.cli\nprint('ready', flush=True)\ntry:\n"
         + textwrap.indent(textwrap.dedent(body).strip(), "    ")
         + "\nexcept KeyboardInterrupt:\n    print('interrupted', flush=True)\n    sys.exit(0)\nsys.exit(3)\n"
     )

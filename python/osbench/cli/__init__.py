@@ -34,8 +34,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    args = parser().parse_args(argv)
     try:
+        # Inside: building the parser imports every topic, a few tenths of a second a Ctrl-C may land in.
+        args = parser().parse_args(argv)
         return int(args.func(args))
     except BrokenPipeError:  # e.g. `osbench lecture all | head`: the reader left, not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

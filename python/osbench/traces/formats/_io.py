@@ -290,7 +290,14 @@ class Source:
         return data
 
     def read_all(self) -> bytes:
-        """Every byte left."""
+        """Every byte left (of a plain file, in one read: no second copy of the data)."""
+        if self._z is None:
+            self.f.seek(self.offset)  # the bytes peeked at are read again, in place
+            out = self.f.read(max(self.size - self.offset, 0))  # one buffer of the size known
+            out += self.f.read()  # a file that grew meanwhile
+            self._pending = b""
+            self.offset += len(out)
+            return out
         parts: list[bytes] = []
         while True:
             block = self.read(BLOCK)
