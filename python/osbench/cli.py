@@ -88,9 +88,21 @@ def _output_folder(option: str, path: str) -> Path:
     return out
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help layout, wrapping lines at spaces only: a preset name (``rtx-pro-6000``)
+    is never cut at one of its hyphens."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with the CLI's one-line errors: ``osbench: error: ...`` and exit status 2 (the
-    usage stays in ``--help``)."""
+    usage stays in ``--help``), and help lines wrapped at spaces only (:class:`_Formatter`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> Any:
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")

@@ -16,7 +16,7 @@ from typing import Any, Optional, Union
 
 from osbench import _checks
 from osbench.errors import ArgumentError
-from osbench.serve.models import GPU, Model
+from osbench.serve.models import DTYPE_BYTES, GPU, Model
 
 
 @dataclass(frozen=True)
@@ -62,6 +62,12 @@ bandwidth; with :data:`OVERHEAD` it makes a batch-1 decode of Llama-3-8B on an H
 weights but the embedding table), the order of single-stream speeds reported for vLLM on
 that GPU."""
 
+ALLREDUCE_LATENCY = 8e-6
+"""Seconds one all-reduce of tensor parallelism takes however small its message: vLLM's custom
+all-reduce (captured in a CUDA graph) takes 4-12 us on 2 to 8 H100s for messages of up to 64k
+elements in AIConfigurator's measured table (``custom_allreduce_perf.parquet``, ``vllm_graph``;
+dataset ``aic-h100_sxm-custom-allreduce``)."""
+
 OVERHEAD = 1e-3
 """Seconds per step that neither compute nor memory traffic explains: kernel launches, the
 sampler, input preparation and scheduling left over after vLLM V1 overlaps them with the
@@ -103,6 +109,8 @@ def _roofline_seconds(c: tuple[float, ...], b: Batch) -> float:
         experts,
         expert_miss,
         kv_bytes_per_token,
+        allreduce_fixed,
+        allreduce_per_token,
     ) = c
     new = b.prefill_tokens + b.decode_seqs
     # Linear layers: every new token through the active weights; logits for one token per sequence.
@@ -116,10 +124,12 @@ def _roofline_seconds(c: tuple[float, ...], b: Batch) -> float:
     attention_flops = flops_per_pair * b.attention_pairs
     kv_bytes = kv_bytes_per_token * (b.context_tokens + new)
     attention = max(attention_flops / peak_flops, kv_bytes / bandwidth)
-    return overhead + linear + attention
+    # Tensor parallelism: two all-reduces of every new token's hidden state per layer.
+    allreduce = allreduce_fixed + allreduce_per_token * new
+    return overhead + linear + attention + allreduce
 
 
-_KINDS = {"linear": (_linear_seconds, 4), "roofline": (_roofline_seconds, 11)}
+_KINDS = {"linear": (_linear_seconds, 4), "roofline": (_roofline_seconds, 13)}
 
 
 def _fraction(name: str, value: Any) -> float:
@@ -182,7 +192,8 @@ class StepTime:
 
             linear    = max(linear_flops / (peak * mfu), weight_bytes / (bandwidth * mbu))
             attention = max(attention_flops / (peak * mfu), kv_bytes / (bandwidth * mbu))
-            seconds   = overhead + linear + attention
+            allreduce = 2 * layers * (latency + 2 * (tp - 1) / tp * new * hidden * 2 / link)
+            seconds   = overhead + linear + attention + allreduce
 
         with ``new = prefill_tokens + decode_seqs`` and, per GPU:
 
@@ -198,8 +209,13 @@ class StepTime:
         - ``kv_bytes = kv_bytes_per_token * (context_tokens + new)``: the cached keys and
           values read, and those of the new tokens written.
 
-        Left out: activation traffic, the all-reduces of tensor parallelism, and the overlap
-        of the two kernels. ``mfu``, ``mbu``: shares of the peaks reached (in (0, 1]);
+        - ``allreduce`` (``tp > 1``): after the attention and after the MLP of every layer, a ring
+          all-reduce of the new tokens' bf16 hidden states (vLLM's ``RowParallelLinear`` with
+          ``reduce_results``, ``tensor_model_parallel_all_reduce``), each GPU sending
+          ``2 (tp - 1) / tp`` of the message over its link (``GPU.link_bandwidth``), plus
+          :data:`ALLREDUCE_LATENCY` per all-reduce.
+
+        Left out: activation traffic and the overlap of the kernels. ``mfu``, ``mbu``: shares of the peaks reached (in (0, 1]);
         ``overhead``: seconds per step (see :data:`MFU`, :data:`MBU`, :data:`OVERHEAD`).
         """
         m, g = Model.preset(model), GPU.preset(gpu)
@@ -228,6 +244,8 @@ class StepTime:
             experts,
             miss,
             float(m.kv_bytes_per_token(tp)),
+            2.0 * m.layers * ALLREDUCE_LATENCY if tp > 1 else 0.0,
+            2.0 * m.layers * (2.0 * (tp - 1) / tp) * (m.hidden_size * DTYPE_BYTES["bf16"]) / g.link_bandwidth,
         )
         params = {"model": m.name, "gpu": g.name, "tp": tp, "mfu": mfu, "mbu": mbu, "overhead": overhead}
         return cls("roofline", coefficients, params)
@@ -240,7 +258,7 @@ class StepTime:
         ``"linear"``: ``(a, b_prefill_token, c_decode_seq, d_context_token)``.
         ``"roofline"``: ``(overhead, peak_flops, bandwidth, flops_per_token, flops_per_seq,
         flops_per_pair, dense_bytes, expert_bytes, experts, expert_miss,
-        kv_bytes_per_token)``, peaks already scaled by mfu and mbu, used in the order of
+        kv_bytes_per_token, allreduce_fixed, allreduce_per_token)``, peaks already scaled by mfu and mbu, used in the order of
         :func:`_roofline_seconds` (with ``_power``, ``x ** n`` by squaring)."""
         return self.kind, self.coefficients
 
@@ -248,4 +266,4 @@ class StepTime:
         return {"kind": self.kind, "coefficients": list(self.coefficients), "params": dict(self.params)}
 
 
-__all__ = ["MBU", "MFU", "OVERHEAD", "Batch", "StepTime"]
+__all__ = ["ALLREDUCE_LATENCY", "MBU", "MFU", "OVERHEAD", "Batch", "StepTime"]

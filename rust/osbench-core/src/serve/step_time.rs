@@ -20,12 +20,13 @@ pub enum StepTime {
     /// `(a, b_prefill_token, c_decode_seq, d_context_token)`.
     Linear([f64; 4]),
     /// `(overhead, peak_flops, bandwidth, flops_per_token, flops_per_seq, flops_per_pair,
-    /// dense_bytes, expert_bytes, experts, expert_miss, kv_bytes_per_token)`.
-    Roofline([f64; 11]),
+    /// dense_bytes, expert_bytes, experts, expert_miss, kv_bytes_per_token, allreduce_fixed,
+    /// allreduce_per_token)`.
+    Roofline([f64; 13]),
 }
 
 /// The kinds, as `StepTime.kind` names them, with their number of coefficients.
-pub const KINDS: [(&str, usize); 2] = [("linear", 4), ("roofline", 11)];
+pub const KINDS: [(&str, usize); 2] = [("linear", 4), ("roofline", 13)];
 
 /// Python's `max(a, b)`: `b` only if it is strictly larger.
 #[inline]
@@ -79,7 +80,7 @@ impl StepTime {
                     + per_context_token * b.context_tokens as f64
             }
             StepTime::Roofline(
-                [overhead, peak_flops, bandwidth, flops_per_token, flops_per_seq, flops_per_pair, dense_bytes, expert_bytes, experts, expert_miss, kv_bytes_per_token],
+                [overhead, peak_flops, bandwidth, flops_per_token, flops_per_seq, flops_per_pair, dense_bytes, expert_bytes, experts, expert_miss, kv_bytes_per_token, allreduce_fixed, allreduce_per_token],
             ) => {
                 let new = b.prefill_tokens + b.decode_seqs;
                 let linear_flops = flops_per_token * new as f64 + flops_per_seq * b.num_seqs as f64;
@@ -89,7 +90,8 @@ impl StepTime {
                 let attention_flops = flops_per_pair * b.attention_pairs as f64;
                 let kv_bytes = kv_bytes_per_token * (b.context_tokens + new) as f64;
                 let attention = py_max(attention_flops / peak_flops, kv_bytes / bandwidth);
-                overhead + linear + attention
+                let allreduce = allreduce_fixed + allreduce_per_token * new as f64;
+                overhead + linear + attention + allreduce
             }
         }
     }
