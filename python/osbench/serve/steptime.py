@@ -16,6 +16,9 @@ from typing import Any, Optional, Union
 
 from osbench import _checks
 from osbench.errors import ArgumentError
+from osbench.serve import kernels
+from osbench.serve import measured as composition
+from osbench.serve.measured import MeasuredTables
 from osbench.serve.models import DTYPE_BYTES, GPU, Model
 
 
@@ -43,6 +46,34 @@ class Batch:
     @property
     def new_tokens(self) -> int:
         return self.prefill_tokens + self.decode_seqs
+
+
+@dataclass(frozen=True)
+class StepWork(Batch):
+    """A :class:`Batch` with the cached tokens of its prefill requests apart, which the
+    measured step time needs to price a prefill chunk over a cached prefix (the engines'
+    ``Batch`` gives the cached tokens of all scheduled requests together)."""
+
+    prefill_context_tokens: int
+    """Tokens already in the KV cache of the step's prefill requests before the step (summed)."""
+
+    @classmethod
+    def of(cls, scheduled: Any) -> StepWork:
+        """From ``(new tokens, tokens already in the KV cache, tokens not yet in it)`` of each
+        scheduled request, as :func:`osbench.serve.run.batch_of` reads them."""
+        prefill_seqs = prefill_tokens = decode_seqs = context = pairs = prefill_context = 0
+        count = 0
+        for new, cached, outstanding in scheduled:
+            count += 1
+            if outstanding > 1:
+                prefill_seqs += 1
+                prefill_tokens += new
+                prefill_context += cached
+            else:
+                decode_seqs += 1
+            context += cached
+            pairs += new * cached + new * (new + 1) // 2
+        return cls(count, prefill_seqs, prefill_tokens, decode_seqs, context, pairs, prefill_context)
 
 
 # ---------------------------------------------------------------------------- defaults
@@ -129,7 +160,11 @@ def _roofline_seconds(c: tuple[float, ...], b: Batch) -> float:
     return overhead + linear + attention + allreduce
 
 
-_KINDS = {"linear": (_linear_seconds, 4), "roofline": (_roofline_seconds, 13)}
+def _measured_seconds(c: tuple[float, ...], b: Batch) -> float:  # StepTime.__call__ reads its tables
+    raise ArgumentError("a measured step time is evaluated with its tables: StepTime.measured(...)")
+
+
+_KINDS = {"linear": (_linear_seconds, 4), "roofline": (_roofline_seconds, 13), "measured": (_measured_seconds, 1)}
 
 
 def _fraction(name: str, value: Any) -> float:
@@ -155,9 +190,13 @@ class StepTime:
     kind: str
     coefficients: tuple[float, ...]
     params: dict[str, Any] = field(default_factory=dict, compare=False)
+    tables: Optional[MeasuredTables] = field(default=None, compare=False, repr=False)
+    """The measured model's tables (:meth:`measured`); None for the other kinds."""
 
     def __post_init__(self) -> None:
         _checks.choice("kind", self.kind, _KINDS)
+        if (self.kind == "measured") != (self.tables is not None):
+            raise ArgumentError("tables is not accepted: a measured model has its tables, the other kinds none")
         if len(self.coefficients) != _KINDS[self.kind][1]:
             raise ArgumentError(
                 f"coefficients is not accepted: a {self.kind} model has {_KINDS[self.kind][1]}, got {len(self.coefficients)}"
@@ -250,7 +289,46 @@ class StepTime:
         params = {"model": m.name, "gpu": g.name, "tp": tp, "mfu": mfu, "mbu": mbu, "overhead": overhead}
         return cls("roofline", coefficients, params)
 
+    @classmethod
+    def measured(
+        cls,
+        model: Union[str, Model],
+        gpu: Union[str, GPU],
+        tp: Optional[int] = None,
+        engine: str = "vllm",
+        mbu: float = MBU,
+    ) -> StepTime:
+        """A step time composed of the kernels vLLM runs, each read from the measured tables of
+        ``gpu`` (AIConfigurator's operator tables, :mod:`osbench.serve.kernels`), plus the
+        host work per step and per request; the composition and every term's source are in
+        :mod:`osbench.serve.measured`. ``engine``: the serving engine whose kernels and host
+        loop are modelled (``"vllm"``); ``mbu``: the share of the datasheet bandwidth the
+        few elementwise kernels not in the tables reach.
+
+        A GPU without tables, a model shape outside them (a weight, a head layout, an MoE
+        shape not measured) or a ``tp`` without all-reduce tables is refused with the reason;
+        a step of more tokens than the GEMM tables measure (32,768) is refused when it comes.
+        Needs pyarrow (``pip install 'osbench[measured]'``) and the datasets."""
+        _checks.choice("engine", engine, ("vllm",))
+        m, g = Model.preset(model), GPU.preset(gpu)
+        tp = m.tp if tp is None else m.check_tp(tp)
+        mbu = _fraction("mbu", mbu)
+        tables = composition.build(m, g, tp, mbu)
+        t = kernels.tables(g.name)
+        params = {"model": m.name, "gpu": g.name, "tp": tp, "engine": engine, "tables": t.gpu, "vllm": t.version}
+        return cls("measured", (tables.host_step,), params, tables)
+
     def __call__(self, batch: Batch) -> float:
+        if self.tables is not None:
+            prefill_context = getattr(batch, "prefill_context_tokens", None)
+            if prefill_context is None:
+                if batch.prefill_seqs and batch.context_tokens:
+                    raise ArgumentError(
+                        f"batch={batch} is not accepted by the measured step time: it has prefill requests and "
+                        "cached tokens without saying whose; give a StepWork (prefill_context_tokens apart)"
+                    )
+                prefill_context = 0
+            return composition.seconds(self.tables, batch, prefill_context)
         return _KINDS[self.kind][0](self.coefficients, batch)
 
     def spec(self) -> tuple[str, tuple[float, ...]]:
@@ -266,4 +344,4 @@ class StepTime:
         return {"kind": self.kind, "coefficients": list(self.coefficients), "params": dict(self.params)}
 
 
-__all__ = ["ALLREDUCE_LATENCY", "MBU", "MFU", "OVERHEAD", "Batch", "StepTime"]
+__all__ = ["ALLREDUCE_LATENCY", "MBU", "MFU", "OVERHEAD", "Batch", "StepTime", "StepWork"]

@@ -1,0 +1,272 @@
+"""Validation against measured serving runs: AIConfigurator's ``silicon_sample.csv``.
+
+Each row of that file is one measured benchmark of a real engine: a model on ``tp`` GPUs, fixed
+input and output lengths (ISL, OSL, ``ignore_eos``), a fixed number of clients each sending its
+next request when the last one finished (``benchmark_serving --max-concurrency``), and the mean
+time to first token (TTFT) and per output token (TPOT) it measured. :func:`rows` reads the rows
+osbench can replay (vLLM, aggregated serving, a model and GPU with presets and measured tables);
+:func:`predict` replays one through the serving engine with closed-loop clients and a step-time
+model; :func:`validate` does all of them and :func:`summary` gives the MAPE by GPU, model, vLLM
+version, model kind and step-time model.
+
+The replay: the engine starts empty and ``WAVES * concurrency`` requests are measured, every
+one of them averaged, as ``vllm bench serve`` averages its ``num_prompts`` after its warm-up
+requests (which run before, on their own, and leave nothing in the engine but compiled kernels;
+``ignore_eos``: every request produces exactly OSL tokens). TPOT of a request is
+``(last token - first token) / (OSL - 1)``, as vLLM's benchmark computes it. Nothing is fitted
+here: every number the step-time models use comes from the datasheets, the kernel tables and
+the published constants their modules cite.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import asdict, dataclass
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from osbench import datasets
+from osbench.serve import reference
+from osbench.serve.config import EngineConfig, server_batch_defaults
+from osbench.serve.models import GPU, Model, num_blocks
+from osbench.serve.steptime import StepTime, StepWork
+
+SILICON = "aic-silicon-sample"
+"""The dataset of measured serving runs."""
+
+MODELS = {
+    "Qwen/Qwen3-32B": "qwen3-32b",
+    "meta-llama/Llama-3.1-70B": "llama-3.1-70b",
+    "nvidia/Llama-3.1-8B-Instruct-FP8": "llama-3.1-8b",
+    "Qwen/Qwen3-235B-A22B-FP8": "qwen3-235b-a22b",
+    "Qwen/Qwen3-30B-A3B": "qwen3-30b-a3b",
+    "Qwen/Qwen3-14B": "qwen3-14b",
+}
+"""Hugging Face model ids of the silicon rows -> presets (the precision column says fp8)."""
+
+SYSTEMS = {"h100_sxm": "h100-sxm", "h200_sxm": "h200", "rtx_pro_6000_server": "rtx-pro-6000"}
+"""AIConfigurator system names -> GPU presets."""
+
+WAVES = 10
+"""Requests measured per client: ``vllm bench serve``'s ``--num-prompts`` as the InferenceMAX
+recipes set it, ten times the concurrency."""
+
+GPU_MEMORY_UTILIZATION = 0.9
+"""The KV pool of the measured engines: vLLM's default share of GPU memory in the releases
+measured (0.9 before 0.33.0's 0.92)."""
+
+
+@dataclass(frozen=True)
+class Point:
+    """One measured serving run."""
+
+    id: str
+    model: str
+    """The preset (``-fp8`` for an FP8 checkpoint)."""
+    gpu: str
+    tp: int
+    version: str
+    """The engine release measured (``"unknown"`` where the row leaves it blank)."""
+    isl: int
+    osl: int
+    concurrency: int
+    ttft: float
+    """Measured mean TTFT, seconds."""
+    tpot: float
+    """Measured mean TPOT, seconds."""
+
+    @property
+    def moe(self) -> bool:
+        return Model.preset(self.model).experts > 1
+
+
+def _concurrency(row: dict[str, str]) -> int:
+    for part in row["silicon_data_source"].split(";"):
+        key, _, value = part.strip().partition("=")
+        if key == "silicon_concurrency" and value.strip().isdigit():
+            return int(value)
+    return int(row["batch_size"])
+
+
+def rows(path: Optional[str] = None) -> list[Point]:
+    """The silicon rows osbench can replay: vLLM, aggregated (one server), no pipeline or
+    attention data parallelism, a model with a preset, a GPU with measured tables."""
+    source = str(path) if path is not None else str(datasets.fetch(SILICON))
+    out = []
+    with open(source, newline="") as f:
+        for r in csv.DictReader(f):
+            if r["backend"] != "vllm" or r["mode"] != "agg" or r["model_path"] not in MODELS:
+                continue
+            if r["system"] not in SYSTEMS or r["pp_size"] not in ("", "1") or r["attention_dp_size"] not in ("", "1"):
+                continue
+            name = MODELS[r["model_path"]] + ("-fp8" if r["precision"] == "fp8" else "")
+            out.append(
+                Point(
+                    id=r["id"],
+                    model=name,
+                    gpu=SYSTEMS[r["system"]],
+                    tp=int(r["tp_size"]),
+                    version=r["backend_version"] or "unknown",
+                    isl=int(r["isl"]),
+                    osl=int(r["osl"]),
+                    concurrency=_concurrency(r),
+                    ttft=float(r["silicon_ttft_ms"]) / 1e3,
+                    tpot=float(r["silicon_tpot_ms"]) / 1e3,
+                )
+            )
+    return out
+
+
+def config_for(p: Point) -> EngineConfig:
+    """The engine the measured server ran: vLLM's online-server defaults for the GPU, the KV pool
+    its memory leaves at :data:`GPU_MEMORY_UTILIZATION`, no prefix-cache hits (random prompts)."""
+    m, g = Model.preset(p.model), GPU.preset(p.gpu)
+    batched_tokens, seqs = server_batch_defaults(g.memory_bytes, g.name)
+    blocks = num_blocks(m, g, tp=p.tp, gpu_memory_utilization=GPU_MEMORY_UTILIZATION)
+    return EngineConfig(
+        num_blocks=blocks,
+        max_num_batched_tokens=batched_tokens,
+        max_num_seqs=seqs,
+        max_model_len=m.max_model_len,
+        enable_prefix_caching=False,
+    )
+
+
+def closed_loop(
+    config: EngineConfig,
+    step_time: Callable[[Any], float],
+    isl: int,
+    osl: int,
+    concurrency: int,
+    requests: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Serve ``requests`` requests of ``isl`` prompt and ``osl`` output tokens from
+    ``concurrency`` clients, each sending its next request the moment its last one finished,
+    on the reference engine (vLLM 0.33.0's scheduler, :mod:`osbench.serve.reference`). Returns
+    each request's TTFT and TPOT, seconds, in the order they were sent."""
+    scheduler = reference.Scheduler(config)
+    arrival = np.zeros(requests)
+    first = np.full(requests, np.nan)
+    finish = np.full(requests, np.nan)
+    sent = 0
+
+    def send(now: float) -> None:
+        nonlocal sent
+        arrival[sent] = now
+        scheduler.add_request(reference.Request(sent, now, 0, isl, osl, None))
+        sent += 1
+
+    for _ in range(min(concurrency, requests)):
+        send(0.0)
+    now = 0.0
+    while scheduler.has_unfinished_requests():
+        plan = scheduler.schedule()
+        end = now + step_time(StepWork.of(plan.work))
+        produced, finished = scheduler.update_from_output(plan)
+        for r in produced:
+            if r.num_output_tokens == 1:
+                first[r.index] = end
+        for r in finished:
+            finish[r.index] = end
+            if sent < requests:
+                send(end)
+        now = end
+    tpot = (finish - first) / max(osl - 1, 1)
+    return first - arrival, tpot
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """One point predicted by one step-time model."""
+
+    point: Point
+    step_time: str
+    ttft: float
+    tpot: float
+
+    @property
+    def ttft_error(self) -> float:
+        """Relative error of the predicted TTFT: ``(predicted - measured) / measured``."""
+        return (self.ttft - self.point.ttft) / self.point.ttft
+
+    @property
+    def tpot_error(self) -> float:
+        return (self.tpot - self.point.tpot) / self.point.tpot
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **asdict(self.point),
+            "step_time": self.step_time,
+            "predicted_ttft": self.ttft,
+            "predicted_tpot": self.tpot,
+        }
+
+
+STEP_TIMES = ("roofline", "measured")
+"""The step-time models validated, in the order the tables show them."""
+
+
+def step_time_for(p: Point, kind: str) -> StepTime:
+    """The step-time model ``kind`` for a point's model, GPU and tp."""
+    if kind == "roofline":
+        return StepTime.roofline(p.model, p.gpu, tp=p.tp)
+    return StepTime.measured(p.model, p.gpu, tp=p.tp)
+
+
+def predict(p: Point, kind: str, waves: int = WAVES, step_time: Optional[StepTime] = None) -> Prediction:
+    """Replay one measured point with the step-time model ``kind`` (or ``step_time``)."""
+    model = step_time if step_time is not None else step_time_for(p, kind)
+    ttft, tpot = closed_loop(config_for(p), model, p.isl, p.osl, p.concurrency, waves * p.concurrency)
+    return Prediction(p, kind, float(np.mean(ttft)), float(np.mean(tpot)))
+
+
+def mape(errors: list[float]) -> float:
+    """Mean absolute percentage error of relative errors, in percent."""
+    return 100.0 * float(np.mean(np.abs(errors))) if errors else math.nan
+
+
+def summary(predictions: list[Prediction]) -> list[dict[str, Any]]:
+    """MAPE of TTFT and TPOT by (step time, GPU, model, version, kind), plus an "all" row per
+    step time and model kind: the validation table."""
+    groups: dict[tuple[str, ...], list[Prediction]] = {}
+    for q in predictions:
+        kind = "moe" if q.point.moe else "dense"
+        for key in (
+            (q.step_time, q.point.gpu, q.point.model, q.point.version, kind),
+            (q.step_time, "all", "all", "all", kind),
+        ):
+            groups.setdefault(key, []).append(q)
+    return [
+        {
+            "step_time": k[0],
+            "gpu": k[1],
+            "model": k[2],
+            "version": k[3],
+            "kind": k[4],
+            "points": len(g),
+            "ttft_mape": mape([q.ttft_error for q in g]),
+            "tpot_mape": mape([q.tpot_error for q in g]),
+        }
+        for k, g in sorted(groups.items())
+    ]
+
+
+__all__ = [
+    "GPU_MEMORY_UTILIZATION",
+    "MODELS",
+    "SILICON",
+    "STEP_TIMES",
+    "SYSTEMS",
+    "WAVES",
+    "Point",
+    "Prediction",
+    "closed_loop",
+    "config_for",
+    "mape",
+    "predict",
+    "rows",
+    "step_time_for",
+    "summary",
+]
