@@ -227,6 +227,7 @@ def test_refused_input_is_one_line_and_a_bug_keeps_its_traceback(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from osbench import cli
+    from osbench.cli import datasets as datasets_command
     from osbench.errors import ArgumentError
 
     def refuse(args: object) -> int:
@@ -235,9 +236,9 @@ def test_refused_input_is_one_line_and_a_bug_keeps_its_traceback(
     def bug(args: object) -> int:
         raise TypeError("unsupported operand")
 
-    monkeypatch.setattr(cli, "cmd_datasets", refuse)
+    monkeypatch.setattr(datasets_command, "cmd_datasets", refuse)
     assert cli.main(["datasets"]) == 2
     assert capsys.readouterr().err == "osbench: error: policy='x' is not accepted: use one of a, b\n"
-    monkeypatch.setattr(cli, "cmd_datasets", bug)
+    monkeypatch.setattr(datasets_command, "cmd_datasets", bug)
     with pytest.raises(TypeError, match="unsupported operand"):
         cli.main(["datasets"])

@@ -78,6 +78,11 @@ class Table:
         seed = "" if self.seed is None else f"seed {self.seed}"
         return "; ".join(p for p in (self.setup, seed) if p)
 
+    def records(self) -> list[dict[str, Any]]:
+        """The rows as dicts by column name, so that code reads a cell by its column's name
+        rather than by its position."""
+        return [dict(zip(self.columns, row)) for row in self.rows]
+
     def cells(self) -> list[list[str]]:
         """Every row as the text a person reads."""
         units = [self.units.get(c, "") for c in self.columns]

@@ -13,7 +13,6 @@ import pytest
 import osbench as ob
 from osbench import datasets
 from osbench._format import duration, number, percent
-from osbench.report import sections
 from osbench.report.findings import compute
 from osbench.serve import lecture
 
@@ -49,16 +48,16 @@ def test_the_section_has_its_tables_figures_and_numbers(section: dict[str, Any],
     for name in section["figures"]:
         assert (quick_report / "figures" / f"{name}.png").read_bytes()[:4] == b"\x89PNG"
     raw = section["rate_sweep"]
-    assert raw["rows"] == table(section, "rate_sweep")["rows"] and raw["columns"] == sections.RATE_COLUMNS
+    assert raw["rows"] == table(section, "rate_sweep")["rows"] and raw["columns"] == lecture.RATE_COLUMNS
     assert (raw["slo_ttft"], raw["slo_tpot"]) == (lecture.SLO_TTFT, lecture.SLO_TPOT)
 
 
 def test_the_rate_sweep_is_the_engine_run(section: dict[str, Any]) -> None:
     """One row recomputed through simulate() itself: the same numbers, exactly."""
-    reqs, workload, _ = sections._rate_workload(quick=True, seed=1)
+    reqs, workload, _ = lecture.rate_workload(quick=True, seed=1)
     assert workload == section["rate_sweep"]["workload"]
     row = records(section, "rate_sweep")[2]
-    r = ob.serve.simulate(reqs.at_rate(row["requests/s"]), **sections.RATE_PRESET)
+    r = ob.serve.simulate(reqs.at_rate(row["requests/s"]), **lecture.RATE_PRESET)
     s = r.summary(slo_ttft=lecture.SLO_TTFT, slo_tpot=lecture.SLO_TPOT)
     assert [row["TTFT p99"], row["TPOT p99"], row["goodput"], row["preemptions"]] == [
         s.ttft.p99,
@@ -75,9 +74,12 @@ def test_the_rate_sweep_is_the_engine_run(section: dict[str, Any]) -> None:
 def test_the_serving_findings_quote_the_tables(results: dict[str, Any], section: dict[str, Any]) -> None:
     found = by_key(results)
     rows = records(section, "rate_sweep")
-    best = sections.highest_within_slo([list(r.values()) for r in rows])
+    best = lecture.highest_within_slo(rows)
     assert best is not None
-    assert f"up to {number(best[0])} requests/s (p99 TTFT {duration(best[3])}" in found["serve.rate"]["text"]
+    assert (
+        f"up to {number(best['requests/s'])} requests/s (p99 TTFT {duration(best['TTFT p99'])}"
+        in found["serve.rate"]["text"]
+    )
     peak = max(rows, key=lambda r: r["goodput"])
     assert f"peaks at {number(peak['goodput'])} requests/s" in found["serve.goodput"]["text"]
     chunk = records(section, "06-4")
@@ -106,7 +108,7 @@ def test_a_full_cache_that_does_not_bound_the_batch_is_said(results: dict[str, A
 
 def test_without_the_traces_the_section_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(datasets, "try_fetch", lambda name: (None, "no network"))
-    reqs, workload, missing = sections._rate_workload(quick=True, seed=1)
+    reqs, workload, missing = lecture.rate_workload(quick=True, seed=1)
     assert missing is not None and "azure-conv-2023" in missing
     assert "generated chat requests" in workload and len(reqs) == 4_000
     assert lecture.prefix_caching_mooncake(quick=True).rows == []

@@ -17,7 +17,7 @@ import pytest
 from interrupts import interrupted
 
 import osbench as ob
-from osbench import cli
+from osbench.cli.serve import simulate as cli
 from osbench.serve import source
 from osbench.serve import sweep as serve_sweep
 

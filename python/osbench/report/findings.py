@@ -21,6 +21,7 @@ from typing import Any, Callable, Optional
 
 from osbench._format import duration, duration_ns, number, percent, ratio, size
 from osbench.report.model import figure_anchor, table_anchor
+from osbench.serve.lecture import highest_within_slo
 
 Results = dict[str, Any]
 
@@ -477,8 +478,7 @@ def serve_rate(d: _Data) -> Finding:
     t = d.table("06-serve", "rate_sweep")
     slo_ttft, slo_tpot, words = _slo(t)
     rows = sorted(d.records("06-serve", "rate_sweep"), key=lambda r: _num(r["requests/s"]))
-    within = [r for r in rows if _num(r["TTFT p99"]) <= slo_ttft and _num(r["TPOT p99"]) <= slo_tpot]
-    best = within[-1] if within else None
+    best = highest_within_slo(rows, slo_ttft, slo_tpot, value=_num)
     beyond = [r for r in rows if best is None or _num(r["requests/s"]) > _num(best["requests/s"])]
     lead = f"On {t['workload']}, {t['served_on']}"
     if best is None:

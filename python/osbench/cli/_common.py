@@ -1,0 +1,176 @@
+"""What every topic of the command line shares: the parser class with one-line errors, the user
+error, the common flags, output folders proven writable, progress lines, and the sweep runner."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import pkgutil
+import re
+import shutil
+import sys
+import tempfile
+import textwrap
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Callable
+
+from osbench import _checks
+from osbench.errors import OsbenchError
+
+if TYPE_CHECKING:
+    Subcommands = argparse._SubParsersAction[argparse.ArgumentParser]
+else:
+    Subcommands = argparse._SubParsersAction
+"""What a topic's ``add_commands`` receives: the parent's subparsers, to add its commands to."""
+
+
+class UserError(OsbenchError):
+    """A mistake in the command line or its inputs: one line, exit status 2."""
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's help layout, wrapping lines at spaces only: a preset name (``rtx-pro-6000``)
+    is never cut at one of its hyphens."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with the CLI's one-line errors: ``osbench: error: ...`` and exit status 2 (the
+    usage stays in ``--help``), and help lines wrapped at spaces only (:class:`HelpFormatter`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> Any:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def output_folder(option: str, path: str) -> Path:
+    """The folder a command writes to, made and proven writable before any work starts (an
+    unwritable --out fails at once, not after minutes of measuring)."""
+    out = Path(path)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as exc:
+        raise UserError(f"{option} {path} is not accepted: cannot write there ({exc.strerror or exc})") from None
+    return out
+
+
+def existing(path_text: str, what: str) -> Path:
+    """The path, or a one-line error when there is no such file."""
+    path = Path(path_text)
+    if not path.exists():
+        raise UserError(f"{what} not found: {path}")
+    return path
+
+
+def progress(stream: Any = None) -> Callable[[str], None]:
+    """Progress for long runs. On a terminal: one line redrawn in place, a bar over the sections
+    (messages "[i/n] name") and the latest step within the section; elsewhere plain lines."""
+    stream = stream or sys.stderr
+    interactive = stream.isatty()
+    started = time.perf_counter()
+    section: dict[str, Any] = {"i": 0, "n": 0, "name": ""}
+
+    def say(message: str) -> None:
+        elapsed = time.perf_counter() - started
+        m = re.match(r"\[(\d+)/(\d+)\] (.*)", message)
+        if m:
+            section.update(i=int(m.group(1)), n=int(m.group(2)), name=m.group(3))
+        if not interactive:
+            stream.write(f"[{elapsed:6.1f}s] {message}\n")
+        else:
+            width = 24
+            done = int(width * (section["i"] - 1) / section["n"]) if section["n"] else 0
+            bar = "#" * done + "-" * (width - done)
+            step = "" if m else " | " + message.strip()
+            line = f"[{bar}] {section['i']}/{section['n']} {section['name']}{step}" if section["n"] else message.strip()
+            cols = shutil.get_terminal_size((100, 20)).columns
+            if message.startswith("wrote "):
+                stream.write(f"\r\x1b[2K{message}\n")
+            else:
+                stream.write(f"\r\x1b[2K{line[: cols - 10]} {elapsed:5.0f}s")
+        stream.flush()
+
+    return say
+
+
+def one_of(names: Sequence[str], conjunction: str = "or") -> str:
+    """A registry's names for a help text: "a, b or c"."""
+    names = list(names)
+    return f"{', '.join(names[:-1])} {conjunction} {names[-1]}" if len(names) > 1 else "".join(names)
+
+
+def reading(parameters: dict[str, frozenset[str]], name: str) -> list[str]:
+    """The policies (strategies...) that read a parameter, in the registry's order."""
+    return [p for p, reads in parameters.items() if name in reads]
+
+
+def common_flags(p: argparse.ArgumentParser) -> None:
+    """--json, --seed and --engine, which most commands take."""
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    p.add_argument("--engine", choices=_checks.ENGINES, default="native", help="simulation engine")
+
+
+def int_list(text: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(",")]  # an empty item is refused, never dropped
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected comma-separated integers such as 10,100,1000") from None
+
+
+def sweep_flags(p: argparse.ArgumentParser, default_out: str, workers: str, figure: str) -> None:
+    """The options of a resumable sweep (``osbench sweep``, ``osbench serve sweep``)."""
+    p.add_argument(
+        "--out", default=default_out, help="results file (JSON lines); finished cells are skipped on a rerun"
+    )
+    p.add_argument("--dask", metavar="ADDRESS", help="run on a Dask cluster at ADDRESS, or 'local' for a LocalCluster")
+    p.add_argument("--workers", type=int, default=None, help=workers)
+    p.add_argument("--figure", help=figure)
+
+
+def run_sweep(study: ModuleType, args: argparse.Namespace, drawn_as: str) -> int:
+    """Run a study's sweep (``osbench sweep``, ``osbench serve sweep``): resumable, locally or on
+    Dask, then its figure."""
+    spec = existing(args.spec, "sweep spec")
+    say = progress()
+    executor = None if args.dask is None else ("dask" if args.dask == "local" else args.dask)
+    results = study.run(
+        spec,
+        args.out,
+        executor=executor,
+        workers=args.workers,
+        progress=lambda done, total: say(f"[{done}/{total}] cells done"),
+    )
+    figure = Path(args.figure) if args.figure else Path(args.out).with_suffix(".png")
+    try:
+        study.figure(results, figure)
+        drawn = f" and {drawn_as} to {figure}"
+    except ImportError:  # matplotlib is optional
+        drawn = ""
+    if args.json:
+        print(json.dumps(results))
+    say(f"wrote {len(results)} results to {args.out}{drawn}")
+    return 0
+
+
+def topics(package: ModuleType) -> list[ModuleType]:
+    """The command modules of a package (``osbench.cli``, ``osbench.cli.serve``), in their
+    ``ORDER``: every module not starting with ``_``. Each has ``add_commands(sub)``, so that a new
+    command is one new module."""
+    found = [
+        importlib.import_module(f"{package.__name__}.{m.name}")
+        for m in pkgutil.iter_modules(package.__path__)
+        if not m.name.startswith("_")
+    ]
+    return sorted(found, key=lambda m: m.ORDER)

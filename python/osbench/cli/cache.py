@@ -1,0 +1,87 @@
+"""``osbench cache``: a trace replayed through a policy, and hit-ratio curves."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from osbench import cache, traces
+from osbench.cli._common import Subcommands, common_flags, int_list, one_of
+
+ORDER = 100
+
+
+EPILOG_REPLAY = "example: osbench cache replay --policy arc --capacity 100 --zipf 1000,0.8,30000"
+EPILOG_CURVE = "example: osbench cache curve --policy lru --capacities 10,100,1000 --trace cloudphysics"
+
+
+def load_trace(args: argparse.Namespace) -> Any:
+    """The trace the command line names: --trace (a path or a dataset name) or --zipf."""
+    if args.trace:
+        return traces.read(args.trace, format=args.format)  # a path or a dataset name; format None: detected
+    n, alpha, length = args.zipf
+    return traces.zipf(int(n), float(alpha), int(length), seed=args.seed)
+
+
+def _zipf_spec(text: str) -> tuple[int, float, int]:
+    try:
+        n, alpha, length = text.split(",")
+        return int(n), float(alpha), int(length)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--zipf {text!r}: expected N_KEYS,ALPHA,LENGTH such as 1000,0.8,30000"
+        ) from None
+
+
+def cmd_cache_replay(args: argparse.Namespace) -> int:
+    trace = load_trace(args)
+    r = cache.replay(trace, args.policy, args.capacity, engine=args.engine, sizes=True if args.sizes else None)
+    if args.json:
+        print(json.dumps(r.to_dict()))
+    else:
+        print(
+            f"{r.policy} capacity {r.capacity:,}: {r.accesses:,} accesses, {r.hits:,} hits, {r.misses:,} misses, hit ratio {r.hit_ratio:.4f}"
+        )
+    return 0
+
+
+def cmd_cache_curve(args: argparse.Namespace) -> int:
+    trace = load_trace(args)
+    ratios = cache.curve(
+        trace, args.policy, args.capacities, engine=args.engine, sizes=True if args.sizes else None, sample=args.sample
+    )
+    if args.json:
+        print(json.dumps({"policy": args.policy, "capacities": args.capacities, "hit_ratio": ratios.tolist()}))
+    else:
+        for c, h in zip(args.capacities, ratios):
+            print(f"{c:>12,}  {h:.4f}")
+    return 0
+
+
+def add_commands(sub: Subcommands) -> None:
+    cache_p = sub.add_parser("cache", help="cache replacement: replay a trace, hit-ratio curves")
+    cache_sub = cache_p.add_subparsers(dest="cache_command", required=True)
+    for name, func, epilog in (("replay", cmd_cache_replay, EPILOG_REPLAY), ("curve", cmd_cache_curve, EPILOG_CURVE)):
+        p = cache_sub.add_parser(name, help=f"cache {name}", epilog=epilog)
+        p.add_argument("--policy", default="lru", help=one_of(cache.POLICIES))
+        p.add_argument("--sizes", action="store_true", help="use the trace's object sizes: capacities then count bytes")
+        src = p.add_mutually_exclusive_group()
+        src.add_argument(
+            "--trace",
+            help="a trace file (npy, csv/txt, oracleGeneral, zstd, Mooncake or Azure; format detected) or a "
+            "dataset name (osbench datasets)",
+        )
+        p.add_argument(
+            "--format", help=f"the trace file's format when its name does not tell: {one_of(traces.FORMATS)}"
+        )
+        src.add_argument(
+            "--zipf", type=_zipf_spec, default=(1000, 0.8, 30000), help="N_KEYS,ALPHA,LENGTH (default 1000,0.8,30000)"
+        )
+        if name == "replay":
+            p.add_argument("--capacity", type=int, default=100, help="cache size in objects")
+        else:
+            p.add_argument("--capacities", type=int_list, default=[10, 100, 1000], help="comma-separated sizes")
+            p.add_argument("--sample", type=float, help="estimate from a SHARDS spatial sample at this rate, e.g. 0.01")
+        common_flags(p)
+        p.set_defaults(func=func)

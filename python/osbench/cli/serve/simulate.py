@@ -1,0 +1,265 @@
+"""``osbench serve simulate``: a trace or generated requests served on a model and GPU, as vLLM
+0.33.0 schedules them; the summary printed, one CSV row per request written."""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import csv
+import dataclasses
+import inspect
+import io
+import json
+import re
+import sys
+import textwrap
+import typing
+from typing import Any
+
+from osbench import _files, serve
+from osbench._format import duration, number, percent
+from osbench.cli._common import Subcommands, common_flags, one_of
+from osbench.serve import readers as serve_readers
+from osbench.serve import source as serve_source
+from osbench.serve.config import POLICIES as SERVE_POLICIES
+
+ORDER = 10
+
+EPILOG = (
+    "example: osbench serve simulate --trace azure-conv-2023 --rate 8 --model llama-3-8b --gpu h100 --slo-ttft 2 "
+    "--slo-tpot 0.1   (or --poisson 2000,10 --prompt-len lognormal:1024,1.0,6000)"
+)
+
+SERVE_SOURCES = ("trace", *serve_source.GENERATORS)
+"""Where ``osbench serve simulate`` takes its requests from: one of these options."""
+
+# simulate() options whose default comes from the model and GPU presets, not from EngineConfig.
+_FROM_PRESETS = {
+    "num_blocks": "what the model leaves on the GPU",
+    "max_model_len": "the model's",
+    "max_num_batched_tokens": "vLLM's for the GPU",
+    "max_num_seqs": "vLLM's for the GPU",
+}
+
+
+def _field_docs(cls: type) -> dict[str, str]:
+    """The docstring under each field of a dataclass (the string right after its annotation)."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+    except (OSError, TypeError):  # no source at hand: the help goes without
+        return {}
+    body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
+    docs = {}
+    for a, b in zip(body, body[1:]):
+        if (
+            isinstance(a, ast.AnnAssign)
+            and isinstance(a.target, ast.Name)
+            and isinstance(b, ast.Expr)
+            and isinstance(b.value, ast.Constant)
+            and isinstance(b.value.value, str)
+        ):
+            docs[a.target.id] = " ".join(b.value.value.split())
+    return docs
+
+
+def _field_help(doc: str) -> str:
+    """A field's docstring as a help line: its first sentence, without the vLLM citation."""
+    sentence = re.split(r"(?<=\.)\s", doc, maxsplit=1)[0]
+    return sentence.split(": ``")[0].replace("``", "").rstrip(".")
+
+
+def _engine_config_flags(p: argparse.ArgumentParser) -> None:
+    """A flag per EngineConfig field, its type, default and help taken from the dataclass."""
+    group = p.add_argument_group("engine configuration (vLLM 0.33.0's options; defaults from EngineConfig)")
+    docs = _field_docs(serve.EngineConfig)
+    hints = typing.get_type_hints(serve.EngineConfig)
+    for f in dataclasses.fields(serve.EngineConfig):
+        flag = "--" + f.name.replace("_", "-")
+        default = _FROM_PRESETS.get(f.name, f.default)
+        if isinstance(default, bool):
+            shown = "on" if default else "off"
+        else:
+            shown = default if isinstance(default, str) else number(default)
+        help_text = f"{_field_help(docs.get(f.name, f.name))} (default: {shown})"
+        kind = hints[f.name]
+        if kind is bool:
+            group.add_argument(flag, action=argparse.BooleanOptionalAction, default=None, help=help_text)
+        elif f.name == "policy":
+            group.add_argument(flag, choices=SERVE_POLICIES, default=None, help=help_text)
+        else:
+            metavar = "N" if kind is int else "X"
+            group.add_argument(flag, type=kind, default=None, metavar=metavar, help=help_text)
+
+
+def _serve_options(args: argparse.Namespace) -> dict[str, Any]:
+    """simulate()'s options from the command line: the presets, and every engine flag given."""
+    options: dict[str, Any] = {"model": args.model, "gpu": args.gpu}
+    if args.tp is not None:
+        options["tp"] = args.tp
+    for f in dataclasses.fields(serve.EngineConfig):
+        value = getattr(args, f.name)
+        if value is not None:
+            options[f.name] = value
+    return options
+
+
+def _serve_description(args: argparse.Namespace) -> dict[str, Any]:
+    """The requests the command line describes (see osbench.serve.source)."""
+    given = [k for k in SERVE_SOURCES if getattr(args, k) is not None]
+    description: dict[str, Any] = {given[0] if given else "poisson": getattr(args, given[0]) if given else "1000,10"}
+    if args.trace is None:
+        description["seed"] = args.seed
+    for k in ("format", "prompt_len", "output_len", "system_prompts", "turns", "think_time"):
+        if getattr(args, k) is not None:  # given with the wrong source: refused, naming it
+            description[k] = getattr(args, k)
+    description.update(limit=args.limit, fit=args.fit, rate=args.rate)
+    return description
+
+
+REQUEST_CSV_COLUMNS = (
+    "request",
+    "arrival",
+    "prompt_len",
+    "output_len",
+    "admitted",
+    "first_token",
+    "finish",
+    "ttft",
+    "tpot",
+    "e2e",
+    "queueing",
+    "preemptions",
+    "cached_tokens",
+)
+"""The per-request CSV's columns (``--out``): times in seconds, lengths in tokens."""
+
+
+def _request_csv(result: serve.ServeResult) -> str:
+    columns = {
+        "request": list(range(len(result.requests))),
+        "arrival": result.arrival.tolist(),
+        "prompt_len": result.requests.prompt_len.tolist(),
+        "output_len": result.requests.output_len.tolist(),
+    }
+    values = [columns[c] if c in columns else getattr(result, c).tolist() for c in REQUEST_CSV_COLUMNS]
+    buf = io.StringIO()
+    out = csv.writer(buf, lineterminator="\n")
+    out.writerow(REQUEST_CSV_COLUMNS)
+    for row in zip(*values):
+        out.writerow(["" if v != v else v for v in row])  # NaN (no TPOT for one output token): empty
+    return buf.getvalue()
+
+
+def _latency_line(name: str, stats: Any) -> str:
+    return (
+        f"  {name:<13}mean {duration(stats.mean)}, p50 {duration(stats.p50)}, p90 {duration(stats.p90)}, "
+        f"p99 {duration(stats.p99)}"
+    )
+
+
+def cmd_serve_simulate(args: argparse.Namespace) -> int:
+    options = _serve_options(args)
+    requests, left_out = serve_source.requests(_serve_description(args), options)
+    result = serve.simulate(requests, engine=args.engine, **options)
+    s = result.summary(slo_ttft=args.slo_ttft, slo_tpot=args.slo_tpot)
+    if args.out:
+        _files.write_text(args.out, _request_csv(result))
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "requests": requests.to_dict(),
+                    "left_out": left_out,
+                    "options": options,
+                    "engine": args.engine,
+                    "config": dataclasses.asdict(result.config),
+                    "summary": s.to_dict(),
+                },
+                default=str,
+            )
+        )
+        return 0
+    cfg = result.config
+    model, gpu = serve.Model.preset(args.model), serve.GPU.preset(args.gpu)
+    tp = model.tp if args.tp is None else args.tp
+    name = requests.name or "requests"
+    print(
+        f"{name}: {number(len(requests))} requests over {duration(requests.duration)} "
+        f"({number(requests.rate)} requests/s)"
+        + (f", {number(left_out)} longer than max_model_len={number(cfg.max_model_len)} left out" if left_out else "")
+    )
+    print(
+        f"{model.name} on {tp} x {gpu.name}, {args.engine} engine: {number(cfg.num_blocks)} KV blocks of "
+        f"{cfg.block_size} tokens; {number(cfg.max_num_batched_tokens)} tokens and {number(cfg.max_num_seqs)} "
+        f"requests a step; chunked prefill {'on' if cfg.enable_chunked_prefill else 'off'}, prefix caching "
+        f"{'on' if cfg.enable_prefix_caching else 'off'}, {cfg.policy}"
+    )
+    print(
+        f"  {'throughput':<13}{number(s.request_throughput)} requests/s, {number(s.output_throughput)} output "
+        f"tokens/s, over {duration(s.duration)}"
+    )
+    for label, stats in (("TTFT", s.ttft), ("TPOT", s.tpot), ("end to end", s.e2e), ("queueing", s.queueing)):
+        print(_latency_line(label, stats))
+    if s.slo_ttft is not None or s.slo_tpot is not None:
+        slos = " and ".join(
+            f"{label} <= {duration(v)}" for label, v in (("TTFT", s.slo_ttft), ("TPOT", s.slo_tpot)) if v is not None
+        )
+        print(f"  {'goodput':<13}{number(s.goodput)} requests/s ({percent(s.slo_attainment)} of requests meet {slos})")
+    print(
+        f"  {'KV cache':<13}{percent(s.kv_utilization)} of the blocks in use on average, {percent(s.kv_utilization_peak)} "
+        f"at the peak; {number(s.preemptions)} preemptions of {number(s.preempted_requests)} requests"
+    )
+    print(f"  {'prefix cache':<13}{percent(s.prefix_hit_rate)} of prompt tokens served from it")
+    print(
+        f"  {'steps':<13}{number(s.steps)}, {duration(s.mean_step_time)} each on average, "
+        f"{number(s.mean_batch_size)} requests in a batch on average"
+    )
+    if args.out:
+        print(f"wrote {args.out} (one row per request)", file=sys.stderr)
+    return 0
+
+
+def add_commands(sub: Subcommands) -> None:
+    p = sub.add_parser(
+        "simulate",
+        help="serve a trace or generated requests on a model and GPU, as vLLM 0.33.0 schedules them",
+        epilog=EPILOG,
+    )
+    src = p.add_argument_group("requests (one source; default --poisson 1000,10)").add_mutually_exclusive_group()
+    src.add_argument("--trace", help="a request log (Azure or Mooncake; format detected) or a dataset name")
+    src.add_argument("--poisson", metavar="N,RATE", help="N requests arriving as a Poisson process of RATE per second")
+    src.add_argument("--gamma", metavar="N,RATE,CV", help="N requests with gamma gaps (CV > 1: burstier than Poisson)")
+    src.add_argument("--conversations", metavar="N,RATE", help="N multi-turn conversations starting at RATE per second")
+    lengths = p.add_argument_group("generated requests")
+    for key, what in (
+        ("prompt_len", "prompt (conversations: message)"),
+        ("output_len", "output (conversations: answer)"),
+    ):
+        defaults = ", ".join(f"{g} {serve_source.generator_default(g, key)}" for g in serve_source.GENERATORS)
+        lengths.add_argument(
+            "--" + key.replace("_", "-"),
+            metavar="SPEC",
+            help=f"{what} length: {serve_source.LENGTH_FORMS} (default: {defaults})",
+        )
+    lengths.add_argument(
+        "--system-prompts", metavar="COUNT,LENGTH[,FRACTION]", help="shared system prompts opening the requests"
+    )
+    lengths.add_argument("--turns", metavar="LO,HI", help="turns per conversation, drawn uniformly")
+    lengths.add_argument("--think-time", type=float, help="mean seconds between a conversation's turns")
+    p.add_argument("--format", choices=serve_readers.FORMATS, help="the trace's format when its content does not tell")
+    p.add_argument("--limit", type=int, help="serve only the first N requests")
+    p.add_argument(
+        "--fit",
+        action="store_true",
+        help="leave out the requests longer than max_model_len (counted in the output) instead of refusing the run",
+    )
+    p.add_argument("--rate", type=float, metavar="QPS", help="rescale the arrivals to QPS requests per second")
+    p.add_argument("--model", default="llama-3-8b", help=f"{one_of(list(serve.MODELS))} (default llama-3-8b)")
+    p.add_argument("--gpu", default="h100", help=f"{one_of(list(serve.GPUS))} (default h100)")
+    p.add_argument("--tp", type=int, help="GPUs the model is sharded over (default: the model preset's)")
+    _engine_config_flags(p)
+    p.add_argument("--slo-ttft", type=float, metavar="SECONDS", help="time-to-first-token SLO for goodput")
+    p.add_argument("--slo-tpot", type=float, metavar="SECONDS", help="time-per-output-token SLO for goodput")
+    p.add_argument("--out", help="write one CSV row per request to this file (times in seconds)")
+    common_flags(p)
+    p.set_defaults(func=cmd_serve_simulate)
