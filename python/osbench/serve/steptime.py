@@ -160,11 +160,63 @@ def _roofline_seconds(c: tuple[float, ...], b: Batch) -> float:
     return overhead + linear + attention + allreduce
 
 
+def _corrected_terms(c: tuple[float, ...], b: Batch) -> tuple[float, float, float, float, float, float]:
+    """The ideal roofline's terms of a step, unmaxed (``c``: the roofline's coefficients at mfu
+    = mbu = 1): ``(1, num_seqs, weight seconds, KV seconds, compute seconds, all-reduce
+    seconds)``, which :func:`_corrected_seconds` weighs by the fitted corrections."""
+    (
+        _overhead,
+        peak_flops,
+        bandwidth,
+        flops_per_token,
+        flops_per_seq,
+        flops_per_pair,
+        dense_bytes,
+        expert_bytes,
+        experts,
+        expert_miss,
+        kv_bytes_per_token,
+        allreduce_fixed,
+        allreduce_per_token,
+    ) = c
+    new = b.prefill_tokens + b.decode_seqs
+    touched = experts * (1.0 - _power(expert_miss, new))
+    weights = (dense_bytes + expert_bytes * touched) / bandwidth
+    kv = kv_bytes_per_token * (b.context_tokens + new) / bandwidth
+    flops = (flops_per_token * new + flops_per_seq * b.num_seqs + flops_per_pair * b.attention_pairs) / peak_flops
+    allreduce = allreduce_fixed + allreduce_per_token * new
+    return 1.0, float(b.num_seqs), weights, kv, flops, allreduce
+
+
+def _corrected_seconds(c: tuple[float, ...], b: Batch) -> float:
+    per_step, per_request, weight_factor, kv_factor, compute_factor, allreduce_factor = c[13:]
+    _, seqs, weights, kv, flops, allreduce = _corrected_terms(c[:13], b)
+    return (
+        per_step
+        + per_request * seqs
+        + weight_factor * weights
+        + kv_factor * kv
+        + compute_factor * flops
+        + allreduce_factor * allreduce
+    )
+
+
+CORRECTIONS = ("per_step", "per_request", "weight_factor", "kv_factor", "compute_factor", "allreduce_factor")
+"""The coefficients a corrected roofline adds to the ideal roofline's (:meth:`StepTime.corrected`),
+in order: seconds per step, seconds per scheduled request, and the factors on the ideal weight
+reads, KV-cache traffic, compute and all-reduce times."""
+
+
 def _measured_seconds(c: tuple[float, ...], b: Batch) -> float:  # StepTime.__call__ reads its tables
     raise ArgumentError("a measured step time is evaluated with its tables: StepTime.measured(...)")
 
 
-_KINDS = {"linear": (_linear_seconds, 4), "roofline": (_roofline_seconds, 13), "measured": (_measured_seconds, 1)}
+_KINDS = {
+    "linear": (_linear_seconds, 4),
+    "roofline": (_roofline_seconds, 13),
+    "corrected": (_corrected_seconds, 13 + len(CORRECTIONS)),
+    "measured": (_measured_seconds, 1),
+}
 
 
 def _fraction(name: str, value: Any) -> float:
@@ -290,6 +342,53 @@ class StepTime:
         return cls("roofline", coefficients, params)
 
     @classmethod
+    def corrected(
+        cls,
+        model: Union[str, Model],
+        gpu: Union[str, GPU],
+        tp: Optional[int] = None,
+        **corrections: float,
+    ) -> StepTime:
+        """The ideal roofline (peaks as the datasheet gives them) with BLIS's corrections, its
+        terms added rather than maxed::
+
+            seconds = per_step + per_request * num_seqs + weight_factor * weight_bytes / bandwidth
+                      + kv_factor * kv_bytes / bandwidth + compute_factor * flops / peak
+                      + allreduce_factor * allreduce
+
+        with the terms of :meth:`roofline`. The corrections (:data:`CORRECTIONS`, each finite
+        and >= 0; 0 when not given) are what :meth:`fit` finds."""
+        unknown = sorted(set(corrections) - set(CORRECTIONS))
+        if unknown:
+            raise ArgumentError(
+                f"{unknown[0]}={corrections[unknown[0]]!r} is not accepted: the corrections are {', '.join(CORRECTIONS)}"
+            )
+        base = cls.roofline(model, gpu, tp, mfu=1.0, mbu=1.0, overhead=0.0)
+        values = tuple(_seconds(name, corrections.get(name, 0.0)) for name in CORRECTIONS)
+        params = {**base.params, **dict(zip(CORRECTIONS, values))}
+        del params["mfu"], params["mbu"], params["overhead"]
+        return cls("corrected", base.coefficients + values, params)
+
+    def terms(self, batch: Batch) -> tuple[float, ...]:
+        """A corrected roofline's six terms of ``batch`` before its corrections weigh them (the
+        features :meth:`fit` regresses on)."""
+        if self.kind != "corrected":
+            raise ArgumentError(f"kind={self.kind!r} is not accepted: terms() are a corrected roofline's")
+        return _corrected_terms(self.coefficients[:13], batch)
+
+    @classmethod
+    def fit(cls, model: Union[str, Model], gpu: Union[str, GPU], tp: Optional[int] = None, **options: Any) -> Any:
+        """Fit a corrected roofline (:meth:`corrected`) by non-negative least squares, on the
+        operator tables (``source="tables"``, the default: steps priced by :meth:`measured`),
+        on end-to-end points (``source="points"``, ``points=``) or on a vLLM
+        ``benchmark_serving`` result (``source="benchmark"``, ``path=``); returns a
+        :class:`osbench.serve.fit.Fit` with the model and its held-out errors. See
+        :func:`osbench.serve.fit.fit`."""
+        from osbench.serve import fit as fitting
+
+        return fitting.fit(model, gpu, tp, **options)
+
+    @classmethod
     def measured(
         cls,
         model: Union[str, Model],
@@ -344,4 +443,4 @@ class StepTime:
         return {"kind": self.kind, "coefficients": list(self.coefficients), "params": dict(self.params)}
 
 
-__all__ = ["ALLREDUCE_LATENCY", "MBU", "MFU", "OVERHEAD", "Batch", "StepTime", "StepWork"]
+__all__ = ["ALLREDUCE_LATENCY", "CORRECTIONS", "MBU", "MFU", "OVERHEAD", "Batch", "StepTime", "StepWork"]
