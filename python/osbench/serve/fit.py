@@ -60,7 +60,7 @@ def _nnls(a: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Non-negative least squares on relative errors (each row divided by its target, so short
     and long steps weigh alike)."""
     try:
-        from scipy.optimize import nnls
+        from scipy.optimize import nnls  # type: ignore[import-untyped]  # imported here: only fitting needs it
     except ImportError:
         raise ArgumentError(
             "StepTime.fit solves with scipy, which is not installed: pip install 'osbench[measured]'"

@@ -347,6 +347,7 @@ class StepTime:
         model: Union[str, Model],
         gpu: Union[str, GPU],
         tp: Optional[int] = None,
+        /,
         **corrections: float,
     ) -> StepTime:
         """The ideal roofline (peaks as the datasheet gives them) with BLIS's corrections, its
