@@ -16,6 +16,7 @@ def test_closed_loop_one_client_waits_for_nothing() -> None:
     # One client, a linear step time: each request is prefilled in one step, then decodes alone.
     t = StepTime.linear(0.01, 1e-5, 1e-3, 0.0)
     ttft, tpot = validate.closed_loop(EngineConfig(num_blocks=1000, enable_prefix_caching=False), t, 100, 10, 1, 5)
+    assert len(ttft) == 5  # the warm-up request is not among them
     assert np.allclose(ttft, 0.01 + 100 * 1e-5) and np.allclose(tpot, 0.01 + 1e-3)
 
 
@@ -23,9 +24,12 @@ def test_closed_loop_keeps_the_clients_busy() -> None:
     # Four clients, eight requests: the first four start together, each next one when one finishes.
     t = StepTime.linear(0.01, 1e-5, 1e-3, 0.0)
     cfg = EngineConfig(num_blocks=1000, enable_prefix_caching=False)
-    ttft, tpot = validate.closed_loop(cfg, t, 64, 8, 4, 8)
+    ttft, tpot = validate.closed_loop(cfg, t, 64, 8, 4, 8, warmup=False)
     assert len(ttft) == 8 and np.all(ttft > 0) and np.all(tpot > 0)
-    assert math.isclose(ttft[0], 0.01 + 4 * 64 * 1e-5)  # all four prompts in the first step
+    assert math.isclose(ttft[0], 0.01 + 4 * 64 * 1e-5)  # all four prompts in the first step: lockstep
+    # With the warm-up, the four clients' measured requests arrive one by one, spread over a lifetime.
+    ttft, _ = validate.closed_loop(cfg, t, 64, 8, 4, 8)
+    assert len(ttft) == 8 and max(ttft) < 0.01 + 2 * 64 * 1e-5 + 3 * 1e-3
 
 
 def test_summary_groups_and_mape() -> None:

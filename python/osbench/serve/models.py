@@ -387,6 +387,14 @@ MODELS: dict[str, Model] = {
 }
 """Every model preset by name (lower case)."""
 
+
+def presets_fitting(tokens: int) -> list[str]:
+    """The model presets whose context holds ``tokens`` (a request's prompt and output), in the
+    table's order: what an error names when a request does not fit the model asked for."""
+    tokens = _checks.non_negative_int("tokens", tokens)
+    return [name for name, m in MODELS.items() if m.max_model_len >= tokens]
+
+
 DEFAULT_MODEL = "llama-3.1-8b"
 """The model ``simulate`` and the command line serve when none is named: Llama-3.1-8B at its
 128k context, which every request of the public traces fits."""
@@ -521,4 +529,5 @@ __all__ = [
     "RESERVE_BYTES",
     "Model",
     "num_blocks",
+    "presets_fitting",
 ]

@@ -9,6 +9,7 @@ bit-equal times.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 from dataclasses import dataclass, field
@@ -397,13 +398,16 @@ class StepTime:
         tp: Optional[int] = None,
         engine: str = "vllm",
         mbu: float = MBU,
+        host_step: Optional[float] = None,
     ) -> StepTime:
         """A step time composed of the kernels vLLM runs, each read from the measured tables of
         ``gpu`` (AIConfigurator's operator tables, :mod:`osbench.serve.kernels`), plus the
         host work per step and per request; the composition and every term's source are in
         :mod:`osbench.serve.measured`. ``engine``: the serving engine whose kernels and host
         loop are modelled (``"vllm"``); ``mbu``: the share of the datasheet bandwidth the
-        few elementwise kernels not in the tables reach.
+        few elementwise kernels not in the tables reach; ``host_step``: seconds of host work per
+        step (default :data:`osbench.serve.measured.HOST_STEP`; :func:`osbench.serve.validate.fit_host`
+        fits it to measured runs).
 
         A GPU without tables, a model shape outside them (a weight, a head layout, an MoE
         shape not measured) or a ``tp`` without all-reduce tables is refused with the reason;
@@ -414,6 +418,8 @@ class StepTime:
         tp = m.tp if tp is None else m.check_tp(tp)
         mbu = _fraction("mbu", mbu)
         tables = composition.build(m, g, tp, mbu)
+        if host_step is not None:
+            tables = dataclasses.replace(tables, host_step=_seconds("host_step", host_step))
         t = kernels.tables(g.name)
         params = {"model": m.name, "gpu": g.name, "tp": tp, "engine": engine, "tables": t.gpu, "vllm": t.version}
         return cls("measured", (tables.host_step,), params, tables)

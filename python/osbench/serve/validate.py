@@ -9,10 +9,15 @@ osbench can replay (vLLM, aggregated serving, a model and GPU with presets and m
 model; :func:`validate` does all of them and :func:`summary` gives the MAPE by GPU, model, vLLM
 version, model kind and step-time model.
 
-The replay: the engine starts empty and ``WAVES * concurrency`` requests are measured, every
-one of them averaged, as ``vllm bench serve`` averages its ``num_prompts`` after its warm-up
-requests (which run before, on their own, and leave nothing in the engine but compiled kernels;
-``ignore_eos``: every request produces exactly OSL tokens). TPOT of a request is
+The replay: ``WAVES * concurrency`` requests are measured and averaged, after one warm-up
+request per client that spreads the clients over a request's lifetime (:func:`closed_loop`),
+as a benchmark measures a server that has been running (``ignore_eos``: every request produces
+exactly OSL tokens). Why the warm-up: with every client starting in the same step and fixed
+lengths, the clients stay in lockstep and each request's prompt waits for all the others' in
+the same steps; the measured TTFTs are below what such bursts take on these GPUs (Llama-3.1-70B
+fp8 on one H200, 16 clients of 1,024-token prompts: 325 ms measured, while the 16 prompts alone
+are about 2 s of GEMMs at the kernels' measured rate), so the measured clients were not in
+lockstep. TPOT of a request is
 ``(last token - first token) / (OSL - 1)``, as vLLM's benchmark computes it. Nothing is fitted
 here: every number the step-time models use comes from the datasheets, the kernel tables and
 the published constants their modules cite.
@@ -28,6 +33,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from osbench import datasets
+from osbench.errors import ArgumentError
 from osbench.serve import reference
 from osbench.serve.config import EngineConfig, server_batch_defaults
 from osbench.serve.models import GPU, Model, num_blocks
@@ -49,9 +55,10 @@ MODELS = {
 SYSTEMS = {"h100_sxm": "h100-sxm", "h200_sxm": "h200", "rtx_pro_6000_server": "rtx-pro-6000"}
 """AIConfigurator system names -> GPU presets."""
 
-WAVES = 10
-"""Requests measured per client: ``vllm bench serve``'s ``--num-prompts`` as the InferenceMAX
-recipes set it, ten times the concurrency."""
+WAVES = 3
+"""Requests measured per client, after its warm-up request (the measurements do not state
+their number of prompts; three per client puts every client's requests in the average three
+times over, with the clients spread by the warm-up)."""
 
 GPU_MEMORY_UTILIZATION = 0.9
 """The KV pool of the measured engines: vLLM's default share of GPU memory in the releases
@@ -92,7 +99,8 @@ def _concurrency(row: dict[str, str]) -> int:
 
 def rows(path: Optional[str] = None) -> list[Point]:
     """The silicon rows osbench can replay: vLLM, aggregated (one server), no pipeline or
-    attention data parallelism, a model with a preset, a GPU with measured tables."""
+    attention data parallelism (the experts sharded as the attention is), a model with a preset,
+    a GPU with measured tables."""
     source = str(path) if path is not None else str(datasets.fetch(SILICON))
     out = []
     with open(source, newline="") as f:
@@ -102,6 +110,9 @@ def rows(path: Optional[str] = None) -> list[Point]:
             if r["system"] not in SYSTEMS or r["pp_size"] not in ("", "1") or r["attention_dp_size"] not in ("", "1"):
                 continue
             name = MODELS[r["model_path"]] + ("-fp8" if r["precision"] == "fp8" else "")
+            experts_apart = r["moe_ep_size"] not in ("", "1") or r["moe_tp_size"] not in ("", r["tp_size"])
+            if Model.preset(name).experts > 1 and experts_apart:
+                continue  # experts sharded otherwise than the attention (data-parallel attention)
             out.append(
                 Point(
                     id=r["id"],
@@ -141,25 +152,36 @@ def closed_loop(
     osl: int,
     concurrency: int,
     requests: int,
+    warmup: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Serve ``requests`` requests of ``isl`` prompt and ``osl`` output tokens from
+    """Serve ``requests`` measured requests of ``isl`` prompt and ``osl`` output tokens from
     ``concurrency`` clients, each sending its next request the moment its last one finished,
     on the reference engine (vLLM 0.33.0's scheduler, :mod:`osbench.serve.reference`). Returns
-    each request's TTFT and TPOT, seconds, in the order they were sent."""
+    the measured requests' TTFT and TPOT, seconds, in the order they were sent.
+
+    ``warmup``: each client first sends one warm-up request, not measured, whose output length
+    is its share of the way through ``osl`` (client ``i`` of ``c``: ``osl (i + 1) / c`` tokens),
+    so the measured requests start in the steady state of a benchmark that has been running,
+    their clients spread over a request's lifetime instead of all starting in the same step.
+    Without it, every client starts at once and, the lengths being fixed, the clients stay in
+    lockstep: every request's prefill lands in the same step as all the others'."""
     scheduler = reference.Scheduler(config)
-    arrival = np.zeros(requests)
-    first = np.full(requests, np.nan)
-    finish = np.full(requests, np.nan)
+    clients = min(concurrency, requests)
+    first_measured = clients if warmup else 0
+    total = first_measured + requests
+    arrival = np.zeros(total)
+    first = np.full(total, np.nan)
+    finish = np.full(total, np.nan)
     sent = 0
 
-    def send(now: float) -> None:
+    def send(now: float, output_len: int) -> None:
         nonlocal sent
         arrival[sent] = now
-        scheduler.add_request(reference.Request(sent, now, 0, isl, osl, None))
+        scheduler.add_request(reference.Request(sent, now, 0, isl, output_len, None))
         sent += 1
 
-    for _ in range(min(concurrency, requests)):
-        send(0.0)
+    for i in range(clients):
+        send(0.0, max(1, round(osl * (i + 1) / clients)) if warmup else osl)
     now = 0.0
     while scheduler.has_unfinished_requests():
         plan = scheduler.schedule()
@@ -170,11 +192,12 @@ def closed_loop(
                 first[r.index] = end
         for r in finished:
             finish[r.index] = end
-            if sent < requests:
-                send(end)
+            if sent < total:
+                send(end, osl)
         now = end
-    tpot = (finish - first) / max(osl - 1, 1)
-    return first - arrival, tpot
+    measured = slice(first_measured, total)
+    tpot = (finish[measured] - first[measured]) / max(osl - 1, 1)
+    return first[measured] - arrival[measured], tpot
 
 
 @dataclass(frozen=True)
@@ -204,14 +227,21 @@ class Prediction:
         }
 
 
-STEP_TIMES = ("roofline", "measured")
-"""The step-time models validated, in the order the tables show them."""
+STEP_TIMES = ("roofline", "measured", "fitted")
+"""The step-time models validated, in the order the tables show them: the roofline with its
+assumed utilisations, the measured kernels with BLIS's published host overhead, and the measured
+kernels with the host overhead fitted on :data:`FIT_SPLIT` (:func:`fit_host`)."""
 
 
-def step_time_for(p: Point, kind: str) -> StepTime:
-    """The step-time model ``kind`` for a point's model, GPU and tp."""
+def step_time_for(p: Point, kind: str, host_step: Optional[float] = None) -> StepTime:
+    """The step-time model ``kind`` for a point's model, GPU and tp (``"fitted"``: with
+    ``host_step``, the fitted host overhead)."""
     if kind == "roofline":
         return StepTime.roofline(p.model, p.gpu, tp=p.tp)
+    if kind == "fitted":
+        if host_step is None:
+            raise ArgumentError("host_step=None is not accepted for the fitted model: fit it first (fit_host)")
+        return StepTime.measured(p.model, p.gpu, tp=p.tp, host_step=host_step)
     return StepTime.measured(p.model, p.gpu, tp=p.tp)
 
 
@@ -222,6 +252,37 @@ def predict(p: Point, kind: str, waves: int = WAVES, step_time: Optional[StepTim
     return Prediction(p, kind, float(np.mean(ttft)), float(np.mean(tpot)))
 
 
+FIT_SPLIT = ("qwen3-32b", "h100-sxm", 4)
+"""The points the host overhead is fitted on (:func:`fit_host`): Qwen3-32B (bf16) on 4 H100s,
+30 points of every ISL, OSL and concurrency measured. Every other point is validated on."""
+
+PROBE = 1e-3
+"""The host overhead added to find how a point's TPOT moves with it (seconds per step)."""
+
+
+def in_fit_split(p: Point) -> bool:
+    """Whether a point is one :func:`fit_host` fits on (:data:`FIT_SPLIT`)."""
+    return (p.model, p.gpu, p.tp) == FIT_SPLIT
+
+
+def fit_host(points: list[Point], waves: int = WAVES) -> float:
+    """The host work per step (seconds, >= 0) that makes the measured step time's TPOT closest
+    to the measured TPOT of ``points``, in relative terms (non-negative least squares in one
+    unknown): each point is replayed without host work and with :data:`PROBE` seconds of it,
+    the TPOT being linear in it between the two. The kernel tables time the GPU alone; what vLLM's
+    host loop adds per step (scheduling, input preparation, broadcasting to the tensor-parallel
+    workers, output processing, not overlapped in the releases measured) is this one number."""
+    num = den = 0.0
+    for p in points:
+        zero = predict(p, "measured", waves, StepTime.measured(p.model, p.gpu, p.tp, host_step=0.0))
+        probe = predict(p, "measured", waves, StepTime.measured(p.model, p.gpu, p.tp, host_step=PROBE))
+        slope = (probe.tpot - zero.tpot) / PROBE
+        weight = 1.0 / p.tpot**2
+        num += weight * slope * (p.tpot - zero.tpot)
+        den += weight * slope * slope
+    return max(0.0, num / den) if den > 0 else 0.0
+
+
 def mape(errors: list[float]) -> float:
     """Mean absolute percentage error of relative errors, in percent."""
     return 100.0 * float(np.mean(np.abs(errors))) if errors else math.nan
@@ -229,9 +290,12 @@ def mape(errors: list[float]) -> float:
 
 def summary(predictions: list[Prediction]) -> list[dict[str, Any]]:
     """MAPE of TTFT and TPOT by (step time, GPU, model, version, kind), plus an "all" row per
-    step time and model kind: the validation table."""
+    step time and model kind: the validation table. The fitted model's points of the fit split
+    are left out of it."""
     groups: dict[tuple[str, ...], list[Prediction]] = {}
     for q in predictions:
+        if q.step_time == "fitted" and in_fit_split(q.point):
+            continue  # fitted on: never reported
         kind = "moe" if q.point.moe else "dense"
         for key in (
             (q.step_time, q.point.gpu, q.point.model, q.point.version, kind),
@@ -254,8 +318,10 @@ def summary(predictions: list[Prediction]) -> list[dict[str, Any]]:
 
 
 __all__ = [
+    "FIT_SPLIT",
     "GPU_MEMORY_UTILIZATION",
     "MODELS",
+    "PROBE",
     "SILICON",
     "STEP_TIMES",
     "SYSTEMS",
@@ -264,6 +330,8 @@ __all__ = [
     "Prediction",
     "closed_loop",
     "config_for",
+    "fit_host",
+    "in_fit_split",
     "mape",
     "predict",
     "rows",
