@@ -12,11 +12,24 @@ lecture's demo in ``lecture``):
 - :mod:`osbench.serve`: an LLM serving engine: continuous batching, paged KV cache, prefix caching.
 - :mod:`osbench.traces`: trace generators, readers and writers, the :class:`~osbench.traces.Trace` wrapper.
 - :mod:`osbench.datasets`: the public traces, fetched once and checked by their SHA-256.
+- :mod:`osbench.progress`: the progress of long native calls, for progress bars.
 """
 
-from osbench import _native, cache, datasets, host, mem, radix, sched, serve, traces
+from osbench import _native, cache, datasets, host, mem, progress, radix, sched, serve, traces
 
 __version__: str = _native.__version__
 BUILD_PROFILE: str = _native.BUILD_PROFILE
 
-__all__ = ["BUILD_PROFILE", "__version__", "cache", "datasets", "host", "mem", "radix", "sched", "serve", "traces"]
+__all__ = [
+    "BUILD_PROFILE",
+    "__version__",
+    "cache",
+    "datasets",
+    "host",
+    "mem",
+    "progress",
+    "radix",
+    "sched",
+    "serve",
+    "traces",
+]
