@@ -45,6 +45,7 @@ __all__ = [
     "sched_simulate",
     "serve_measured_seconds",
     "serve_simulate",
+    "serve_step_seconds",
 ]
 
 BUILD_PROFILE: str
@@ -324,4 +325,15 @@ def serve_measured_seconds(
     context_tokens: npt.NDArray[np.int64],
     attention_pairs: npt.NDArray[np.int64],
     prefill_context_tokens: npt.NDArray[np.int64],
+) -> npt.NDArray[np.float64]: ...
+def serve_step_seconds(
+    step_kind: str,
+    step_coefficients: list[float],
+    *,
+    num_seqs: npt.NDArray[np.int64],
+    prefill_seqs: npt.NDArray[np.int64],
+    prefill_tokens: npt.NDArray[np.int64],
+    decode_seqs: npt.NDArray[np.int64],
+    context_tokens: npt.NDArray[np.int64],
+    attention_pairs: npt.NDArray[np.int64],
 ) -> npt.NDArray[np.float64]: ...

@@ -192,23 +192,21 @@ def seconds(t: MeasuredTables, b: Any, prefill_context: int) -> float:
     return float(total)
 
 
+STEP_COLUMNS = ("num_seqs", "prefill_seqs", "prefill_tokens", "decode_seqs", "context_tokens", "attention_pairs")
+"""The :class:`~osbench.serve.Batch` fields, as the native step-time calls take them."""
+
+
+def step_columns(steps: Sequence[Any], names: Sequence[str] = STEP_COLUMNS) -> dict[str, np.ndarray]:
+    """The steps' fields as int64 arrays, by name."""
+    return {name: np.asarray([getattr(w, name) for w in steps], dtype=np.int64) for name in names}
+
+
 def native_seconds(t: MeasuredTables, steps: Sequence[Any]) -> np.ndarray:
     """:func:`seconds` of each step (a :class:`~osbench.serve.steptime.StepWork`), computed by
     the native core from the same tables: bit-equal, and one call for many steps."""
     from osbench import _native
 
-    column = {
-        name: np.asarray([getattr(w, name) for w in steps], dtype=np.int64)
-        for name in (
-            "num_seqs",
-            "prefill_seqs",
-            "prefill_tokens",
-            "decode_seqs",
-            "context_tokens",
-            "attention_pairs",
-            "prefill_context_tokens",
-        )
-    }
+    column = step_columns(steps, (*STEP_COLUMNS, "prefill_context_tokens"))
     a = t.arrays()
     return _native.serve_measured_seconds(
         t.host_step,
@@ -237,6 +235,7 @@ def _read(rows: list[float], cols: list[float], values: list[float], batch: int,
 
 __all__ = [
     "CUDA_GRAPH_MAX_TOKENS",
+    "STEP_COLUMNS",
     "HOST_PER_REQUEST",
     "HOST_STEP",
     "SAMPLER_PASSES",
@@ -244,4 +243,5 @@ __all__ = [
     "build",
     "native_seconds",
     "seconds",
+    "step_columns",
 ]

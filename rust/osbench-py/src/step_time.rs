@@ -5,12 +5,57 @@ use crate::arrays::slice;
 use crate::errors::ToPyResult;
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use osbench_core::serve::step_time_measured::{Grid, Measured};
-use osbench_core::serve::Batch;
+use osbench_core::serve::{Batch, StepTime};
 use pyo3::prelude::*;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(serve_measured_seconds, m)?)?;
+    m.add_function(wrap_pyfunction!(serve_step_seconds, m)?)?;
     Ok(())
+}
+
+/// The seconds of each step (the `Batch` fields as arrays) under the step-time model
+/// `StepTime.spec()` gives (linear, roofline, corrected), as the engine computes them.
+#[pyfunction]
+#[pyo3(signature = (
+    step_kind, step_coefficients, *,
+    num_seqs, prefill_seqs, prefill_tokens, decode_seqs, context_tokens, attention_pairs,
+))]
+#[allow(clippy::too_many_arguments)]
+fn serve_step_seconds<'py>(
+    py: Python<'py>,
+    step_kind: &str,
+    step_coefficients: Vec<f64>,
+    num_seqs: PyReadonlyArray1<'py, i64>,
+    prefill_seqs: PyReadonlyArray1<'py, i64>,
+    prefill_tokens: PyReadonlyArray1<'py, i64>,
+    decode_seqs: PyReadonlyArray1<'py, i64>,
+    context_tokens: PyReadonlyArray1<'py, i64>,
+    attention_pairs: PyReadonlyArray1<'py, i64>,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let step_time = StepTime::new(step_kind, &step_coefficients).py_err()?;
+    let n = slice("num_seqs", &num_seqs)?.len();
+    let columns = [
+        counts("num_seqs", &num_seqs, n)?,
+        counts("prefill_seqs", &prefill_seqs, n)?,
+        counts("prefill_tokens", &prefill_tokens, n)?,
+        counts("decode_seqs", &decode_seqs, n)?,
+        counts("context_tokens", &context_tokens, n)?,
+        counts("attention_pairs", &attention_pairs, n)?,
+    ];
+    let mut out = Vec::with_capacity(n);
+    for c in (0..n).map(|j| columns.map(|column| column[j] as u64)) {
+        let b = Batch {
+            num_seqs: c[0],
+            prefill_seqs: c[1],
+            prefill_tokens: c[2],
+            decode_seqs: c[3],
+            context_tokens: c[4],
+            attention_pairs: c[5],
+        };
+        out.push(step_time.duration(&b).py_err()?);
+    }
+    Ok(out.into_pyarray(py))
 }
 
 fn counts<'a>(name: &str, a: &'a PyReadonlyArray1<'_, i64>, n: usize) -> PyResult<&'a [i64]> {
