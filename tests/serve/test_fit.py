@@ -98,3 +98,28 @@ def test_read_benchmark(tmp_path: Path) -> None:
         read_benchmark(path)
     with pytest.raises(ValueError, match="source='nope' is not accepted"):
         StepTime.fit("llama-3.1-8b", "h100", source="nope")
+
+
+def test_native_step_seconds_equal_the_reference_for_every_kind() -> None:
+    from osbench import _native
+    from osbench.serve.measured import step_columns
+
+    rng = np.random.default_rng(5)
+    steps = []
+    for _ in range(200):
+        work = [(1, int(c), 1) for c in rng.integers(1, 50_000, int(rng.integers(1, 64)))]
+        if rng.random() < 0.3:
+            work.append((int(rng.integers(2, 8000)), int(rng.integers(0, 9000)), 9000))
+        steps.append(StepWork.of(work))
+    models = [
+        StepTime.linear(1e-3, 2e-5, 3e-4, 1e-8),
+        StepTime.roofline("qwen3-30b-a3b", "h200"),
+        StepTime.roofline("llama-3.1-70b-fp8", "h100", 8),
+        StepTime.corrected(
+            "qwen3-32b", "b200", 2, per_step=1e-4, kv_factor=1.9, compute_factor=1.4, allreduce_factor=1.2
+        ),
+    ]
+    for model in models:
+        kind, coefficients = model.spec()
+        native = _native.serve_step_seconds(kind, list(coefficients), **step_columns(steps))
+        assert native.tolist() == [model(s) for s in steps], kind
