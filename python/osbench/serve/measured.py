@@ -235,10 +235,10 @@ def _read(rows: list[float], cols: list[float], values: list[float], batch: int,
 
 __all__ = [
     "CUDA_GRAPH_MAX_TOKENS",
-    "STEP_COLUMNS",
     "HOST_PER_REQUEST",
     "HOST_STEP",
     "SAMPLER_PASSES",
+    "STEP_COLUMNS",
     "MeasuredTables",
     "build",
     "native_seconds",

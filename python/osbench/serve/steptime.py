@@ -128,11 +128,14 @@ def _power(x: float, n: int) -> float:
     return result
 
 
-def _roofline_seconds(c: tuple[float, ...], b: Batch) -> float:
+def _roofline_work(c: tuple[float, ...], b: Batch) -> tuple[float, float, float, float, float]:
+    """A step's work under the roofline's coefficients ``c``: ``(linear_flops, weight_bytes,
+    attention_flops, kv_bytes, allreduce seconds)``, which :func:`_roofline_seconds` bounds by
+    the peaks and :func:`_corrected_terms` weighs."""
     (
-        overhead,
-        peak_flops,
-        bandwidth,
+        _overhead,
+        _peak_flops,
+        _bandwidth,
         flops_per_token,
         flops_per_seq,
         flops_per_pair,
@@ -151,13 +154,19 @@ def _roofline_seconds(c: tuple[float, ...], b: Batch) -> float:
     # number, each token picking experts_per_token of them uniformly).
     touched = experts * (1.0 - _power(expert_miss, new))
     weight_bytes = dense_bytes + expert_bytes * touched
-    linear = max(linear_flops / peak_flops, weight_bytes / bandwidth)
     # Attention: the causal query-key pairs; the KV cache of the context read, the new tokens' written.
     attention_flops = flops_per_pair * b.attention_pairs
     kv_bytes = kv_bytes_per_token * (b.context_tokens + new)
-    attention = max(attention_flops / peak_flops, kv_bytes / bandwidth)
     # Tensor parallelism: two all-reduces of every new token's hidden state per layer.
     allreduce = allreduce_fixed + allreduce_per_token * new
+    return linear_flops, weight_bytes, attention_flops, kv_bytes, allreduce
+
+
+def _roofline_seconds(c: tuple[float, ...], b: Batch) -> float:
+    overhead, peak_flops, bandwidth = c[:3]
+    linear_flops, weight_bytes, attention_flops, kv_bytes, allreduce = _roofline_work(c, b)
+    linear = max(linear_flops / peak_flops, weight_bytes / bandwidth)
+    attention = max(attention_flops / peak_flops, kv_bytes / bandwidth)
     return overhead + linear + attention + allreduce
 
 
@@ -165,28 +174,16 @@ def _corrected_terms(c: tuple[float, ...], b: Batch) -> tuple[float, float, floa
     """The ideal roofline's terms of a step, unmaxed (``c``: the roofline's coefficients at mfu
     = mbu = 1): ``(1, num_seqs, weight seconds, KV seconds, compute seconds, all-reduce
     seconds)``, which :func:`_corrected_seconds` weighs by the fitted corrections."""
-    (
-        _overhead,
-        peak_flops,
-        bandwidth,
-        flops_per_token,
-        flops_per_seq,
-        flops_per_pair,
-        dense_bytes,
-        expert_bytes,
-        experts,
-        expert_miss,
-        kv_bytes_per_token,
-        allreduce_fixed,
-        allreduce_per_token,
-    ) = c
-    new = b.prefill_tokens + b.decode_seqs
-    touched = experts * (1.0 - _power(expert_miss, new))
-    weights = (dense_bytes + expert_bytes * touched) / bandwidth
-    kv = kv_bytes_per_token * (b.context_tokens + new) / bandwidth
-    flops = (flops_per_token * new + flops_per_seq * b.num_seqs + flops_per_pair * b.attention_pairs) / peak_flops
-    allreduce = allreduce_fixed + allreduce_per_token * new
-    return 1.0, float(b.num_seqs), weights, kv, flops, allreduce
+    peak_flops, bandwidth = c[1:3]
+    linear_flops, weight_bytes, attention_flops, kv_bytes, allreduce = _roofline_work(c, b)
+    return (
+        1.0,
+        float(b.num_seqs),
+        weight_bytes / bandwidth,
+        kv_bytes / bandwidth,
+        (linear_flops + attention_flops) / peak_flops,
+        allreduce,
+    )
 
 
 def _corrected_seconds(c: tuple[float, ...], b: Batch) -> float:

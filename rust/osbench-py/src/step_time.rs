@@ -34,28 +34,35 @@ fn serve_step_seconds<'py>(
     attention_pairs: PyReadonlyArray1<'py, i64>,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let step_time = StepTime::new(step_kind, &step_coefficients).py_err()?;
-    let n = slice("num_seqs", &num_seqs)?.len();
-    let columns = [
-        counts("num_seqs", &num_seqs, n)?,
-        counts("prefill_seqs", &prefill_seqs, n)?,
-        counts("prefill_tokens", &prefill_tokens, n)?,
-        counts("decode_seqs", &decode_seqs, n)?,
-        counts("context_tokens", &context_tokens, n)?,
-        counts("attention_pairs", &attention_pairs, n)?,
-    ];
-    let mut out = Vec::with_capacity(n);
-    for c in (0..n).map(|j| columns.map(|column| column[j] as u64)) {
-        let b = Batch {
-            num_seqs: c[0],
-            prefill_seqs: c[1],
-            prefill_tokens: c[2],
-            decode_seqs: c[3],
-            context_tokens: c[4],
-            attention_pairs: c[5],
-        };
-        out.push(step_time.duration(&b).py_err()?);
-    }
+    let steps = batches([
+        ("num_seqs", &num_seqs),
+        ("prefill_seqs", &prefill_seqs),
+        ("prefill_tokens", &prefill_tokens),
+        ("decode_seqs", &decode_seqs),
+        ("context_tokens", &context_tokens),
+        ("attention_pairs", &attention_pairs),
+    ])?;
+    let out: Vec<f64> = steps.iter().map(|b| step_time.duration(b)).collect::<Result<_, _>>().py_err()?;
     Ok(out.into_pyarray(py))
+}
+
+/// The steps described by the `Batch` fields as columns (all of one length, counts >= 0).
+fn batches(columns: [(&str, &PyReadonlyArray1<'_, i64>); 6]) -> PyResult<Vec<Batch>> {
+    let n = slice(columns[0].0, columns[0].1)?.len();
+    let mut c: Vec<&[i64]> = Vec::with_capacity(6);
+    for (name, a) in columns {
+        c.push(counts(name, a, n)?);
+    }
+    Ok((0..n)
+        .map(|j| Batch {
+            num_seqs: c[0][j] as u64,
+            prefill_seqs: c[1][j] as u64,
+            prefill_tokens: c[2][j] as u64,
+            decode_seqs: c[3][j] as u64,
+            context_tokens: c[4][j] as u64,
+            attention_pairs: c[5][j] as u64,
+        })
+        .collect())
 }
 
 fn counts<'a>(name: &str, a: &'a PyReadonlyArray1<'_, i64>, n: usize) -> PyResult<&'a [i64]> {
@@ -108,26 +115,17 @@ fn serve_measured_seconds<'py>(
         grid("generation", &generation_rows, &generation_cols, &generation_values)?,
     )
     .py_err()?;
-    let n = slice("num_seqs", &num_seqs)?.len();
-    let columns = [
-        counts("num_seqs", &num_seqs, n)?,
-        counts("prefill_seqs", &prefill_seqs, n)?,
-        counts("prefill_tokens", &prefill_tokens, n)?,
-        counts("decode_seqs", &decode_seqs, n)?,
-        counts("context_tokens", &context_tokens, n)?,
-        counts("attention_pairs", &attention_pairs, n)?,
-        counts("prefill_context_tokens", &prefill_context_tokens, n)?,
-    ];
-    let mut out = Vec::with_capacity(n);
-    for (j, c) in (0..n).map(|j| columns.map(|column| column[j] as u64)).enumerate() {
-        let b = Batch {
-            num_seqs: c[0],
-            prefill_seqs: c[1],
-            prefill_tokens: c[2],
-            decode_seqs: c[3],
-            context_tokens: c[4],
-            attention_pairs: c[5],
-        };
+    let steps = batches([
+        ("num_seqs", &num_seqs),
+        ("prefill_seqs", &prefill_seqs),
+        ("prefill_tokens", &prefill_tokens),
+        ("decode_seqs", &decode_seqs),
+        ("context_tokens", &context_tokens),
+        ("attention_pairs", &attention_pairs),
+    ])?;
+    let prefill_context = counts("prefill_context_tokens", &prefill_context_tokens, steps.len())?;
+    let mut out = Vec::with_capacity(steps.len());
+    for (j, (b, &cached)) in steps.iter().zip(prefill_context).enumerate() {
         if b.num_seqs as usize >= measured.seqs.len() || b.decode_seqs + b.prefill_seqs != b.num_seqs {
             return Err(crate::errors::ArgumentError::new_err(format!(
                 "step {j} is not accepted: num_seqs={} must be prefill_seqs + decode_seqs and below {}",
@@ -135,7 +133,7 @@ fn serve_measured_seconds<'py>(
                 measured.seqs.len()
             )));
         }
-        out.push(measured.seconds(&b, c[6]).py_err()?);
+        out.push(measured.seconds(b, cached as u64).py_err()?);
     }
     Ok(out.into_pyarray(py))
 }
