@@ -55,10 +55,11 @@ MODELS = {
 SYSTEMS = {"h100_sxm": "h100-sxm", "h200_sxm": "h200", "rtx_pro_6000_server": "rtx-pro-6000"}
 """AIConfigurator system names -> GPU presets."""
 
-WAVES = 3
-"""Requests measured per client, after its warm-up request (the measurements do not state
-their number of prompts; three per client puts every client's requests in the average three
-times over, with the clients spread by the warm-up)."""
+WAVES = 1
+"""Requests measured per client, after its warm-up request (the measurements do not state their
+number of prompts). With the clients spread by the warm-up, one request each already samples the
+steady state at every phase of a request's lifetime; more waves cost the reference engine's
+time in proportion (the replays of long outputs at high concurrency take minutes each)."""
 
 GPU_MEMORY_UTILIZATION = 0.9
 """The KV pool of the measured engines: vLLM's default share of GPU memory in the releases
