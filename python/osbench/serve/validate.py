@@ -55,10 +55,10 @@ MODELS = {
 SYSTEMS = {"h100_sxm": "h100-sxm", "h200_sxm": "h200", "rtx_pro_6000_server": "rtx-pro-6000"}
 """AIConfigurator system names -> GPU presets."""
 
-WAVES = 1
+WAVES = 2
 """Requests measured per client, after its warm-up request (the measurements do not state their
-number of prompts). With the clients spread by the warm-up, one request each already samples the
-steady state at every phase of a request's lifetime; more waves cost the reference engine's
+number of prompts). With the clients spread by the warm-up, two requests each sample the
+steady state at every phase of a request's lifetime twice over; more waves cost the reference engine's
 time in proportion (the replays of long outputs at high concurrency take minutes each)."""
 
 GPU_MEMORY_UTILIZATION = 0.9
@@ -165,26 +165,25 @@ def closed_loop(
     so the measured requests start in the steady state of a benchmark that has been running,
     their clients spread over a request's lifetime instead of all starting in the same step.
     Without it, every client starts at once and, the lengths being fixed, the clients stay in
-    lockstep: every request's prefill lands in the same step as all the others'."""
+    lockstep: every request's prefill lands in the same step as all the others'. The clients go
+    on sending until every measured request has finished, so the last measured ones are not
+    served by an engine that is running dry."""
     scheduler = reference.Scheduler(config)
     clients = min(concurrency, requests)
     first_measured = clients if warmup else 0
-    total = first_measured + requests
-    arrival = np.zeros(total)
-    first = np.full(total, np.nan)
-    finish = np.full(total, np.nan)
-    sent = 0
+    last_measured = first_measured + requests  # sent after them: load only, until they are done
+    arrival: list[float] = []
+    first: dict[int, float] = {}
+    finish: dict[int, float] = {}
 
     def send(now: float, output_len: int) -> None:
-        nonlocal sent
-        arrival[sent] = now
-        scheduler.add_request(reference.Request(sent, now, 0, isl, output_len, None))
-        sent += 1
+        scheduler.add_request(reference.Request(len(arrival), now, 0, isl, output_len, None))
+        arrival.append(now)
 
     for i in range(clients):
         send(0.0, max(1, round(osl * (i + 1) / clients)) if warmup else osl)
-    now = 0.0
-    while scheduler.has_unfinished_requests():
+    now, measured_done = 0.0, 0
+    while measured_done < requests:
         plan = scheduler.schedule()
         end = now + step_time(StepWork.of(plan.work))
         produced, finished = scheduler.update_from_output(plan)
@@ -193,12 +192,13 @@ def closed_loop(
                 first[r.index] = end
         for r in finished:
             finish[r.index] = end
-            if sent < total:
-                send(end, osl)
+            measured_done += first_measured <= r.index < last_measured
+            send(end, osl)
         now = end
-    measured = slice(first_measured, total)
-    tpot = (finish[measured] - first[measured]) / max(osl - 1, 1)
-    return first[measured] - arrival[measured], tpot
+    measured = range(first_measured, last_measured)
+    ttft = np.asarray([first[i] - arrival[i] for i in measured])
+    tpot = np.asarray([(finish[i] - first[i]) / max(osl - 1, 1) for i in measured])
+    return ttft, tpot
 
 
 @dataclass(frozen=True)
