@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from osbench.serve import Requests, StepTime, native, reference
+from osbench.serve import fit as fitting
 from osbench.serve.config import EngineConfig
 from osbench.serve.fit import BenchmarkPoint, fit_points, read_benchmark
 from osbench.serve.steptime import CORRECTIONS, StepWork
@@ -68,7 +69,7 @@ def test_fit_on_tables_reports_its_held_out_error(dataset: object, missing: obje
     from osbench.serve import kernels
 
     try:
-        f = StepTime.fit("llama-3.1-8b", "h100")
+        f = fitting.fit("llama-3.1-8b", "h100")
     except kernels.TablesMissing as exc:
         missing(str(exc))  # type: ignore[operator]
         return
@@ -97,7 +98,9 @@ def test_read_benchmark(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="not a readable JSON file"):
         read_benchmark(path)
     with pytest.raises(ValueError, match="source='nope' is not accepted"):
-        StepTime.fit("llama-3.1-8b", "h100", source="nope")
+        fitting.fit("llama-3.1-8b", "h100", source="nope")
+    with pytest.raises(ValueError, match="seconds is not accepted: one finite time > 0 per step"):
+        StepTime.fit("llama-3.1-8b", "h100", steps=[StepWork.of([(1, 5, 1)])], seconds=[0.01])
 
 
 def test_native_step_seconds_equal_the_reference_for_every_kind() -> None:

@@ -56,21 +56,6 @@ class Fit:
     corrections: dict[str, float] = field(default_factory=dict)
 
 
-def _nnls(a: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Non-negative least squares on relative errors (each row divided by its target, so short
-    and long steps weigh alike)."""
-    try:
-        from scipy.optimize import nnls  # type: ignore[import-untyped]  # imported here: only fitting needs it
-    except ImportError:
-        raise ArgumentError(
-            "StepTime.fit solves with scipy, which is not installed: pip install 'osbench[measured]'"
-        ) from None
-    w = 1.0 / y
-    scale = np.maximum(np.abs(a).max(axis=0), 1e-30)  # columns of comparable size
-    x, _ = nnls(a * w[:, None] / scale, np.ones_like(y))
-    return np.asarray(x / scale)
-
-
 def _mape(predicted: np.ndarray, y: np.ndarray) -> float:
     return 100.0 * float(np.mean(np.abs(predicted - y) / y)) if len(y) else math.nan
 
@@ -89,19 +74,17 @@ def table_steps(step_time: StepTime) -> list[StepWork]:
     return [s for s in steps if s.new_tokens <= limit]
 
 
-def _fit_rows(
-    target: tuple[Model, GPU, Optional[int]], rows: list[np.ndarray], y: np.ndarray, held: np.ndarray, source: str
+def _fit_steps(
+    target: tuple[Model, GPU, Optional[int]], steps: list[StepWork], y: np.ndarray, held: np.ndarray, source: str
 ) -> Fit:
-    a = np.asarray(rows)
     if (~held).sum() < len(CORRECTIONS) or held.sum() == 0:
         raise ArgumentError(
             f"{source} is not accepted: {int((~held).sum())} observations to fit and {int(held.sum())} to hold out; "
             f"a fit of {len(CORRECTIONS)} corrections needs at least that many of each kind and one held out"
         )
-    x = _nnls(a[~held], y[~held])
-    corrections = dict(zip(CORRECTIONS, (float(v) for v in x)))
-    model = StepTime.corrected(*target, **corrections)
-    predicted = a @ x
+    fitted = [s for s, h in zip(steps, held) if not h]
+    model = StepTime.fit(*target, steps=fitted, seconds=y[~held])
+    predicted = np.asarray([model(s) for s in steps])
     return Fit(
         step_time=model,
         source=source,
@@ -109,7 +92,7 @@ def _fit_rows(
         held_out=int(held.sum()),
         mape=_mape(predicted[held], y[held]),
         fit_mape=_mape(predicted[~held], y[~held]),
-        corrections=corrections,
+        corrections={k: model.params[k] for k in CORRECTIONS},
     )
 
 
@@ -117,21 +100,19 @@ def fit_tables(model: Union[str, Model], gpu: Union[str, GPU], tp: Optional[int]
     """Fit on steps priced by the operator tables (:func:`table_steps`); a quarter held out."""
     target = (Model.preset(model), GPU.preset(gpu), tp)
     measured = StepTime.measured(*target)
-    base = StepTime.corrected(*target)
     steps = table_steps(measured)
     y = np.asarray([measured(s) for s in steps])
-    rows = [np.asarray(base.terms(s)) for s in steps]
     held = np.zeros(len(steps), dtype=bool)
     held[np.random.default_rng(seed).permutation(len(steps))[: max(1, int(len(steps) * HOLDOUT))]] = True
-    return _fit_rows(target, rows, y, held, "tables")
+    return _fit_steps(target, steps, y, held, "tables")
 
 
-def _point_rows(base: StepTime, point: Any) -> tuple[np.ndarray, np.ndarray]:
-    """The terms of a point's steady decode step (for TPOT) and of its prefill step (TTFT)."""
+def _point_steps(point: Any) -> tuple[StepWork, StepWork]:
+    """A point's steady decode step (for its TPOT) and its prefill step (for its TTFT)."""
     c, isl, osl = point.concurrency, point.isl, point.osl
     decode = StepWork.of([(1, isl + osl // 2, 1)] * c)
     prefill = StepWork.of([(isl, 0, isl + 1)] + [(1, isl + osl // 2, 1)] * (c - 1))
-    return np.asarray(base.terms(decode)), np.asarray(base.terms(prefill))
+    return decode, prefill
 
 
 def fit_points(
@@ -145,15 +126,14 @@ def fit_points(
     ``tpot`` in seconds): TPOT on the steady decode step's terms, TTFT on the prefill step's;
     the points for which ``holdout(point)`` is true are held out."""
     target = (Model.preset(model), GPU.preset(gpu), tp)
-    base = StepTime.corrected(*target)
-    rows, y, held = [], [], []
+    steps, y, held = [], [], []
     for p in points:
-        decode, prefill = _point_rows(base, p)
-        for r, seconds in ((decode, p.tpot), (prefill, p.ttft)):
-            rows.append(r)
+        decode, prefill = _point_steps(p)
+        for step, seconds in ((decode, p.tpot), (prefill, p.ttft)):
+            steps.append(step)
             y.append(seconds)
             held.append(bool(holdout(p)))
-    return _fit_rows(target, rows, np.asarray(y), np.asarray(held, dtype=bool), "points")
+    return _fit_steps(target, steps, np.asarray(y), np.asarray(held, dtype=bool), "points")
 
 
 @dataclass(frozen=True)
@@ -217,8 +197,8 @@ def fit(
     path: Optional[Union[str, os.PathLike[str]]] = None,
     seed: int = 0,
 ) -> Fit:
-    """:meth:`StepTime.fit <osbench.serve.StepTime.fit>`: fit the corrections of a corrected
-    roofline of ``model`` on ``tp`` of ``gpu`` on ``source`` (:data:`SOURCES`). ``points`` and
+    """Fit the corrections of a corrected roofline of ``model`` on ``tp`` of ``gpu``
+    (:meth:`StepTime.fit <osbench.serve.StepTime.fit>`) on ``source`` (:data:`SOURCES`). ``points`` and
     ``holdout`` for ``"points"`` (by default every fourth point held out); ``path`` for
     ``"benchmark"`` (its last group held out)."""
     _checks.choice("source", source, SOURCES)

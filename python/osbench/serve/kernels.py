@@ -38,6 +38,7 @@ import numpy as np
 
 from osbench import datasets
 from osbench.errors import ArgumentError, OsbenchError
+from osbench.serve.models import GPUS
 
 MS = 1e-3
 """The tables' unit, in seconds."""
@@ -123,8 +124,6 @@ def gpu_dir(gpu_name: str) -> str:
     """The AIConfigurator directory of a GPU preset name, or a clear error listing the GPUs that
     have measured tables."""
     if gpu_name not in TABLE_GPUS:
-        from osbench.serve.models import GPUS
-
         have = sorted({k for k, g in GPUS.items() if g.name in TABLE_GPUS})
         raise ArgumentError(
             f"gpu={gpu_name!r} is not accepted for the measured step time: it has no measured kernel tables; "

@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from osbench import _native
 from osbench.errors import ArgumentError
 from osbench.serve import kernels
 from osbench.serve.models import DTYPE_BYTES, GPU, Model
@@ -204,8 +205,6 @@ def step_columns(steps: Sequence[Any], names: Sequence[str] = STEP_COLUMNS) -> d
 def native_seconds(t: MeasuredTables, steps: Sequence[Any]) -> np.ndarray:
     """:func:`seconds` of each step (a :class:`~osbench.serve.steptime.StepWork`), computed by
     the native core from the same tables: bit-equal, and one call for many steps."""
-    from osbench import _native
-
     column = step_columns(steps, (*STEP_COLUMNS, "prefill_context_tokens"))
     a = t.arrays()
     return _native.serve_measured_seconds(

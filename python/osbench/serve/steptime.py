@@ -12,8 +12,11 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
+
+import numpy as np
 
 from osbench import _checks
 from osbench.errors import ArgumentError
@@ -376,16 +379,38 @@ class StepTime:
         return _corrected_terms(self.coefficients[:13], batch)
 
     @classmethod
-    def fit(cls, model: Union[str, Model], gpu: Union[str, GPU], tp: Optional[int] = None, **options: Any) -> Any:
-        """Fit a corrected roofline (:meth:`corrected`) by non-negative least squares, on the
-        operator tables (``source="tables"``, the default: steps priced by :meth:`measured`),
-        on end-to-end points (``source="points"``, ``points=``) or on a vLLM
-        ``benchmark_serving`` result (``source="benchmark"``, ``path=``); returns a
-        :class:`osbench.serve.fit.Fit` with the model and its held-out errors. See
-        :func:`osbench.serve.fit.fit`."""
-        from osbench.serve import fit as fitting
-
-        return fitting.fit(model, gpu, tp, **options)
+    def fit(
+        cls,
+        model: Union[str, Model],
+        gpu: Union[str, GPU],
+        tp: Optional[int] = None,
+        *,
+        steps: Sequence[Batch],
+        seconds: Sequence[float],
+    ) -> StepTime:
+        """The corrected roofline (:meth:`corrected`) of ``model`` on ``tp`` of ``gpu`` whose
+        corrections, all >= 0, best reproduce the measured ``seconds`` of ``steps``: non-negative
+        least squares on the relative errors (each step weighs alike, short or long), with
+        ``scipy.optimize.nnls``. :mod:`osbench.serve.fit` gives it steps from the operator tables,
+        from end-to-end points or from a vLLM ``benchmark_serving`` result, and reports its
+        error on a held-out split."""
+        y = np.asarray(seconds, dtype=np.float64)
+        if len(steps) != len(y) or len(y) < len(CORRECTIONS) or not (np.isfinite(y).all() and (y > 0).all()):
+            raise ArgumentError(
+                f"seconds is not accepted: one finite time > 0 per step, and at least {len(CORRECTIONS)} steps "
+                f"(got {len(y)} times for {len(steps)} steps)"
+            )
+        try:
+            from scipy.optimize import nnls  # type: ignore[import-untyped]  # imported here: only fitting needs it
+        except ImportError:
+            raise ArgumentError(
+                "StepTime.fit solves with scipy, which is not installed: pip install 'osbench[measured]'"
+            ) from None
+        base = cls.corrected(model, gpu, tp)
+        a = np.asarray([base.terms(b) for b in steps]) / y[:, None]
+        scale = np.maximum(np.abs(a).max(axis=0), 1e-300)  # columns of comparable size
+        x, _ = nnls(a / scale, np.ones_like(y))
+        return cls.corrected(model, gpu, tp, **dict(zip(CORRECTIONS, (float(v) for v in x / scale))))
 
     @classmethod
     def measured(
