@@ -61,3 +61,11 @@ def test_gpu_datasheet_figures() -> None:
     assert (g.bf16_flops, g.fp8_flops, g.bandwidth, g.memory_bytes) == (165.2e12, 330.3e12, 1008e9, 24_564 * MIB)
     b = GPUS["b200"]
     assert (b.bf16_flops * 8 * 2, b.fp8_flops * 8 * 2, b.bandwidth * 8) == (36e15, 72e15, 64e12)  # the HGX figures
+
+
+def test_presets_fitting_a_request() -> None:
+    from osbench.serve.models import presets_fitting
+
+    assert presets_fitting(100_000) == ["llama-3.1-8b", "llama-3.1-70b"]  # the 128k ones
+    assert "qwen3-32b" in presets_fitting(40_000) and "llama-3-8b" not in presets_fitting(9_000)
+    assert presets_fitting(200_000) == []
