@@ -93,7 +93,16 @@ def test_report_quick_writes_the_folder(tmp_path: Path) -> None:
     for name in ("index.html", "report.md", "results.json"):
         assert (out_dir / name).stat().st_size > 0
     results = json.loads((out_dir / "results.json").read_text())
-    assert list(results["sections"]) == ["01-host", "02-sched", "03-mem", "04-cache", "05-radix", "06-serve", "engines"]
+    assert list(results["sections"]) == [
+        "01-host",
+        "02-sched",
+        "03-mem",
+        "04-cache",
+        "05-radix",
+        "06-serve",
+        "07-steptime",
+        "engines",
+    ]
     manifest = results["manifest"]
     assert manifest["run"]["quick"] is True and manifest["osbench"]["version"] and manifest["machine"]["python"]
     assert results["findings"] and list(manifest["sections"]) == list(results["sections"])

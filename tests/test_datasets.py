@@ -4,6 +4,7 @@ network. No test here needs the network: downloads go to addresses that refuse a
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import socket
 import time
@@ -52,13 +53,8 @@ def _fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: bytes = b"01234
 
 def test_registry_is_well_formed() -> None:
     assert datasets.NAMES == tuple(datasets.REGISTRY)
-    assert set(datasets.NAMES) == {
-        "cloudphysics",
-        "mooncake-conversation",
-        "mooncake-synthetic",
-        "azure-code-2023",
-        "azure-conv-2023",
-    }
+    traces = {"cloudphysics", "mooncake-conversation", "mooncake-synthetic", "azure-code-2023", "azure-conv-2023"}
+    assert set(datasets.NAMES) == traces | {d.name for d in datasets.MEASURED}
     filenames = [d.filename for d in datasets.REGISTRY.values()]
     assert len(set(filenames)) == len(filenames)
     for name, d in datasets.REGISTRY.items():
@@ -66,8 +62,35 @@ def test_registry_is_well_formed() -> None:
         assert re.fullmatch(r"[0-9a-f]{64}", d.sha256), name
         assert d.url.startswith("https://raw.githubusercontent.com/"), name
         assert d.size > 0 and d.licence and d.description
-        assert d.format in ob.traces.FORMATS
-        assert "/" not in d.filename
+        if name in traces:
+            assert d.format in ob.traces.FORMATS
+            assert "/" not in d.filename
+        else:  # a measured table: at its upstream path (below the repository's package root), at one commit
+            assert d.format in datasets.TABLE_FORMATS
+            assert d.url.endswith(d.filename.removeprefix("aiconfigurator/")), name
+            assert f"/{datasets.AIC_COMMIT}/" in d.url and d.filename.endswith(f".{d.format}"), name
+
+
+def test_the_mirror_may_be_several_folders(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = b"a table\n"
+    first, second = isolated / "traces", isolated / "measured"
+    (second / "sub").mkdir(parents=True)
+    first.mkdir()
+    (second / "sub" / "t.parquet").write_bytes(data)
+    d = Dataset(
+        "fake-table",
+        "sub/t.parquet",
+        _refusing_address(),
+        hashlib.sha256(data).hexdigest(),
+        len(data),
+        "CC0",
+        "a table",
+        "parquet",
+    )
+    monkeypatch.setitem(datasets.REGISTRY, "fake-table", d)
+    monkeypatch.setenv("OSBENCH_DATA_DIR", f"{first}{os.pathsep}{second}")
+    assert datasets.data_dirs() == [first, second]
+    assert datasets.fetch("fake-table") == second / "sub" / "t.parquet"
 
 
 def test_the_mirror_is_used_without_network(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:

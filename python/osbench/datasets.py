@@ -3,9 +3,12 @@
 Each dataset is an upstream file (a raw-file address on GitHub) with its hash, size, licence
 and a one-line description; :func:`fetch` downloads it once into the user cache (with
 ``pooch``, into ``pooch.os_cache("osbench")`` or ``$OSBENCH_CACHE_DIR``), checks the hash, and
-returns the local path. ``$OSBENCH_DATA_DIR`` names a folder that already holds the files (an
-offline mirror): a file found there with the right hash is used without any download, and one
-with the wrong hash is refused. Without network and without a local copy, :func:`fetch` fails
+returns the local path. ``$OSBENCH_DATA_DIR`` names folders that already hold the files (an
+offline mirror; several folders separated by ``os.pathsep``, searched in order): a file found
+there with the right hash is used without any download, and one with the wrong hash is refused.
+A file's place in the mirror (and in the cache) is its ``filename``: a bare name for the traces,
+the upstream path for the measured GPU tables (``aiconfigurator/systems/data/h100_sxm/...``),
+since several of them share a base name. Without network and without a local copy, :func:`fetch` fails
 within seconds with an error that names the dataset, its address and ``OSBENCH_DATA_DIR``.
 
 >>> import osbench as ob
@@ -37,7 +40,8 @@ class Dataset:
 
     name: str
     filename: str
-    """The local file name (in the cache and in an ``OSBENCH_DATA_DIR`` mirror)."""
+    """Where the file sits in the cache and in an ``OSBENCH_DATA_DIR`` mirror: a file name, or a
+    relative path (``/``-separated) for files whose upstream base names collide."""
     url: str
     sha256: str
     size: int
@@ -45,11 +49,170 @@ class Dataset:
     licence: str
     description: str
     format: str
-    """Its format for :func:`osbench.traces.read`."""
+    """Its format for :func:`osbench.traces.read`, or ``"parquet"`` / ``"csv"`` for the measured
+    GPU tables (:data:`TABLE_FORMATS`), which are read by :mod:`osbench.serve.kernels`."""
 
 
 def _github(repo: str, branch: str, path: str) -> str:
     return f"https://raw.githubusercontent.com/{repo}/{branch}/{path}"
+
+
+AIC_COMMIT = "095f58a51c4ca8e61b66ec108d86f223f8d559ce"
+"""The ai-dynamo/aiconfigurator commit (2026-08-21) the measured GPU tables are taken at."""
+
+_AIC_ROOT = "aic-core/src/aiconfigurator_core/"
+_AIC_LICENCE = "Apache-2.0 (ai-dynamo/aiconfigurator)"
+
+TABLE_FORMATS = ("parquet", "csv")
+"""The formats of the measured GPU tables (not traces: :mod:`osbench.serve.kernels` reads them)."""
+
+# AIConfigurator's operator tables: (GPU directory, table, engine/version, sha256, bytes). Each file is
+# `systems/data/<gpu>/<folder>/<engine>/<version>/<table>_perf.parquet` upstream (folder: _AIC_FOLDER).
+_AIC_TABLES = (
+    ("h100_sxm", "gemm", "vllm/0.24.0", "727df0c1ee5dbe7521048fbcf50d8b95b61a47994f84c89c1e34213499c292e0", 748_057),
+    (
+        "h100_sxm",
+        "context_attention",
+        "vllm/0.24.0",
+        "cea40c31b8c273297c935617ee70588589feea894aa3137e5cff11d11812ccdd",
+        327_909,
+    ),
+    (
+        "h100_sxm",
+        "generation_attention",
+        "vllm/0.24.0",
+        "20d81d2b77f464af61a7c1ac9ae262010c5a74c73db490da85dd4420899819cf",
+        243_726,
+    ),
+    (
+        "h100_sxm",
+        "custom_allreduce",
+        "vllm/0.24.0",
+        "e589a863dec100f7feb1612bf16c002d9d229caf4b0395dfcf53ed066fa70f73",
+        4_365,
+    ),
+    ("h100_sxm", "nccl", "nccl/2.29.2", "3741fff88c638ab513c08e3c8a34290cf47fb3051e13c1323f1a501e01dedf09", 10_012),
+    ("h100_sxm", "moe", "vllm/0.24.0", "2937e4b3e80ce21c73742359f5184b136ff1010f19e78a832c22f75f36ac7b52", 519_210),
+    ("h200_sxm", "gemm", "vllm/0.24.0", "d5b767730e5d45ba3c887f3825c00fa00968887a9288c24e5464bec5f199b3f2", 736_024),
+    (
+        "h200_sxm",
+        "context_attention",
+        "vllm/0.24.0",
+        "29e92f9aad6a05e8c37b7477c5058d465eca7e340399ea1f80879189af8b3f19",
+        328_948,
+    ),
+    (
+        "h200_sxm",
+        "generation_attention",
+        "vllm/0.24.0",
+        "6deb59b0dc6706bea27593a9df60edb48ca2e05e11215413389cdcdb89e9d195",
+        246_039,
+    ),
+    (
+        "h200_sxm",
+        "custom_allreduce",
+        "vllm/0.24.0",
+        "160feaa0058c6df46ddc86571129b136bda11d0177d024c4d0115779e1a62f0b",
+        4_308,
+    ),
+    ("h200_sxm", "nccl", "nccl/2.29.2", "9b46ab90aca04f23b80c3d38bc3241d449ff27aba9aa39de793daafa8a841e0f", 9_917),
+    ("h200_sxm", "moe", "vllm/0.24.0", "30f7f2cc00984021451abe17e72809c696c636aeedbf9d4f71d678a53f338b61", 503_382),
+    (
+        "rtx_pro_6000_server",
+        "gemm",
+        "vllm/0.19.0",
+        "4e28a14d91d6b2ef756fa78f8a8490678a4d62cabb268b31a3ba746ab63fc6af",
+        819_890,
+    ),
+    (
+        "rtx_pro_6000_server",
+        "context_attention",
+        "vllm/0.19.0",
+        "d4839f1c4d9053a28c128872f3b2cca49d26cac7d4d1708ccbbbd84f35066055",
+        139_581,
+    ),
+    (
+        "rtx_pro_6000_server",
+        "generation_attention",
+        "vllm/0.19.0",
+        "647768b4eb1547f35788b3697cfb438028290a59e53026d0f6d6fe12fe4ac3fc",
+        86_183,
+    ),
+    (
+        "rtx_pro_6000_server",
+        "custom_allreduce",
+        "vllm/0.19.0",
+        "e0a0a6a4b478061da97df2418ada7aed44075118c5d61eb920433310eae49bad",
+        3_803,
+    ),
+    (
+        "rtx_pro_6000_server",
+        "nccl",
+        "nccl/2.29.2",
+        "0a4363dfaebfa9e19de7804105e75cda9dd51a92c25d2885b26522292f3efdea",
+        10_440,
+    ),
+    (
+        "rtx_pro_6000_server",
+        "moe",
+        "vllm/0.19.0",
+        "3af0ae58d51604ab3feb506b335427a35a39a9990ab86355e9b45c1833bdd065",
+        444_607,
+    ),
+)
+
+_AIC_FOLDER = {
+    "gemm": "gemm",
+    "context_attention": "attention",
+    "generation_attention": "attention",
+    "custom_allreduce": "comm",
+    "nccl": "comm",
+    "moe": "moe",
+}
+_AIC_WHAT = {
+    "gemm": "GEMM latency by (m, n, k) in bf16, fp8 and block fp8",
+    "context_attention": "prefill attention latency by batch, prompt length and head shape",
+    "generation_attention": "decode attention latency by batch, cached length and head shape",
+    "custom_allreduce": "vLLM custom all-reduce latency by message size and GPU count",
+    "nccl": "NCCL collectives' latency by message size and GPU count (nccl-tests)",
+    "moe": "fused MoE layer latency by tokens, shapes, top-k and experts",
+}
+
+
+def aic_table_name(gpu_dir: str, table: str) -> str:
+    """The dataset name of one AIConfigurator table: ``aic-h100_sxm-gemm``."""
+    return f"aic-{gpu_dir}-{table.replace('_', '-')}"
+
+
+def _aic_table(gpu_dir: str, table: str, engine: str, sha: str, size: int) -> Dataset:
+    path = f"systems/data/{gpu_dir}/{_AIC_FOLDER[table]}/{engine}/{table}_perf.parquet"
+    return Dataset(
+        aic_table_name(gpu_dir, table),
+        f"aiconfigurator/{path}",
+        _github("ai-dynamo/aiconfigurator", AIC_COMMIT, _AIC_ROOT + path),
+        sha,
+        size,
+        _AIC_LICENCE,
+        f"{gpu_dir}, {engine.replace('/', ' ')}: {_AIC_WHAT[table]}, measured on the GPU (ms per call)",
+        "parquet",
+    )
+
+
+MEASURED: tuple[Dataset, ...] = (
+    *(_aic_table(*row) for row in _AIC_TABLES),
+    Dataset(
+        "aic-silicon-sample",
+        "aiconfigurator/systems/silicon_sample.csv",
+        _github("ai-dynamo/aiconfigurator", AIC_COMMIT, _AIC_ROOT + "systems/silicon_sample.csv"),
+        "4240bfaf555b6f8b2c62512074e5efbb7791cdbb0344b068408f397588499adb",
+        1_895_632,
+        _AIC_LICENCE,
+        "5,221 measured serving runs at fixed concurrency (engine, GPU, parallelism, ISL/OSL, mean TTFT and TPOT in ms)",
+        "csv",
+    ),
+)
+"""The measured GPU data: AIConfigurator's operator tables and its end-to-end serving
+measurements, at :data:`AIC_COMMIT`."""
 
 
 REGISTRY: dict[str, Dataset] = {
@@ -105,6 +268,7 @@ REGISTRY: dict[str, Dataset] = {
             "one hour of Azure LLM inference requests, conversation service: arrival, prompt and output tokens",
             "azure",
         ),
+        *MEASURED,
     )
 }
 """Every dataset, by name."""
@@ -137,10 +301,11 @@ class Status:
     """The verified local copy, or None."""
 
 
-def data_dir() -> Optional[Path]:
-    """The offline mirror named by ``$OSBENCH_DATA_DIR``, or None."""
-    value = os.environ.get("OSBENCH_DATA_DIR")
-    return Path(value) if value else None
+def data_dirs() -> list[Path]:
+    """The offline mirror's folders named by ``$OSBENCH_DATA_DIR`` (separated by ``os.pathsep``),
+    in the order they are searched; empty when it is not set."""
+    value = os.environ.get("OSBENCH_DATA_DIR", "")
+    return [Path(part) for part in value.split(os.pathsep) if part]
 
 
 def cache_dir() -> Path:
@@ -190,8 +355,8 @@ def local(name: str) -> Optional[Path]:
     cache), or None when there is none. Never downloads; a copy with the wrong hash raises
     :class:`DatasetError`."""
     d = _dataset(name)
-    for folder in (data_dir(), cache_dir()):
-        if folder is not None and (folder / d.filename).is_file():
+    for folder in [*data_dirs(), cache_dir()]:
+        if (folder / d.filename).is_file():
             _check(d, folder / d.filename)
             return folder / d.filename
     return None
@@ -214,14 +379,15 @@ def _download(d: Dataset, folder: Path, progress: bool) -> Path:
 
     if not progress:
         pooch.get_logger().setLevel("WARNING")  # pooch announces every download on its logger
-    mirror = data_dir()
+    mirror = os.environ.get("OSBENCH_DATA_DIR")
     where = f"no copy in OSBENCH_DATA_DIR={mirror}" if mirror else "OSBENCH_DATA_DIR is not set"
+    target = folder / d.filename
     try:
         got = pooch.retrieve(
             d.url,
             known_hash=f"sha256:{d.sha256}",
-            fname=d.filename,
-            path=folder,
+            fname=target.name,
+            path=target.parent,
             downloader=pooch.HTTPDownloader(progressbar=progress, timeout=TIMEOUT),
         )
     except ValueError as exc:  # pooch: the download's hash is not the registry's
@@ -294,15 +460,19 @@ def resolve(source: Union[str, os.PathLike[str]], what: str = "trace file") -> s
 
 
 __all__ = [
+    "AIC_COMMIT",
+    "MEASURED",
     "NAMES",
     "REGISTRY",
+    "TABLE_FORMATS",
     "TIMEOUT",
     "Dataset",
     "DatasetError",
     "Status",
+    "aic_table_name",
     "available",
     "cache_dir",
-    "data_dir",
+    "data_dirs",
     "fetch",
     "local",
     "missing_note",

@@ -46,7 +46,7 @@ def test_generated_requests_give_the_api_numbers() -> None:
         "--poisson", "300,8", "--prompt-len", "lognormal:800,1.0,4000", "--output-len", "200", "--seed", "5"
     )
     reqs = ob.serve.Requests.poisson(300, 8.0, prompt_len=ob.serve.Lognormal(800, 1.0, 4000), output_len=200, seed=5)
-    assert data["summary"] == summary_of(ob.serve.simulate(reqs, model="llama-3-8b", gpu="h100"))
+    assert data["summary"] == summary_of(ob.serve.simulate(reqs, model=ob.serve.models.DEFAULT_MODEL, gpu="h100"))
     assert data["requests"] == json.loads(json.dumps(reqs.to_dict())) and data["left_out"] == 0
     assert run_json("--poisson", "300,8", "--seed", "6")["summary"] != data["summary"]  # the seed reaches it
 
@@ -102,7 +102,7 @@ def test_help_text_comes_from_the_dataclass() -> None:
 def test_a_trace_limited_fitted_and_rescaled(dataset: Callable[[str], Path], tmp_path: Path) -> None:
     dataset("mooncake-conversation")
     out = tmp_path / "requests.csv"
-    args = ("--trace", "mooncake-conversation", "--limit", "400", "--fit", "--rate", "2")
+    args = ("--trace", "mooncake-conversation", "--model", "llama-3-8b", "--limit", "400", "--fit", "--rate", "2")
     data = run_json(*args, "--no-enable-prefix-caching", "--out", str(out))
     reqs = ob.serve.Requests.read("mooncake-conversation")[:400]
     fits = (reqs.prompt_len + reqs.output_len) <= 8192
@@ -120,7 +120,9 @@ def test_a_trace_limited_fitted_and_rescaled(dataset: Callable[[str], Path], tmp
     np.testing.assert_array_equal(tpot, result.tpot)
     assert [p.name for p in tmp_path.iterdir()] == ["requests.csv"]  # written atomically, nothing left beside
     # Without --fit the long requests are refused, and the message says what to do.
-    refused = osbench("serve", "simulate", "--trace", "mooncake-conversation", "--limit", "400")
+    refused = osbench(
+        "serve", "simulate", "--trace", "mooncake-conversation", "--model", "llama-3-8b", "--limit", "400"
+    )
     assert refused.returncode == 2 and "--fit" in refused.stderr and refused.stderr.count("\n") == 1
 
 

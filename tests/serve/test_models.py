@@ -104,7 +104,7 @@ def test_lookups() -> None:
     with pytest.raises(ValueError, match="model='gpt-5' is not accepted: use one of llama-3-8b, llama-3-70b"):
         Model.preset("gpt-5")
     with pytest.raises(
-        ValueError, match="gpu='v100' is not accepted: use one of a100-80gb, h100-sxm, h200, l40s, h100"
+        ValueError, match="gpu='v100' is not accepted: use one of a100-80gb, h100-sxm, h200, l40s, rtx-pro-6000"
     ):
         GPU.preset("v100")
     with pytest.raises(ValueError, match="model=7 is not accepted"):
@@ -114,7 +114,7 @@ def test_lookups() -> None:
 def test_presets_are_documented_and_consistent() -> None:
     for key, m in MODELS.items():
         assert m.name == key and m.source.startswith("https://huggingface.co/") and m.source.endswith("config.json")
-        assert m.heads * m.head_dim == m.hidden_size  # true of these four
+        assert m.heads * m.head_dim == m.hidden_size or m.qk_norm  # Qwen3 decouples the head size from hidden_size
     for g in GPUS.values():
         assert g.source and g.bf16_flops < (g.fp8_flops or float("inf"))
     assert GPU.preset("h100-sxm").peak_flops("bf16") == GPU.preset("h100-sxm").peak_flops("fp16") == 989.4e12
@@ -137,6 +137,9 @@ def test_model_validation() -> None:
         dataclasses.replace(base, dtype="int8")
     with pytest.raises(ValueError, match="layers=0 is not accepted"):
         dataclasses.replace(base, layers=0)
-    fp8 = dataclasses.replace(base, dtype="fp8")
-    assert fp8.kv_bytes_per_token() == 65_536 and fp8.weight_bytes() == base.parameters
+    fp8 = dataclasses.replace(base, dtype="fp8")  # the weights; the KV cache has its own kv_dtype (vLLM's)
+    assert (
+        fp8.kv_bytes_per_token() == 131_072 and dataclasses.replace(fp8, kv_dtype="fp8").kv_bytes_per_token() == 65_536
+    )
+    assert fp8.weight_bytes() == base.parameters + base.embedding_parameters + base.lm_head_parameters
     assert isinstance(fp8, Model) and fp8.to_dict()["parameters"] == base.parameters

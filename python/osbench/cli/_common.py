@@ -11,6 +11,7 @@ import re
 import shutil
 import sys
 import tempfile
+import textwrap
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,9 +32,21 @@ class UserError(OsbenchError):
     """A mistake in the command line or its inputs: one line, exit status 2."""
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's help layout, wrapping lines at spaces only: a preset name (``rtx-pro-6000``)
+    is never cut at one of its hyphens."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+
+
 class Parser(argparse.ArgumentParser):
     """argparse with the CLI's one-line errors: ``osbench: error: ...`` and exit status 2 (the
-    usage stays in ``--help``)."""
+    usage stays in ``--help``), and help lines wrapped at spaces only (:class:`HelpFormatter`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> Any:
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Optional, Union
 
 from osbench import _checks
@@ -27,6 +27,9 @@ DTYPE_BYTES: dict[str, int] = {"bf16": 2, "fp16": 2, "fp8": 1}
 
 GIB = 1 << 30
 MIB = 1 << 20
+
+FP8_SUFFIX = "-fp8"
+"""``Model.preset("llama-3.1-70b-fp8")``: a preset with FP8 weights."""
 
 
 @dataclass(frozen=True)
@@ -50,8 +53,10 @@ class Model:
     experts: int = 1  # num_local_experts
     experts_per_token: int = 1  # num_experts_per_tok
     qkv_bias: bool = False  # attention_bias (Qwen2 has biases on q, k, v)
+    qk_norm: bool = False  # Qwen3: an RMSNorm over each head's query and key (q_norm, k_norm)
     tied_embeddings: bool = False  # tie_word_embeddings
-    dtype: str = "bf16"  # torch_dtype
+    dtype: str = "bf16"  # the weights: torch_dtype, or "fp8" for an FP8 checkpoint (see fp8())
+    kv_dtype: str = "bf16"  # the KV cache: vLLM's kv_cache_dtype "auto" keeps the activations' bf16
     tp: int = 1
     source: str = ""
 
@@ -62,6 +67,7 @@ class Model:
         _checks.positive_int("experts", self.experts, maximum=2**16)
         _checks.positive_int("experts_per_token", self.experts_per_token, maximum=self.experts)
         _checks.choice("dtype", self.dtype, DTYPE_BYTES)
+        _checks.choice("kv_dtype", self.kv_dtype, DTYPE_BYTES)
         if self.heads % self.kv_heads:
             raise ArgumentError(f"kv_heads={self.kv_heads!r} is not accepted: it must divide heads={self.heads}")
         self.check_tp(_checks.positive_int("tp", self.tp, maximum=2**16))
@@ -92,8 +98,8 @@ class Model:
 
     @property
     def norm_parameters(self) -> int:
-        """Per layer: the two RMSNorm weights."""
-        return 2 * self.hidden_size
+        """Per layer: the two RMSNorm weights (and Qwen3's per-head query and key norms)."""
+        return 2 * self.hidden_size + (2 * self.head_dim if self.qk_norm else 0)
 
     @property
     def embedding_parameters(self) -> int:
@@ -143,20 +149,38 @@ class Model:
         """KV-cache bytes one token takes on each GPU: a key and a value vector per KV head and
         layer, ``2 * layers * kv_heads * head_dim * dtype_bytes``, divided among ``tp`` GPUs
         (the model's own ``tp`` when None)."""
-        return 2 * self.layers * self.kv_heads_per_gpu(tp) * self.head_dim * self.dtype_bytes
+        return 2 * self.layers * self.kv_heads_per_gpu(tp) * self.head_dim * DTYPE_BYTES[self.kv_dtype]
 
     def weight_bytes(self, tp: Optional[int] = None) -> int:
         """Weight bytes on each GPU: ``parameters * dtype_bytes / tp`` (rounded up; the
-        replicated norms are a rounding error)."""
-        return -(-self.parameters * self.dtype_bytes // self._tp(tp))
+        replicated norms are a rounding error), except that an FP8 checkpoint keeps its
+        embedding table and output projection in BF16 (they are not quantised)."""
+        unquantised = self.embedding_parameters + self.lm_head_parameters if self.dtype == "fp8" else 0
+        total = (self.parameters - unquantised) * self.dtype_bytes + unquantised * DTYPE_BYTES["bf16"]
+        return -(-total // self._tp(tp))
+
+    def fp8(self) -> Model:
+        """This model with FP8 weights (an FP8 checkpoint such as ``nvidia/...-FP8``: per-tensor
+        scaled FP8 weights and activations in the linear layers, vLLM's ``fp8`` GEMM path),
+        named ``<name>-fp8``; the KV cache stays in ``kv_dtype``."""
+        if self.dtype == "fp8":
+            return self
+        return replace(self, name=f"{self.name}{FP8_SUFFIX}", dtype="fp8")
 
     @staticmethod
     def preset(name: Union[str, Model]) -> Model:
         """The preset called ``name`` in ``MODELS`` (case-insensitive), or ``name`` itself if
-        it is a Model."""
+        it is a Model; ``<preset>-fp8`` is that preset with FP8 weights (:meth:`fp8`)."""
         if isinstance(name, Model):
             return name
         key = name.lower() if isinstance(name, str) else name
+        if isinstance(key, str) and key.endswith(FP8_SUFFIX) and key[: -len(FP8_SUFFIX)] in MODELS:
+            return MODELS[key[: -len(FP8_SUFFIX)]].fp8()
+        if isinstance(key, str) and key not in MODELS:
+            raise ArgumentError(
+                f"model={name!r} is not accepted: use one of {', '.join(MODELS)} "
+                f"(or any of them with {FP8_SUFFIX!r} for FP8 weights)"
+            )
         return MODELS[_checks.choice("model", key, MODELS)]
 
     def to_dict(self) -> dict[str, Any]:
@@ -175,6 +199,7 @@ class GPU:
     bandwidth: float  # memory bytes/s
     memory_bytes: int  # as nvidia-smi reports memory.total
     source: str = ""
+    link_bandwidth: float = 32e9  # bytes/s one way between two GPUs (NVLink, else PCIe 4.0 x16)
 
     def __post_init__(self) -> None:
         _checks.positive_float("bf16_flops", self.bf16_flops)
@@ -182,6 +207,7 @@ class GPU:
             _checks.positive_float("fp8_flops", self.fp8_flops)
         _checks.positive_float("bandwidth", self.bandwidth)
         _checks.positive_int("memory_bytes", self.memory_bytes)
+        _checks.positive_float("link_bandwidth", self.link_bandwidth)
 
     def peak_flops(self, dtype: str) -> float:
         """Dense tensor-core FLOP/s for ``dtype`` (FP16 runs at the BF16 rate)."""
@@ -267,22 +293,168 @@ MODELS: dict[str, Model] = {
         tp=2,
         source=_HF.format("mistralai/Mixtral-8x7B-v0.1"),
     ),
+    # 8,030,261,248 parameters (model card: 8B; the Llama-3-8B architecture with a 128k context:
+    # max_position_embeddings 131072, rope_scaling "llama3"). The default model (DEFAULT_MODEL).
+    "llama-3.1-8b": Model(
+        name="llama-3.1-8b",
+        layers=32,  # num_hidden_layers 32
+        hidden_size=4096,  # hidden_size 4096
+        intermediate_size=14336,  # intermediate_size 14336
+        heads=32,  # num_attention_heads 32
+        kv_heads=8,  # num_key_value_heads 8
+        head_dim=128,  # head_dim 128
+        vocab_size=128256,  # vocab_size 128256
+        max_model_len=131072,  # max_position_embeddings 131072
+        source=_HF.format("meta-llama/Llama-3.1-8B"),
+    ),
+    # 70,553,706,496 parameters (model card: 70B); 141 GB of bf16 weights, served on 4 GPUs
+    "llama-3.1-70b": Model(
+        name="llama-3.1-70b",
+        layers=80,  # num_hidden_layers 80
+        hidden_size=8192,  # hidden_size 8192
+        intermediate_size=28672,  # intermediate_size 28672
+        heads=64,  # num_attention_heads 64
+        kv_heads=8,  # num_key_value_heads 8
+        head_dim=128,  # head_dim 128
+        vocab_size=128256,  # vocab_size 128256
+        max_model_len=131072,  # max_position_embeddings 131072
+        tp=4,
+        source=_HF.format("meta-llama/Llama-3.1-70B"),
+    ),
+    # 14,768,307,200 parameters (model card: 14.8B, 13.2B non-embedding)
+    "qwen3-14b": Model(
+        name="qwen3-14b",
+        layers=40,  # num_hidden_layers 40
+        hidden_size=5120,  # hidden_size 5120
+        intermediate_size=17408,  # intermediate_size 17408
+        heads=40,  # num_attention_heads 40
+        kv_heads=8,  # num_key_value_heads 8
+        head_dim=128,  # head_dim 128
+        vocab_size=151936,  # vocab_size 151936
+        max_model_len=40960,  # max_position_embeddings 40960
+        qk_norm=True,  # Qwen3Attention's q_norm, k_norm
+        source=_HF.format("Qwen/Qwen3-14B"),
+    ),
+    # 32,762,123,264 parameters (model card: 32.8B, 31.2B non-embedding); served on 2 GPUs
+    "qwen3-32b": Model(
+        name="qwen3-32b",
+        layers=64,  # num_hidden_layers 64
+        hidden_size=5120,  # hidden_size 5120
+        intermediate_size=25600,  # intermediate_size 25600
+        heads=64,  # num_attention_heads 64
+        kv_heads=8,  # num_key_value_heads 8
+        head_dim=128,  # head_dim 128
+        vocab_size=151936,  # vocab_size 151936
+        max_model_len=40960,  # max_position_embeddings 40960
+        qk_norm=True,
+        tp=2,
+        source=_HF.format("Qwen/Qwen3-32B"),
+    ),
+    # 30,532,122,624 parameters, 3,353,032,704 active (model card: 30.5B, 3.3B activated)
+    "qwen3-30b-a3b": Model(
+        name="qwen3-30b-a3b",
+        layers=48,  # num_hidden_layers 48 (every layer MoE: decoder_sparse_step 1)
+        hidden_size=2048,  # hidden_size 2048
+        intermediate_size=768,  # moe_intermediate_size 768 (one expert)
+        heads=32,  # num_attention_heads 32
+        kv_heads=4,  # num_key_value_heads 4
+        head_dim=128,  # head_dim 128
+        vocab_size=151936,  # vocab_size 151936
+        max_model_len=40960,  # max_position_embeddings 40960
+        experts=128,  # num_experts 128
+        experts_per_token=8,  # num_experts_per_tok 8
+        qk_norm=True,
+        source=_HF.format("Qwen/Qwen3-30B-A3B"),
+    ),
+    # 235,093,634,560 parameters, 22,190,763,520 active (model card: 235B, 22B activated); the
+    # FP8 checkpoint (Qwen/Qwen3-235B-A22B-FP8, block-scaled) is this preset's fp8().
+    "qwen3-235b-a22b": Model(
+        name="qwen3-235b-a22b",
+        layers=94,  # num_hidden_layers 94
+        hidden_size=4096,  # hidden_size 4096
+        intermediate_size=1536,  # moe_intermediate_size 1536
+        heads=64,  # num_attention_heads 64
+        kv_heads=4,  # num_key_value_heads 4
+        head_dim=128,  # head_dim 128
+        vocab_size=151936,  # vocab_size 151936
+        max_model_len=40960,  # max_position_embeddings 40960
+        experts=128,  # num_experts 128
+        experts_per_token=8,  # num_experts_per_tok 8
+        qk_norm=True,
+        tp=4,
+        source=_HF.format("Qwen/Qwen3-235B-A22B"),
+    ),
 }
 """Every model preset by name (lower case)."""
+
+
+def presets_fitting(tokens: int) -> list[str]:
+    """The model presets whose context holds ``tokens`` (a request's prompt and output), in the
+    table's order: what an error names when a request does not fit the model asked for."""
+    tokens = _checks.non_negative_int("tokens", tokens)
+    return [name for name, m in MODELS.items() if m.max_model_len >= tokens]
+
+
+DEFAULT_MODEL = "llama-3.1-8b"
+"""The model ``simulate`` and the command line serve when none is named: Llama-3.1-8B at its
+128k context, which every request of the public traces fits."""
 
 GPUS: dict[str, GPU] = {
     # NVIDIA A100 Tensor Core GPU datasheet, A100 80GB SXM: BF16 312 TFLOPS (624 with sparsity),
     # no FP8, HBM2e 2,039 GB/s; nvidia-smi memory.total 81920 MiB.
-    "a100-80gb": GPU("A100-SXM4-80GB", 312e12, None, 2039e9, 81920 * MIB, "NVIDIA A100 datasheet (SXM 80GB)"),
+    "a100-80gb": GPU(
+        "A100-SXM4-80GB", 312e12, None, 2039e9, 81920 * MIB, "NVIDIA A100 datasheet (SXM 80GB)", 300e9
+    ),  # "NVLink: 600GB/s" (both directions)
     # NVIDIA H100 Tensor Core GPU datasheet, H100 SXM: BF16 989 TFLOPS and FP8 1,979 TFLOPS dense
     # (1,979 and 3,958 with sparsity), HBM3 3.35 TB/s; nvidia-smi memory.total 81559 MiB.
-    "h100-sxm": GPU("H100-SXM5-80GB", 989.4e12, 1978.9e12, 3.35e12, 81559 * MIB, "NVIDIA H100 datasheet (SXM)"),
+    "h100-sxm": GPU(
+        "H100-SXM5-80GB", 989.4e12, 1978.9e12, 3.35e12, 81559 * MIB, "NVIDIA H100 datasheet (SXM)", 450e9
+    ),  # "NVIDIA NVLink: 900GB/s" (both directions)
     # NVIDIA H200 Tensor Core GPU datasheet, H200 SXM: the H100's compute (BF16 989 TFLOPS, FP8
     # 1,979 TFLOPS dense), HBM3e 4.8 TB/s, 141 GB; nvidia-smi memory.total 143771 MiB.
-    "h200": GPU("H200-SXM-141GB", 989.4e12, 1978.9e12, 4.8e12, 143771 * MIB, "NVIDIA H200 datasheet (SXM)"),
+    "h200": GPU(
+        "H200-SXM-141GB", 989.4e12, 1978.9e12, 4.8e12, 143771 * MIB, "NVIDIA H200 datasheet (SXM)", 450e9
+    ),  # "NVIDIA NVLink: 900GB/s"
     # NVIDIA L40S datasheet: BF16 362.05 TFLOPS and FP8 733 TFLOPS dense (733 and 1,466 with
     # sparsity), GDDR6 864 GB/s, 48 GB; nvidia-smi memory.total 46068 MiB.
-    "l40s": GPU("L40S-48GB", 362.05e12, 733e12, 864e9, 46068 * MIB, "NVIDIA L40S datasheet"),
+    "l40s": GPU(
+        "L40S-48GB", 362.05e12, 733e12, 864e9, 46068 * MIB, "NVIDIA L40S datasheet", 32e9
+    ),  # "PCIe Gen4 x16: 64GB/s bidirectional", no NVLink
+    # NVIDIA RTX PRO 6000 Blackwell Server Edition datasheet: "FP4 AI TOPS 4,000" (with sparsity),
+    # so dense FP8 1,000 and BF16 500 TFLOPS (sparsity halves, each step FP4 -> FP8 -> BF16 halves);
+    # GDDR7 96 GB, "memory bandwidth 1,597 GB/s"; memory.total 97,887 MiB (AIConfigurator's system
+    # file rtx_pro_6000_server.yaml, from its measurement node). Its kernels are measured (kernels.py).
+    "rtx-pro-6000": GPU(
+        "RTX-PRO-6000-Blackwell-Server",
+        500e12,
+        1000e12,
+        1597e9,
+        97887 * MIB,
+        "NVIDIA RTX PRO 6000 Blackwell Server Edition datasheet",
+        64e9,  # "PCIe Gen 5 x16", no NVLink
+    ),
+    # NVIDIA RTX PRO 6000 Blackwell Workstation Edition datasheet: the same GB202 chip and tensor
+    # rates ("AI TOPS 4,000"), GDDR7 96 GB at "1,792 GB/s"; memory.total as the server edition.
+    "rtx-pro-6000-workstation": GPU(
+        "RTX-PRO-6000-Blackwell-Workstation",
+        500e12,
+        1000e12,
+        1792e9,
+        97887 * MIB,
+        "NVIDIA RTX PRO 6000 Blackwell Workstation Edition datasheet",
+        64e9,  # "PCIe Gen 5 x16", no NVLink
+    ),
+    # NVIDIA Ada GPU architecture whitepaper, appendix table of the GeForce RTX 4090: "Peak FP16
+    # Tensor TFLOPS with FP32 Accumulate 165.2" (BF16 the same) and "Peak FP8 Tensor TFLOPS with
+    # FP32 Accumulate 330.3" (dense; vLLM accumulates in FP32), GDDR6X 24 GB at "1,008 GB/sec";
+    # nvidia-smi memory.total 24564 MiB.
+    "rtx-4090": GPU(
+        "RTX-4090-24GB", 165.2e12, 330.3e12, 1008e9, 24564 * MIB, "NVIDIA Ada architecture whitepaper (RTX 4090)", 32e9
+    ),  # PCIe 4.0 x16, no NVLink
+    # NVIDIA HGX B200 datasheet (8 GPUs): "FP16/BF16 36 PFLOPS", "FP8 72 PFLOPS" (with sparsity),
+    # "1.4 TB" HBM3e at "64 TB/s": per GPU dense BF16 2.25 PFLOPS, FP8 4.5 PFLOPS, 8 TB/s, 180 GB;
+    # nvidia-smi memory.total 183359 MiB; "NVLink 1.8 TB/s" per GPU (both directions).
+    "b200": GPU("B200-SXM-180GB", 2.25e15, 4.5e15, 8e12, 183359 * MIB, "NVIDIA HGX B200 datasheet", 900e9),
 }
 """Every GPU preset by name (lower case). ``"h100"`` is an alias of ``"h100-sxm"`` (the same
 object), the H100 meant when no form factor is named."""
@@ -347,7 +519,9 @@ def num_blocks(
 
 
 __all__ = [
+    "DEFAULT_MODEL",
     "DTYPE_BYTES",
+    "FP8_SUFFIX",
     "GPU",
     "GPUS",
     "GPU_MEMORY_UTILIZATION",
@@ -355,4 +529,5 @@ __all__ = [
     "RESERVE_BYTES",
     "Model",
     "num_blocks",
+    "presets_fitting",
 ]

@@ -9,14 +9,21 @@ bit-equal times.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
+import numpy as np
+
 from osbench import _checks
 from osbench.errors import ArgumentError
-from osbench.serve.models import GPU, Model
+from osbench.serve import kernels
+from osbench.serve import measured as composition
+from osbench.serve.measured import MeasuredTables
+from osbench.serve.models import DTYPE_BYTES, GPU, Model
 
 
 @dataclass(frozen=True)
@@ -45,6 +52,34 @@ class Batch:
         return self.prefill_tokens + self.decode_seqs
 
 
+@dataclass(frozen=True)
+class StepWork(Batch):
+    """A :class:`Batch` with the cached tokens of its prefill requests apart, which the
+    measured step time needs to price a prefill chunk over a cached prefix (the engines'
+    ``Batch`` gives the cached tokens of all scheduled requests together)."""
+
+    prefill_context_tokens: int
+    """Tokens already in the KV cache of the step's prefill requests before the step (summed)."""
+
+    @classmethod
+    def of(cls, scheduled: Any) -> StepWork:
+        """From ``(new tokens, tokens already in the KV cache, tokens not yet in it)`` of each
+        scheduled request, as :func:`osbench.serve.run.batch_of` reads them."""
+        prefill_seqs = prefill_tokens = decode_seqs = context = pairs = prefill_context = 0
+        count = 0
+        for new, cached, outstanding in scheduled:
+            count += 1
+            if outstanding > 1:
+                prefill_seqs += 1
+                prefill_tokens += new
+                prefill_context += cached
+            else:
+                decode_seqs += 1
+            context += cached
+            pairs += new * cached + new * (new + 1) // 2
+        return cls(count, prefill_seqs, prefill_tokens, decode_seqs, context, pairs, prefill_context)
+
+
 # ---------------------------------------------------------------------------- defaults
 
 MFU = 0.5
@@ -61,6 +96,12 @@ bandwidth; with :data:`OVERHEAD` it makes a batch-1 decode of Llama-3-8B on an H
 ``15.01 GB / (3.35 TB/s * 0.75) + 1 ms = 7.0 ms`` (143 tokens/s; the 15.01 GB are its
 weights but the embedding table), the order of single-stream speeds reported for vLLM on
 that GPU."""
+
+ALLREDUCE_LATENCY = 8e-6
+"""Seconds one all-reduce of tensor parallelism takes however small its message: vLLM's custom
+all-reduce (captured in a CUDA graph) takes 4-12 us on 2 to 8 H100s for messages of up to 64k
+elements in AIConfigurator's measured table (``custom_allreduce_perf.parquet``, ``vllm_graph``;
+dataset ``aic-h100_sxm-custom-allreduce``)."""
 
 OVERHEAD = 1e-3
 """Seconds per step that neither compute nor memory traffic explains: kernel launches, the
@@ -90,11 +131,14 @@ def _power(x: float, n: int) -> float:
     return result
 
 
-def _roofline_seconds(c: tuple[float, ...], b: Batch) -> float:
+def _roofline_work(c: tuple[float, ...], b: Batch) -> tuple[float, float, float, float, float]:
+    """A step's work under the roofline's coefficients ``c``: ``(linear_flops, weight_bytes,
+    attention_flops, kv_bytes, allreduce seconds)``, which :func:`_roofline_seconds` bounds by
+    the peaks and :func:`_corrected_terms` weighs."""
     (
-        overhead,
-        peak_flops,
-        bandwidth,
+        _overhead,
+        _peak_flops,
+        _bandwidth,
         flops_per_token,
         flops_per_seq,
         flops_per_pair,
@@ -103,6 +147,8 @@ def _roofline_seconds(c: tuple[float, ...], b: Batch) -> float:
         experts,
         expert_miss,
         kv_bytes_per_token,
+        allreduce_fixed,
+        allreduce_per_token,
     ) = c
     new = b.prefill_tokens + b.decode_seqs
     # Linear layers: every new token through the active weights; logits for one token per sequence.
@@ -111,15 +157,67 @@ def _roofline_seconds(c: tuple[float, ...], b: Batch) -> float:
     # number, each token picking experts_per_token of them uniformly).
     touched = experts * (1.0 - _power(expert_miss, new))
     weight_bytes = dense_bytes + expert_bytes * touched
-    linear = max(linear_flops / peak_flops, weight_bytes / bandwidth)
     # Attention: the causal query-key pairs; the KV cache of the context read, the new tokens' written.
     attention_flops = flops_per_pair * b.attention_pairs
     kv_bytes = kv_bytes_per_token * (b.context_tokens + new)
+    # Tensor parallelism: two all-reduces of every new token's hidden state per layer.
+    allreduce = allreduce_fixed + allreduce_per_token * new
+    return linear_flops, weight_bytes, attention_flops, kv_bytes, allreduce
+
+
+def _roofline_seconds(c: tuple[float, ...], b: Batch) -> float:
+    overhead, peak_flops, bandwidth = c[:3]
+    linear_flops, weight_bytes, attention_flops, kv_bytes, allreduce = _roofline_work(c, b)
+    linear = max(linear_flops / peak_flops, weight_bytes / bandwidth)
     attention = max(attention_flops / peak_flops, kv_bytes / bandwidth)
-    return overhead + linear + attention
+    return overhead + linear + attention + allreduce
 
 
-_KINDS = {"linear": (_linear_seconds, 4), "roofline": (_roofline_seconds, 11)}
+def _corrected_terms(c: tuple[float, ...], b: Batch) -> tuple[float, float, float, float, float, float]:
+    """The ideal roofline's terms of a step, unmaxed (``c``: the roofline's coefficients at mfu
+    = mbu = 1): ``(1, num_seqs, weight seconds, KV seconds, compute seconds, all-reduce
+    seconds)``, which :func:`_corrected_seconds` weighs by the fitted corrections."""
+    peak_flops, bandwidth = c[1:3]
+    linear_flops, weight_bytes, attention_flops, kv_bytes, allreduce = _roofline_work(c, b)
+    return (
+        1.0,
+        float(b.num_seqs),
+        weight_bytes / bandwidth,
+        kv_bytes / bandwidth,
+        (linear_flops + attention_flops) / peak_flops,
+        allreduce,
+    )
+
+
+def _corrected_seconds(c: tuple[float, ...], b: Batch) -> float:
+    per_step, per_request, weight_factor, kv_factor, compute_factor, allreduce_factor = c[13:]
+    _, seqs, weights, kv, flops, allreduce = _corrected_terms(c[:13], b)
+    return (
+        per_step
+        + per_request * seqs
+        + weight_factor * weights
+        + kv_factor * kv
+        + compute_factor * flops
+        + allreduce_factor * allreduce
+    )
+
+
+CORRECTIONS = ("per_step", "per_request", "weight_factor", "kv_factor", "compute_factor", "allreduce_factor")
+"""The coefficients a corrected roofline adds to the ideal roofline's (:meth:`StepTime.corrected`),
+in order: seconds per step, seconds per scheduled request, and the factors on the ideal weight
+reads, KV-cache traffic, compute and all-reduce times."""
+
+
+def _measured_seconds(c: tuple[float, ...], b: Batch) -> float:  # StepTime.__call__ reads its tables
+    raise ArgumentError("a measured step time is evaluated with its tables: StepTime.measured(...)")
+
+
+_KINDS = {
+    "linear": (_linear_seconds, 4),
+    "roofline": (_roofline_seconds, 13),
+    "corrected": (_corrected_seconds, 13 + len(CORRECTIONS)),
+    "measured": (_measured_seconds, 1),
+}
 
 
 def _fraction(name: str, value: Any) -> float:
@@ -145,9 +243,13 @@ class StepTime:
     kind: str
     coefficients: tuple[float, ...]
     params: dict[str, Any] = field(default_factory=dict, compare=False)
+    tables: Optional[MeasuredTables] = field(default=None, compare=False, repr=False)
+    """The measured model's tables (:meth:`measured`); None for the other kinds."""
 
     def __post_init__(self) -> None:
         _checks.choice("kind", self.kind, _KINDS)
+        if (self.kind == "measured") != (self.tables is not None):
+            raise ArgumentError("tables is not accepted: a measured model has its tables, the other kinds none")
         if len(self.coefficients) != _KINDS[self.kind][1]:
             raise ArgumentError(
                 f"coefficients is not accepted: a {self.kind} model has {_KINDS[self.kind][1]}, got {len(self.coefficients)}"
@@ -182,7 +284,8 @@ class StepTime:
 
             linear    = max(linear_flops / (peak * mfu), weight_bytes / (bandwidth * mbu))
             attention = max(attention_flops / (peak * mfu), kv_bytes / (bandwidth * mbu))
-            seconds   = overhead + linear + attention
+            allreduce = 2 * layers * (latency + 2 * (tp - 1) / tp * new * hidden * 2 / link)
+            seconds   = overhead + linear + attention + allreduce
 
         with ``new = prefill_tokens + decode_seqs`` and, per GPU:
 
@@ -198,8 +301,13 @@ class StepTime:
         - ``kv_bytes = kv_bytes_per_token * (context_tokens + new)``: the cached keys and
           values read, and those of the new tokens written.
 
-        Left out: activation traffic, the all-reduces of tensor parallelism, and the overlap
-        of the two kernels. ``mfu``, ``mbu``: shares of the peaks reached (in (0, 1]);
+        - ``allreduce`` (``tp > 1``): after the attention and after the MLP of every layer, a ring
+          all-reduce of the new tokens' bf16 hidden states (vLLM's ``RowParallelLinear`` with
+          ``reduce_results``, ``tensor_model_parallel_all_reduce``), each GPU sending
+          ``2 (tp - 1) / tp`` of the message over its link (``GPU.link_bandwidth``), plus
+          :data:`ALLREDUCE_LATENCY` per all-reduce.
+
+        Left out: activation traffic and the overlap of the kernels. ``mfu``, ``mbu``: shares of the peaks reached (in (0, 1]);
         ``overhead``: seconds per step (see :data:`MFU`, :data:`MBU`, :data:`OVERHEAD`).
         """
         m, g = Model.preset(model), GPU.preset(gpu)
@@ -228,11 +336,127 @@ class StepTime:
             experts,
             miss,
             float(m.kv_bytes_per_token(tp)),
+            2.0 * m.layers * ALLREDUCE_LATENCY if tp > 1 else 0.0,
+            2.0 * m.layers * (2.0 * (tp - 1) / tp) * (m.hidden_size * DTYPE_BYTES["bf16"]) / g.link_bandwidth,
         )
         params = {"model": m.name, "gpu": g.name, "tp": tp, "mfu": mfu, "mbu": mbu, "overhead": overhead}
         return cls("roofline", coefficients, params)
 
+    @classmethod
+    def corrected(
+        cls,
+        model: Union[str, Model],
+        gpu: Union[str, GPU],
+        tp: Optional[int] = None,
+        /,
+        **corrections: float,
+    ) -> StepTime:
+        """The ideal roofline (peaks as the datasheet gives them) with BLIS's corrections, its
+        terms added rather than maxed::
+
+            seconds = per_step + per_request * num_seqs + weight_factor * weight_bytes / bandwidth
+                      + kv_factor * kv_bytes / bandwidth + compute_factor * flops / peak
+                      + allreduce_factor * allreduce
+
+        with the terms of :meth:`roofline`. The corrections (:data:`CORRECTIONS`, each finite
+        and >= 0; 0 when not given) are what :meth:`fit` finds."""
+        unknown = sorted(set(corrections) - set(CORRECTIONS))
+        if unknown:
+            raise ArgumentError(
+                f"{unknown[0]}={corrections[unknown[0]]!r} is not accepted: the corrections are {', '.join(CORRECTIONS)}"
+            )
+        base = cls.roofline(model, gpu, tp, mfu=1.0, mbu=1.0, overhead=0.0)
+        values = tuple(_seconds(name, corrections.get(name, 0.0)) for name in CORRECTIONS)
+        params = {**base.params, **dict(zip(CORRECTIONS, values))}
+        del params["mfu"], params["mbu"], params["overhead"]
+        return cls("corrected", base.coefficients + values, params)
+
+    def terms(self, batch: Batch) -> tuple[float, ...]:
+        """A corrected roofline's six terms of ``batch`` before its corrections weigh them (the
+        features :meth:`fit` regresses on)."""
+        if self.kind != "corrected":
+            raise ArgumentError(f"kind={self.kind!r} is not accepted: terms() are a corrected roofline's")
+        return _corrected_terms(self.coefficients[:13], batch)
+
+    @classmethod
+    def fit(
+        cls,
+        model: Union[str, Model],
+        gpu: Union[str, GPU],
+        tp: Optional[int] = None,
+        *,
+        steps: Sequence[Batch],
+        seconds: Sequence[float],
+    ) -> StepTime:
+        """The corrected roofline (:meth:`corrected`) of ``model`` on ``tp`` of ``gpu`` whose
+        corrections, all >= 0, best reproduce the measured ``seconds`` of ``steps``: non-negative
+        least squares on the relative errors (each step weighs alike, short or long), with
+        ``scipy.optimize.nnls``. :mod:`osbench.serve.fit` gives it steps from the operator tables,
+        from end-to-end points or from a vLLM ``benchmark_serving`` result, and reports its
+        error on a held-out split."""
+        y = np.asarray(seconds, dtype=np.float64)
+        if len(steps) != len(y) or len(y) < len(CORRECTIONS) or not (np.isfinite(y).all() and (y > 0).all()):
+            raise ArgumentError(
+                f"seconds is not accepted: one finite time > 0 per step, and at least {len(CORRECTIONS)} steps "
+                f"(got {len(y)} times for {len(steps)} steps)"
+            )
+        try:
+            from scipy.optimize import nnls  # type: ignore[import-untyped]  # imported here: only fitting needs it
+        except ImportError:
+            raise ArgumentError(
+                "StepTime.fit solves with scipy, which is not installed: pip install 'osbench[measured]'"
+            ) from None
+        base = cls.corrected(model, gpu, tp)
+        a = np.asarray([base.terms(b) for b in steps]) / y[:, None]
+        scale = np.maximum(np.abs(a).max(axis=0), 1e-300)  # columns of comparable size
+        x, _ = nnls(a / scale, np.ones_like(y))
+        return cls.corrected(model, gpu, tp, **dict(zip(CORRECTIONS, (float(v) for v in x / scale))))
+
+    @classmethod
+    def measured(
+        cls,
+        model: Union[str, Model],
+        gpu: Union[str, GPU],
+        tp: Optional[int] = None,
+        engine: str = "vllm",
+        mbu: float = MBU,
+        host_step: Optional[float] = None,
+    ) -> StepTime:
+        """A step time composed of the kernels vLLM runs, each read from the measured tables of
+        ``gpu`` (AIConfigurator's operator tables, :mod:`osbench.serve.kernels`), plus the
+        host work per step and per request; the composition and every term's source are in
+        :mod:`osbench.serve.measured`. ``engine``: the serving engine whose kernels and host
+        loop are modelled (``"vllm"``); ``mbu``: the share of the datasheet bandwidth the
+        few elementwise kernels not in the tables reach; ``host_step``: seconds of host work per
+        step (default :data:`osbench.serve.measured.HOST_STEP`; :func:`osbench.serve.validate.fit_host`
+        fits it to measured runs).
+
+        A GPU without tables, a model shape outside them (a weight, a head layout, an MoE
+        shape not measured) or a ``tp`` without all-reduce tables is refused with the reason;
+        a step of more tokens than the GEMM tables measure (32,768) is refused when it comes.
+        Needs pyarrow (``pip install 'osbench[measured]'``) and the datasets."""
+        _checks.choice("engine", engine, ("vllm",))
+        m, g = Model.preset(model), GPU.preset(gpu)
+        tp = m.tp if tp is None else m.check_tp(tp)
+        mbu = _fraction("mbu", mbu)
+        tables = composition.build(m, g, tp, mbu)
+        if host_step is not None:
+            tables = dataclasses.replace(tables, host_step=_seconds("host_step", host_step))
+        t = kernels.tables(g.name)
+        params = {"model": m.name, "gpu": g.name, "tp": tp, "engine": engine, "tables": t.gpu, "vllm": t.version}
+        return cls("measured", (tables.host_step,), params, tables)
+
     def __call__(self, batch: Batch) -> float:
+        if self.tables is not None:
+            prefill_context = getattr(batch, "prefill_context_tokens", None)
+            if prefill_context is None:
+                if batch.prefill_seqs and batch.context_tokens:
+                    raise ArgumentError(
+                        f"batch={batch} is not accepted by the measured step time: it has prefill requests and "
+                        "cached tokens without saying whose; give a StepWork (prefill_context_tokens apart)"
+                    )
+                prefill_context = 0
+            return composition.seconds(self.tables, batch, prefill_context)
         return _KINDS[self.kind][0](self.coefficients, batch)
 
     def spec(self) -> tuple[str, tuple[float, ...]]:
@@ -240,7 +464,7 @@ class StepTime:
         ``"linear"``: ``(a, b_prefill_token, c_decode_seq, d_context_token)``.
         ``"roofline"``: ``(overhead, peak_flops, bandwidth, flops_per_token, flops_per_seq,
         flops_per_pair, dense_bytes, expert_bytes, experts, expert_miss,
-        kv_bytes_per_token)``, peaks already scaled by mfu and mbu, used in the order of
+        kv_bytes_per_token, allreduce_fixed, allreduce_per_token)``, peaks already scaled by mfu and mbu, used in the order of
         :func:`_roofline_seconds` (with ``_power``, ``x ** n`` by squaring)."""
         return self.kind, self.coefficients
 
@@ -248,4 +472,4 @@ class StepTime:
         return {"kind": self.kind, "coefficients": list(self.coefficients), "params": dict(self.params)}
 
 
-__all__ = ["MBU", "MFU", "OVERHEAD", "Batch", "StepTime"]
+__all__ = ["ALLREDUCE_LATENCY", "CORRECTIONS", "MBU", "MFU", "OVERHEAD", "Batch", "StepTime", "StepWork"]

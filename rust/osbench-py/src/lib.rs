@@ -14,6 +14,7 @@ mod mem;
 mod radix;
 mod sched;
 mod serve;
+mod step_time;
 mod threads;
 
 use pyo3::prelude::*;
@@ -32,6 +33,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sched::register(m)?;
     mem::register(m)?;
     serve::register(m)?;
+    step_time::register(m)?;
     interrupt::register(m)?;
     Ok(())
 }

@@ -22,6 +22,7 @@ from osbench.cli._common import Subcommands, common_flags, one_of
 from osbench.serve import readers as serve_readers
 from osbench.serve import source as serve_source
 from osbench.serve.config import POLICIES as SERVE_POLICIES
+from osbench.serve.models import DEFAULT_MODEL
 
 ORDER = 10
 
@@ -101,6 +102,14 @@ def _serve_options(args: argparse.Namespace) -> dict[str, Any]:
         if value is not None:
             options[f.name] = value
     return options
+
+
+def _left_out_token_share(args: argparse.Namespace, kept: serve.Requests, options: dict[str, Any]) -> float:
+    """The share of the described requests' tokens (prompt and output) that ``--fit`` left out:
+    the requests read again without it."""
+    everything, _ = serve_source.requests({**_serve_description(args), "fit": False}, options)
+    total = int(everything.prompt_len.sum() + everything.output_len.sum())
+    return 1.0 - int(kept.prompt_len.sum() + kept.output_len.sum()) / total if total else 0.0
 
 
 def _serve_description(args: argparse.Namespace) -> dict[str, Any]:
@@ -186,7 +195,12 @@ def cmd_serve_simulate(args: argparse.Namespace) -> int:
     print(
         f"{name}: {number(len(requests))} requests over {duration(requests.duration)} "
         f"({number(requests.rate)} requests/s)"
-        + (f", {number(left_out)} longer than max_model_len={number(cfg.max_model_len)} left out" if left_out else "")
+        + (
+            f", {number(left_out)} longer than max_model_len={number(cfg.max_model_len)} left out "
+            f"({percent(_left_out_token_share(args, requests, options))} of the trace's tokens)"
+            if left_out
+            else ""
+        )
     )
     print(
         f"{model.name} on {tp} x {gpu.name}, {args.engine} engine: {number(cfg.num_blocks)} KV blocks of "
@@ -254,7 +268,11 @@ def add_commands(sub: Subcommands) -> None:
         help="leave out the requests longer than max_model_len (counted in the output) instead of refusing the run",
     )
     p.add_argument("--rate", type=float, metavar="QPS", help="rescale the arrivals to QPS requests per second")
-    p.add_argument("--model", default="llama-3-8b", help=f"{one_of(list(serve.MODELS))} (default llama-3-8b)")
+    p.add_argument(
+        "--model",
+        default=DEFAULT_MODEL,
+        help=f"{one_of(list(serve.MODELS))}, or any with -fp8 (default {DEFAULT_MODEL})",
+    )
     p.add_argument("--gpu", default="h100", help=f"{one_of(list(serve.GPUS))} (default h100)")
     p.add_argument("--tp", type=int, help="GPUs the model is sharded over (default: the model preset's)")
     _engine_config_flags(p)

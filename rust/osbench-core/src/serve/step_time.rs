@@ -20,12 +20,16 @@ pub enum StepTime {
     /// `(a, b_prefill_token, c_decode_seq, d_context_token)`.
     Linear([f64; 4]),
     /// `(overhead, peak_flops, bandwidth, flops_per_token, flops_per_seq, flops_per_pair,
-    /// dense_bytes, expert_bytes, experts, expert_miss, kv_bytes_per_token)`.
-    Roofline([f64; 11]),
+    /// dense_bytes, expert_bytes, experts, expert_miss, kv_bytes_per_token, allreduce_fixed,
+    /// allreduce_per_token)`.
+    Roofline([f64; 13]),
+    /// The ideal roofline's 13 coefficients, then `(per_step, per_request, weight_factor,
+    /// kv_factor, compute_factor, allreduce_factor)`.
+    Corrected([f64; 19]),
 }
 
 /// The kinds, as `StepTime.kind` names them, with their number of coefficients.
-pub const KINDS: [(&str, usize); 2] = [("linear", 4), ("roofline", 11)];
+pub const KINDS: [(&str, usize); 3] = [("linear", 4), ("roofline", 13), ("corrected", 19)];
 
 /// Python's `max(a, b)`: `b` only if it is strictly larger.
 #[inline]
@@ -66,7 +70,8 @@ impl StepTime {
         }
         Ok(match kind {
             "linear" => StepTime::Linear(coefficients.try_into().expect("length checked")),
-            _ => StepTime::Roofline(coefficients.try_into().expect("length checked")),
+            "roofline" => StepTime::Roofline(coefficients.try_into().expect("length checked")),
+            _ => StepTime::Corrected(coefficients.try_into().expect("length checked")),
         })
     }
 
@@ -79,7 +84,7 @@ impl StepTime {
                     + per_context_token * b.context_tokens as f64
             }
             StepTime::Roofline(
-                [overhead, peak_flops, bandwidth, flops_per_token, flops_per_seq, flops_per_pair, dense_bytes, expert_bytes, experts, expert_miss, kv_bytes_per_token],
+                [overhead, peak_flops, bandwidth, flops_per_token, flops_per_seq, flops_per_pair, dense_bytes, expert_bytes, experts, expert_miss, kv_bytes_per_token, allreduce_fixed, allreduce_per_token],
             ) => {
                 let new = b.prefill_tokens + b.decode_seqs;
                 let linear_flops = flops_per_token * new as f64 + flops_per_seq * b.num_seqs as f64;
@@ -89,7 +94,27 @@ impl StepTime {
                 let attention_flops = flops_per_pair * b.attention_pairs as f64;
                 let kv_bytes = kv_bytes_per_token * (b.context_tokens + new) as f64;
                 let attention = py_max(attention_flops / peak_flops, kv_bytes / bandwidth);
-                overhead + linear + attention
+                let allreduce = allreduce_fixed + allreduce_per_token * new as f64;
+                overhead + linear + attention + allreduce
+            }
+            StepTime::Corrected(c) => {
+                let [_, peak_flops, bandwidth, flops_per_token, flops_per_seq, flops_per_pair, dense_bytes, expert_bytes, experts, expert_miss, kv_bytes_per_token, allreduce_fixed, allreduce_per_token, per_step, per_request, weight_factor, kv_factor, compute_factor, allreduce_factor] =
+                    *c;
+                let new = b.prefill_tokens + b.decode_seqs;
+                let touched = experts * (1.0 - power(expert_miss, new));
+                let weights = (dense_bytes + expert_bytes * touched) / bandwidth;
+                let kv = kv_bytes_per_token * (b.context_tokens + new) as f64 / bandwidth;
+                let flops = (flops_per_token * new as f64
+                    + flops_per_seq * b.num_seqs as f64
+                    + flops_per_pair * b.attention_pairs as f64)
+                    / peak_flops;
+                let allreduce = allreduce_fixed + allreduce_per_token * new as f64;
+                per_step
+                    + per_request * b.num_seqs as f64
+                    + weight_factor * weights
+                    + kv_factor * kv
+                    + compute_factor * flops
+                    + allreduce_factor * allreduce
             }
         }
     }

@@ -292,12 +292,13 @@ fn step_times_follow_steptime_py_operation_by_operation() {
     let linear = StepTime::new("linear", &[0.1, 0.3, 0.7, 0.013]).unwrap();
     assert_eq!(linear.seconds(&b), 0.1 + 0.3 * 100.0 + 0.7 * 2.0 + 0.013 * 500.0);
     // A mixture of experts: 1 - miss ** new, the power by squaring.
-    let c = [1e-3, 1e14, 1e12, 2e10, 5e8, 1e6, 1e9, 2e8, 8.0, 0.75, 1e5];
+    let c = [1e-3, 1e14, 1e12, 2e10, 5e8, 1e6, 1e9, 2e8, 8.0, 0.75, 1e5, 1e-4, 1e-7];
     let roofline = StepTime::new("roofline", &c).unwrap();
     let new = 102.0;
     let touched = 8.0 * (1.0 - 0.75_f64.powi(102));
     let expected = 1e-3
         + f64::max((2e10 * new + 5e8 * 3.0) / 1e14, (1e9 + 2e8 * touched) / 1e12)
-        + f64::max(1e6 * 5_000.0 / 1e14, 1e5 * 602.0 / 1e12);
+        + f64::max(1e6 * 5_000.0 / 1e14, 1e5 * 602.0 / 1e12)
+        + (1e-4 + 1e-7 * new);
     assert!((roofline.seconds(&b) / expected - 1.0).abs() < 1e-12);
 }

@@ -1,0 +1,112 @@
+"""``osbench serve validate``: the measured serving runs of AIConfigurator's silicon_sample.csv
+replayed with closed-loop clients, predicted against measured TTFT and TPOT (osbench.serve.validate)."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import sys
+
+from osbench import _files
+from osbench._format import duration, number, percent
+from osbench.cli._common import Subcommands, UserError, one_of
+from osbench.serve import validate
+
+ORDER = 30
+
+EPILOG = (
+    "example: osbench serve validate --model llama-3.1-70b-fp8 --step-time measured --waves 3   "
+    "(every point: osbench serve validate --out validation.csv)"
+)
+
+
+def cmd_serve_validate(args: argparse.Namespace) -> int:
+    kinds = [k.strip() for k in args.step_time.split(",") if k.strip()]
+    unknown = [k for k in kinds if k not in validate.STEP_TIMES]
+    if unknown or not kinds:
+        raise UserError(f"--step-time {args.step_time} is not accepted: use {one_of(list(validate.STEP_TIMES))}")
+    points = [
+        p
+        for p in validate.rows()
+        if (args.model is None or p.model == args.model)
+        and (args.gpu is None or p.gpu == args.gpu)
+        and (args.dense is False or not p.moe)
+    ]
+    if args.limit is not None:
+        points = points[: args.limit]
+    if not points:
+        raise UserError("no measured point matches --model/--gpu: see osbench.serve.validate.rows()")
+    host = None
+    if "fitted" in kinds:
+        split = [p for p in validate.rows() if validate.in_fit_split(p)]
+        if not args.json:
+            print(
+                f"fitting the host overhead on {number(len(split))} points ({' '.join(map(str, validate.FIT_SPLIT))})"
+            )
+        host = validate.fit_host(split, args.waves)
+        if not args.json:
+            print(f"host overhead: {duration(host)} per step (not reported on the points it was fitted on)")
+    predictions, cache = [], {}
+    for i, p in enumerate(points):
+        for kind in kinds:
+            key = (p.model, p.gpu, p.tp, kind)
+            if key not in cache:
+                cache[key] = validate.step_time_for(p, kind, host)
+            q = validate.predict(p, kind, waves=args.waves, step_time=cache[key])
+            predictions.append(q)
+            if not args.json:
+                print(
+                    f"{i + 1:>4}/{len(points)} {p.model} {p.gpu} tp{p.tp} {p.isl}x{p.osl} c{p.concurrency} {kind}: "
+                    f"TTFT {duration(q.ttft)} (measured {duration(p.ttft)}, {percent(q.ttft_error)}), "
+                    f"TPOT {duration(q.tpot)} (measured {duration(p.tpot)}, {percent(q.tpot_error)})",
+                    flush=True,
+                )
+    table = validate.summary(predictions)
+    if args.out:
+        buf = io.StringIO()
+        rows = [q.to_dict() for q in predictions]
+        writer = csv.DictWriter(buf, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+        _files.write_text(args.out, buf.getvalue())
+    if args.json:
+        json.dump({"summary": table, "points": [q.to_dict() for q in predictions]}, sys.stdout)
+        print()
+        return 0
+    print(
+        "\nMAPE by step time, GPU, model, vLLM version and kind (the fitted model on the points it was not fitted on)"
+    )
+    for r in table:
+        print(
+            f"  {r['step_time']:<9} {r['gpu']:<9} {r['model']:<20} {r['version']:<8} {r['kind']:<6} "
+            f"{number(r['points']):>5} points  TTFT {percent(r['ttft_mape'] / 100)}  TPOT {percent(r['tpot_mape'] / 100)}"
+        )
+    return 0
+
+
+def add_commands(sub: Subcommands) -> None:
+    p = sub.add_parser(
+        "validate",
+        help="replay measured vLLM serving runs (AIConfigurator's silicon_sample.csv) and report the error",
+        epilog=EPILOG,
+    )
+    p.add_argument("--model", help="only the points of this preset (as the table names it, e.g. qwen3-32b)")
+    p.add_argument("--gpu", help="only the points on this GPU preset (h100-sxm, h200)")
+    p.add_argument("--dense", action="store_true", help="only the dense models' points")
+    p.add_argument(
+        "--step-time",
+        default=",".join(validate.STEP_TIMES),
+        help=f"step-time models, comma-separated: {one_of(list(validate.STEP_TIMES))} (default all)",
+    )
+    p.add_argument(
+        "--waves",
+        type=int,
+        default=validate.WAVES,
+        help=f"requests measured per client (default {validate.WAVES}, as the measurements' num-prompts)",
+    )
+    p.add_argument("--limit", type=int, help="only the first N points")
+    p.add_argument("--out", help="write every point's prediction to this CSV")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_serve_validate)

@@ -1,0 +1,151 @@
+"""Section 07: time you can trust. The serving engine's step time against measured vLLM runs:
+AIConfigurator's silicon_sample.csv replayed with closed-loop clients (osbench.serve.validate),
+predicted against measured TTFT and TPOT, by GPU, model, vLLM version and step-time model."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from osbench import datasets
+from osbench._files import figure_png
+from osbench._format import duration, number, percent
+from osbench._table import Table
+from osbench.report.model import Figure, Progress, Section
+from osbench.report.sections._shared import pyplot
+from osbench.serve import kernels, validate
+
+KEY = "07-steptime"
+ORDER = 65
+
+QUICK_POINTS = 4
+"""Points replayed by ``--quick``, without the fitted model: of each dense model and GPU, its
+point of the fewest output tokens in flight (the cheapest to replay)."""
+
+
+def _points(quick: bool) -> list[validate.Point]:
+    points = validate.rows()
+    if not quick:
+        return points
+    cheapest: dict[tuple[str, str], validate.Point] = {}
+    for p in sorted(points, key=lambda p: (p.concurrency * p.osl, p.id)):
+        if not p.moe and not validate.in_fit_split(p):
+            cheapest.setdefault((p.model, p.gpu), p)
+    return list(cheapest.values())[:QUICK_POINTS]
+
+
+def build(quick: bool, seed: int, progress: Optional[Progress] = None) -> Section:
+    section = Section(
+        KEY,
+        "07 Time you can trust: the step time against measured vLLM runs",
+        "Every measured vLLM serving run of AIConfigurator's silicon_sample.csv with a model and GPU that have "
+        "presets and kernel tables, replayed through the serving engine with closed-loop clients at the measured "
+        "concurrency, fixed ISL/OSL: predicted against measured mean TTFT and TPOT. The roofline uses assumed "
+        "utilisations; the measured model reads every kernel from the GPU's operator tables (vLLM 0.24.0) with "
+        "BLIS's published host overhead; the fitted one fits that host overhead alone on a named split "
+        f"({' '.join(map(str, validate.FIT_SPLIT))}) and is reported only on the other points. The runs were "
+        "measured under older vLLM releases than the tables (0.12.0, and rows whose release is not stated).",
+    )
+    try:
+        points = _points(quick)
+        kinds = [k for k in validate.STEP_TIMES if not (quick and k == "fitted")]
+        host = None
+        if "fitted" in kinds:
+            if progress:
+                progress("07-steptime: fitting the host overhead on the named split")
+            host = validate.fit_host([p for p in validate.rows() if validate.in_fit_split(p)])
+        predictions, cache = [], {}
+        for i, p in enumerate(points):
+            if progress:
+                progress(f"07-steptime: point {i + 1}/{len(points)}")
+            for kind in kinds:
+                key = (p.model, p.gpu, p.tp, kind)
+                if key not in cache:
+                    cache[key] = validate.step_time_for(p, kind, host)
+                predictions.append(validate.predict(p, kind, step_time=cache[key]))
+    except (datasets.DatasetError, kernels.TablesMissing) as exc:
+        section.skipped.append(f"the validation needs the measured datasets and pyarrow: {exc}")
+        return section
+    summary = validate.summary(predictions)
+    section.tables.append(
+        Table(
+            "Predicted against measured: MAPE by step-time model, GPU, model, vLLM version and kind",
+            ["step time", "GPU", "model", "vLLM", "kind", "points", "TTFT MAPE", "TPOT MAPE"],
+            [
+                [
+                    r["step_time"],
+                    r["gpu"],
+                    r["model"],
+                    r["version"],
+                    r["kind"],
+                    r["points"],
+                    r["ttft_mape"] / 100,
+                    r["tpot_mape"] / 100,
+                ]
+                for r in summary
+            ],
+            note=_note(summary, host),
+            key="07-1",
+            units={"TTFT MAPE": "%", "TPOT MAPE": "%"},
+            setup=f"{number(len(points))} measured points, {validate.WAVES} measured requests per client after one warm-up each",
+        )
+    )
+    section.results = {"summary": summary, "host_step": host, "points": [q.to_dict() for q in predictions]}
+    section.figures.append(_scatter(predictions))
+    return section
+
+
+def _note(summary: list[dict[str, Any]], host: Optional[float]) -> str:
+    overall = {(r["step_time"], r["kind"]): r for r in summary if r["gpu"] == "all"}
+    measured = overall.get(("measured", "dense"))
+    roofline = overall.get(("roofline", "dense"))
+    if measured is None or roofline is None:
+        return "No dense point could be replayed."
+    text = (
+        f"Over {number(measured['points'])} dense points the measured kernels give a TPOT MAPE of "
+        f"{percent(measured['tpot_mape'] / 100)} and a TTFT MAPE of {percent(measured['ttft_mape'] / 100)}, against "
+        f"{percent(roofline['tpot_mape'] / 100)} and {percent(roofline['ttft_mape'] / 100)} for the roofline."
+    )
+    fitted = overall.get(("fitted", "dense"))
+    if fitted is not None and host is not None:
+        text += (
+            f" With the host overhead fitted on the named split ({duration(host)} per step), "
+            f"TPOT {percent(fitted['tpot_mape'] / 100)} and TTFT {percent(fitted['ttft_mape'] / 100)} on the "
+            f"{number(fitted['points'])} dense points it was not fitted on."
+        )
+    return text
+
+
+def _scatter(predictions: list[validate.Prediction]) -> Figure:
+    plt = pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.6))
+    for ax, metric in zip(axes, ("tpot", "ttft")):
+        for kind in validate.STEP_TIMES:
+            mine = [
+                q
+                for q in predictions
+                if q.step_time == kind and not (kind == "fitted" and validate.in_fit_split(q.point))
+            ]
+            if mine:
+                ax.scatter(
+                    [getattr(q.point, metric) for q in mine],
+                    [getattr(q, metric) for q in mine],
+                    s=12,
+                    alpha=0.7,
+                    label=kind,
+                )
+        values = [getattr(q.point, metric) for q in predictions] + [getattr(q, metric) for q in predictions]
+        low, high = min(values), max(values)
+        ax.plot([low, high], [low, high], color="grey", linewidth=1)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel(f"measured {metric.upper()} (s)")
+        ax.set_ylabel(f"predicted {metric.upper()} (s)")
+        ax.grid(True, alpha=0.3)
+        ax.legend()
+    fig.suptitle("Predicted against measured, one point per silicon_sample.csv run (the diagonal: exact)")
+    return Figure(
+        "steptime-validation",
+        "Predicted against measured TPOT and TTFT: points on the diagonal are exact",
+        figure_png(fig),
+        f"{number(len({q.point.id for q in predictions}))} measured vLLM runs on H100 and H200",
+    )

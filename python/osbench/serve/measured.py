@@ -1,0 +1,246 @@
+"""The measured step time: a vLLM step composed of the kernels it runs, each read from the GPU's
+measured tables (:mod:`osbench.serve.kernels`), plus the host work between them.
+
+What one step of vLLM's V1 engine runs on each of the ``tp`` GPUs (``GPUModelRunner.execute_model``
+in ``vllm/v1/worker/gpu_model_runner.py``, the decoder layers of
+``vllm/model_executor/models/llama.py`` / ``qwen3.py`` / ``qwen3_moe.py``), with ``T`` the step's
+new tokens and ``S`` its scheduled requests:
+
+1. per layer, the linear layers at ``m = T`` from the GEMM table: ``qkv_proj``
+   (``QKVParallelLinear``, ``n = (heads / tp + 2 kv_heads_per_gpu) head_dim``, ``k = hidden``),
+   ``o_proj`` (``RowParallelLinear``, ``n = hidden``, ``k = heads / tp * head_dim``), and the MLP:
+   ``gate_up_proj`` (``MergedColumnParallelLinear``, ``n = 2 inter / tp``) and ``down_proj``
+   (``RowParallelLinear``, ``k = inter / tp``), or for a mixture of experts the router
+   (``ReplicatedLinear`` gate) and one ``FusedMoE`` call from the MoE table;
+2. per layer, under tensor parallelism, the two all-reduces of ``T x hidden`` bf16 values that
+   close ``o_proj`` and ``down_proj`` (``tensor_model_parallel_all_reduce``): vLLM's custom
+   all-reduce up to 8 MiB, inside the CUDA graph when the step is captured (``T`` up to
+   :data:`CUDA_GRAPH_MAX_TOKENS`), NCCL beyond;
+3. per layer, attention (``FlashAttentionImpl.forward``, ``vllm/v1/attention/backends/
+   flash_attn.py``): the prefill chunks from the context-attention table and the decoding
+   requests from the generation-attention table (one varlen kernel in vLLM; two table reads
+   here, summed, as AIConfigurator composes a mixed step);
+4. the layers' elementwise kernels, not in the tables (the fused residual-add RMSNorms, rotary
+   embedding, SiLU-and-mul, Qwen3's per-head q/k norms) and the embedding lookup: their bytes
+   at the datasheet bandwidth times :data:`~osbench.serve.steptime.MBU`;
+5. the LM head (``LogitsProcessor``: logits of each request's last token only, ``m = S``,
+   ``n = vocab / tp``, in bf16) with the gather of the vocabulary shards under tensor
+   parallelism, and sampling (``vllm/v1/sample/sampler.py``: :data:`SAMPLER_PASSES` passes over
+   the float32 logits at the bandwidth times MBU);
+6. the host: :data:`HOST_STEP` per step and :data:`HOST_PER_REQUEST` per scheduled request
+   (scheduling, input preparation, launching or replaying the CUDA graph, output processing).
+
+Everything that depends only on ``T`` (1-2, 4) is tabulated once per token count, what depends
+only on ``S`` (5, the per-request host work) once per request count; attention is read per
+step from two grids (already multiplied by the layers), bilinear as :func:`kernels.bilinear`
+states. The native engine receives these arrays once and repeats :func:`seconds` operation by
+operation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from osbench import _native
+from osbench.errors import ArgumentError
+from osbench.serve import kernels
+from osbench.serve.models import DTYPE_BYTES, GPU, Model
+
+HOST_STEP = 126e-6
+"""Seconds of host work per step that the GPU does not hide: BLIS (inference-sim) fitted about
+126 us per step to vLLM 0.15.1 on H100 (its "trained physics" step overhead), the one published
+measurement of this term we have."""
+
+HOST_PER_REQUEST = 4.4e-6
+"""Seconds of host work per scheduled request and step (input preparation, output processing):
+BLIS's fitted 4.4 us per request in the batch, vLLM 0.15.1 on H100."""
+
+CUDA_GRAPH_MAX_TOKENS = 512
+"""Steps of at most this many tokens replay a captured CUDA graph (vLLM's default largest
+capture size, ``CompilationConfig.max_cudagraph_capture_size`` in ``vllm/config/compilation.py``);
+larger ones run eagerly, and their all-reduces are the custom kernel's eager timings."""
+
+SAMPLER_PASSES = 4
+"""Passes over the float32 logits the sampler makes (the temperature, the softmax for top-p/top-k,
+the sampled token, the log-probabilities left off): an assumption, a few microseconds a step."""
+
+
+@dataclass(frozen=True, eq=False)
+class MeasuredTables:
+    """What :func:`seconds` reads: per-token and per-request costs and the two attention grids
+    (per step: the layers already multiplied in), all seconds. The native engine takes them as
+    they are."""
+
+    host_step: float
+    tokens: np.ndarray
+    """``tokens[T]``: the cost of a step of ``T`` new tokens that depends on ``T`` alone."""
+    seqs: np.ndarray
+    """``seqs[S]``: the cost of ``S`` scheduled requests (LM head, sampling, host per request)."""
+    context_rows: list[float]
+    context_cols: list[float]
+    context_values: list[float]
+    generation_rows: list[float]
+    generation_cols: list[float]
+    generation_values: list[float]
+
+    @property
+    def max_tokens(self) -> int:
+        return len(self.tokens) - 1
+
+    def arrays(self) -> dict[str, Any]:
+        """The arrays as the native engine takes them (float64 numpy arrays)."""
+        return {
+            "tokens": self.tokens,
+            "seqs": self.seqs,
+            "context_rows": np.asarray(self.context_rows),
+            "context_cols": np.asarray(self.context_cols),
+            "context_values": np.asarray(self.context_values),
+            "generation_rows": np.asarray(self.generation_rows),
+            "generation_cols": np.asarray(self.generation_cols),
+            "generation_values": np.asarray(self.generation_values),
+        }
+
+
+def build(model: Model, gpu: GPU, tp: int, mbu: float) -> MeasuredTables:
+    """The tables of ``model`` on ``tp`` GPUs ``gpu`` (see the module's composition)."""
+    t = kernels.tables(gpu.name)
+    m = t.gemm[kernels.GEMM_DTYPES["bf16"]].m
+    count = np.arange(1, int(m[-1]) + 1, dtype=np.float64)  # token (or request) counts 1..max
+    h, kvh, hd = model.heads // tp, model.kv_heads_per_gpu(tp), model.head_dim
+    hidden, act = model.hidden_size, DTYPE_BYTES["bf16"]
+    gemm = model.dtype
+
+    def linear(n: int, k: int, dtype: str = gemm) -> np.ndarray:
+        return kernels.gemm_curve(t, dtype, n, k, count)
+
+    layer = linear((h + 2 * kvh) * hd, hidden) + linear(hidden, h * hd)
+    if model.experts > 1:
+        layer += linear(model.experts, hidden, "bf16")  # the router stays in bf16
+        layer += kernels.moe_curve(t, _moe_key(t, model, tp), count)
+        inter = model.experts_per_token * model.intermediate_size // tp  # activations per token
+    else:
+        inter = model.intermediate_size // tp
+        layer += linear(2 * inter, hidden) + linear(hidden, inter)
+    if tp > 1:
+        layer += 2 * kernels.allreduce_curve(t, tp, count * hidden, count <= CUDA_GRAPH_MAX_TOKENS)
+    # Elementwise bytes per token and layer: two fused add+RMSNorms (read x and the residual,
+    # write both), rotary on q and k (read, write), SiLU-and-mul (read 2 inter, write inter),
+    # Qwen3's q/k norms (read, write).
+    elementwise = 2 * 4 * hidden + 2 * 2 * (h + kvh) * hd + 3 * inter + (2 * 2 * (h + kvh) * hd if model.qk_norm else 0)
+    bandwidth = gpu.bandwidth * mbu
+    layer += count * elementwise * act / bandwidth
+    tokens = model.layers * layer + count * 2 * hidden * act / bandwidth  # the embedding rows, read and written
+    head = kernels.gemm_curve(t, "bf16", model.vocab_size // tp, hidden, count)
+    if tp > 1:
+        head += kernels.allreduce_curve(t, tp, count * (model.vocab_size // tp), count <= CUDA_GRAPH_MAX_TOKENS)
+    head += count * model.vocab_size * 4 * SAMPLER_PASSES / bandwidth + HOST_PER_REQUEST * count
+    context = kernels.attention_grid(t, "context", h, kvh, hd, model.kv_dtype)
+    generation = kernels.attention_grid(t, "generation", h, kvh, hd, model.kv_dtype)
+    return MeasuredTables(
+        host_step=HOST_STEP,
+        tokens=np.concatenate([[0.0], tokens]),
+        seqs=np.concatenate([[0.0], head]),
+        context_rows=context.rows.tolist(),
+        context_cols=context.cols.tolist(),
+        context_values=(context.values * model.layers).ravel().tolist(),
+        generation_rows=generation.rows.tolist(),
+        generation_cols=generation.cols.tolist(),
+        generation_values=(generation.values * model.layers).ravel().tolist(),
+    )
+
+
+def _moe_key(t: kernels.Tables, model: Model, tp: int) -> tuple[Any, ...]:
+    """The MoE table's key for the model: its dtype (an FP8 checkpoint: the block-scaled table
+    where the shape is measured, as Qwen's FP8 releases are block-scaled, else per-tensor)."""
+    shape = (model.hidden_size, model.intermediate_size, model.experts_per_token, model.experts, tp)
+    if model.dtype != "fp8":
+        return ("bfloat16", *shape)
+    block = ("fp8_block", *shape)
+    return block if block in t.moe else ("fp8", *shape)
+
+
+def seconds(t: MeasuredTables, b: Any, prefill_context: int) -> float:
+    """The step's seconds for the :class:`~osbench.serve.Batch` ``b``, whose prefill requests
+    had ``prefill_context`` tokens cached before the step (the decoding ones have the rest of
+    ``b.context_tokens``). The fixed order of operations the native engine repeats:
+
+    - decode attention at ``(decode_seqs, mean cached tokens)``;
+    - prefill attention at ``(prefill_seqs, mean sequence after the chunk)``, times the chunks'
+      causal pairs over those of that many whole prompts of the mean length (a chunk over a
+      cached prefix computes only its own rows of the attention matrix).
+    """
+    new = b.prefill_tokens + b.decode_seqs
+    if new > len(t.tokens) - 1:
+        raise ArgumentError(
+            f"tokens={new} is not accepted by the measured step time: its GEMM tables measure up to "
+            f"{len(t.tokens) - 1} tokens per step; use max_num_batched_tokens of at most that"
+        )
+    total = t.host_step + t.tokens[new] + t.seqs[b.num_seqs]
+    decode_context = b.context_tokens - prefill_context
+    if b.decode_seqs > 0:
+        s = decode_context / b.decode_seqs
+        total += _read(t.generation_rows, t.generation_cols, t.generation_values, b.decode_seqs, s, kernels.decode_work)
+    if b.prefill_seqs > 0:
+        pairs = b.attention_pairs - (decode_context + b.decode_seqs)
+        s = (b.prefill_tokens + prefill_context) / b.prefill_seqs
+        whole = b.prefill_seqs * kernels.prefill_work(s)
+        attention = _read(t.context_rows, t.context_cols, t.context_values, b.prefill_seqs, s, kernels.prefill_work)
+        total += attention * (pairs / whole)
+    return float(total)
+
+
+STEP_COLUMNS = ("num_seqs", "prefill_seqs", "prefill_tokens", "decode_seqs", "context_tokens", "attention_pairs")
+"""The :class:`~osbench.serve.Batch` fields, as the native step-time calls take them."""
+
+
+def step_columns(steps: Sequence[Any], names: Sequence[str] = STEP_COLUMNS) -> dict[str, np.ndarray]:
+    """The steps' fields as int64 arrays, by name."""
+    return {name: np.asarray([getattr(w, name) for w in steps], dtype=np.int64) for name in names}
+
+
+def native_seconds(t: MeasuredTables, steps: Sequence[Any]) -> np.ndarray:
+    """:func:`seconds` of each step (a :class:`~osbench.serve.steptime.StepWork`), computed by
+    the native core from the same tables: bit-equal, and one call for many steps."""
+    column = step_columns(steps, (*STEP_COLUMNS, "prefill_context_tokens"))
+    a = t.arrays()
+    return _native.serve_measured_seconds(
+        t.host_step,
+        a["tokens"],
+        a["seqs"],
+        a["context_rows"],
+        a["context_cols"],
+        a["context_values"],
+        a["generation_rows"],
+        a["generation_cols"],
+        a["generation_values"],
+        **column,
+    )
+
+
+def _read(rows: list[float], cols: list[float], values: list[float], batch: int, s: float, work: Any) -> float:
+    """A grid at ``(batch, s)``: ``s`` below the first length read there; beyond the last, the
+    last length's value times ``work(s) / work(last)``."""
+    last = cols[len(cols) - 1]
+    if s < cols[0]:
+        s = cols[0]
+    if s > last:
+        return kernels.bilinear(rows, cols, values, float(batch), last) * (work(s) / work(last))
+    return kernels.bilinear(rows, cols, values, float(batch), s)
+
+
+__all__ = [
+    "CUDA_GRAPH_MAX_TOKENS",
+    "HOST_PER_REQUEST",
+    "HOST_STEP",
+    "SAMPLER_PASSES",
+    "STEP_COLUMNS",
+    "MeasuredTables",
+    "build",
+    "native_seconds",
+    "seconds",
+    "step_columns",
+]

@@ -1,0 +1,341 @@
+"""Validation against measured serving runs: AIConfigurator's ``silicon_sample.csv``.
+
+Each row of that file is one measured benchmark of a real engine: a model on ``tp`` GPUs, fixed
+input and output lengths (ISL, OSL, ``ignore_eos``), a fixed number of clients each sending its
+next request when the last one finished (``benchmark_serving --max-concurrency``), and the mean
+time to first token (TTFT) and per output token (TPOT) it measured. :func:`rows` reads the rows
+osbench can replay (vLLM, aggregated serving, a model and GPU with presets and measured tables);
+:func:`predict` replays one through the serving engine with closed-loop clients and a step-time
+model; :func:`validate` does all of them and :func:`summary` gives the MAPE by GPU, model, vLLM
+version, model kind and step-time model.
+
+The replay: ``WAVES * concurrency`` requests are measured and averaged, after one warm-up
+request per client that spreads the clients over a request's lifetime (:func:`closed_loop`),
+as a benchmark measures a server that has been running (``ignore_eos``: every request produces
+exactly OSL tokens). Why the warm-up: with every client starting in the same step and fixed
+lengths, the clients stay in lockstep and each request's prompt waits for all the others' in
+the same steps; the measured TTFTs are below what such bursts take on these GPUs (Llama-3.1-70B
+fp8 on one H200, 16 clients of 1,024-token prompts: 325 ms measured, while the 16 prompts alone
+are about 2 s of GEMMs at the kernels' measured rate), so the measured clients were not in
+lockstep. TPOT of a request is
+``(last token - first token) / (OSL - 1)``, as vLLM's benchmark computes it. Nothing is fitted
+here: every number the step-time models use comes from the datasheets, the kernel tables and
+the published constants their modules cite.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import asdict, dataclass
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from osbench import datasets
+from osbench.errors import ArgumentError
+from osbench.serve import reference
+from osbench.serve.config import EngineConfig, server_batch_defaults
+from osbench.serve.models import GPU, Model, num_blocks
+from osbench.serve.steptime import StepTime, StepWork
+
+SILICON = "aic-silicon-sample"
+"""The dataset of measured serving runs."""
+
+MODELS = {
+    "Qwen/Qwen3-32B": "qwen3-32b",
+    "meta-llama/Llama-3.1-70B": "llama-3.1-70b",
+    "nvidia/Llama-3.1-8B-Instruct-FP8": "llama-3.1-8b",
+    "Qwen/Qwen3-235B-A22B-FP8": "qwen3-235b-a22b",
+    "Qwen/Qwen3-30B-A3B": "qwen3-30b-a3b",
+    "Qwen/Qwen3-14B": "qwen3-14b",
+}
+"""Hugging Face model ids of the silicon rows -> presets (the precision column says fp8)."""
+
+SYSTEMS = {"h100_sxm": "h100-sxm", "h200_sxm": "h200", "rtx_pro_6000_server": "rtx-pro-6000"}
+"""AIConfigurator system names -> GPU presets."""
+
+WAVES = 2
+"""Requests measured per client, after its warm-up request (the measurements do not state their
+number of prompts). With the clients spread by the warm-up, two requests each sample the
+steady state at every phase of a request's lifetime twice over; more waves cost the reference engine's
+time in proportion (the replays of long outputs at high concurrency take minutes each)."""
+
+GPU_MEMORY_UTILIZATION = 0.9
+"""The KV pool of the measured engines: vLLM's default share of GPU memory in the releases
+measured (0.9 before 0.33.0's 0.92)."""
+
+
+@dataclass(frozen=True)
+class Point:
+    """One measured serving run."""
+
+    id: str
+    model: str
+    """The preset (``-fp8`` for an FP8 checkpoint)."""
+    gpu: str
+    tp: int
+    version: str
+    """The engine release measured (``"unknown"`` where the row leaves it blank)."""
+    isl: int
+    osl: int
+    concurrency: int
+    ttft: float
+    """Measured mean TTFT, seconds."""
+    tpot: float
+    """Measured mean TPOT, seconds."""
+
+    @property
+    def moe(self) -> bool:
+        return Model.preset(self.model).experts > 1
+
+
+def _concurrency(row: dict[str, str]) -> int:
+    for part in row["silicon_data_source"].split(";"):
+        key, _, value = part.strip().partition("=")
+        if key == "silicon_concurrency" and value.strip().isdigit():
+            return int(value)
+    return int(row["batch_size"])
+
+
+def rows(path: Optional[str] = None) -> list[Point]:
+    """The silicon rows osbench can replay: vLLM, aggregated (one server), no pipeline or
+    attention data parallelism (the experts sharded as the attention is), a model with a preset,
+    a GPU with measured tables."""
+    source = str(path) if path is not None else str(datasets.fetch(SILICON))
+    out = []
+    with open(source, newline="") as f:
+        for r in csv.DictReader(f):
+            if r["backend"] != "vllm" or r["mode"] != "agg" or r["model_path"] not in MODELS:
+                continue
+            if r["system"] not in SYSTEMS or r["pp_size"] not in ("", "1") or r["attention_dp_size"] not in ("", "1"):
+                continue
+            name = MODELS[r["model_path"]] + ("-fp8" if r["precision"] == "fp8" else "")
+            experts_apart = r["moe_ep_size"] not in ("", "1") or r["moe_tp_size"] not in ("", r["tp_size"])
+            if Model.preset(name).experts > 1 and experts_apart:
+                continue  # experts sharded otherwise than the attention (data-parallel attention)
+            out.append(
+                Point(
+                    id=r["id"],
+                    model=name,
+                    gpu=SYSTEMS[r["system"]],
+                    tp=int(r["tp_size"]),
+                    version=r["backend_version"] or "unknown",
+                    isl=int(r["isl"]),
+                    osl=int(r["osl"]),
+                    concurrency=_concurrency(r),
+                    ttft=float(r["silicon_ttft_ms"]) / 1e3,
+                    tpot=float(r["silicon_tpot_ms"]) / 1e3,
+                )
+            )
+    return out
+
+
+def config_for(p: Point) -> EngineConfig:
+    """The engine the measured server ran: vLLM's online-server defaults for the GPU, the KV pool
+    its memory leaves at :data:`GPU_MEMORY_UTILIZATION`, no prefix-cache hits (random prompts)."""
+    m, g = Model.preset(p.model), GPU.preset(p.gpu)
+    batched_tokens, seqs = server_batch_defaults(g.memory_bytes, g.name)
+    blocks = num_blocks(m, g, tp=p.tp, gpu_memory_utilization=GPU_MEMORY_UTILIZATION)
+    return EngineConfig(
+        num_blocks=blocks,
+        max_num_batched_tokens=batched_tokens,
+        max_num_seqs=seqs,
+        max_model_len=m.max_model_len,
+        enable_prefix_caching=False,
+    )
+
+
+def closed_loop(
+    config: EngineConfig,
+    step_time: Callable[[Any], float],
+    isl: int,
+    osl: int,
+    concurrency: int,
+    requests: int,
+    warmup: bool = True,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Serve ``requests`` measured requests of ``isl`` prompt and ``osl`` output tokens from
+    ``concurrency`` clients, each sending its next request the moment its last one finished,
+    on the reference engine (vLLM 0.33.0's scheduler, :mod:`osbench.serve.reference`). Returns
+    the measured requests' TTFT and TPOT, seconds, in the order they were sent.
+
+    ``warmup``: each client first sends one warm-up request, not measured, whose output length
+    is its share of the way through ``osl`` (client ``i`` of ``c``: ``osl (i + 1) / c`` tokens),
+    so the measured requests start in the steady state of a benchmark that has been running,
+    their clients spread over a request's lifetime instead of all starting in the same step.
+    Without it, every client starts at once and, the lengths being fixed, the clients stay in
+    lockstep: every request's prefill lands in the same step as all the others'. The clients go
+    on sending until every measured request has finished, so the last measured ones are not
+    served by an engine that is running dry."""
+    scheduler = reference.Scheduler(config)
+    clients = min(concurrency, requests)
+    first_measured = clients if warmup else 0
+    last_measured = first_measured + requests  # sent after them: load only, until they are done
+    arrival: list[float] = []
+    first: dict[int, float] = {}
+    finish: dict[int, float] = {}
+
+    def send(now: float, output_len: int) -> None:
+        scheduler.add_request(reference.Request(len(arrival), now, 0, isl, output_len, None))
+        arrival.append(now)
+
+    for i in range(clients):
+        send(0.0, max(1, round(osl * (i + 1) / clients)) if warmup else osl)
+    now, measured_done = 0.0, 0
+    while measured_done < requests:
+        plan = scheduler.schedule()
+        end = now + step_time(StepWork.of(plan.work))
+        produced, finished = scheduler.update_from_output(plan)
+        for r in produced:
+            if r.num_output_tokens == 1:
+                first[r.index] = end
+        for r in finished:
+            finish[r.index] = end
+            measured_done += first_measured <= r.index < last_measured
+            send(end, osl)
+        now = end
+    measured = range(first_measured, last_measured)
+    ttft = np.asarray([first[i] - arrival[i] for i in measured])
+    tpot = np.asarray([(finish[i] - first[i]) / max(osl - 1, 1) for i in measured])
+    return ttft, tpot
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """One point predicted by one step-time model."""
+
+    point: Point
+    step_time: str
+    ttft: float
+    tpot: float
+
+    @property
+    def ttft_error(self) -> float:
+        """Relative error of the predicted TTFT: ``(predicted - measured) / measured``."""
+        return (self.ttft - self.point.ttft) / self.point.ttft
+
+    @property
+    def tpot_error(self) -> float:
+        return (self.tpot - self.point.tpot) / self.point.tpot
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **asdict(self.point),
+            "step_time": self.step_time,
+            "predicted_ttft": self.ttft,
+            "predicted_tpot": self.tpot,
+        }
+
+
+STEP_TIMES = ("roofline", "measured", "fitted")
+"""The step-time models validated, in the order the tables show them: the roofline with its
+assumed utilisations, the measured kernels with BLIS's published host overhead, and the measured
+kernels with the host overhead fitted on :data:`FIT_SPLIT` (:func:`fit_host`)."""
+
+
+def step_time_for(p: Point, kind: str, host_step: Optional[float] = None) -> StepTime:
+    """The step-time model ``kind`` for a point's model, GPU and tp (``"fitted"``: with
+    ``host_step``, the fitted host overhead)."""
+    if kind == "roofline":
+        return StepTime.roofline(p.model, p.gpu, tp=p.tp)
+    if kind == "fitted":
+        if host_step is None:
+            raise ArgumentError("host_step=None is not accepted for the fitted model: fit it first (fit_host)")
+        return StepTime.measured(p.model, p.gpu, tp=p.tp, host_step=host_step)
+    return StepTime.measured(p.model, p.gpu, tp=p.tp)
+
+
+def predict(p: Point, kind: str, waves: int = WAVES, step_time: Optional[StepTime] = None) -> Prediction:
+    """Replay one measured point with the step-time model ``kind`` (or ``step_time``)."""
+    model = step_time if step_time is not None else step_time_for(p, kind)
+    ttft, tpot = closed_loop(config_for(p), model, p.isl, p.osl, p.concurrency, waves * p.concurrency)
+    return Prediction(p, kind, float(np.mean(ttft)), float(np.mean(tpot)))
+
+
+FIT_SPLIT = ("qwen3-32b", "h100-sxm", 4)
+"""The points the host overhead is fitted on (:func:`fit_host`): Qwen3-32B (bf16) on 4 H100s,
+30 points of every ISL, OSL and concurrency measured. Every other point is validated on."""
+
+PROBE = 1e-3
+"""The host overhead added to find how a point's TPOT moves with it (seconds per step)."""
+
+
+def in_fit_split(p: Point) -> bool:
+    """Whether a point is one :func:`fit_host` fits on (:data:`FIT_SPLIT`)."""
+    return (p.model, p.gpu, p.tp) == FIT_SPLIT
+
+
+def fit_host(points: list[Point], waves: int = WAVES) -> float:
+    """The host work per step (seconds, >= 0) that makes the measured step time's TPOT closest
+    to the measured TPOT of ``points``, in relative terms (non-negative least squares in one
+    unknown): each point is replayed without host work and with :data:`PROBE` seconds of it,
+    the TPOT being linear in it between the two. The kernel tables time the GPU alone; what vLLM's
+    host loop adds per step (scheduling, input preparation, broadcasting to the tensor-parallel
+    workers, output processing, not overlapped in the releases measured) is this one number."""
+    num = den = 0.0
+    for p in points:
+        zero = predict(p, "measured", waves, StepTime.measured(p.model, p.gpu, p.tp, host_step=0.0))
+        probe = predict(p, "measured", waves, StepTime.measured(p.model, p.gpu, p.tp, host_step=PROBE))
+        slope = (probe.tpot - zero.tpot) / PROBE
+        weight = 1.0 / p.tpot**2
+        num += weight * slope * (p.tpot - zero.tpot)
+        den += weight * slope * slope
+    return max(0.0, num / den) if den > 0 else 0.0
+
+
+def mape(errors: list[float]) -> float:
+    """Mean absolute percentage error of relative errors, in percent."""
+    return 100.0 * float(np.mean(np.abs(errors))) if errors else math.nan
+
+
+def summary(predictions: list[Prediction]) -> list[dict[str, Any]]:
+    """MAPE of TTFT and TPOT by (step time, GPU, model, version, kind), plus an "all" row per
+    step time and model kind: the validation table. The fitted model's points of the fit split
+    are left out of it."""
+    groups: dict[tuple[str, ...], list[Prediction]] = {}
+    for q in predictions:
+        if q.step_time == "fitted" and in_fit_split(q.point):
+            continue  # fitted on: never reported
+        kind = "moe" if q.point.moe else "dense"
+        for key in (
+            (q.step_time, q.point.gpu, q.point.model, q.point.version, kind),
+            (q.step_time, "all", "all", "all", kind),
+        ):
+            groups.setdefault(key, []).append(q)
+    return [
+        {
+            "step_time": k[0],
+            "gpu": k[1],
+            "model": k[2],
+            "version": k[3],
+            "kind": k[4],
+            "points": len(g),
+            "ttft_mape": mape([q.ttft_error for q in g]),
+            "tpot_mape": mape([q.tpot_error for q in g]),
+        }
+        for k, g in sorted(groups.items())
+    ]
+
+
+__all__ = [
+    "FIT_SPLIT",
+    "GPU_MEMORY_UTILIZATION",
+    "MODELS",
+    "PROBE",
+    "SILICON",
+    "STEP_TIMES",
+    "SYSTEMS",
+    "WAVES",
+    "Point",
+    "Prediction",
+    "closed_loop",
+    "config_for",
+    "fit_host",
+    "in_fit_split",
+    "mape",
+    "predict",
+    "rows",
+    "step_time_for",
+    "summary",
+]

@@ -1,0 +1,205 @@
+//! The measured step time (`python/osbench/serve/measured.py: seconds`): per-token and
+//! per-request costs and two attention grids, built once in Python from the GPU's measured
+//! kernel tables and passed in as arrays; a step is read from them with the same floating-point
+//! operations in the same order, so the times are bit-equal to the reference.
+
+use super::step_time::Batch;
+use crate::error::{invalid, Result};
+
+/// A grid of seconds over (batch, length), row-major, complete (`kernels.py: Grid`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Grid {
+    pub rows: Vec<f64>,
+    pub cols: Vec<f64>,
+    pub values: Vec<f64>,
+}
+
+/// What the prefill and decode attention work of a length `s` is, for reading beyond a grid's
+/// longest length (`kernels.py: prefill_work`, `decode_work`).
+#[derive(Debug, Clone, Copy)]
+enum Work {
+    Prefill,
+    Decode,
+}
+
+impl Work {
+    #[inline]
+    fn of(self, s: f64) -> f64 {
+        match self {
+            Work::Prefill => s * (s + 1.0) / 2.0,
+            Work::Decode => s + 1.0,
+        }
+    }
+}
+
+impl Grid {
+    /// A grid of at least two rows and two columns, each axis increasing, one finite value
+    /// `>= 0` per cell.
+    pub fn new(name: &'static str, rows: Vec<f64>, cols: Vec<f64>, values: Vec<f64>) -> Result<Self> {
+        let increasing = |a: &[f64]| a.len() >= 2 && a.windows(2).all(|w| w[0] < w[1]) && a[0] >= 0.0;
+        if !increasing(&rows) || !increasing(&cols) || values.len() != rows.len() * cols.len() {
+            return Err(invalid(
+                name,
+                format!("{} rows, {} columns, {} values", rows.len(), cols.len(), values.len()),
+                "a grid: two increasing axes of at least two points and one value per cell",
+            ));
+        }
+        if !values.iter().all(|v| v.is_finite() && *v >= 0.0) {
+            return Err(invalid(name, "a value", "finite seconds >= 0 in every cell"));
+        }
+        Ok(Grid { rows, cols, values })
+    }
+
+    /// `kernels.py: bilinear`: linear in batch and in length, in proportion to the batch beyond
+    /// the last row.
+    fn bilinear(&self, mut b: f64, s: f64) -> f64 {
+        let (nr, nc) = (self.rows.len(), self.cols.len());
+        let mut scale = 1.0;
+        if b > self.rows[nr - 1] {
+            scale = b / self.rows[nr - 1];
+            b = self.rows[nr - 1];
+        }
+        // Python's bisect_right(a, x) - 1, kept within the grid's cells.
+        let i = self.rows.partition_point(|&r| r <= b).saturating_sub(1).min(nr - 2);
+        let j = self.cols.partition_point(|&c| c <= s).saturating_sub(1).min(nc - 2);
+        let wb = (b - self.rows[i]) / (self.rows[i + 1] - self.rows[i]);
+        let ws = (s - self.cols[j]) / (self.cols[j + 1] - self.cols[j]);
+        let v = &self.values;
+        let (v00, v01) = (v[i * nc + j], v[i * nc + j + 1]);
+        let (v10, v11) = (v[(i + 1) * nc + j], v[(i + 1) * nc + j + 1]);
+        let low = v00 + ws * (v01 - v00);
+        let high = v10 + ws * (v11 - v10);
+        (low + wb * (high - low)) * scale
+    }
+
+    /// `measured.py: _read`: below the first length read there; beyond the last, in
+    /// proportion to the attention work.
+    fn read(&self, batch: u64, mut s: f64, work: Work) -> f64 {
+        let last = self.cols[self.cols.len() - 1];
+        if s < self.cols[0] {
+            s = self.cols[0];
+        }
+        if s > last {
+            return self.bilinear(batch as f64, last) * (work.of(s) / work.of(last));
+        }
+        self.bilinear(batch as f64, s)
+    }
+}
+
+/// `measured.py: MeasuredTables`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measured {
+    pub host_step: f64,
+    /// Seconds by the step's new tokens (index 0 unused).
+    pub tokens: Vec<f64>,
+    /// Seconds by the step's scheduled requests (index 0 unused).
+    pub seqs: Vec<f64>,
+    pub context: Grid,
+    pub generation: Grid,
+}
+
+impl Measured {
+    /// The tables, checked: finite costs `>= 0`, as many request counts as token counts (a step
+    /// never schedules more requests than tokens).
+    pub fn new(host_step: f64, tokens: Vec<f64>, seqs: Vec<f64>, context: Grid, generation: Grid) -> Result<Self> {
+        if !(host_step.is_finite() && host_step >= 0.0) {
+            return Err(invalid("host_step", format!("{host_step}"), "finite seconds >= 0"));
+        }
+        for (name, a) in [("tokens", &tokens), ("seqs", &seqs)] {
+            if a.len() < 2 || !a.iter().all(|v| v.is_finite() && *v >= 0.0) {
+                return Err(invalid(name, format!("{} values", a.len()), "at least two finite seconds >= 0"));
+            }
+        }
+        if seqs.len() != tokens.len() {
+            return Err(invalid(
+                "seqs",
+                format!("{} values", seqs.len()),
+                format!("{} (one per token count)", tokens.len()),
+            ));
+        }
+        Ok(Measured { host_step, tokens, seqs, context, generation })
+    }
+
+    /// The most new tokens a step may have.
+    pub fn max_tokens(&self) -> u64 {
+        self.tokens.len() as u64 - 1
+    }
+
+    /// The step's seconds (`measured.py: seconds`), the prefill requests having had
+    /// `prefill_context` tokens cached before the step.
+    pub fn seconds(&self, b: &Batch, prefill_context: u64) -> Result<f64> {
+        let new = b.prefill_tokens + b.decode_seqs;
+        if new > self.max_tokens() {
+            return Err(invalid(
+                "tokens",
+                new.to_string(),
+                format!("at most {} tokens per step, the most the GEMM tables measure", self.max_tokens()),
+            ));
+        }
+        if prefill_context > b.context_tokens {
+            return Err(invalid(
+                "prefill_context_tokens",
+                prefill_context.to_string(),
+                format!("at most the step's context_tokens={}", b.context_tokens),
+            ));
+        }
+        let mut total = self.host_step + self.tokens[new as usize] + self.seqs[b.num_seqs as usize];
+        let decode_context = b.context_tokens - prefill_context;
+        if b.decode_seqs > 0 {
+            let s = decode_context as f64 / b.decode_seqs as f64;
+            total += self.generation.read(b.decode_seqs, s, Work::Decode);
+        }
+        if b.prefill_seqs > 0 {
+            // Python computes this difference on unbounded integers; in range here for any step
+            // the engine forms (the prefill pairs are >= 0).
+            let pairs = b.attention_pairs as i128 - (decode_context as i128 + b.decode_seqs as i128);
+            let s = (b.prefill_tokens + prefill_context) as f64 / b.prefill_seqs as f64;
+            let whole = b.prefill_seqs as f64 * Work::Prefill.of(s);
+            let attention = self.context.read(b.prefill_seqs, s, Work::Prefill);
+            total += attention * (pairs as f64 / whole);
+        }
+        Ok(total)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grid() -> Grid {
+        Grid::new("g", vec![1.0, 2.0, 4.0], vec![1.0, 3.0], vec![1.0, 3.0, 2.0, 6.0, 4.0, 12.0]).unwrap()
+    }
+
+    #[test]
+    fn bilinear_reads_cells_between_and_beyond() {
+        let g = grid();
+        assert_eq!(g.bilinear(1.0, 1.0), 1.0);
+        assert_eq!(g.bilinear(2.0, 3.0), 6.0);
+        assert_eq!(g.bilinear(1.5, 2.0), 3.0); // midway on both axes: (2 + 4) / 2
+        assert_eq!(g.bilinear(8.0, 3.0), 24.0); // twice the last batch: twice its time
+        assert_eq!(g.read(1, 0.5, Work::Decode), 1.0); // below the first length: read there
+        assert_eq!(g.read(1, 7.0, Work::Decode), 3.0 * 8.0 / 4.0); // keys read: (7 + 1) / (3 + 1)
+    }
+
+    #[test]
+    fn bad_tables_are_refused() {
+        assert!(Grid::new("g", vec![1.0], vec![1.0, 2.0], vec![1.0, 2.0]).is_err());
+        assert!(Grid::new("g", vec![2.0, 1.0], vec![1.0, 2.0], vec![1.0; 4]).is_err());
+        assert!(Grid::new("g", vec![1.0, 2.0], vec![1.0, 2.0], vec![1.0, 2.0, f64::NAN, 1.0]).is_err());
+        assert!(Measured::new(0.0, vec![0.0, 1.0], vec![0.0], grid(), grid()).is_err());
+        assert!(Measured::new(-1.0, vec![0.0, 1.0], vec![0.0, 1.0], grid(), grid()).is_err());
+        let m = Measured::new(0.0, vec![0.0, 1.0], vec![0.0, 1.0], grid(), grid()).unwrap();
+        let b = Batch {
+            num_seqs: 1,
+            prefill_seqs: 0,
+            prefill_tokens: 0,
+            decode_seqs: 2,
+            context_tokens: 5,
+            attention_pairs: 7,
+        };
+        assert!(m.seconds(&b, 0).is_err()); // 2 tokens, the tables stop at 1
+        let b = Batch { decode_seqs: 1, ..b };
+        assert!(m.seconds(&b, 6).is_err()); // more prefill context than context
+        assert_eq!(m.seconds(&b, 0).unwrap(), 1.0 + 1.0 + 3.0 * 6.0 / 4.0); // 5 cached: past the last length 3
+    }
+}

@@ -1,0 +1,139 @@
+//! The measured step time: its tables converted once, then many steps evaluated in the core
+//! (`osbench.serve.measured.seconds`, bit-equal).
+
+use crate::arrays::slice;
+use crate::errors::ToPyResult;
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
+use osbench_core::serve::step_time_measured::{Grid, Measured};
+use osbench_core::serve::{Batch, StepTime};
+use pyo3::prelude::*;
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(serve_measured_seconds, m)?)?;
+    m.add_function(wrap_pyfunction!(serve_step_seconds, m)?)?;
+    Ok(())
+}
+
+/// The seconds of each step (the `Batch` fields as arrays) under the step-time model
+/// `StepTime.spec()` gives (linear, roofline, corrected), as the engine computes them.
+#[pyfunction]
+#[pyo3(signature = (
+    step_kind, step_coefficients, *,
+    num_seqs, prefill_seqs, prefill_tokens, decode_seqs, context_tokens, attention_pairs,
+))]
+#[allow(clippy::too_many_arguments)]
+fn serve_step_seconds<'py>(
+    py: Python<'py>,
+    step_kind: &str,
+    step_coefficients: Vec<f64>,
+    num_seqs: PyReadonlyArray1<'py, i64>,
+    prefill_seqs: PyReadonlyArray1<'py, i64>,
+    prefill_tokens: PyReadonlyArray1<'py, i64>,
+    decode_seqs: PyReadonlyArray1<'py, i64>,
+    context_tokens: PyReadonlyArray1<'py, i64>,
+    attention_pairs: PyReadonlyArray1<'py, i64>,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let step_time = StepTime::new(step_kind, &step_coefficients).py_err()?;
+    let steps = batches([
+        ("num_seqs", &num_seqs),
+        ("prefill_seqs", &prefill_seqs),
+        ("prefill_tokens", &prefill_tokens),
+        ("decode_seqs", &decode_seqs),
+        ("context_tokens", &context_tokens),
+        ("attention_pairs", &attention_pairs),
+    ])?;
+    let out: Vec<f64> = steps.iter().map(|b| step_time.duration(b)).collect::<Result<_, _>>().py_err()?;
+    Ok(out.into_pyarray(py))
+}
+
+/// The steps described by the `Batch` fields as columns (all of one length, counts >= 0).
+fn batches(columns: [(&str, &PyReadonlyArray1<'_, i64>); 6]) -> PyResult<Vec<Batch>> {
+    let n = slice(columns[0].0, columns[0].1)?.len();
+    let mut c: Vec<&[i64]> = Vec::with_capacity(6);
+    for (name, a) in columns {
+        c.push(counts(name, a, n)?);
+    }
+    Ok((0..n)
+        .map(|j| Batch {
+            num_seqs: c[0][j] as u64,
+            prefill_seqs: c[1][j] as u64,
+            prefill_tokens: c[2][j] as u64,
+            decode_seqs: c[3][j] as u64,
+            context_tokens: c[4][j] as u64,
+            attention_pairs: c[5][j] as u64,
+        })
+        .collect())
+}
+
+fn counts<'a>(name: &str, a: &'a PyReadonlyArray1<'_, i64>, n: usize) -> PyResult<&'a [i64]> {
+    let s = slice(name, a)?;
+    if s.len() != n || s.iter().any(|&v| v < 0) {
+        return Err(crate::errors::ArgumentError::new_err(format!(
+            "{name} is not accepted: it must hold {n} counts >= 0, like num_seqs"
+        )));
+    }
+    Ok(s)
+}
+
+/// The seconds of each step described by the arrays (the `Batch` fields and the prefill
+/// requests' cached tokens), from the measured tables (`MeasuredTables.arrays()`).
+#[pyfunction]
+#[pyo3(signature = (
+    host_step, tokens, seqs, context_rows, context_cols, context_values,
+    generation_rows, generation_cols, generation_values, *,
+    num_seqs, prefill_seqs, prefill_tokens, decode_seqs, context_tokens, attention_pairs,
+    prefill_context_tokens,
+))]
+#[allow(clippy::too_many_arguments)]
+fn serve_measured_seconds<'py>(
+    py: Python<'py>,
+    host_step: f64,
+    tokens: PyReadonlyArray1<'py, f64>,
+    seqs: PyReadonlyArray1<'py, f64>,
+    context_rows: PyReadonlyArray1<'py, f64>,
+    context_cols: PyReadonlyArray1<'py, f64>,
+    context_values: PyReadonlyArray1<'py, f64>,
+    generation_rows: PyReadonlyArray1<'py, f64>,
+    generation_cols: PyReadonlyArray1<'py, f64>,
+    generation_values: PyReadonlyArray1<'py, f64>,
+    num_seqs: PyReadonlyArray1<'py, i64>,
+    prefill_seqs: PyReadonlyArray1<'py, i64>,
+    prefill_tokens: PyReadonlyArray1<'py, i64>,
+    decode_seqs: PyReadonlyArray1<'py, i64>,
+    context_tokens: PyReadonlyArray1<'py, i64>,
+    attention_pairs: PyReadonlyArray1<'py, i64>,
+    prefill_context_tokens: PyReadonlyArray1<'py, i64>,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let grid = |name, r: &PyReadonlyArray1<f64>, c: &PyReadonlyArray1<f64>, v: &PyReadonlyArray1<f64>| {
+        Grid::new(name, slice(name, r)?.to_vec(), slice(name, c)?.to_vec(), slice(name, v)?.to_vec()).py_err()
+    };
+    let measured = Measured::new(
+        host_step,
+        slice("tokens", &tokens)?.to_vec(),
+        slice("seqs", &seqs)?.to_vec(),
+        grid("context", &context_rows, &context_cols, &context_values)?,
+        grid("generation", &generation_rows, &generation_cols, &generation_values)?,
+    )
+    .py_err()?;
+    let steps = batches([
+        ("num_seqs", &num_seqs),
+        ("prefill_seqs", &prefill_seqs),
+        ("prefill_tokens", &prefill_tokens),
+        ("decode_seqs", &decode_seqs),
+        ("context_tokens", &context_tokens),
+        ("attention_pairs", &attention_pairs),
+    ])?;
+    let prefill_context = counts("prefill_context_tokens", &prefill_context_tokens, steps.len())?;
+    let mut out = Vec::with_capacity(steps.len());
+    for (j, (b, &cached)) in steps.iter().zip(prefill_context).enumerate() {
+        if b.num_seqs as usize >= measured.seqs.len() || b.decode_seqs + b.prefill_seqs != b.num_seqs {
+            return Err(crate::errors::ArgumentError::new_err(format!(
+                "step {j} is not accepted: num_seqs={} must be prefill_seqs + decode_seqs and below {}",
+                b.num_seqs,
+                measured.seqs.len()
+            )));
+        }
+        out.push(measured.seconds(b, cached as u64).py_err()?);
+    }
+    Ok(out.into_pyarray(py))
+}

@@ -1,0 +1,30 @@
+"""``osbench serve validate``: one measured point replayed from the command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Callable
+
+from osbench.cli import main
+
+
+def test_validate_one_point(dataset: Callable[[str], Path], capsys: object, tmp_path: Path) -> None:
+    dataset("aic-silicon-sample")
+    dataset("aic-h200_sxm-gemm")
+    out = tmp_path / "points.csv"
+    code = main(
+        ["serve", "validate", "--model", "llama-3.1-70b-fp8", "--gpu", "h200", "--limit", "1", "--step-time", "measured",
+         "--waves", "1", "--json", "--out", str(out)]
+    )  # fmt: skip
+    assert code == 0
+    data = json.loads(capsys.readouterr().out)  # type: ignore[attr-defined]
+    (point,) = data["points"]
+    assert point["model"] == "llama-3.1-70b-fp8" and point["predicted_tpot"] > 0 and point["step_time"] == "measured"
+    assert {r["gpu"] for r in data["summary"]} == {"h200", "all"}
+    assert out.read_text().splitlines()[0].startswith("id,model,gpu,tp")
+
+
+def test_validate_refuses_an_unknown_step_time(capsys: object) -> None:
+    assert main(["serve", "validate", "--step-time", "cubic"]) == 2
+    assert "--step-time cubic is not accepted" in capsys.readouterr().err  # type: ignore[attr-defined]

@@ -1,0 +1,138 @@
+"""The measured step time: the tables read back at their own points, the interpolation and
+extrapolation rules, the composition of a step, the errors, and the native core bit-equal to the
+reference on random steps. Needs pyarrow and the AIConfigurator datasets (skips without them,
+fails under CI=1)."""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from osbench.serve import Batch, StepTime, kernels, measured
+from osbench.serve.run import batch_of
+from osbench.serve.steptime import StepWork
+
+
+@pytest.fixture(scope="module")
+def have_tables(missing: Callable[[str], None], dataset: Callable[[str], object]) -> None:
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        missing("pyarrow is not installed (the 'measured' extra)")
+    for gpu in ("h100_sxm", "h200_sxm"):
+        for table in ("gemm", "context_attention", "generation_attention", "custom_allreduce", "nccl", "moe"):
+            dataset(f"aic-{gpu}-{table.replace('_', '-')}")
+
+
+@pytest.fixture(scope="module")
+def qwen(have_tables: None) -> StepTime:
+    return StepTime.measured("qwen3-32b", "h100", tp=2)
+
+
+def decode(n: int, context: int) -> StepWork:
+    return StepWork.of([(1, context, 1)] * n)
+
+
+def test_step_work_is_the_engines_batch_with_the_prefill_context_apart() -> None:
+    work = [(100, 0, 300), (1, 50, 1), (64, 128, 64), (1, 7, 1)]
+    w = StepWork.of(work)
+    assert Batch(*(getattr(w, f) for f in Batch.__dataclass_fields__)) == batch_of(work)
+    assert w.prefill_context_tokens == 128 and w.context_tokens == 185
+
+
+def test_the_tables_read_back_at_their_own_points(have_tables: None) -> None:
+    t = kernels.tables("H100-SXM5-80GB")
+    g = t.gemm["bfloat16"]
+    i, j, k = 40, 12, 12  # m=1024, n=k=4096
+    got = kernels.gemm_curve(t, "bf16", int(g.n[j]), int(g.k[k]), np.asarray([g.m[i]], dtype=np.float64))
+    assert math.isclose(float(got[0]), g.latency[i, j, k], rel_tol=1e-12)
+    grid = kernels.attention_grid(t, "generation", 32, 4, 128, "bf16")
+    rows, cols, values = grid.rows.tolist(), grid.cols.tolist(), grid.values.ravel().tolist()
+    assert kernels.bilinear(rows, cols, values, rows[3], cols[5]) == grid.values[3, 5]
+    # midway between two measured lengths: the mean of the two (linear in context)
+    mid = kernels.bilinear(rows, cols, values, rows[3], (cols[5] + cols[6]) / 2)
+    assert math.isclose(mid, (grid.values[3, 5] + grid.values[3, 6]) / 2, rel_tol=1e-12)
+    assert t.version == "0.24.0" and t.gpu == "h100_sxm"
+
+
+def test_extrapolation_rules(have_tables: None) -> None:
+    t = kernels.tables("H100-SXM5-80GB")
+    g = t.gemm["bfloat16"]
+    wide = kernels.gemm_curve(t, "bf16", 2 * 65536, 4096, np.asarray([64.0]))
+    assert math.isclose(float(wide[0]), 2 * float(kernels.gemm_curve(t, "bf16", 65536, 4096, np.asarray([64.0]))[0]))
+    grid = kernels.attention_grid(t, "context", 32, 4, 128, "bf16")
+    rows, cols, values = grid.rows.tolist(), grid.cols.tolist(), grid.values.ravel().tolist()
+    # twice the largest measured batch: twice its time
+    assert kernels.bilinear(rows, cols, values, 2 * rows[-1], cols[4]) == 2 * grid.values[-1, 4]
+    # the collector's holes and the lengths beyond it are filled in proportion to the work
+    assert not np.isnan(grid.values).any() and (grid.values > 0).all()
+    assert g.m[-1] == 32_768
+
+
+def test_errors(have_tables: None) -> None:
+    with pytest.raises(ValueError, match=r"gpu='A100-SXM4-80GB' is not accepted.*h100, h100-sxm, h200, rtx-pro-6000"):
+        StepTime.measured("llama-3.1-8b", "a100-80gb")
+    with pytest.raises(ValueError, match="heads=6, kv_heads=1, head_dim=64 per GPU is not accepted"):
+        kernels.attention_grid(kernels.tables("H100-SXM5-80GB"), "context", 6, 1, 64, "fp8")
+    with pytest.raises(ValueError, match="k=70000 is not accepted: the GEMM table of h100_sxm measures"):
+        kernels.gemm_curve(kernels.tables("H100-SXM5-80GB"), "bf16", 4096, 70000, np.asarray([1.0]))
+    with pytest.raises(ValueError, match="engine='sglang' is not accepted"):
+        StepTime.measured("qwen3-32b", "h100", engine="sglang")
+    t = StepTime.measured("llama-3.1-8b", "h100")
+    with pytest.raises(ValueError, match="tokens=40000 is not accepted by the measured step time"):
+        t(StepWork.of([(40000, 0, 40000)]))
+    # an engine Batch with prefills over a cached prefix cannot be priced without knowing whose
+    with pytest.raises(ValueError, match="give a StepWork"):
+        t(batch_of([(100, 50, 300), (1, 10, 1)]))
+    assert t(batch_of([(1, 10, 1)])) == t(StepWork.of([(1, 10, 1)]))  # decode only: exact
+
+
+def test_a_step_composed_by_hand(qwen: StepTime) -> None:
+    tables = qwen.tables
+    assert tables is not None
+    w = decode(32, 1023)
+    gen = kernels.attention_grid(kernels.tables("H100-SXM5-80GB"), "generation", 32, 4, 128, "bf16")
+    row, col = list(gen.rows).index(32.0), list(gen.cols).index(1023.0)
+    expected = tables.host_step + tables.tokens[32] + tables.seqs[32] + 64 * gen.values[row, col]
+    assert math.isclose(qwen(w), expected, rel_tol=1e-12)
+    # a chunk over a cached prefix computes its own rows of the attention matrix: fewer pairs
+    # than a whole prompt of that length, more than a prompt of the chunk alone
+    chunk = StepWork.of([(1024, 1024, 1024)])
+    whole = StepWork.of([(2048, 0, 2048)])
+    alone = StepWork.of([(1024, 0, 1024)])
+    assert qwen(alone) < qwen(chunk) < qwen(whole)
+    assert qwen.params["tables"] == "h100_sxm" and qwen.params["vllm"] == "0.24.0"
+
+
+def test_tensor_parallel_pays_its_all_reduces(have_tables: None) -> None:
+    one = StepTime.measured("llama-3.1-8b", "h100", tp=1)
+    two = StepTime.measured("llama-3.1-8b", "h100", tp=2)
+    assert one.tables is not None and two.tables is not None
+    # half the weights per GPU, but two all-reduces per layer: at one token the step is not halved
+    assert two.tables.tokens[1] > one.tables.tokens[1] / 2
+
+
+def test_moe_reads_the_moe_table(have_tables: None) -> None:
+    t = StepTime.measured("qwen3-30b-a3b", "h100")
+    assert t(decode(8, 500)) > 0 and t(StepWork.of([(4096, 0, 4096)])) > t(decode(8, 500))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    work=st.lists(
+        st.tuples(st.integers(1, 3000), st.integers(0, 140_000), st.booleans()).map(
+            lambda x: (x[0], x[1], x[0] + 1) if x[2] else (1, x[1] + 1, 1)
+        ),
+        min_size=1,
+        max_size=40,
+    ).filter(lambda w: sum(n for n, _, _ in w) <= 32_768)
+)
+def test_native_equals_reference_bit_for_bit(qwen: StepTime, work: list[tuple[int, int, int]]) -> None:
+    w = StepWork.of(work)
+    assert qwen.tables is not None
+    assert measured.native_seconds(qwen.tables, [w])[0] == qwen(w)
