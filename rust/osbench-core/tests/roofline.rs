@@ -6,8 +6,9 @@
 use osbench_core::serve::{Batch, StepTime};
 
 /// (overhead, peak FLOP/s, bytes/s, FLOPs a new token, FLOPs a sequence, FLOPs a pair, dense
-/// weight bytes, bytes an expert, experts, the chance a token misses an expert, KV bytes a token).
-const DENSE: [f64; 11] = [1e-3, 1e15, 1e12, 1e10, 0.0, 1e7, 1e10, 0.0, 0.0, 0.0, 1e5];
+/// weight bytes, bytes an expert, experts, the chance a token misses an expert, KV bytes a token,
+/// and the all-reduces' fixed and per-token seconds: none, one GPU).
+const DENSE: [f64; 13] = [1e-3, 1e15, 1e12, 1e10, 0.0, 1e7, 1e10, 0.0, 0.0, 0.0, 1e5, 0.0, 0.0];
 
 fn batch(new_tokens: u64, context_tokens: u64, attention_pairs: u64) -> Batch {
     Batch { num_seqs: 1, prefill_seqs: 1, prefill_tokens: new_tokens, decode_seqs: 0, context_tokens, attention_pairs }
