@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import pkgutil
 import re
 import shutil
@@ -42,6 +43,8 @@ class Parser(argparse.ArgumentParser):
 def output_folder(option: str, path: str) -> Path:
     """The folder a command writes to, made and proven writable before any work starts (an
     unwritable --out fails at once, not after minutes of measuring)."""
+    if not path:
+        raise UserError(f"{option} '' is not accepted: give a folder")
     out = Path(path)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -49,6 +52,25 @@ def output_folder(option: str, path: str) -> Path:
             pass
     except OSError as exc:
         raise UserError(f"{option} {path} is not accepted: cannot write there ({exc.strerror or exc})") from None
+    return out
+
+
+def output_file(option: str, path: str) -> Path:
+    """The file a command writes when its work is done, checked before the work starts: a name
+    (not ''), not a folder, in a folder that can be written (made if missing)."""
+    if not path:
+        raise UserError(f"{option} '' is not accepted: give a file name")
+    out = Path(path)
+    if out.is_dir():
+        raise UserError(f"{option} {path} is not accepted: it is a folder; give a file name")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out.parent):
+            pass
+    except OSError as exc:
+        raise UserError(f"{option} {path} is not accepted: cannot write there ({exc.strerror or exc})") from None
+    if out.exists() and not os.access(out, os.W_OK):
+        raise UserError(f"{option} {path} is not accepted: the file cannot be written (permission denied)")
     return out
 
 
@@ -130,6 +152,8 @@ def run_sweep(study: ModuleType, args: argparse.Namespace, drawn_as: str) -> int
     """Run a study's sweep (``osbench sweep``, ``osbench serve sweep``): resumable, locally or on
     Dask, then its figure."""
     spec = existing(args.spec, "sweep spec")
+    output_file("--out", args.out)
+    figure = output_file("--figure", args.figure) if args.figure is not None else Path(args.out).with_suffix(".png")
     say = progress()
     executor = None if args.dask is None else ("dask" if args.dask == "local" else args.dask)
     results = study.run(
@@ -139,7 +163,6 @@ def run_sweep(study: ModuleType, args: argparse.Namespace, drawn_as: str) -> int
         workers=args.workers,
         progress=lambda done, total: say(f"[{done}/{total}] cells done"),
     )
-    figure = Path(args.figure) if args.figure else Path(args.out).with_suffix(".png")
     try:
         study.figure(results, figure)
         drawn = f" and {drawn_as} to {figure}"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from osbench import report
 from osbench.cli._common import Subcommands, common_flags, output_folder, progress
@@ -21,7 +20,7 @@ EPILOG = (
 def cmd_report(args: argparse.Namespace) -> int:
     if args.compare:
         return _compare_reports(args)
-    out = output_folder("--out", args.out or "report")
+    out = output_folder("--out", "report" if args.out is None else args.out)
     say = progress()
     written = report.run(out, quick=args.quick, seed=args.seed, progress=say)
     say(f"wrote {len(written)} files to {out}/ (open {out / 'index.html'})")
@@ -35,7 +34,7 @@ def _compare_reports(args: argparse.Namespace) -> int:
         print(json.dumps(comparison.to_dict()))
     else:
         print(comparison.to_text())
-    out = Path(args.out or "report-compare")
+    out = output_folder("--out", "report-compare" if args.out is None else args.out)
     report.write_comparison(comparison, out)
     print(f"wrote {out}/ (open {out / 'index.html'})", file=sys.stderr)
     return 0
