@@ -9,13 +9,16 @@ import textwrap
 import time
 
 
-def interrupted(body: str, *, settle: float = 1.0) -> subprocess.CompletedProcess[str]:
-    """Run ``body`` (Python statements, indented or not) in a child process after a ``ready``
-    line, send it SIGINT ``settle`` seconds after it is ready, and return how it ended. The
-    child prints ``interrupted`` and exits 0 when a KeyboardInterrupt reaches it; exit 3 means
-    the work ended without one."""
+def interrupted(body: str, *, setup: str = "", settle: float = 1.0) -> subprocess.CompletedProcess[str]:
+    """Run ``setup`` then ``body`` (Python statements, indented or not) in a child process, send
+    it SIGINT ``settle`` seconds after it says it is ready (after ``setup``: the imports, however
+    long a busy machine takes over them), and return how it ended. The child prints
+    ``interrupted`` and exits 0 when a KeyboardInterrupt reaches it; exit 3 means the work ended
+    without one."""
     script = (
-        "import sys\nprint('ready', flush=True)\ntry:\n"
+        "import sys\n"
+        + textwrap.dedent(setup).strip()
+        + "\nprint('ready', flush=True)\ntry:\n"
         + textwrap.indent(textwrap.dedent(body).strip(), "    ")
         + "\nexcept KeyboardInterrupt:\n    print('interrupted', flush=True)\n    sys.exit(0)\nsys.exit(3)\n"
     )
@@ -33,7 +36,7 @@ def interrupted(body: str, *, settle: float = 1.0) -> subprocess.CompletedProces
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
-def assert_stops(body: str, *, settle: float = 1.0) -> None:
+def assert_stops(body: str, *, setup: str = "", settle: float = 1.0) -> None:
     """``body`` stops on Ctrl-C with a KeyboardInterrupt, not a crash and not after the work."""
-    done = interrupted(body, settle=settle)
+    done = interrupted(body, setup=setup, settle=settle)
     assert done.returncode == 0 and "interrupted" in done.stdout, done.stderr

@@ -293,3 +293,29 @@ def test_outputs_are_checked_before_the_work(
 def test_serve_generator_errors_are_one_line(args: list[str], message: str) -> None:
     out = osbench("serve", "simulate", *args)
     assert out.returncode == 2 and message in out.stderr and out.stderr.count("\n") == 1, out.stderr
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.02, 0.05, 0.1, 0.2, 0.4, 0.8])
+def test_ctrl_c_at_any_moment_of_start_up_exits_130(delay: float) -> None:
+    """SIGINT from the moment osbench's package is imported (as the console script starts: it
+    imports osbench.cli, then calls main), through the command's own imports, its parser and
+    into the work: exit status 130 and one line, never a traceback."""
+    import signal
+    import time
+
+    script = (
+        "import sys\n"
+        "sys.argv = ['osbench', 'sched', 'simulate', '--jobs', '10000000', '--policy', 'ps']\n"
+        "import osbench\n"
+        "print('ready', flush=True)\n"
+        "from osbench.cli import main\n"
+        "sys.exit(main())\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "ready"
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)  # generous: a busy machine; the run alone takes longer
+    assert proc.returncode == 130, err
+    assert err == "osbench: interrupted\n"

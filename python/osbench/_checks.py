@@ -13,10 +13,9 @@ from typing import Any, Optional
 
 import numpy as np
 
+from osbench._engines import ENGINES
 from osbench._format import size
 from osbench.errors import ArgumentError, ArgumentTypeError
-
-ENGINES = ("native", "reference")
 
 
 def engine(value: Any) -> str:

@@ -42,6 +42,8 @@ __all__ = [
     "radix_replay",
     "sched_simulate",
     "serve_simulate",
+    "traces_loop",
+    "traces_zipf",
 ]
 
 BUILD_PROFILE: str
@@ -297,3 +299,9 @@ def serve_simulate(
     record: bool = False,
     jump: bool = True,
 ) -> tuple[dict[str, npt.NDArray[Any]], Optional[dict[str, npt.NDArray[np.int64]]], int]: ...
+
+# traces
+def traces_zipf(
+    cdf: npt.NDArray[np.float64], state: tuple[int, int], inc: tuple[int, int], length: int
+) -> npt.NDArray[np.int64]: ...
+def traces_loop(n_keys: int, length: int) -> npt.NDArray[np.int64]: ...

@@ -18,7 +18,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Callable
 
-from osbench import _checks
+from osbench._engines import ENGINES
+from osbench._optional import MissingDependency
 from osbench.errors import OsbenchError
 
 if TYPE_CHECKING:
@@ -128,7 +129,7 @@ def common_flags(p: argparse.ArgumentParser) -> None:
     """--json, --seed and --engine, which most commands take."""
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
-    p.add_argument("--engine", choices=_checks.ENGINES, default="native", help="simulation engine")
+    p.add_argument("--engine", choices=ENGINES, default="native", help="simulation engine")
 
 
 def int_list(text: str) -> list[int]:
@@ -166,8 +167,8 @@ def run_sweep(study: ModuleType, args: argparse.Namespace, drawn_as: str) -> int
     try:
         study.figure(results, figure)
         drawn = f" and {drawn_as} to {figure}"
-    except ImportError:  # matplotlib is optional
-        drawn = ""
+    except MissingDependency as exc:  # the results stand without their figure
+        drawn = f" (no figure: {exc})"
     if args.json:
         print(json.dumps(results))
     say(f"wrote {len(results)} results to {args.out}{drawn}")
@@ -176,8 +177,10 @@ def run_sweep(study: ModuleType, args: argparse.Namespace, drawn_as: str) -> int
 
 def topics(package: ModuleType) -> list[ModuleType]:
     """The command modules of a package (``osbench.cli``, ``osbench.cli.serve``), in their
-    ``ORDER``: every module not starting with ``_``. Each has ``add_commands(sub)``, so that a new
-    command is one new module."""
+    ``ORDER`` (their place in ``--help``): every module not starting with ``_``. Each has
+    ``add_commands(sub)``, so that a new command is one new module; a top-level one also has its
+    ``HELP`` line, and imports what it runs lazily (``osbench.cache`` on first use), so that
+    listing it costs nothing."""
     found = [
         importlib.import_module(f"{package.__name__}.{m.name}")
         for m in pkgutil.iter_modules(package.__path__)

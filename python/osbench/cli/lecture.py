@@ -8,10 +8,12 @@ import inspect
 import json
 from typing import Any
 
-from osbench import _checks
+from osbench._engines import ENGINES
 from osbench.cli._common import Subcommands, UserError
 
 ORDER = 10
+HELP = "print a lecture demo's tables"
+"""This command's line in ``osbench --help``."""
 
 
 LECTURES = {
@@ -53,9 +55,9 @@ def cmd_lecture(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: Subcommands) -> None:
-    p = sub.add_parser("lecture", help="print a lecture demo's tables", epilog=EPILOG)
+    p = sub.add_parser("lecture", help=HELP, epilog=EPILOG)
     p.add_argument("demo", choices=[*list(LECTURES), "all"])
     p.add_argument("--quick", action="store_true", help="smaller runs where a demo has large ones")
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.add_argument("--engine", choices=_checks.ENGINES, default="native", help="simulation engine (lecture 04)")
+    p.add_argument("--engine", choices=ENGINES, default="native", help="simulation engine (lecture 04)")
     p.set_defaults(func=cmd_lecture)

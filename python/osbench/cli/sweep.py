@@ -4,21 +4,23 @@ from __future__ import annotations
 
 import argparse
 
-from osbench.cache import sweep
+import osbench
 from osbench.cli._common import Subcommands, common_flags, run_sweep, sweep_flags
 
 ORDER = 90
+HELP = "run traces x policies x capacities, resumable, locally or on Dask"
+"""This command's line in ``osbench --help``."""
 
 
 EPILOG = "example: osbench sweep study.toml --out results.jsonl --dask local   (rerun the same command to resume)"
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    return run_sweep(sweep, args, "the curves")
+    return run_sweep(osbench.cache.sweep, args, "the curves")
 
 
 def add_commands(sub: Subcommands) -> None:
-    p = sub.add_parser("sweep", help="run traces x policies x capacities, resumable, locally or on Dask", epilog=EPILOG)
+    p = sub.add_parser("sweep", help=HELP, epilog=EPILOG)
     p.add_argument("spec", help="a TOML or JSON spec: traces, policies, capacities (see osbench.cache.sweep)")
     sweep_flags(
         p,

@@ -7,6 +7,7 @@
 mod arrays;
 mod cache;
 mod errors;
+mod generate;
 #[cfg(target_os = "linux")]
 mod host;
 mod interrupt;
@@ -32,5 +33,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sched::register(m)?;
     mem::register(m)?;
     serve::register(m)?;
+    generate::register(m)?;
     Ok(())
 }

@@ -7,10 +7,12 @@ import sys
 from osbench.cli._common import Subcommands, topics
 
 ORDER = 70
+HELP = "LLM serving: continuous batching, paged KV cache, prefix caching"
+"""This command's line in ``osbench --help``."""
 
 
 def add_commands(sub: Subcommands) -> None:
-    serve_p = sub.add_parser("serve", help="LLM serving: continuous batching, paged KV cache, prefix caching")
+    serve_p = sub.add_parser("serve", help=HELP)
     serve_sub = serve_p.add_subparsers(dest="serve_command", required=True)
     for module in topics(sys.modules[__name__]):
         module.add_commands(serve_sub)
