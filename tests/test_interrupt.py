@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import Optional
 
+import numpy as np
+import pytest
 from interrupts import assert_stops
 
 import osbench as ob
+from osbench import _native
+from osbench.errors import ArgumentTypeError
 
 
 def test_ctrl_c_stops_a_long_native_run() -> None:
@@ -46,3 +51,59 @@ def test_native_runs_release_the_gil() -> None:
         worker.join()
     # Holding the GIL through the call would let the counter advance only at its edges.
     assert during > 10
+
+
+def test_ctrl_c_stops_a_small_input_that_runs_long() -> None:
+    # One job, about 2e15 turns: a small input is no short call.
+    assert_stops(
+        """
+        import osbench as ob
+        ob.sched.simulate(ob.sched.Workload.batch([1.0]), "rr", quantum=5e-16)
+        """,
+        settle=0.5,
+    )
+
+
+def test_ctrl_c_stops_interning_many_keys() -> None:
+    # 30M distinct keys: the key map grows to a 1 GiB table, filled and rehashed in pieces.
+    assert_stops(
+        """
+        import numpy as np, osbench as ob
+        keys = np.arange(30_000_000, dtype=np.int64)
+        for _ in range(1000):
+            ob.traces.Trace(keys).dense()
+        """,
+        settle=1.5,
+    )
+
+
+def test_the_progress_hook_sees_each_native_call_and_its_total() -> None:
+    t = ob.traces.Trace(np.arange(4_000_000, dtype=np.int64) % 1_000_003)
+    seen: list[tuple[str, int, Optional[int]]] = []
+    with ob.progress.reporting(lambda *report: seen.append(report)):
+        t.dense()  # on the calling thread
+        ob.cache.curve(t, "arc", [10, 1000], threads=2)  # on a worker thread
+    for task, total in (("cache.dense_ids", len(t)), ("cache.curve", 2 * len(t))):
+        reports = [(done, tot) for name, done, tot in seen if name == task]
+        assert reports, (task, seen)
+        assert all(tot == total for _, tot in reports), reports
+        assert [done for done, _ in reports] == sorted(done for done, _ in reports)
+        assert reports[-1] == (total, total), "the last report is the end"
+    assert _native.progress_hook(None) is None, "the block put back the hook before it (none)"
+
+
+def test_an_exception_of_the_progress_hook_stops_the_call() -> None:
+    class Stop(Exception):
+        pass
+
+    def hook(task: str, done: int, total: Optional[int]) -> None:
+        assert (task, done, total) == ("sched.simulate", 0, 1)
+        raise Stop
+
+    with ob.progress.reporting(hook), pytest.raises(Stop):
+        ob.sched.simulate(ob.sched.Workload.batch([1.0]), "rr", quantum=5e-16)  # hours if not stopped
+
+
+def test_a_progress_hook_must_be_callable() -> None:
+    with pytest.raises(ArgumentTypeError, match="hook=5 is not accepted"):
+        _native.progress_hook(5)  # type: ignore[arg-type]

@@ -12,6 +12,7 @@ lecture's demo in ``lecture``):
 - :mod:`osbench.serve`: an LLM serving engine: continuous batching, paged KV cache, prefix caching.
 - :mod:`osbench.traces`: trace generators, readers and writers, the :class:`~osbench.traces.Trace` wrapper.
 - :mod:`osbench.datasets`: the public traces, fetched once and checked by their SHA-256.
+- :mod:`osbench.progress`: the progress of long native calls, for progress bars.
 """
 
 from __future__ import annotations
@@ -24,12 +25,12 @@ from osbench import _native, _startup
 _startup.install()  # first: Ctrl-C while the osbench command starts exits 130, in one line
 
 if TYPE_CHECKING:
-    from osbench import cache, datasets, host, mem, radix, report, sched, serve, traces
+    from osbench import cache, datasets, host, mem, progress, radix, report, sched, serve, traces
 
 __version__: str = _native.__version__
 BUILD_PROFILE: str = _native.BUILD_PROFILE
 
-TOPICS = ("cache", "datasets", "host", "mem", "radix", "report", "sched", "serve", "traces")
+TOPICS = ("cache", "datasets", "host", "mem", "progress", "radix", "report", "sched", "serve", "traces")
 """The subpackages, each imported on first use (``ob.cache``): ``import osbench`` stays fast, and a
 command pays only for the topics it uses."""
 
@@ -52,6 +53,7 @@ __all__ = [
     "datasets",
     "host",
     "mem",
+    "progress",
     "radix",
     "report",
     "sched",

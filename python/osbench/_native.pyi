@@ -1,6 +1,6 @@
 """Type stubs of the native extension (Rust, PyO3). Checked by ``mypy.stubtest osbench._native``."""
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Optional, TypedDict, Union, final
 
 import numpy as np
@@ -14,6 +14,7 @@ __all__ = [
     "CACHE_POLICIES",
     "HOST_MECHANISMS",
     "MEM_STRATEGIES",
+    "PROGRESS_EVERY",
     "RADIX_MODES",
     "SCHED_POLICIES",
     "SERVE_POLICIES",
@@ -38,6 +39,7 @@ __all__ = [
     "mem_slot_mapping",
     "mem_translate",
     "next_use",
+    "progress_hook",
     "radix_curve",
     "radix_replay",
     "sched_simulate",
@@ -48,6 +50,12 @@ __all__ = [
 
 BUILD_PROFILE: str
 __version__: str
+PROGRESS_EVERY: float
+
+def progress_hook(
+    hook: Optional[Callable[[str, int, Optional[int]], object]],
+) -> Optional[Callable[[str, int, Optional[int]], object]]: ...
+
 SERVE_POLICIES: list[str]
 
 # cache

@@ -8,9 +8,8 @@
 //! the CDF (Chen and Asau's cutpoint method) finds that key in about one step instead of a
 //! binary search's twenty.
 
-use crate::cancel;
+use crate::cancel::Cancel;
 use crate::error::{invalid, Result};
-use std::sync::atomic::AtomicBool;
 
 /// Items generated between two looks at the cancel flag (well under a millisecond of work).
 const CHUNK: usize = 1 << 16;
@@ -98,25 +97,26 @@ impl<'a> Guide<'a> {
 /// Zipf keys into `out`: each draw of `rng` mapped through `cdf` (the normalised cumulative
 /// weights of the keys by rank). Equal to numpy's `minimum(searchsorted(cdf, rng.random(n),
 /// side="right"), len(cdf) - 1)`.
-pub fn zipf(cdf: &[f64], rng: &mut Pcg64, out: &mut [i64], cancel: &AtomicBool) -> Result<()> {
+pub fn zipf(cdf: &[f64], rng: &mut Pcg64, out: &mut [i64], cancel: &Cancel) -> Result<()> {
     let guide = Guide::new(cdf)?;
+    cancel.plan(out.len() as u64);
     for chunk in out.chunks_mut(CHUNK) {
-        cancel::check(cancel)?;
         for o in chunk.iter_mut() {
             *o = guide.find(rng.next_f64()) as i64;
         }
+        cancel.advance(chunk.len() as u64)?;
     }
     Ok(())
 }
 
 /// 0, 1, ..., n_keys - 1, 0, 1, ... into `out`.
-pub fn cyclic(n_keys: u64, out: &mut [i64], cancel: &AtomicBool) -> Result<()> {
+pub fn cyclic(n_keys: u64, out: &mut [i64], cancel: &Cancel) -> Result<()> {
     if n_keys == 0 || n_keys > i64::MAX as u64 {
         return Err(invalid("n_keys", n_keys, format!("from 1 to {}", i64::MAX)));
     }
     let mut key = 0u64;
+    cancel.plan(out.len() as u64);
     for chunk in out.chunks_mut(CHUNK) {
-        cancel::check(cancel)?;
         for o in chunk.iter_mut() {
             *o = key as i64;
             key += 1;
@@ -124,6 +124,7 @@ pub fn cyclic(n_keys: u64, out: &mut [i64], cancel: &AtomicBool) -> Result<()> {
                 key = 0;
             }
         }
+        cancel.advance(chunk.len() as u64)?;
     }
     Ok(())
 }
@@ -133,8 +134,8 @@ mod tests {
     use super::*;
     use crate::error::Error;
 
-    fn never() -> AtomicBool {
-        AtomicBool::new(false)
+    fn never() -> Cancel {
+        Cancel::new()
     }
 
     #[test]
@@ -184,7 +185,7 @@ mod tests {
         assert!(zipf(&[], &mut g, &mut out, &never()).is_err());
         assert!(zipf(&[0.5, 0.2, 1.0], &mut g, &mut out, &never()).is_err());
         assert!(zipf(&[0.5, f64::NAN], &mut g, &mut out, &never()).is_err());
-        let stop = AtomicBool::new(true);
+        let stop = Cancel::raised();
         assert!(matches!(zipf(&[1.0], &mut g, &mut out, &stop), Err(Error::Interrupted)));
         assert!(matches!(cyclic(3, &mut out, &stop), Err(Error::Interrupted)));
     }

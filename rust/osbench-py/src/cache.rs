@@ -51,9 +51,9 @@ type U64Array<'py> = Bound<'py, PyArray1<u64>>;
 #[pyfunction]
 fn dense_ids<'py>(py: Python<'py>, keys: Keys<'py>) -> PyResult<(Bound<'py, PyArray1<u32>>, usize)> {
     let keys = keys.bits()?;
-    let (ids, n) = interrupt::run_sized(py, keys.len(), |_| {
-        let mut out = cache::filled(keys.len(), 0u32);
-        let n = keys::dense_ids(keys, &mut out)?;
+    let (ids, n) = interrupt::run(py, "cache.dense_ids", |cancel| {
+        let mut out = cache::filled_or_cancelled(keys.len(), 0u32, cancel)?;
+        let n = keys::dense_ids(keys, &mut out, cancel)?;
         Ok((out, n))
     })?;
     Ok((ids.into_pyarray(py), n))
@@ -63,9 +63,9 @@ fn dense_ids<'py>(py: Python<'py>, keys: Keys<'py>) -> PyResult<(Bound<'py, PyAr
 #[pyfunction]
 fn next_use<'py>(py: Python<'py>, ids: PyReadonlyArray1<'py, u32>, n_ids: usize) -> PyResult<U64Array<'py>> {
     let ids = slice("ids", &ids)?;
-    let out = interrupt::run_sized(py, ids.len(), |_| {
-        let mut out = cache::filled(ids.len(), 0u64);
-        keys::next_use(ids, n_ids, &mut out)?;
+    let out = interrupt::run(py, "cache.next_use", |cancel| {
+        let mut out = cache::filled_or_cancelled(ids.len(), 0u64, cancel)?;
+        keys::next_use(ids, n_ids, &mut out, cancel)?;
         Ok(out)
     })?;
     Ok(out.into_pyarray(py))
@@ -89,7 +89,7 @@ fn cache_replay<'py>(
 ) -> PyResult<(u64, Option<Bound<'py, PyArray1<bool>>>)> {
     let (ids, next, sizes, costs) =
         (slice("ids", &ids)?, optional("next_use", &next_use)?, optional("sizes", &sizes)?, optional("costs", &costs)?);
-    let (hits, flags) = interrupt::run_sized(py, ids.len(), |cancel| {
+    let (hits, flags) = interrupt::run(py, "cache.replay", |cancel| {
         let accesses = Accesses::from_parts(ids, n_ids, sizes, costs, next)?;
         let mut flags = if mask { vec![false; ids.len()] } else { Vec::new() };
         let hits = cache::replay(policy, capacity, &accesses, Options { bit_on_insert }, &mut flags, cancel)?;
@@ -119,7 +119,7 @@ fn cache_curve<'py>(
         (slice("ids", &ids)?, optional("next_use", &next_use)?, optional("sizes", &sizes)?, optional("costs", &costs)?);
     let caps = slice("capacities", &capacities)?;
     let threads = threads::threads(py, threads)?;
-    let hits = interrupt::run_sized(py, ids.len().saturating_mul(caps.len()), |cancel| {
+    let hits = interrupt::run_fanned(py, "cache.curve", threads.min(caps.len()), |cancel| {
         let accesses = Accesses::from_parts(ids, n_ids, sizes, costs, next)?;
         cache::curve(policy, &accesses, caps, Options { bit_on_insert }, threads, cancel)
     })?;
@@ -147,7 +147,7 @@ fn cache_replay_grid<'py>(
         (slice("ids", &ids)?, optional("next_use", &next_use)?, optional("sizes", &sizes)?, optional("costs", &costs)?);
     let caps = slice("capacities", &capacities)?;
     let threads = threads::threads(py, threads)?;
-    let hits = interrupt::run_sized(py, ids.len().saturating_mul(caps.len()), |cancel| {
+    let hits = interrupt::run_fanned(py, "cache.replay_grid", threads.min(caps.len()), |cancel| {
         check_len("capacities", caps.len(), policies.len(), "policy")?;
         let cells: Vec<(&str, u64)> = policies.iter().map(String::as_str).zip(caps.iter().copied()).collect();
         let accesses = Accesses::from_parts(ids, n_ids, sizes, costs, next)?;
@@ -166,9 +166,9 @@ fn cache_spatial_sample<'py>(
     seed: u64,
 ) -> PyResult<Bound<'py, PyArray1<bool>>> {
     let keys = keys.bits()?;
-    let mask = interrupt::run_sized(py, keys.len(), |_| {
+    let mask = interrupt::run(py, "cache.spatial_sample", |cancel| {
         let mut mask = vec![false; keys.len()];
-        shards::spatial_mask(keys, rate, seed, &mut mask)?;
+        shards::spatial_mask(keys, rate, seed, &mut mask, cancel)?;
         Ok(mask)
     })?;
     Ok(mask.into_pyarray(py))
@@ -186,7 +186,8 @@ fn cache_lru_shards<'py>(
     exact_depth: usize,
 ) -> PyResult<(U64Array<'py>, U64Array<'py>)> {
     let keys = keys.bits()?;
-    let result = interrupt::run(py, |cancel| shards::lru_shards(keys, rate, seed, exact_depth, cancel))?;
+    let result =
+        interrupt::run(py, "cache.lru_shards", |cancel| shards::lru_shards(keys, rate, seed, exact_depth, cancel))?;
     Ok((result.kept.into_pyarray(py), result.exact_hits.into_pyarray(py)))
 }
 
@@ -298,7 +299,7 @@ impl CacheStream {
         state.usable()?;
         let (keys, next, sizes) = (keys.bits()?, optional("next_access", &next_access)?, optional("sizes", &sizes)?);
         let stream = &mut state.stream;
-        let result = interrupt::run(py, |cancel| stream.feed(keys, next, sizes, cancel));
+        let result = interrupt::run(py, "cache.stream", |cancel| stream.feed(keys, next, sizes, cancel));
         state.broken = result.is_err();
         result
     }

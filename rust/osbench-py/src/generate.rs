@@ -38,7 +38,7 @@ fn traces_zipf<'py>(
     let c = slice("cdf", &cdf)?;
     let mut out = keys(length)?;
     let mut rng = Pcg64::new(u128_of(state.0, state.1), u128_of(inc.0, inc.1));
-    interrupt::run_sized(py, length, |cancel| zipf(c, &mut rng, &mut out, cancel))?;
+    interrupt::run(py, "traces.zipf", |cancel| zipf(c, &mut rng, &mut out, cancel))?;
     Ok(PyArray1::from_vec(py, out))
 }
 
@@ -46,6 +46,6 @@ fn traces_zipf<'py>(
 #[pyfunction]
 fn traces_loop(py: Python<'_>, n_keys: u64, length: usize) -> PyResult<Bound<'_, PyArray1<i64>>> {
     let mut out = keys(length)?;
-    interrupt::run_sized(py, length, |cancel| cyclic(n_keys, &mut out, cancel))?;
+    interrupt::run(py, "traces.loop", |cancel| cyclic(n_keys, &mut out, cancel))?;
     Ok(PyArray1::from_vec(py, out))
 }

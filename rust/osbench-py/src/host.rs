@@ -42,7 +42,9 @@ fn host_pingpong<'py>(
     cpu_b: Option<usize>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let mode = Mode::parse(mode).py_err()?;
-    let r = interrupt::run(py, |cancel| pingpong(mechanism, mode, rounds, warmup, batch, cpu_a, cpu_b, cancel))?;
+    let r = interrupt::run_on_worker(py, "host.pingpong", |cancel| {
+        pingpong(mechanism, mode, rounds, warmup, batch, cpu_a, cpu_b, cancel)
+    })?;
     let d = PyDict::new(py);
     d.set_item("samples_ns", r.samples_ns.into_pyarray(py))?;
     d.set_item("cpu_a", r.cpu_a.into_pyarray(py))?;
@@ -60,7 +62,7 @@ fn host_pingpong<'py>(
 #[pyo3(signature = (nbytes, prefault="none"))]
 fn host_page_touch<'py>(py: Python<'py>, nbytes: u64, prefault: &str) -> PyResult<Bound<'py, PyDict>> {
     let prefault = faults::Prefault::parse(prefault).py_err()?;
-    let t = interrupt::run(py, |_| faults::touch_fresh(nbytes, prefault))?;
+    let t = interrupt::run_on_worker(py, "host.page_touch", |cancel| faults::touch_fresh(nbytes, prefault, cancel))?;
     let d = PyDict::new(py);
     d.set_item("bytes", t.bytes)?;
     d.set_item("page_size", t.page_size)?;
@@ -77,14 +79,14 @@ fn host_page_touch<'py>(py: Python<'py>, nbytes: u64, prefault: &str) -> PyResul
 /// Returns (child minor faults, child nanoseconds, buffer pages).
 #[pyfunction]
 fn host_cow(py: Python<'_>, buffer_bytes: u64, pages_written: u64) -> PyResult<(u64, u64, u64)> {
-    let c = interrupt::run(py, |_| faults::cow_faults(buffer_bytes, pages_written))?;
+    let c = interrupt::run_on_worker(py, "host.cow", |cancel| faults::cow_faults(buffer_bytes, pages_written, cancel))?;
     Ok((c.child_minor_faults, c.child_ns, c.buffer_pages))
 }
 
 /// The random cycle the pointer chase follows: next line of each line (uint32).
 #[pyfunction]
 fn host_chase_cycle<'py>(py: Python<'py>, lines: usize, seed: u64) -> PyResult<Bound<'py, PyArray1<u32>>> {
-    let next = interrupt::run(py, |_| chase::cycle(lines, seed))?;
+    let next = interrupt::run(py, "host.chase_cycle", |cancel| chase::cycle(lines, seed, cancel))?;
     Ok(next.into_pyarray(py))
 }
 
@@ -100,6 +102,8 @@ fn host_chase<'py>(
     seed: u64,
     huge_pages: bool,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-    let v = interrupt::run(py, |cancel| chase::latency(nbytes, loads, repeats, seed, huge_pages, cancel))?;
+    let v = interrupt::run_on_worker(py, "host.chase", |cancel| {
+        chase::latency(nbytes, loads, repeats, seed, huge_pages, cancel)
+    })?;
     Ok(v.into_pyarray(py))
 }

@@ -34,5 +34,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     mem::register(m)?;
     serve::register(m)?;
     generate::register(m)?;
+    interrupt::register(m)?;
     Ok(())
 }

@@ -57,7 +57,7 @@ fn mem_translate<'py>(
     let out = output::<i64>(py, v.len());
     // SAFETY: `out` was just made by `output` and this is its only slice.
     let o = unsafe { writable(&out)? };
-    let faults = interrupt::run(py, |cancel| translate(v, t, page_size, o, cancel))?;
+    let faults = interrupt::run_on_worker(py, "mem.translate", |cancel| translate(v, t, page_size, o, cancel))?;
     Ok((out, faults))
 }
 
@@ -84,7 +84,9 @@ fn mem_slot_mapping<'py>(
     let out = output::<i64>(py, p.len());
     // SAFETY: `out` was just made by `output` and this is its only slice.
     let o = unsafe { writable(&out)? };
-    let unmapped = interrupt::run(py, |cancel| slot_mapping(t, row_len, rows, p, block_size, o, cancel))?;
+    let unmapped = interrupt::run_on_worker(py, "mem.slot_mapping", |cancel| {
+        slot_mapping(t, row_len, rows, p, block_size, o, cancel)
+    })?;
     Ok((out, unmapped))
 }
 
@@ -124,6 +126,6 @@ fn mem_simulate<'py>(
             largest_free: writable(&largest_free)?,
         }
     };
-    interrupt::run(py, |cancel| simulate_into(&mut s, &r, capacity, check, cancel, out))?;
+    interrupt::run(py, "mem.simulate", |cancel| simulate_into(&mut s, &r, capacity, check, cancel, out))?;
     Ok((status, data, allocated, largest_free))
 }

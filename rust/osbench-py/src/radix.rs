@@ -221,9 +221,8 @@ fn radix_replay<'py>(
 ) -> PyResult<(StatsTuple, Option<Bound<'py, PyArray1<u64>>>)> {
     let prompts = Sequences::new("requests", slice("tokens", &tokens)?, slice("offsets", &offsets)?).py_err()?;
     let outputs = outputs(&output_tokens, &output_offsets)?;
-    let work = slice("tokens", &tokens)?.len();
     let mut m = radix::new_mode(mode, capacity, page_size).py_err()?;
-    let (stats, hits) = interrupt::run_sized(py, work, |cancel| {
+    let (stats, hits) = interrupt::run(py, "radix.replay", |cancel| {
         let mut hits = if per_request { vec![0u64; prompts.len()] } else { Vec::new() };
         let s = radix::replay(m.as_mut(), prompts, outputs, &mut hits, cancel)?;
         Ok((s, hits))
@@ -254,6 +253,8 @@ fn radix_curve<'py>(
         return Err(invalid("page_size", 0, "a positive number of tokens per page")).py_err();
     }
     let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let stats = interrupt::run(py, |cancel| radix::curve(mode, prompts, outputs, &caps, page_size, threads, cancel))?;
+    let stats = interrupt::run_on_worker(py, "radix.curve", |cancel| {
+        radix::curve(mode, prompts, outputs, &caps, page_size, threads, cancel)
+    })?;
     Ok(stats.into_iter().map(stats_tuple).collect())
 }

@@ -53,8 +53,7 @@ fn sched_simulate<'py>(
         use_predictions,
         aging,
     };
-    // Event loops cost more per item than a cache access: count each job several times.
-    let out = interrupt::run_sized(py, arrival.len().saturating_mul(16), |cancel| {
+    let out = interrupt::run(py, "sched.simulate", |cancel| {
         simulate(policy, arrival, size, predicted, classes, &params, cancel)
     })?;
     Ok((out.completion.into_pyarray(py), out.first_start.into_pyarray(py), out.switches, out.switch_time))

@@ -81,9 +81,10 @@ fn serve_simulate<'py>(
     .py_err()?;
     let step_time = StepTime::new(step_kind, &step_coefficients).py_err()?;
     let options = Options { record, jump };
-    // Every output token is at least one request-step of work.
-    let items = requests.output_len.iter().map(|&o| o.max(0) as usize).fold(0usize, usize::saturating_add);
-    let run = interrupt::run_sized(py, items, |cancel| simulate(&requests, &config, &step_time, options, cancel))?;
+    // The engine looks only at the raised flag: the calling thread polls beside it.
+    let run = interrupt::run_on_worker(py, "serve.simulate", |cancel| {
+        simulate(&requests, &config, &step_time, options, cancel.flag())
+    })?;
     to_python(py, run)
 }
 

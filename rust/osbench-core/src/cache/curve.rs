@@ -18,9 +18,8 @@ use super::marks::{Marks, BLOCK_BITS};
 use super::policy::Options;
 use super::replay::{replay_grid, CHUNK};
 use super::NEVER;
-use crate::cancel;
+use crate::cancel::Cancel;
 use crate::error::Result;
-use std::sync::atomic::AtomicBool;
 
 /// Above this largest capacity, OPT curves replay each capacity instead of walking the stack.
 const OPT_STACK_MAX_DEPTH: u64 = 2048;
@@ -34,7 +33,7 @@ pub fn curve(
     capacities: &[u64],
     options: Options,
     threads: usize,
-    cancel: &AtomicBool,
+    cancel: &Cancel,
 ) -> Result<Vec<u64>> {
     let info = info(policy)?;
     info.check_options(options)?;
@@ -67,7 +66,7 @@ fn hits_from_histogram(hist: &[u64], capacities: &[u64]) -> Vec<u64> {
 /// number of marks after the previous access to the same id, counted by [`Marks`]. Times
 /// are renumbered (compacted) whenever they reach the window size, so the
 /// window stays about 2 x n_ids long.
-pub fn lru_hits(accesses: &Accesses<'_>, capacities: &[u64], cancel: &AtomicBool) -> Result<Vec<u64>> {
+pub fn lru_hits(accesses: &Accesses<'_>, capacities: &[u64], cancel: &Cancel) -> Result<Vec<u64>> {
     let (ids, n_ids) = (accesses.ids(), accesses.n_ids());
     let depth = capacities.iter().copied().max().unwrap_or(0).min(n_ids as u64) as usize;
     let mut hist = vec![0u64; depth];
@@ -76,29 +75,30 @@ pub fn lru_hits(accesses: &Accesses<'_>, capacities: &[u64], cancel: &AtomicBool
     let mut at = vec![u32::MAX; window]; // time -> id whose mark may be there
     let mut last = vec![u32::MAX; n_ids]; // id -> time of its mark, MAX = never seen
     let mut t = 0usize;
-
-    for (k, &id) in ids.iter().enumerate() {
-        if k % CHUNK == 0 {
-            cancel::check(cancel)?;
-        }
-        let id_usize = id as usize;
-        if t == window {
-            t = compact(&mut marks, &mut at, &mut last, t);
-        }
-        let p = last[id_usize];
-        if p != u32::MAX {
-            let p = p as usize;
-            // marks strictly after p: distinct other ids since, i.e. stack depth - 1
-            let distance = (marks.live - marks.count_through(p)) as usize;
-            if distance < depth {
-                hist[distance] += 1;
+    cancel.plan(ids.len() as u64);
+    cancel.check()?;
+    for chunk in ids.chunks(CHUNK) {
+        for &id in chunk {
+            let id_usize = id as usize;
+            if t == window {
+                t = compact(&mut marks, &mut at, &mut last, t);
             }
-            marks.clear(p);
+            let p = last[id_usize];
+            if p != u32::MAX {
+                let p = p as usize;
+                // marks strictly after p: distinct other ids since, i.e. stack depth - 1
+                let distance = (marks.live - marks.count_through(p)) as usize;
+                if distance < depth {
+                    hist[distance] += 1;
+                }
+                marks.clear(p);
+            }
+            marks.set(t);
+            at[t] = id;
+            last[id_usize] = t as u32;
+            t += 1;
         }
-        marks.set(t);
-        at[t] = id;
-        last[id_usize] = t as u32;
-        t += 1;
+        cancel.advance(chunk.len() as u64)?;
     }
     Ok(hits_from_histogram(&hist, capacities))
 }
@@ -124,42 +124,46 @@ fn compact(marks: &mut Marks, at: &mut [u32], last: &mut [u32], t: usize) -> usi
 /// and at each level the carried object and the resident one are compared: the one needed
 /// sooner stays, the other is carried on, until the accessed object's old level (a hit at that
 /// depth) or the bottom (a miss at every capacity).
-fn opt_hits(accesses: &Accesses<'_>, capacities: &[u64], cancel: &AtomicBool) -> Result<Vec<u64>> {
+fn opt_hits(accesses: &Accesses<'_>, capacities: &[u64], cancel: &Cancel) -> Result<Vec<u64>> {
     let (ids, n_ids, next_use) = (accesses.ids(), accesses.n_ids(), accesses.next_use().unwrap_or(&[]));
     let depth = capacities.iter().copied().max().unwrap_or(0).min(n_ids as u64) as usize;
     let mut hist = vec![0u64; depth];
     let mut stack: Vec<u32> = Vec::with_capacity(depth);
     let mut next = vec![NEVER; n_ids];
-    for (k, (&x, &nx)) in ids.iter().zip(next_use).enumerate() {
-        if k % CHUNK == 0 {
-            cancel::check(cancel)?;
-        }
-        next[x as usize] = nx;
-        if stack.first() == Some(&x) {
-            hist[0] += 1;
-            continue;
-        }
-        let Some(&top) = stack.first() else {
-            stack.push(x);
-            continue;
-        };
-        stack[0] = x;
-        let mut carried = top;
-        let mut found = false;
-        for (level, resident) in stack.iter_mut().enumerate().skip(1) {
-            if *resident == x {
-                *resident = carried;
-                hist[level] += 1;
-                found = true;
-                break;
+    // An access may walk the whole stack: chunks of about CHUNK steps of the walk.
+    let chunk = (CHUNK / depth.max(1)).max(1);
+    cancel.plan(ids.len() as u64);
+    cancel.check()?;
+    for (ids, next_use) in ids.chunks(chunk).zip(next_use.chunks(chunk)) {
+        for (&x, &nx) in ids.iter().zip(next_use) {
+            next[x as usize] = nx;
+            if stack.first() == Some(&x) {
+                hist[0] += 1;
+                continue;
             }
-            if next[carried as usize] < next[*resident as usize] {
-                std::mem::swap(&mut carried, resident);
+            let Some(&top) = stack.first() else {
+                stack.push(x);
+                continue;
+            };
+            stack[0] = x;
+            let mut carried = top;
+            let mut found = false;
+            for (level, resident) in stack.iter_mut().enumerate().skip(1) {
+                if *resident == x {
+                    *resident = carried;
+                    hist[level] += 1;
+                    found = true;
+                    break;
+                }
+                if next[carried as usize] < next[*resident as usize] {
+                    std::mem::swap(&mut carried, resident);
+                }
+            }
+            if !found && stack.len() < depth {
+                stack.push(carried);
             }
         }
-        if !found && stack.len() < depth {
-            stack.push(carried);
-        }
+        cancel.advance(ids.len() as u64)?;
     }
     Ok(hits_from_histogram(&hist, capacities))
 }

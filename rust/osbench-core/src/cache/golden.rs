@@ -13,10 +13,10 @@
 use super::keys::{dense_ids, next_use};
 use super::online::Online;
 use super::*;
+use crate::cancel::Cancel;
 use crate::hash::{splitmix64, SplitMix64};
-use std::sync::atomic::AtomicBool;
 
-static NO: AtomicBool = AtomicBool::new(false);
+static NO: Cancel = Cancel::new();
 
 /// The golden trace: 3 accesses in 4 go to `n` hot keys with a cubic skew (key 0 alone takes
 /// about n^(-1/3) of them), 1 in 8 to a key never seen before (a scan), 1 in 8 to a loop over
@@ -80,9 +80,9 @@ const SIZED_MISSES: [(&str, [(u64, u64); 3]); 10] = [
 /// it; they must all agree.
 fn misses_every_way(policy: &str, capacity: u64, keys: &[u64], sizes: &[u64]) -> u64 {
     let mut ids = vec![0; keys.len()];
-    let n = dense_ids(keys, &mut ids).unwrap();
+    let n = dense_ids(keys, &mut ids, &NO).unwrap();
     let mut next = vec![0; keys.len()];
-    next_use(&ids, n, &mut next).unwrap();
+    next_use(&ids, n, &mut next, &NO).unwrap();
     let mut a = Accesses::new(&ids, n).unwrap().with_next_use(&next).unwrap();
     if !sizes.is_empty() {
         a = a.with_sizes(sizes).unwrap();
@@ -157,9 +157,9 @@ fn every_policy_has_golden_counts() {
 /// online cache (where there is one) must give the same.
 fn mask(policy: &str, capacity: u64, keys: &[u64], options: Options) -> String {
     let mut ids = vec![0; keys.len()];
-    let n = dense_ids(keys, &mut ids).unwrap();
+    let n = dense_ids(keys, &mut ids, &NO).unwrap();
     let mut next = vec![0; keys.len()];
-    next_use(&ids, n, &mut next).unwrap();
+    next_use(&ids, n, &mut next, &NO).unwrap();
     let a = Accesses::new(&ids, n).unwrap().with_next_use(&next).unwrap();
     let mut flags = vec![false; keys.len()];
     replay(policy, capacity, &a, options, &mut flags, &NO).unwrap();

@@ -8,8 +8,10 @@
 //! lookup waits on memory, not on hashing: [`dense_ids`] asks for the bucket of the key
 //! [`KEYS_AHEAD`] places further on before each lookup, so that many misses are in flight at once.
 
-use super::memory::{filled, prefetch, KEYS_AHEAD};
+use super::memory::{filled, filled_or_cancelled, prefetch, KEYS_AHEAD};
+use super::replay::CHUNK;
 use super::NEVER;
+use crate::cancel::Cancel;
 use crate::error::{check_len, invalid, Result};
 use crate::hash::GOLDEN;
 
@@ -140,11 +142,41 @@ impl<K: MapKey> KeyMap<K> {
             self.slots[s] = e;
         }
     }
+
+    /// Grow now, if need be, so that `more` new keys fit without growing (which takes seconds
+    /// once the table holds tens of millions of keys): the new table is filled and the keys
+    /// moved a piece at a time between looks at `cancel`. Interrupted, the map is left empty.
+    pub fn reserve(&mut self, more: usize, cancel: &Cancel) -> Result<()> {
+        let mut new_len = self.slots.len();
+        while (self.len + more) * 2 > new_len {
+            new_len *= 2;
+        }
+        if new_len == self.slots.len() {
+            return Ok(());
+        }
+        let old = std::mem::replace(self, KeyMap::with_capacity(0));
+        let empty = Entry { key: K::default(), id: EMPTY };
+        let mut grown = KeyMap {
+            slots: filled_or_cancelled(new_len, empty, cancel)?,
+            shift: 64 - new_len.trailing_zeros(),
+            len: old.len,
+        };
+        for (i, e) in old.slots.iter().filter(|e| e.id != EMPTY).enumerate() {
+            if i % CHUNK == 0 {
+                cancel.check()?;
+            }
+            let (s, _) = grown.find(e.key);
+            grown.slots[s] = *e;
+        }
+        *self = grown;
+        Ok(())
+    }
 }
 
 /// Map keys (64-bit patterns: a signed key is taken by its bits, which is one-to-one) to dense
 /// ids in order of first appearance, into `out`. Returns the number of distinct keys.
-pub fn dense_ids(keys: &[u64], out: &mut [u32]) -> Result<usize> {
+/// Progress: one unit a key, [`CHUNK`] at a time.
+pub fn dense_ids(keys: &[u64], out: &mut [u32], cancel: &Cancel) -> Result<usize> {
     check_len("out", out.len(), keys.len(), "key")?;
     // Expect many repeats; the table grows if the guess is low.
     let mut map = KeyMap::with_capacity((keys.len() / 8).clamp(1024, 1 << 22));
@@ -152,26 +184,41 @@ pub fn dense_ids(keys: &[u64], out: &mut [u32]) -> Result<usize> {
         map.prefetch(k);
     }
     let last = keys.len().saturating_sub(1);
-    for (i, (o, &k)) in out.iter_mut().zip(keys).enumerate() {
-        // Near the end the last key is asked for again: harmless, and no branch.
-        map.prefetch(keys[(i + KEYS_AHEAD).min(last)]);
-        *o = map.id_of(k)?;
+    cancel.plan(keys.len() as u64);
+    cancel.check()?;
+    for (c, (out, chunk)) in out.chunks_mut(CHUNK).zip(keys.chunks(CHUNK)).enumerate() {
+        let start = c * CHUNK;
+        map.reserve(chunk.len(), cancel)?;
+        for (i, (o, &k)) in out.iter_mut().zip(chunk).enumerate() {
+            // Near the end the last key is asked for again: harmless, and no branch.
+            map.prefetch(keys[(start + i + KEYS_AHEAD).min(last)]);
+            *o = map.id_of(k)?;
+        }
+        cancel.advance(chunk.len() as u64)?;
     }
     Ok(map.len())
 }
 
 /// For each access, the index of the next access to the same id ([`NEVER`] if none).
-/// One backward pass over an array of last-seen positions.
-pub fn next_use(ids: &[u32], n_ids: usize, out: &mut [u64]) -> Result<()> {
+/// One backward pass over an array of last-seen positions. Progress: one unit an access.
+pub fn next_use(ids: &[u32], n_ids: usize, out: &mut [u64], cancel: &Cancel) -> Result<()> {
     check_len("out", out.len(), ids.len(), "access")?;
     let mut seen = vec![NEVER; n_ids];
-    for i in (0..ids.len()).rev() {
-        let id = ids[i] as usize;
-        if id >= n_ids {
-            return Err(invalid("ids", ids[i], format!("ids below n_ids={n_ids}")));
+    cancel.plan(ids.len() as u64);
+    cancel.check()?;
+    let mut end = ids.len();
+    while end > 0 {
+        let start = end.saturating_sub(CHUNK);
+        for i in (start..end).rev() {
+            let id = ids[i] as usize;
+            if id >= n_ids {
+                return Err(invalid("ids", ids[i], format!("ids below n_ids={n_ids}")));
+            }
+            out[i] = seen[id];
+            seen[id] = i as u64;
         }
-        out[i] = seen[id];
-        seen[id] = i as u64;
+        cancel.advance((end - start) as u64)?;
+        end = start;
     }
     Ok(())
 }

@@ -14,6 +14,9 @@
 /// 40 ms.
 pub(crate) const KEYS_AHEAD: usize = 64;
 
+use crate::cancel::Cancel;
+use crate::error::Result;
+
 /// Hint that the cache line holding `*p` will be read soon (`p` need not be dereferenceable).
 #[inline(always)]
 pub(crate) fn prefetch<T>(p: *const T) {
@@ -42,7 +45,25 @@ const HUGE: usize = 2 << 20;
 /// for before the memory is first touched). Also for large outputs: filling 40 MB of small
 /// pages costs 10,000 page faults, against 20 for huge ones.
 pub fn filled<T: Clone>(n: usize, fill: T) -> Vec<T> {
-    let mut v = Vec::with_capacity(n);
+    let mut v = huge_capacity(n);
+    v.resize(n, fill);
+    v
+}
+
+/// [`filled`], a piece at a time between looks at `cancel` (filling gigabytes takes seconds).
+pub fn filled_or_cancelled<T: Clone>(n: usize, fill: T, cancel: &Cancel) -> Result<Vec<T>> {
+    const PIECE: usize = 1 << 20;
+    let mut v = huge_capacity(n);
+    while v.len() < n {
+        cancel.check()?;
+        v.resize((v.len() + PIECE).min(n), fill.clone());
+    }
+    Ok(v)
+}
+
+/// An empty vector with room for `n`, whose whole 2 MB pages are asked to be huge.
+fn huge_capacity<T>(n: usize) -> Vec<T> {
+    let v = Vec::with_capacity(n);
     let bytes = n.saturating_mul(std::mem::size_of::<T>());
     #[cfg(target_os = "linux")]
     if bytes >= HUGE {
@@ -57,6 +78,5 @@ pub fn filled<T: Clone>(n: usize, fill: T) -> Vec<T> {
     }
     #[cfg(not(target_os = "linux"))]
     let _ = (bytes, HUGE);
-    v.resize(n, fill);
     v
 }

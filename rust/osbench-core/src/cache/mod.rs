@@ -29,7 +29,7 @@ pub mod stream;
 pub use accesses::Accesses;
 pub use curve::curve;
 pub use lookup::info;
-pub use memory::filled;
+pub use memory::{filled, filled_or_cancelled};
 pub use policies::{gdsf::GDSF_SCALE, AnyPolicy, TABLE};
 pub use policy::{Options, Policy, PolicyInfo};
 pub use replay::{replay, replay_grid, CHUNK};

@@ -6,9 +6,9 @@ use super::accesses::Accesses;
 use super::lookup::info;
 use super::policies::AnyPolicy;
 use super::policy::Options;
+use crate::cancel::Cancel;
 use crate::error::{check_len, Result};
-use crate::{cancel, par};
-use std::sync::atomic::AtomicBool;
+use crate::par;
 
 /// How many accesses run between two looks at the cancel flag.
 pub const CHUNK: usize = 1 << 16;
@@ -21,7 +21,7 @@ pub fn replay(
     accesses: &Accesses<'_>,
     options: Options,
     mask: &mut [bool],
-    cancel: &AtomicBool,
+    cancel: &Cancel,
 ) -> Result<u64> {
     AnyPolicy::new(policy, capacity, accesses.n_ids(), options)?.replay(accesses, mask, cancel)
 }
@@ -35,7 +35,7 @@ pub fn replay_grid(
     accesses: &Accesses<'_>,
     options: Options,
     threads: usize,
-    cancel: &AtomicBool,
+    cancel: &Cancel,
 ) -> Result<Vec<u64>> {
     for &(policy, capacity) in cells {
         let info = info(policy)?;
@@ -43,22 +43,38 @@ pub fn replay_grid(
         info.check_options(options)?;
         info.check_accesses(accesses)?;
     }
-    par::map(cells.to_vec(), threads, |(policy, capacity)| replay(policy, capacity, accesses, options, &mut [], cancel))
+    cancel.plan(accesses.len() as u64 * cells.len() as u64);
+    par::map(cells.to_vec(), threads, |(policy, capacity)| {
+        AnyPolicy::new(policy, capacity, accesses.n_ids(), options)?.replay_planned(accesses, &mut [], cancel)
+    })
 }
 
 impl AnyPolicy {
     /// Replay `accesses` through this policy, continuing from its state; see [`replay()`].
-    pub fn replay(&mut self, accesses: &Accesses<'_>, mask: &mut [bool], cancel: &AtomicBool) -> Result<u64> {
+    /// Progress: one unit an access.
+    pub fn replay(&mut self, accesses: &Accesses<'_>, mask: &mut [bool], cancel: &Cancel) -> Result<u64> {
+        cancel.plan(accesses.len() as u64);
+        self.replay_planned(accesses, mask, cancel)
+    }
+
+    /// [`AnyPolicy::replay`] of accesses the caller planned for.
+    pub(crate) fn replay_planned(
+        &mut self,
+        accesses: &Accesses<'_>,
+        mask: &mut [bool],
+        cancel: &Cancel,
+    ) -> Result<u64> {
         self.info().check_accesses(accesses)?;
         if !mask.is_empty() {
             check_len("mask", mask.len(), accesses.len(), "access")?;
         }
         let mut hits = 0;
+        cancel.check()?;
         for start in (0..accesses.len()).step_by(CHUNK) {
-            cancel::check(cancel)?;
             let end = accesses.len().min(start + CHUNK);
             let flags = if mask.is_empty() { &mut [][..] } else { &mut mask[start..end] };
             hits += self.run(&accesses.part(start..end), flags)?;
+            cancel.advance((end - start) as u64)?;
         }
         Ok(hits)
     }

@@ -9,10 +9,9 @@
 
 use super::marks::{Marks, BLOCK_BITS};
 use super::replay::CHUNK;
-use crate::cancel;
+use crate::cancel::Cancel;
 use crate::error::{check_len, invalid, Result};
 use crate::hash::splitmix64;
-use std::sync::atomic::AtomicBool;
 
 /// The sample keeps a key when `hash & (2**SAMPLE_BITS - 1) < rate * 2**SAMPLE_BITS`.
 pub const SAMPLE_BITS: u32 = 24;
@@ -27,11 +26,16 @@ pub fn threshold(rate: f64) -> Result<u64> {
 }
 
 /// One flag per access: is its key (a 64-bit pattern) in the sample?
-pub fn spatial_mask(keys: &[u64], rate: f64, seed: u64, out: &mut [bool]) -> Result<()> {
+pub fn spatial_mask(keys: &[u64], rate: f64, seed: u64, out: &mut [bool], cancel: &Cancel) -> Result<()> {
     let threshold = threshold(rate)?;
     check_len("out", out.len(), keys.len(), "key")?;
-    for (flag, &k) in out.iter_mut().zip(keys) {
-        *flag = splitmix64(k.wrapping_add(seed)) & SAMPLE_MASK < threshold;
+    cancel.plan(keys.len() as u64);
+    for (out, keys) in out.chunks_mut(CHUNK).zip(keys.chunks(CHUNK)) {
+        cancel.check()?;
+        for (flag, &k) in out.iter_mut().zip(keys) {
+            *flag = splitmix64(k.wrapping_add(seed)) & SAMPLE_MASK < threshold;
+        }
+        cancel.progress(keys.len() as u64);
     }
     Ok(())
 }
@@ -47,12 +51,13 @@ pub struct LruShards {
 
 /// Sample `keys` at `rate` and, when `exact_depth > 0`, count the exact LRU hits at every
 /// capacity up to `exact_depth` in the same pass.
-pub fn lru_shards(keys: &[u64], rate: f64, seed: u64, exact_depth: usize, cancel: &AtomicBool) -> Result<LruShards> {
+pub fn lru_shards(keys: &[u64], rate: f64, seed: u64, exact_depth: usize, cancel: &Cancel) -> Result<LruShards> {
     let threshold = threshold(rate)?;
     let mut kept_keys = Vec::with_capacity((keys.len() as f64 * rate * 1.1) as usize + 16);
     let mut stack = BoundedLruStack::new(exact_depth);
+    cancel.plan(keys.len() as u64);
+    cancel.check()?;
     for chunk in keys.chunks(CHUNK) {
-        cancel::check(cancel)?;
         for &bits in chunk {
             let hash = splitmix64(bits.wrapping_add(seed));
             if hash & SAMPLE_MASK < threshold {
@@ -62,6 +67,7 @@ pub fn lru_shards(keys: &[u64], rate: f64, seed: u64, exact_depth: usize, cancel
                 stack.access(hash);
             }
         }
+        cancel.advance(chunk.len() as u64)?;
     }
     let mut exact_hits = stack.distances;
     for d in 1..exact_hits.len() {

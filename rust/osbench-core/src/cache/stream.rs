@@ -16,9 +16,8 @@ use super::keys::CompactKeyMap;
 use super::policy::ensure;
 use super::replay::CHUNK;
 use super::{AnyPolicy, Options, NEVER};
-use crate::cancel;
+use crate::cancel::Cancel;
 use crate::error::{check_len, invalid, Result};
-use std::sync::atomic::AtomicBool;
 
 pub struct Stream {
     map: CompactKeyMap,
@@ -71,7 +70,7 @@ impl Stream {
         keys: &[u64],
         next_access: Option<&[i64]>,
         sizes: Option<&[u64]>,
-        cancel: &AtomicBool,
+        cancel: &Cancel,
     ) -> Result<u64> {
         if !keys.is_empty() {
             let sized = sizes.is_some();
@@ -102,8 +101,9 @@ impl Stream {
             }
         }
         let mut hits = 0;
+        cancel.plan(keys.len() as u64);
         for start in (0..keys.len()).step_by(CHUNK) {
-            cancel::check(cancel)?;
+            cancel.check()?;
             let end = keys.len().min(start + CHUNK);
             hits += self.run(&keys[start..end], next_access.get(start..end), sizes.map(|s| &s[start..end]), cancel)?;
         }
@@ -111,7 +111,7 @@ impl Stream {
     }
 
     /// One run of at most [`CHUNK`] accesses (lengths checked by [`Stream::feed`]).
-    fn run(&mut self, keys: &[u64], next: Option<&[i64]>, sizes: Option<&[u64]>, cancel: &AtomicBool) -> Result<u64> {
+    fn run(&mut self, keys: &[u64], next: Option<&[i64]>, sizes: Option<&[u64]>, cancel: &Cancel) -> Result<u64> {
         self.ids.clear();
         for &k in keys {
             self.ids.push(self.map.id_of(k)?);
@@ -136,7 +136,7 @@ impl Stream {
         if self.promises.is_some() {
             accesses = accesses.with_next_use(&self.next)?;
         }
-        let hits = self.policy.replay(&accesses, &mut [], cancel)?;
+        let hits = self.policy.replay_planned(&accesses, &mut [], cancel)?;
         self.accesses += keys.len() as u64;
         self.hits += hits;
         Ok(hits)

@@ -6,18 +6,18 @@ use super::curve::lru_hits;
 use super::keys::{dense_ids, next_use};
 use super::online::Online;
 use super::*;
+use crate::cancel::Cancel;
 use crate::Result;
-use std::sync::atomic::AtomicBool;
 
 const BELADY: [u64; 12] = [1, 2, 3, 4, 1, 2, 5, 1, 2, 3, 4, 5];
 /// A cancel flag never raised.
-static NO: AtomicBool = AtomicBool::new(false);
+static NO: Cancel = Cancel::new();
 
 fn prepare(keys: &[u64]) -> (Vec<u32>, usize, Vec<u64>) {
     let mut ids = vec![0; keys.len()];
-    let n = dense_ids(keys, &mut ids).unwrap();
+    let n = dense_ids(keys, &mut ids, &NO).unwrap();
     let mut next = vec![0; keys.len()];
-    next_use(&ids, n, &mut next).unwrap();
+    next_use(&ids, n, &mut next, &NO).unwrap();
     (ids, n, next)
 }
 
@@ -186,7 +186,7 @@ fn belady_anomaly_golden() {
 fn dense_ids_follow_first_appearance() {
     let keys = [u64::MAX, 5, u64::MAX, 0, 5, 1 << 63];
     let mut ids = vec![0; keys.len()];
-    assert_eq!(dense_ids(&keys, &mut ids).unwrap(), 4);
+    assert_eq!(dense_ids(&keys, &mut ids, &NO).unwrap(), 4);
     assert_eq!(ids, vec![0, 1, 0, 2, 1, 3]);
 }
 
@@ -197,7 +197,7 @@ fn dense_ids_survive_growth() {
         .chain((0..10u64).map(|k| k.wrapping_mul(0x1234_5678_9abc_def1)))
         .collect();
     let mut ids = vec![0; keys.len()];
-    assert_eq!(dense_ids(&keys, &mut ids).unwrap(), 100_000);
+    assert_eq!(dense_ids(&keys, &mut ids, &NO).unwrap(), 100_000);
     assert_eq!(ids[100_000 + 3], 3);
 }
 
@@ -236,7 +236,7 @@ fn a_grid_of_cells_on_any_number_of_threads_equals_its_replays_one_by_one() {
     assert!(replay_grid(&[("lru", 0)], &a, Options::default(), 2, &NO).is_err());
     let bare = Accesses::new(&ids, n).unwrap();
     assert!(replay_grid(&[("lru", 5), ("opt", 5)], &bare, Options::default(), 2, &NO).is_err());
-    let raised = AtomicBool::new(true);
+    let raised = Cancel::raised();
     assert_eq!(
         replay_grid(&[("lru", 5), ("arc", 5)], &a, Options::default(), 2, &raised),
         Err(crate::Error::Interrupted)
@@ -270,13 +270,13 @@ fn bad_arguments_are_errors_not_panics() {
 fn cancel_stops_a_long_run() {
     let keys = lcg_trace(300_000, 1000, 1);
     let (ids, n, _) = prepare(&keys);
-    let cancel = AtomicBool::new(true);
+    let cancel = Cancel::raised();
     let a = Accesses::new(&ids, n).unwrap();
     assert_eq!(replay("lru", 10, &a, Options::default(), &mut [], &cancel), Err(crate::Error::Interrupted));
     assert_eq!(curve("lru", &a, &[10], Options::default(), 1, &cancel), Err(crate::Error::Interrupted));
     assert_eq!(curve("sieve", &a, &[10, 20], Options::default(), 2, &cancel), Err(crate::Error::Interrupted));
     let mut next = vec![0; ids.len()];
-    next_use(&ids, n, &mut next).unwrap();
+    next_use(&ids, n, &mut next, &NO).unwrap();
     let a = a.with_next_use(&next).unwrap();
     assert_eq!(curve("opt", &a, &[10, 20], Options::default(), 1, &cancel), Err(crate::Error::Interrupted));
     assert_eq!(shards::lru_shards(&keys, 0.5, 0, 10, &cancel).err(), Some(crate::Error::Interrupted));
@@ -340,7 +340,7 @@ fn bounded_lru_stack_equals_the_exact_curve_up_to_its_depth() {
 fn spatial_sample_keeps_whole_keys_and_checks_the_rate() {
     let keys = lcg_trace(10_000, 1_000, 5);
     let mut mask = vec![false; keys.len()];
-    shards::spatial_mask(&keys, 0.1, 7, &mut mask).unwrap();
+    shards::spatial_mask(&keys, 0.1, 7, &mut mask, &NO).unwrap();
     let kept = shards::lru_shards(&keys, 0.1, 7, 0, &NO).unwrap().kept;
     let by_mask: Vec<u64> = keys.iter().zip(&mask).filter(|(_, &m)| m).map(|(&k, _)| k).collect();
     assert_eq!(kept, by_mask);
@@ -513,7 +513,7 @@ fn curves_with_sizes_or_costs_replay_every_capacity() {
 #[test]
 fn a_raised_flag_is_seen_at_the_first_access() {
     // One access: the stack curves look at the flag before it, not only between chunks.
-    let cancel = AtomicBool::new(true);
+    let cancel = Cancel::raised();
     let (ids, n, next) = prepare(&[5]);
     let a = view(&ids, n, &next);
     for p in ["lru", "opt"] {

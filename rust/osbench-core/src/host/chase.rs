@@ -9,10 +9,9 @@
 //! builds exactly the same cycle.
 
 use super::sys::Mapping;
-use crate::cancel;
+use crate::cancel::Cancel;
 use crate::error::{invalid, Result};
 use crate::hash::SplitMix64;
-use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 /// Bytes per link: one cache line.
@@ -20,16 +19,25 @@ pub const LINE: usize = 64;
 const WORDS_PER_LINE: usize = LINE / 8;
 
 /// `next[i]`: the line that follows line `i` in one random cycle through all `lines` lines
-/// (Sattolo: for i from n-1 down to 1, swap item i with an item j < i).
-pub fn cycle(lines: usize, seed: u64) -> Result<Vec<u32>> {
+/// (Sattolo: for i from n-1 down to 1, swap item i with an item j < i). Progress: one unit a
+/// line.
+pub fn cycle(lines: usize, seed: u64, cancel: &Cancel) -> Result<Vec<u32>> {
     if !(2..=(u32::MAX as usize)).contains(&lines) {
         return Err(invalid("lines", lines, "from 2 to 2**32-1 lines"));
     }
     let mut next: Vec<u32> = (0..lines as u32).collect();
     let mut rng = SplitMix64(seed);
-    for i in (1..lines).rev() {
-        let j = rng.below(i as u64) as usize;
-        next.swap(i, j);
+    cancel.plan(lines as u64 - 1);
+    let mut end = lines;
+    while end > 1 {
+        cancel.check()?;
+        let start = end.saturating_sub(1 << 16).max(1);
+        for i in (start..end).rev() {
+            let j = rng.below(i as u64) as usize;
+            next.swap(i, j);
+        }
+        cancel.progress((end - start) as u64);
+        end = start;
     }
     Ok(next)
 }
@@ -46,7 +54,7 @@ pub fn latency(
     repeats: usize,
     seed: u64,
     huge_pages: bool,
-    cancel: &AtomicBool,
+    cancel: &Cancel,
 ) -> Result<Vec<f64>> {
     if !(2 * LINE as u64..=1 << 36).contains(&bytes) {
         return Err(invalid("nbytes", bytes, "a working set from 128 bytes to 64 GiB"));
@@ -58,7 +66,7 @@ pub fn latency(
         return Err(invalid("repeats", repeats, "from 1 to 10,000"));
     }
     let lines = bytes as usize / LINE;
-    let next = cycle(lines, seed)?;
+    let next = cycle(lines, seed, cancel)?;
     let map = Mapping::anonymous(lines * LINE, false, 0)?;
     if huge_pages {
         map.advise(libc::MADV_HUGEPAGE)?;
@@ -85,10 +93,10 @@ pub fn latency(
     drop(map);
     return Ok(out);
 
-    fn walk(words: &[usize], mut p: usize, loads: u64, cancel: &AtomicBool) -> Result<usize> {
+    fn walk(words: &[usize], mut p: usize, loads: u64, cancel: &Cancel) -> Result<usize> {
         let mut left = loads;
         while left > 0 {
-            cancel::check(cancel)?;
+            cancel.check()?;
             let n = left.min(CHUNK);
             for _ in 0..n {
                 // Every stored value is a valid index (a line start), so this never fails; a

@@ -11,6 +11,7 @@
 //! Fault counts come from `getrusage` (`ru_minflt`), of the thread (or of the child process).
 
 use super::sys::{self, faults, now_ns, page_size, Mapping};
+use crate::cancel::Cancel;
 use crate::error::{invalid, Result};
 
 /// How the pages of a fresh mapping get their frames.
@@ -53,8 +54,11 @@ pub struct Touch {
 
 const MAX_BYTES: u64 = 1 << 36;
 
+/// Pages written between two looks at the cancel flag.
+const PAGES_BETWEEN_CHECKS: u64 = 1 << 14;
+
 /// Map `bytes` of fresh anonymous memory, then write one byte in every page.
-pub fn touch_fresh(bytes: u64, prefault: Prefault) -> Result<Touch> {
+pub fn touch_fresh(bytes: u64, prefault: Prefault, cancel: &Cancel) -> Result<Touch> {
     let page = page_size() as u64;
     if bytes < page || bytes > MAX_BYTES {
         return Err(invalid("nbytes", bytes, format!("a size from one page ({page} bytes) to 64 GiB")));
@@ -70,6 +74,9 @@ pub fn touch_fresh(bytes: u64, prefault: Prefault) -> Result<Touch> {
     let (f1, _) = faults(true);
     let pages = bytes / page;
     for p in 0..pages {
+        if p % PAGES_BETWEEN_CHECKS == 0 {
+            cancel.check()?;
+        }
         // SAFETY: p * page < bytes: inside the mapping.
         unsafe { std::ptr::write_volatile(map.ptr.add((p * page) as usize), 1u8) };
     }
@@ -101,7 +108,7 @@ pub struct Cow {
 /// Fill a private buffer of `buffer_bytes`, fork, and let the child write one byte in each of
 /// the first `pages_written` pages (spread over the buffer). Transparent huge pages are turned
 /// off for the buffer so that each copy is one small page.
-pub fn cow_faults(buffer_bytes: u64, pages_written: u64) -> Result<Cow> {
+pub fn cow_faults(buffer_bytes: u64, pages_written: u64, cancel: &Cancel) -> Result<Cow> {
     let page = page_size() as u64;
     if buffer_bytes < page || buffer_bytes > MAX_BYTES {
         return Err(invalid("buffer_bytes", buffer_bytes, format!("a size from one page ({page} bytes) to 64 GiB")));
@@ -113,6 +120,9 @@ pub fn cow_faults(buffer_bytes: u64, pages_written: u64) -> Result<Cow> {
     let map = Mapping::anonymous(buffer_bytes as usize, false, 0)?;
     let _ = map.advise(libc::MADV_NOHUGEPAGE); // best effort: THP may be compiled out
     for p in 0..buffer_pages {
+        if p % PAGES_BETWEEN_CHECKS == 0 {
+            cancel.check()?;
+        }
         // SAFETY: inside the mapping.
         unsafe { std::ptr::write_volatile(map.ptr.add((p * page) as usize), 1u8) };
     }

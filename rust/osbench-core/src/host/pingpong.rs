@@ -11,6 +11,7 @@
 
 use super::sys::{self, check_cpu, current_cpu, Mapping};
 use super::{Channel, Side, MECHANISMS, POISON};
+use crate::cancel::Cancel;
 use crate::error::{invalid, Error, Result};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -195,7 +196,7 @@ pub fn pingpong(
     batch: usize,
     cpu_a: Option<usize>,
     cpu_b: Option<usize>,
-    cancel: &AtomicBool,
+    cancel: &Cancel,
 ) -> Result<PingPong> {
     if rounds == 0 || rounds > 10_000_000 {
         return Err(invalid("rounds", rounds, "a number of samples from 1 to 10,000,000"));
@@ -264,7 +265,7 @@ pub fn pingpong(
         // The watchdog: wake A if the caller cancels or the child dies.
         while !side_a.is_finished() {
             std::thread::park_timeout(Duration::from_millis(20));
-            if cancel.load(Ordering::Relaxed) {
+            if cancel.check().is_err() {
                 abort(ch, sh, REASON_CANCEL);
             } else if mode == Mode::Processes && child_failed(sh.child.load(Ordering::Acquire)) {
                 abort(ch, sh, REASON_CHILD_DIED);

@@ -14,9 +14,8 @@
 
 use super::queue::MinHeap;
 use super::{AnyStrategy, Strategy};
-use crate::cancel;
+use crate::cancel::Cancel;
 use crate::error::{invalid, Result};
-use std::sync::atomic::AtomicBool;
 
 pub const SERVED: u8 = 0;
 pub const REJECTED: u8 = 1;
@@ -25,7 +24,7 @@ pub const PREEMPTED: u8 = 2;
 const DEPART: u8 = 0;
 const GROW: u8 = 1;
 
-/// Arrivals between two looks at the cancel flag.
+/// Arrivals and events between two looks at the cancel flag.
 const CHUNK: usize = 1 << 14;
 
 /// The requests: parallel slices, one entry per request.
@@ -115,7 +114,7 @@ pub fn simulate(
     requests: &Requests<'_>,
     capacity: u64,
     check: bool,
-    cancel: &AtomicBool,
+    cancel: &Cancel,
 ) -> Result<Outcome> {
     let n = requests.arrival.len();
     let mut out =
@@ -136,7 +135,7 @@ pub fn simulate_into(
     requests: &Requests<'_>,
     capacity: u64,
     check: bool,
-    cancel: &AtomicBool,
+    cancel: &Cancel,
     out: OutcomeMut<'_>,
 ) -> Result<()> {
     validate(requests)?;
@@ -189,7 +188,7 @@ fn run<S: Strategy>(
     r: &Requests<'_>,
     capacity: u64,
     check: bool,
-    cancel: &AtomicBool,
+    cancel: &Cancel,
     mut out: OutcomeMut<'_>,
 ) -> Result<()> {
     let n = r.arrival.len();
@@ -228,16 +227,30 @@ fn run<S: Strategy>(
         }
     };
 
+    // Arrivals and events since the last look at the cancel: a request may grow many times
+    // between two arrivals. Progress: one unit an arrival.
+    let mut work = 0usize;
+    let mut reported = 0usize;
+    macro_rules! tick {
+        ($arrived:expr) => {
+            work += 1;
+            if work >= CHUNK {
+                work = 0;
+                cancel.advance(($arrived - reported) as u64)?;
+                reported = $arrived;
+            }
+        };
+    }
+    cancel.plan(n as u64);
     for i in 0..n {
-        if i % CHUNK == 0 {
-            cancel::check(cancel)?;
-        }
+        tick!(i);
         let t = r.arrival[i];
         // Everything up to and including time t runs before the arrival (arrivals sort last).
         while let Some(&ev) = heap.peek() {
             if ev.time() > t {
                 break;
             }
+            tick!(i);
             heap.pop();
             handle(s, &mut st, &mut heap, &mut out, ev);
             if check {
@@ -266,12 +279,10 @@ fn run<S: Strategy>(
             verify(s, &st)?;
         }
     }
-    let mut drained = 0usize;
+    cancel.progress((n - reported) as u64);
+    reported = n;
     while let Some(ev) = heap.pop() {
-        drained += 1;
-        if drained % CHUNK == 0 {
-            cancel::check(cancel)?;
-        }
+        tick!(n);
         handle(s, &mut st, &mut heap, &mut out, ev);
         if check {
             verify(s, &st)?;

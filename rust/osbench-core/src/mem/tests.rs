@@ -4,10 +4,10 @@
 use super::sim::{simulate, Requests, PREEMPTED, REJECTED, SERVED};
 use super::translate::{slot_mapping, translate, Rows};
 use super::*;
-use std::sync::atomic::AtomicBool;
+use crate::cancel::Cancel;
 
-fn no_cancel() -> AtomicBool {
-    AtomicBool::new(false)
+fn no_cancel() -> Cancel {
+    Cancel::new()
 }
 
 #[test]

@@ -5,9 +5,9 @@
 //! A block table is the same thing with tokens for bytes: token position `p` of a sequence
 //! lives in slot `table[p / block_size] * block_size + p % block_size`.
 
+use crate::cancel::Cancel;
 use crate::error::{invalid, Error, Result};
-use crate::{cancel, par};
-use std::sync::atomic::AtomicBool;
+use crate::par;
 
 /// How many addresses run between two looks at the cancel flag.
 pub const CHUNK: usize = 1 << 18;
@@ -65,7 +65,7 @@ fn first_negative(name: &'static str, values: &[i64], base: usize) -> Error {
 /// Translate `vaddrs` through `table` (`table[vpn]` = frame or -1) with pages of `page_size`
 /// bytes (a power of two). Writes physical addresses (-1 where unmapped) to `out` and returns
 /// the number of page faults.
-pub fn translate(vaddrs: &[i64], table: &[i64], page_size: u64, out: &mut [i64], cancel: &AtomicBool) -> Result<u64> {
+pub fn translate(vaddrs: &[i64], table: &[i64], page_size: u64, out: &mut [i64], cancel: &Cancel) -> Result<u64> {
     if page_size == 0 || !page_size.is_power_of_two() {
         return Err(invalid("page_size", page_size, "a power of two (the offset is the low bits of the address)"));
     }
@@ -75,10 +75,11 @@ pub fn translate(vaddrs: &[i64], table: &[i64], page_size: u64, out: &mut [i64],
     check_table("page_table", table, page_size)?;
     let shift = page_size.trailing_zeros();
     let mask = (page_size - 1) as i64;
+    cancel.plan(vaddrs.len() as u64);
     split(vaddrs, out, |vaddrs, out, base| {
         let mut faults = 0u64;
         for (start, (chunk, out)) in (base..).step_by(CHUNK).zip(vaddrs.chunks(CHUNK).zip(out.chunks_mut(CHUNK))) {
-            cancel::check(cancel)?;
+            cancel.check()?;
             // OR of every address: its sign bit says whether any was negative (checked once per chunk).
             let mut any = 0i64;
             for (&v, o) in chunk.iter().zip(out.iter_mut()) {
@@ -94,6 +95,7 @@ pub fn translate(vaddrs: &[i64], table: &[i64], page_size: u64, out: &mut [i64],
             if any < 0 {
                 return Err(first_negative("vaddrs", chunk, start));
             }
+            cancel.progress(chunk.len() as u64);
         }
         Ok(faults)
     })
@@ -118,7 +120,7 @@ pub fn slot_mapping(
     positions: &[i64],
     block_size: u64,
     out: &mut [i64],
-    cancel: &AtomicBool,
+    cancel: &Cancel,
 ) -> Result<u64> {
     if block_size == 0 {
         return Err(invalid("block_size", block_size, "a positive number of tokens per block"));
@@ -166,10 +168,11 @@ pub fn slot_mapping(
     let pow2 = block_size.is_power_of_two();
     let shift = block_size.trailing_zeros();
     let bs = block_size as i64;
+    cancel.plan(positions.len() as u64);
     split(positions, out, |positions, out, base| {
         let mut unmapped = 0u64;
         for (start, (chunk, out)) in (base..).step_by(CHUNK).zip(positions.chunks(CHUNK).zip(out.chunks_mut(CHUNK))) {
-            cancel::check(cancel)?;
+            cancel.check()?;
             let mut any = 0i64;
             for (j, (&p, o)) in chunk.iter().zip(out.iter_mut()).enumerate() {
                 any |= p;
@@ -192,6 +195,7 @@ pub fn slot_mapping(
             if any < 0 {
                 return Err(first_negative("positions", chunk, start));
             }
+            cancel.progress(chunk.len() as u64);
         }
         Ok(unmapped)
     })

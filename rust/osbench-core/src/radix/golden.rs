@@ -244,7 +244,7 @@ fn golden_replays_equal_the_reference_engine() {
     let ((pt, po), (ot, oo)) = (pack(&prompts), pack(&outputs));
     let seqs = Sequences::new("prompts", &pt, &po).unwrap();
     let outs = Sequences::new("outputs", &ot, &oo).unwrap();
-    let cancel = AtomicBool::new(false);
+    let cancel = Cancel::new();
     for (mode, capacity, page, with_outputs, want) in GOLDEN_REPLAYS {
         let mut m = new_mode(mode, capacity, page).unwrap();
         let mut hits = vec![0; prompts.len()];
@@ -302,7 +302,7 @@ fn sequences_and_replays_refuse_what_does_not_line_up() {
         let err = Sequences::new("prompts", &tokens, bad).unwrap_err().to_string();
         assert!(err.starts_with("prompts=offsets is not accepted"), "{bad:?}: {err}");
     }
-    let cancel = AtomicBool::new(false);
+    let cancel = Cancel::new();
     let one = Sequences::new("outputs", &tokens, &[0, 3]).unwrap();
     let mut m = new_mode("prefix", None, 1).unwrap();
     let err = replay(m.as_mut(), s, Some(one), &mut [], &cancel).unwrap_err().to_string();
@@ -310,7 +310,7 @@ fn sequences_and_replays_refuse_what_does_not_line_up() {
     assert!(replay(m.as_mut(), s, None, &mut [0; 2], &cancel).unwrap_err().to_string().starts_with("hits=2 entries"));
     let err = new_mode("lru", None, 1).err().map(|e| e.to_string()).unwrap_or_default();
     assert!(err.starts_with("mode=\"lru\" is not accepted: one of prefix, whole"), "{err}");
-    let raised = AtomicBool::new(true);
+    let raised = Cancel::raised();
     assert_eq!(replay(m.as_mut(), s, None, &mut [], &raised), Err(crate::Error::Interrupted));
     assert_eq!(curve("whole", s, None, &[None, Some(2)], 1, 2, &raised), Err(crate::Error::Interrupted));
 }

@@ -11,9 +11,9 @@ pub use prefix::PrefixMode;
 pub use tree::{Handle, NodeView, RadixTree};
 pub use whole::WholeMode;
 
+use crate::cancel::Cancel;
 use crate::error::{invalid, Result};
-use crate::{cancel, par};
-use std::sync::atomic::AtomicBool;
+use crate::par;
 
 /// The parameters a mode may read, as users name them.
 pub const PAGE_SIZE: &str = "page_size";
@@ -104,7 +104,7 @@ pub fn replay(
     prompts: Sequences<'_>,
     outputs: Option<Sequences<'_>>,
     hits: &mut [u64],
-    cancel: &AtomicBool,
+    cancel: &Cancel,
 ) -> Result<Stats> {
     let n = prompts.len();
     if let Some(o) = &outputs {
@@ -117,9 +117,13 @@ pub fn replay(
     }
     let mut stats = Stats { requests: n as u64, ..Stats::default() };
     let mut buffer: Vec<i64> = Vec::new();
+    // Progress: one unit a request.
+    cancel.plan(n as u64);
+    let mut reported = 0;
     for i in 0..n {
         if i % CHUNK == 0 {
-            cancel::check(cancel)?;
+            cancel.advance((i - reported) as u64)?;
+            reported = i;
         }
         let prompt = prompts.get(i);
         let hit = match &outputs {
@@ -137,6 +141,7 @@ pub fn replay(
             *h = hit;
         }
     }
+    cancel.progress((n - reported) as u64);
     let (stored, nodes, evicted_nodes, evicted_tokens) = mode.counters();
     stats.stored_tokens = stored;
     stats.nodes = nodes;
@@ -168,7 +173,7 @@ pub fn curve(
     capacities: &[Option<u64>],
     page_size: usize,
     threads: usize,
-    cancel: &AtomicBool,
+    cancel: &Cancel,
 ) -> Result<Vec<Stats>> {
     // Build every mode first so a bad name or page size fails before any work.
     let modes = capacities.iter().map(|&c| new_mode(mode, c, page_size)).collect::<Result<Vec<_>>>()?;

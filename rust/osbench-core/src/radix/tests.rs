@@ -2,7 +2,7 @@
 //! exhaustive native-vs-reference comparison lives in the Python tests (hypothesis).
 
 use super::*;
-use std::sync::atomic::AtomicBool;
+use crate::cancel::Cancel;
 
 fn words(s: &str, vocab: &mut Vec<String>) -> Vec<i64> {
     s.split_whitespace()
@@ -126,7 +126,7 @@ fn pages_cut_keys_and_key_children_by_first_page() {
 
 #[test]
 fn replay_prefix_and_whole() {
-    let cancel = AtomicBool::new(false);
+    let cancel = Cancel::new();
     // Three turns of one conversation: each prompt extends the previous one.
     let tokens: Vec<i64> = [&[1, 2, 3][..], &[1, 2, 3, 4, 5], &[1, 2, 3, 4, 5, 6, 7]].concat();
     let offsets = [0, 3, 8, 15];
@@ -179,7 +179,7 @@ fn insert_after_match_equals_insert() {
 
 #[test]
 fn every_mode_in_the_table_replays_and_refuses_a_bad_value_of_what_it_reads() {
-    let cancel = AtomicBool::new(false);
+    let cancel = Cancel::new();
     let tokens = [1, 2, 3, 1, 2, 3];
     let seqs = Sequences::new("requests", &tokens, &[0, 3, 6]).unwrap();
     for info in &MODES {
@@ -192,7 +192,7 @@ fn every_mode_in_the_table_replays_and_refuses_a_bad_value_of_what_it_reads() {
 
 #[test]
 fn a_raised_flag_stops_a_replay_at_its_first_request() {
-    let cancel = AtomicBool::new(true);
+    let cancel = Cancel::raised();
     let tokens = [1, 2, 3];
     let seqs = Sequences::new("requests", &tokens, &[0, 3]).unwrap();
     for name in ["prefix", "whole"] {

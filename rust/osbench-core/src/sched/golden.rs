@@ -8,7 +8,7 @@ use super::*;
 use crate::hash::SplitMix64;
 
 fn run(policy: &str, arrival: &[f64], size: &[f64], predicted: &[f64], classes: &[i64], p: Params) -> Outcome {
-    simulate(policy, arrival, size, predicted, classes, &p, &AtomicBool::new(false)).expect("valid input")
+    simulate(policy, arrival, size, predicted, classes, &p, &Cancel::new()).expect("valid input")
 }
 
 fn plain(policy: &str, arrival: &[f64], size: &[f64], p: Params) -> Outcome {

@@ -29,9 +29,8 @@ pub use rr::Rr;
 pub use sjf::Sjf;
 pub use srpt::Srpt;
 
-use crate::cancel;
+use crate::cancel::Cancel;
 use crate::error::{internal, invalid, Result};
-use std::sync::atomic::AtomicBool;
 
 /// The parameters of a run as users name them: the fields of [`Params`].
 pub const QUANTUM: &str = "quantum";
@@ -50,7 +49,7 @@ pub struct PolicyInfo {
     pub reads: &'static [&'static str],
     /// Whether an arrival is a decision point (the running job may be preempted).
     pub preemptive: bool,
-    run: fn(&mut Jobs, &[u32], &Params, &AtomicBool) -> Result<Outcome>,
+    run: fn(&mut Jobs, &[u32], &Params, &Cancel) -> Result<Outcome>,
 }
 
 impl PolicyInfo {
@@ -60,7 +59,7 @@ impl PolicyInfo {
     }
 }
 
-fn run_looped<P: Policy>(jobs: &mut Jobs, order: &[u32], p: &Params, cancel: &AtomicBool) -> Result<Outcome> {
+fn run_looped<P: Policy>(jobs: &mut Jobs, order: &[u32], p: &Params, cancel: &Cancel) -> Result<Outcome> {
     run(P::new(jobs, p), jobs, order, p.switch_cost, cancel)
 }
 
@@ -281,6 +280,7 @@ pub fn make_jobs<'a>(
 }
 
 /// Simulate `policy` on the jobs. `predicted` and `classes` may be empty (none given).
+/// Progress: one unit a job finished (the number of turns is not known ahead).
 pub fn simulate(
     policy: &str,
     arrival: &[f64],
@@ -288,11 +288,12 @@ pub fn simulate(
     predicted: &[f64],
     classes: &[i64],
     p: &Params,
-    cancel: &AtomicBool,
+    cancel: &Cancel,
 ) -> Result<Outcome> {
     let info = self::policy(policy)?;
     validate(info, arrival, size, predicted, classes, p)?;
     let (mut jobs, order) = make_jobs(arrival, size, predicted, classes, p.aging);
+    cancel.plan(arrival.len() as u64);
     (info.run)(&mut jobs, &order, p, cancel)
 }
 
@@ -302,7 +303,7 @@ pub fn run<P: Policy>(
     jobs: &mut Jobs,
     order: &[u32],
     switch_cost: f64,
-    cancel: &AtomicBool,
+    cancel: &Cancel,
 ) -> Result<Outcome> {
     let n = order.len();
     let mut completion = vec![f64::NAN; n];
@@ -315,6 +316,7 @@ pub fn run<P: Policy>(
     let mut switch_time = 0.0f64;
     let mut done = 0usize;
     let mut tick = 0u32;
+    let mut reported = 0usize;
 
     // Hand every job that has arrived by `t` to the policy, in arrival order.
     macro_rules! admit {
@@ -330,7 +332,8 @@ pub fn run<P: Policy>(
         tick += 1;
         if tick == CHECK_EVERY {
             tick = 0;
-            cancel::check(cancel)?;
+            cancel.advance((done - reported) as u64)?;
+            reported = done;
         }
         if pol.is_empty() {
             let Some(&next) = order.get(k) else {
@@ -385,6 +388,7 @@ pub fn run<P: Policy>(
             pol.put_back(jobs, j, run, t);
         }
     }
+    cancel.progress((done - reported) as u64);
     Ok(Outcome { completion, first_start, switches, switch_time })
 }
 

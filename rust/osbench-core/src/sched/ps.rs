@@ -8,11 +8,10 @@
 
 use super::heap::MinHeap;
 use super::{Jobs, Outcome, CHECK_EVERY};
-use crate::cancel;
+use crate::cancel::Cancel;
 use crate::error::Result;
-use std::sync::atomic::AtomicBool;
 
-pub fn run(jobs: &Jobs, order: &[u32], cancel: &AtomicBool) -> Result<Outcome> {
+pub fn run(jobs: &Jobs, order: &[u32], cancel: &Cancel) -> Result<Outcome> {
     let n = order.len();
     let mut completion = vec![f64::NAN; n];
     let mut first_start = vec![f64::NAN; n];
@@ -22,12 +21,14 @@ pub fn run(jobs: &Jobs, order: &[u32], cancel: &AtomicBool) -> Result<Outcome> {
     let mut k = 0usize;
     let mut done = 0usize;
     let mut tick = 0u32;
+    let mut reported = 0usize;
     let arrival = |k: usize| jobs.arrival[order[k] as usize];
     while done < n {
         tick += 1;
         if tick == CHECK_EVERY {
             tick = 0;
-            cancel::check(cancel)?;
+            cancel.advance((done - reported) as u64)?;
+            reported = done;
         }
         let Some((tag, j)) = heap.peek() else {
             if k >= n {
@@ -60,6 +61,7 @@ pub fn run(jobs: &Jobs, order: &[u32], cancel: &AtomicBool) -> Result<Outcome> {
             done += 1;
         }
     }
+    cancel.progress((done - reported) as u64);
     Ok(Outcome { completion, first_start, switches: 0, switch_time: 0.0 })
 }
 

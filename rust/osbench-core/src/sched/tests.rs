@@ -2,7 +2,7 @@ use super::*;
 use crate::Error;
 
 fn sim(policy: &str, arrival: &[f64], size: &[f64], p: Params) -> Outcome {
-    simulate(policy, arrival, size, &[], &[], &p, &AtomicBool::new(false)).expect("valid input")
+    simulate(policy, arrival, size, &[], &[], &p, &Cancel::new()).expect("valid input")
 }
 
 fn mean(v: &[f64]) -> f64 {
@@ -61,7 +61,7 @@ fn priority_with_aging() {
     // Batch (class 1) at t=0, interactive (class 0) at t=1.
     let run = |aging: f64| {
         let p = Params { aging, ..Params::default() };
-        simulate("priority", &[0.0, 1.0], &[3.0, 1.0], &[], &[1, 0], &p, &AtomicBool::new(false)).expect("valid")
+        simulate("priority", &[0.0, 1.0], &[3.0, 1.0], &[], &[1, 0], &p, &Cancel::new()).expect("valid")
     };
     assert_eq!(run(0.0).completion, vec![4.0, 2.0]);
     // Aging 2/unit: the batch key 1 + 0 = 1 beats the interactive key 0 + 2 = 2.
@@ -70,7 +70,7 @@ fn priority_with_aging() {
 
 #[test]
 fn bad_input_is_an_error() {
-    let c = AtomicBool::new(false);
+    let c = Cancel::new();
     let p = Params::default();
     assert!(simulate("lifo", &[0.0], &[1.0], &[], &[], &p, &c).is_err());
     assert!(simulate("fcfs", &[0.0], &[-1.0], &[], &[], &p, &c).is_err());
@@ -87,7 +87,7 @@ fn cancel_stops_long_runs() {
     let n = 200_000;
     let a: Vec<f64> = (0..n).map(|i| i as f64).collect();
     let s = vec![0.5; n];
-    let c = AtomicBool::new(true);
+    let c = Cancel::raised();
     // Every policy's loop looks at the flag (PS has a loop of its own).
     for info in &POLICIES {
         let r = simulate(info.name, &a, &s, &[], &[], &Params::default(), &c);
@@ -100,8 +100,8 @@ fn every_policy_in_the_table_runs_and_is_found_by_name() {
     let (a, s, pred) = ([0.0, 0.5, 1.0, 1.0], [2.0, 1.0, 0.5, 3.0], [1.0, 1.0, 1.0, 1.0]);
     for info in &POLICIES {
         assert_eq!(policy(info.name).map(|p| p.name), Ok(info.name));
-        let o = simulate(info.name, &a, &s, &pred, &[0, 1, 0, 1], &Params::default(), &AtomicBool::new(false))
-            .expect("valid input");
+        let o =
+            simulate(info.name, &a, &s, &pred, &[0, 1, 0, 1], &Params::default(), &Cancel::new()).expect("valid input");
         // Every job completes, no earlier than its arrival plus its size.
         assert!(o.completion.iter().zip(a.iter().zip(&s)).all(|(&c, (&a, &s))| c >= a + s), "{}", info.name);
     }
@@ -120,7 +120,7 @@ fn a_parameter_off_its_default_is_refused_unless_the_policy_reads_it() {
         (USE_PREDICTIONS, Params { use_predictions: true, ..d }),
         (AGING, Params { aging: 0.5, ..d }),
     ];
-    let c = AtomicBool::new(false);
+    let c = Cancel::new();
     for info in &POLICIES {
         for (name, p) in &off {
             let r = simulate(info.name, &[0.0, 1.0], &[2.0, 1.0], &[1.0, 1.0], &[], p, &c);
@@ -147,14 +147,14 @@ fn preemption_follows_the_table() {
         } else {
             Params::default()
         };
-        let o = simulate(info.name, &[0.0, 1.25], &[10.0, 1.0], &[], &[1, 0], &p, &AtomicBool::new(false)).unwrap();
+        let o = simulate(info.name, &[0.0, 1.25], &[10.0, 1.0], &[], &[1, 0], &p, &Cancel::new()).unwrap();
         assert_eq!(o.first_start[1] == 1.25, info.preemptive, "{}", info.name);
     }
 }
 
 /// The message of the error a run with these inputs gives.
 fn refusal(policy: &str, arrival: &[f64], size: &[f64], predicted: &[f64], classes: &[i64], p: Params) -> String {
-    match simulate(policy, arrival, size, predicted, classes, &p, &AtomicBool::new(false)) {
+    match simulate(policy, arrival, size, predicted, classes, &p, &Cancel::new()) {
         Err(e) => e.to_string(),
         Ok(_) => panic!("{policy} {arrival:?} {size:?} {p:?} was accepted"),
     }
@@ -203,7 +203,7 @@ fn every_bad_input_is_refused_by_name_at_its_boundary() {
     for (policy, p) in
         [("mlfq", Params { boost: f64::INFINITY, levels: 1, ..d }), ("priority", Params { aging: 0.0, ..d })]
     {
-        assert!(simulate(policy, &[0.0], &[1.0], &[], &[], &p, &AtomicBool::new(false)).is_ok(), "{policy}");
+        assert!(simulate(policy, &[0.0], &[1.0], &[], &[], &p, &Cancel::new()).is_ok(), "{policy}");
     }
 }
 
@@ -257,7 +257,7 @@ fn mlfq_boosts_keep_coming_after_float_rounding_and_idle_gaps() {
 
 #[test]
 fn a_quantum_below_the_rounding_of_the_work_is_refused() {
-    let c = AtomicBool::new(false);
+    let c = Cancel::new();
     for policy in ["rr", "mlfq"] {
         for q in [1e-17, 1e-300] {
             let p = Params { quantum: q, ..Params::default() };
