@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 export CARGO_TARGET_DIR ?= $(CURDIR)/target
 
 RUST_SOURCES := $(shell find rust -name '*.rs' -o -name Cargo.toml) Cargo.toml
-PY_DEPS := numpy pooch pytest hypothesis pytest-benchmark mypy ruff matplotlib psutil zstandard
+PY_DEPS := numpy pooch pytest hypothesis pytest-benchmark mypy ruff matplotlib psutil tqdm zstandard
 # Peers to measure against; optional: tests and benchmarks skip where one is absent, except in
 # CI (CI set, as .ci/run does), where a peer that does not install fails the run.
 PEERS := libcachesim cachetools ciw simpy distributed

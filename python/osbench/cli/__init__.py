@@ -22,6 +22,7 @@ from typing import Optional
 
 from osbench import _native, _startup
 from osbench._optional import install_hint
+from osbench.cli import _common
 from osbench.cli._common import Parser, UserError, topics
 from osbench.errors import OsbenchError
 
@@ -33,6 +34,7 @@ def parser(argv: Optional[Sequence[str]] = None) -> argparse.ArgumentParser:
     chosen = next((a for a in argv if not a.startswith("-")), None) if argv is not None else None
     top = Parser(prog="osbench", description="The OS ideas behind LLM inference, runnable, exact and fast.")
     top.add_argument("--version", action="version", version=f"osbench {_native.__version__}")
+    top.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     sub = top.add_subparsers(dest="command", required=True)
     for topic in topics(sys.modules[__name__]):
         name = topic.__name__.rpartition(".")[2]
@@ -49,7 +51,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             signal.signal(signal.SIGINT, signal.default_int_handler)
         argv = sys.argv[1:] if argv is None else list(argv)
         args = parser(argv).parse_args(argv)
-        return int(args.func(args))
+        _common.QUIET = args.quiet
+        with _common.native_bars():
+            return int(args.func(args))
     except BrokenPipeError:  # e.g. `osbench lecture all | head`: the reader left, not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0

@@ -13,13 +13,16 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
+import osbench
 from osbench._engines import ENGINES
 from osbench._optional import MissingDependency
+from osbench._table import Table
 from osbench.errors import OsbenchError
 
 if TYPE_CHECKING:
@@ -83,9 +86,16 @@ def existing(path_text: str, what: str) -> Path:
     return path
 
 
+QUIET = False
+"""``osbench --quiet``: no progress on stderr (set by :func:`osbench.cli.main`)."""
+
+
 def progress(stream: Any = None) -> Callable[[str], None]:
     """Progress for long runs. On a terminal: one line redrawn in place, a bar over the sections
-    (messages "[i/n] name") and the latest step within the section; elsewhere plain lines."""
+    (messages "[i/n] name") and the latest step within the section; elsewhere plain lines (a
+    log); nothing with --quiet."""
+    if QUIET:
+        return lambda message: None
     stream = stream or sys.stderr
     interactive = stream.isatty()
     started = time.perf_counter()
@@ -149,9 +159,11 @@ def sweep_flags(p: argparse.ArgumentParser, default_out: str, workers: str, figu
     p.add_argument("--figure", help=figure)
 
 
-def run_sweep(study: ModuleType, args: argparse.Namespace, drawn_as: str) -> int:
+def run_sweep(
+    study: ModuleType, args: argparse.Namespace, drawn_as: str, table: Callable[[list[dict[str, Any]]], Table]
+) -> int:
     """Run a study's sweep (``osbench sweep``, ``osbench serve sweep``): resumable, locally or on
-    Dask, then its figure."""
+    Dask, then its figure, and its results as a table (``table(results)``)."""
     spec = existing(args.spec, "sweep spec")
     output_file("--out", args.out)
     figure = output_file("--figure", args.figure) if args.figure is not None else Path(args.out).with_suffix(".png")
@@ -171,6 +183,8 @@ def run_sweep(study: ModuleType, args: argparse.Namespace, drawn_as: str) -> int
         drawn = f" (no figure: {exc})"
     if args.json:
         print(json.dumps(results))
+    else:
+        print_table(table(results))
     say(f"wrote {len(results)} results to {args.out}{drawn}")
     return 0
 
@@ -187,3 +201,36 @@ def topics(package: ModuleType) -> list[ModuleType]:
         if not m.name.startswith("_")
     ]
     return sorted(found, key=lambda m: m.ORDER)
+
+
+@contextmanager
+def native_bars() -> Iterator[None]:
+    """A tqdm bar on stderr for each long native call made inside (``osbench.progress``: a
+    replay, a curve, a simulation, a generated trace...), when stderr is a terminal and not
+    --quiet; nothing otherwise."""
+    if QUIET or not sys.stderr.isatty():
+        yield
+        return
+    from tqdm import tqdm  # type: ignore[import-untyped]
+
+    bars: dict[str, Any] = {}
+
+    def hook(task: str, done: int, total: Optional[int]) -> None:
+        bar = bars.get(task)
+        if bar is None or done < bar.n:  # a new call of the same task starts from 0
+            if bar is not None:
+                bar.close()
+            bar = bars[task] = tqdm(total=total, desc=task, unit="", unit_scale=True, leave=False, file=sys.stderr)
+        bar.update(done - bar.n)
+
+    try:
+        with osbench.progress.reporting(hook):
+            yield
+    finally:
+        for bar in bars.values():
+            bar.close()
+
+
+def print_table(table: Table) -> None:
+    """A result table on stdout, through the one formatter."""
+    print(table.to_text())
