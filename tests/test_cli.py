@@ -319,3 +319,13 @@ def test_ctrl_c_at_any_moment_of_start_up_exits_130(delay: float) -> None:
     _, err = proc.communicate(timeout=120)  # generous: a busy machine; the run alone takes longer
     assert proc.returncode == 130, err
     assert err == "osbench: interrupted\n"
+
+
+def test_papercuts() -> None:
+    """A warning is one line; registry names are taken in any case; group pages have an example."""
+    out = osbench("sched", "simulate", "--load", "1.2", "--jobs", "2000")
+    assert out.returncode == 0 and out.stderr.startswith("osbench: warning: load=1.2") and out.stderr.count("\n") == 1
+    upper = osbench("cache", "replay", "--policy", "LRU", "--json")
+    assert json.loads(upper.stdout)["policy"] == "lru"
+    for group in ("sched", "mem", "radix", "serve", "cache"):
+        assert "example: osbench" in osbench(group, "--help").stdout, group

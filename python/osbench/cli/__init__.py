@@ -17,8 +17,9 @@ import argparse
 import os
 import signal
 import sys
+import warnings
 from collections.abc import Sequence
-from typing import Optional
+from typing import Optional, TextIO, Union
 
 from osbench import _native, _startup
 from osbench._optional import install_hint
@@ -45,10 +46,23 @@ def parser(argv: Optional[Sequence[str]] = None) -> argparse.ArgumentParser:
     return top
 
 
+def _warning(
+    message: Union[Warning, str],
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Optional[TextIO] = None,
+    line: Optional[str] = None,
+) -> None:
+    """A warning on the command line: one line, without the source line that raised it."""
+    print(f"osbench: warning: {message}", file=sys.stderr)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         if _startup.is_the_command():  # from here on Ctrl-C is a KeyboardInterrupt, answered below
             signal.signal(signal.SIGINT, signal.default_int_handler)
+        warnings.showwarning = _warning
         argv = sys.argv[1:] if argv is None else list(argv)
         args = parser(argv).parse_args(argv)
         _common.QUIET = args.quiet

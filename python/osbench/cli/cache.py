@@ -73,11 +73,11 @@ def cmd_cache_curve(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: Subcommands) -> None:
-    cache_p = sub.add_parser("cache", help=HELP)
+    cache_p = sub.add_parser("cache", help=HELP, epilog=EPILOG_REPLAY)
     cache_sub = cache_p.add_subparsers(dest="cache_command", required=True)
     for name, func, epilog in (("replay", cmd_cache_replay, EPILOG_REPLAY), ("curve", cmd_cache_curve, EPILOG_CURVE)):
         p = cache_sub.add_parser(name, help=f"cache {name}", epilog=epilog)
-        p.add_argument("--policy", default="lru", help=one_of(osbench.cache.POLICIES))
+        p.add_argument("--policy", default="lru", type=str.lower, help=one_of(osbench.cache.POLICIES))
         p.add_argument("--sizes", action="store_true", help="use the trace's object sizes: capacities then count bytes")
         src = p.add_mutually_exclusive_group()
         src.add_argument(

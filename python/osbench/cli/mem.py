@@ -51,10 +51,10 @@ def cmd_mem_alloc(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: Subcommands) -> None:
-    mem_p = sub.add_parser("mem", help=HELP)
+    mem_p = sub.add_parser("mem", help=HELP, epilog=EPILOG_ALLOC)
     mem_sub = mem_p.add_subparsers(dest="mem_command", required=True)
     p = mem_sub.add_parser("alloc", help="simulate one allocation strategy", epilog=EPILOG_ALLOC)
-    p.add_argument("--strategy", default="first", help=one_of(osbench.mem.STRATEGIES))
+    p.add_argument("--strategy", default="first", type=str.lower, help=one_of(osbench.mem.STRATEGIES))
     p.add_argument("--capacity", type=int, default=20_000, help="memory units (default 20000)")
     p.add_argument("--requests", type=int, default=5_000, help="number of requests (default 5000)")
     p.add_argument(

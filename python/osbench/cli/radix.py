@@ -37,7 +37,7 @@ def cmd_radix_replay(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: Subcommands) -> None:
-    radix_p = sub.add_parser("radix", help=HELP)
+    radix_p = sub.add_parser("radix", help=HELP, epilog=EPILOG_REPLAY)
     radix_sub = radix_p.add_subparsers(dest="radix_command", required=True)
     p = radix_sub.add_parser(
         "replay", help="replay requests through a prefix (or whole-prompt) cache", epilog=EPILOG_REPLAY
@@ -45,7 +45,7 @@ def add_commands(sub: Subcommands) -> None:
     p.add_argument(
         "--capacity", type=int, default=None, help="capacity in tokens (blocks for Mooncake); default unlimited"
     )
-    p.add_argument("--mode", default="prefix", help=one_of(osbench.radix.MODES))
+    p.add_argument("--mode", default="prefix", type=str.lower, help=one_of(osbench.radix.MODES))
     src = p.add_mutually_exclusive_group()
     src.add_argument("--conversations", type=int, default=400, help="synthetic multi-turn conversations (default 400)")
     src.add_argument("--mooncake", help="a Mooncake jsonl trace or dataset name (one token per 512-token block)")

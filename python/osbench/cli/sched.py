@@ -70,10 +70,10 @@ def _theory(policy: str, sizes: str, load: float) -> Optional[float]:
 
 
 def add_commands(sub: Subcommands) -> None:
-    sched_p = sub.add_parser("sched", help=HELP)
+    sched_p = sub.add_parser("sched", help=HELP, epilog=EPILOG_SIMULATE)
     sched_sub = sched_p.add_subparsers(dest="sched_command", required=True)
     p = sched_sub.add_parser("simulate", help="simulate one policy", epilog=EPILOG_SIMULATE)
-    p.add_argument("--policy", default="srpt", help=one_of(osbench.sched.POLICIES))
+    p.add_argument("--policy", default="srpt", type=str.lower, help=one_of(osbench.sched.POLICIES))
     p.add_argument("--jobs", type=int, default=100_000, help="number of jobs (default 100000)")
     p.add_argument("--load", type=float, default=0.8, help="offered load (default 0.8)")
     p.add_argument("--sizes", default="exp", help=one_of(osbench.sched.DISTRIBUTIONS))

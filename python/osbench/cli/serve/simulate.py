@@ -85,7 +85,7 @@ def _engine_config_flags(p: argparse.ArgumentParser) -> None:
         if kind is bool:
             group.add_argument(flag, action=argparse.BooleanOptionalAction, default=None, help=help_text)
         elif f.name == "policy":
-            group.add_argument(flag, choices=SERVE_POLICIES, default=None, help=help_text)
+            group.add_argument(flag, type=str.lower, choices=SERVE_POLICIES, default=None, help=help_text)
         else:
             metavar = "N" if kind is int else "X"
             group.add_argument(flag, type=kind, default=None, metavar=metavar, help=help_text)
