@@ -172,6 +172,14 @@ CLI = {
     "report-out": (["report", "--quick", "--out", "/proc/no/such/folder"], "--out"),
     "unknown-option": (["cache", "replay", "--bogus"], "--bogus"),
     "unknown-command": (["nope"], "nope"),
+    "serve-out-empty": (["serve", "simulate", "--poisson", "10,1", "--out", ""], "--out"),
+    "serve-out-folder": (["serve", "simulate", "--poisson", "10,1", "--out", "/tmp"], "--out"),
+    "serve-out-unwritable": (["serve", "simulate", "--poisson", "10,1", "--out", "/proc/no/such.csv"], "--out"),
+    "serve-poisson-huge": (["serve", "simulate", "--poisson", "1e20,10"], "n="),
+    "serve-poisson-shape": (["serve", "simulate", "--poisson", "10"], "poisson"),
+    "serve-seed-negative": (["serve", "simulate", "--poisson", "10,1", "--seed", "-1"], "seed"),
+    "serve-policy": (["serve", "simulate", "--poisson", "10,1", "--policy", "lifo"], "--policy"),
+    "serve-sweep-missing": (["serve", "sweep", "/no/such/spec.toml"], "spec"),
 }
 
 

@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from osbench._engines import ENGINES
-from osbench.cli._common import Subcommands, UserError
+from osbench.cli._common import Subcommands, UserError, progress
 
 ORDER = 10
 HELP = "print a lecture demo's tables"
@@ -31,11 +31,15 @@ EPILOG = "example: osbench lecture 04"
 def _lecture_tables(which: str, quick: bool, engine: str = "native") -> list[Any]:
     module_name, _ = LECTURES[which]
     module = importlib.import_module(module_name)
+    takes = inspect.signature(module.tables).parameters
+    options: dict[str, Any] = {"quick": quick}
     if engine != "native":
-        if "engine" not in inspect.signature(module.tables).parameters:
+        if "engine" not in takes:
             raise UserError(f"lecture {which} runs on the native engine only (its tables are large); drop --engine")
-        return list(module.tables(quick=quick, engine=engine))
-    return list(module.tables(quick=quick))
+        options["engine"] = engine
+    if "progress" in takes:  # a demo that measures for minutes says what it is doing
+        options["progress"] = progress()
+    return list(module.tables(**options))
 
 
 def cmd_lecture(args: argparse.Namespace) -> int:
