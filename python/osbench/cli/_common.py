@@ -189,6 +189,13 @@ def run_sweep(
     return 0
 
 
+def command_group(sub: Subcommands, name: str, help: str, epilog: str) -> Subcommands:
+    """A command with subcommands of its own (``osbench sched simulate``...): the subparsers to
+    add them to."""
+    group = sub.add_parser(name, help=help, epilog=epilog)
+    return group.add_subparsers(dest=f"{name}_command", required=True)
+
+
 def topics(package: ModuleType) -> list[ModuleType]:
     """The command modules of a package (``osbench.cli``, ``osbench.cli.serve``), in their
     ``ORDER`` (their place in ``--help``): every module not starting with ``_``. Each has

@@ -9,11 +9,10 @@ from typing import Any
 import osbench
 from osbench._format import number, percent, size
 from osbench._table import Table
-from osbench.cli._common import Subcommands, common_flags, int_list, one_of
+from osbench.cli._common import Subcommands, command_group, common_flags, int_list, one_of
 
 ORDER = 100
 HELP = "cache replacement: replay a trace, hit-ratio curves"
-"""This command's line in ``osbench --help``."""
 
 
 EPILOG_REPLAY = "example: osbench cache replay --policy arc --capacity 100 --zipf 1000,0.8,30000"
@@ -73,8 +72,7 @@ def cmd_cache_curve(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: Subcommands) -> None:
-    cache_p = sub.add_parser("cache", help=HELP, epilog=EPILOG_REPLAY)
-    cache_sub = cache_p.add_subparsers(dest="cache_command", required=True)
+    cache_sub = command_group(sub, "cache", HELP, EPILOG_REPLAY)
     for name, func, epilog in (("replay", cmd_cache_replay, EPILOG_REPLAY), ("curve", cmd_cache_curve, EPILOG_CURVE)):
         p = cache_sub.add_parser(name, help=f"cache {name}", epilog=epilog)
         p.add_argument("--policy", default="lru", type=str.lower, help=one_of(osbench.cache.POLICIES))

@@ -12,7 +12,6 @@ from osbench.cli._common import Subcommands, UserError
 
 ORDER = 80
 HELP = "the public traces: list them, fetch them (checked by SHA-256), verify local copies"
-"""This command's line in ``osbench --help``."""
 
 
 EPILOG = "example: osbench datasets fetch all   (then: osbench cache curve --trace cloudphysics ...)"

@@ -12,7 +12,6 @@ from osbench.cli._common import Subcommands, common_flags, output_folder, progre
 
 ORDER = 30
 HELP = "measure this host: round trips, the GIL, page faults, memory latency"
-"""This command's line in ``osbench --help``."""
 
 
 EPILOG = "example: osbench host --quick --out host-report"

@@ -13,7 +13,6 @@ from osbench.cli._common import Subcommands, UserError, progress
 
 ORDER = 10
 HELP = "print a lecture demo's tables"
-"""This command's line in ``osbench --help``."""
 
 
 LECTURES = {

@@ -7,11 +7,10 @@ import json
 
 import osbench
 from osbench._format import number, percent
-from osbench.cli._common import Subcommands, common_flags, one_of, reading
+from osbench.cli._common import Subcommands, command_group, common_flags, one_of, reading
 
 ORDER = 50
 HELP = "memory allocation: strategies and fragmentation"
-"""This command's line in ``osbench --help``."""
 
 
 EPILOG_ALLOC = "example: osbench mem alloc --strategy paged --page-size 16 --capacity 20000 --requests 5000"
@@ -51,8 +50,7 @@ def cmd_mem_alloc(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: Subcommands) -> None:
-    mem_p = sub.add_parser("mem", help=HELP, epilog=EPILOG_ALLOC)
-    mem_sub = mem_p.add_subparsers(dest="mem_command", required=True)
+    mem_sub = command_group(sub, "mem", HELP, EPILOG_ALLOC)
     p = mem_sub.add_parser("alloc", help="simulate one allocation strategy", epilog=EPILOG_ALLOC)
     p.add_argument("--strategy", default="first", type=str.lower, help=one_of(osbench.mem.STRATEGIES))
     p.add_argument("--capacity", type=int, default=20_000, help="memory units (default 20000)")

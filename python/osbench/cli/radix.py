@@ -7,11 +7,10 @@ import json
 
 import osbench
 from osbench._format import number, percent
-from osbench.cli._common import Subcommands, common_flags, one_of
+from osbench.cli._common import Subcommands, command_group, common_flags, one_of
 
 ORDER = 60
 HELP = "radix-tree prefix cache: replay requests"
-"""This command's line in ``osbench --help``."""
 
 
 EPILOG_REPLAY = (
@@ -37,8 +36,7 @@ def cmd_radix_replay(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: Subcommands) -> None:
-    radix_p = sub.add_parser("radix", help=HELP, epilog=EPILOG_REPLAY)
-    radix_sub = radix_p.add_subparsers(dest="radix_command", required=True)
+    radix_sub = command_group(sub, "radix", HELP, EPILOG_REPLAY)
     p = radix_sub.add_parser(
         "replay", help="replay requests through a prefix (or whole-prompt) cache", epilog=EPILOG_REPLAY
     )

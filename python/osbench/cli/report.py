@@ -12,7 +12,6 @@ from osbench.cli._common import Subcommands, common_flags, output_folder, progre
 
 ORDER = 20
 HELP = "write the report folder (HTML, Markdown, JSON, figures)"
-"""This command's line in ``osbench --help``."""
 
 
 EPILOG = (

@@ -8,12 +8,11 @@ from typing import Any, Optional
 
 import osbench
 from osbench._format import number, percent
-from osbench.cli._common import Subcommands, common_flags, one_of, reading
+from osbench.cli._common import Subcommands, command_group, common_flags, one_of, reading
 from osbench.errors import OsbenchError
 
 ORDER = 40
 HELP = "CPU scheduling: simulate a policy on a workload"
-"""This command's line in ``osbench --help``."""
 
 
 EPILOG_SIMULATE = "example: osbench sched simulate --policy srpt --jobs 100000 --load 0.8 --sizes lognormal"
@@ -70,8 +69,7 @@ def _theory(policy: str, sizes: str, load: float) -> Optional[float]:
 
 
 def add_commands(sub: Subcommands) -> None:
-    sched_p = sub.add_parser("sched", help=HELP, epilog=EPILOG_SIMULATE)
-    sched_sub = sched_p.add_subparsers(dest="sched_command", required=True)
+    sched_sub = command_group(sub, "sched", HELP, EPILOG_SIMULATE)
     p = sched_sub.add_parser("simulate", help="simulate one policy", epilog=EPILOG_SIMULATE)
     p.add_argument("--policy", default="srpt", type=str.lower, help=one_of(osbench.sched.POLICIES))
     p.add_argument("--jobs", type=int, default=100_000, help="number of jobs (default 100000)")

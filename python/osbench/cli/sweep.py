@@ -12,7 +12,6 @@ from osbench.cli._common import Subcommands, common_flags, run_sweep, sweep_flag
 
 ORDER = 90
 HELP = "run traces x policies x capacities, resumable, locally or on Dask"
-"""This command's line in ``osbench --help``."""
 
 
 EPILOG = "example: osbench sweep study.toml --out results.jsonl --dask local   (rerun the same command to resume)"
