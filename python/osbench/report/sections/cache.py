@@ -11,7 +11,7 @@ import numpy as np
 
 from osbench import cache, datasets, traces
 from osbench._files import figure_png
-from osbench._format import number, ratio
+from osbench._format import number, ratio, size
 from osbench._table import Table
 from osbench.cache import lecture as cache_lecture
 from osbench.report.findings import leading, names
@@ -32,10 +32,11 @@ def _leaders(capacities: np.ndarray, curves: dict[str, np.ndarray], unit: str) -
             return "every policy ties"
         return f"{names(top)} {'tie' if len(top) > 1 else 'hits most'}"
 
-    return (
-        f"OPT is the ceiling; among the online policies {best(0)} at {number(int(capacities[0]))} {unit} "
-        f"and {best(-1)} at {number(int(capacities[-1]))}"
-    )
+    def at(i: int) -> str:
+        c = int(capacities[i])
+        return size(c) if unit == "bytes" else f"{number(c)} {unit}" if i == 0 else number(c)
+
+    return f"OPT is the ceiling; among the online policies {best(0)} at {at(0)} and {best(-1)} at {at(-1)}"
 
 
 def _curves_figure(
