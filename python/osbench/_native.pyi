@@ -1,6 +1,6 @@
 """Type stubs of the native extension (Rust, PyO3). Checked by ``mypy.stubtest osbench._native``."""
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Optional, TypedDict, Union, final
 
 import numpy as np
@@ -25,6 +25,8 @@ __all__ = [
     "__version__",
     "cache_curve",
     "cache_lru_shards",
+    "cache_min_capacity",
+    "cache_parameters",
     "cache_replay",
     "cache_replay_grid",
     "cache_spatial_sample",
@@ -59,16 +61,30 @@ def progress_hook(
 SERVE_POLICIES: list[str]
 
 # cache
+_ParamValue = Union[bool, int, float]
+
+class _CacheParamRow(TypedDict):
+    name: str
+    kind: str
+    default: _ParamValue
+    accepts: str
+    doc: str
+
 class _CachePolicyRow(TypedDict):
     name: str
     min_capacity: int
     offline: bool
     takes_costs: bool
     reads: list[str]
+    params: list[_CacheParamRow]
     libcachesim: Optional[str]
 
 CACHE_POLICIES: list[_CachePolicyRow]
 
+def cache_parameters(
+    policy: str, name: str, capacities: list[int], params: Optional[Mapping[str, _ParamValue]] = None
+) -> dict[str, _ParamValue]: ...
+def cache_min_capacity(policy: str, params: Optional[Mapping[str, _ParamValue]] = None) -> int: ...
 def dense_ids(keys: _Keys) -> tuple[npt.NDArray[np.uint32], int]: ...
 def next_use(ids: npt.NDArray[np.uint32], n_ids: int) -> npt.NDArray[np.uint64]: ...
 def cache_spatial_sample(keys: _Keys, rate: float, seed: int = 0) -> npt.NDArray[np.bool_]: ...
@@ -82,7 +98,7 @@ def cache_replay(
     capacity: int,
     next_use: Optional[npt.NDArray[np.uint64]] = None,
     mask: bool = False,
-    bit_on_insert: bool = False,
+    params: Optional[Mapping[str, _ParamValue]] = None,
     sizes: Optional[npt.NDArray[np.uint64]] = None,
     costs: Optional[npt.NDArray[np.float64]] = None,
 ) -> tuple[int, Optional[npt.NDArray[np.bool_]]]: ...
@@ -92,7 +108,7 @@ def cache_curve(
     n_ids: int,
     capacities: npt.NDArray[np.uint64],
     next_use: Optional[npt.NDArray[np.uint64]] = None,
-    bit_on_insert: bool = False,
+    params: Optional[Mapping[str, _ParamValue]] = None,
     threads: Optional[int] = None,
     sizes: Optional[npt.NDArray[np.uint64]] = None,
     costs: Optional[npt.NDArray[np.float64]] = None,
@@ -103,7 +119,7 @@ def cache_replay_grid(
     ids: npt.NDArray[np.uint32],
     n_ids: int,
     next_use: Optional[npt.NDArray[np.uint64]] = None,
-    bit_on_insert: bool = False,
+    params: Optional[Mapping[str, _ParamValue]] = None,
     threads: Optional[int] = None,
     sizes: Optional[npt.NDArray[np.uint64]] = None,
     costs: Optional[npt.NDArray[np.float64]] = None,
@@ -122,7 +138,12 @@ class OnlineCache:
     @property
     def used(self) -> int: ...
     def __new__(
-        cls, policy: str, capacity: int, bit_on_insert: bool = False, sizes: bool = False, costs: bool = False
+        cls,
+        policy: str,
+        capacity: int,
+        params: Optional[Mapping[str, _ParamValue]] = None,
+        sizes: bool = False,
+        costs: bool = False,
     ) -> OnlineCache: ...
     def access(self, key: int, size: Optional[int] = None, cost: Optional[float] = None) -> bool: ...
     def __contains__(self, key: int, /) -> bool: ...
@@ -148,7 +169,7 @@ class CacheStream:
     def bad_access(self) -> Optional[int]: ...
     @property
     def key_map_bytes(self) -> int: ...
-    def __new__(cls, policy: str, capacity: int, bit_on_insert: bool = False) -> CacheStream: ...
+    def __new__(cls, policy: str, capacity: int, params: Optional[Mapping[str, _ParamValue]] = None) -> CacheStream: ...
     def feed(
         self,
         keys: _Keys,

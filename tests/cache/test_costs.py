@@ -152,16 +152,16 @@ def test_costs_are_for_gdsf_only(policy: str) -> None:
     ids = np.zeros(2, dtype=np.uint32)
     next_use = np.full(2, 2**64 - 1, dtype=np.uint64)
     for call in (
-        lambda: _native.cache_replay(policy, ids, 1, cap, next_use, False, False, None, np.ones(2)),
+        lambda: _native.cache_replay(policy, ids, 1, cap, next_use, False, None, None, np.ones(2)),
         lambda: _native.cache_curve(
-            policy, ids, 1, np.array([cap], dtype=np.uint64), next_use, False, None, None, np.ones(2)
+            policy, ids, 1, np.array([cap], dtype=np.uint64), next_use, None, None, None, np.ones(2)
         ),
     ):
         with pytest.raises(ValueError, match=r"costs.*gdsf"):
             call()
     if policy != "opt":
         with pytest.raises(ValueError, match=r"costs.*gdsf"):
-            _native.OnlineCache(policy, cap, False, False, True)
+            _native.OnlineCache(policy, cap, None, False, True)
 
 
 @pytest.mark.parametrize(
@@ -189,11 +189,11 @@ def test_bad_costs_reach_the_native_core_as_errors() -> None:
     ids = np.array([0, 1, 0], dtype=np.uint32)
     for bad in (np.array([1.0, 0.0, 1.0]), np.array([1.0, np.nan, 1.0]), np.array([1.0, -np.inf, 1.0])):
         with pytest.raises(ValueError, match="costs"):
-            _native.cache_replay("gdsf", ids, 2, 3, None, False, False, None, bad)
+            _native.cache_replay("gdsf", ids, 2, 3, None, False, None, None, bad)
         with pytest.raises(ValueError, match="costs"):
-            _native.cache_curve("gdsf", ids, 2, np.array([3], dtype=np.uint64), None, False, None, None, bad)
+            _native.cache_curve("gdsf", ids, 2, np.array([3], dtype=np.uint64), None, None, None, None, bad)
     with pytest.raises(ValueError, match="costs=2 entries is not accepted"):
-        _native.cache_replay("gdsf", ids, 2, 3, None, False, False, None, np.ones(2))
+        _native.cache_replay("gdsf", ids, 2, 3, None, False, None, None, np.ones(2))
 
 
 def test_costs_with_files_and_samples_are_refused(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -100,4 +100,4 @@ def test_bad_sizes() -> None:
     with pytest.raises(ValueError, match="carries no sizes"):
         ob.cache.replay([1, 2], "lru", 10, sizes=True)
     with pytest.raises(ValueError, match="sizes"):
-        _native.cache_replay("lru", np.zeros(2, dtype=np.uint32), 1, 3, None, False, False, np.ones(3, dtype=np.uint64))
+        _native.cache_replay("lru", np.zeros(2, dtype=np.uint32), 1, 3, None, False, None, np.ones(3, dtype=np.uint64))

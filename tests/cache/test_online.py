@@ -125,7 +125,7 @@ def test_bad_sizes_flag_and_offline() -> None:
     with pytest.raises(ValueError, match="no online form"):
         ob.cache.new("opt", 10, sizes=True)
     with pytest.raises(TypeError):
-        _native.OnlineCache("lru", 10, False, 1)  # type: ignore[arg-type]
+        _native.OnlineCache("lru", 10, None, 1)  # type: ignore[arg-type]
 
 
 def test_online_cache_basics() -> None:

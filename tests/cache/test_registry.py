@@ -88,7 +88,9 @@ def test_a_parameter_is_taken_by_the_policies_that_read_it_only(policy: str) -> 
                 call()
     if not reads:
         with pytest.raises(ValueError, match="bit_on_insert"):
-            _native.OnlineCache(policy, cap, True) if policy not in OFFLINE else _native.CacheStream(policy, cap, True)
+            _native.OnlineCache(policy, cap, {"bit_on_insert": True}) if policy not in OFFLINE else _native.CacheStream(
+                policy, cap, {"bit_on_insert": True}
+            )
 
 
 def test_the_contributors_page_names_places_that_exist() -> None:

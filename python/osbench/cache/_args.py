@@ -5,13 +5,13 @@ before either engine runs. Every policy fact comes from the table (:mod:`.polici
 from __future__ import annotations
 
 import numbers
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from typing import Any, Callable, Optional
 
 import numpy as np
 
-from osbench import _checks
-from osbench.cache.policies import COSTED_POLICIES, MIN_CAPACITY, OFFLINE, PARAMETERS, POLICIES
+from osbench import _checks, _native
+from osbench.cache.policies import COSTED_POLICIES, OFFLINE, PARAMETER_NAMES, PARAMETERS, POLICIES, TABLE
 from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.traces import Trace, as_trace
 
@@ -22,29 +22,64 @@ def policy(value: Any) -> str:
 
 
 def capacity(name: str, policy: str, value: Any) -> int:
-    """A positive integer, at least the policy's minimum capacity."""
+    """A positive integer, at least the policy's minimum capacity at its default parameters
+    (:func:`parameters` checks it under others)."""
     value = _checks.positive_int(name, value)
-    least = MIN_CAPACITY.get(policy, 1)
-    if value < least:
-        raise ArgumentError(
-            f"{name}={value} is not accepted for policy={policy!r}: it must be at least {least} "
-            "(a queue of the policy would hold no object)"
-        )
+    _native.cache_parameters(policy, name, [value])
     return value
 
 
-def parameters(policy: str, bit_on_insert: Any) -> dict[str, Any]:
-    """The keyword parameters for the policy: those it reads (its row of the table); one it
-    does not read is refused unless left at its default."""
-    given = {"bit_on_insert": bit_on_insert}
-    defaults = {"bit_on_insert": False}
-    for name, value in given.items():
-        if not isinstance(value, bool):
-            raise ArgumentTypeError(f"{name}={value!r} is not accepted: it must be True or False")
-        if value != defaults[name] and name not in PARAMETERS[policy]:
-            readers = ", ".join(p for p, read in PARAMETERS.items() if name in read)
-            raise ArgumentError(f"{name}={value!r} is not accepted for policy={policy!r}: it is read by {readers} only")
-    return {name: value for name, value in given.items() if name in PARAMETERS[policy]}
+_KINDS: dict[str, Callable[[Any], bool]] = {
+    "flag": lambda v: isinstance(v, bool),
+    "int": lambda v: isinstance(v, numbers.Integral) and not isinstance(v, bool),
+    "real": lambda v: isinstance(v, numbers.Real) and not isinstance(v, bool),
+}
+
+
+def split(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Keyword arguments split into policy parameters (the names in the table) and the rest."""
+    params = {k: v for k, v in options.items() if k in PARAMETER_NAMES}
+    return params, {k: v for k, v in options.items() if k not in PARAMETER_NAMES}
+
+
+def unknown(options: dict[str, Any]) -> None:
+    """Refuse keyword arguments that are no policy's parameter."""
+    if options:
+        name = sorted(options)[0]
+        raise ArgumentTypeError(
+            f"{name}={options[name]!r} is not accepted: it is not a parameter of any policy "
+            f"(the parameters: {', '.join(sorted(PARAMETER_NAMES))})"
+        )
+
+
+def parameters(
+    policy: str, given: dict[str, Any], capacities: Iterable[int] = (), name: str = "capacity"
+) -> dict[str, Any]:
+    """The policy's parameters resolved by its row of the table: those given (each one it
+    reads, of the right kind, in its range), the others at their defaults; every capacity in
+    ``capacities`` (argument ``name``) checked against the minimum they leave. A parameter the
+    policy does not read is refused unless given at the default of the policies that read it."""
+    params, other = split(given)
+    unknown(other)
+    kept = {}
+    for key, value in params.items():
+        if key not in PARAMETERS[policy]:
+            readers = [p for p, read in PARAMETERS.items() if key in read]
+            if type(value) is bool and all(value is TABLE[p].params[key].default for p in readers):
+                continue  # a flag left at its default: what a caller passing it to every policy gives
+            raise ArgumentError(
+                f"{key}={value!r} is not accepted for policy={policy!r}: it is read by {', '.join(readers)} only"
+            )
+        declared = TABLE[policy].params[key]
+        if not _KINDS[declared.kind](value):
+            raise ArgumentTypeError(f"{key}={value!r} is not accepted: {declared.accepts}")
+        kept[key] = bool(value) if declared.kind == "flag" else int(value) if declared.kind == "int" else value
+    return dict(_native.cache_parameters(policy, name, list(capacities), kept))
+
+
+def min_capacity(policy: str, parameters: dict[str, Any]) -> int:
+    """The smallest capacity the policy takes under its (checked) ``parameters``."""
+    return int(_native.cache_min_capacity(policy, parameters))
 
 
 def online(policy: str, costs: bool) -> None:

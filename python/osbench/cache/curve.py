@@ -20,11 +20,11 @@ def curve(
     capacities: Iterable[int],
     *,
     engine: str = "native",
-    bit_on_insert: bool = False,
     threads: Optional[int] = None,
     sizes: Any = None,
     costs: Any = None,
     sample: Optional[float] = None,
+    **parameters: Any,
 ) -> np.ndarray:
     """Hit ratios of ``policy`` at each capacity (a float array, in the order given).
 
@@ -46,11 +46,13 @@ def curve(
     policies sample at the power-of-two rate that leaves 100 to 200 objects (the whole trace
     under 200). Asking only for capacities of at least ``100 / rate`` objects keeps the whole
     estimate on the small sample. Native engine, unit sizes.
+
+    ``parameters``: the policy's, as for :func:`~osbench.cache.replay`.
     """
     policy = _args.policy(policy)
     engine = _checks.engine(engine)
-    caps = [_args.capacity("capacities", policy, c) for c in _checks.int_list("capacities", capacities)]
-    parameters = _args.parameters(policy, bit_on_insert)
+    caps = [_checks.positive_int("capacities", c) for c in _checks.int_list("capacities", capacities)]
+    parameters = _args.parameters(policy, parameters, caps, "capacities")
     if threads is not None:
         threads = _checks.positive_int("threads", threads, maximum=1024)
     if sample is not None:
@@ -61,11 +63,9 @@ def curve(
             )
         if policy in OFFLINE:
             raise ArgumentError(f"sample is not accepted for policy={policy!r}: offline policies need the whole future")
-        return shards.sampled_curve(as_trace(trace), policy, caps, sample, bit_on_insert, threads)
+        return shards.sampled_curve(as_trace(trace), policy, caps, sample, parameters, threads)
     if engine == "reference":
         return exact.reference_curve(trace, policy, caps, parameters, sizes, costs)
     t = as_trace(trace)
     n = len(t)
-    return exact.native(
-        t, policy, caps, bit_on_insert, threads, _args.sizes(t, sizes, n), _args.costs(costs, policy, n)
-    )
+    return exact.native(t, policy, caps, parameters, threads, _args.sizes(t, sizes, n), _args.costs(costs, policy, n))

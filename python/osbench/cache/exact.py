@@ -18,16 +18,16 @@ def native(
     t: Trace,
     policy: str,
     caps: list[int],
-    bit_on_insert: bool,
+    parameters: dict[str, Any],
     threads: Optional[int],
     sizes: Optional[np.ndarray] = None,
     costs: Optional[np.ndarray] = None,
 ) -> np.ndarray:
-    """Hit ratios of the native engine at each capacity."""
+    """Hit ratios of the native engine at each capacity (``parameters`` resolved)."""
     ids, n_ids = t.dense()
     next_use = t.next_use() if policy in OFFLINE else None
     hits = _native.cache_curve(
-        policy, ids, n_ids, np.array(caps, dtype=np.uint64), next_use, bit_on_insert, threads, sizes, costs
+        policy, ids, n_ids, np.array(caps, dtype=np.uint64), next_use, parameters, threads, sizes, costs
     )
     n = len(ids)
     return hits / n if n else np.zeros(len(caps))

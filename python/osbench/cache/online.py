@@ -72,9 +72,9 @@ def new(
     capacity: int,
     *,
     engine: str = "native",
-    bit_on_insert: bool = False,
     sizes: bool = False,
     costs: bool = False,
+    **parameters: Any,
 ) -> OnlineCache:
     """An online cache: ``c.access(key)`` returns True on a hit; ``len(c)``, ``key in c``,
     ``c.used``.
@@ -87,15 +87,16 @@ def new(
     cost, ``c.access(key, cost=c)`` or ``c.access(key, size, c)`` (finite, positive); an
     object keeps the cost it entered with.
     Native keys are integers in [-2**63, 2**64); reference keys are any hashable.
-    Offline policies (``opt``) need the future and have no online form."""
+    Offline policies (``opt``) need the future and have no online form.
+    ``parameters``: the policy's, as for :func:`~osbench.cache.replay`."""
     policy = _args.policy(policy)
-    capacity = _args.capacity("capacity", policy, capacity)
+    capacity = _checks.positive_int("capacity", capacity)
     engine = _checks.engine(engine)
-    parameters = _args.parameters(policy, bit_on_insert)
+    parameters = _args.parameters(policy, parameters, [capacity])
     sizes, costs = _args.flag("sizes", sizes), _args.flag("costs", costs)
     _args.online(policy, costs)
     if engine == "reference":
         cache: Any = _ReferenceCache(policy, capacity, sizes, parameters)
     else:
-        cache = _native.OnlineCache(policy, capacity, bit_on_insert, sizes, costs)
+        cache = _native.OnlineCache(policy, capacity, parameters, sizes, costs)
     return OnlineCache(cache, policy, capacity, sizes, costs)

@@ -2,16 +2,32 @@
 
 The native core declares every policy once, in one table (``rust/osbench-core/src/cache/
 policies/mod.rs``): its name, the smallest capacity it takes, whether it is offline, whether it
-takes costs, the parameters it reads, and the libCacheSim class that agrees with it miss for
-miss. Every list and check in Python is derived from that table here; nothing is written twice.
+takes costs, the parameters it reads (each with its default and what it accepts), and the
+libCacheSim class that agrees with it miss for miss. Every list and check in Python is derived
+from that table here; nothing is written twice.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Union
 
 from osbench import _native
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One parameter a policy reads, as the core's table declares it."""
+
+    name: str
+    """The keyword users give."""
+    kind: str
+    """``"flag"`` (True or False), ``"int"`` or ``"real"`` (an int is taken as the same real)."""
+    default: Union[bool, int, float]
+    accepts: str
+    """What it accepts, in words (``"an integer from 1 to 64"``)."""
+    doc: str
+    """What it sets."""
 
 
 @dataclass(frozen=True)
@@ -26,11 +42,17 @@ class PolicyInfo:
     """It needs each access's next use (the future), so it has no online form."""
     takes_costs: bool
     """It takes one cost per access (the price of bringing the object in)."""
-    reads: tuple[str, ...]
-    """The keyword parameters it reads (``bit_on_insert``); it refuses the others."""
+    params: dict[str, Parameter]
+    """The keyword parameters it reads, by name (``bit_on_insert``, ``k``...); it refuses the
+    others."""
     libcachesim: Optional[str]
     """The class of libCacheSim (and its Python package ``libcachesim``) whose miss counts
     equal ours request by request, if there is one."""
+
+    @property
+    def reads(self) -> tuple[str, ...]:
+        """The names of the parameters it reads."""
+        return tuple(self.params)
 
 
 TABLE: dict[str, PolicyInfo] = {
@@ -39,7 +61,7 @@ TABLE: dict[str, PolicyInfo] = {
         min_capacity=row["min_capacity"],
         offline=row["offline"],
         takes_costs=row["takes_costs"],
-        reads=tuple(row["reads"]),
+        params={p["name"]: Parameter(**p) for p in row["params"]},
         libcachesim=row["libcachesim"],
     )
     for row in _native.CACHE_POLICIES
@@ -50,8 +72,9 @@ POLICIES: tuple[str, ...] = tuple(TABLE)
 """Every policy name, lower case. Every policy takes object sizes (``sizes=``)."""
 
 MIN_CAPACITY: dict[str, int] = {p.name: p.min_capacity for p in TABLE.values() if p.min_capacity > 1}
-"""Policies refusing small capacities: S3-FIFO's small queue (10%) and 2Q's Ain (25%) must
-hold at least one object (libCacheSim aborts, or caches nothing, below these)."""
+"""Policies refusing small capacities at their default parameters: S3-FIFO's small queue (10%)
+and 2Q's Ain (25%) must hold at least one object (libCacheSim aborts, or caches nothing, below
+these). Some minimums move with a parameter (SLRU's with its segment count)."""
 
 OFFLINE: frozenset[str] = frozenset(p.name for p in TABLE.values() if p.offline)
 """Policies that need the future (each access's next use) and so have no online form."""
@@ -61,7 +84,11 @@ COSTED_POLICIES: tuple[str, ...] = tuple(p.name for p in TABLE.values() if p.tak
 e.g. the prefill recompute cost of a KV block; GDSF keeps objects by cost per byte)."""
 
 PARAMETERS: dict[str, tuple[str, ...]] = {p.name: p.reads for p in TABLE.values()}
-"""The keyword parameters each policy reads (``bit_on_insert`` for CLOCK); the others refuse them."""
+"""The keyword parameters each policy reads (``bit_on_insert`` for CLOCK, ``k`` for LRU-K...);
+the others refuse them. Their defaults and ranges: ``TABLE[policy].params``."""
+
+PARAMETER_NAMES: frozenset[str] = frozenset(name for names in PARAMETERS.values() for name in names)
+"""Every policy parameter's name (the keywords the cache functions take besides their own)."""
 
 LIBCACHESIM_NAMES: dict[str, str] = {p.name: p.libcachesim for p in TABLE.values() if p.libcachesim}
 """Each policy's class in libCacheSim (and its Python package ``libcachesim``), whose miss

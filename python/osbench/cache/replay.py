@@ -13,7 +13,7 @@ import numpy as np
 
 from osbench import _checks, _native
 from osbench.cache import _args, reference
-from osbench.cache.policies import OFFLINE
+from osbench.cache.policies import OFFLINE, PARAMETERS
 from osbench.errors import ArgumentError, ArgumentTypeError, TraceFileError
 from osbench.traces import as_trace, formats
 
@@ -45,7 +45,7 @@ def _result(policy: str, capacity: int, accesses: int, hits: int, mask: Optional
     return Replay(policy, capacity, accesses, hits, accesses - hits, hit_ratio, miss_ratio, mask)
 
 
-def stream(policy: str, capacity: int, *, bit_on_insert: bool = False) -> _native.CacheStream:
+def stream(policy: str, capacity: int, **parameters: Any) -> _native.CacheStream:
     """A native replay fed chunk by chunk: ``s.feed(keys, next_access=None)`` returns the
     chunk's hits; ``s.hits``, ``s.accesses``, ``s.n_distinct`` so far. The key map and the
     policy live across chunks, so the pieces of a trace give exactly the hits of one replay
@@ -56,11 +56,10 @@ def stream(policy: str, capacity: int, *, bit_on_insert: bool = False) -> _nativ
     never): it is checked against the keys as they come, and ``s.finish()`` at the end checks
     that every promised access came (``s.bad_access`` is the access a refusal is about).
     Chunks go in one at a time, in order: a ``feed`` while another thread's runs raises
-    ``RuntimeError``."""
+    ``RuntimeError``. ``parameters``: the policy's, as for :func:`replay`."""
     policy = _args.policy(policy)
-    capacity = _args.capacity("capacity", policy, capacity)
-    _args.parameters(policy, bit_on_insert)
-    return _native.CacheStream(policy, capacity, bit_on_insert)
+    capacity = _checks.positive_int("capacity", capacity)
+    return _native.CacheStream(policy, capacity, _args.parameters(policy, parameters, [capacity]))
 
 
 def _replay_file(
@@ -80,7 +79,7 @@ def _replay_file(
         sizes = None if size_arr is None else size_arr.tolist()
         flags = reference.replay(keys, policy, capacity, sizes, **parameters)
         return _result(policy, capacity, len(flags), sum(flags), None)
-    s = _native.CacheStream(policy, capacity, **parameters)
+    s = _native.CacheStream(policy, capacity, parameters)
     fmt = read_options.pop("format", None)
     where = os.fspath(path)
     for piece in formats.file_pieces(path, fmt, chunk_size, read_options):
@@ -129,11 +128,10 @@ def replay(
     *,
     mask: bool = False,
     engine: str = "native",
-    bit_on_insert: bool = False,
     chunk_size: int = 1 << 20,
     sizes: Any = None,
     costs: Any = None,
-    **read_options: Any,
+    **options: Any,
 ) -> Replay:
     """Replay ``trace`` through a fresh cache of ``capacity`` objects under ``policy``.
 
@@ -153,13 +151,15 @@ def replay(
     object keeps the cost (and size) it entered with. Without costs, every cost is
     ``reference.GDSF_SCALE`` (1e6, libCacheSim's). Not for files.
     ``mask=True`` keeps per-access hit flags (not for files).
-    ``bit_on_insert`` selects the textbook CLOCK (a newcomer's reference bit starts set); the
-    policies that do not read it (``PARAMETERS``) refuse it.
+    ``options``: the policy's parameters (``PARAMETERS``, with their defaults and ranges in
+    ``TABLE[policy].params``: ``bit_on_insert=True`` the textbook CLOCK, ``k=`` LRU-K's K...;
+    the policies that do not read one refuse it), and for a file the read options.
     """
     policy = _args.policy(policy)
-    capacity = _args.capacity("capacity", policy, capacity)
+    capacity = _checks.positive_int("capacity", capacity)
+    given, read_options = _args.split(options)
+    parameters = _args.parameters(policy, given, [capacity])
     engine = _checks.engine(engine)
-    parameters = _args.parameters(policy, bit_on_insert)
     mask = _checks.flag("mask", mask)
     if isinstance(trace, (str, os.PathLike)):
         if mask:
@@ -200,7 +200,7 @@ def replay(
     cost_arr = _args.costs(costs, policy, len(ids))
     next_use = t.next_use() if policy in OFFLINE else None
     hits, native_mask = _native.cache_replay(
-        policy, ids, n_ids, capacity, next_use, mask, bit_on_insert, size_arr, cost_arr
+        policy, ids, n_ids, capacity, next_use, mask, parameters, size_arr, cost_arr
     )
     return _result(policy, capacity, len(ids), int(hits), native_mask)
 
@@ -210,10 +210,10 @@ def replay_grid(
     policies: Iterable[str],
     capacities: Iterable[int],
     *,
-    bit_on_insert: bool = False,
     threads: Optional[int] = None,
     sizes: Any = None,
     costs: Any = None,
+    **parameters: Any,
 ) -> list[Replay]:
     """Replay ``trace`` through a fresh cache for every pair of a policy in ``policies`` and a
     capacity in ``capacities``: a list of :class:`Replay`, policy by policy, each policy's
@@ -222,13 +222,18 @@ def replay_grid(
     may use, ``len(os.sched_getaffinity(0))``), the trace mapped to dense ids once.
 
     ``trace`` as for :func:`replay` in memory (a Trace or an array of keys; not a file);
-    ``bit_on_insert``, ``sizes`` and ``costs`` as for :func:`replay`, and every policy must
-    accept them."""
+    ``sizes``, ``costs`` and the policy ``parameters`` as for :func:`replay`, and every policy
+    must accept them."""
     policies = [_args.policy(p) for p in ([policies] if isinstance(policies, str) else policies)]
-    caps = list(capacities) if isinstance(capacities, Iterable) else [capacities]
-    cells = [(p, _args.capacity("capacities", p, c)) for p in policies for c in caps]
+    caps = [
+        _checks.positive_int("capacities", c)
+        for c in (capacities if isinstance(capacities, Iterable) else [capacities])
+    ]
     for p in policies:
-        _args.parameters(p, bit_on_insert)
+        _args.parameters(p, parameters, caps, "capacities")
+    # Every policy reads these (the others were flags at their defaults, dropped by the check).
+    given = {k: v for k, v in parameters.items() if all(k in PARAMETERS[p] for p in policies)}
+    cells = [(p, c) for p in policies for c in caps]
     if threads is not None:
         threads = _checks.positive_int("threads", threads, maximum=1024)
     if isinstance(trace, (str, os.PathLike)):
@@ -248,7 +253,7 @@ def replay_grid(
         ids,
         n_ids,
         next_use,
-        bit_on_insert,
+        given,
         threads,
         size_arr,
         cost_arr,

@@ -9,7 +9,6 @@ import numpy as np
 
 from osbench import _native
 from osbench.cache import _args, exact
-from osbench.cache.policies import MIN_CAPACITY
 from osbench.errors import ArgumentTypeError
 from osbench.traces import Trace, as_trace
 
@@ -45,7 +44,7 @@ def _estimate(hits_at: dict[int, float], scaled: float, expected: float, kept: i
 
 
 def sampled_curve(
-    t: Trace, policy: str, caps: list[int], rate: float, bit_on_insert: bool, threads: Optional[int]
+    t: Trace, policy: str, caps: list[int], rate: float, parameters: dict[str, Any], threads: Optional[int]
 ) -> np.ndarray:
     """The SHARDS curve (checked arguments; see :func:`osbench.cache.curve`). A capacity c
     holding at least ``SHARDS_MIN_OBJECTS`` objects of the sample (c * rate >= 100) is read off
@@ -67,29 +66,30 @@ def sampled_curve(
         # holds 100 to 200 objects, or the whole trace is replayed from 100 objects down.
         rates = {c: min(1.0, 2.0 ** -int(np.floor(np.log2(c / SHARDS_MIN_OBJECTS)))) for c in small}
         whole = [c for c in small if rates[c] == 1.0]
-        estimates = dict(zip(whole, exact.native(t, policy, whole, bit_on_insert, threads).tolist()))
+        estimates = dict(zip(whole, exact.native(t, policy, whole, parameters, threads).tolist()))
         kept = keys[spatial_sample(keys, rate)]
         for r in sorted(set(rates.values()) - {1.0}):
             at = [c for c in small if rates[c] == r]
             sample = keys[spatial_sample(keys, r)]
-            estimates.update(
-                zip(at, _sample_ratios(sample, policy, [c * r for c in at], n * r, bit_on_insert, threads))
-            )
+            estimates.update(zip(at, _sample_ratios(sample, policy, [c * r for c in at], n * r, parameters, threads)))
     large = [c for c in caps if c not in estimates]
-    estimates.update(
-        zip(large, _sample_ratios(kept, policy, [c * rate for c in large], n * rate, bit_on_insert, threads))
-    )
+    estimates.update(zip(large, _sample_ratios(kept, policy, [c * rate for c in large], n * rate, parameters, threads)))
     return np.clip(np.array([estimates[c] for c in caps], dtype=np.float64), 0.0, 1.0)
 
 
 def _sample_ratios(
-    kept: np.ndarray, policy: str, scaled: list[float], expected: float, bit_on_insert: bool, threads: Optional[int]
+    kept: np.ndarray,
+    policy: str,
+    scaled: list[float],
+    expected: float,
+    parameters: dict[str, Any],
+    threads: Optional[int],
 ) -> list[float]:
     """SHARDS_adj estimates at each scaled (fractional) capacity from one sample."""
-    least = MIN_CAPACITY.get(policy, 1)
+    least = _args.min_capacity(policy, parameters)
     wanted = sorted({w for s in scaled for w in (int(np.floor(s)), int(np.floor(s)) + 1) if w >= least})
     hits_at: dict[int, float] = {0: 0.0}
     if wanted and len(kept):
-        ratios = exact.native(Trace(kept), policy, wanted, bit_on_insert, threads)
+        ratios = exact.native(Trace(kept), policy, wanted, parameters, threads)
         hits_at.update(zip(wanted, (ratios * len(kept)).tolist()))
     return [_estimate(hits_at, s, expected, len(kept)) for s in scaled]

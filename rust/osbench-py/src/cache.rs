@@ -7,17 +7,19 @@ use crate::errors::ToPyResult;
 use crate::interrupt;
 use crate::threads;
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
-use osbench_core::cache::{self, keys, online, shards, stream, Accesses, Options, TABLE};
+use osbench_core::cache::{self, keys, online, shards, stream, Accesses, Options, Value, TABLE};
 use osbench_core::error::check_len;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt};
 use std::sync::{Mutex, MutexGuard, TryLockError};
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CACHE_POLICIES", policy_table(m.py())?)?;
     m.add_function(wrap_pyfunction!(dense_ids, m)?)?;
     m.add_function(wrap_pyfunction!(next_use, m)?)?;
+    m.add_function(wrap_pyfunction!(cache_parameters, m)?)?;
+    m.add_function(wrap_pyfunction!(cache_min_capacity, m)?)?;
     m.add_function(wrap_pyfunction!(cache_replay, m)?)?;
     m.add_function(wrap_pyfunction!(cache_curve, m)?)?;
     m.add_function(wrap_pyfunction!(cache_replay_grid, m)?)?;
@@ -28,20 +30,97 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
-/// The core's policy table, one row (a dict) per policy, in the order users see them.
+/// The core's policy table, one row (a dict) per policy, in the order users see them; each
+/// parameter a dict of its name, kind ("flag", "int" or "real"), default, what it accepts (in
+/// words) and doc.
 fn policy_table(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
     let mut table = Vec::with_capacity(TABLE.len());
     for p in TABLE {
         let row = PyDict::new(py);
         row.set_item("name", p.name)?;
-        row.set_item("min_capacity", p.min_capacity)?;
+        row.set_item("min_capacity", p.min_capacity())?;
         row.set_item("offline", p.offline)?;
         row.set_item("takes_costs", p.takes_costs)?;
-        row.set_item("reads", p.reads.to_vec())?;
+        row.set_item("reads", p.reads().collect::<Vec<_>>())?;
+        let mut params = Vec::with_capacity(p.params.len());
+        for param in p.params {
+            let d = PyDict::new(py);
+            d.set_item("name", param.name)?;
+            d.set_item("kind", param.accepts.kind())?;
+            d.set_item("default", value_to_py(py, param.default)?)?;
+            d.set_item("accepts", param.accepts.describe())?;
+            d.set_item("doc", param.doc)?;
+            params.push(d);
+        }
+        row.set_item("params", params)?;
         row.set_item("libcachesim", p.libcachesim)?;
         table.push(row);
     }
     Ok(table)
+}
+
+fn value_to_py(py: Python<'_>, value: Value) -> PyResult<Bound<'_, PyAny>> {
+    Ok(match value {
+        Value::Flag(b) => PyBool::new(py, b).to_owned().into_any(),
+        Value::Int(v) => v.into_pyobject(py)?.into_any(),
+        Value::Real(v) => PyFloat::new(py, v).into_any(),
+    })
+}
+
+/// Policy parameters from a dict of name -> bool, int or float (the core checks them against
+/// the policy's row; Python refuses other types before).
+fn options(params: Option<&Bound<'_, PyDict>>) -> PyResult<Options> {
+    let mut o = Options::new();
+    for (key, value) in params.into_iter().flat_map(|d| d.iter()) {
+        let name = cache::parameter(&key.extract::<String>()?).py_err()?.name;
+        let value = if let Ok(b) = value.cast::<PyBool>() {
+            Value::Flag(b.is_true())
+        } else if value.is_instance_of::<PyInt>() {
+            Value::Int(value.extract::<i128>().unwrap_or(i128::MAX))
+        } else if let Ok(f) = value.cast::<PyFloat>() {
+            Value::Real(f.value())
+        } else {
+            return Err(crate::errors::ArgumentTypeError::new_err(format!(
+                "{name}={} is not accepted: a bool, an int or a float",
+                value.repr()?
+            )));
+        };
+        o.set(name, value).py_err()?;
+    }
+    Ok(o)
+}
+
+/// The parameters of `policy` resolved against its row (defaults filled in), after checking
+/// them and each of `capacities` (argument `name`): what the reference engine's classes take.
+#[pyfunction]
+#[pyo3(signature = (policy, name, capacities, params=None))]
+fn cache_parameters<'py>(
+    py: Python<'py>,
+    policy: &str,
+    name: &str,
+    capacities: Vec<u64>,
+    params: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let info = cache::info(policy).py_err()?;
+    let resolved = info.resolve(&options(params)?).py_err()?;
+    let name = if name == "capacities" { "capacities" } else { "capacity" };
+    for c in capacities {
+        info.check_capacity(name, c, &resolved).py_err()?;
+    }
+    let out = PyDict::new(py);
+    for (k, v) in resolved.iter() {
+        out.set_item(k, value_to_py(py, v)?)?;
+    }
+    Ok(out)
+}
+
+/// The smallest capacity `policy` takes under `params` (checked; the defaults for the others).
+#[pyfunction]
+#[pyo3(signature = (policy, params=None))]
+fn cache_min_capacity(policy: &str, params: Option<&Bound<'_, PyDict>>) -> PyResult<u64> {
+    let info = cache::info(policy).py_err()?;
+    let resolved = info.resolve(&options(params)?).py_err()?;
+    Ok((info.min_capacity_for)(&resolved))
 }
 
 type U64Array<'py> = Bound<'py, PyArray1<u64>>;
@@ -73,7 +152,7 @@ fn next_use<'py>(py: Python<'py>, ids: PyReadonlyArray1<'py, u32>, n_ids: usize)
 
 /// Replay dense ids through one policy. Returns (hits, per-access hit mask or None).
 #[pyfunction]
-#[pyo3(signature = (policy, ids, n_ids, capacity, next_use=None, mask=false, bit_on_insert=false, sizes=None, costs=None))]
+#[pyo3(signature = (policy, ids, n_ids, capacity, next_use=None, mask=false, params=None, sizes=None, costs=None))]
 #[allow(clippy::too_many_arguments)]
 fn cache_replay<'py>(
     py: Python<'py>,
@@ -83,16 +162,17 @@ fn cache_replay<'py>(
     capacity: u64,
     next_use: Option<PyReadonlyArray1<'py, u64>>,
     mask: bool,
-    bit_on_insert: bool,
+    params: Option<&Bound<'py, PyDict>>,
     sizes: Option<PyReadonlyArray1<'py, u64>>,
     costs: Option<PyReadonlyArray1<'py, f64>>,
 ) -> PyResult<(u64, Option<Bound<'py, PyArray1<bool>>>)> {
+    let options = options(params)?;
     let (ids, next, sizes, costs) =
         (slice("ids", &ids)?, optional("next_use", &next_use)?, optional("sizes", &sizes)?, optional("costs", &costs)?);
     let (hits, flags) = interrupt::run(py, "cache.replay", |cancel| {
         let accesses = Accesses::from_parts(ids, n_ids, sizes, costs, next)?;
         let mut flags = if mask { vec![false; ids.len()] } else { Vec::new() };
-        let hits = cache::replay(policy, capacity, &accesses, Options { bit_on_insert }, &mut flags, cancel)?;
+        let hits = cache::replay(policy, capacity, &accesses, options, &mut flags, cancel)?;
         Ok((hits, flags))
     })?;
     Ok((hits, mask.then(|| flags.into_pyarray(py))))
@@ -101,7 +181,7 @@ fn cache_replay<'py>(
 /// Hits at each capacity: one pass for LRU and OPT (stack distances), else one replay per
 /// capacity on `threads` threads (default: every usable CPU).
 #[pyfunction]
-#[pyo3(signature = (policy, ids, n_ids, capacities, next_use=None, bit_on_insert=false, threads=None, sizes=None, costs=None))]
+#[pyo3(signature = (policy, ids, n_ids, capacities, next_use=None, params=None, threads=None, sizes=None, costs=None))]
 #[allow(clippy::too_many_arguments)]
 fn cache_curve<'py>(
     py: Python<'py>,
@@ -110,18 +190,19 @@ fn cache_curve<'py>(
     n_ids: usize,
     capacities: PyReadonlyArray1<'py, u64>,
     next_use: Option<PyReadonlyArray1<'py, u64>>,
-    bit_on_insert: bool,
+    params: Option<&Bound<'py, PyDict>>,
     threads: Option<usize>,
     sizes: Option<PyReadonlyArray1<'py, u64>>,
     costs: Option<PyReadonlyArray1<'py, f64>>,
 ) -> PyResult<U64Array<'py>> {
+    let options = options(params)?;
     let (ids, next, sizes, costs) =
         (slice("ids", &ids)?, optional("next_use", &next_use)?, optional("sizes", &sizes)?, optional("costs", &costs)?);
     let caps = slice("capacities", &capacities)?;
     let threads = threads::threads(py, threads)?;
     let hits = interrupt::run_fanned(py, "cache.curve", threads.min(caps.len()), |cancel| {
         let accesses = Accesses::from_parts(ids, n_ids, sizes, costs, next)?;
-        cache::curve(policy, &accesses, caps, Options { bit_on_insert }, threads, cancel)
+        cache::curve(policy, &accesses, caps, options, threads, cancel)
     })?;
     Ok(hits.into_pyarray(py))
 }
@@ -129,7 +210,7 @@ fn cache_curve<'py>(
 /// Hits of each (policies[i], capacities[i]) cell, each a fresh replay of the same dense ids,
 /// on `threads` threads (default: every usable CPU); the same numbers as one replay per cell.
 #[pyfunction]
-#[pyo3(signature = (policies, capacities, ids, n_ids, next_use=None, bit_on_insert=false, threads=None, sizes=None, costs=None))]
+#[pyo3(signature = (policies, capacities, ids, n_ids, next_use=None, params=None, threads=None, sizes=None, costs=None))]
 #[allow(clippy::too_many_arguments)]
 fn cache_replay_grid<'py>(
     py: Python<'py>,
@@ -138,11 +219,12 @@ fn cache_replay_grid<'py>(
     ids: PyReadonlyArray1<'py, u32>,
     n_ids: usize,
     next_use: Option<PyReadonlyArray1<'py, u64>>,
-    bit_on_insert: bool,
+    params: Option<&Bound<'py, PyDict>>,
     threads: Option<usize>,
     sizes: Option<PyReadonlyArray1<'py, u64>>,
     costs: Option<PyReadonlyArray1<'py, f64>>,
 ) -> PyResult<U64Array<'py>> {
+    let options = options(params)?;
     let (ids, next, sizes, costs) =
         (slice("ids", &ids)?, optional("next_use", &next_use)?, optional("sizes", &sizes)?, optional("costs", &costs)?);
     let caps = slice("capacities", &capacities)?;
@@ -151,7 +233,7 @@ fn cache_replay_grid<'py>(
         check_len("capacities", caps.len(), policies.len(), "policy")?;
         let cells: Vec<(&str, u64)> = policies.iter().map(String::as_str).zip(caps.iter().copied()).collect();
         let accesses = Accesses::from_parts(ids, n_ids, sizes, costs, next)?;
-        cache::replay_grid(&cells, &accesses, Options { bit_on_insert }, threads, cancel)
+        cache::replay_grid(&cells, &accesses, options, threads, cancel)
     })?;
     Ok(hits.into_pyarray(py))
 }
@@ -209,9 +291,15 @@ pub struct OnlineCache {
 #[pymethods]
 impl OnlineCache {
     #[new]
-    #[pyo3(signature = (policy, capacity, bit_on_insert=false, sizes=false, costs=false))]
-    fn new(policy: &str, capacity: u64, bit_on_insert: bool, sizes: bool, costs: bool) -> PyResult<Self> {
-        let cache = online::Online::new(policy, capacity, Options { bit_on_insert }, sizes, costs).py_err()?;
+    #[pyo3(signature = (policy, capacity, params=None, sizes=false, costs=false))]
+    fn new(
+        policy: &str,
+        capacity: u64,
+        params: Option<&Bound<'_, PyDict>>,
+        sizes: bool,
+        costs: bool,
+    ) -> PyResult<Self> {
+        let cache = online::Online::new(policy, capacity, options(params)?, sizes, costs).py_err()?;
         Ok(OnlineCache { cache, capacity, name: policy.to_string(), sizes, costs })
     }
 
@@ -278,9 +366,9 @@ impl CacheStream {
 #[pymethods]
 impl CacheStream {
     #[new]
-    #[pyo3(signature = (policy, capacity, bit_on_insert=false))]
-    fn new(policy: &str, capacity: u64, bit_on_insert: bool) -> PyResult<Self> {
-        let stream = stream::Stream::new(policy, capacity, Options { bit_on_insert }).py_err()?;
+    #[pyo3(signature = (policy, capacity, params=None))]
+    fn new(policy: &str, capacity: u64, params: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        let stream = stream::Stream::new(policy, capacity, options(params)?).py_err()?;
         Ok(CacheStream { state: Mutex::new(StreamState { stream, broken: false }), capacity, name: policy.to_string() })
     }
 

@@ -16,7 +16,8 @@ use super::accesses::Accesses;
 use super::lookup::info;
 use super::marks::{Marks, BLOCK_BITS};
 use super::policy::Options;
-use super::replay::{replay_grid, CHUNK};
+use super::replay::replay_grid;
+use super::CHUNK;
 use super::NEVER;
 use crate::cancel::Cancel;
 use crate::error::Result;
@@ -36,8 +37,8 @@ pub fn curve(
     cancel: &Cancel,
 ) -> Result<Vec<u64>> {
     let info = info(policy)?;
-    info.check_options(options)?;
-    capacities.iter().try_for_each(|&c| info.check_capacity("capacities", c))?;
+    let resolved = info.resolve(&options)?;
+    capacities.iter().try_for_each(|&c| info.check_capacity("capacities", c, &resolved))?;
     info.check_accesses(accesses)?;
     let depth = capacities.iter().copied().max().unwrap_or(0).min(accesses.n_ids() as u64);
     match info.name {

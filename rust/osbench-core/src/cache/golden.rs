@@ -209,7 +209,7 @@ fn clock_gives_a_referenced_object_a_second_chance() {
     assert_eq!(plain("clock", 3, &[1, 2, 3, 1, 4, 2, 3, 1]), "...H....");
     // With every bit set on insert, 3's sweep clears 1 and 2 and comes back to 1, which leaves;
     // by default 2 (bit clear) leaves and 1, referenced, stays.
-    let textbook = Options { bit_on_insert: true };
+    let textbook = Options::new().with("bit_on_insert", Value::Flag(true)).unwrap();
     assert_eq!(mask("clock", 2, &[1, 2, 1, 3, 1], textbook), "..H..");
     assert_eq!(plain("clock", 2, &[1, 2, 1, 3, 1]), "..H.H");
 }

@@ -9,7 +9,7 @@
 //! [`KEYS_AHEAD`] places further on before each lookup, so that many misses are in flight at once.
 
 use super::memory::{filled, filled_or_cancelled, prefetch, KEYS_AHEAD};
-use super::replay::CHUNK;
+use super::CHUNK;
 use super::NEVER;
 use crate::cancel::Cancel;
 use crate::error::{check_len, invalid, Result};

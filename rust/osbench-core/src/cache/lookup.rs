@@ -2,8 +2,9 @@
 //! building a policy from its row. One layer above the table, which knows nothing of this.
 
 use super::accesses::Accesses;
+use super::params::{Options, Param};
 use super::policies::{AnyPolicy, TABLE};
-use super::policy::{Options, PolicyInfo};
+use super::policy::PolicyInfo;
 use crate::error::{internal, invalid, Result};
 
 /// The table's row for `name`, or an error listing the names.
@@ -20,7 +21,18 @@ fn names(keep: impl Fn(&PolicyInfo) -> bool) -> String {
 }
 
 fn readers(option: &str) -> String {
-    names(|p| p.reads.contains(&option))
+    names(|p| p.reads().any(|r| r == option))
+}
+
+/// The declaration of the parameter `name` (the first row that declares it), or an error
+/// listing every parameter: how a caller outside the core turns a name into the table's.
+pub fn parameter(name: &str) -> Result<&'static Param> {
+    TABLE.iter().flat_map(|p| p.params).find(|p| p.name == name).ok_or_else(|| {
+        let mut all: Vec<&str> = TABLE.iter().flat_map(|p| p.reads()).collect();
+        all.sort_unstable();
+        all.dedup();
+        invalid("parameter", format!("{name:?}"), format!("one of the policies' parameters: {}", all.join(", ")))
+    })
 }
 
 pub fn costs_refused() -> crate::Error {
@@ -28,12 +40,22 @@ pub fn costs_refused() -> crate::Error {
 }
 
 impl PolicyInfo {
-    /// Every option given must be one the policy reads.
-    pub fn check_options(&self, options: Options) -> Result<()> {
-        match options.given().find(|o| !self.reads.contains(o)) {
-            Some(o) => Err(invalid(o, "true", format!("{o} is read by {} only, not by {}", readers(o), self.name))),
-            None => Ok(()),
+    /// The policy's parameters: those `given`, each one it reads and accepts, and the others at
+    /// their defaults. A value it does not read, or does not accept, is refused.
+    pub fn resolve(&self, given: &Options) -> Result<Options> {
+        let mut resolved = self.defaults();
+        for (name, value) in given.iter() {
+            let Some(param) = self.params.iter().find(|p| p.name == name) else {
+                let readers = readers(name);
+                let who = if readers.is_empty() { "no policy".to_string() } else { format!("{readers} only") };
+                return Err(invalid(name, value, format!("{name} is read by {who}, not by {}", self.name)));
+            };
+            let Some(value) = param.accepts.check(value) else {
+                return Err(invalid(name, value, format!("{} for {}", param.accepts.describe(), self.name)));
+            };
+            resolved.set(param.name, value)?;
         }
+        Ok(resolved)
     }
 
     /// What the policy needs and refuses of a trace's accesses: offline policies need the next
@@ -54,11 +76,11 @@ impl PolicyInfo {
 }
 
 impl AnyPolicy {
-    /// Build a policy by name, after checking the capacity and the options against its row.
-    pub fn new(name: &str, capacity: u64, n_ids: usize, options: Options) -> Result<AnyPolicy> {
+    /// Build a policy by name, after checking the capacity and the parameters against its row.
+    pub fn new(name: &str, capacity: u64, n_ids: usize, given: Options) -> Result<AnyPolicy> {
         let info = info(name)?;
-        info.check_capacity("capacity", capacity)?;
-        info.check_options(options)?;
+        let options = info.resolve(&given)?;
+        info.check_capacity("capacity", capacity, &options)?;
         // A cache never holds more objects than there are ids, nor more than memory allows.
         let capacity = usize::try_from(capacity).unwrap_or(usize::MAX);
         AnyPolicy::build(info.name, capacity, n_ids, options)

@@ -19,6 +19,7 @@ mod lookup;
 mod marks;
 mod memory;
 pub mod online;
+mod params;
 mod policies;
 mod policy;
 mod replay;
@@ -28,11 +29,15 @@ pub mod stream;
 
 pub use accesses::Accesses;
 pub use curve::curve;
-pub use lookup::info;
+pub use lookup::{info, parameter};
 pub use memory::{filled, filled_or_cancelled};
+pub use params::{Accepts, Options, Param, Value, MAX_OPTIONS};
 pub use policies::{gdsf::GDSF_SCALE, AnyPolicy, TABLE};
-pub use policy::{Options, Policy, PolicyInfo};
-pub use replay::{replay, replay_grid, CHUNK};
+pub use policy::{Policy, PolicyInfo};
+pub use replay::{replay, replay_grid};
+
+/// How many accesses run between two looks at the cancel flag (a millisecond or so of work).
+pub const CHUNK: usize = 1 << 16;
 
 /// Sentinel for "no id" in the intrusive lists.
 pub const NIL: u32 = u32::MAX;

@@ -3,6 +3,9 @@
 //! macro that turns the table (`policies/mod.rs`) into the `AnyPolicy` enum and its dispatch.
 //! Nothing here reads the table: looking it up is `lookup.rs`, one layer up.
 
+use super::params::Param;
+// Where every policy file takes it from, beside the trait.
+pub use super::params::Options;
 use crate::error::{invalid, Result};
 
 /// A replacement policy over dense ids.
@@ -54,52 +57,65 @@ pub trait Policy {
     fn prefetch_near(&self, _id: u32) {}
 }
 
-/// The parameters that some policies read; each policy's row lists the ones it reads, and
-/// giving one to a policy that does not read it is refused.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Options {
-    /// CLOCK: start a newly inserted page with its reference bit set (the textbook variant).
-    pub bit_on_insert: bool,
-}
-
-impl Options {
-    /// The names of the options set to something other than their default.
-    pub fn given(&self) -> impl Iterator<Item = &'static str> {
-        let Options { bit_on_insert } = *self;
-        [("bit_on_insert", bit_on_insert)].into_iter().filter(|&(_, set)| set).map(|(name, _)| name)
-    }
-}
-
 /// What the table says about a policy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub struct PolicyInfo {
     /// The name users give, lower case: the policy's file name.
     pub name: &'static str,
-    /// The smallest capacity that leaves every queue of the policy room for one object.
-    pub min_capacity: u64,
+    /// The smallest capacity that leaves every queue of the policy room for one object, given
+    /// the policy's (resolved) parameters.
+    pub min_capacity_for: fn(&Options) -> u64,
     /// Offline: it needs each access's next use, so it has no online form.
     pub offline: bool,
     /// It takes one cost per access (the price of bringing the object in).
     pub takes_costs: bool,
-    /// The [`Options`] it reads.
-    pub reads: &'static [&'static str],
+    /// The parameters it reads, with their defaults and what they accept.
+    pub params: &'static [Param],
     /// The class of libCacheSim that agrees with it miss for miss, if there is one.
     pub libcachesim: Option<&'static str>,
 }
 
 impl PolicyInfo {
-    /// A capacity (argument `name`) must be positive and at least the policy's minimum.
-    pub fn check_capacity(&self, name: &'static str, capacity: u64) -> Result<()> {
+    /// The names of the parameters it reads.
+    pub fn reads(&self) -> impl Iterator<Item = &'static str> {
+        self.params.iter().map(|p| p.name)
+    }
+
+    /// Its parameters at their defaults.
+    pub fn defaults(&self) -> Options {
+        let mut o = Options::new();
+        for p in self.params {
+            // A row declares fewer parameters than Options holds (the table's tests check it).
+            let _ = o.set(p.name, p.default);
+        }
+        o
+    }
+
+    /// The smallest capacity at the default parameters.
+    pub fn min_capacity(&self) -> u64 {
+        (self.min_capacity_for)(&self.defaults())
+    }
+
+    /// A capacity (argument `name`) must be positive and at least the policy's minimum under
+    /// `resolved`, its parameters.
+    pub fn check_capacity(&self, name: &'static str, capacity: u64, resolved: &Options) -> Result<()> {
         if capacity == 0 {
             return Err(invalid(name, capacity, "a positive capacity"));
         }
-        if capacity < self.min_capacity {
+        let least = (self.min_capacity_for)(resolved);
+        if capacity < least {
+            let with: Vec<String> = self
+                .params
+                .iter()
+                .filter_map(|p| resolved.get(p.name).filter(|&v| v != p.default).map(|v| format!("{}={v}", p.name)))
+                .collect();
+            let with = if with.is_empty() { String::new() } else { format!(" with {}", with.join(", ")) };
             return Err(invalid(
                 name,
                 capacity,
                 format!(
-                    "at least {} for {} (a queue of the policy would hold no object below it)",
-                    self.min_capacity, self.name
+                    "at least {least} for {}{with} (a queue of the policy would hold no object below it)",
+                    self.name
                 ),
             ));
         }
@@ -151,7 +167,7 @@ macro_rules! policy_table {
             min_capacity: $min:expr,
             offline: $offline:literal,
             takes_costs: $costs:literal,
-            reads: [$($param:literal),* $(,)?],
+            params: [$($param:expr),* $(,)?],
             libcachesim: $peer:expr $(,)?
         }
     ),* $(,)?) => {
@@ -159,10 +175,10 @@ macro_rules! policy_table {
         pub const TABLE: &[PolicyInfo] = &[$(
             PolicyInfo {
                 name: stringify!($file),
-                min_capacity: $min,
+                min_capacity_for: $min,
                 offline: $offline,
                 takes_costs: $costs,
-                reads: &[$($param),*],
+                params: &[$($param),*],
                 libcachesim: $peer,
             },
         )*];

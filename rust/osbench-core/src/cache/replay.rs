@@ -6,12 +6,10 @@ use super::accesses::Accesses;
 use super::lookup::info;
 use super::policies::AnyPolicy;
 use super::policy::Options;
+use super::CHUNK;
 use crate::cancel::Cancel;
 use crate::error::{check_len, Result};
 use crate::par;
-
-/// How many accesses run between two looks at the cancel flag.
-pub const CHUNK: usize = 1 << 16;
 
 /// Replay `accesses` through a fresh `policy` of `capacity`; returns the hits. `mask`, if not
 /// empty, receives one hit flag per access.
@@ -39,8 +37,7 @@ pub fn replay_grid(
 ) -> Result<Vec<u64>> {
     for &(policy, capacity) in cells {
         let info = info(policy)?;
-        info.check_capacity("capacities", capacity)?;
-        info.check_options(options)?;
+        info.check_capacity("capacities", capacity, &info.resolve(&options)?)?;
         info.check_accesses(accesses)?;
     }
     cancel.plan(accesses.len() as u64 * cells.len() as u64);

@@ -8,7 +8,7 @@
 //! at a small depth, whose memory is bounded by that depth (not by the trace's distinct keys).
 
 use super::marks::{Marks, BLOCK_BITS};
-use super::replay::CHUNK;
+use super::CHUNK;
 use crate::cancel::Cancel;
 use crate::error::{check_len, invalid, Result};
 use crate::hash::splitmix64;

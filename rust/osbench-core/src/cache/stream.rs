@@ -14,7 +14,7 @@
 use super::accesses::Accesses;
 use super::keys::CompactKeyMap;
 use super::policy::ensure;
-use super::replay::CHUNK;
+use super::CHUNK;
 use super::{AnyPolicy, Options, NEVER};
 use crate::cancel::Cancel;
 use crate::error::{check_len, invalid, Result};

@@ -75,34 +75,54 @@ fn every_row_has_its_file_and_every_file_its_row() {
 #[test]
 fn every_row_builds_from_its_minimum_capacity_and_refuses_below() {
     for p in TABLE {
-        assert!(p.min_capacity >= 1, "{}", p.name);
-        let built = AnyPolicy::new(p.name, p.min_capacity, 10, Options::default()).unwrap();
-        assert_eq!((built.name(), built.info()), (p.name, p));
+        assert!(p.min_capacity() >= 1, "{}", p.name);
+        let built = AnyPolicy::new(p.name, p.min_capacity(), 10, Options::default()).unwrap();
+        assert_eq!((built.name(), built.info().name), (p.name, p.name));
         assert!(built.is_empty() && built.used() == 0);
-        for below in [0, p.min_capacity - 1] {
+        for below in [0, p.min_capacity() - 1] {
             let err = AnyPolicy::new(p.name, below, 10, Options::default()).err().unwrap().to_string();
             assert!(err.starts_with(&format!("capacity={below} is not accepted")), "{err}");
         }
     }
 }
 
+/// The options setting CLOCK's textbook variant.
+fn textbook() -> Options {
+    Options::new().with("bit_on_insert", Value::Flag(true)).unwrap()
+}
+
 #[test]
-fn options_are_taken_by_the_policies_that_read_them_only() {
-    let set = Options { bit_on_insert: true };
-    assert_eq!(set.given().collect::<Vec<_>>(), ["bit_on_insert"]);
+fn parameters_are_taken_by_the_policies_that_read_them_only() {
     for p in TABLE {
-        let r = AnyPolicy::new(p.name, p.min_capacity, 10, set);
-        assert_eq!(r.is_ok(), p.reads.contains(&"bit_on_insert"), "{}", p.name);
-        if let Err(e) = r {
-            assert!(e.to_string().starts_with("bit_on_insert=true is not accepted: bit_on_insert is read by clock"));
+        assert!(p.params.len() <= MAX_OPTIONS, "{}", p.name);
+        for param in p.params {
+            // Declared once per row, accepted at its default, found by name.
+            assert_eq!(p.params.iter().filter(|q| q.name == param.name).count(), 1, "{}", p.name);
+            assert_eq!(param.accepts.check(param.default), Some(param.default), "{} {}", p.name, param.name);
+            assert!(parameter(param.name).is_ok());
+            let given = Options::new().with(param.name, param.default).unwrap();
+            for other in TABLE {
+                let r = AnyPolicy::new(other.name, other.min_capacity(), 10, given);
+                assert_eq!(r.is_ok(), other.reads().any(|r| r == param.name), "{} {}", other.name, param.name);
+                if let Err(e) = r {
+                    let said = format!("{}={} is not accepted: {} is read by ", param.name, param.default, param.name);
+                    assert!(e.to_string().starts_with(&said), "{e}");
+                }
+            }
         }
     }
+    let err = parameter("nope").unwrap_err().to_string();
+    assert!(err.starts_with("parameter=\"nope\" is not accepted: one of the policies' parameters: "), "{err}");
+    // A value of the wrong kind is refused, naming what is accepted.
+    let wrong = Options::new().with("bit_on_insert", Value::Int(1)).unwrap();
+    let err = AnyPolicy::new("clock", 2, 10, wrong).err().unwrap().to_string();
+    assert_eq!(err, "bit_on_insert=1 is not accepted: True or False for clock");
     // CLOCK reads it: with every bit set on insert the sweep clears them all and evicts the
     // oldest (1), which the default keeps (its bit alone was set, by the hit).
     let keys = [1, 2, 1, 3, 1];
     let (ids, n, next) = prepare(&keys);
     let a = view(&ids, n, &next);
-    let textbook = replay("clock", 2, &a, set, &mut [], &NO).unwrap();
+    let textbook = replay("clock", 2, &a, textbook(), &mut [], &NO).unwrap();
     assert_eq!((replay_hits("clock", 2, &a), textbook), (2, 1));
 }
 
@@ -112,7 +132,7 @@ fn offline_rows_need_next_uses_and_the_others_ignore_them() {
     let (ids, n, next) = prepare(&keys);
     let bare = Accesses::new(&ids, n).unwrap();
     for p in TABLE {
-        let cap = p.min_capacity.max(20);
+        let cap = p.min_capacity().max(20);
         let without = replay(p.name, cap, &bare, Options::default(), &mut [], &NO);
         assert_eq!(without.is_err(), p.offline, "{}", p.name);
         if let Ok(hits) = without {
@@ -128,7 +148,7 @@ fn costs_go_to_the_rows_that_take_them_only() {
     let costs = vec![GDSF_SCALE; ids.len()];
     let a = view(&ids, n, &next).with_costs(&costs).unwrap();
     for p in TABLE {
-        let cap = p.min_capacity.max(20);
+        let cap = p.min_capacity().max(20);
         let r = replay(p.name, cap, &a, Options::default(), &mut [], &NO);
         assert_eq!(r.is_ok(), p.takes_costs, "{}", p.name);
         match r {
@@ -144,7 +164,7 @@ fn unit_sizes_give_the_unit_hits_for_every_row() {
     let (ids, n, next) = prepare(&keys);
     let ones = vec![1u64; ids.len()];
     for p in TABLE {
-        for cap in [p.min_capacity, 37.max(p.min_capacity), 150] {
+        for cap in [p.min_capacity(), 37.max(p.min_capacity()), 150] {
             let (mut unit, mut sized) = (vec![false; ids.len()], vec![false; ids.len()]);
             let a = view(&ids, n, &next);
             let o = Options::default();
@@ -158,7 +178,7 @@ fn unit_sizes_give_the_unit_hits_for_every_row() {
 #[test]
 fn online_rows_grow_their_arrays_and_count_what_they_hold() {
     for p in TABLE.iter().filter(|p| !p.offline) {
-        let mut c = Online::new(p.name, p.min_capacity.max(2) * 2, Options::default(), false, false).unwrap();
+        let mut c = Online::new(p.name, p.min_capacity().max(2) * 2, Options::default(), false, false).unwrap();
         assert!(!c.access(1000, None, None).unwrap());
         assert!(c.access(1000, None, None).unwrap());
         assert!(c.contains(1000) && !c.contains(999));
@@ -210,7 +230,7 @@ fn curves_equal_replays() {
         let a = view(&ids, n, &next);
         let caps: Vec<u64> = vec![1, 2, 3, 7, 16, 50, 100, 299, 300, 1000];
         for p in TABLE {
-            let caps: Vec<u64> = caps.iter().copied().filter(|&c| c >= p.min_capacity).collect();
+            let caps: Vec<u64> = caps.iter().copied().filter(|&c| c >= p.min_capacity()).collect();
             let got = curve(p.name, &a, &caps, Options::default(), 2, &NO).unwrap();
             let want: Vec<u64> = caps.iter().map(|&c| replay_hits(p.name, c, &a)).collect();
             assert_eq!(got, want, "{} seed {seed}", p.name);
@@ -224,7 +244,7 @@ fn a_grid_of_cells_on_any_number_of_threads_equals_its_replays_one_by_one() {
     let (ids, n, next) = prepare(&keys);
     let a = view(&ids, n, &next);
     let cells: Vec<(&str, u64)> =
-        names().flat_map(|p| [3u64, 20, 100, 299].map(|c| (p, c.max(info(p).unwrap().min_capacity)))).collect();
+        names().flat_map(|p| [3u64, 20, 100, 299].map(|c| (p, c.max(info(p).unwrap().min_capacity())))).collect();
     let want: Vec<u64> = cells.iter().map(|&(p, c)| replay_hits(p, c, &a)).collect();
     for threads in [1, 2, 3, 8, 1000] {
         assert_eq!(replay_grid(&cells, &a, Options::default(), threads, &NO).unwrap(), want, "threads={threads}");
@@ -293,7 +313,7 @@ fn hits(policy: &str, capacity: u64, keys: &[u32]) -> Vec<bool> {
 #[test]
 fn small_capacities_are_refused_where_a_queue_would_be_empty() {
     for (policy, min) in [("s3fifo", 10), ("twoq", 4)] {
-        assert_eq!(info(policy).unwrap().min_capacity, min);
+        assert_eq!(info(policy).unwrap().min_capacity(), min);
         let err = AnyPolicy::new(policy, min - 1, 10, Options::default()).err().unwrap().to_string();
         assert!(err.contains("capacity"), "{err}");
         assert!(AnyPolicy::new(policy, min, 10, Options::default()).is_ok());
@@ -306,7 +326,7 @@ fn streaming_in_chunks_equals_one_replay() {
     let (ids, n, next) = prepare(&keys);
     let next_access: Vec<i64> = next.iter().map(|&t| if t == NEVER { -1 } else { t as i64 }).collect();
     for p in TABLE {
-        let cap = 50.max(p.min_capacity);
+        let cap = 50.max(p.min_capacity());
         let want = replay_hits(p.name, cap, &view(&ids, n, &next));
         for chunk in [1usize, 7, 4096, 30_000] {
             let mut s = stream::Stream::new(p.name, cap, Options::default()).unwrap();
@@ -439,7 +459,7 @@ fn online_access_refuses_what_its_mode_does_not_take() {
 fn an_evicted_object_is_no_longer_contained() {
     for p in TABLE.iter().filter(|p| !p.offline) {
         // (S3-FIFO from 20: at 10 to 19 its small queue holds one object and caches nothing.)
-        let capacity = (p.min_capacity * 2).max(2);
+        let capacity = (p.min_capacity() * 2).max(2);
         let mut c = Online::new(p.name, capacity, Options::default(), false, false).unwrap();
         assert!(c.is_empty());
         // Many more keys than room: most of them were cached once and are gone now.
@@ -492,7 +512,7 @@ fn curves_with_sizes_or_costs_replay_every_capacity() {
     let costed = view(&ids, n, &next).with_costs(&costs).unwrap();
     let caps = [10, 40, 150];
     for p in TABLE {
-        let caps: Vec<u64> = caps.iter().map(|&c| c.max(p.min_capacity)).collect();
+        let caps: Vec<u64> = caps.iter().map(|&c| c.max(p.min_capacity())).collect();
         let want: Vec<u64> =
             caps.iter().map(|&c| replay(p.name, c, &sized, Options::default(), &mut [], &NO).unwrap()).collect();
         assert_eq!(curve(p.name, &sized, &caps, Options::default(), 2, &NO).unwrap(), want, "{}", p.name);
@@ -579,7 +599,7 @@ fn after_a_replay_every_row_holds_what_it_says() {
     let (ids, n, next) = prepare(&keys);
     let a = view(&ids, n, &next);
     for p in TABLE {
-        let capacity = (p.min_capacity * 2).max(20);
+        let capacity = (p.min_capacity() * 2).max(20);
         let mut policy = AnyPolicy::new(p.name, capacity, n, Options::default()).unwrap();
         policy.run(&a, &mut []).unwrap();
         let held = (0..n as u32).filter(|&id| policy.contains(id)).count();

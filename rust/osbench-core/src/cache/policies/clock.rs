@@ -26,7 +26,7 @@ pub struct Clock {
 impl Evict for Clock {
     fn new(capacity: usize, n_ids: usize, options: Options) -> Self {
         Clock {
-            bit_on_insert: options.bit_on_insert,
+            bit_on_insert: options.flag("bit_on_insert"),
             circle: VecDeque::with_capacity(capacity.min(n_ids)),
             state: vec![ABSENT; n_ids],
         }

@@ -6,13 +6,14 @@
 //! A row gives the type (a list-and-evict policy runs under [`Demand`], the byte accounting
 //! written once) and the facts: the smallest capacity that leaves every queue room for one
 //! object; whether it is offline (needs each access's next use); whether it takes one cost per
-//! access; the [`Options`] it reads; the libCacheSim class that agrees with it miss for miss.
+//! access; the parameters it reads ([`Param`]); the libCacheSim class that agrees with it miss for miss.
 //! Adding a policy: its file here with its `mod` line, its row below, its reference class and
 //! reference registry row in Python (`docs/adding-a-policy.md`).
 
 use super::accesses::Accesses;
 use super::demand::Demand;
-use super::policy::{policy_table, Options, Policy, PolicyInfo};
+use super::params::{Options, Param};
+use super::policy::{policy_table, Policy, PolicyInfo};
 use super::steps::{access, run};
 use crate::error::Result;
 
@@ -29,37 +30,41 @@ pub mod s3fifo;
 pub mod sieve;
 pub mod twoq;
 
+/// CLOCK's (and CLOCK-Pro's) choice of the reference bit a newcomer starts with.
+const BIT_ON_INSERT: Param =
+    Param::flag("bit_on_insert", false, "a newcomer starts with its reference bit set (the textbook variant)");
+
 policy_table! {
     fifo => Demand<fifo::Fifo> {
-        min_capacity: 1, offline: false, takes_costs: false, reads: [], libcachesim: Some("FIFO"),
+        min_capacity: |_| 1, offline: false, takes_costs: false, params: [], libcachesim: Some("FIFO"),
     },
     lru => Demand<lru::Lru> {
-        min_capacity: 1, offline: false, takes_costs: false, reads: [], libcachesim: Some("LRU"),
+        min_capacity: |_| 1, offline: false, takes_costs: false, params: [], libcachesim: Some("LRU"),
     },
     lfu => Demand<lfu::Lfu> {
-        min_capacity: 1, offline: false, takes_costs: false, reads: [], libcachesim: Some("LFU"),
+        min_capacity: |_| 1, offline: false, takes_costs: false, params: [], libcachesim: Some("LFU"),
     },
     clock => Demand<clock::Clock> {
-        min_capacity: 1, offline: false, takes_costs: false, reads: ["bit_on_insert"], libcachesim: Some("Clock"),
+        min_capacity: |_| 1, offline: false, takes_costs: false, params: [BIT_ON_INSERT], libcachesim: Some("Clock"),
     },
     arc => arc::Arc {
-        min_capacity: 1, offline: false, takes_costs: false, reads: [], libcachesim: Some("ARC"),
+        min_capacity: |_| 1, offline: false, takes_costs: false, params: [], libcachesim: Some("ARC"),
     },
     opt => Demand<opt::Opt> {
-        min_capacity: 1, offline: true, takes_costs: false, reads: [], libcachesim: Some("Belady"),
+        min_capacity: |_| 1, offline: true, takes_costs: false, params: [], libcachesim: Some("Belady"),
     },
     sieve => Demand<sieve::Sieve> {
-        min_capacity: 1, offline: false, takes_costs: false, reads: [], libcachesim: Some("Sieve"),
+        min_capacity: |_| 1, offline: false, takes_costs: false, params: [], libcachesim: Some("Sieve"),
     },
     // Its small queue (10%) holds one object from 10 on.
     s3fifo => s3fifo::S3Fifo {
-        min_capacity: 10, offline: false, takes_costs: false, reads: [], libcachesim: Some("S3FIFO"),
+        min_capacity: |_| 10, offline: false, takes_costs: false, params: [], libcachesim: Some("S3FIFO"),
     },
     // Its Ain queue (25%) holds one object from 4 on.
     twoq => twoq::TwoQ {
-        min_capacity: 4, offline: false, takes_costs: false, reads: [], libcachesim: Some("TwoQ"),
+        min_capacity: |_| 4, offline: false, takes_costs: false, params: [], libcachesim: Some("TwoQ"),
     },
     gdsf => gdsf::Gdsf {
-        min_capacity: 1, offline: false, takes_costs: true, reads: [], libcachesim: Some("GDSF"),
+        min_capacity: |_| 1, offline: false, takes_costs: true, params: [], libcachesim: Some("GDSF"),
     },
 }
