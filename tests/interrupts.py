@@ -9,15 +9,21 @@ import textwrap
 import time
 
 
-def interrupted(body: str, *, settle: float = 1.0) -> subprocess.CompletedProcess[str]:
-    """Run ``body`` (Python statements, indented or not) in a child process after a ``ready``
-    line (printed once osbench is imported), send it SIGINT ``settle`` seconds after it is
-    ready, and return how it ended. The child prints ``interrupted`` and exits 0 when a
-    KeyboardInterrupt reaches it; exit 3 means the work ended without one."""
-    # osbench is imported before "ready" (seconds on a loaded machine), so that ``settle`` counts
-    # from the start of the work, not of the imports.
+SETUP = "import osbench, osbench.cli"
+"""What a child imports before it says it is ready, unless told otherwise: settle counts from
+the start of the work, not of the imports (seconds on a loaded machine)."""
+
+
+def interrupted(body: str, *, setup: str = SETUP, settle: float = 1.0) -> subprocess.CompletedProcess[str]:
+    """Run ``setup`` then ``body`` (Python statements, indented or not) in a child process, send
+    it SIGINT ``settle`` seconds after it says it is ready (after ``setup``: the imports, however
+    long a busy machine takes over them), and return how it ended. The child prints
+    ``interrupted`` and exits 0 when a KeyboardInterrupt reaches it; exit 3 means the work ended
+    without one."""
     script = (
-        "import sys\nimport osbench, osbench.cli\nprint('ready', flush=True)\ntry:\n"
+        "import sys\n"
+        + textwrap.dedent(setup).strip()
+        + "\nprint('ready', flush=True)\ntry:\n"
         + textwrap.indent(textwrap.dedent(body).strip(), "    ")
         + "\nexcept KeyboardInterrupt:\n    print('interrupted', flush=True)\n    sys.exit(0)\nsys.exit(3)\n"
     )
@@ -35,7 +41,7 @@ def interrupted(body: str, *, settle: float = 1.0) -> subprocess.CompletedProces
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
-def assert_stops(body: str, *, settle: float = 1.0) -> None:
+def assert_stops(body: str, *, setup: str = SETUP, settle: float = 1.0) -> None:
     """``body`` stops on Ctrl-C with a KeyboardInterrupt, not a crash and not after the work."""
-    done = interrupted(body, settle=settle)
+    done = interrupted(body, setup=setup, settle=settle)
     assert done.returncode == 0 and "interrupted" in done.stdout, done.stderr

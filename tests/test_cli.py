@@ -251,3 +251,90 @@ def test_refused_input_is_one_line_and_a_bug_keeps_its_traceback(
     monkeypatch.setattr(datasets_command, "cmd_datasets", bug)
     with pytest.raises(TypeError, match="unsupported operand"):
         cli.main(["datasets"])
+
+
+def _never_run(*args: object, **kwargs: object) -> None:
+    raise AssertionError("the work ran before its output was checked")
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["serve", "simulate", "--poisson", "100,10", "--out", ""], "--out '' is not accepted: give a file name"),
+        (["serve", "simulate", "--poisson", "100,10", "--out", "{tmp}"], "is not accepted: it is a folder"),
+        (["serve", "simulate", "--poisson", "100,10", "--out", "{tmp}/f/x.csv"], "cannot write there"),
+        (["serve", "sweep", "{spec}", "--out", "{tmp}/r.jsonl", "--figure", "{tmp}/f/x.png"], "--figure"),
+        (["serve", "sweep", "{spec}", "--out", ""], "--out '' is not accepted"),
+        (["sweep", "{spec}", "--out", "{tmp}"], "is not accepted: it is a folder"),
+        (["report", "--out", ""], "--out '' is not accepted: give a folder"),
+        (["host", "--out", ""], "--out '' is not accepted: give a folder"),
+    ],
+)
+def test_outputs_are_checked_before_the_work(
+    argv: list[str], message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An output that cannot be written is refused in one line before anything runs, and the
+    message names the option, never a temporary file."""
+    import osbench as ob
+    from osbench import cli, report
+    from osbench.cache import sweep as cache_sweep
+    from osbench.serve import sweep as serve_sweep
+
+    (tmp_path / "f").write_text("a file where a folder would be")
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"requests": {"poisson": [20, 5]}, "rates": [4]}))
+    for target, name in ((ob.serve, "simulate"), (serve_sweep, "run"), (cache_sweep, "run"), (ob.host, "measure")):
+        monkeypatch.setattr(target, name, _never_run)
+    monkeypatch.setattr(report, "run", _never_run)
+    assert cli.main([a.format(tmp=tmp_path, spec=spec) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and ".tmp" not in err
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--poisson", "1e20,10"], "n=100000000000000000000 is not accepted: the requests would need about"),
+        (["--poisson", "100,10", "--seed", "-1"], "seed=-1 is not accepted"),
+        (["--conversations", "1e18,1"], "n_conversations=1000000000000000000 is not accepted"),
+    ],
+)
+def test_serve_generator_errors_are_one_line(args: list[str], message: str) -> None:
+    out = osbench("serve", "simulate", *args)
+    assert out.returncode == 2 and message in out.stderr and out.stderr.count("\n") == 1, out.stderr
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.02, 0.05, 0.1, 0.2, 0.4, 0.8])
+def test_ctrl_c_at_any_moment_of_start_up_exits_130(delay: float) -> None:
+    """SIGINT from the moment osbench's package is imported (as the console script starts: it
+    imports osbench.cli, then calls main), through the command's own imports, its parser and
+    into the work: exit status 130 and one line, never a traceback."""
+    import signal
+    import time
+
+    script = (
+        "import sys\n"
+        "sys.argv = ['osbench', 'sched', 'simulate', '--jobs', '10000000', '--policy', 'ps']\n"
+        "import osbench\n"
+        "print('ready', flush=True)\n"
+        "from osbench.cli import main\n"
+        "sys.exit(main())\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "ready"
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)  # generous: a busy machine; the run alone takes longer
+    assert proc.returncode == 130, err
+    assert err == "osbench: interrupted\n"
+
+
+def test_papercuts() -> None:
+    """A warning is one line; registry names are taken in any case; group pages have an example."""
+    out = osbench("sched", "simulate", "--load", "1.2", "--jobs", "2000")
+    assert out.returncode == 0 and out.stderr.startswith("osbench: warning: load=1.2") and out.stderr.count("\n") == 1
+    upper = osbench("cache", "replay", "--policy", "LRU", "--json")
+    assert json.loads(upper.stdout)["policy"] == "lru"
+    for group in ("sched", "mem", "radix", "serve", "cache"):
+        assert "example: osbench" in osbench(group, "--help").stdout, group

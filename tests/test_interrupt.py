@@ -19,12 +19,12 @@ from osbench.errors import ArgumentTypeError
 def test_ctrl_c_stops_a_long_native_run() -> None:
     assert_stops(
         """
-        import numpy as np, osbench as ob
         t = ob.traces.Trace(np.arange(3_000_000, dtype=np.int64) % 1_000_003)
         t.dense()
         for _ in range(1000):  # minutes of work if nothing stops it
             ob.cache.curve(t, "arc", [10, 100, 1000, 10000])
         """,
+        setup="import numpy as np, osbench as ob",
         settle=0.5,
     )
 

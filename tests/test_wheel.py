@@ -49,6 +49,29 @@ def test_wheel_installs_in_a_fresh_venv(tmp_path: Path) -> None:
         text=True,
     )
     assert str(venv) in where.stdout
+    # The main job from a plain install, no extras: the report folder, figures and all.
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    report = subprocess.run(
+        [str(venv / "bin" / "osbench"), "report", "--quick", "--out", "rq"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert report.returncode == 0, report.stderr
+    assert (tmp_path / "rq" / "index.html").stat().st_size > 0 and list((tmp_path / "rq" / "figures").glob("*.png"))
+    # An optional package missing (zstandard: the zstd extra): one line naming the extra, exit 2.
+    (tmp_path / "t.zst").write_bytes(bytes.fromhex("28b52ffd") + bytes(16))
+    zstd = subprocess.run(
+        [str(venv / "bin" / "osbench"), "cache", "replay", "--trace", "t.zst", "--format", "oracleGeneral"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert zstd.returncode == 2 and zstd.stderr.count("\n") == 1, zstd.stderr
+    assert "pip install 'osbench[zstd]'" in zstd.stderr
 
 
 @pytest.mark.wheel

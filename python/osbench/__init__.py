@@ -15,13 +15,39 @@ lecture's demo in ``lecture``):
 - :mod:`osbench.progress`: the progress of long native calls, for progress bars.
 """
 
-from osbench import _native, cache, datasets, host, mem, progress, radix, sched, serve, traces
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from osbench import _native, _startup
+
+_startup.install()  # first: Ctrl-C while the osbench command starts exits 130, in one line
+
+if TYPE_CHECKING:
+    from osbench import cache, datasets, host, mem, progress, radix, report, sched, serve, traces
 
 __version__: str = _native.__version__
 BUILD_PROFILE: str = _native.BUILD_PROFILE
 
+TOPICS = ("cache", "datasets", "host", "mem", "progress", "radix", "report", "sched", "serve", "traces")
+"""The subpackages, each imported on first use (``ob.cache``): ``import osbench`` stays fast, and a
+command pays only for the topics it uses."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in TOPICS:
+        return importlib.import_module(f"osbench.{name}")
+    raise AttributeError(f"module 'osbench' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *TOPICS])
+
+
 __all__ = [
     "BUILD_PROFILE",
+    "TOPICS",
     "__version__",
     "cache",
     "datasets",
@@ -29,6 +55,7 @@ __all__ = [
     "mem",
     "progress",
     "radix",
+    "report",
     "sched",
     "serve",
     "traces",

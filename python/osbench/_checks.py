@@ -13,9 +13,9 @@ from typing import Any, Optional
 
 import numpy as np
 
+from osbench._engines import ENGINES
+from osbench._format import size
 from osbench.errors import ArgumentError, ArgumentTypeError
-
-ENGINES = ("native", "reference")
 
 
 def engine(value: Any) -> str:
@@ -193,6 +193,6 @@ def affordable(name: str, value: Any, nbytes: float, what: str) -> None:
     free = available_memory()
     if free is not None and nbytes > free:
         raise ArgumentError(
-            f"{name}={value!r} is not accepted: {what} would need about {nbytes / 2**30:,.1f} GiB of memory, "
-            f"more than the {free / 2**30:,.1f} GiB free"
+            f"{name}={value!r} is not accepted: {what} would need about {size(nbytes)} of memory, "
+            f"more than the {size(free)} free"
         )

@@ -48,6 +48,8 @@ __all__ = [
     "serve_measured_seconds",
     "serve_simulate",
     "serve_step_seconds",
+    "traces_loop",
+    "traces_zipf",
 ]
 
 BUILD_PROFILE: str
@@ -358,3 +360,9 @@ def serve_step_seconds(
     context_tokens: npt.NDArray[np.int64],
     attention_pairs: npt.NDArray[np.int64],
 ) -> npt.NDArray[np.float64]: ...
+
+# traces
+def traces_zipf(
+    cdf: npt.NDArray[np.float64], state: tuple[int, int], inc: tuple[int, int], length: int
+) -> npt.NDArray[np.int64]: ...
+def traces_loop(n_keys: int, length: int) -> npt.NDArray[np.int64]: ...

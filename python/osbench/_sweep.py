@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Union
 
 from osbench import _checks
+from osbench._optional import require
 from osbench.errors import ArgumentError, ArgumentTypeError
 
 SpecLike = Union[dict[str, Any], str, "os.PathLike[str]"]
@@ -156,12 +157,7 @@ def _executor(executor: Any, workers: Optional[int]) -> tuple[cf.Executor, Calla
     if isinstance(executor, cf.Executor):
         return executor, lambda interrupted: None
     if isinstance(executor, str):
-        try:
-            import distributed
-        except ImportError:
-            raise ArgumentError(
-                f"executor={executor!r} needs the distributed package (pip install distributed)"
-            ) from None
+        distributed = require("distributed", f"executor={executor!r}")
         if executor in ("dask", "local"):
             cluster = distributed.LocalCluster(
                 n_workers=workers or 2, threads_per_worker=1, processes=True, dashboard_address=None

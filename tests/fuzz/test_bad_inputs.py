@@ -280,9 +280,11 @@ CLI = {
     "serve-out-folder": (["serve", "simulate", "--poisson", "10,1", "--out", "/proc/no/such/folder/x.csv"], "--out"),
     "serve-sweep-out-device": (["serve", "sweep", "examples/serve-sweep.toml", "--out", "/dev/full"], "out"),
     "sweep-out-device": (["sweep", "examples/serve-sweep.toml", "--out", "/dev/full"], "spec"),
+    "serve-out-directory": (["serve", "simulate", "--poisson", "10,1", "--out", "/tmp"], "--out"),
+    "serve-out-unwritable": (["serve", "simulate", "--poisson", "10,1", "--out", "/proc/no/such.csv"], "--out"),
+    "serve-sweep-missing": (["serve", "sweep", "/no/such/spec.toml"], "spec"),
 }
-UX = "the command line, split and fixed by branch ux (issue #29)"
-CLI_XFAIL: dict[str, str] = {"serve-poisson-huge": UX, "serve-seed": UX, "serve-out-empty": UX, "serve-out-folder": UX}
+CLI_XFAIL: dict[str, str] = {}
 
 
 def _marked(ids: list[str], xfail: dict[str, str]) -> list[Any]:

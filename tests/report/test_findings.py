@@ -155,3 +155,44 @@ def test_the_pages_open_with_the_findings_and_link_each_to_its_table(
             assert f["target_title"] in titles
     disagreeing = [f for f in results["findings"] if f["agrees"] is False]
     assert disagreeing and html.count("differs from") >= len(disagreeing)
+
+
+def _finding(data: dict[str, Any], key: str) -> Any:
+    return {f.key: f for f in compute(data)}[key]
+
+
+def _round_trip(data: dict[str, Any], mechanism: str) -> dict[str, Any]:
+    rt: dict[str, Any] = next(
+        r
+        for r in data["sections"]["01-host"]["report"]["round_trips"]
+        if r["mechanism"] == mechanism and r["placement"] == "same CPU"
+    )
+    return rt
+
+
+def test_a_finding_knows_its_noise(results: dict[str, Any]) -> None:
+    """An effect the spread does not resolve is said to be unresolved, with the load; a ratio
+    that cannot be is flagged as a measurement problem; ties are ties."""
+    data = copy.deepcopy(results)
+    data["sections"]["01-host"]["report"]["load_average"] = [3.5, 4.25]
+    py, rust = _round_trip(data, "process-pipe")["spread"], _round_trip(data, "native-process-pipe")["spread"]
+    rust.update(median=py["median"] * 1.2, p25=py["median"] * 1.1, p75=py["median"] * 1.3)  # Rust "slower"
+    text = _finding(data, "host.process_hop").text
+    assert "cannot be: a measurement problem on this machine (load 4.25" in text and "share of it is -" not in text
+    rust.update(median=py["median"] * 0.99, p25=py["p25"], p75=py["p75"])  # inside Python's spread
+    assert "not resolved on this machine (load 4.25" in _finding(data, "host.process_hop").text
+    rust.update(median=py["median"] / 2, p25=py["median"] / 2.2, p75=py["median"] / 1.8)
+    py.update(p25=py["median"] * 0.99, p75=py["median"] * 1.01)
+    assert "so Python's share of it is 50%" in _finding(data, "host.process_hop").text
+
+    gil = data["sections"]["01-host"]["report"]["gil"]
+    for row in gil["rows"]:
+        if (row["workload"], row["way"]) == ("python", "threads"):
+            row["speedup"] = 1.28
+    found = _finding(data, "host.gil")
+    assert found.agrees is False and "cannot be under the GIL: a measurement problem" in found.text
+
+    z = data["sections"]["04-cache"]["zipf_curves"]
+    for curve in z["hit_ratio"].values():
+        curve[:] = [0.5] * len(curve)
+    assert "LRU is the best online policy (tied with" in _finding(data, "cache.best_vs_lru").text

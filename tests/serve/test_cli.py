@@ -173,9 +173,9 @@ def test_errors_are_one_line(args: list[str], message: str) -> None:
 
 def test_ctrl_c_exits_130() -> None:
     done = interrupted(
-        "from osbench import cli\n"
         "sys.exit(cli.main(['serve', 'simulate', '--poisson', '3000000,200', '--prompt-len', 'lognormal:512,1,2000', "
         "'--output-len', 'lognormal:512,1,2000', '--no-enable-prefix-caching', '--num-blocks', '4000']))",
+        setup="from osbench import cli",
         settle=1.5,  # into the run (about half a minute of work)
     )
     assert done.returncode == 130, done.stderr

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Union
 
 from osbench import _checks, _files, _sweep, traces
+from osbench._optional import require
 from osbench._sweep import SpecLike, finished
 from osbench.cache import _args
 from osbench.cache.policies import POLICIES
@@ -158,8 +159,7 @@ def run(
 def figure(results: list[dict[str, Any]], path: Union[str, os.PathLike[str]]) -> None:
     """Hit-ratio curves of a sweep (one panel per trace, one line per policy), saved to
     ``path`` (the format from its suffix, e.g. .png or .svg). Needs matplotlib."""
-    import matplotlib
-
+    matplotlib = require("matplotlib", "the sweep's figure")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

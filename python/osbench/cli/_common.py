@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import pkgutil
 import re
 import shutil
@@ -13,12 +14,16 @@ import sys
 import tempfile
 import textwrap
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from osbench import _checks
+import osbench
+from osbench._engines import ENGINES
+from osbench._optional import MissingDependency
+from osbench._table import Table
 from osbench.errors import OsbenchError
 
 if TYPE_CHECKING:
@@ -55,6 +60,8 @@ class Parser(argparse.ArgumentParser):
 def output_folder(option: str, path: str) -> Path:
     """The folder a command writes to, made and proven writable before any work starts (an
     unwritable --out fails at once, not after minutes of measuring)."""
+    if not path:
+        raise UserError(f"{option} '' is not accepted: give a folder")
     out = Path(path)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -62,6 +69,25 @@ def output_folder(option: str, path: str) -> Path:
             pass
     except OSError as exc:
         raise UserError(f"{option} {path} is not accepted: cannot write there ({exc.strerror or exc})") from None
+    return out
+
+
+def output_file(option: str, path: str) -> Path:
+    """The file a command writes when its work is done, checked before the work starts: a name
+    (not ''), not a folder, in a folder that can be written (made if missing)."""
+    if not path:
+        raise UserError(f"{option} '' is not accepted: give a file name")
+    out = Path(path)
+    if out.is_dir():
+        raise UserError(f"{option} {path} is not accepted: it is a folder; give a file name")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out.parent):
+            pass
+    except OSError as exc:
+        raise UserError(f"{option} {path} is not accepted: cannot write there ({exc.strerror or exc})") from None
+    if out.exists() and not os.access(out, os.W_OK):
+        raise UserError(f"{option} {path} is not accepted: the file cannot be written (permission denied)")
     return out
 
 
@@ -73,9 +99,16 @@ def existing(path_text: str, what: str) -> Path:
     return path
 
 
+QUIET = False
+"""``osbench --quiet``: no progress on stderr (set by :func:`osbench.cli.main`)."""
+
+
 def progress(stream: Any = None) -> Callable[[str], None]:
     """Progress for long runs. On a terminal: one line redrawn in place, a bar over the sections
-    (messages "[i/n] name") and the latest step within the section; elsewhere plain lines."""
+    (messages "[i/n] name") and the latest step within the section; elsewhere plain lines (a
+    log); nothing with --quiet."""
+    if QUIET:
+        return lambda message: None
     stream = stream or sys.stderr
     interactive = stream.isatty()
     started = time.perf_counter()
@@ -119,7 +152,7 @@ def common_flags(p: argparse.ArgumentParser) -> None:
     """--json, --seed and --engine, which most commands take."""
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
-    p.add_argument("--engine", choices=_checks.ENGINES, default="native", help="simulation engine")
+    p.add_argument("--engine", choices=ENGINES, default="native", help="simulation engine")
 
 
 def int_list(text: str) -> list[int]:
@@ -139,10 +172,14 @@ def sweep_flags(p: argparse.ArgumentParser, default_out: str, workers: str, figu
     p.add_argument("--figure", help=figure)
 
 
-def run_sweep(study: ModuleType, args: argparse.Namespace, drawn_as: str) -> int:
+def run_sweep(
+    study: ModuleType, args: argparse.Namespace, drawn_as: str, table: Callable[[list[dict[str, Any]]], Table]
+) -> int:
     """Run a study's sweep (``osbench sweep``, ``osbench serve sweep``): resumable, locally or on
-    Dask, then its figure."""
+    Dask, then its figure, and its results as a table (``table(results)``)."""
     spec = existing(args.spec, "sweep spec")
+    output_file("--out", args.out)
+    figure = output_file("--figure", args.figure) if args.figure is not None else Path(args.out).with_suffix(".png")
     say = progress()
     executor = None if args.dask is None else ("dask" if args.dask == "local" else args.dask)
     results = study.run(
@@ -152,25 +189,68 @@ def run_sweep(study: ModuleType, args: argparse.Namespace, drawn_as: str) -> int
         workers=args.workers,
         progress=lambda done, total: say(f"[{done}/{total}] cells done"),
     )
-    figure = Path(args.figure) if args.figure else Path(args.out).with_suffix(".png")
     try:
         study.figure(results, figure)
         drawn = f" and {drawn_as} to {figure}"
-    except ImportError:  # matplotlib is optional
-        drawn = ""
+    except MissingDependency as exc:  # the results stand without their figure
+        drawn = f" (no figure: {exc})"
     if args.json:
         print(json.dumps(results))
+    else:
+        print_table(table(results))
     say(f"wrote {len(results)} results to {args.out}{drawn}")
     return 0
 
 
+def command_group(sub: Subcommands, name: str, help: str, epilog: str) -> Subcommands:
+    """A command with subcommands of its own (``osbench sched simulate``...): the subparsers to
+    add them to."""
+    group = sub.add_parser(name, help=help, epilog=epilog)
+    return group.add_subparsers(dest=f"{name}_command", required=True)
+
+
 def topics(package: ModuleType) -> list[ModuleType]:
     """The command modules of a package (``osbench.cli``, ``osbench.cli.serve``), in their
-    ``ORDER``: every module not starting with ``_``. Each has ``add_commands(sub)``, so that a new
-    command is one new module."""
+    ``ORDER`` (their place in ``--help``): every module not starting with ``_``. Each has
+    ``add_commands(sub)``, so that a new command is one new module; a top-level one also has its
+    ``HELP`` line, and imports what it runs lazily (``osbench.cache`` on first use), so that
+    listing it costs nothing."""
     found = [
         importlib.import_module(f"{package.__name__}.{m.name}")
         for m in pkgutil.iter_modules(package.__path__)
         if not m.name.startswith("_")
     ]
     return sorted(found, key=lambda m: m.ORDER)
+
+
+@contextmanager
+def native_bars() -> Iterator[None]:
+    """A tqdm bar on stderr for each long native call made inside (``osbench.progress``: a
+    replay, a curve, a simulation, a generated trace...), when stderr is a terminal and not
+    --quiet; nothing otherwise."""
+    if QUIET or not sys.stderr.isatty():
+        yield
+        return
+    from tqdm import tqdm  # type: ignore[import-untyped]
+
+    bars: dict[str, Any] = {}
+
+    def hook(task: str, done: int, total: Optional[int]) -> None:
+        bar = bars.get(task)
+        if bar is None or done < bar.n:  # a new call of the same task starts from 0
+            if bar is not None:
+                bar.close()
+            bar = bars[task] = tqdm(total=total, desc=task, unit="", unit_scale=True, leave=False, file=sys.stderr)
+        bar.update(done - bar.n)
+
+    try:
+        with osbench.progress.reporting(hook):
+            yield
+    finally:
+        for bar in bars.values():
+            bar.close()
+
+
+def print_table(table: Table) -> None:
+    """A result table on stdout, through the one formatter."""
+    print(table.to_text())

@@ -6,10 +6,13 @@ import argparse
 import json
 from typing import Any
 
-from osbench import cache, traces
-from osbench.cli._common import Subcommands, common_flags, int_list, one_of
+import osbench
+from osbench._format import number, percent, size
+from osbench._table import Table
+from osbench.cli._common import Subcommands, command_group, common_flags, int_list, one_of
 
 ORDER = 100
+HELP = "cache replacement: replay a trace, hit-ratio curves"
 
 
 EPILOG_REPLAY = "example: osbench cache replay --policy arc --capacity 100 --zipf 1000,0.8,30000"
@@ -19,9 +22,9 @@ EPILOG_CURVE = "example: osbench cache curve --policy lru --capacities 10,100,10
 def load_trace(args: argparse.Namespace) -> Any:
     """The trace the command line names: --trace (a path or a dataset name) or --zipf."""
     if args.trace:
-        return traces.read(args.trace, format=args.format)  # a path or a dataset name; format None: detected
+        return osbench.traces.read(args.trace, format=args.format)  # a path or a dataset name; format None: detected
     n, alpha, length = args.zipf
-    return traces.zipf(int(n), float(alpha), int(length), seed=args.seed)
+    return osbench.traces.zipf(int(n), float(alpha), int(length), seed=args.seed)
 
 
 def _zipf_spec(text: str) -> tuple[int, float, int]:
@@ -34,37 +37,45 @@ def _zipf_spec(text: str) -> tuple[int, float, int]:
         ) from None
 
 
+def _capacity(capacity: int, sizes: bool) -> str:
+    """A cache's capacity for a person: in bytes with the trace's sizes, else in objects."""
+    return size(capacity) if sizes else f"{number(capacity)} objects"
+
+
 def cmd_cache_replay(args: argparse.Namespace) -> int:
     trace = load_trace(args)
-    r = cache.replay(trace, args.policy, args.capacity, engine=args.engine, sizes=True if args.sizes else None)
+    r = osbench.cache.replay(trace, args.policy, args.capacity, engine=args.engine, sizes=True if args.sizes else None)
     if args.json:
         print(json.dumps(r.to_dict()))
     else:
         print(
-            f"{r.policy} capacity {r.capacity:,}: {r.accesses:,} accesses, {r.hits:,} hits, {r.misses:,} misses, hit ratio {r.hit_ratio:.4f}"
+            f"{r.policy}, capacity {_capacity(r.capacity, args.sizes)}: {number(r.accesses)} accesses, {number(r.hits)} "
+            f"hits, {number(r.misses)} misses, hit ratio {percent(r.hit_ratio)}"
         )
     return 0
 
 
 def cmd_cache_curve(args: argparse.Namespace) -> int:
     trace = load_trace(args)
-    ratios = cache.curve(
+    ratios = osbench.cache.curve(
         trace, args.policy, args.capacities, engine=args.engine, sizes=True if args.sizes else None, sample=args.sample
     )
     if args.json:
         print(json.dumps({"policy": args.policy, "capacities": args.capacities, "hit_ratio": ratios.tolist()}))
     else:
-        for c, h in zip(args.capacities, ratios):
-            print(f"{c:>12,}  {h:.4f}")
+        rows = [[c, float(h)] for c, h in zip(args.capacities, ratios)]
+        unit = "bytes" if args.sizes else "objects"
+        table = Table(f"{args.policy} hit ratio by capacity", [f"capacity ({unit})", "hit ratio"], rows)
+        table.units = {f"capacity ({unit})": "B" if args.sizes else "", "hit ratio": "%"}
+        print(table.to_text())
     return 0
 
 
 def add_commands(sub: Subcommands) -> None:
-    cache_p = sub.add_parser("cache", help="cache replacement: replay a trace, hit-ratio curves")
-    cache_sub = cache_p.add_subparsers(dest="cache_command", required=True)
+    cache_sub = command_group(sub, "cache", HELP, EPILOG_REPLAY)
     for name, func, epilog in (("replay", cmd_cache_replay, EPILOG_REPLAY), ("curve", cmd_cache_curve, EPILOG_CURVE)):
         p = cache_sub.add_parser(name, help=f"cache {name}", epilog=epilog)
-        p.add_argument("--policy", default="lru", help=one_of(cache.POLICIES))
+        p.add_argument("--policy", default="lru", type=str.lower, help=one_of(osbench.cache.POLICIES))
         p.add_argument("--sizes", action="store_true", help="use the trace's object sizes: capacities then count bytes")
         src = p.add_mutually_exclusive_group()
         src.add_argument(
@@ -73,7 +84,7 @@ def add_commands(sub: Subcommands) -> None:
             "dataset name (osbench datasets)",
         )
         p.add_argument(
-            "--format", help=f"the trace file's format when its name does not tell: {one_of(traces.FORMATS)}"
+            "--format", help=f"the trace file's format when its name does not tell: {one_of(osbench.traces.FORMATS)}"
         )
         src.add_argument(
             "--zipf", type=_zipf_spec, default=(1000, 0.8, 30000), help="N_KEYS,ALPHA,LENGTH (default 1000,0.8,30000)"

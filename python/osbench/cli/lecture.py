@@ -8,10 +8,11 @@ import inspect
 import json
 from typing import Any
 
-from osbench import _checks
-from osbench.cli._common import Subcommands, UserError
+from osbench._engines import ENGINES
+from osbench.cli._common import Subcommands, UserError, progress
 
 ORDER = 10
+HELP = "print a lecture demo's tables"
 
 
 LECTURES = {
@@ -29,11 +30,15 @@ EPILOG = "example: osbench lecture 04"
 def _lecture_tables(which: str, quick: bool, engine: str = "native") -> list[Any]:
     module_name, _ = LECTURES[which]
     module = importlib.import_module(module_name)
+    takes = inspect.signature(module.tables).parameters
+    options: dict[str, Any] = {"quick": quick}
     if engine != "native":
-        if "engine" not in inspect.signature(module.tables).parameters:
+        if "engine" not in takes:
             raise UserError(f"lecture {which} runs on the native engine only (its tables are large); drop --engine")
-        return list(module.tables(quick=quick, engine=engine))
-    return list(module.tables(quick=quick))
+        options["engine"] = engine
+    if "progress" in takes:  # a demo that measures for minutes says what it is doing
+        options["progress"] = progress()
+    return list(module.tables(**options))
 
 
 def cmd_lecture(args: argparse.Namespace) -> int:
@@ -53,9 +58,9 @@ def cmd_lecture(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: Subcommands) -> None:
-    p = sub.add_parser("lecture", help="print a lecture demo's tables", epilog=EPILOG)
+    p = sub.add_parser("lecture", help=HELP, epilog=EPILOG)
     p.add_argument("demo", choices=[*list(LECTURES), "all"])
     p.add_argument("--quick", action="store_true", help="smaller runs where a demo has large ones")
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.add_argument("--engine", choices=_checks.ENGINES, default="native", help="simulation engine (lecture 04)")
+    p.add_argument("--engine", choices=ENGINES, default="native", help="simulation engine (lecture 04)")
     p.set_defaults(func=cmd_lecture)

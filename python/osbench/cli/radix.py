@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 
-from osbench import radix
-from osbench.cli._common import Subcommands, common_flags, one_of
+import osbench
+from osbench._format import number, percent
+from osbench.cli._common import Subcommands, command_group, common_flags, one_of
 
 ORDER = 60
+HELP = "radix-tree prefix cache: replay requests"
 
 
 EPILOG_REPLAY = (
@@ -18,30 +20,30 @@ EPILOG_REPLAY = (
 
 def cmd_radix_replay(args: argparse.Namespace) -> int:
     if args.mooncake:
-        requests = radix.mooncake(args.mooncake)
+        requests = osbench.radix.mooncake(args.mooncake)
     else:
-        requests = radix.conversations(args.conversations, seed=args.seed)
-    r = radix.replay(requests, args.capacity, mode=args.mode, engine=args.engine)
+        requests = osbench.radix.conversations(args.conversations, seed=args.seed)
+    r = osbench.radix.replay(requests, args.capacity, mode=args.mode, engine=args.engine)
     if args.json:
         print(json.dumps(r.to_dict(), default=str))
     else:
-        cap = "unlimited" if r.capacity is None else f"{r.capacity:,}"
+        cap = "unlimited" if r.capacity is None else f"{number(r.capacity)} tokens"
         print(
-            f"{r.mode} cache, capacity {cap}: {r.requests:,} requests, {r.hit_tokens:,} of {r.total_tokens:,} tokens hit ({100 * r.hit_ratio:.1f}%), {r.nodes:,} nodes"
+            f"{r.mode} cache, capacity {cap}: {number(r.requests)} requests, {number(r.hit_tokens)} of "
+            f"{number(r.total_tokens)} tokens hit ({percent(r.hit_ratio)}), {number(r.nodes)} nodes"
         )
     return 0
 
 
 def add_commands(sub: Subcommands) -> None:
-    radix_p = sub.add_parser("radix", help="radix-tree prefix cache: replay requests")
-    radix_sub = radix_p.add_subparsers(dest="radix_command", required=True)
+    radix_sub = command_group(sub, "radix", HELP, EPILOG_REPLAY)
     p = radix_sub.add_parser(
         "replay", help="replay requests through a prefix (or whole-prompt) cache", epilog=EPILOG_REPLAY
     )
     p.add_argument(
         "--capacity", type=int, default=None, help="capacity in tokens (blocks for Mooncake); default unlimited"
     )
-    p.add_argument("--mode", default="prefix", help=one_of(radix.MODES))
+    p.add_argument("--mode", default="prefix", type=str.lower, help=one_of(osbench.radix.MODES))
     src = p.add_mutually_exclusive_group()
     src.add_argument("--conversations", type=int, default=400, help="synthetic multi-turn conversations (default 400)")
     src.add_argument("--mooncake", help="a Mooncake jsonl trace or dataset name (one token per 512-token block)")

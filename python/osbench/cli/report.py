@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
-from osbench import report
+import osbench
+from osbench._optional import require
 from osbench.cli._common import Subcommands, common_flags, output_folder, progress
 
 ORDER = 20
+HELP = "write the report folder (HTML, Markdown, JSON, figures)"
 
 
 EPILOG = (
@@ -21,28 +22,29 @@ EPILOG = (
 def cmd_report(args: argparse.Namespace) -> int:
     if args.compare:
         return _compare_reports(args)
-    out = output_folder("--out", args.out or "report")
+    out = output_folder("--out", "report" if args.out is None else args.out)
+    require("matplotlib", "osbench report (its figures)")  # at once, not after minutes of work
     say = progress()
-    written = report.run(out, quick=args.quick, seed=args.seed, progress=say)
+    written = osbench.report.run(out, quick=args.quick, seed=args.seed, progress=say)
     say(f"wrote {len(written)} files to {out}/ (open {out / 'index.html'})")
     return 0
 
 
 def _compare_reports(args: argparse.Namespace) -> int:
     """``osbench report --compare A B``: print the comparison and write it as a folder."""
-    comparison = report.compare(*args.compare)
+    comparison = osbench.report.compare(*args.compare)
     if args.json:
         print(json.dumps(comparison.to_dict()))
     else:
         print(comparison.to_text())
-    out = Path(args.out or "report-compare")
-    report.write_comparison(comparison, out)
+    out = output_folder("--out", "report-compare" if args.out is None else args.out)
+    osbench.report.write_comparison(comparison, out)
     print(f"wrote {out}/ (open {out / 'index.html'})", file=sys.stderr)
     return 0
 
 
 def add_commands(sub: Subcommands) -> None:
-    p = sub.add_parser("report", help="write the report folder (HTML, Markdown, JSON, figures)", epilog=EPILOG)
+    p = sub.add_parser("report", help=HELP, epilog=EPILOG)
     p.add_argument("--out", help="output folder (default: report; report-compare with --compare)")
     p.add_argument("--quick", action="store_true", help="lecture scale only, small host probes")
     p.add_argument(

@@ -3,22 +3,37 @@
 from __future__ import annotations
 
 import argparse
+import os
+from typing import Any
 
-from osbench.cache import sweep
+import osbench
+from osbench._table import Table
 from osbench.cli._common import Subcommands, common_flags, run_sweep, sweep_flags
 
 ORDER = 90
+HELP = "run traces x policies x capacities, resumable, locally or on Dask"
 
 
 EPILOG = "example: osbench sweep study.toml --out results.jsonl --dask local   (rerun the same command to resume)"
 
 
+def results_table(results: list[dict[str, Any]]) -> Table:
+    """The sweep's hit ratios, one row per cell."""
+    rows = [[os.path.basename(r["trace"]), r["policy"], r["capacity"], r["hit_ratio"]] for r in results]
+    return Table(
+        "Hit ratio by trace, policy and capacity",
+        ["trace", "policy", "capacity", "hit ratio"],
+        rows,
+        units={"hit ratio": "%"},
+    )
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
-    return run_sweep(sweep, args, "the curves")
+    return run_sweep(osbench.cache.sweep, args, "the curves", results_table)
 
 
 def add_commands(sub: Subcommands) -> None:
-    p = sub.add_parser("sweep", help="run traces x policies x capacities, resumable, locally or on Dask", epilog=EPILOG)
+    p = sub.add_parser("sweep", help=HELP, epilog=EPILOG)
     p.add_argument("spec", help="a TOML or JSON spec: traces, policies, capacities (see osbench.cache.sweep)")
     sweep_flags(
         p,

@@ -9,14 +9,17 @@ numbers are not, and cross-CPU wake-ups are far dearer.
 
 from __future__ import annotations
 
+from typing import Callable, Optional
+
 from osbench._table import Table
 from osbench.host.report import measure
 
 
-def tables(quick: bool = False) -> list[Table]:
+def tables(quick: bool = False, progress: Optional[Callable[[str], None]] = None) -> list[Table]:
     """Demo 01's tables (isolation, GIL scaling, round trips), then the host facts, the native
-    ping-pong checks, page faults, copy-on-write and memory latency."""
-    report = measure(quick=quick)
+    ping-pong checks, page faults, copy-on-write and memory latency. ``progress`` receives a line
+    per measurement (they take minutes at full size)."""
+    report = measure(quick=quick, progress=progress)
     t = report.tables()
     by_key = {x.key: x for x in t}
     first = [by_key[k] for k in ("isolation", "gil", "round_trips")]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from osbench._format import number, percent, size
 from osbench._table import Table
 from osbench.mem.alloc import simulate, workload
 from osbench.mem.cow import beam_search, parallel_sampling
@@ -49,7 +50,7 @@ def translation_table(engine: str = "native") -> Table:
         "Demo 1a: translation, page size 4096, page table {0: 7, 1: 3, 2: 12, 3: 5}",
         ["virtual address", "page", "offset", "frame", "physical address"],
         rows,
-        note="5000 is page 1, offset 904: 3 x 4096 + 904 = 13192 (lecture). 20000 is page 4, not in the table: a page fault.",
+        note="5,000 is page 1, offset 904: 3 x 4,096 + 904 = 13,192 (lecture). 20,000 is page 4, not in the table: a page fault.",
         key="translation",
     )
 
@@ -75,9 +76,9 @@ def multilevel_table(seed: int = 1) -> Table:
     rng = np.random.default_rng(seed)
     cases = {
         "1 page": np.array([0]),
-        "1,000 contiguous pages (4 MB)": np.arange(1000),
-        "1,000 pages scattered over 256 TB": rng.integers(0, 2**36, 1000),
-        "262,144 contiguous pages (1 GB)": np.arange(2**18),
+        f"1,000 contiguous pages ({size(1000 * 4096)})": np.arange(1000),
+        f"1,000 pages scattered over {size(2**36 * 4096)}": rng.integers(0, 2**36, 1000),
+        f"262,144 contiguous pages ({size(2**18 * 4096)})": np.arange(2**18),
     }
     rows = []
     for name, vpns in cases.items():
@@ -86,17 +87,18 @@ def multilevel_table(seed: int = 1) -> Table:
             [
                 name,
                 " / ".join(f"{t:,}" for t in m.tables),
-                m.bytes // 1024,
+                m.bytes,
                 round(m.bytes / (len(np.unique(vpns)) * 4096) * 100, 3),
             ]
         )
-    flat_gb = table_memory([0], X86_64).flat_bytes // 2**30
+    flat = table_memory([0], X86_64).flat_bytes
     return Table(
-        "Demo 1c: x86-64 four-level page tables (9+9+9+9 bits, 4 KB pages, 8-byte entries)",
-        ["mapped pages", "tables per level (root first)", "table KB", "tables / mapped memory %"],
+        "Demo 1c: x86-64 four-level page tables (9+9+9+9 bits, 4 KiB pages, 8-byte entries)",
+        ["mapped pages", "tables per level (root first)", "tables", "tables / mapped memory %"],
         rows,
-        note=f"A flat table for 48-bit addresses would take {flat_gb:,} GB; four levels allocate only the tables some mapped page needs. Sparse mappings cost most per page.",
+        note=f"A flat table for 48-bit addresses would take {size(flat)}; four levels allocate only the tables some mapped page needs. Sparse mappings cost most per page.",
         key="multilevel",
+        units={"tables": "B"},
         setup="the scattered pages drawn at random",
         seed=seed,
     )
@@ -295,12 +297,12 @@ def exercises_table() -> Table:
         [
             "3",
             "block table of 128K tokens, block 16 (4-byte entries)",
-            f"{b16['entries']:,} entries, {b16['bytes'] // 1024} KB; batch 256: {b16['batch_bytes'] // 2**20} MB",
+            f"{number(b16['entries'])} entries, {size(b16['bytes'])}; batch 256: {size(b16['batch_bytes'])}",
         ],
         [
             "3",
             "same, block 1",
-            f"{b1['entries']:,} entries, {b1['bytes'] // 1024} KB; batch 256: {b1['batch_bytes'] // 2**20} MB",
+            f"{number(b1['entries'])} entries, {size(b1['bytes'])}; batch 256: {size(b1['batch_bytes'])}",
         ],
         [
             "4",
@@ -310,9 +312,9 @@ def exercises_table() -> Table:
         [
             "7",
             "fault rate for at most 2x the in-memory time, 100 ns / 100 us",
-            f"{f100:.6f} ({100 * f100:.3f} %) = 100 / 99,900",
+            f"{number(f100)} ({percent(f100)}) = 100 / 99,900",
         ],
-        ["7", "same with a 10 us fault (KV block over PCIe)", f"{f10:.6f} ({100 * f10:.2f} %) = 100 / 9,900"],
+        ["7", "same with a 10 us fault (KV block over PCIe)", f"{number(f10)} ({percent(f10)}) = 100 / 9,900"],
     ]
     return Table(
         "Exercises 3, 4 and 7",

@@ -92,6 +92,35 @@ def _close(a: float, b: float, rel: float) -> bool:
     return abs(a - b) <= rel * abs(b)
 
 
+# --- noise, ties and the impossible ------------------------------------------------------------
+
+
+def leading(scores: dict[str, float], tie: float = 1e-9) -> list[str]:
+    """The names with the highest score, in their order: more than one when they tie (equal to
+    within ``tie``)."""
+    top = max(scores.values())
+    return [name for name, v in scores.items() if top - v <= tie]
+
+
+def names(items: list[str]) -> str:
+    """``A``, ``A and B``, ``A, B and C``."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def _load(report: dict[str, Any]) -> float:
+    """The highest load average the host section recorded around its measurements."""
+    return max(_num(x) for x in report["load_average"])
+
+
+def _resolved(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Two measured spreads tell their medians apart: their interquartile ranges do not overlap."""
+    return _num(a["p75"]) < _num(b["p25"]) or _num(b["p75"]) < _num(a["p25"])
+
+
+def _spread_words(s: dict[str, Any]) -> str:
+    return f"{duration_ns(_num(s['p25']))}-{duration_ns(_num(s['p75']))}"
+
+
 # --- the host --------------------------------------------------------------------------------
 
 
@@ -130,15 +159,36 @@ def process_hop(d: _Data) -> Finding:
     same, cross = _round_trip(d, "process-pipe"), _round_trip(d, "process-pipe", "different CPUs")
     native = _round_trip(d, "native-process-pipe")
     py, rust = _num(same["spread"]["median"]), _num(native["spread"]["median"])
+    share = (py - rust) / py
+    load = _load(d.section("01-host")["report"])
+    spreads = f"Python {_spread_words(same['spread'])}, Rust {_spread_words(native['spread'])}"
+    if not 0 <= share <= 1:
+        # Rust's hop does less than Python's: a negative share (or above 100%) is not physical.
+        share_words = (
+            f"Python's share of it came out at {percent(share)}, which cannot be: a measurement problem on this "
+            f"machine (load {number(load)}; interquartile ranges {spreads}), not a finding"
+        )
+    elif not _resolved(same["spread"], native["spread"]):
+        share_words = (
+            f"Python's share of it is not resolved on this machine (load {number(load)}; the interquartile ranges "
+            f"overlap: {spreads})"
+        )
+    else:
+        share_words = f"so Python's share of it is {percent(share)}"
     return Finding(
         "host.process_hop",
         "01-host",
         "A process hop",
         f"Between two processes a pipe round trip costs {duration_ns(py)} on one CPU and "
         f"{duration_ns(_num(cross['spread']['median']))} across CPUs; the same hop in Rust takes {duration_ns(rust)}, "
-        f"so Python's share of it is {percent((py - rust) / py)}.",
+        f"{share_words}.",
         *d.link("01-host", "round_trips"),
     )
+
+
+IMPOSSIBLE_THREADS = 1.1
+"""Pure-Python threads measured above this multiple of the sequential speed: a measurement
+problem (the GIL allows at most 1x), flagged as such."""
 
 
 def gil(d: _Data) -> Finding:
@@ -150,8 +200,16 @@ def gil(d: _Data) -> Finding:
     threads, processes = speed[("python", "threads")], speed[("python", "processes")]
     # The lecture: pure-Python threads do not speed up; processes run in parallel.
     agrees = threads < 1.5 and processes >= 0.75 * ceiling
-    load = max(_num(x) for x in report["load_average"])
-    if agrees:
+    load = _load(report)
+    if threads > IMPOSSIBLE_THREADS:
+        # The GIL runs one thread of Python at a time: faster than sequential is noise in the
+        # sequential baseline, not a speed-up.
+        agrees = False
+        verdict = (
+            f"threads faster than one thread cannot be under the GIL: a measurement problem on this machine (load "
+            f"{number(load)} on {cpus} CPUs), not a finding"
+        )
+    elif agrees:
         verdict = "as the lecture says, only processes run Python in parallel"
     elif processes < 0.75 * ceiling and load > cpus:
         verdict = (
@@ -355,13 +413,15 @@ def best_vs_lru(d: _Data) -> Finding:
     i = min(range(len(caps)), key=lambda k: abs(math.log(caps[k] / (0.001 * n_keys))))
     hits = {p: _num(v[i]) for p, v in z["hit_ratio"].items()}
     online = {p: h for p, h in hits.items() if p != "opt"}
-    best = max(online, key=lambda p: online[p])
+    top = leading(online)
+    best = top[0]
     lru = hits["lru"]
-    lead = (
-        "LRU is the best online policy"
-        if best == "lru"
-        else f"{best.upper()} hits {number(100 * (online[best] - lru))} points more than LRU ({percent(online[best])} vs {percent(lru)})"
-    )
+    if "lru" in top:
+        others = [p.upper() for p in top if p != "lru"]
+        lead = "LRU is the best online policy" + (f" (tied with {names(others)})" if others else "")
+    else:
+        who = f"{names([p.upper() for p in top])} {'tie and ' if len(top) > 1 else ''}"
+        lead = f"{who}hit{'' if len(top) > 1 else 's'} {number(100 * (online[best] - lru))} points more than LRU ({percent(online[best])} vs {percent(lru)})"
     return Finding(
         "cache.best_vs_lru",
         "04-cache",
@@ -396,14 +456,20 @@ def cloudphysics(d: _Data) -> Finding:
     objects = caps[-1]  # the curve runs up to every distinct object
     i = min(range(len(caps)), key=lambda k: abs(math.log(caps[k] / (0.01 * objects))))
     online = {p: _num(v[i]) for p, v in c["hit_ratio"].items() if p != "opt"}
-    best = max(online, key=lambda p: online[p])
+    top = leading(online)
+    best = top[0]
+    if len(top) == len(online):
+        lead = f"every online policy hits the same ({percent(online[best])})"
+    elif len(top) > 1:
+        lead = f"{names([p.upper() for p in top])} tie for the most hits ({percent(online[best])})"
+    else:
+        lead = f"{best.upper()} hits most ({percent(online[best])})"
     return Finding(
         "cache.cloudphysics",
         "04-cache",
         "A real block trace",
         f"On the CloudPhysics block I/O trace with room for {percent(caps[i] / objects)} of its objects "
-        f"({number(int(caps[i]))}), {best.upper()} hits most ({percent(online[best])}), "
-        f"{number(100 * (online[best] - online['lru']))} points more than LRU.",
+        f"({number(int(caps[i]))}), {lead}, {number(100 * (online[best] - online['lru']))} points more than LRU.",
         *d.figure("04-cache", "cache-cloudphysics-curves", "Hit ratio by cache size on the CloudPhysics trace"),
     )
 

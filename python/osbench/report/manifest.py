@@ -9,6 +9,7 @@ that dict alone, so a saved results.json shows the same.
 from __future__ import annotations
 
 import datetime
+import os
 from importlib import metadata
 from typing import Any, Optional
 
@@ -44,6 +45,8 @@ def collect(sections: list[Section], quick: bool, seed: int, started: datetime.d
             "quick": quick,
             "seed": seed,
             "seconds": round(sum(s.results.get("seconds", 0.0) for s in sections), 3),
+            # What else the machine ran: measured figures taken under load are noisier.
+            "load_average": _load_average(),
         },
         "machine": host_info().to_dict(),
         "packages": {p: _version(p) for p in PACKAGES},
@@ -51,6 +54,14 @@ def collect(sections: list[Section], quick: bool, seed: int, started: datetime.d
         "sections": {s.key: {"title": s.title, "seconds": s.results.get("seconds")} for s in sections},
         "datasets": datasets,
     }
+
+
+def _load_average() -> Optional[list[float]]:
+    """The 1, 5 and 15-minute load averages at the end of the run (None where the OS has none)."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except (AttributeError, OSError):
+        return None
 
 
 def _get(d: Any, *path: str) -> Any:
@@ -85,6 +96,10 @@ def run_rows(m: dict[str, Any]) -> list[list[Any]]:
         ["scale", "quick" if run.get("quick") else "full"],
         ["seed (--seed)", quantity(run.get("seed"))],
         ["wall time, all sections", duration(run.get("seconds"))],
+        [
+            "load average at the end (1, 5, 15 min)",
+            " / ".join(quantity(x) for x in _list(run.get("load_average"))) or UNKNOWN,
+        ],
     ]
     for key, s in _dict(_get(m, "sections")).items():
         rows.append([f"wall time: {_dict(s).get('title') or key}", duration(_dict(s).get("seconds"))])

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Union
 
 from osbench import _checks, _files, _sweep
+from osbench._optional import require
 from osbench._sweep import SpecLike, finished
 from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.serve import source
@@ -179,8 +180,7 @@ def figure(results: list[dict[str, Any]], path: Union[str, os.PathLike[str]]) ->
     """Latency and goodput against the request rate, one line per configuration: TTFT and TPOT
     (p50 solid, p99 dashed, log scale), and goodput beside throughput. Saved to ``path`` (the
     format from its suffix). Needs matplotlib."""
-    import matplotlib
-
+    matplotlib = require("matplotlib", "the sweep's figure")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

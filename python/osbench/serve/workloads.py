@@ -179,7 +179,10 @@ def _independent(
         raise ArgumentTypeError(
             f"system_prompts={system_prompts!r} is not accepted: give a SystemPrompts(count, length, fraction) or None"
         )
-    rng = np.random.default_rng(seed)
+    # About six 8-byte columns a request, with the generator's temporaries: refused at once when
+    # that cannot fit, rather than failing deep in numpy or exhausting the machine.
+    _checks.affordable("n", n, 48.0 * n, "the requests")
+    rng = np.random.default_rng(_checks.seed(seed))
     arrival = _arrivals(rng, n, rate, cv)
     own = _draw("prompt_len", prompt_len, rng, n)
     output = _draw("output_len", output_len, rng, n)
@@ -300,7 +303,8 @@ def conversations(
         raise ArgumentTypeError(
             f"system_prompts={system_prompts!r} is not accepted: give a SystemPrompts(count, length, fraction) or None"
         )
-    rng = np.random.default_rng(seed)
+    _checks.affordable("n_conversations", n_conversations, 48.0 * n_conversations * hi, "the requests")
+    rng = np.random.default_rng(_checks.seed(seed))
     start = _arrivals(rng, n_conversations, rate, None)
     n_turns = rng.integers(lo, hi + 1, n_conversations)
     total = int(n_turns.sum())

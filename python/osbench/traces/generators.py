@@ -1,11 +1,14 @@
 """The synthetic traces the lecture uses. Every generator takes a ``seed`` and draws from
-``numpy.random.default_rng(seed)``: the same seed gives the same trace."""
+``numpy.random.default_rng(seed)``: the same seed gives the same trace. The large ones (``zipf``,
+``loop``) are generated natively, in chunks, with the GIL released and stopping on Ctrl-C; they
+give the same keys as the numpy code they replace (``zipf``: the same PCG64 draws, mapped to
+keys as ``numpy.searchsorted`` maps them)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from osbench import _checks
+from osbench import _checks, _native
 from osbench.errors import ArgumentError
 from osbench.traces.trace import Trace
 
@@ -22,8 +25,16 @@ def zipf(n_keys: int, alpha: float, length: int, seed: int = 0) -> Trace:
     weights = np.arange(1, n_keys + 1, dtype=np.float64) ** -float(alpha)
     cdf = np.cumsum(weights)
     cdf /= cdf[-1]
-    keys = np.searchsorted(cdf, rng.random(length), side="right")
-    return Trace(np.minimum(keys, n_keys - 1).astype(np.int64), name=f"zipf({n_keys}, {alpha})")
+    # Natively, in chunks that stop on Ctrl-C: the draws of rng.random(length), each mapped to
+    # the first key whose cumulative weight exceeds it (numpy's searchsorted, side="right").
+    state = rng.bit_generator.state["state"]
+    keys = _native.traces_zipf(cdf, _halves(state["state"]), _halves(state["inc"]), length)
+    return Trace(keys, name=f"zipf({n_keys}, {alpha})")
+
+
+def _halves(x: int) -> tuple[int, int]:
+    """A 128-bit integer as (high, low) 64-bit halves."""
+    return x >> 64, x & (2**64 - 1)
 
 
 def loop(n_keys: int, length: int) -> Trace:
@@ -32,7 +43,7 @@ def loop(n_keys: int, length: int) -> Trace:
     n_keys = _checks.positive_int("n_keys", n_keys)
     length = _checks.non_negative_int("length", length)
     _room(length)
-    return Trace(np.arange(length, dtype=np.int64) % n_keys, name=f"loop({n_keys})")
+    return Trace(_native.traces_loop(n_keys, length), name=f"loop({n_keys})")
 
 
 def scan(n_hot: int, length: int, scan_length: int, period: int, seed: int = 0) -> Trace:

@@ -8,6 +8,7 @@
 pub mod cache;
 pub mod cancel;
 pub mod error;
+pub mod generate;
 pub mod hash;
 #[cfg(target_os = "linux")]
 pub mod host;

@@ -7,6 +7,7 @@
 mod arrays;
 mod cache;
 mod errors;
+mod generate;
 #[cfg(target_os = "linux")]
 mod host;
 mod interrupt;
@@ -34,6 +35,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     mem::register(m)?;
     serve::register(m)?;
     step_time::register(m)?;
+    generate::register(m)?;
     interrupt::register(m)?;
     Ok(())
 }

@@ -18,7 +18,7 @@ from typing import Any
 
 from osbench import _files, serve
 from osbench._format import duration, number, percent
-from osbench.cli._common import Subcommands, common_flags, one_of
+from osbench.cli._common import Subcommands, common_flags, one_of, output_file
 from osbench.serve import readers as serve_readers
 from osbench.serve import source as serve_source
 from osbench.serve.config import POLICIES as SERVE_POLICIES
@@ -86,7 +86,7 @@ def _engine_config_flags(p: argparse.ArgumentParser) -> None:
         if kind is bool:
             group.add_argument(flag, action=argparse.BooleanOptionalAction, default=None, help=help_text)
         elif f.name == "policy":
-            group.add_argument(flag, choices=SERVE_POLICIES, default=None, help=help_text)
+            group.add_argument(flag, type=str.lower, choices=SERVE_POLICIES, default=None, help=help_text)
         else:
             metavar = "N" if kind is int else "X"
             group.add_argument(flag, type=kind, default=None, metavar=metavar, help=help_text)
@@ -167,11 +167,13 @@ def _latency_line(name: str, stats: Any) -> str:
 
 
 def cmd_serve_simulate(args: argparse.Namespace) -> int:
+    if args.out is not None:
+        output_file("--out", args.out)
     options = _serve_options(args)
     requests, left_out = serve_source.requests(_serve_description(args), options)
     result = serve.simulate(requests, engine=args.engine, **options)
     s = result.summary(slo_ttft=args.slo_ttft, slo_tpot=args.slo_tpot)
-    if args.out:
+    if args.out is not None:
         _files.write_text(args.out, _request_csv(result))
     if args.json:
         print(
@@ -228,7 +230,7 @@ def cmd_serve_simulate(args: argparse.Namespace) -> int:
         f"  {'steps':<13}{number(s.steps)}, {duration(s.mean_step_time)} each on average, "
         f"{number(s.mean_batch_size)} requests in a batch on average"
     )
-    if args.out:
+    if args.out is not None:
         print(f"wrote {args.out} (one row per request)", file=sys.stderr)
     return 0
 

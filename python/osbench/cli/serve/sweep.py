@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
+from osbench._table import Table
 from osbench.cli._common import Subcommands, run_sweep, sweep_flags
 from osbench.serve import sweep as serve_sweep
 
@@ -15,8 +17,25 @@ EPILOG = (
 )
 
 
+COLUMNS = {
+    "throughput": ("/s", lambda s: s["request_throughput"]),
+    "goodput": ("/s", lambda s: s["goodput"]),
+    "TTFT p99": ("s", lambda s: s["ttft"]["p99"]),
+    "TPOT p99": ("s", lambda s: s["tpot"]["p99"]),
+    "preemptions": ("", lambda s: s["preemptions"]),
+}
+"""The summary figures of the sweep's table: unit, and where each is in a cell's summary."""
+
+
+def results_table(results: list[dict[str, Any]]) -> Table:
+    """The sweep's latency and goodput, one row per configuration and rate."""
+    rows = [[r["config"], r["rate"], *(read(r["summary"]) for _, read in COLUMNS.values())] for r in results]
+    units = {"rate": "/s"} | {c: unit for c, (unit, _) in COLUMNS.items() if unit}
+    return Table("Latency and goodput by configuration and rate", ["config", "rate", *COLUMNS], rows, units=units)
+
+
 def cmd_serve_sweep(args: argparse.Namespace) -> int:
-    return run_sweep(serve_sweep, args, "latency and goodput against the rate")
+    return run_sweep(serve_sweep, args, "latency and goodput against the rate", results_table)
 
 
 def add_commands(sub: Subcommands) -> None:

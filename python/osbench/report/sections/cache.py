@@ -11,9 +11,10 @@ import numpy as np
 
 from osbench import cache, datasets, traces
 from osbench._files import figure_png
-from osbench._format import number, ratio
+from osbench._format import number, ratio, size
 from osbench._table import Table
 from osbench.cache import lecture as cache_lecture
+from osbench.report.findings import leading, names
 from osbench.report.model import Figure, Progress, Section
 from osbench.report.sections._shared import pyplot, timed
 
@@ -26,12 +27,16 @@ def _leaders(capacities: np.ndarray, curves: dict[str, np.ndarray], unit: str) -
 
     def best(i: int) -> str:
         online = {p: float(c[i]) for p, c in curves.items() if p != "opt"}
-        return max(online, key=lambda p: online[p]).upper()
+        top = [p.upper() for p in leading(online)]
+        if len(top) == len(online):
+            return "every policy ties"
+        return f"{names(top)} {'tie' if len(top) > 1 else 'hits most'}"
 
-    return (
-        f"OPT is the ceiling; among the online policies {best(0)} hits most at {number(int(capacities[0]))} {unit} "
-        f"and {best(-1)} at {number(int(capacities[-1]))}"
-    )
+    def at(i: int) -> str:
+        c = int(capacities[i])
+        return size(c) if unit == "bytes" else f"{number(c)} {unit}" if i == 0 else number(c)
+
+    return f"OPT is the ceiling; among the online policies {best(0)} at {at(0)} and {best(-1)} at {at(-1)}"
 
 
 def _curves_figure(

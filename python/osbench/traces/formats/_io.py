@@ -31,6 +31,7 @@ from typing import Any, BinaryIO, Optional, Union
 import numpy as np
 
 from osbench import _checks
+from osbench._optional import require
 from osbench.errors import ArgumentError, TraceFileError
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -198,8 +199,7 @@ class Source:
             self._z: Any = None
             declared: Optional[int] = self.size
             if self.compressed:
-                import zstandard
-
+                zstandard = require("zstandard", "reading a zstd-compressed trace")
                 declared = zstd_frames(self.f, path, self.size)
                 self.f.seek(0)
                 self._z = zstandard.ZstdDecompressor().stream_reader(self.f, read_size=BLOCK, read_across_frames=True)
@@ -251,8 +251,7 @@ class Source:
         """Up to ``n`` bytes of data from the file (fewer only at its end)."""
         if self._z is None:
             return self.f.read(n)
-        import zstandard
-
+        zstandard = require("zstandard", "reading a zstd-compressed trace")
         try:
             out: bytes = self._z.read(n)
         except zstandard.ZstdError as exc:

@@ -17,6 +17,7 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from osbench import _checks, _files, datasets
+from osbench._optional import require
 from osbench.errors import ArgumentError, ArgumentTypeError, TraceFileError
 from osbench.traces.formats import azure, binary, mooncake, npy, oracle, text
 from osbench.traces.formats._io import PathLike, Source, fail, native_order, strip_zst
@@ -310,8 +311,7 @@ def write(
 def compress(data: bytes, level: int = 3) -> bytes:
     """One zstd frame of ``data``, with its size and a content checksum, so that a damaged
     byte is found when the file is read back."""
-    import zstandard
-
+    zstandard = require("zstandard", "writing a zstd-compressed trace")
     return bytes(zstandard.ZstdCompressor(level=level, write_checksum=True, write_content_size=True).compress(data))
 
 

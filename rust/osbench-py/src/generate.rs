@@ -1,0 +1,51 @@
+//! Trace generation (`osbench.traces`): the core's chunked generators, run with the GIL
+//! released and stopped by Ctrl-C.
+
+use crate::arrays::slice;
+use crate::interrupt;
+use numpy::{PyArray1, PyReadonlyArray1};
+use osbench_core::generate::{cyclic, zipf, Pcg64};
+use pyo3::exceptions::PyMemoryError;
+use pyo3::prelude::*;
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(traces_zipf, m)?)?;
+    m.add_function(wrap_pyfunction!(traces_loop, m)?)?;
+    Ok(())
+}
+
+/// A zeroed vector of `n` keys, or MemoryError.
+fn keys(n: usize) -> PyResult<Vec<i64>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| PyMemoryError::new_err(format!("a trace of {n} accesses")))?;
+    v.resize(n, 0);
+    Ok(v)
+}
+
+fn u128_of(hi: u64, lo: u64) -> u128 {
+    ((hi as u128) << 64) | lo as u128
+}
+
+/// `length` Zipf keys: numpy's PCG64 started at (state, inc), each draw mapped through `cdf`.
+#[pyfunction]
+fn traces_zipf<'py>(
+    py: Python<'py>,
+    cdf: PyReadonlyArray1<'py, f64>,
+    state: (u64, u64),
+    inc: (u64, u64),
+    length: usize,
+) -> PyResult<Bound<'py, PyArray1<i64>>> {
+    let c = slice("cdf", &cdf)?;
+    let mut out = keys(length)?;
+    let mut rng = Pcg64::new(u128_of(state.0, state.1), u128_of(inc.0, inc.1));
+    interrupt::run(py, "traces.zipf", |cancel| zipf(c, &mut rng, &mut out, cancel))?;
+    Ok(PyArray1::from_vec(py, out))
+}
+
+/// `length` keys cycling through 0..n_keys.
+#[pyfunction]
+fn traces_loop(py: Python<'_>, n_keys: u64, length: usize) -> PyResult<Bound<'_, PyArray1<i64>>> {
+    let mut out = keys(length)?;
+    interrupt::run(py, "traces.loop", |cancel| cyclic(n_keys, &mut out, cancel))?;
+    Ok(PyArray1::from_vec(py, out))
+}
