@@ -8,7 +8,6 @@ import sys
 import textwrap
 import time
 
-
 SETUP = "import osbench, osbench.cli"
 """What a child imports before it says it is ready, unless told otherwise: settle counts from
 the start of the work, not of the imports (seconds on a loaded machine)."""
