@@ -6,7 +6,8 @@ finished, requests served...) and, where it knows it, how many it has to do. Wit
 ``hook(task, done, total)`` at most every ``every`` seconds (default ``EVERY``) while it runs: ``task`` names the
 native work (``"cache.dense_ids"``, ``"cache.curve"``, ``"sched.simulate"``...), ``done`` and
 ``total`` count its units (``total`` is None when the work cannot tell ahead). A call shorter
-than ``every`` reports nothing; one that reported is reported once more when it ends. The hook
+than ``every`` reports nothing; one that reported is reported once more when it ends (with
+``every=0``: at every poll, and at the end of every call, however short). The hook
 runs on the calling thread, between two pieces of the work, as a signal handler would; an
 exception it raises stops the work and is raised by the call (KeyboardInterrupt included).
 

@@ -272,7 +272,7 @@ CLI = {
     "serve-tp": (["serve", "simulate", "--poisson", "10,1", "--tp", "0"], "tp"),
     "serve-model": (["serve", "simulate", "--poisson", "10,1", "--model", "nope"], "model"),
     "serve-poisson-shape": (["serve", "simulate", "--poisson", "10"], "poisson"),
-    "serve-poisson-huge": (["serve", "simulate", "--poisson", "1e20,10"], "--poisson"),
+    "serve-poisson-huge": (["serve", "simulate", "--poisson", "1e20,10"], "poisson="),
     "serve-seed": (["serve", "simulate", "--poisson", "10,1", "--seed", "-1"], "seed"),
     "serve-trace-missing": (["serve", "simulate", "--trace", "/no/such/log.csv"], "/no/such/log.csv"),
     "serve-trace-device": (["serve", "simulate", "--trace", "/dev/zero"], "/dev/zero"),

@@ -165,7 +165,10 @@ def _generated(kind: str, d: dict[str, Any]) -> Requests:
         only = [k for k in ("turns", "think_time") if d.get(k) is not None]
         if only:
             raise ArgumentError(f"{only[0]}={d[only[0]]!r} is not accepted with {kind}: it is for conversations")
-    generated: Requests = getattr(Requests, kind)(*args, **options)
+    try:
+        generated: Requests = getattr(Requests, kind)(*args, **options)
+    except ArgumentError as error:  # named by the source the user wrote, as well as the generator's argument
+        raise type(error)(f"{kind}={d[kind]!r} is not accepted: {error}") from None
     return generated
 
 

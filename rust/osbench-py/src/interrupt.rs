@@ -12,7 +12,7 @@
 //! hook set for the calling thread (`osbench.progress`) is called with `(task, done, total)` at
 //! most every `every` seconds (default [`REPORT_EVERY`]) from the polling side, first after
 //! `every` (a short call reports nothing), and once more when the call ends if it reported
-//! before. An exception raised by the hook stops the work and is raised by the call.
+//! before; with `every` 0, at every poll and at the end of every call. An exception raised by the hook stops the work and is raised by the call.
 //!
 //! A panic in the work is a bug, reported as the core reports it (`par::guarded`): a
 //! `RuntimeError` with its message.
@@ -137,13 +137,15 @@ impl Watch {
     }
 
     /// The call's result: the error that stopped it, else the work's own, after a last report
-    /// if the call reported before.
+    /// if the call reported before (or the hook asked to hear every poll).
     fn finish<T>(&self, py: Python<'_>, cancel: &Cancel, result: Result<T>) -> PyResult<T> {
         if let Some(err) = self.take_error() {
             return Err(err);
         }
         let value = result.map_err(to_py)?;
-        if self.reported.load(Ordering::Relaxed) {
+        // A hook that asked for every poll (`every=0`) hears the end of every call, however short.
+        let every_poll = HOOK.with(|cell| cell.borrow().as_ref().is_some_and(|h| h.every.is_zero()));
+        if every_poll || self.reported.load(Ordering::Relaxed) {
             self.report(py, cancel)?;
         }
         Ok(value)
