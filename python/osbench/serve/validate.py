@@ -26,17 +26,19 @@ the published constants their modules cite.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import math
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Optional
 
 import numpy as np
 
-from osbench import datasets
+from osbench import _checks, datasets
 from osbench.errors import ArgumentError
-from osbench.serve import reference
+from osbench.serve import native, reference
 from osbench.serve.config import EngineConfig, server_batch_defaults
 from osbench.serve.models import GPU, Model, num_blocks
+from osbench.serve.requests import Requests
 from osbench.serve.steptime import StepTime, StepWork
 
 SILICON = "aic-silicon-sample"
@@ -201,6 +203,40 @@ def closed_loop(
     return ttft, tpot
 
 
+def closed_loop_native(
+    config: EngineConfig,
+    step_time: StepTime,
+    isl: int,
+    osl: int,
+    concurrency: int,
+    requests: int,
+    warmup: bool = True,
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`closed_loop` on the native engine, with the same results (tests hold them equal).
+
+    ``concurrency`` clients sending identical requests one after the other are a queue of every
+    request, in sending order, at time 0, in an engine that runs at most ``concurrency`` at once
+    (``max_num_seqs``): whenever a client's request finishes at the end of a step, the next one
+    is admitted at the start of the next step, the moment the client would have sent it. The
+    requests a closed loop has not sent yet are always behind the ones it has in the FCFS queue,
+    and the running ones plus the sent ones waiting are ``concurrency``, so the scheduler never
+    reaches an unsent one. Each request's send time is then the finish of the request its
+    client had before, the ``k``-th finish for the ``(concurrency + k)``-th request; TTFT counts
+    from it. The clients go on sending ``concurrency`` requests after the measured ones, as load."""
+    clients = min(concurrency, requests)
+    first_measured = clients if warmup else 0
+    warm = [max(1, round(osl * (i + 1) / clients)) if warmup else osl for i in range(clients)]
+    outputs = warm + [osl] * (requests + clients - (0 if warmup else clients))
+    n = len(outputs)
+    cfg = dataclasses.replace(config, max_num_seqs=min(config.max_num_seqs, clients))
+    run = native.run(Requests(np.zeros(n), np.full(n, isl), outputs), cfg, step_time)
+    sent = np.concatenate([np.zeros(clients), np.sort(run.finish)[: n - clients]])
+    measured = slice(first_measured, first_measured + requests)
+    ttft = run.first_token[measured] - sent[measured]
+    tpot = (run.finish[measured] - run.first_token[measured]) / max(osl - 1, 1)
+    return ttft, tpot
+
+
 @dataclass(frozen=True)
 class Prediction:
     """One point predicted by one step-time model."""
@@ -246,10 +282,14 @@ def step_time_for(p: Point, kind: str, host_step: Optional[float] = None) -> Ste
     return StepTime.measured(p.model, p.gpu, tp=p.tp)
 
 
-def predict(p: Point, kind: str, waves: int = WAVES, step_time: Optional[StepTime] = None) -> Prediction:
-    """Replay one measured point with the step-time model ``kind`` (or ``step_time``)."""
+def predict(
+    p: Point, kind: str, waves: int = WAVES, step_time: Optional[StepTime] = None, engine: str = "native"
+) -> Prediction:
+    """Replay one measured point with the step-time model ``kind`` (or ``step_time``) on the
+    native engine (:func:`closed_loop_native`) or the reference one (:func:`closed_loop`)."""
     model = step_time if step_time is not None else step_time_for(p, kind)
-    ttft, tpot = closed_loop(config_for(p), model, p.isl, p.osl, p.concurrency, waves * p.concurrency)
+    loop = closed_loop_native if _checks.engine(engine) == "native" else closed_loop
+    ttft, tpot = loop(config_for(p), model, p.isl, p.osl, p.concurrency, waves * p.concurrency)
     return Prediction(p, kind, float(np.mean(ttft)), float(np.mean(tpot)))
 
 
@@ -330,6 +370,7 @@ __all__ = [
     "Point",
     "Prediction",
     "closed_loop",
+    "closed_loop_native",
     "config_for",
     "fit_host",
     "in_fit_split",
