@@ -434,8 +434,9 @@ class StepTime:
         :mod:`osbench.serve.measured`. ``engine``: the serving engine whose kernels and host
         loop are modelled (``"vllm"``); ``mbu``: the share of the datasheet bandwidth the
         few elementwise kernels not in the tables reach; ``host_step``: seconds of host work per
-        step (default :data:`osbench.serve.measured.HOST_STEP`; :func:`osbench.serve.validate.fit_host`
-        fits it to measured runs).
+        step (default :data:`osbench.serve.measured.HOST_STEP` plus
+        :data:`~osbench.serve.measured.HOST_PER_LAYER` per layer, BLIS's published constants;
+        :func:`osbench.serve.validate.fit_host` fits it to measured runs).
 
         A GPU without tables, a model shape outside them (a weight, a head layout, an MoE
         shape not measured) or a ``tp`` without all-reduce tables is refused with the reason;

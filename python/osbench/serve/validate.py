@@ -295,7 +295,8 @@ def predict(
 
 FIT_SPLIT = ("qwen3-32b", "h100-sxm", 4)
 """The points the host overhead is fitted on (:func:`fit_host`): Qwen3-32B (bf16) on 4 H100s,
-30 points of every ISL, OSL and concurrency measured. Every other point is validated on."""
+30 points of every ISL, OSL and concurrency measured. Every other point is validated on, by every
+step-time model (:func:`summary`)."""
 
 PROBE = 1e-3
 """The host overhead added to find how a point's TPOT moves with it (seconds per step)."""
@@ -331,12 +332,14 @@ def mape(errors: list[float]) -> float:
 
 def summary(predictions: list[Prediction]) -> list[dict[str, Any]]:
     """MAPE of TTFT and TPOT by (step time, GPU, model, version, kind), plus an "all" row per
-    step time and model kind: the validation table. The fitted model's points of the fit split
-    are left out of it."""
+    step time and model kind: the validation table. The points of the fit split are left out of
+    it for every step-time model: the fitted one is fitted on them, the measured one's host terms
+    were chosen on them (:data:`osbench.serve.measured.HOST_PER_LAYER`), and the three models are
+    compared on the same points."""
     groups: dict[tuple[str, ...], list[Prediction]] = {}
     for q in predictions:
-        if q.step_time == "fitted" and in_fit_split(q.point):
-            continue  # fitted on: never reported
+        if in_fit_split(q.point):
+            continue  # fitted or chosen on: never reported
         kind = "moe" if q.point.moe else "dense"
         for key in (
             (q.step_time, q.point.gpu, q.point.model, q.point.version, kind),
