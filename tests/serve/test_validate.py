@@ -108,3 +108,22 @@ def test_the_native_closed_loop_with_the_measured_model(
     a = validate.predict(p, "measured", engine="reference")
     b = validate.predict(p, "measured")
     assert (a.ttft, a.tpot) == (b.ttft, b.tpot)
+
+
+def test_the_gemm_bound_finds_the_points_no_kernel_model_can_match(
+    missing: Callable[[str], None], dataset: Callable[[str], object]
+) -> None:
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        missing("pyarrow is not installed (the 'measured' extra)")
+    for gpu in ("h100_sxm", "h200_sxm"):
+        for table in ("gemm", "context-attention", "generation-attention", "custom-allreduce", "nccl", "moe"):
+            dataset(f"aic-{gpu}-{table}")
+    points = [p for p in validate.rows(str(dataset(validate.SILICON))) if not p.moe]
+    over = {p.id for p in points if validate.gemm_bound(p) > 1}
+    # 11 of the 21 Llama-3.1-8B-FP8 points on H200 process more tokens per second than the
+    # linear layers can at their best batch; every other dense point is within it
+    assert len(over) == 11 and all(p.model == "llama-3.1-8b-fp8" for p in points if p.id in over)
+    first = next(p for p in points if p.model == "llama-3.1-8b-fp8" and p.isl == 1000 and p.concurrency == 112)
+    assert first.id in over

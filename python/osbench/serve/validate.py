@@ -325,6 +325,23 @@ def fit_host(points: list[Point], waves: int = WAVES) -> float:
     return max(0.0, num / den) if den > 0 else 0.0
 
 
+def gemm_bound(p: Point) -> float:
+    """A lower bound of the share of time the GPUs of a measured point were busy, from its own
+    figures: its clients complete ``concurrency / (TTFT + (OSL - 1) TPOT)`` requests per second
+    (each client one request at a time), and every token of a request, prompt or output, passes
+    at least through the linear layers, whose cheapest cost per token in the GPU's measured
+    tables is that of their best-batched step (``min over T of tokens[T] / T`` of the measured
+    model: the GEMMs, all-reduces and elementwise kernels that depend on the token count alone;
+    attention, the LM head and the host left out). Above 1, the point's throughput is more than
+    the kernels can compute: its prompts were not all computed (a prefix cache hit, prompts
+    shorter than stated), and no step-time model that computes them can match it."""
+    tables = StepTime.measured(p.model, p.gpu, p.tp).tables
+    assert tables is not None
+    per_token = float(np.min(tables.tokens[1:] / np.arange(1, len(tables.tokens))))
+    rate = p.concurrency / (p.ttft + (p.osl - 1) * p.tpot)
+    return rate * (p.isl + p.osl) * per_token
+
+
 def mape(errors: list[float]) -> float:
     """Mean absolute percentage error of relative errors, in percent."""
     return 100.0 * float(np.mean(np.abs(errors))) if errors else math.nan
@@ -376,6 +393,7 @@ __all__ = [
     "closed_loop_native",
     "config_for",
     "fit_host",
+    "gemm_bound",
     "in_fit_split",
     "mape",
     "predict",
