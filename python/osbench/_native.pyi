@@ -19,6 +19,7 @@ __all__ = [
     "SCHED_POLICIES",
     "SERVE_POLICIES",
     "CacheStream",
+    "MeasuredTables",
     "OnlineCache",
     "RadixNode",
     "RadixTree",
@@ -45,7 +46,6 @@ __all__ = [
     "radix_curve",
     "radix_replay",
     "sched_simulate",
-    "serve_measured_seconds",
     "serve_simulate",
     "serve_step_seconds",
     "traces_drift",
@@ -331,26 +331,37 @@ def serve_simulate(
     step_coefficients: list[float],
     record: bool = False,
     jump: bool = True,
+    step_tables: Optional[MeasuredTables] = None,
 ) -> tuple[dict[str, npt.NDArray[Any]], Optional[dict[str, npt.NDArray[np.int64]]], int]: ...
-def serve_measured_seconds(
-    host_step: float,
-    tokens: npt.NDArray[np.float64],
-    seqs: npt.NDArray[np.float64],
-    context_rows: npt.NDArray[np.float64],
-    context_cols: npt.NDArray[np.float64],
-    context_values: npt.NDArray[np.float64],
-    generation_rows: npt.NDArray[np.float64],
-    generation_cols: npt.NDArray[np.float64],
-    generation_values: npt.NDArray[np.float64],
-    *,
-    num_seqs: npt.NDArray[np.int64],
-    prefill_seqs: npt.NDArray[np.int64],
-    prefill_tokens: npt.NDArray[np.int64],
-    decode_seqs: npt.NDArray[np.int64],
-    context_tokens: npt.NDArray[np.int64],
-    attention_pairs: npt.NDArray[np.int64],
-    prefill_context_tokens: npt.NDArray[np.int64],
-) -> npt.NDArray[np.float64]: ...
+
+@final
+class MeasuredTables:
+    def __new__(
+        cls,
+        host_step: float,
+        tokens: npt.NDArray[np.float64],
+        seqs: npt.NDArray[np.float64],
+        context_rows: npt.NDArray[np.float64],
+        context_cols: npt.NDArray[np.float64],
+        context_values: npt.NDArray[np.float64],
+        generation_rows: npt.NDArray[np.float64],
+        generation_cols: npt.NDArray[np.float64],
+        generation_values: npt.NDArray[np.float64],
+    ) -> MeasuredTables: ...
+    def seconds(
+        self,
+        *,
+        num_seqs: npt.NDArray[np.int64],
+        prefill_seqs: npt.NDArray[np.int64],
+        prefill_tokens: npt.NDArray[np.int64],
+        decode_seqs: npt.NDArray[np.int64],
+        context_tokens: npt.NDArray[np.int64],
+        attention_pairs: npt.NDArray[np.int64],
+        chunk_offsets: npt.NDArray[np.int64],
+        chunk_new: npt.NDArray[np.int64],
+        chunk_context: npt.NDArray[np.int64],
+    ) -> npt.NDArray[np.float64]: ...
+
 def serve_step_seconds(
     step_kind: str,
     step_coefficients: list[float],
