@@ -80,6 +80,7 @@ class _CachePolicyRow(TypedDict):
     reads: list[str]
     params: list[_CacheParamRow]
     libcachesim: Optional[str]
+    randomised: bool
 
 CACHE_POLICIES: list[_CachePolicyRow]
 
