@@ -82,6 +82,7 @@ class _CachePolicyRow(TypedDict):
     reads: list[str]
     params: list[_CacheParamRow]
     libcachesim: Optional[str]
+    randomised: bool
 
 CACHE_POLICIES: list[_CachePolicyRow]
 
