@@ -48,7 +48,9 @@ __all__ = [
     "sched_simulate",
     "serve_simulate",
     "serve_step_seconds",
+    "traces_drift",
     "traces_loop",
+    "traces_scan",
     "traces_zipf",
 ]
 
@@ -80,6 +82,7 @@ class _CachePolicyRow(TypedDict):
     reads: list[str]
     params: list[_CacheParamRow]
     libcachesim: Optional[str]
+    randomised: bool
 
 CACHE_POLICIES: list[_CachePolicyRow]
 
@@ -377,3 +380,9 @@ def traces_zipf(
     cdf: npt.NDArray[np.float64], state: tuple[int, int], inc: tuple[int, int], length: int
 ) -> npt.NDArray[np.int64]: ...
 def traces_loop(n_keys: int, length: int) -> npt.NDArray[np.int64]: ...
+def traces_scan(
+    n_hot: int, scan_length: int, period: int, state: tuple[int, int], inc: tuple[int, int], length: int
+) -> npt.NDArray[np.int64]: ...
+def traces_drift(
+    n_keys: int, n_hot: int, phases: int, p_hot: float, state: tuple[int, int], inc: tuple[int, int], length: int
+) -> npt.NDArray[np.int64]: ...
