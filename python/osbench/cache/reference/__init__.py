@@ -33,6 +33,7 @@ from osbench.cache.reference.lru import LRU
 from osbench.cache.reference.opt import OPT
 from osbench.cache.reference.s3fifo import S3FIFO
 from osbench.cache.reference.sieve import Sieve
+from osbench.cache.reference.slru import SLRU
 from osbench.cache.reference.twoq import TwoQ
 from osbench.traces import NEVER, next_use_reference
 
@@ -47,6 +48,7 @@ POLICY_CLASSES: dict[str, Any] = {
     "s3fifo": S3FIFO,
     "twoq": TwoQ,
     "gdsf": GDSF,
+    "slru": SLRU,
 }
 """Each policy's class, by the name the policy table gives it."""
 

@@ -48,7 +48,7 @@ pub(crate) fn golden_size(key: u64, max: u64) -> u64 {
 }
 
 /// Unit sizes: `golden_trace(1, 20_000, 1_000)`; (policy, [(capacity in objects, misses)]).
-const UNIT_MISSES: [(&str, [(u64, u64); 3]); 10] = [
+const UNIT_MISSES: [(&str, [(u64, u64); 3]); 11] = [
     ("fifo", [(20, 18427), (100, 16150), (500, 10418)]),
     ("lru", [(20, 18167), (100, 15692), (500, 9643)]),
     ("lfu", [(20, 16661), (100, 13902), (500, 7857)]),
@@ -59,11 +59,12 @@ const UNIT_MISSES: [(&str, [(u64, u64); 3]); 10] = [
     ("s3fifo", [(20, 16411), (100, 13786), (500, 8199)]),
     ("twoq", [(20, 16776), (100, 14265), (500, 8685)]),
     ("gdsf", [(20, 17511), (100, 14818), (500, 8646)]),
+    ("slru", [(20, 16706), (100, 14039), (500, 8292)]),
 ];
 
 /// Sizes `golden_size(key, 100)`: `golden_trace(2, 20_000, 1_000)`; (policy, [(capacity in
 /// bytes, misses)]).
-const SIZED_MISSES: [(&str, [(u64, u64); 3]); 10] = [
+const SIZED_MISSES: [(&str, [(u64, u64); 3]); 11] = [
     ("fifo", [(1000, 18384), (5000, 16019), (25000, 10261)]),
     ("lru", [(1000, 18092), (5000, 15584), (25000, 9501)]),
     ("lfu", [(1000, 16776), (5000, 14328), (25000, 7747)]),
@@ -74,6 +75,7 @@ const SIZED_MISSES: [(&str, [(u64, u64); 3]); 10] = [
     ("s3fifo", [(1000, 16431), (5000, 13749), (25000, 8029)]),
     ("twoq", [(1000, 16837), (5000, 14207), (25000, 8546)]),
     ("gdsf", [(1000, 16557), (5000, 13206), (25000, 7159)]),
+    ("slru", [(1000, 16648), (5000, 13830), (25000, 8277)]),
 ];
 
 /// The misses of `policy` on `keys` (with `sizes`, if not empty), by every path that reaches
@@ -285,4 +287,18 @@ fn gdsf_evicts_the_lowest_priority_and_inflates() {
     // Capacity 1: the newcomer 2 (1e6) is the lowest and leaves at once, 1 (2e6) stays; the
     // second 2 enters at L + 1e6 = 2e6, ties with 1, and 1, accessed earlier, goes.
     assert_eq!(plain("gdsf", 1, &[1, 1, 2, 2, 1]), ".H...");
+}
+
+#[test]
+fn slru_promotes_a_hit_one_segment_and_cools_the_segment_it_fills() {
+    // Capacity 4, 4 segments of 1: 1..=4 fill segments 0..=3 (the lowest with room). 5 evicts
+    // 1 (the lowest segment's) and enters segment 0. 2 rises to segment 2, whose 3 drops to 1;
+    // 3 rises again and 2 drops. 6 and 1 each evict segment 0's object (5, then 6); 4, in the
+    // top segment since it entered, hits; 5 is gone.
+    let keys = [1, 2, 3, 4, 5, 2, 3, 6, 1, 4, 5];
+    assert_eq!(plain("slru", 4, &keys), ".....HH..H.");
+    // 2 segments of 2: 3 and 4 start in the top segment, but each hit there pushes its least
+    // recent down, and 4 is evicted from segment 0 by 1.
+    let two = Options::new().with("segments", Value::Int(2)).unwrap();
+    assert_eq!(mask("slru", 4, &keys, two), ".....HH....");
 }

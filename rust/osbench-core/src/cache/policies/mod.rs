@@ -28,6 +28,7 @@ pub mod lru;
 pub mod opt;
 pub mod s3fifo;
 pub mod sieve;
+pub mod slru;
 pub mod twoq;
 
 /// CLOCK's (and CLOCK-Pro's) choice of the reference bit a newcomer starts with.
@@ -66,5 +67,11 @@ policy_table! {
     },
     gdsf => gdsf::Gdsf {
         min_capacity: |_| 1, offline: false, takes_costs: true, params: [], libcachesim: Some("GDSF"),
+    },
+    // Each segment (capacity / segments) holds one object from `segments` on.
+    slru => slru::Slru {
+        min_capacity: |p| p.int("segments"), offline: false, takes_costs: false,
+        params: [Param::int("segments", 4, 1, slru::MAX_SEGMENTS as u64, "the number of LRU segments (libCacheSim's n-seg)")],
+        libcachesim: Some("SLRU"),
     },
 }
