@@ -81,10 +81,7 @@ fn serve_simulate<'py>(
     .py_err()?;
     let step_time = StepTime::new(step_kind, &step_coefficients).py_err()?;
     let options = Options { record, jump };
-    // The engine looks only at the raised flag: the calling thread polls beside it.
-    let run = interrupt::run_on_worker(py, "serve.simulate", |cancel| {
-        simulate(&requests, &config, &step_time, options, cancel.flag())
-    })?;
+    let run = interrupt::run(py, "serve.simulate", |cancel| simulate(&requests, &config, &step_time, options, cancel))?;
     to_python(py, run)
 }
 

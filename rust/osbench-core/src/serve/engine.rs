@@ -15,8 +15,8 @@ use super::request::{Request, Status};
 use super::scheduler::Scheduler;
 use super::step_time::{Batch, StepTime};
 use super::{Config, Options, Record, Requests, Run};
+use crate::cancel::Cancel;
 use crate::error::{internal, invalid, Error, Result};
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Requests scheduled (summed over steps) between two looks at the cancel flag: a
 /// millisecond or two of work.
@@ -76,16 +76,8 @@ impl Recorder {
     }
 }
 
-fn check_cancel(cancel: &AtomicBool) -> Result<()> {
-    if cancel.load(Ordering::Relaxed) {
-        Err(Error::Interrupted)
-    } else {
-        Ok(())
-    }
-}
-
 /// The loop. Inputs are checked (`super::simulate`).
-pub fn run(reqs: &Requests, cfg: &Config, step_time: &StepTime, options: Options, cancel: &AtomicBool) -> Result<Run> {
+pub fn run(reqs: &Requests, cfg: &Config, step_time: &StepTime, options: Options, cancel: &Cancel) -> Result<Run> {
     let n = reqs.arrival.len();
     let usable_blocks = cfg.num_blocks - 1;
     let mut sched = Scheduler::new(cfg, n);
@@ -97,7 +89,7 @@ pub fn run(reqs: &Requests, cfg: &Config, step_time: &StepTime, options: Options
     let mut guard = Guard::default();
     while num_finished < n {
         if work >= CHECK_WORK {
-            check_cancel(cancel)?;
+            cancel.advance(work)?;
             work = 0;
         }
         let arrived = next_arrival;
@@ -187,7 +179,7 @@ fn livelock(sched: &Scheduler, cfg: &Config) -> Error {
     caught.sort_unstable();
     let shown: Vec<String> = caught.iter().take(5).map(|i| i.to_string()).collect();
     let more = if caught.len() > 5 { format!(" (and {} more)", caught.len() - 5) } else { String::new() };
-    let policy = if cfg.priority { "priority" } else { "fcfs" };
+    let policy = cfg.policy.name();
     invalid(
         "requests",
         format!("{}{more}", shown.join(", ")),
@@ -232,7 +224,7 @@ fn jump(
     next_arrival: usize,
     mut now: f64,
     state: After,
-    cancel: &AtomicBool,
+    cancel: &Cancel,
 ) -> Result<(u64, f64)> {
     let block_size = cfg.block_size;
     // How many steps each running request can take without an event: step i (from 0) puts
@@ -265,7 +257,7 @@ fn jump(
     let mut done = 0;
     while done < steps && next_time > now {
         if done % CHECK_WORK == CHECK_WORK - 1 {
-            check_cancel(cancel)?;
+            cancel.check()?;
         }
         let batch = Batch {
             num_seqs,

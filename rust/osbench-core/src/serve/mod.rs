@@ -15,6 +15,7 @@ pub mod engine;
 pub mod hash;
 pub mod kv_cache_manager;
 pub mod livelock;
+pub mod policy;
 pub mod queue;
 pub mod request;
 pub mod scheduler;
@@ -24,13 +25,14 @@ pub mod step_time_measured;
 #[cfg(test)]
 mod tests;
 
+pub use policy::Policy;
 pub use step_time::{Batch, StepTime, KINDS};
 
+use crate::cancel::Cancel;
 use crate::error::{invalid, Result};
-use std::sync::atomic::AtomicBool;
 
 /// The scheduling policies, as vLLM's `SchedulingPolicy` names them.
-pub const POLICIES: [&str; 2] = ["fcfs", "priority"];
+pub const POLICIES: [&str; 2] = [Policy::ALL[0].name(), Policy::ALL[1].name()];
 
 /// The longest prompt or output accepted, in tokens (`requests.py: MAX_TOKENS`).
 pub const MAX_TOKENS: i64 = (1 << 31) - 1;
@@ -49,8 +51,7 @@ pub struct Config {
     /// Cap on one request's new tokens per step, 0 for none.
     pub long_prefill_token_threshold: u64,
     pub enable_prefix_caching: bool,
-    /// `policy="priority"` (else fcfs).
-    pub priority: bool,
+    pub policy: Policy,
     /// Blocks kept free when admitting while others run (`EngineConfig.watermark_blocks`).
     pub watermark_blocks: u64,
     pub scheduler_reserve_full_isl: bool,
@@ -89,9 +90,7 @@ impl Config {
             watermark_blocks,
             scheduler_reserve_full_isl,
         } = settings;
-        if !POLICIES.contains(&policy) {
-            return Err(invalid("policy", format!("{policy:?}"), format!("one of {}", POLICIES.join(", "))));
-        }
+        let policy = Policy::from_name(policy)?;
         let positive = [
             ("num_blocks", num_blocks),
             ("block_size", block_size),
@@ -130,7 +129,7 @@ impl Config {
             enable_chunked_prefill,
             long_prefill_token_threshold,
             enable_prefix_caching,
-            priority: policy == "priority",
+            policy,
             watermark_blocks,
             scheduler_reserve_full_isl,
         })
@@ -210,13 +209,14 @@ pub struct Run {
 
 /// Serve `requests` with the engine `config` describes, each step taking `step_time`.
 /// Refuses (`Error::InvalidArgument`) what no engine can serve, as `run.py: check_requests`
-/// does, so that every run ends; stops with `Error::Interrupted` when `cancel` is raised.
+/// does, so that every run ends; stops with `Error::Interrupted` when `cancel` is raised, and
+/// reports its progress there (requests scheduled, summed over steps).
 pub fn simulate(
     requests: &Requests,
     config: &Config,
     step_time: &StepTime,
     options: Options,
-    cancel: &AtomicBool,
+    cancel: &Cancel,
 ) -> Result<Run> {
     check_requests(requests, config)?;
     engine::run(requests, config, step_time, options, cancel)

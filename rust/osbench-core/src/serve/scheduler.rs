@@ -59,7 +59,7 @@ impl<'c> Scheduler<'c> {
                 config.enable_prefix_caching,
                 config.watermark_blocks,
             ),
-            waiting: WaitingQueue::new(config.priority),
+            waiting: config.policy.queue(),
             running: Vec::new(),
             requests: Vec::with_capacity(num_requests),
             plan: StepPlan::default(),
@@ -103,21 +103,16 @@ impl<'c> Scheduler<'c> {
                     allocated = true;
                     break;
                 }
-                // No blocks: preempt the lowest-priority running request and retry.
-                let victim = if cfg.priority {
-                    let victim_index = self.least_urgent_running();
-                    let victim = self.running.remove(victim_index);
-                    if victim_index < req_index {
-                        req_index -= 1;
-                    }
+                // No blocks: preempt the policy's victim and retry.
+                let victim_index = cfg.policy.victim(&self.running, &self.requests);
+                let victim = self.running.remove(victim_index);
+                if victim_index < req_index {
                     // Already scheduled this step: its tokens come back.
+                    req_index -= 1;
                     if let Some(pos) = self.plan.scheduled.iter().position(|&(i, _)| i == victim) {
                         token_budget += self.plan.scheduled.remove(pos).1;
                     }
-                    victim
-                } else {
-                    self.running.pop().expect("the request being scheduled is running")
-                };
+                }
                 self.preempt_request(victim);
                 self.plan.preempted.push(victim);
                 if victim == index {
@@ -125,10 +120,9 @@ impl<'c> Scheduler<'c> {
                 }
             }
             if !allocated {
-                if cfg.priority && self.requests[index as usize].status == Status::Preempted {
-                    continue; // it preempted itself; the more urgent requests after it may still fit
-                }
-                break;
+                // It preempted itself; under `priority` the more urgent requests after it may
+                // still fit (under `fcfs` it was the last running one: the loop ends).
+                continue;
             }
             self.plan.scheduled.push((index, num_new_tokens));
             token_budget -= num_new_tokens;
@@ -194,24 +188,6 @@ impl<'c> Scheduler<'c> {
         }
         self.plan.batch = b;
         Ok(())
-    }
-
-    /// Under `policy="priority"`, the running request to preempt: the largest (priority,
-    /// arrival), the first such in running order (Python's `max`).
-    fn least_urgent_running(&self) -> usize {
-        let key = |i: u32| {
-            let r = &self.requests[i as usize];
-            (r.priority, r.arrival)
-        };
-        let mut best = 0;
-        for pos in 1..self.running.len() {
-            let (p, a) = key(self.running[pos]);
-            let (bp, ba) = key(self.running[best]);
-            if p > bp || (p == bp && a > ba) {
-                best = pos;
-            }
-        }
-        best
     }
 
     /// Recompute preemption (`_preempt_request`): the request's blocks are freed and its

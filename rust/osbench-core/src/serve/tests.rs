@@ -1,7 +1,7 @@
 use super::block_pool::BlockPool;
 use super::*;
+use crate::cancel::Cancel;
 use crate::error::Error;
-use std::sync::atomic::AtomicBool;
 
 /// Binary fractions keep every time exact: 1 s a step, 0.25 s a prefill token, 0.5 s a decode.
 const STEP: StepTime = StepTime::Linear([1.0, 0.25, 0.5, 0.0]);
@@ -28,7 +28,7 @@ fn config(num_blocks: u64, block_size: u64, budget: u64, seqs: u64, max_len: u64
 }
 
 fn run(reqs: &Requests, cfg: &Config, options: Options) -> Result<Run> {
-    simulate(reqs, cfg, &STEP, options, &AtomicBool::new(false))
+    simulate(reqs, cfg, &STEP, options, &Cancel::new())
 }
 
 const RECORD: Options = Options { record: true, jump: true };
@@ -114,7 +114,7 @@ fn a_prefix_cached_in_a_step_is_hit_by_a_request_admitted_later_in_the_same_step
 
 /// Any distinct content key (the engine only compares them).
 fn mix(content: u64, k: u64) -> u64 {
-    hash::mix64(content << 8 | k)
+    crate::hash::splitmix64(content << 8 | k)
 }
 
 #[test]
@@ -224,7 +224,7 @@ fn requests_tied_under_priority_that_preempt_one_another_forever_are_stopped() {
         }
         other => panic!("{other:?}"),
     }
-    let fcfs = Config { priority: false, ..cfg };
+    let fcfs = Config { policy: Policy::Fcfs, ..cfg };
     assert!(run(&reqs, &fcfs, Options::default()).is_ok());
 }
 
@@ -262,7 +262,7 @@ fn bad_input_is_an_error_never_a_panic() {
     assert!(Config::new(settings(100, 0, 64, 4, 64)).is_err());
     assert!(StepTime::new("cubic", &[1.0]).is_err() && StepTime::new("linear", &[1.0]).is_err());
     let negative = StepTime::new("linear", &[-1.0, 0.0, 0.0, 0.0]).unwrap();
-    let result = simulate(&good, &cfg, &negative, Options::default(), &AtomicBool::new(false));
+    let result = simulate(&good, &cfg, &negative, Options::default(), &Cancel::new());
     assert!(matches!(result, Err(Error::InvalidArgument { name: "step_time", .. })));
 }
 
@@ -273,7 +273,7 @@ fn a_raised_cancel_flag_stops_a_run() {
     let lengths = vec![100; n];
     let reqs = Requests { arrival: &arrival, prompt_len: &lengths, output_len: &lengths, ..Requests::default() };
     let cfg = Config { enable_prefix_caching: false, ..config(10_000, 16, 8192, 256, 1024) };
-    let result = simulate(&reqs, &cfg, &STEP, Options::default(), &AtomicBool::new(true));
+    let result = simulate(&reqs, &cfg, &STEP, Options::default(), &Cancel::raised());
     assert_eq!(result, Err(Error::Interrupted));
 }
 
