@@ -39,6 +39,7 @@ scheduling unless told otherwise (``async_scheduling`` unset becomes true in
 
 from __future__ import annotations
 
+import enum
 import heapq
 from collections import OrderedDict, deque
 from collections.abc import Iterable, Sequence
@@ -403,6 +404,34 @@ class PriorityQueue:
         return heapq.heappop(self._heap)[1]
 
 
+# --------------------------------------------------------------------------- the policy
+
+
+class Policy(enum.Enum):
+    """The scheduling policy (``config/scheduler.py: SchedulerConfig.policy``,
+    ``core/sched/request_queue.py: SchedulingPolicy``): which running request a full pool
+    preempts, and the waiting queue that takes it back."""
+
+    FCFS = "fcfs"
+    """Preempt the last running request; a preempted request goes back to the front of the
+    waiting queue (:class:`FCFSQueue`)."""
+    PRIORITY = "priority"
+    """Preempt the running request of the largest ``(priority, arrival)``, the first such in
+    running order (``Scheduler.schedule``'s ``max(self.running, key=...)``); a preempted request
+    goes back in by its key (:class:`PriorityQueue`)."""
+
+    def queue(self) -> Union[FCFSQueue, PriorityQueue]:
+        """The waiting queue of the policy (``request_queue.py: create_request_queue``); its
+        ``prepend_request`` requeues a preempted request."""
+        return PriorityQueue() if self is Policy.PRIORITY else FCFSQueue()
+
+    def victim(self, running: Sequence[Request]) -> int:
+        """The position in ``running`` (not empty) of the request to preempt."""
+        if self is Policy.PRIORITY:
+            return max(range(len(running)), key=lambda k: (running[k].priority, running[k].arrival))
+        return len(running) - 1
+
+
 # --------------------------------------------------------------------------- the scheduler
 
 
@@ -426,7 +455,8 @@ class Scheduler:
     def __init__(self, config: EngineConfig) -> None:
         self.config = config
         self.kv_cache_manager = KVCacheManager(config)
-        self.waiting: Union[FCFSQueue, PriorityQueue] = PriorityQueue() if config.policy == "priority" else FCFSQueue()
+        self.policy = Policy(config.policy)
+        self.waiting = self.policy.queue()
         self.running: list[Request] = []
 
     def add_request(self, request: Request) -> None:
@@ -459,25 +489,20 @@ class Scheduler:
                     allocated = True
                     break
                 allocated = False
-                # No blocks: preempt the lowest-priority running request and retry.
-                if cfg.policy == "priority":
-                    victim = max(self.running, key=lambda r: (r.priority, r.arrival))
-                    victim_index = self.running.index(victim)
-                    del self.running[victim_index]
-                    if victim_index < req_index:
-                        req_index -= 1
-                    if victim.index in scheduled:  # already scheduled this step: its tokens come back
-                        token_budget += scheduled.pop(victim.index)[1]
-                else:
-                    victim = self.running.pop()
+                # No blocks: preempt the policy's victim and retry.
+                victim_index = self.policy.victim(self.running)
+                victim = self.running.pop(victim_index)
+                if victim_index < req_index:  # already scheduled this step: its tokens come back
+                    req_index -= 1
+                    token_budget += scheduled.pop(victim.index)[1]
                 self._preempt_request(victim)
                 plan.preempted.append(victim)
                 if victim is request:  # nothing left to preempt: it cannot run this step
                     break
             if not allocated:
-                if cfg.policy == "priority" and request.status == PREEMPTED:
-                    continue  # it preempted itself; the more urgent requests after it may still fit
-                break
+                # It preempted itself; under priority the more urgent requests after it may still
+                # fit (under fcfs it was the last running one: the loop ends).
+                continue
             scheduled[request.index] = (request, num_new_tokens)
             token_budget -= num_new_tokens
             req_index += 1
