@@ -329,6 +329,7 @@ def serve_simulate(
     step_coefficients: list[float],
     record: bool = False,
     jump: bool = True,
+    concurrency: Optional[int] = None,
 ) -> tuple[dict[str, npt.NDArray[Any]], Optional[dict[str, npt.NDArray[np.int64]]], int]: ...
 def serve_measured_seconds(
     host_step: float,

@@ -49,8 +49,9 @@ import numpy as np
 
 from osbench.errors import ArgumentError
 from osbench.serve.config import EngineConfig
+from osbench.serve.drive import Output, Planned, drive
 from osbench.serve.requests import Requests, mix64
-from osbench.serve.run import EngineRun, Recorder, StepTimeModel, batch_of, check_requests, step_duration
+from osbench.serve.run import EngineRun, Recorder, StepTimeModel, batch_of, check_concurrency, check_requests
 
 WAITING, RUNNING, PREEMPTED, FINISHED = "waiting", "running", "preempted", "finished"
 
@@ -447,6 +448,12 @@ class StepPlan:
         self.work: list[tuple[int, int, int]] = []
         """Per scheduled request: new tokens, tokens already cached, tokens outstanding."""
 
+    @property
+    def prefill_chunks(self) -> list[tuple[int, int]]:
+        """Per prefill request of the step, in scheduling order: ``(new tokens, tokens already
+        in its KV cache before this chunk)``, for step times that price each chunk."""
+        return [(new, cached) for new, cached, outstanding in self.work if outstanding > 1]
+
 
 class Scheduler:
     """``core/sched/scheduler.py: Scheduler``: the waiting queue, the running list, and
@@ -654,66 +661,79 @@ def livelock_error(scheduler: Scheduler, policy: str) -> ArgumentError:
 # --------------------------------------------------------------------------- the engine loop
 
 
-def run(requests: Requests, config: EngineConfig, step_time: StepTimeModel, *, record: bool = False) -> EngineRun:
-    """Serve ``requests`` with the engine ``config`` describes; each step takes
-    ``step_time(batch)`` seconds (see :class:`~osbench.serve.StepTime`).
+class Stepper:
+    """The scheduler as :func:`osbench.serve.drive.drive` runs it: requests become
+    :class:`Request` objects as they arrive, and each step's plan and output are reported by
+    request index."""
 
-    The engine keeps a clock. Before each step, every request that has arrived joins the waiting
-    queue, in arrival order; when nothing runs or waits the clock jumps to the next arrival. A
-    step's output tokens come out at its end. With ``record=True`` the result also holds every
-    step's detail (:class:`~osbench.serve.run.StepRecord`).
-    """
-    priority = check_requests(requests, config)
-    block_size = config.block_size
-    keys, offsets = requests.prompt_block_keys(block_size) if config.enable_prefix_caching else (None, None)
-    arrival = requests.arrival.tolist()
-    n = len(arrival)
-    scheduler = Scheduler(config)
-    recorder = Recorder(n, record)
-    now = 0.0
-    next_arrival = 0
-    num_finished = 0
-    guard = LivelockGuard()
-    while num_finished < n:
-        arrived = next_arrival
-        while next_arrival < n and arrival[next_arrival] <= now:
-            i = next_arrival
-            own_keys = None if keys is None or offsets is None else keys[offsets[i] : offsets[i + 1]]
-            request = Request(
-                i, arrival[i], int(priority[i]), int(requests.prompt_len[i]), int(requests.output_len[i]), own_keys
-            )
-            scheduler.add_request(request)
-            next_arrival += 1
-        if not scheduler.has_unfinished_requests():
-            now = arrival[next_arrival]
-            continue
-        plan = scheduler.schedule()
-        if not plan.scheduled:  # cannot happen when check_requests passed; a guard against a hang
-            raise RuntimeError(f"the engine scheduled nothing at t={now} with requests waiting: this is a bug")
-        batch = batch_of(plan.work)
-        pool = scheduler.kv_cache_manager.pool
-        num_waiting, free_blocks = len(scheduler.waiting), pool.num_free_blocks
-        duration = step_duration(step_time, batch)
-        end = now + duration
-        produced, finished = scheduler.update_from_output(plan)
-        for request in produced:
-            recorder.token(request.index, end, request.num_output_tokens == 1, request.status == FINISHED)
-        num_finished += len(finished)
-        recorder.step(
-            now,
-            duration,
-            batch,
+    def __init__(self, requests: Requests, config: EngineConfig, priority: np.ndarray) -> None:
+        self.config = config
+        self.scheduler = Scheduler(config)
+        self.requests = requests
+        self.priority = priority
+        self.keys: Optional[np.ndarray] = None
+        self.offsets: Optional[np.ndarray] = None
+        if config.enable_prefix_caching:
+            self.keys, self.offsets = requests.prompt_block_keys(config.block_size)
+        self.plan = StepPlan()
+
+    def add_request(self, index: int, arrival: float) -> None:
+        keys, offsets = self.keys, self.offsets
+        own_keys = None if keys is None or offsets is None else keys[offsets[index] : offsets[index + 1]]
+        r = self.requests
+        request = Request(
+            index, arrival, int(self.priority[index]), int(r.prompt_len[index]), int(r.output_len[index]), own_keys
+        )
+        self.scheduler.add_request(request)
+
+    def has_unfinished_requests(self) -> bool:
+        return self.scheduler.has_unfinished_requests()
+
+    def schedule(self) -> Planned:
+        plan = self.plan = self.scheduler.schedule()
+        free_blocks = self.scheduler.kv_cache_manager.pool.num_free_blocks
+        return Planned(
+            batch_of(plan.work),
             [(r.index, tokens) for r, tokens in plan.scheduled.values()],
             [r.index for r in plan.preempted],
             [(r.index, hit) for r, hit in plan.admitted],
-            num_waiting,
-            config.usable_blocks - free_blocks,
+            len(self.scheduler.waiting),
+            self.config.usable_blocks - free_blocks,
             free_blocks,
-            len(pool.cached),
         )
-        now = end
-        # Until every request has arrived, a repeat must keep the clock too.
-        clock = now if next_arrival < n else None
-        if guard.repeats(next_arrival > arrived or bool(produced), engine_state, scheduler, clock):
-            raise livelock_error(scheduler, config.policy)
-    return recorder.result()
+
+    def update_from_output(self) -> Output:
+        produced, finished = self.scheduler.update_from_output(self.plan)
+        tokens = [(r.index, r.num_output_tokens == 1, r.status == FINISHED) for r in produced]
+        return Output(tokens, len(finished), len(self.scheduler.kv_cache_manager.pool.cached))
+
+    def state(self, clock: Optional[float]) -> tuple:
+        return engine_state(self.scheduler, clock)
+
+    def livelock_error(self) -> Exception:
+        return livelock_error(self.scheduler, self.config.policy)
+
+
+def run(
+    requests: Requests,
+    config: EngineConfig,
+    step_time: StepTimeModel,
+    *,
+    record: bool = False,
+    concurrency: Optional[int] = None,
+) -> EngineRun:
+    """Serve ``requests`` with the engine ``config`` describes; each step takes
+    ``step_time(batch)`` seconds (see :class:`~osbench.serve.StepTime`).
+
+    The engine keeps a clock (:func:`osbench.serve.drive.drive`). Before each step, every request
+    that has arrived joins the waiting queue, in arrival order; when nothing runs or waits the
+    clock jumps to the next arrival. A step's output tokens come out at its end. With
+    ``record=True`` the result also holds every step's detail
+    (:class:`~osbench.serve.run.StepRecord`). With ``concurrency=N``, closed-loop clients: at
+    most ``N`` requests in flight, the next sent when one finishes.
+    """
+    priority = check_requests(requests, config)
+    concurrency = check_concurrency(concurrency)
+    recorder = Recorder(len(requests), record)
+    stepper = Stepper(requests, config, priority)
+    return drive(requests, stepper, step_time, recorder, guard=LivelockGuard(), concurrency=concurrency)

@@ -1,4 +1,4 @@
-use super::block_pool::BlockPool;
+use super::vllm::block_pool::BlockPool;
 use super::*;
 use crate::cancel::Cancel;
 use crate::error::Error;
@@ -31,7 +31,7 @@ fn run(reqs: &Requests, cfg: &Config, options: Options) -> Result<Run> {
     simulate(reqs, cfg, &STEP, options, &Cancel::new())
 }
 
-const RECORD: Options = Options { record: true, jump: true };
+const RECORD: Options = Options { record: true, jump: true, concurrency: None };
 
 /// Step `j`'s scheduled (request, tokens).
 fn scheduled(run: &Run, j: usize) -> Vec<(i64, i64)> {
@@ -189,7 +189,7 @@ fn the_decode_jump_changes_nothing_and_is_taken() {
             keys: &keys,
             key_offsets: &offsets,
         };
-        let stepped = run(&reqs, &cfg, Options { record: true, jump: false });
+        let stepped = run(&reqs, &cfg, Options { record: true, jump: false, concurrency: None });
         let with_jump = run(&reqs, &cfg, RECORD);
         match (stepped, with_jump) {
             (Ok(a), Ok(mut b)) => {
@@ -301,4 +301,71 @@ fn step_times_follow_steptime_py_operation_by_operation() {
         + f64::max(1e6 * 5_000.0 / 1e14, 1e5 * 602.0 / 1e12)
         + (1e-4 + 1e-7 * new);
     assert!((roofline.seconds(&b) / expected - 1.0).abs() < 1e-12);
+}
+
+// ------------------------------------------------------------------ driven from outside
+
+/// Two engines behind a round-robin router, driven by one event loop through
+/// `add_request` / `next_event_time` / `step`: each serves its share exactly as a run of that
+/// share alone.
+#[test]
+fn engines_driven_step_by_step_from_one_loop_equal_their_own_runs() {
+    let mut rng = Rng(11);
+    let n = 60;
+    let mut arrival = Vec::new();
+    let mut t = 0.0;
+    for _ in 0..n {
+        t += rng.below(8) as f64 * 0.5;
+        arrival.push(t);
+    }
+    let prompt: Vec<i64> = (0..n).map(|_| 1 + rng.below(40) as i64).collect();
+    let output: Vec<i64> = (0..n).map(|_| 1 + rng.below(30) as i64).collect();
+    let cfg = Config { enable_prefix_caching: false, ..config(40, 4, 32, 4, 128) };
+    let cancel = Cancel::new();
+    let share = |k: usize| -> (Vec<f64>, Vec<i64>, Vec<i64>) {
+        let pick = |v: &[i64]| (k..n).step_by(2).map(|i| v[i]).collect::<Vec<_>>();
+        ((k..n).step_by(2).map(|i| arrival[i]).collect(), pick(&prompt), pick(&output))
+    };
+    let mut engines: Vec<Engine<'_, vllm::Scheduler<'_>>> =
+        (0..2).map(|_| Engine::new(vllm::Scheduler::new(&cfg, n), &STEP, RECORD, &cancel, n)).collect();
+    let mut next = 0;
+    loop {
+        // The next event: a step of some engine, or the next arrival.
+        let step = engines
+            .iter()
+            .enumerate()
+            .filter_map(|(k, e)| e.next_event_time().map(|t| (t, k)))
+            .min_by(|a, b| a.0.total_cmp(&b.0));
+        let arrival_time = arrival.get(next).copied().unwrap_or(f64::INFINITY);
+        match step {
+            Some((t, k)) if t < arrival_time => {
+                let e = &mut engines[k];
+                e.next_arrival(Some(arrival_time));
+                e.step(t).unwrap();
+            }
+            _ if next < n => {
+                let e = &mut engines[next % 2];
+                let index = e.num_requests() as u32;
+                let request = NewRequest {
+                    index,
+                    arrival: arrival_time,
+                    priority: 0,
+                    prompt_len: prompt[next] as u64,
+                    output_len: output[next] as u64,
+                    keys: None,
+                };
+                e.add_request(request).unwrap();
+                next += 1;
+            }
+            _ => break,
+        }
+    }
+    for (k, e) in engines.into_iter().enumerate() {
+        let (a, p, o) = share(k);
+        let alone = Requests { arrival: &a, prompt_len: &p, output_len: &o, ..Requests::default() };
+        let expected = run(&alone, &cfg, RECORD).unwrap();
+        assert_eq!(e.num_finished(), a.len());
+        // The jump stops at the next arrival to either engine: it may take fewer steps at once.
+        assert_eq!(Run { jumped_steps: 0, ..e.into_run() }, Run { jumped_steps: 0, ..expected });
+    }
 }

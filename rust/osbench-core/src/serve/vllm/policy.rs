@@ -19,7 +19,7 @@ pub enum Policy {
 }
 
 impl Policy {
-    /// Every policy, in the order of [`super::POLICIES`].
+    /// Every policy, in the order of [`crate::serve::POLICIES`].
     pub const ALL: [Policy; 2] = [Policy::Fcfs, Policy::Priority];
 
     /// The policy's name, as `SchedulingPolicy` spells it.
