@@ -51,7 +51,8 @@ from osbench.errors import ArgumentError
 from osbench.serve.config import EngineConfig
 from osbench.serve.drive import Output, Planned, drive
 from osbench.serve.requests import Requests, mix64
-from osbench.serve.run import EngineRun, Recorder, StepTimeModel, batch_of, check_concurrency, check_requests
+from osbench.serve.run import EngineRun, Recorder, StepTimeModel, check_concurrency, check_requests
+from osbench.serve.steptime import StepWork
 
 WAITING, RUNNING, PREEMPTED, FINISHED = "waiting", "running", "preempted", "finished"
 
@@ -693,7 +694,7 @@ class Stepper:
         plan = self.plan = self.scheduler.schedule()
         free_blocks = self.scheduler.kv_cache_manager.pool.num_free_blocks
         return Planned(
-            batch_of(plan.work),
+            StepWork.of(plan.work),
             [(r.index, tokens) for r, tokens in plan.scheduled.values()],
             [r.index for r in plan.preempted],
             [(r.index, hit) for r, hit in plan.admitted],

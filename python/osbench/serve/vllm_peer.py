@@ -38,7 +38,8 @@ from osbench.serve.drive import Output, Planned, drive
 from osbench.serve.peers.fetch import Wheel, peers_dir
 from osbench.serve.peers.sandbox import Sandbox
 from osbench.serve.requests import Requests
-from osbench.serve.run import EngineRun, Recorder, StepTimeModel, batch_of, check_concurrency, check_requests
+from osbench.serve.run import EngineRun, Recorder, StepTimeModel, check_concurrency, check_requests
+from osbench.serve.steptime import StepWork
 
 VLLM_VERSION = "0.33.0"
 
@@ -344,7 +345,7 @@ class Stepper:
         ]
         free_blocks = self.pool.get_num_free_blocks()
         return Planned(
-            batch_of(work),
+            StepWork.of(work),
             [(index_of[rid], tokens) for rid, tokens in num_scheduled.items()],
             [index_of[r.request_id] for r in self.preempted],
             admitted,

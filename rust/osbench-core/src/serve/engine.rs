@@ -184,10 +184,10 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             return Err(internal(format!("the engine scheduled nothing at t={now} with requests waiting")));
         }
         let batch = plan.batch;
+        let duration = self.step_time.duration_with(&batch, &plan.prefill_chunks)?;
+        let end = now + duration;
         let num_waiting = self.sched.num_waiting();
         let pool = self.sched.occupancy();
-        let duration = self.step_time.duration(&batch)?;
-        let end = now + duration;
         self.sched.update_from_output();
         let plan = self.sched.plan();
         for &index in &plan.produced {

@@ -16,6 +16,7 @@ pub mod hash;
 pub mod livelock;
 pub mod scheduler;
 pub mod step_time;
+pub mod step_time_batch;
 pub mod step_time_measured;
 pub mod vllm;
 
