@@ -337,3 +337,31 @@ def test_the_command_line_takes_a_filter() -> None:
     assert curve.returncode == 0, curve.stderr
     bad = run("replay", "--admission", "prob:p=0.2")
     assert bad.returncode != 0 and "KEY=VALUE of prob (prob, seed)" in bad.stderr
+
+
+def test_a_sweep_takes_filters_as_an_axis(tmp_path: Path) -> None:
+    t = ob.traces.zipf(300, 0.9, 5000, seed=6)
+    path = tmp_path / "t.oracleGeneral.bin"
+    ob.traces.write_oracle_general(t, path, sizes=np.ones(len(t), dtype=np.uint32))
+    spec = {
+        "traces": [str(path)],
+        "policies": ["lru", "arc"],
+        "capacities": [20, 60],
+        "admissions": ["none", "bloom", "prob:prob=0.2,seed=1"],
+    }
+    threads = ob.cache.sweep.run(spec, tmp_path / "a.jsonl")
+    streamed = ob.cache.sweep.run(spec, tmp_path / "b.jsonl", executor="process", workers=2)
+    assert [r["hits"] for r in threads] == [r["hits"] for r in streamed]
+    assert len(threads) == 12 and {r["admission"] for r in threads} == {None, "bloom", "prob:prob=0.2,seed=1"}
+    for r in threads:
+        kw = (
+            {}
+            if r["admission"] is None
+            else dict(zip(("admission", "admission_params"), ob.cache.admission.parse(r["admission"])))
+        )
+        assert r["hits"] == ob.cache.replay(t, r["policy"], r["capacity"], **kw).hits  # type: ignore[arg-type]
+    with pytest.raises(ArgumentError, match="admissions entry 3 is not accepted"):
+        ob.cache.sweep.load_spec({**spec, "admissions": [3]})
+    # A spec without admissions keeps its cells' keys (results of earlier runs still count).
+    plain = ob.cache.sweep.cells(ob.cache.sweep.load_spec({k: v for k, v in spec.items() if k != "admissions"}))
+    assert all("admission=" not in c["key"] for c in plain) and len(plain) == 4
