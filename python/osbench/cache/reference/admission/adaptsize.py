@@ -7,7 +7,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 
 from osbench.cache.reference.admission.prob import MAX_MODULE
-from osbench.host.reference import SplitMix64
+from osbench.splitmix import SplitMix64
 
 EWMA_DECAY = 0.3
 GSS_R = 0.61803399

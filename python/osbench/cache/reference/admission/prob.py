@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from osbench.host.reference import SplitMix64
+from osbench.splitmix import SplitMix64
 
 MAX_MODULE = 10_000_000
 """libCacheSim's draws are ``next_rand() % MAX_MODULE``."""

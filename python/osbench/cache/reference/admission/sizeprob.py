@@ -6,7 +6,7 @@ import math
 from collections.abc import Hashable
 
 from osbench.cache.reference.admission.prob import MAX_MODULE
-from osbench.host.reference import SplitMix64
+from osbench.splitmix import SplitMix64
 
 
 class SizeProb:
