@@ -11,10 +11,11 @@
 //! reference registry row in Python (`docs/adding-a-policy.md`).
 
 use super::accesses::Accesses;
+use super::admission::AnyFilter;
 use super::demand::Demand;
 use super::params::{Options, Param};
 use super::policy::{policy_table, Policy, PolicyInfo};
-use super::steps::{access, run};
+use super::steps::{access, access_gated, run, run_gated};
 use crate::error::Result;
 
 // The policies' files. Declared here rather than by the table's macro so that tools which read
@@ -31,6 +32,7 @@ pub mod opt;
 pub mod random;
 pub mod s3fifo;
 pub mod sieve;
+pub mod slru;
 pub mod twoq;
 
 /// The seed of a randomised policy's draws (splitmix64, [`crate::hash::SplitMix64`]): one seed,
@@ -85,5 +87,11 @@ policy_table! {
     },
     lecar => lecar::LeCaR {
         min_capacity: |_| 1, offline: false, takes_costs: false, params: [SEED], libcachesim: Some("LeCaR"),
+    },
+    // Each segment (capacity / segments) holds one object from `segments` on.
+    slru => slru::Slru {
+        min_capacity: |p| p.int("segments"), offline: false, takes_costs: false,
+        params: [Param::int("segments", 4, 1, slru::MAX_SEGMENTS as u64, "the number of LRU segments (libCacheSim's n-seg)")],
+        libcachesim: Some("SLRU"),
     },
 }
