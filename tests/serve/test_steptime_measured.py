@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import fields
-from typing import Callable
 
 import numpy as np
 import pytest
@@ -22,14 +21,8 @@ from osbench.serve.steptime import StepWork
 
 
 @pytest.fixture(scope="module")
-def have_tables(missing: Callable[[str], None], dataset: Callable[[str], object]) -> None:
-    try:
-        import pyarrow  # noqa: F401
-    except ImportError:
-        missing("pyarrow is not installed (the 'measured' extra)")
-    for gpu in ("h100_sxm", "h200_sxm"):
-        for table in ("gemm", "context_attention", "generation_attention", "custom_allreduce", "nccl", "moe"):
-            dataset(f"aic-{gpu}-{table.replace('_', '-')}")
+def have_tables(measured_tables: None) -> None:
+    """pyarrow and the H100 and H200 tables (tests/serve/conftest.py)."""
 
 
 @pytest.fixture(scope="module")
