@@ -19,8 +19,10 @@ fp8 on one H200, 16 clients of 1,024-token prompts: 325 ms measured, while the 1
 are about 2 s of GEMMs at the kernels' measured rate), so the measured clients were not in
 lockstep. TPOT of a request is
 ``(last token - first token) / (OSL - 1)``, as vLLM's benchmark computes it. Nothing is fitted
-here: every number the step-time models use comes from the datasheets, the kernel tables and
-the published constants their modules cite.
+here but the fitted model's host overhead on :data:`FIT_SPLIT` (:func:`fit_host`): every other
+number the step-time models use comes from the datasheets, the kernel tables and the published
+constants their modules cite, and :func:`summary` reports every model on the points outside the
+split. :func:`gemm_bound` tells the points whose throughput no kernel model can reach.
 """
 
 from __future__ import annotations
@@ -59,8 +61,8 @@ SYSTEMS = {"h100_sxm": "h100-sxm", "h200_sxm": "h200", "rtx_pro_6000_server": "r
 WAVES = 2
 """Requests measured per client, after its warm-up request (the measurements do not state their
 number of prompts). With the clients spread by the warm-up, two requests each sample the
-steady state at every phase of a request's lifetime twice over; more waves cost the reference engine's
-time in proportion (the replays of long outputs at high concurrency take minutes each)."""
+steady state at every phase of a request's lifetime twice over. The replays' cost grows in
+proportion (all 245 points with three step-time models: about 30 s on the native engine)."""
 
 GPU_MEMORY_UTILIZATION = 0.9
 """The KV pool of the measured engines: vLLM's default share of GPU memory in the releases
