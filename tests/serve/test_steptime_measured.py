@@ -217,3 +217,19 @@ def test_simulate_takes_the_measured_model_on_both_engines(have_tables: None) ->
     b = simulate(reqs, model="llama-3.1-8b", gpu="h100", step_time=step_time, engine="reference")
     assert np.array_equal(a.ttft, b.ttft) and np.array_equal(a.e2e, b.e2e)
     assert (a.steps.prefill_seqs > 0).any() and np.isfinite(a.ttft).all()
+
+
+def test_a_step_beyond_the_tables_is_refused_by_both_engines(have_tables: None) -> None:
+    reqs = Requests(np.zeros(3), [20000, 20000, 20000], [5, 5, 5])
+    step_time = StepTime.measured("llama-3.1-8b", "h100")
+    for engine in ("native", "reference"):
+        with pytest.raises(ValueError, match=r"tokens=60000 is not accepted.*32768.*max_num_batched_tokens"):
+            simulate(
+                reqs,
+                model="llama-3.1-8b",
+                gpu="h100",
+                step_time=step_time,
+                engine=engine,
+                max_num_batched_tokens=60000,
+                max_num_seqs=8,
+            )
