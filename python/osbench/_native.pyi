@@ -382,27 +382,16 @@ class MeasuredTables:
     def seconds(
         self,
         *,
-        num_seqs: npt.NDArray[np.int64],
-        prefill_seqs: npt.NDArray[np.int64],
-        prefill_tokens: npt.NDArray[np.int64],
-        decode_seqs: npt.NDArray[np.int64],
-        context_tokens: npt.NDArray[np.int64],
-        attention_pairs: npt.NDArray[np.int64],
         chunk_offsets: npt.NDArray[np.int64],
         chunk_new: npt.NDArray[np.int64],
         chunk_context: npt.NDArray[np.int64],
+        **columns: npt.NDArray[np.int64],
     ) -> npt.NDArray[np.float64]: ...
 
 def serve_step_seconds(
     step_kind: str,
     step_coefficients: list[float],
-    *,
-    num_seqs: npt.NDArray[np.int64],
-    prefill_seqs: npt.NDArray[np.int64],
-    prefill_tokens: npt.NDArray[np.int64],
-    decode_seqs: npt.NDArray[np.int64],
-    context_tokens: npt.NDArray[np.int64],
-    attention_pairs: npt.NDArray[np.int64],
+    **columns: npt.NDArray[np.int64],
 ) -> npt.NDArray[np.float64]: ...
 
 # traces
