@@ -64,6 +64,7 @@ const UNIT_MISSES: &[(&str, [(u64, u64); 3])] = &[
     ("hyperbolic", [(20, 17808), (100, 15302), (500, 8899)]),
     ("lecar", [(20, 17943), (100, 15629), (500, 9275)]),
     ("lhd", [(20, 16724), (100, 14286), (500, 9134)]),
+    ("slru", [(20, 16706), (100, 14039), (500, 8292)]),
 ];
 
 /// Sizes `golden_size(key, 100)`: `golden_trace(2, 20_000, 1_000)`; (policy, [(capacity in
@@ -83,6 +84,7 @@ const SIZED_MISSES: &[(&str, [(u64, u64); 3])] = &[
     ("hyperbolic", [(1000, 17769), (5000, 15207), (25000, 8826)]),
     ("lecar", [(1000, 17643), (5000, 15147), (25000, 9037)]),
     ("lhd", [(1000, 16857), (5000, 13602), (25000, 7685)]),
+    ("slru", [(1000, 16648), (5000, 13830), (25000, 8277)]),
 ];
 
 /// The misses of `policy` on `keys` (with `sizes`, if not empty), by every path that reaches
@@ -347,4 +349,18 @@ fn lhd_evicts_the_lowest_hit_density() {
     // At 4, 1 and 2 have been hit (32) and 3 has not (17): 3 leaves if one of the eight draws
     // finds it (all miss it with odds (2/3)**8, 4%; seed 0 finds it), and 1 and 2 hit.
     assert_eq!(plain("lhd", 3, &[1, 2, 3, 1, 2, 4, 1, 2]), "...HH.HH");
+}
+
+#[test]
+fn slru_promotes_a_hit_one_segment_and_cools_the_segment_it_fills() {
+    // Capacity 4, 4 segments of 1: 1..=4 fill segments 0..=3 (the lowest with room). 5 evicts
+    // 1 (the lowest segment's) and enters segment 0. 2 rises to segment 2, whose 3 drops to 1;
+    // 3 rises again and 2 drops. 6 and 1 each evict segment 0's object (5, then 6); 4, in the
+    // top segment since it entered, hits; 5 is gone.
+    let keys = [1, 2, 3, 4, 5, 2, 3, 6, 1, 4, 5];
+    assert_eq!(plain("slru", 4, &keys), ".....HH..H.");
+    // 2 segments of 2: 3 and 4 start in the top segment, but each hit there pushes its least
+    // recent down, and 4 is evicted from segment 0 by 1.
+    let two = Options::new().with("segments", Value::Int(2)).unwrap();
+    assert_eq!(mask("slru", 4, &keys, two), ".....HH....");
 }
