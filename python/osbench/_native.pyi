@@ -11,6 +11,7 @@ _Keys = Union[npt.NDArray[np.int64], npt.NDArray[np.uint64], Sequence[int], memo
 
 __all__ = [
     "BUILD_PROFILE",
+    "CACHE_ADMISSIONS",
     "CACHE_POLICIES",
     "HOST_MECHANISMS",
     "MEM_STRATEGIES",
@@ -24,6 +25,7 @@ __all__ = [
     "RadixNode",
     "RadixTree",
     "__version__",
+    "cache_admission_parameters",
     "cache_curve",
     "cache_lru_shards",
     "cache_min_capacity",
@@ -86,6 +88,18 @@ class _CachePolicyRow(TypedDict):
 
 CACHE_POLICIES: list[_CachePolicyRow]
 
+class _CacheAdmissionRow(TypedDict):
+    name: str
+    params: list[_CacheParamRow]
+    libcachesim: str
+    seeded: bool
+    doc: str
+
+CACHE_ADMISSIONS: list[_CacheAdmissionRow]
+
+def cache_admission_parameters(
+    name: str, params: Optional[Mapping[str, _ParamValue]] = None
+) -> dict[str, _ParamValue]: ...
 def cache_parameters(
     policy: str, name: str, capacities: list[int], params: Optional[Mapping[str, _ParamValue]] = None
 ) -> dict[str, _ParamValue]: ...
@@ -106,6 +120,8 @@ def cache_replay(
     params: Optional[Mapping[str, _ParamValue]] = None,
     sizes: Optional[npt.NDArray[np.uint64]] = None,
     costs: Optional[npt.NDArray[np.float64]] = None,
+    admission: Optional[str] = None,
+    admission_params: Optional[Mapping[str, _ParamValue]] = None,
 ) -> tuple[int, Optional[npt.NDArray[np.bool_]]]: ...
 def cache_curve(
     policy: str,
@@ -117,6 +133,8 @@ def cache_curve(
     threads: Optional[int] = None,
     sizes: Optional[npt.NDArray[np.uint64]] = None,
     costs: Optional[npt.NDArray[np.float64]] = None,
+    admission: Optional[str] = None,
+    admission_params: Optional[Mapping[str, _ParamValue]] = None,
 ) -> npt.NDArray[np.uint64]: ...
 def cache_replay_grid(
     policies: list[str],
@@ -128,6 +146,8 @@ def cache_replay_grid(
     threads: Optional[int] = None,
     sizes: Optional[npt.NDArray[np.uint64]] = None,
     costs: Optional[npt.NDArray[np.float64]] = None,
+    admission: Optional[str] = None,
+    admission_params: Optional[Mapping[str, _ParamValue]] = None,
 ) -> npt.NDArray[np.uint64]: ...
 
 @final
@@ -149,6 +169,8 @@ class OnlineCache:
         params: Optional[Mapping[str, _ParamValue]] = None,
         sizes: bool = False,
         costs: bool = False,
+        admission: Optional[str] = None,
+        admission_params: Optional[Mapping[str, _ParamValue]] = None,
     ) -> OnlineCache: ...
     def access(self, key: int, size: Optional[int] = None, cost: Optional[float] = None) -> bool: ...
     def __contains__(self, key: int, /) -> bool: ...
@@ -174,7 +196,14 @@ class CacheStream:
     def bad_access(self) -> Optional[int]: ...
     @property
     def key_map_bytes(self) -> int: ...
-    def __new__(cls, policy: str, capacity: int, params: Optional[Mapping[str, _ParamValue]] = None) -> CacheStream: ...
+    def __new__(
+        cls,
+        policy: str,
+        capacity: int,
+        params: Optional[Mapping[str, _ParamValue]] = None,
+        admission: Optional[str] = None,
+        admission_params: Optional[Mapping[str, _ParamValue]] = None,
+    ) -> CacheStream: ...
     def feed(
         self,
         keys: _Keys,
@@ -332,6 +361,7 @@ def serve_simulate(
     step_coefficients: list[float],
     record: bool = False,
     jump: bool = True,
+    concurrency: Optional[int] = None,
     step_tables: Optional[MeasuredTables] = None,
 ) -> tuple[dict[str, npt.NDArray[Any]], Optional[dict[str, npt.NDArray[np.int64]]], int]: ...
 

@@ -11,10 +11,11 @@
 //! reference registry row in Python (`docs/adding-a-policy.md`).
 
 use super::accesses::Accesses;
+use super::admission::AnyFilter;
 use super::demand::Demand;
 use super::params::{Options, Param};
 use super::policy::{policy_table, Policy, PolicyInfo};
-use super::steps::{access, run};
+use super::steps::{access, access_gated, run, run_gated};
 use crate::error::Result;
 
 // The policies' files. Declared here rather than by the table's macro so that tools which read
