@@ -59,12 +59,15 @@ def test_the_derived_lists_are_the_tables() -> None:
         "random": ("seed",),
         "hyperbolic": ("seed", "samples"),
         "lecar": ("seed",),
+        "lhd": ("seed",),
         "slru": ("segments",),
     }
     # A policy is randomised when it reads a seed; its libCacheSim class then agrees in
     # distribution only, so the exact peers leave it out.
     assert (
-        RANDOMISED == tuple(p.name for p in TABLE.values() if "seed" in p.params) == ("random", "hyperbolic", "lecar")
+        RANDOMISED
+        == tuple(p.name for p in TABLE.values() if "seed" in p.params)
+        == ("random", "hyperbolic", "lecar", "lhd")
     )
     assert LIBCACHESIM_STATISTICAL == {p: TABLE[p].libcachesim for p in RANDOMISED if TABLE[p].libcachesim}
     assert not set(LIBCACHESIM_NAMES) & set(RANDOMISED)

@@ -31,6 +31,7 @@ from osbench.cache.reference.gdsf import GDSF, GDSF_SCALE
 from osbench.cache.reference.hyperbolic import Hyperbolic
 from osbench.cache.reference.lecar import LeCaR
 from osbench.cache.reference.lfu import LFU
+from osbench.cache.reference.lhd import LHD
 from osbench.cache.reference.lru import LRU
 from osbench.cache.reference.opt import OPT
 from osbench.cache.reference.random import Random
@@ -54,6 +55,7 @@ POLICY_CLASSES: dict[str, Any] = {
     "random": Random,
     "hyperbolic": Hyperbolic,
     "lecar": LeCaR,
+    "lhd": LHD,
     "slru": SLRU,
 }
 """Each policy's class, by the name the policy table gives it."""

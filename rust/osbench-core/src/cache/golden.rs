@@ -63,6 +63,7 @@ const UNIT_MISSES: &[(&str, [(u64, u64); 3])] = &[
     ("random", [(20, 18450), (100, 16063), (500, 10391)]),
     ("hyperbolic", [(20, 17808), (100, 15302), (500, 8899)]),
     ("lecar", [(20, 17943), (100, 15629), (500, 9275)]),
+    ("lhd", [(20, 16724), (100, 14286), (500, 9134)]),
     ("slru", [(20, 16706), (100, 14039), (500, 8292)]),
 ];
 
@@ -82,6 +83,7 @@ const SIZED_MISSES: &[(&str, [(u64, u64); 3])] = &[
     ("random", [(1000, 18341), (5000, 16052), (25000, 10337)]),
     ("hyperbolic", [(1000, 17769), (5000, 15207), (25000, 8826)]),
     ("lecar", [(1000, 17643), (5000, 15147), (25000, 9037)]),
+    ("lhd", [(1000, 16857), (5000, 13602), (25000, 7685)]),
     ("slru", [(1000, 16648), (5000, 13830), (25000, 8277)]),
 ];
 
@@ -331,6 +333,22 @@ fn lecar_follows_the_drawn_expert_and_learns_from_its_history() {
     assert_eq!(plain("lecar", 2, &[1, 1, 2, 3, 1, 2]), ".H..H.");
     // The same with LRU's choice (seed 3's first draw is below 50): 1 leaves and misses.
     assert_eq!(mask("lecar", 2, &[1, 1, 2, 3, 1], seeded(3)), ".H...");
+}
+
+#[test]
+fn lhd_evicts_the_lowest_hit_density() {
+    // Early on, every age is 0 (ages are shifted right by 10) and the densities are the initial
+    // (16 + class + 1) / (age + 1): a newcomer (hit ages 0 and 20,000, class 0) has 17, an
+    // object hit at age 0 (class 15) has 32. At 3, of 1 (hit) and 2 (new), the draws find 2
+    // (all eight on 1 has odds 2**-8; not with these seeds), so 1 stays and hits, where LRU
+    // would have evicted it.
+    for seed in 0..3 {
+        assert_eq!(mask("lhd", 2, &[1, 1, 2, 3, 1], seeded(seed)), ".H..H", "seed {seed}");
+    }
+    assert_eq!(plain("lru", 2, &[1, 1, 2, 3, 1]), ".H...");
+    // At 4, 1 and 2 have been hit (32) and 3 has not (17): 3 leaves if one of the eight draws
+    // finds it (all miss it with odds (2/3)**8, 4%; seed 0 finds it), and 1 and 2 hit.
+    assert_eq!(plain("lhd", 3, &[1, 2, 3, 1, 2, 4, 1, 2]), "...HH.HH");
 }
 
 #[test]

@@ -27,6 +27,7 @@ pub mod gdsf;
 pub mod hyperbolic;
 pub mod lecar;
 pub mod lfu;
+pub mod lhd;
 pub mod lru;
 pub mod opt;
 pub mod random;
@@ -87,6 +88,9 @@ policy_table! {
     },
     lecar => lecar::LeCaR {
         min_capacity: |_| 1, offline: false, takes_costs: false, params: [SEED], libcachesim: Some("LeCaR"),
+    },
+    lhd => lhd::Lhd {
+        min_capacity: |_| 1, offline: false, takes_costs: false, params: [SEED], libcachesim: Some("LHD"),
     },
     // Each segment (capacity / segments) holds one object from `segments` on.
     slru => slru::Slru {
