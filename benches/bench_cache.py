@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import osbench as ob
-from osbench.cache import LIBCACHESIM_NAMES, POLICIES
+from osbench.cache import LIBCACHESIM_NAMES, LIBCACHESIM_STATISTICAL, POLICIES
 
 CACHETOOLS = {"fifo": "FIFOCache", "lru": "LRUCache"}
 
@@ -114,15 +114,21 @@ def test_replay_large(
         misses = once(benchmark, lambda: ob.cache.replay(path, policy, capacity)).misses
     else:
         lcs = pytest.importorskip("libcachesim")
-        if policy not in LIBCACHESIM_NAMES:
+        peer = LIBCACHESIM_NAMES.get(policy) or LIBCACHESIM_STATISTICAL.get(policy)
+        if peer is None:
             pytest.skip(f"libCacheSim has no class that agrees with {policy}")
 
         def run() -> int:
             reader = lcs.TraceReader(str(path), lcs.TraceType.ORACLE_GENERAL_TRACE)
-            miss_ratio, _ = getattr(lcs, LIBCACHESIM_NAMES[policy])(capacity).process_trace(reader)
+            miss_ratio, _ = getattr(lcs, peer)(capacity).process_trace(reader)
             return round(miss_ratio * len(trace))
 
         misses = once(benchmark, run)
+        if policy in LIBCACHESIM_STATISTICAL:
+            # Another generator: equal in distribution (tests/cache/test_randomised.py), so one
+            # run is held to a point of the hit ratio.
+            assert abs(misses - expected) <= 0.01 * len(trace), (misses, expected)
+            return
     assert misses == expected
 
 

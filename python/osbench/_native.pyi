@@ -19,6 +19,7 @@ __all__ = [
     "SCHED_POLICIES",
     "SERVE_POLICIES",
     "CacheStream",
+    "MeasuredTables",
     "OnlineCache",
     "RadixNode",
     "RadixTree",
@@ -45,10 +46,11 @@ __all__ = [
     "radix_curve",
     "radix_replay",
     "sched_simulate",
-    "serve_measured_seconds",
     "serve_simulate",
     "serve_step_seconds",
+    "traces_drift",
     "traces_loop",
+    "traces_scan",
     "traces_zipf",
 ]
 
@@ -80,6 +82,7 @@ class _CachePolicyRow(TypedDict):
     reads: list[str]
     params: list[_CacheParamRow]
     libcachesim: Optional[str]
+    randomised: bool
 
 CACHE_POLICIES: list[_CachePolicyRow]
 
@@ -329,26 +332,37 @@ def serve_simulate(
     step_coefficients: list[float],
     record: bool = False,
     jump: bool = True,
+    step_tables: Optional[MeasuredTables] = None,
 ) -> tuple[dict[str, npt.NDArray[Any]], Optional[dict[str, npt.NDArray[np.int64]]], int]: ...
-def serve_measured_seconds(
-    host_step: float,
-    tokens: npt.NDArray[np.float64],
-    seqs: npt.NDArray[np.float64],
-    context_rows: npt.NDArray[np.float64],
-    context_cols: npt.NDArray[np.float64],
-    context_values: npt.NDArray[np.float64],
-    generation_rows: npt.NDArray[np.float64],
-    generation_cols: npt.NDArray[np.float64],
-    generation_values: npt.NDArray[np.float64],
-    *,
-    num_seqs: npt.NDArray[np.int64],
-    prefill_seqs: npt.NDArray[np.int64],
-    prefill_tokens: npt.NDArray[np.int64],
-    decode_seqs: npt.NDArray[np.int64],
-    context_tokens: npt.NDArray[np.int64],
-    attention_pairs: npt.NDArray[np.int64],
-    prefill_context_tokens: npt.NDArray[np.int64],
-) -> npt.NDArray[np.float64]: ...
+
+@final
+class MeasuredTables:
+    def __new__(
+        cls,
+        host_step: float,
+        tokens: npt.NDArray[np.float64],
+        seqs: npt.NDArray[np.float64],
+        context_rows: npt.NDArray[np.float64],
+        context_cols: npt.NDArray[np.float64],
+        context_values: npt.NDArray[np.float64],
+        generation_rows: npt.NDArray[np.float64],
+        generation_cols: npt.NDArray[np.float64],
+        generation_values: npt.NDArray[np.float64],
+    ) -> MeasuredTables: ...
+    def seconds(
+        self,
+        *,
+        num_seqs: npt.NDArray[np.int64],
+        prefill_seqs: npt.NDArray[np.int64],
+        prefill_tokens: npt.NDArray[np.int64],
+        decode_seqs: npt.NDArray[np.int64],
+        context_tokens: npt.NDArray[np.int64],
+        attention_pairs: npt.NDArray[np.int64],
+        chunk_offsets: npt.NDArray[np.int64],
+        chunk_new: npt.NDArray[np.int64],
+        chunk_context: npt.NDArray[np.int64],
+    ) -> npt.NDArray[np.float64]: ...
+
 def serve_step_seconds(
     step_kind: str,
     step_coefficients: list[float],
@@ -366,3 +380,9 @@ def traces_zipf(
     cdf: npt.NDArray[np.float64], state: tuple[int, int], inc: tuple[int, int], length: int
 ) -> npt.NDArray[np.int64]: ...
 def traces_loop(n_keys: int, length: int) -> npt.NDArray[np.int64]: ...
+def traces_scan(
+    n_hot: int, scan_length: int, period: int, state: tuple[int, int], inc: tuple[int, int], length: int
+) -> npt.NDArray[np.int64]: ...
+def traces_drift(
+    n_keys: int, n_hot: int, phases: int, p_hot: float, state: tuple[int, int], inc: tuple[int, int], length: int
+) -> npt.NDArray[np.int64]: ...

@@ -25,10 +25,12 @@ from osbench.cache.online import OnlineCache, new
 from osbench.cache.policies import (
     COSTED_POLICIES,
     LIBCACHESIM_NAMES,
+    LIBCACHESIM_STATISTICAL,
     MIN_CAPACITY,
     OFFLINE,
     PARAMETERS,
     POLICIES,
+    RANDOMISED,
     TABLE,
     PolicyInfo,
 )
@@ -38,10 +40,12 @@ from osbench.cache.shards import SAMPLE_BITS, SHARDS_MIN_OBJECTS, spatial_sample
 __all__ = [
     "COSTED_POLICIES",
     "LIBCACHESIM_NAMES",
+    "LIBCACHESIM_STATISTICAL",
     "MIN_CAPACITY",
     "OFFLINE",
     "PARAMETERS",
     "POLICIES",
+    "RANDOMISED",
     "SAMPLE_BITS",
     "SHARDS_MIN_OBJECTS",
     "TABLE",

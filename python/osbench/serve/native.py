@@ -2,8 +2,8 @@
 
 Same arguments and the same :class:`~osbench.serve.run.EngineRun` as
 :func:`osbench.serve.reference.run`, held to it step for step (tests/serve/test_native.py),
-with one difference: the step time must be a :class:`~osbench.serve.StepTime` (linear or
-roofline), whose arithmetic the engine repeats bit for bit; an arbitrary callable runs on the
+with one difference: the step time must be a :class:`~osbench.serve.StepTime` (linear,
+roofline, corrected or measured), whose arithmetic the engine repeats bit for bit; an arbitrary callable runs on the
 reference engine only.
 """
 
@@ -40,7 +40,7 @@ def simulate_counted(
     if not isinstance(step_time, StepTime):
         raise ArgumentTypeError(
             f"step_time={step_time!r:.60} is not accepted by the native engine: it takes a StepTime "
-            "(StepTime.linear or StepTime.roofline); an arbitrary callable runs with engine='reference'"
+            "(StepTime.linear, roofline, corrected or measured); an arbitrary callable runs with engine='reference'"
         )
     for name, value in (("record", record), ("jump", jump)):
         if not isinstance(value, bool):
@@ -69,6 +69,7 @@ def simulate_counted(
         scheduler_reserve_full_isl=config.scheduler_reserve_full_isl,
         step_kind=kind,
         step_coefficients=list(coefficients),
+        step_tables=None if step_time.tables is None else step_time.tables.native,
         record=record,
         jump=jump,
     )

@@ -49,7 +49,8 @@ import numpy as np
 from osbench.errors import ArgumentError
 from osbench.serve.config import EngineConfig
 from osbench.serve.requests import Requests, mix64
-from osbench.serve.run import EngineRun, Recorder, StepTimeModel, batch_of, check_requests, step_duration
+from osbench.serve.run import EngineRun, Recorder, StepTimeModel, check_requests, step_duration
+from osbench.serve.steptime import StepWork
 
 WAITING, RUNNING, PREEMPTED, FINISHED = "waiting", "running", "preempted", "finished"
 
@@ -665,7 +666,7 @@ def run(requests: Requests, config: EngineConfig, step_time: StepTimeModel, *, r
         plan = scheduler.schedule()
         if not plan.scheduled:  # cannot happen when check_requests passed; a guard against a hang
             raise RuntimeError(f"the engine scheduled nothing at t={now} with requests waiting: this is a bug")
-        batch = batch_of(plan.work)
+        batch = StepWork.of(plan.work)
         pool = scheduler.kv_cache_manager.pool
         num_waiting, free_blocks = len(scheduler.waiting), pool.num_free_blocks
         duration = step_duration(step_time, batch)

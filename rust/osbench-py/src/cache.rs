@@ -54,6 +54,7 @@ fn policy_table(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
         }
         row.set_item("params", params)?;
         row.set_item("libcachesim", p.libcachesim)?;
+        row.set_item("randomised", p.randomised())?;
         table.push(row);
     }
     Ok(table)

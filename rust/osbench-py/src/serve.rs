@@ -5,7 +5,7 @@ use crate::arrays::{self, slice};
 use crate::errors::ToPyResult;
 use crate::interrupt;
 use numpy::{IntoPyArray, PyReadonlyArray1};
-use osbench_core::serve::{simulate, Config, Options, Record, Requests, Run, Settings, StepTime, POLICIES};
+use osbench_core::serve::{simulate, Config, Options, Record, Requests, Run, Settings, POLICIES};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -30,7 +30,7 @@ fn optional<'a, T: numpy::Element>(name: &str, a: &'a Option<PyReadonlyArray1<'_
     num_blocks, block_size, max_num_batched_tokens, max_num_seqs, max_model_len,
     enable_chunked_prefill, long_prefill_token_threshold, enable_prefix_caching, policy,
     watermark_blocks, scheduler_reserve_full_isl, step_kind, step_coefficients,
-    record=false, jump=true,
+    record=false, jump=true, step_tables=None,
 ))]
 #[allow(clippy::too_many_arguments)]
 fn serve_simulate<'py>(
@@ -56,6 +56,7 @@ fn serve_simulate<'py>(
     step_coefficients: Vec<f64>,
     record: bool,
     jump: bool,
+    step_tables: Option<PyRef<'py, crate::step_time::MeasuredTables>>,
 ) -> PyResult<(Bound<'py, PyDict>, Option<Bound<'py, PyDict>>, u64)> {
     let requests = Requests {
         arrival: slice("arrival", &arrival)?,
@@ -79,7 +80,7 @@ fn serve_simulate<'py>(
         scheduler_reserve_full_isl,
     })
     .py_err()?;
-    let step_time = StepTime::new(step_kind, &step_coefficients).py_err()?;
+    let step_time = crate::step_time::step_time(step_kind, &step_coefficients, step_tables.as_deref())?;
     let options = Options { record, jump };
     // The engine looks only at the raised flag: the calling thread polls beside it.
     let run = interrupt::run_on_worker(py, "serve.simulate", |cancel| {

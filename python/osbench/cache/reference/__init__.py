@@ -28,9 +28,12 @@ from osbench.cache.reference.arc import ARC
 from osbench.cache.reference.clock import Clock
 from osbench.cache.reference.fifo import FIFO
 from osbench.cache.reference.gdsf import GDSF, GDSF_SCALE
+from osbench.cache.reference.hyperbolic import Hyperbolic
+from osbench.cache.reference.lecar import LeCaR
 from osbench.cache.reference.lfu import LFU
 from osbench.cache.reference.lru import LRU
 from osbench.cache.reference.opt import OPT
+from osbench.cache.reference.random import Random
 from osbench.cache.reference.s3fifo import S3FIFO
 from osbench.cache.reference.sieve import Sieve
 from osbench.cache.reference.slru import SLRU
@@ -48,6 +51,9 @@ POLICY_CLASSES: dict[str, Any] = {
     "s3fifo": S3FIFO,
     "twoq": TwoQ,
     "gdsf": GDSF,
+    "random": Random,
+    "hyperbolic": Hyperbolic,
+    "lecar": LeCaR,
     "slru": SLRU,
 }
 """Each policy's class, by the name the policy table gives it."""

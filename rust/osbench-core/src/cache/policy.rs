@@ -71,7 +71,8 @@ pub struct PolicyInfo {
     pub takes_costs: bool,
     /// The parameters it reads, with their defaults and what they accept.
     pub params: &'static [Param],
-    /// The class of libCacheSim that agrees with it miss for miss, if there is one.
+    /// The class of libCacheSim that agrees with it: miss for miss, or in distribution for a
+    /// randomised policy (`PolicyInfo::randomised`); if there is one.
     pub libcachesim: Option<&'static str>,
 }
 

@@ -118,7 +118,7 @@ pub fn run(reqs: &Requests, cfg: &Config, step_time: &StepTime, options: Options
         let batch = sched.plan.batch;
         let num_waiting = sched.waiting.len();
         let free_blocks = sched.kv.pool.num_free_blocks();
-        let duration = step_time.duration(&batch)?;
+        let duration = step_time.duration_with(&batch, &sched.plan.prefill_chunks)?;
         let end = now + duration;
         sched.update_from_output();
         let plan = &sched.plan;

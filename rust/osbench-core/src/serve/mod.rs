@@ -19,6 +19,7 @@ pub mod queue;
 pub mod request;
 pub mod scheduler;
 pub mod step_time;
+pub mod step_time_batch;
 pub mod step_time_measured;
 
 #[cfg(test)]

@@ -19,6 +19,8 @@ pub struct StepPlan {
     /// Requests admitted from the waiting queue, with their prefix-hit tokens.
     pub admitted: Vec<(u32, u64)>,
     pub batch: Batch,
+    /// `(new tokens, tokens cached before the step)` of each prefill request, in order.
+    pub prefill_chunks: Vec<(u64, u64)>,
     /// Requests that got an output token, and those that finished, in order.
     pub produced: Vec<u32>,
     pub finished: Vec<u32>,
@@ -31,6 +33,7 @@ impl StepPlan {
         self.admitted.clear();
         self.produced.clear();
         self.finished.clear();
+        self.prefill_chunks.clear();
         self.batch = Batch::default();
     }
 }
@@ -180,6 +183,7 @@ impl<'c> Scheduler<'c> {
             if request.num_tokens() - cached > 1 {
                 b.prefill_seqs += 1;
                 b.prefill_tokens += new;
+                self.plan.prefill_chunks.push((new, cached));
             } else {
                 b.decode_seqs += 1;
             }

@@ -23,13 +23,21 @@ pub mod arc;
 pub mod clock;
 pub mod fifo;
 pub mod gdsf;
+pub mod hyperbolic;
+pub mod lecar;
 pub mod lfu;
 pub mod lru;
 pub mod opt;
+pub mod random;
 pub mod s3fifo;
 pub mod sieve;
 pub mod slru;
 pub mod twoq;
+
+/// The seed of a randomised policy's draws (splitmix64, [`crate::hash::SplitMix64`]): one seed,
+/// one sequence of evictions, in both engines. A row that reads it is randomised: it agrees
+/// with its libCacheSim class in distribution, not miss for miss ([`PolicyInfo::randomised`]).
+pub const SEED: Param = Param::int("seed", 0, 0, u64::MAX, "the seed of the policy's random draws (splitmix64)");
 
 /// CLOCK's (and CLOCK-Pro's) choice of the reference bit a newcomer starts with.
 const BIT_ON_INSERT: Param =
@@ -67,6 +75,17 @@ policy_table! {
     },
     gdsf => gdsf::Gdsf {
         min_capacity: |_| 1, offline: false, takes_costs: true, params: [], libcachesim: Some("GDSF"),
+    },
+    random => Demand<random::Random> {
+        min_capacity: |_| 1, offline: false, takes_costs: false, params: [SEED], libcachesim: Some("Random"),
+    },
+    hyperbolic => hyperbolic::Hyperbolic {
+        min_capacity: |_| 1, offline: false, takes_costs: false,
+        params: [SEED, Param::int("samples", 64, 1, 1024, "objects drawn per eviction (libCacheSim's n-sample)")],
+        libcachesim: Some("Hyperbolic"),
+    },
+    lecar => lecar::LeCaR {
+        min_capacity: |_| 1, offline: false, takes_costs: false, params: [SEED], libcachesim: Some("LeCaR"),
     },
     // Each segment (capacity / segments) holds one object from `segments` on.
     slru => slru::Slru {
