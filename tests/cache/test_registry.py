@@ -60,6 +60,7 @@ def test_the_derived_lists_are_the_tables() -> None:
         "hyperbolic": ("seed", "samples"),
         "lecar": ("seed",),
         "slru": ("segments",),
+        "lruk": ("k",),
     }
     # A policy is randomised when it reads a seed; its libCacheSim class then agrees in
     # distribution only, so the exact peers leave it out.

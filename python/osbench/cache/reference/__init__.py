@@ -32,6 +32,7 @@ from osbench.cache.reference.hyperbolic import Hyperbolic
 from osbench.cache.reference.lecar import LeCaR
 from osbench.cache.reference.lfu import LFU
 from osbench.cache.reference.lru import LRU
+from osbench.cache.reference.lruk import LRUK
 from osbench.cache.reference.opt import OPT
 from osbench.cache.reference.random import Random
 from osbench.cache.reference.s3fifo import S3FIFO
@@ -55,6 +56,7 @@ POLICY_CLASSES: dict[str, Any] = {
     "hyperbolic": Hyperbolic,
     "lecar": LeCaR,
     "slru": SLRU,
+    "lruk": LRUK,
 }
 """Each policy's class, by the name the policy table gives it."""
 

@@ -64,6 +64,7 @@ const UNIT_MISSES: &[(&str, [(u64, u64); 3])] = &[
     ("hyperbolic", [(20, 17808), (100, 15302), (500, 8899)]),
     ("lecar", [(20, 17943), (100, 15629), (500, 9275)]),
     ("slru", [(20, 16706), (100, 14039), (500, 8292)]),
+    ("lruk", [(20, 16446), (100, 13893), (500, 7857)]),
 ];
 
 /// Sizes `golden_size(key, 100)`: `golden_trace(2, 20_000, 1_000)`; (policy, [(capacity in
@@ -83,6 +84,7 @@ const SIZED_MISSES: &[(&str, [(u64, u64); 3])] = &[
     ("hyperbolic", [(1000, 17769), (5000, 15207), (25000, 8826)]),
     ("lecar", [(1000, 17643), (5000, 15147), (25000, 9037)]),
     ("slru", [(1000, 16648), (5000, 13830), (25000, 8277)]),
+    ("lruk", [(1000, 16442), (5000, 14227), (25000, 7747)]),
 ];
 
 /// The misses of `policy` on `keys` (with `sizes`, if not empty), by every path that reaches
@@ -345,4 +347,17 @@ fn slru_promotes_a_hit_one_segment_and_cools_the_segment_it_fills() {
     // recent down, and 4 is evicted from segment 0 by 1.
     let two = Options::new().with("segments", Value::Int(2)).unwrap();
     assert_eq!(mask("slru", 4, &keys, two), ".....HH....");
+}
+
+#[test]
+fn lruk_evicts_the_oldest_kth_access_and_the_young_first() {
+    // K = 2, capacity 2. 1 is seen twice, 2 once: 3 evicts 2 (fewer than K accesses), and 1
+    // hits; LRU would have evicted 1.
+    assert_eq!(plain("lruk", 2, &[1, 1, 2, 3, 1]), ".H..H");
+    // Both seen twice: at 3, 1's second most recent access (time 2) is older than 2's (4), so
+    // 1 leaves although it was used last, and 2 hits.
+    assert_eq!(plain("lruk", 2, &[1, 1, 2, 2, 1, 3, 2]), ".H.HH.H");
+    // K = 1 is LRU: 2, the least recent, leaves at 3.
+    let one = Options::new().with("k", Value::Int(1)).unwrap();
+    assert_eq!(mask("lruk", 2, &[1, 1, 2, 2, 1, 3, 2], one), ".H.HH..");
 }

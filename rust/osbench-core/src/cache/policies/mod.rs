@@ -27,6 +27,7 @@ pub mod hyperbolic;
 pub mod lecar;
 pub mod lfu;
 pub mod lru;
+pub mod lruk;
 pub mod opt;
 pub mod random;
 pub mod s3fifo;
@@ -92,5 +93,10 @@ policy_table! {
         min_capacity: |p| p.int("segments"), offline: false, takes_costs: false,
         params: [Param::int("segments", 4, 1, slru::MAX_SEGMENTS as u64, "the number of LRU segments (libCacheSim's n-seg)")],
         libcachesim: Some("SLRU"),
+    },
+    lruk => Demand<lruk::LruK> {
+        min_capacity: |_| 1, offline: false, takes_costs: false,
+        params: [Param::int("k", 2, 1, 64, "the access ranked by: the K-th most recent (libCacheSim's k)")],
+        libcachesim: Some("LRUK"),
     },
 }
