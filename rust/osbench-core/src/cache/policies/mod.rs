@@ -28,6 +28,7 @@ pub mod lecar;
 pub mod lfu;
 pub mod lru;
 pub mod lruk;
+pub mod mq;
 pub mod opt;
 pub mod random;
 pub mod s3fifo;
@@ -98,5 +99,14 @@ policy_table! {
         min_capacity: |_| 1, offline: false, takes_costs: false,
         params: [Param::int("k", 2, 1, 64, "the access ranked by: the K-th most recent (libCacheSim's k)")],
         libcachesim: Some("LRUK"),
+    },
+    mq => mq::Mq {
+        min_capacity: |_| 1, offline: false, takes_costs: false,
+        params: [
+            Param::int("n_queue", 8, 1, mq::MAX_QUEUES, "the number of queues (libCacheSim's n-queue)"),
+            Param::int("lifetime", 10_000, 1, 1 << 40, "ticks an unused object stays in its queue (libCacheSim's lifetime)"),
+            Param::positive("qout_size_ratio", 4.0, 64.0, "Qout's size over the cache's (libCacheSim's Qout-size-ratio)"),
+        ],
+        libcachesim: Some("MQ"),
     },
 }
