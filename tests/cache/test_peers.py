@@ -9,7 +9,7 @@ import osbench as ob
 from osbench.cache import LIBCACHESIM_NAMES
 from osbench.cache._args import min_capacity
 
-NEW_POLICIES = ["sieve", "s3fifo", "twoq", "gdsf", "slru"]
+NEW_POLICIES = ["sieve", "s3fifo", "twoq", "gdsf", "slru", "lruk", "mq"]
 
 
 def libcachesim_misses(trace: ob.traces.Trace, policy: str, capacity: int, folder) -> int:  # type: ignore[no-untyped-def]
@@ -70,6 +70,12 @@ PARAMETER_CASES = [
     ("slru", {"segments": 2}, "n-seg=2"),
     ("slru", {"segments": 3}, "n-seg=3"),
     ("slru", {"segments": 16}, "n-seg=16"),
+    ("lruk", {"k": 1}, "k=1"),
+    ("lruk", {"k": 3}, "k=3"),
+    ("lruk", {"k": 5}, "k=5"),
+    ("mq", {"n_queue": 1, "lifetime": 1, "qout_size_ratio": 1.0}, "n-queue=1,lifetime=1,Qout-size-ratio=1.0"),
+    ("mq", {"n_queue": 2, "lifetime": 5, "qout_size_ratio": 0.5}, "n-queue=2,lifetime=5,Qout-size-ratio=0.5"),
+    ("mq", {"n_queue": 64, "lifetime": 3, "qout_size_ratio": 0.1}, "n-queue=64,lifetime=3,Qout-size-ratio=0.1"),
 ]
 
 
@@ -79,7 +85,7 @@ def libcachesim_with(policy: str, capacity: int, params: str):  # type: ignore[n
     from libcachesim import cache as lcs_cache
 
     cls = getattr(lcs, LIBCACHESIM_NAMES[policy])
-    init = {"SLRU": "SLRU_init"}[cls.__name__]
+    init = {"SLRU": "SLRU_init", "LRUK": "LRU_K_init", "MQ": "MQ_init"}[cls.__name__]
     common = lcs_cache._create_common_params(capacity, 86400 * 300, 24, False, None)
     cache = object.__new__(cls)
     lcs_cache.CacheBase.__init__(cache, getattr(lcs_cache, init)(common, params))

@@ -61,6 +61,8 @@ def test_the_derived_lists_are_the_tables() -> None:
         "lecar": ("seed",),
         "lhd": ("seed",),
         "slru": ("segments",),
+        "lruk": ("k",),
+        "mq": ("n_queue", "lifetime", "qout_size_ratio"),
     }
     # A policy is randomised when it reads a seed; its libCacheSim class then agrees in
     # distribution only, so the exact peers leave it out.

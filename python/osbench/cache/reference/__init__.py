@@ -33,6 +33,8 @@ from osbench.cache.reference.lecar import LeCaR
 from osbench.cache.reference.lfu import LFU
 from osbench.cache.reference.lhd import LHD
 from osbench.cache.reference.lru import LRU
+from osbench.cache.reference.lruk import LRUK
+from osbench.cache.reference.mq import MQ
 from osbench.cache.reference.opt import OPT
 from osbench.cache.reference.random import Random
 from osbench.cache.reference.s3fifo import S3FIFO
@@ -57,6 +59,8 @@ POLICY_CLASSES: dict[str, Any] = {
     "lecar": LeCaR,
     "lhd": LHD,
     "slru": SLRU,
+    "lruk": LRUK,
+    "mq": MQ,
 }
 """Each policy's class, by the name the policy table gives it."""
 

@@ -65,6 +65,8 @@ const UNIT_MISSES: &[(&str, [(u64, u64); 3])] = &[
     ("lecar", [(20, 17943), (100, 15629), (500, 9275)]),
     ("lhd", [(20, 16724), (100, 14286), (500, 9134)]),
     ("slru", [(20, 16706), (100, 14039), (500, 8292)]),
+    ("lruk", [(20, 16446), (100, 13893), (500, 7857)]),
+    ("mq", [(20, 16328), (100, 13425), (500, 7741)]),
 ];
 
 /// Sizes `golden_size(key, 100)`: `golden_trace(2, 20_000, 1_000)`; (policy, [(capacity in
@@ -85,6 +87,8 @@ const SIZED_MISSES: &[(&str, [(u64, u64); 3])] = &[
     ("lecar", [(1000, 17643), (5000, 15147), (25000, 9037)]),
     ("lhd", [(1000, 16857), (5000, 13602), (25000, 7685)]),
     ("slru", [(1000, 16648), (5000, 13830), (25000, 8277)]),
+    ("lruk", [(1000, 16442), (5000, 14227), (25000, 7747)]),
+    ("mq", [(1000, 16198), (5000, 13319), (25000, 7568)]),
 ];
 
 /// The misses of `policy` on `keys` (with `sizes`, if not empty), by every path that reaches
@@ -363,4 +367,31 @@ fn slru_promotes_a_hit_one_segment_and_cools_the_segment_it_fills() {
     // recent down, and 4 is evicted from segment 0 by 1.
     let two = Options::new().with("segments", Value::Int(2)).unwrap();
     assert_eq!(mask("slru", 4, &keys, two), ".....HH....");
+}
+
+#[test]
+fn lruk_evicts_the_oldest_kth_access_and_the_young_first() {
+    // K = 2, capacity 2. 1 is seen twice, 2 once: 3 evicts 2 (fewer than K accesses), and 1
+    // hits; LRU would have evicted 1.
+    assert_eq!(plain("lruk", 2, &[1, 1, 2, 3, 1]), ".H..H");
+    // Both seen twice: at 3, 1's second most recent access (time 2) is older than 2's (4), so
+    // 1 leaves although it was used last, and 2 hits.
+    assert_eq!(plain("lruk", 2, &[1, 1, 2, 2, 1, 3, 2]), ".H.HH.H");
+    // K = 1 is LRU: 2, the least recent, leaves at 3.
+    let one = Options::new().with("k", Value::Int(1)).unwrap();
+    assert_eq!(mask("lruk", 2, &[1, 1, 2, 2, 1, 3, 2], one), ".H.HH..");
+}
+
+#[test]
+fn mq_ranks_by_log_count_remembers_counts_in_qout_and_demotes_the_expired() {
+    // Capacity 2. 1, hit, rises to queue 1; 3 evicts 2 from queue 0 into Qout, and 1 hits.
+    // 2 evicts 3 and returns from Qout with count 2 (queue 1); 3 then evicts queue 1's least
+    // recent, 1, and 2 hits. LRU would miss both (".H.....H").
+    assert_eq!(plain("mq", 2, &[1, 1, 2, 3, 1, 2, 3, 2]), ".H..H..H");
+    // Lifetime 1: 1 expires in queue 1 when 2 enters and drops to queue 0, where 3 and 4
+    // evict 2 and then 1; with the default lifetime 1 stays in queue 1 and hits.
+    let keys = [1, 1, 2, 3, 4, 1];
+    assert_eq!(plain("mq", 2, &keys), ".H...H");
+    let short = Options::new().with("lifetime", Value::Int(1)).unwrap();
+    assert_eq!(mask("mq", 2, &keys, short), ".H....");
 }

@@ -29,6 +29,8 @@ pub mod lecar;
 pub mod lfu;
 pub mod lhd;
 pub mod lru;
+pub mod lruk;
+pub mod mq;
 pub mod opt;
 pub mod random;
 pub mod s3fifo;
@@ -97,5 +99,19 @@ policy_table! {
         min_capacity: |p| p.int("segments"), offline: false, takes_costs: false,
         params: [Param::int("segments", 4, 1, slru::MAX_SEGMENTS as u64, "the number of LRU segments (libCacheSim's n-seg)")],
         libcachesim: Some("SLRU"),
+    },
+    lruk => Demand<lruk::LruK> {
+        min_capacity: |_| 1, offline: false, takes_costs: false,
+        params: [Param::int("k", 2, 1, 64, "the access ranked by: the K-th most recent (libCacheSim's k)")],
+        libcachesim: Some("LRUK"),
+    },
+    mq => mq::Mq {
+        min_capacity: |_| 1, offline: false, takes_costs: false,
+        params: [
+            Param::int("n_queue", 8, 1, mq::MAX_QUEUES, "the number of queues (libCacheSim's n-queue)"),
+            Param::int("lifetime", 10_000, 1, 1 << 40, "ticks an unused object stays in its queue (libCacheSim's lifetime)"),
+            Param::positive("qout_size_ratio", 4.0, 64.0, "Qout's size over the cache's (libCacheSim's Qout-size-ratio)"),
+        ],
+        libcachesim: Some("MQ"),
     },
 }
