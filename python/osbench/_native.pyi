@@ -361,6 +361,7 @@ def serve_simulate(
     step_coefficients: list[float],
     record: bool = False,
     jump: bool = True,
+    concurrency: Optional[int] = None,
     step_tables: Optional[MeasuredTables] = None,
 ) -> tuple[dict[str, npt.NDArray[Any]], Optional[dict[str, npt.NDArray[np.int64]]], int]: ...
 

@@ -53,12 +53,13 @@ def test_the_derived_lists_are_the_tables() -> None:
     assert COSTED_POLICIES == tuple(p.name for p in TABLE.values() if p.takes_costs)
     assert PARAMETERS == {p.name: p.reads for p in TABLE.values()}
     # The golden facts behind them.
-    assert (MIN_CAPACITY, OFFLINE, COSTED_POLICIES) == ({"s3fifo": 10, "twoq": 4}, {"opt"}, ("gdsf",))
+    assert (MIN_CAPACITY, OFFLINE, COSTED_POLICIES) == ({"s3fifo": 10, "twoq": 4, "slru": 4}, {"opt"}, ("gdsf",))
     assert {p: r for p, r in PARAMETERS.items() if r} == {
         "clock": ("bit_on_insert",),
         "random": ("seed",),
         "hyperbolic": ("seed", "samples"),
         "lecar": ("seed",),
+        "slru": ("segments",),
     }
     # A policy is randomised when it reads a seed; its libCacheSim class then agrees in
     # distribution only, so the exact peers leave it out.

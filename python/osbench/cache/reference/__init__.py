@@ -36,6 +36,7 @@ from osbench.cache.reference.opt import OPT
 from osbench.cache.reference.random import Random
 from osbench.cache.reference.s3fifo import S3FIFO
 from osbench.cache.reference.sieve import Sieve
+from osbench.cache.reference.slru import SLRU
 from osbench.cache.reference.twoq import TwoQ
 from osbench.traces import NEVER, next_use_reference
 
@@ -53,6 +54,7 @@ POLICY_CLASSES: dict[str, Any] = {
     "random": Random,
     "hyperbolic": Hyperbolic,
     "lecar": LeCaR,
+    "slru": SLRU,
 }
 """Each policy's class, by the name the policy table gives it."""
 

@@ -63,6 +63,7 @@ const UNIT_MISSES: &[(&str, [(u64, u64); 3])] = &[
     ("random", [(20, 18450), (100, 16063), (500, 10391)]),
     ("hyperbolic", [(20, 17808), (100, 15302), (500, 8899)]),
     ("lecar", [(20, 17943), (100, 15629), (500, 9275)]),
+    ("slru", [(20, 16706), (100, 14039), (500, 8292)]),
 ];
 
 /// Sizes `golden_size(key, 100)`: `golden_trace(2, 20_000, 1_000)`; (policy, [(capacity in
@@ -81,6 +82,7 @@ const SIZED_MISSES: &[(&str, [(u64, u64); 3])] = &[
     ("random", [(1000, 18341), (5000, 16052), (25000, 10337)]),
     ("hyperbolic", [(1000, 17769), (5000, 15207), (25000, 8826)]),
     ("lecar", [(1000, 17643), (5000, 15147), (25000, 9037)]),
+    ("slru", [(1000, 16648), (5000, 13830), (25000, 8277)]),
 ];
 
 /// The misses of `policy` on `keys` (with `sizes`, if not empty), by every path that reaches
@@ -329,4 +331,18 @@ fn lecar_follows_the_drawn_expert_and_learns_from_its_history() {
     assert_eq!(plain("lecar", 2, &[1, 1, 2, 3, 1, 2]), ".H..H.");
     // The same with LRU's choice (seed 3's first draw is below 50): 1 leaves and misses.
     assert_eq!(mask("lecar", 2, &[1, 1, 2, 3, 1], seeded(3)), ".H...");
+}
+
+#[test]
+fn slru_promotes_a_hit_one_segment_and_cools_the_segment_it_fills() {
+    // Capacity 4, 4 segments of 1: 1..=4 fill segments 0..=3 (the lowest with room). 5 evicts
+    // 1 (the lowest segment's) and enters segment 0. 2 rises to segment 2, whose 3 drops to 1;
+    // 3 rises again and 2 drops. 6 and 1 each evict segment 0's object (5, then 6); 4, in the
+    // top segment since it entered, hits; 5 is gone.
+    let keys = [1, 2, 3, 4, 5, 2, 3, 6, 1, 4, 5];
+    assert_eq!(plain("slru", 4, &keys), ".....HH..H.");
+    // 2 segments of 2: 3 and 4 start in the top segment, but each hit there pushes its least
+    // recent down, and 4 is evicted from segment 0 by 1.
+    let two = Options::new().with("segments", Value::Int(2)).unwrap();
+    assert_eq!(mask("slru", 4, &keys, two), ".....HH....");
 }

@@ -32,6 +32,7 @@ pub mod opt;
 pub mod random;
 pub mod s3fifo;
 pub mod sieve;
+pub mod slru;
 pub mod twoq;
 
 /// The seed of a randomised policy's draws (splitmix64, [`crate::hash::SplitMix64`]): one seed,
@@ -86,5 +87,11 @@ policy_table! {
     },
     lecar => lecar::LeCaR {
         min_capacity: |_| 1, offline: false, takes_costs: false, params: [SEED], libcachesim: Some("LeCaR"),
+    },
+    // Each segment (capacity / segments) holds one object from `segments` on.
+    slru => slru::Slru {
+        min_capacity: |p| p.int("segments"), offline: false, takes_costs: false,
+        params: [Param::int("segments", 4, 1, slru::MAX_SEGMENTS as u64, "the number of LRU segments (libCacheSim's n-seg)")],
+        libcachesim: Some("SLRU"),
     },
 }
