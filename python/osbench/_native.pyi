@@ -17,6 +17,7 @@ __all__ = [
     "PROGRESS_EVERY",
     "RADIX_MODES",
     "SCHED_POLICIES",
+    "SERVE_ENGINES",
     "SERVE_POLICIES",
     "CacheStream",
     "MeasuredTables",
@@ -63,6 +64,7 @@ def progress_hook(
 ) -> Optional[tuple[Callable[[str, int, Optional[int]], object], float]]: ...
 
 SERVE_POLICIES: list[str]
+SERVE_ENGINES: list[tuple[str, str, list[str], list[str]]]  # (name, release it follows, policies, config fields)
 
 # cache
 _ParamValue = Union[bool, int, float]

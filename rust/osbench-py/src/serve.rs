@@ -5,12 +5,17 @@ use crate::arrays::{self, slice};
 use crate::errors::ToPyResult;
 use crate::interrupt;
 use numpy::{IntoPyArray, PyReadonlyArray1};
-use osbench_core::serve::{simulate, Config, Options, Record, Requests, Run, Settings, POLICIES};
+use osbench_core::serve::{simulate, Config, Options, Record, Requests, Run, Settings, ENGINES, POLICIES};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SERVE_POLICIES", POLICIES.to_vec())?;
+    // The core's table of engine semantics: (name, the release it follows, its policies, its
+    // configuration's fields) a row.
+    let engines: Vec<_> =
+        ENGINES.iter().map(|e| (e.name, e.follows, e.policies.to_vec(), e.config_fields.to_vec())).collect();
+    m.add("SERVE_ENGINES", engines)?;
     m.add_function(wrap_pyfunction!(serve_simulate, m)?)?;
     Ok(())
 }
