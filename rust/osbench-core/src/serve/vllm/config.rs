@@ -20,8 +20,9 @@ pub const CONFIG_FIELDS: [&str; 11] = [
     "scheduler_reserve_full_isl",
 ];
 
-/// What the scheduler reads (`python/osbench/serve/config.py: EngineConfig`, whose defaults
-/// and checks are the ones users meet; these are the checks the engine itself needs).
+/// What the scheduler reads (`python/osbench/serve/vllm/config.py: EngineConfig`, whose
+/// defaults and checks are the ones users meet: user input is validated there, once; these are
+/// the invariants the engine itself needs to be safe).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     /// KV blocks in the pool, vLLM's null block (block 0) included.
@@ -53,7 +54,8 @@ pub struct Settings<'a> {
     pub long_prefill_token_threshold: u64,
     pub enable_prefix_caching: bool,
     pub policy: &'a str,
-    pub watermark_blocks: u64,
+    /// Share of the blocks kept free (`EngineConfig.watermark`).
+    pub watermark: f64,
     pub scheduler_reserve_full_isl: bool,
 }
 
@@ -70,10 +72,13 @@ impl Config {
             long_prefill_token_threshold,
             enable_prefix_caching,
             policy,
-            watermark_blocks,
+            watermark,
             scheduler_reserve_full_isl,
         } = settings;
         let policy = Policy::from_name(policy)?;
+        if !(0.0..1.0).contains(&watermark) {
+            return Err(invalid("watermark", watermark, "a number in [0, 1)"));
+        }
         let positive = [
             ("num_blocks", num_blocks),
             ("block_size", block_size),
@@ -113,7 +118,8 @@ impl Config {
             long_prefill_token_threshold,
             enable_prefix_caching,
             policy,
-            watermark_blocks,
+            // `int(watermark * num_blocks)`, as `KVCacheManager.__init__` rounds it.
+            watermark_blocks: (watermark * num_blocks as f64) as u64,
             scheduler_reserve_full_isl,
         })
     }
