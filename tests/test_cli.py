@@ -338,3 +338,31 @@ def test_papercuts() -> None:
     assert json.loads(upper.stdout)["policy"] == "lru"
     for group in ("sched", "mem", "radix", "serve", "cache"):
         assert "example: osbench" in osbench(group, "--help").stdout, group
+
+
+def test_a_ctrl_c_that_an_import_turned_into_its_error_still_exits_130(monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    """Ctrl-C inside the C code of an import (numpy importing datetime) surfaces as an
+    ImportError: the command still answers it as a Ctrl-C, one line and status 130."""
+    import signal
+
+    from osbench import cli
+
+    def interrupted_import(argv: list[str]) -> None:
+        try:
+            cli._CtrlC.handler(signal.SIGINT, None)
+        except KeyboardInterrupt:
+            raise ImportError('PyCapsule_Import could not import module "datetime"') from None
+
+    monkeypatch.setattr(cli, "parser", interrupted_import)
+    monkeypatch.setattr(cli._CtrlC, "seen", False)
+    assert cli.main(["sched"]) == 130
+    assert capsys.readouterr().err == "osbench: interrupted\n"
+
+    # Without a Ctrl-C the same error is a bug, and keeps its traceback.
+    def broken_import(argv: list[str]) -> None:
+        raise ImportError("broken")
+
+    monkeypatch.setattr(cli, "parser", broken_import)
+    monkeypatch.setattr(cli._CtrlC, "seen", False)
+    with pytest.raises(ImportError, match="broken"):
+        cli.main(["sched"])

@@ -11,6 +11,7 @@ _Keys = Union[npt.NDArray[np.int64], npt.NDArray[np.uint64], Sequence[int], memo
 
 __all__ = [
     "BUILD_PROFILE",
+    "CACHE_ADMISSIONS",
     "CACHE_POLICIES",
     "HOST_MECHANISMS",
     "MEM_STRATEGIES",
@@ -25,6 +26,7 @@ __all__ = [
     "RadixNode",
     "RadixTree",
     "__version__",
+    "cache_admission_parameters",
     "cache_curve",
     "cache_lru_shards",
     "cache_min_capacity",
@@ -88,6 +90,18 @@ class _CachePolicyRow(TypedDict):
 
 CACHE_POLICIES: list[_CachePolicyRow]
 
+class _CacheAdmissionRow(TypedDict):
+    name: str
+    params: list[_CacheParamRow]
+    libcachesim: str
+    seeded: bool
+    doc: str
+
+CACHE_ADMISSIONS: list[_CacheAdmissionRow]
+
+def cache_admission_parameters(
+    name: str, params: Optional[Mapping[str, _ParamValue]] = None
+) -> dict[str, _ParamValue]: ...
 def cache_parameters(
     policy: str, name: str, capacities: list[int], params: Optional[Mapping[str, _ParamValue]] = None
 ) -> dict[str, _ParamValue]: ...
@@ -108,6 +122,8 @@ def cache_replay(
     params: Optional[Mapping[str, _ParamValue]] = None,
     sizes: Optional[npt.NDArray[np.uint64]] = None,
     costs: Optional[npt.NDArray[np.float64]] = None,
+    admission: Optional[str] = None,
+    admission_params: Optional[Mapping[str, _ParamValue]] = None,
 ) -> tuple[int, Optional[npt.NDArray[np.bool_]]]: ...
 def cache_curve(
     policy: str,
@@ -119,6 +135,8 @@ def cache_curve(
     threads: Optional[int] = None,
     sizes: Optional[npt.NDArray[np.uint64]] = None,
     costs: Optional[npt.NDArray[np.float64]] = None,
+    admission: Optional[str] = None,
+    admission_params: Optional[Mapping[str, _ParamValue]] = None,
 ) -> npt.NDArray[np.uint64]: ...
 def cache_replay_grid(
     policies: list[str],
@@ -130,6 +148,8 @@ def cache_replay_grid(
     threads: Optional[int] = None,
     sizes: Optional[npt.NDArray[np.uint64]] = None,
     costs: Optional[npt.NDArray[np.float64]] = None,
+    admission: Optional[str] = None,
+    admission_params: Optional[Mapping[str, _ParamValue]] = None,
 ) -> npt.NDArray[np.uint64]: ...
 
 @final
@@ -151,6 +171,8 @@ class OnlineCache:
         params: Optional[Mapping[str, _ParamValue]] = None,
         sizes: bool = False,
         costs: bool = False,
+        admission: Optional[str] = None,
+        admission_params: Optional[Mapping[str, _ParamValue]] = None,
     ) -> OnlineCache: ...
     def access(self, key: int, size: Optional[int] = None, cost: Optional[float] = None) -> bool: ...
     def __contains__(self, key: int, /) -> bool: ...
@@ -176,7 +198,14 @@ class CacheStream:
     def bad_access(self) -> Optional[int]: ...
     @property
     def key_map_bytes(self) -> int: ...
-    def __new__(cls, policy: str, capacity: int, params: Optional[Mapping[str, _ParamValue]] = None) -> CacheStream: ...
+    def __new__(
+        cls,
+        policy: str,
+        capacity: int,
+        params: Optional[Mapping[str, _ParamValue]] = None,
+        admission: Optional[str] = None,
+        admission_params: Optional[Mapping[str, _ParamValue]] = None,
+    ) -> CacheStream: ...
     def feed(
         self,
         keys: _Keys,
@@ -345,27 +374,16 @@ class MeasuredTables:
     def seconds(
         self,
         *,
-        num_seqs: npt.NDArray[np.int64],
-        prefill_seqs: npt.NDArray[np.int64],
-        prefill_tokens: npt.NDArray[np.int64],
-        decode_seqs: npt.NDArray[np.int64],
-        context_tokens: npt.NDArray[np.int64],
-        attention_pairs: npt.NDArray[np.int64],
         chunk_offsets: npt.NDArray[np.int64],
         chunk_new: npt.NDArray[np.int64],
         chunk_context: npt.NDArray[np.int64],
+        **columns: npt.NDArray[np.int64],
     ) -> npt.NDArray[np.float64]: ...
 
 def serve_step_seconds(
     step_kind: str,
     step_coefficients: list[float],
-    *,
-    num_seqs: npt.NDArray[np.int64],
-    prefill_seqs: npt.NDArray[np.int64],
-    prefill_tokens: npt.NDArray[np.int64],
-    decode_seqs: npt.NDArray[np.int64],
-    context_tokens: npt.NDArray[np.int64],
-    attention_pairs: npt.NDArray[np.int64],
+    **columns: npt.NDArray[np.int64],
 ) -> npt.NDArray[np.float64]: ...
 
 # traces

@@ -7,8 +7,9 @@ import pytest
 
 import osbench as ob
 from osbench.cache import LIBCACHESIM_NAMES
+from osbench.cache._args import min_capacity
 
-NEW_POLICIES = ["sieve", "s3fifo", "twoq", "gdsf"]
+NEW_POLICIES = ["sieve", "s3fifo", "twoq", "gdsf", "slru", "lruk", "mq"]
 
 
 def libcachesim_misses(trace: ob.traces.Trace, policy: str, capacity: int, folder) -> int:  # type: ignore[no-untyped-def]
@@ -60,6 +61,57 @@ def test_libcachesim_hit_for_hit_on_small_random_traces(policy: str) -> None:
         want = libcachesim_hits(keys, policy, capacity)
         got = ob.cache.replay(np.array(keys), policy, capacity, mask=True).mask
         assert got is not None and got.tolist() == want, (policy, capacity, n)
+
+
+# Parameters away from their defaults: (policy, our keywords, libCacheSim's parameter string,
+# as its C init parses it; the Python classes do not pass every one of them).
+PARAMETER_CASES = [
+    ("slru", {"segments": 1}, "n-seg=1"),
+    ("slru", {"segments": 2}, "n-seg=2"),
+    ("slru", {"segments": 3}, "n-seg=3"),
+    ("slru", {"segments": 16}, "n-seg=16"),
+    ("lruk", {"k": 1}, "k=1"),
+    ("lruk", {"k": 3}, "k=3"),
+    ("lruk", {"k": 5}, "k=5"),
+    ("mq", {"n_queue": 1, "lifetime": 1, "qout_size_ratio": 1.0}, "n-queue=1,lifetime=1,Qout-size-ratio=1.0"),
+    ("mq", {"n_queue": 2, "lifetime": 5, "qout_size_ratio": 0.5}, "n-queue=2,lifetime=5,Qout-size-ratio=0.5"),
+    ("mq", {"n_queue": 64, "lifetime": 3, "qout_size_ratio": 0.1}, "n-queue=64,lifetime=3,Qout-size-ratio=0.1"),
+]
+
+
+def libcachesim_with(policy: str, capacity: int, params: str):  # type: ignore[no-untyped-def]
+    """libCacheSim's class for ``policy``, built by its C init with ``params``."""
+    lcs = pytest.importorskip("libcachesim")
+    from libcachesim import cache as lcs_cache
+
+    cls = getattr(lcs, LIBCACHESIM_NAMES[policy])
+    init = {"SLRU": "SLRU_init", "LRUK": "LRU_K_init", "MQ": "MQ_init"}[cls.__name__]
+    common = lcs_cache._create_common_params(capacity, 86400 * 300, 24, False, None)
+    cache = object.__new__(cls)
+    lcs_cache.CacheBase.__init__(cache, getattr(lcs_cache, init)(common, params))
+    return cache
+
+
+@pytest.mark.parametrize(("policy", "ours", "theirs"), PARAMETER_CASES, ids=[f"{p}-{t}" for p, _, t in PARAMETER_CASES])
+def test_libcachesim_hit_for_hit_with_parameters(policy: str, ours: dict, theirs: str) -> None:  # type: ignore[type-arg]
+    lcs = pytest.importorskip("libcachesim")
+    rng = np.random.default_rng(13)
+    for trial in range(40):
+        least = min_capacity(policy, ours)
+        sized = trial % 3 == 0
+        capacity = int(rng.integers(max(least, 1), 40 * (20 if sized else 1)))
+        n = int(rng.integers(2, 60))
+        keys = (rng.zipf(1.3, 300) % n if trial % 2 else rng.integers(0, n, 300)).tolist()
+        per_object = rng.integers(1, 40, n) if sized else np.ones(n, dtype=int)
+        sizes = [int(per_object[k]) for k in keys]
+        got = ob.cache.replay(np.array(keys), policy, capacity, sizes=sizes if sized else None, mask=True, **ours)
+        cache = libcachesim_with(policy, capacity, theirs)
+        want = []
+        for k, s in zip(keys, sizes):
+            req = lcs.Request()
+            req.obj_id, req.obj_size = k, s
+            want.append(bool(cache.get(req)))
+        assert got.mask is not None and got.mask.tolist() == want, (policy, ours, capacity, sized)
 
 
 def test_cachetools_lru_agrees() -> None:

@@ -53,17 +53,23 @@ def test_the_derived_lists_are_the_tables() -> None:
     assert COSTED_POLICIES == tuple(p.name for p in TABLE.values() if p.takes_costs)
     assert PARAMETERS == {p.name: p.reads for p in TABLE.values()}
     # The golden facts behind them.
-    assert (MIN_CAPACITY, OFFLINE, COSTED_POLICIES) == ({"s3fifo": 10, "twoq": 4}, {"opt"}, ("gdsf",))
+    assert (MIN_CAPACITY, OFFLINE, COSTED_POLICIES) == ({"s3fifo": 10, "twoq": 4, "slru": 4}, {"opt"}, ("gdsf",))
     assert {p: r for p, r in PARAMETERS.items() if r} == {
         "clock": ("bit_on_insert",),
         "random": ("seed",),
         "hyperbolic": ("seed", "samples"),
         "lecar": ("seed",),
+        "lhd": ("seed",),
+        "slru": ("segments",),
+        "lruk": ("k",),
+        "mq": ("n_queue", "lifetime", "qout_size_ratio"),
     }
     # A policy is randomised when it reads a seed; its libCacheSim class then agrees in
     # distribution only, so the exact peers leave it out.
     assert (
-        RANDOMISED == tuple(p.name for p in TABLE.values() if "seed" in p.params) == ("random", "hyperbolic", "lecar")
+        RANDOMISED
+        == tuple(p.name for p in TABLE.values() if "seed" in p.params)
+        == ("random", "hyperbolic", "lecar", "lhd")
     )
     assert LIBCACHESIM_STATISTICAL == {p: TABLE[p].libcachesim for p in RANDOMISED if TABLE[p].libcachesim}
     assert not set(LIBCACHESIM_NAMES) & set(RANDOMISED)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import fields
-from typing import Callable
 
 import numpy as np
 import pytest
@@ -22,14 +21,8 @@ from osbench.serve.steptime import StepWork
 
 
 @pytest.fixture(scope="module")
-def have_tables(missing: Callable[[str], None], dataset: Callable[[str], object]) -> None:
-    try:
-        import pyarrow  # noqa: F401
-    except ImportError:
-        missing("pyarrow is not installed (the 'measured' extra)")
-    for gpu in ("h100_sxm", "h200_sxm"):
-        for table in ("gemm", "context_attention", "generation_attention", "custom_allreduce", "nccl", "moe"):
-            dataset(f"aic-{gpu}-{table.replace('_', '-')}")
+def have_tables(measured_tables: None) -> None:
+    """pyarrow and the H100 and H200 tables (tests/serve/conftest.py)."""
 
 
 @pytest.fixture(scope="module")
@@ -224,3 +217,19 @@ def test_simulate_takes_the_measured_model_on_both_engines(have_tables: None) ->
     b = simulate(reqs, model="llama-3.1-8b", gpu="h100", step_time=step_time, engine="reference")
     assert np.array_equal(a.ttft, b.ttft) and np.array_equal(a.e2e, b.e2e)
     assert (a.steps.prefill_seqs > 0).any() and np.isfinite(a.ttft).all()
+
+
+def test_a_step_beyond_the_tables_is_refused_by_both_engines(have_tables: None) -> None:
+    reqs = Requests(np.zeros(3), [20000, 20000, 20000], [5, 5, 5])
+    step_time = StepTime.measured("llama-3.1-8b", "h100")
+    for engine in ("native", "reference"):
+        with pytest.raises(ValueError, match=r"tokens=60000 is not accepted.*32768.*max_num_batched_tokens"):
+            simulate(
+                reqs,
+                model="llama-3.1-8b",
+                gpu="h100",
+                step_time=step_time,
+                engine=engine,
+                max_num_batched_tokens=60000,
+                max_num_seqs=8,
+            )

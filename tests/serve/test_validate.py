@@ -73,11 +73,11 @@ def test_rows_of_the_silicon_sample(dataset: Callable[[str], object]) -> None:
         [StepTime.linear(0.0031, 1.3e-5, 7.1e-4, 3.3e-7), StepTime.roofline("qwen3-32b", "h100", tp=2)]
     ),
 )
-def test_the_native_closed_loop_is_the_reference_one(
+def test_the_closed_loop_on_both_engines(
     isl: int, osl: int, clients: int, waves: int, warmup: bool, budget: int, seqs: int, blocks: int, step_time: StepTime
 ) -> None:
-    """A queue of every request at time 0 in an engine running at most ``clients`` at once is the
-    closed loop, send times and all: equal to the last bit, preemptions included (a small pool)."""
+    """The clients on the native engine and on the reference one: equal to the last bit, send
+    times and all, preemptions included (a small pool)."""
     need = -(-(isl + osl) // 16) + 1
     cfg = EngineConfig(
         num_blocks=need + blocks,
@@ -89,20 +89,12 @@ def test_the_native_closed_loop_is_the_reference_one(
         enable_prefix_caching=False,
     )
     requests = waves * clients
-    ours = validate.closed_loop(cfg, step_time, isl, osl, clients, requests, warmup=warmup)
-    theirs = validate.closed_loop_native(cfg, step_time, isl, osl, clients, requests, warmup=warmup)
+    ours = validate.closed_loop(cfg, step_time, isl, osl, clients, requests, warmup=warmup, engine="reference")
+    theirs = validate.closed_loop(cfg, step_time, isl, osl, clients, requests, warmup=warmup)
     assert np.array_equal(ours[0], theirs[0]) and np.array_equal(ours[1], theirs[1])
 
 
-def test_the_native_closed_loop_with_the_measured_model(
-    missing: Callable[[str], None], dataset: Callable[[str], object]
-) -> None:
-    try:
-        import pyarrow  # noqa: F401
-    except ImportError:
-        missing("pyarrow is not installed (the 'measured' extra)")
-    for table in ("gemm", "context-attention", "generation-attention", "custom-allreduce", "nccl", "moe"):
-        dataset(f"aic-h100_sxm-{table}")
+def test_the_closed_loop_with_the_measured_model(measured_tables: None, dataset: Callable[[str], object]) -> None:
     dataset(validate.SILICON)
     p = next(p for p in validate.rows() if p.model == "qwen3-32b" and p.tp == 2 and p.concurrency == 32)
     a = validate.predict(p, "measured", engine="reference")
@@ -111,15 +103,8 @@ def test_the_native_closed_loop_with_the_measured_model(
 
 
 def test_the_gemm_bound_finds_the_points_no_kernel_model_can_match(
-    missing: Callable[[str], None], dataset: Callable[[str], object]
+    measured_tables: None, dataset: Callable[[str], object]
 ) -> None:
-    try:
-        import pyarrow  # noqa: F401
-    except ImportError:
-        missing("pyarrow is not installed (the 'measured' extra)")
-    for gpu in ("h100_sxm", "h200_sxm"):
-        for table in ("gemm", "context-attention", "generation-attention", "custom-allreduce", "nccl", "moe"):
-            dataset(f"aic-{gpu}-{table}")
     points = [p for p in validate.rows(str(dataset(validate.SILICON))) if not p.moe]
     over = {p.id for p in points if validate.gemm_bound(p) > 1}
     # 11 of the 21 Llama-3.1-8B-FP8 points on H200 process more tokens per second than the

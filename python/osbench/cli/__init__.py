@@ -19,6 +19,7 @@ import signal
 import sys
 import warnings
 from collections.abc import Sequence
+from types import FrameType
 from typing import Optional, TextIO, Union
 
 from osbench import _native, _startup
@@ -58,10 +59,32 @@ def _warning(
     print(f"osbench: warning: {message}", file=sys.stderr)
 
 
+class _CtrlC:
+    """Ctrl-C as a KeyboardInterrupt, remembered: a Ctrl-C that lands inside the C code of an
+    import (numpy's, importing datetime) comes out as that import's ImportError instead."""
+
+    seen = False
+
+    @classmethod
+    def handler(cls, signum: int, frame: Optional[FrameType]) -> None:
+        cls.seen = True
+        raise KeyboardInterrupt
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
+        return _run(argv)
+    except Exception:
+        if _CtrlC.seen:  # the error a Ctrl-C became: still a Ctrl-C
+            print("osbench: interrupted", file=sys.stderr)
+            return 130
+        raise
+
+
+def _run(argv: Optional[Sequence[str]]) -> int:
+    try:
         if _startup.is_the_command():  # from here on Ctrl-C is a KeyboardInterrupt, answered below
-            signal.signal(signal.SIGINT, signal.default_int_handler)
+            signal.signal(signal.SIGINT, _CtrlC.handler)
         warnings.showwarning = _warning
         argv = sys.argv[1:] if argv is None else list(argv)
         args = parser(argv).parse_args(argv)

@@ -19,14 +19,15 @@ fp8 on one H200, 16 clients of 1,024-token prompts: 325 ms measured, while the 1
 are about 2 s of GEMMs at the kernels' measured rate), so the measured clients were not in
 lockstep. TPOT of a request is
 ``(last token - first token) / (OSL - 1)``, as vLLM's benchmark computes it. Nothing is fitted
-here: every number the step-time models use comes from the datasheets, the kernel tables and
-the published constants their modules cite.
+here but the fitted model's host overhead on :data:`FIT_SPLIT` (:func:`fit_host`): every other
+number the step-time models use comes from the datasheets, the kernel tables and the published
+constants their modules cite, and :func:`summary` reports every model on the points outside the
+split. :func:`gemm_bound` tells the points whose throughput no kernel model can reach.
 """
 
 from __future__ import annotations
 
 import csv
-import dataclasses
 import math
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Optional
@@ -39,7 +40,7 @@ from osbench.serve import native, reference
 from osbench.serve.config import EngineConfig, server_batch_defaults
 from osbench.serve.models import GPU, Model, num_blocks
 from osbench.serve.requests import Requests
-from osbench.serve.steptime import StepTime, StepWork
+from osbench.serve.steptime import StepTime
 
 SILICON = "aic-silicon-sample"
 """The dataset of measured serving runs."""
@@ -60,8 +61,8 @@ SYSTEMS = {"h100_sxm": "h100-sxm", "h200_sxm": "h200", "rtx_pro_6000_server": "r
 WAVES = 2
 """Requests measured per client, after its warm-up request (the measurements do not state their
 number of prompts). With the clients spread by the warm-up, two requests each sample the
-steady state at every phase of a request's lifetime twice over; more waves cost the reference engine's
-time in proportion (the replays of long outputs at high concurrency take minutes each)."""
+steady state at every phase of a request's lifetime twice over. The replays' cost grows in
+proportion (all 245 points with three step-time models: about 30 s on the native engine)."""
 
 GPU_MEMORY_UTILIZATION = 0.9
 """The KV pool of the measured engines: vLLM's default share of GPU memory in the releases
@@ -156,11 +157,13 @@ def closed_loop(
     concurrency: int,
     requests: int,
     warmup: bool = True,
+    engine: str = "native",
 ) -> tuple[np.ndarray, np.ndarray]:
     """Serve ``requests`` measured requests of ``isl`` prompt and ``osl`` output tokens from
-    ``concurrency`` clients, each sending its next request the moment its last one finished,
-    on the reference engine (vLLM 0.33.0's scheduler, :mod:`osbench.serve.reference`). Returns
-    the measured requests' TTFT and TPOT, seconds, in the order they were sent.
+    ``concurrency`` clients, each sending its next request the moment its last one finished
+    (``simulate(..., concurrency=N)``'s clients: vLLM 0.33.0's scheduler on the ``engine``, native
+    or reference, equal to the last bit). Returns the measured requests' TTFT, counted from when
+    each was sent, and TPOT, seconds, in the order they were sent.
 
     ``warmup``: each client first sends one warm-up request, not measured, whose output length
     is its share of the way through ``osl`` (client ``i`` of ``c``: ``osl (i + 1) / c`` tokens),
@@ -168,71 +171,17 @@ def closed_loop(
     their clients spread over a request's lifetime instead of all starting in the same step.
     Without it, every client starts at once and, the lengths being fixed, the clients stay in
     lockstep: every request's prefill lands in the same step as all the others'. The clients go
-    on sending until every measured request has finished, so the last measured ones are not
-    served by an engine that is running dry."""
-    scheduler = reference.Scheduler(config)
+    on sending ``concurrency`` more requests after the measured ones, so the last measured ones
+    are not served by an engine that is running dry."""
     clients = min(concurrency, requests)
     first_measured = clients if warmup else 0
-    last_measured = first_measured + requests  # sent after them: load only, until they are done
-    arrival: list[float] = []
-    first: dict[int, float] = {}
-    finish: dict[int, float] = {}
-
-    def send(now: float, output_len: int) -> None:
-        scheduler.add_request(reference.Request(len(arrival), now, 0, isl, output_len, None))
-        arrival.append(now)
-
-    for i in range(clients):
-        send(0.0, max(1, round(osl * (i + 1) / clients)) if warmup else osl)
-    now, measured_done = 0.0, 0
-    while measured_done < requests:
-        plan = scheduler.schedule()
-        end = now + step_time(StepWork.of(plan.work))
-        produced, finished = scheduler.update_from_output(plan)
-        for r in produced:
-            if r.num_output_tokens == 1:
-                first[r.index] = end
-        for r in finished:
-            finish[r.index] = end
-            measured_done += first_measured <= r.index < last_measured
-            send(end, osl)
-        now = end
-    measured = range(first_measured, last_measured)
-    ttft = np.asarray([first[i] - arrival[i] for i in measured])
-    tpot = np.asarray([(finish[i] - first[i]) / max(osl - 1, 1) for i in measured])
-    return ttft, tpot
-
-
-def closed_loop_native(
-    config: EngineConfig,
-    step_time: StepTime,
-    isl: int,
-    osl: int,
-    concurrency: int,
-    requests: int,
-    warmup: bool = True,
-) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`closed_loop` on the native engine, with the same results (tests hold them equal).
-
-    ``concurrency`` clients sending identical requests one after the other are a queue of every
-    request, in sending order, at time 0, in an engine that runs at most ``concurrency`` at once
-    (``max_num_seqs``): whenever a client's request finishes at the end of a step, the next one
-    is admitted at the start of the next step, the moment the client would have sent it. The
-    requests a closed loop has not sent yet are always behind the ones it has in the FCFS queue,
-    and the running ones plus the sent ones waiting are ``concurrency``, so the scheduler never
-    reaches an unsent one. Each request's send time is then the finish of the request its
-    client had before, the ``k``-th finish for the ``(concurrency + k)``-th request; TTFT counts
-    from it. The clients go on sending ``concurrency`` requests after the measured ones, as load."""
-    clients = min(concurrency, requests)
-    first_measured = clients if warmup else 0
-    warm = [max(1, round(osl * (i + 1) / clients)) if warmup else osl for i in range(clients)]
-    outputs = warm + [osl] * (requests + clients - (0 if warmup else clients))
+    warm = [max(1, round(osl * (i + 1) / clients)) for i in range(clients)] if warmup else []
+    outputs = warm + [osl] * (requests + clients)
     n = len(outputs)
-    cfg = dataclasses.replace(config, max_num_seqs=min(config.max_num_seqs, clients))
-    run = native.run(Requests(np.zeros(n), np.full(n, isl), outputs), cfg, step_time)
-    sent = np.concatenate([np.zeros(clients), np.sort(run.finish)[: n - clients]])
+    loop = native.run if _checks.engine(engine) == "native" else reference.run
+    run = loop(Requests(np.zeros(n), np.full(n, isl), outputs), config, step_time, concurrency=clients)
     measured = slice(first_measured, first_measured + requests)
-    ttft = run.first_token[measured] - sent[measured]
+    ttft = run.first_token[measured] - run.arrival[measured]
     tpot = (run.finish[measured] - run.first_token[measured]) / max(osl - 1, 1)
     return ttft, tpot
 
@@ -285,11 +234,10 @@ def step_time_for(p: Point, kind: str, host_step: Optional[float] = None) -> Ste
 def predict(
     p: Point, kind: str, waves: int = WAVES, step_time: Optional[StepTime] = None, engine: str = "native"
 ) -> Prediction:
-    """Replay one measured point with the step-time model ``kind`` (or ``step_time``) on the
-    native engine (:func:`closed_loop_native`) or the reference one (:func:`closed_loop`)."""
+    """Replay one measured point with the step-time model ``kind`` (or ``step_time``) with
+    closed-loop clients (:func:`closed_loop`) on the ``engine``."""
     model = step_time if step_time is not None else step_time_for(p, kind)
-    loop = closed_loop_native if _checks.engine(engine) == "native" else closed_loop
-    ttft, tpot = loop(config_for(p), model, p.isl, p.osl, p.concurrency, waves * p.concurrency)
+    ttft, tpot = closed_loop(config_for(p), model, p.isl, p.osl, p.concurrency, waves * p.concurrency, engine=engine)
     return Prediction(p, kind, float(np.mean(ttft)), float(np.mean(tpot)))
 
 
@@ -390,7 +338,6 @@ __all__ = [
     "Point",
     "Prediction",
     "closed_loop",
-    "closed_loop_native",
     "config_for",
     "fit_host",
     "gemm_bound",

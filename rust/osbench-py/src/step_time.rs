@@ -7,6 +7,7 @@ use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use osbench_core::serve::step_time_measured::{Grid, Measured};
 use osbench_core::serve::{Batch, StepTime};
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 use std::sync::Arc;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -15,43 +16,47 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
-/// The seconds of each step (the `Batch` fields as arrays) under the step-time model
+/// The seconds of each step (the `Batch` fields as arrays, by name) under the step-time model
 /// `StepTime.spec()` gives (linear, roofline, corrected), as the engine computes them.
 #[pyfunction]
-#[pyo3(signature = (
-    step_kind, step_coefficients, *,
-    num_seqs, prefill_seqs, prefill_tokens, decode_seqs, context_tokens, attention_pairs,
-))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (step_kind, step_coefficients, **columns))]
 fn serve_step_seconds<'py>(
     py: Python<'py>,
     step_kind: &str,
     step_coefficients: Vec<f64>,
-    num_seqs: PyReadonlyArray1<'py, i64>,
-    prefill_seqs: PyReadonlyArray1<'py, i64>,
-    prefill_tokens: PyReadonlyArray1<'py, i64>,
-    decode_seqs: PyReadonlyArray1<'py, i64>,
-    context_tokens: PyReadonlyArray1<'py, i64>,
-    attention_pairs: PyReadonlyArray1<'py, i64>,
+    columns: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let step_time = StepTime::new(step_kind, &step_coefficients).py_err()?;
-    let steps = batches([
-        ("num_seqs", &num_seqs),
-        ("prefill_seqs", &prefill_seqs),
-        ("prefill_tokens", &prefill_tokens),
-        ("decode_seqs", &decode_seqs),
-        ("context_tokens", &context_tokens),
-        ("attention_pairs", &attention_pairs),
-    ])?;
+    let steps = batches(columns)?;
     let out: Vec<f64> = steps.iter().map(|b| step_time.duration(b)).collect::<Result<_, _>>().py_err()?;
     Ok(out.into_pyarray(py))
 }
 
-/// The steps described by the `Batch` fields as columns (all of one length, counts >= 0).
-fn batches(columns: [(&str, &PyReadonlyArray1<'_, i64>); 6]) -> PyResult<Vec<Batch>> {
-    let n = slice(columns[0].0, columns[0].1)?.len();
+/// The `Batch` fields, as the step columns name them (`measured.py: STEP_COLUMNS`).
+const BATCH_FIELDS: [&str; 6] =
+    ["num_seqs", "prefill_seqs", "prefill_tokens", "decode_seqs", "context_tokens", "attention_pairs"];
+
+/// The steps described by the `Batch` fields as columns given by name (all of one length,
+/// counts >= 0), and no other column.
+fn batches(columns: Option<&Bound<'_, PyDict>>) -> PyResult<Vec<Batch>> {
+    let bad = |what: String| crate::errors::ArgumentError::new_err(what);
+    let Some(columns) = columns else {
+        return Err(bad(format!("the step columns are not accepted: give {}", BATCH_FIELDS.join(", "))));
+    };
+    for key in columns.keys() {
+        let key: String = key.extract()?;
+        if !BATCH_FIELDS.contains(&key.as_str()) {
+            return Err(bad(format!("{key} is not accepted: the step columns are {}", BATCH_FIELDS.join(", "))));
+        }
+    }
+    let mut arrays = Vec::with_capacity(6);
+    for name in BATCH_FIELDS {
+        let a = columns.get_item(name)?.ok_or_else(|| bad(format!("{name} is missing: give it as an int64 array")))?;
+        arrays.push(a.extract::<PyReadonlyArray1<'_, i64>>()?);
+    }
+    let n = slice(BATCH_FIELDS[0], &arrays[0])?.len();
     let mut c: Vec<&[i64]> = Vec::with_capacity(6);
-    for (name, a) in columns {
+    for (name, a) in BATCH_FIELDS.iter().zip(&arrays) {
         c.push(counts(name, a, n)?);
     }
     Ok((0..n)
@@ -118,32 +123,16 @@ impl MeasuredTables {
 
     /// The seconds of each step described by the arrays: the `Batch` fields, and the prefill
     /// chunks `(chunk_new[i], chunk_context[i])` of step `j` at `chunk_offsets[j]..chunk_offsets[j + 1]`.
-    #[pyo3(signature = (
-        *, num_seqs, prefill_seqs, prefill_tokens, decode_seqs, context_tokens, attention_pairs,
-        chunk_offsets, chunk_new, chunk_context,
-    ))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (*, chunk_offsets, chunk_new, chunk_context, **columns))]
     fn seconds<'py>(
         &self,
         py: Python<'py>,
-        num_seqs: PyReadonlyArray1<'py, i64>,
-        prefill_seqs: PyReadonlyArray1<'py, i64>,
-        prefill_tokens: PyReadonlyArray1<'py, i64>,
-        decode_seqs: PyReadonlyArray1<'py, i64>,
-        context_tokens: PyReadonlyArray1<'py, i64>,
-        attention_pairs: PyReadonlyArray1<'py, i64>,
         chunk_offsets: PyReadonlyArray1<'py, i64>,
         chunk_new: PyReadonlyArray1<'py, i64>,
         chunk_context: PyReadonlyArray1<'py, i64>,
+        columns: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let steps = batches([
-            ("num_seqs", &num_seqs),
-            ("prefill_seqs", &prefill_seqs),
-            ("prefill_tokens", &prefill_tokens),
-            ("decode_seqs", &decode_seqs),
-            ("context_tokens", &context_tokens),
-            ("attention_pairs", &attention_pairs),
-        ])?;
+        let steps = batches(columns)?;
         let offsets = counts("chunk_offsets", &chunk_offsets, steps.len() + 1)?;
         let n_chunks = slice("chunk_new", &chunk_new)?.len();
         let new = counts("chunk_new", &chunk_new, n_chunks)?;

@@ -31,11 +31,15 @@ from osbench.cache.reference.gdsf import GDSF, GDSF_SCALE
 from osbench.cache.reference.hyperbolic import Hyperbolic
 from osbench.cache.reference.lecar import LeCaR
 from osbench.cache.reference.lfu import LFU
+from osbench.cache.reference.lhd import LHD
 from osbench.cache.reference.lru import LRU
+from osbench.cache.reference.lruk import LRUK
+from osbench.cache.reference.mq import MQ
 from osbench.cache.reference.opt import OPT
 from osbench.cache.reference.random import Random
 from osbench.cache.reference.s3fifo import S3FIFO
 from osbench.cache.reference.sieve import Sieve
+from osbench.cache.reference.slru import SLRU
 from osbench.cache.reference.twoq import TwoQ
 from osbench.traces import NEVER, next_use_reference
 
@@ -53,6 +57,10 @@ POLICY_CLASSES: dict[str, Any] = {
     "random": Random,
     "hyperbolic": Hyperbolic,
     "lecar": LeCaR,
+    "lhd": LHD,
+    "slru": SLRU,
+    "lruk": LRUK,
+    "mq": MQ,
 }
 """Each policy's class, by the name the policy table gives it."""
 

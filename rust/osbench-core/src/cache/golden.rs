@@ -63,6 +63,10 @@ const UNIT_MISSES: &[(&str, [(u64, u64); 3])] = &[
     ("random", [(20, 18450), (100, 16063), (500, 10391)]),
     ("hyperbolic", [(20, 17808), (100, 15302), (500, 8899)]),
     ("lecar", [(20, 17943), (100, 15629), (500, 9275)]),
+    ("lhd", [(20, 16724), (100, 14286), (500, 9134)]),
+    ("slru", [(20, 16706), (100, 14039), (500, 8292)]),
+    ("lruk", [(20, 16446), (100, 13893), (500, 7857)]),
+    ("mq", [(20, 16328), (100, 13425), (500, 7741)]),
 ];
 
 /// Sizes `golden_size(key, 100)`: `golden_trace(2, 20_000, 1_000)`; (policy, [(capacity in
@@ -81,6 +85,10 @@ const SIZED_MISSES: &[(&str, [(u64, u64); 3])] = &[
     ("random", [(1000, 18341), (5000, 16052), (25000, 10337)]),
     ("hyperbolic", [(1000, 17769), (5000, 15207), (25000, 8826)]),
     ("lecar", [(1000, 17643), (5000, 15147), (25000, 9037)]),
+    ("lhd", [(1000, 16857), (5000, 13602), (25000, 7685)]),
+    ("slru", [(1000, 16648), (5000, 13830), (25000, 8277)]),
+    ("lruk", [(1000, 16442), (5000, 14227), (25000, 7747)]),
+    ("mq", [(1000, 16198), (5000, 13319), (25000, 7568)]),
 ];
 
 /// The misses of `policy` on `keys` (with `sizes`, if not empty), by every path that reaches
@@ -329,4 +337,61 @@ fn lecar_follows_the_drawn_expert_and_learns_from_its_history() {
     assert_eq!(plain("lecar", 2, &[1, 1, 2, 3, 1, 2]), ".H..H.");
     // The same with LRU's choice (seed 3's first draw is below 50): 1 leaves and misses.
     assert_eq!(mask("lecar", 2, &[1, 1, 2, 3, 1], seeded(3)), ".H...");
+}
+
+#[test]
+fn lhd_evicts_the_lowest_hit_density() {
+    // Early on, every age is 0 (ages are shifted right by 10) and the densities are the initial
+    // (16 + class + 1) / (age + 1): a newcomer (hit ages 0 and 20,000, class 0) has 17, an
+    // object hit at age 0 (class 15) has 32. At 3, of 1 (hit) and 2 (new), the draws find 2
+    // (all eight on 1 has odds 2**-8; not with these seeds), so 1 stays and hits, where LRU
+    // would have evicted it.
+    for seed in 0..3 {
+        assert_eq!(mask("lhd", 2, &[1, 1, 2, 3, 1], seeded(seed)), ".H..H", "seed {seed}");
+    }
+    assert_eq!(plain("lru", 2, &[1, 1, 2, 3, 1]), ".H...");
+    // At 4, 1 and 2 have been hit (32) and 3 has not (17): 3 leaves if one of the eight draws
+    // finds it (all miss it with odds (2/3)**8, 4%; seed 0 finds it), and 1 and 2 hit.
+    assert_eq!(plain("lhd", 3, &[1, 2, 3, 1, 2, 4, 1, 2]), "...HH.HH");
+}
+
+#[test]
+fn slru_promotes_a_hit_one_segment_and_cools_the_segment_it_fills() {
+    // Capacity 4, 4 segments of 1: 1..=4 fill segments 0..=3 (the lowest with room). 5 evicts
+    // 1 (the lowest segment's) and enters segment 0. 2 rises to segment 2, whose 3 drops to 1;
+    // 3 rises again and 2 drops. 6 and 1 each evict segment 0's object (5, then 6); 4, in the
+    // top segment since it entered, hits; 5 is gone.
+    let keys = [1, 2, 3, 4, 5, 2, 3, 6, 1, 4, 5];
+    assert_eq!(plain("slru", 4, &keys), ".....HH..H.");
+    // 2 segments of 2: 3 and 4 start in the top segment, but each hit there pushes its least
+    // recent down, and 4 is evicted from segment 0 by 1.
+    let two = Options::new().with("segments", Value::Int(2)).unwrap();
+    assert_eq!(mask("slru", 4, &keys, two), ".....HH....");
+}
+
+#[test]
+fn lruk_evicts_the_oldest_kth_access_and_the_young_first() {
+    // K = 2, capacity 2. 1 is seen twice, 2 once: 3 evicts 2 (fewer than K accesses), and 1
+    // hits; LRU would have evicted 1.
+    assert_eq!(plain("lruk", 2, &[1, 1, 2, 3, 1]), ".H..H");
+    // Both seen twice: at 3, 1's second most recent access (time 2) is older than 2's (4), so
+    // 1 leaves although it was used last, and 2 hits.
+    assert_eq!(plain("lruk", 2, &[1, 1, 2, 2, 1, 3, 2]), ".H.HH.H");
+    // K = 1 is LRU: 2, the least recent, leaves at 3.
+    let one = Options::new().with("k", Value::Int(1)).unwrap();
+    assert_eq!(mask("lruk", 2, &[1, 1, 2, 2, 1, 3, 2], one), ".H.HH..");
+}
+
+#[test]
+fn mq_ranks_by_log_count_remembers_counts_in_qout_and_demotes_the_expired() {
+    // Capacity 2. 1, hit, rises to queue 1; 3 evicts 2 from queue 0 into Qout, and 1 hits.
+    // 2 evicts 3 and returns from Qout with count 2 (queue 1); 3 then evicts queue 1's least
+    // recent, 1, and 2 hits. LRU would miss both (".H.....H").
+    assert_eq!(plain("mq", 2, &[1, 1, 2, 3, 1, 2, 3, 2]), ".H..H..H");
+    // Lifetime 1: 1 expires in queue 1 when 2 enters and drops to queue 0, where 3 and 4
+    // evict 2 and then 1; with the default lifetime 1 stays in queue 1 and hits.
+    let keys = [1, 1, 2, 3, 4, 1];
+    assert_eq!(plain("mq", 2, &keys), ".H...H");
+    let short = Options::new().with("lifetime", Value::Int(1)).unwrap();
+    assert_eq!(mask("mq", 2, &keys, short), ".H....");
 }

@@ -133,7 +133,11 @@ impl Measured {
             return Err(invalid(
                 "tokens",
                 new.to_string(),
-                format!("at most {} tokens per step, the most the GEMM tables measure", self.max_tokens()),
+                format!(
+                    "at most {} tokens per step, the most the GEMM tables measure; use max_num_batched_tokens of \
+                     at most that",
+                    self.max_tokens()
+                ),
             ));
         }
         if b.num_seqs as usize >= self.seqs.len() {

@@ -10,6 +10,7 @@
 //! the oldest of the lowest non-empty count.
 
 use crate::cache::list::{Links, List, Slots};
+use crate::cache::memory::prefetch;
 use crate::cache::policy::{put, Options, Policy};
 use crate::cache::NIL;
 use crate::hash::SplitMix64;
@@ -194,5 +195,15 @@ impl Policy for LeCaR {
     #[inline(always)]
     fn prefetch(&self, id: u32) {
         self.slots.prefetch(id);
+    }
+    /// A hit reads the slot's state and moves it in both link sets: ask for all three lines.
+    #[inline(always)]
+    fn prefetch_near(&self, id: u32) {
+        let slot = self.slots.peek(id);
+        if slot != NIL {
+            prefetch(self.meta.as_ptr().wrapping_add(slot as usize));
+            self.recency.prefetch(slot);
+            self.counts.prefetch(slot);
+        }
     }
 }

@@ -11,10 +11,11 @@
 //! reference registry row in Python (`docs/adding-a-policy.md`).
 
 use super::accesses::Accesses;
+use super::admission::AnyFilter;
 use super::demand::Demand;
 use super::params::{Options, Param};
 use super::policy::{policy_table, Policy, PolicyInfo};
-use super::steps::{access, run};
+use super::steps::{access, access_gated, run, run_gated};
 use crate::error::Result;
 
 // The policies' files. Declared here rather than by the table's macro so that tools which read
@@ -26,11 +27,15 @@ pub mod gdsf;
 pub mod hyperbolic;
 pub mod lecar;
 pub mod lfu;
+pub mod lhd;
 pub mod lru;
+pub mod lruk;
+pub mod mq;
 pub mod opt;
 pub mod random;
 pub mod s3fifo;
 pub mod sieve;
+pub mod slru;
 pub mod twoq;
 
 /// The seed of a randomised policy's draws (splitmix64, [`crate::hash::SplitMix64`]): one seed,
@@ -85,5 +90,28 @@ policy_table! {
     },
     lecar => lecar::LeCaR {
         min_capacity: |_| 1, offline: false, takes_costs: false, params: [SEED], libcachesim: Some("LeCaR"),
+    },
+    lhd => lhd::Lhd {
+        min_capacity: |_| 1, offline: false, takes_costs: false, params: [SEED], libcachesim: Some("LHD"),
+    },
+    // Each segment (capacity / segments) holds one object from `segments` on.
+    slru => slru::Slru {
+        min_capacity: |p| p.int("segments"), offline: false, takes_costs: false,
+        params: [Param::int("segments", 4, 1, slru::MAX_SEGMENTS as u64, "the number of LRU segments (libCacheSim's n-seg)")],
+        libcachesim: Some("SLRU"),
+    },
+    lruk => Demand<lruk::LruK> {
+        min_capacity: |_| 1, offline: false, takes_costs: false,
+        params: [Param::int("k", 2, 1, 64, "the access ranked by: the K-th most recent (libCacheSim's k)")],
+        libcachesim: Some("LRUK"),
+    },
+    mq => mq::Mq {
+        min_capacity: |_| 1, offline: false, takes_costs: false,
+        params: [
+            Param::int("n_queue", 8, 1, mq::MAX_QUEUES, "the number of queues (libCacheSim's n-queue)"),
+            Param::int("lifetime", 10_000, 1, 1 << 40, "ticks an unused object stays in its queue (libCacheSim's lifetime)"),
+            Param::positive("qout_size_ratio", 4.0, 64.0, "Qout's size over the cache's (libCacheSim's Qout-size-ratio)"),
+        ],
+        libcachesim: Some("MQ"),
     },
 }
