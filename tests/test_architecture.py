@@ -238,3 +238,55 @@ def test_the_rust_graph_finds_a_cycle_through_super() -> None:
     assert find_cycle(rust_graph(sources)) == ["crate::mem::first", "crate::mem::freelist", "crate::mem::first"]
     sources["crate::mem::first"] = "use crate::error::{invalid, Result};\nuse super::{Jobs, Params};"
     assert find_cycle(rust_graph(sources)) == []
+
+
+# --- the serving engine's seams --------------------------------------------------------------
+
+VLLM = "osbench.serve.vllm"
+
+VLLM_USERS = {
+    "osbench.serve.config": "EngineConfig under its old name, so that user code goes on working",
+    "osbench.serve.reference": "the reference engine: vLLM's semantics under the shared loop, its rules stated",
+}
+"""The modules outside ``serve/vllm/`` that may import from it, and why."""
+
+VLLM_CONFIG_USERS = {
+    "osbench.serve",
+    "osbench.serve.native",
+    "osbench.serve.run",
+    "osbench.serve.simulate",
+    "osbench.serve.source",
+    "osbench.serve.sweep",
+    "osbench.serve.validate",
+    "osbench.serve.vllm_peer",
+    "osbench.cli.serve.simulate",
+}
+"""The modules that still read vLLM's configuration by its neutral old name
+(``osbench.serve.config``): this list may only shrink."""
+
+
+def _importers(target: str) -> set[str]:
+    graph = {m: {t for t, _, _ in _edges(m, path, known_modules())} for m, path in python_modules().items()}
+    return {m for m, targets in graph.items() if any(t == target or t.startswith(target + ".") for t in targets)}
+
+
+def test_no_module_outside_serve_vllm_imports_vllm_names() -> None:
+    outside = {m for m in _importers(VLLM) if not (m == VLLM or m.startswith(VLLM + "."))}
+    assert outside <= set(VLLM_USERS), f"modules reaching into {VLLM}: {sorted(outside - set(VLLM_USERS))}"
+    neutral = {"osbench.serve.drive", "osbench.serve.engines", "osbench.serve.hashing", "osbench.serve.peers.sandbox"}
+    assert not neutral & _importers("osbench.serve.config")
+    assert _importers("osbench.serve.config") <= VLLM_CONFIG_USERS | set(VLLM_USERS)
+
+
+def test_the_engine_loop_reaches_no_semantics_in_the_core() -> None:
+    """Outside ``serve/vllm/`` only the table's row and ``simulate`` (``serve/mod.rs``) and the
+    tests name vLLM's modules: the loop (engine.rs) and the seam (scheduler.rs) do not."""
+    sources = {m: p.read_text() for m, p in rust_modules().items()}
+    vllm = "crate::serve::vllm"
+    reaching = {
+        m
+        for m, text in sources.items()
+        if not m.startswith(vllm) and any(ref.startswith(vllm) for ref in rust_references(m, text))
+    }
+    assert "crate::serve::tests" in reaching  # the finder sees a use of vllm::block_pool
+    assert reaching <= {"crate::serve", "crate::serve::tests"}, sorted(reaching)

@@ -18,6 +18,7 @@ __all__ = [
     "PROGRESS_EVERY",
     "RADIX_MODES",
     "SCHED_POLICIES",
+    "SERVE_ENGINES",
     "SERVE_POLICIES",
     "CacheStream",
     "MeasuredTables",
@@ -65,6 +66,7 @@ def progress_hook(
 ) -> Optional[tuple[Callable[[str, int, Optional[int]], object], float]]: ...
 
 SERVE_POLICIES: list[str]
+SERVE_ENGINES: list[tuple[str, str, list[str], list[str]]]  # (name, release it follows, policies, config fields)
 
 # cache
 _ParamValue = Union[bool, int, float]
@@ -346,17 +348,7 @@ def serve_simulate(
     keys: Optional[npt.NDArray[np.uint64]],
     key_offsets: Optional[npt.NDArray[np.int64]],
     *,
-    num_blocks: int,
-    block_size: int,
-    max_num_batched_tokens: int,
-    max_num_seqs: int,
-    max_model_len: int,
-    enable_chunked_prefill: bool,
-    long_prefill_token_threshold: int,
-    enable_prefix_caching: bool,
-    policy: str,
-    watermark_blocks: int,
-    scheduler_reserve_full_isl: bool,
+    settings: dict[str, Union[int, bool, float, str]],
     step_kind: str,
     step_coefficients: list[float],
     record: bool = False,

@@ -249,14 +249,15 @@ def _binding(**changes):  # type: ignore[no-untyped-def]
         "long_prefill_token_threshold": 0,
         "enable_prefix_caching": True,
         "policy": "fcfs",
-        "watermark_blocks": 0,
+        "watermark": 0.0,
         "scheduler_reserve_full_isl": True,
         "step_kind": "linear",
         "step_coefficients": [0.01, 0.0, 0.0, 0.0],
         **changes,
     }
     positional = [args.pop(k) for k in ("arrival", "prompt_len", "output_len", "priority", "keys", "key_offsets")]
-    return _native.serve_simulate(*positional, **args)
+    settings = {name: args.pop(name) for name in _native.SERVE_ENGINES[0][3]}
+    return _native.serve_simulate(*positional, settings=settings, **args)
 
 
 @pytest.mark.parametrize(

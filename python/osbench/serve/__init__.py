@@ -14,10 +14,12 @@ scheduling (section 2) to paging (section 3) and prefix caching (sections 4-5).
   return an :class:`EngineRun` (raw per-request and per-step arrays).
 - :class:`ServeResult`: per-request latencies, per-step records, and their summary.
 - :func:`simulate`: serve requests on a model and GPU with either engine (``"native"``, Rust,
-  or ``"reference"``, readable Python), and get a :class:`ServeResult`.
+  or ``"reference"``, readable Python), and get a :class:`ServeResult`; ``semantics`` names the
+  scheduler reproduced (``ENGINES``: ``"vllm"``, in :mod:`osbench.serve.vllm`).
 """
 
 from osbench.serve.config import EngineConfig
+from osbench.serve.engines import ENGINES
 from osbench.serve.models import GPU, GPUS, MODELS, Model, num_blocks
 from osbench.serve.requests import Requests, RequestsSummary
 from osbench.serve.result import ServeResult, ServeSummary, Stats
@@ -27,6 +29,7 @@ from osbench.serve.steptime import Batch, StepTime
 from osbench.serve.workloads import Empirical, Lognormal, SystemPrompts
 
 __all__ = [
+    "ENGINES",
     "GPU",
     "GPUS",
     "MODELS",

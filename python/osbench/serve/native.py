@@ -14,9 +14,13 @@ from typing import Any, Optional
 from osbench import _native
 from osbench.errors import ArgumentTypeError
 from osbench.serve.config import EngineConfig
+from osbench.serve.engines import ENGINES
 from osbench.serve.requests import Requests
 from osbench.serve.run import STEP_FIELDS, EngineRun, StepRecord, Steps, check_concurrency, check_requests
 from osbench.serve.steptime import StepTime
+
+_SETTINGS = ENGINES["vllm"].config_fields
+"""The configuration's fields the binding takes, as the core declares them."""
 
 
 def run(
@@ -69,17 +73,7 @@ def simulate_counted(
         priority,
         keys,
         offsets,
-        num_blocks=config.num_blocks,
-        block_size=config.block_size,
-        max_num_batched_tokens=config.max_num_batched_tokens,
-        max_num_seqs=config.max_num_seqs,
-        max_model_len=config.max_model_len,
-        enable_chunked_prefill=config.enable_chunked_prefill,
-        long_prefill_token_threshold=config.long_prefill_token_threshold,
-        enable_prefix_caching=config.enable_prefix_caching,
-        policy=config.policy,
-        watermark_blocks=config.watermark_blocks,
-        scheduler_reserve_full_isl=config.scheduler_reserve_full_isl,
+        settings={name: getattr(config, name) for name in _SETTINGS},
         step_kind=kind,
         step_coefficients=list(coefficients),
         step_tables=None if step_time.tables is None else step_time.tables.native,

@@ -3,26 +3,24 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Optional, Union
 
 from osbench import _checks
 from osbench.errors import ArgumentError, ArgumentTypeError
-from osbench.serve import native, reference
 from osbench.serve.config import EngineConfig, server_batch_defaults
+from osbench.serve.engines import semantics as semantics_of
 from osbench.serve.models import GPU, Model
 from osbench.serve.models import num_blocks as pool_blocks
 from osbench.serve.requests import Requests
 from osbench.serve.result import ServeResult
 from osbench.serve.steptime import StepTime
 
-_CONFIG_FIELDS = tuple(f.name for f in dataclasses.fields(EngineConfig) if f.name != "num_blocks")
-
 
 def simulate(
     requests: Requests,
     *,
     engine: str = "native",
+    semantics: str = "vllm",
     model: Union[str, Model, None] = None,
     gpu: Union[str, GPU, None] = None,
     tp: Optional[int] = None,
@@ -49,6 +47,8 @@ def simulate(
       (:func:`osbench.serve.config.server_batch_defaults`) when they are named.
     - ``engine``: ``"native"`` (Rust, the default) or ``"reference"`` (readable Python); the
       two give equal results.
+    - ``semantics``: the engine whose scheduling is reproduced, by name (``ENGINES``; today
+      ``"vllm"``, vLLM 0.33.0).
     - ``record``: keep every step's detail in ``result.record``.
     - ``concurrency``: closed-loop clients, as ``benchmark_serving --max-concurrency`` sends
       requests: at most that many in flight, request ``i`` sent at its arrival or when one
@@ -62,12 +62,15 @@ def simulate(
     (50, True)
     """
     engine = _checks.engine(engine)
-    unknown = sorted(set(config) - set(_CONFIG_FIELDS))
+    row = semantics_of(semantics)
+    fields = tuple(name for name in row.config_fields if name != "num_blocks")
+    unknown = sorted(set(config) - set(fields))
     if unknown:
         raise ArgumentTypeError(
-            f"{unknown[0]}={config[unknown[0]]!r} is not accepted: simulate takes engine, model, gpu, tp, step_time, "
-            f"num_blocks, record, concurrency and the EngineConfig fields {', '.join(_CONFIG_FIELDS)}"
+            f"{unknown[0]}={config[unknown[0]]!r} is not accepted: simulate takes engine, semantics, model, gpu, tp, "
+            f"step_time, num_blocks, record, concurrency and the EngineConfig fields {', '.join(fields)}"
         )
+    module = row.module()
     m = None if model is None else Model.preset(model)
     g = None if gpu is None else GPU.preset(gpu)
     if tp is not None and m is None:
@@ -89,9 +92,8 @@ def simulate(
             step_time = StepTime.roofline(m, g, tp)
         if num_blocks is None:
             num_blocks = pool_blocks(m, g, tp=tp, block_size=config.get("block_size", EngineConfig.block_size))
-    cfg = EngineConfig(num_blocks=num_blocks, **config)
-    run_engine = native.run if engine == "native" else reference.run
-    run = run_engine(requests, cfg, step_time, record=record, concurrency=concurrency)
+    cfg = module.Config(num_blocks=num_blocks, **config)
+    run = module.run(requests, cfg, step_time, engine=engine, record=record, concurrency=concurrency)
     if concurrency is not None:  # latencies count from when each request was sent
         requests = Requests(
             run.arrival,

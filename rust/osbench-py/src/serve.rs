@@ -5,12 +5,18 @@ use crate::arrays::{self, slice};
 use crate::errors::ToPyResult;
 use crate::interrupt;
 use numpy::{IntoPyArray, PyReadonlyArray1};
-use osbench_core::serve::{simulate, Config, Options, Record, Requests, Run, Settings, POLICIES};
+use osbench_core::serve::vllm::CONFIG_FIELDS;
+use osbench_core::serve::{simulate, Config, Options, Record, Requests, Run, Settings, ENGINES, POLICIES};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SERVE_POLICIES", POLICIES.to_vec())?;
+    // The core's table of engine semantics: (name, the release it follows, its policies, its
+    // configuration's fields) a row.
+    let engines: Vec<_> =
+        ENGINES.iter().map(|e| (e.name, e.follows, e.policies.to_vec(), e.config_fields.to_vec())).collect();
+    m.add("SERVE_ENGINES", engines)?;
     m.add_function(wrap_pyfunction!(serve_simulate, m)?)?;
     Ok(())
 }
@@ -20,17 +26,49 @@ fn optional<'a, T: numpy::Element>(name: &str, a: &'a Option<PyReadonlyArray1<'_
     Ok(arrays::optional(name, a)?.unwrap_or(&[]))
 }
 
+/// The engine's settings from one dict holding exactly the core's config fields
+/// (`CONFIG_FIELDS`: `EngineConfig`'s, which checked them), and the policy's name.
+fn settings<'a>(d: &Bound<'_, PyDict>, policy: &'a mut String) -> PyResult<Settings<'a>> {
+    for key in d.keys() {
+        let key = key.extract::<String>()?;
+        if !CONFIG_FIELDS.contains(&key.as_str()) {
+            return Err(crate::errors::ArgumentTypeError::new_err(format!(
+                "settings[{key:?}] is not accepted: the settings are {}",
+                CONFIG_FIELDS.join(", ")
+            )));
+        }
+    }
+    let item = |name: &str| -> PyResult<Bound<'_, PyAny>> {
+        d.get_item(name)?.ok_or_else(|| {
+            crate::errors::ArgumentError::new_err(format!("settings is not accepted: it has no {name:?}"))
+        })
+    };
+    *policy = item("policy")?.extract::<String>()?;
+    Ok(Settings {
+        num_blocks: item("num_blocks")?.extract()?,
+        block_size: item("block_size")?.extract()?,
+        max_num_batched_tokens: item("max_num_batched_tokens")?.extract()?,
+        max_num_seqs: item("max_num_seqs")?.extract()?,
+        max_model_len: item("max_model_len")?.extract()?,
+        enable_chunked_prefill: item("enable_chunked_prefill")?.extract()?,
+        long_prefill_token_threshold: item("long_prefill_token_threshold")?.extract()?,
+        enable_prefix_caching: item("enable_prefix_caching")?.extract()?,
+        policy: policy.as_str(),
+        watermark: item("watermark")?.extract()?,
+        scheduler_reserve_full_isl: item("scheduler_reserve_full_isl")?.extract()?,
+    })
+}
+
 /// Serve the requests. `keys` and `key_offsets`: the prompts' block keys
-/// (`Requests.prompt_block_keys(block_size)`), required with prefix caching. `step_time`:
+/// (`Requests.prompt_block_keys(block_size)`), required with prefix caching. `settings`: the
+/// configuration's fields by name (`SERVE_ENGINES`' row for vLLM). `step_time`:
 /// `StepTime.spec()`, a kind and its coefficients. Returns (the per-request and per-step
 /// arrays by name, the step records by name or None, the steps the decode jump took).
 /// `concurrency`: at most that many requests in flight (closed-loop clients), or None.
 #[pyfunction]
 #[pyo3(signature = (
     arrival, prompt_len, output_len, priority, keys, key_offsets, *,
-    num_blocks, block_size, max_num_batched_tokens, max_num_seqs, max_model_len,
-    enable_chunked_prefill, long_prefill_token_threshold, enable_prefix_caching, policy,
-    watermark_blocks, scheduler_reserve_full_isl, step_kind, step_coefficients,
+    settings, step_kind, step_coefficients,
     record=false, jump=true, step_tables=None, concurrency=None,
 ))]
 #[allow(clippy::too_many_arguments)]
@@ -42,17 +80,7 @@ fn serve_simulate<'py>(
     priority: Option<PyReadonlyArray1<'py, i64>>,
     keys: Option<PyReadonlyArray1<'py, u64>>,
     key_offsets: Option<PyReadonlyArray1<'py, i64>>,
-    num_blocks: u64,
-    block_size: u64,
-    max_num_batched_tokens: u64,
-    max_num_seqs: u64,
-    max_model_len: u64,
-    enable_chunked_prefill: bool,
-    long_prefill_token_threshold: u64,
-    enable_prefix_caching: bool,
-    policy: &str,
-    watermark_blocks: u64,
-    scheduler_reserve_full_isl: bool,
+    settings: Bound<'py, PyDict>,
     step_kind: &str,
     step_coefficients: Vec<f64>,
     record: bool,
@@ -68,20 +96,8 @@ fn serve_simulate<'py>(
         keys: optional("keys", &keys)?,
         key_offsets: optional("key_offsets", &key_offsets)?,
     };
-    let config = Config::new(Settings {
-        num_blocks,
-        block_size,
-        max_num_batched_tokens,
-        max_num_seqs,
-        max_model_len,
-        enable_chunked_prefill,
-        long_prefill_token_threshold,
-        enable_prefix_caching,
-        policy,
-        watermark_blocks,
-        scheduler_reserve_full_isl,
-    })
-    .py_err()?;
+    let mut policy = String::new();
+    let config = Config::new(self::settings(&settings, &mut policy)?).py_err()?;
     let step_time = crate::step_time::step_time(step_kind, &step_coefficients, step_tables.as_deref())?;
     let options = Options { record, jump, concurrency };
     let run = interrupt::run(py, "serve.simulate", |cancel| simulate(&requests, &config, &step_time, options, cancel))?;

@@ -26,115 +26,31 @@ mod tests;
 pub use engine::Engine;
 pub use scheduler::{NewRequest, Occupancy, QuietStretch, Scheduler, StepPlan};
 pub use step_time::{Batch, StepTime, KINDS};
+pub use vllm::config::{Config, Settings};
+pub use vllm::policy::POLICIES;
 pub use vllm::Policy;
 
 use crate::cancel::Cancel;
 use crate::error::{invalid, Result};
 
-/// The scheduling policies, as vLLM's `SchedulingPolicy` names them.
-pub const POLICIES: [&str; 2] = [Policy::ALL[0].name(), Policy::ALL[1].name()];
-
 /// The longest prompt or output accepted, in tokens (`requests.py: MAX_TOKENS`).
 pub const MAX_TOKENS: i64 = (1 << 31) - 1;
 
-/// What the scheduler reads (`python/osbench/serve/config.py: EngineConfig`, whose defaults
-/// and checks are the ones users meet; these are the checks the engine itself needs).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Config {
-    /// KV blocks in the pool, vLLM's null block (block 0) included.
-    pub num_blocks: u64,
-    pub block_size: u64,
-    pub max_num_batched_tokens: u64,
-    pub max_num_seqs: usize,
-    pub max_model_len: u64,
-    pub enable_chunked_prefill: bool,
-    /// Cap on one request's new tokens per step, 0 for none.
-    pub long_prefill_token_threshold: u64,
-    pub enable_prefix_caching: bool,
-    pub policy: Policy,
-    /// Blocks kept free when admitting while others run (`EngineConfig.watermark_blocks`).
-    pub watermark_blocks: u64,
-    pub scheduler_reserve_full_isl: bool,
-}
-
-/// The engine's options as given (vLLM's names; `policy` by name), before [`Config::new`]
-/// checks them.
+/// One engine semantics, as `osbench.serve.ENGINES` lists it: a folder of this module.
 #[derive(Debug, Clone, Copy)]
-pub struct Settings<'a> {
-    pub num_blocks: u64,
-    pub block_size: u64,
-    pub max_num_batched_tokens: u64,
-    pub max_num_seqs: u64,
-    pub max_model_len: u64,
-    pub enable_chunked_prefill: bool,
-    pub long_prefill_token_threshold: u64,
-    pub enable_prefix_caching: bool,
-    pub policy: &'a str,
-    pub watermark_blocks: u64,
-    pub scheduler_reserve_full_isl: bool,
+pub struct EngineInfo {
+    /// The name `simulate(..., semantics=...)` takes.
+    pub name: &'static str,
+    /// The release of the real engine it reproduces, step for step.
+    pub follows: &'static str,
+    /// Its scheduling policies.
+    pub policies: &'static [&'static str],
+    /// Its configuration's fields, in order (the Python configuration class has these).
+    pub config_fields: &'static [&'static str],
 }
 
-impl Config {
-    /// The configuration of `settings`, checked.
-    pub fn new(settings: Settings<'_>) -> Result<Self> {
-        let Settings {
-            num_blocks,
-            block_size,
-            max_num_batched_tokens,
-            max_num_seqs,
-            max_model_len,
-            enable_chunked_prefill,
-            long_prefill_token_threshold,
-            enable_prefix_caching,
-            policy,
-            watermark_blocks,
-            scheduler_reserve_full_isl,
-        } = settings;
-        let policy = Policy::from_name(policy)?;
-        let positive = [
-            ("num_blocks", num_blocks),
-            ("block_size", block_size),
-            ("max_num_batched_tokens", max_num_batched_tokens),
-            ("max_num_seqs", max_num_seqs),
-            ("max_model_len", max_model_len),
-        ];
-        for (name, value) in positive {
-            if value == 0 || value > 1 << 62 {
-                return Err(invalid(name, value, "a positive integer up to 2**62"));
-            }
-        }
-        if num_blocks < 2 {
-            return Err(invalid("num_blocks", num_blocks, "at least 2 (block 0 is vLLM's null block)"));
-        }
-        if max_num_batched_tokens < max_num_seqs {
-            return Err(invalid(
-                "max_num_batched_tokens",
-                max_num_batched_tokens,
-                format!("at least max_num_seqs={max_num_seqs}"),
-            ));
-        }
-        if !enable_chunked_prefill && max_num_batched_tokens < max_model_len {
-            return Err(invalid(
-                "max_num_batched_tokens",
-                max_num_batched_tokens,
-                format!("at least max_model_len={max_model_len} without chunked prefill"),
-            ));
-        }
-        Ok(Config {
-            num_blocks,
-            block_size,
-            max_num_batched_tokens,
-            max_num_seqs: max_num_seqs as usize,
-            max_model_len,
-            enable_chunked_prefill,
-            long_prefill_token_threshold,
-            enable_prefix_caching,
-            policy,
-            watermark_blocks,
-            scheduler_reserve_full_isl,
-        })
-    }
-}
+/// Every engine semantics, declared once; the binding exports it (`SERVE_ENGINES`).
+pub const ENGINES: [EngineInfo; 1] = [vllm::ENGINE];
 
 /// The requests, in arrival order (`python/osbench/serve/requests.py: Requests`).
 #[derive(Debug, Clone, Copy, Default)]

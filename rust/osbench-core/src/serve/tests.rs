@@ -18,7 +18,7 @@ fn settings(num_blocks: u64, block_size: u64, budget: u64, seqs: u64, max_len: u
         long_prefill_token_threshold: 0,
         enable_prefix_caching: true,
         policy: "fcfs",
-        watermark_blocks: 0,
+        watermark: 0.0,
         scheduler_reserve_full_isl: true,
     }
 }
@@ -176,7 +176,7 @@ fn the_decode_jump_changes_nothing_and_is_taken() {
             long_prefill_token_threshold: [0, 3][rng.below(2) as usize],
             enable_prefix_caching: rng.below(2) == 0,
             policy: ["fcfs", "priority"][rng.below(2) as usize],
-            watermark_blocks: rng.below(2),
+            watermark: rng.below(2) as f64 * 0.05,
             scheduler_reserve_full_isl: rng.below(2) == 0,
             ..base
         })

@@ -4,14 +4,26 @@
 //! (per-request blocks, prefix lookup, slot allocation, tail-first free), [`queue`] (fcfs deque,
 //! priority heap), [`policy`] (the preemption victim and the queue it goes back to),
 //! [`request`] and [`scheduler`] (running first, preemption by recompute, admission), which
-//! implements the engine's [`crate::serve::Scheduler`].
+//! implements the engine's [`crate::serve::Scheduler`]; [`config`] is what it reads.
 
 pub mod block_pool;
+pub mod config;
 pub mod kv_cache_manager;
 pub mod policy;
 pub mod queue;
 pub mod request;
 pub mod scheduler;
 
-pub use policy::Policy;
+pub use config::{Config, Settings, CONFIG_FIELDS};
+pub use policy::{Policy, POLICIES};
 pub use scheduler::Scheduler;
+
+use super::EngineInfo;
+
+/// This semantics' row of [`super::ENGINES`].
+pub const ENGINE: EngineInfo = EngineInfo {
+    name: "vllm",
+    follows: "vLLM 0.33.0 (v1 scheduler, synchronous scheduling)",
+    policies: &POLICIES,
+    config_fields: &CONFIG_FIELDS,
+};

@@ -6,6 +6,9 @@ use super::queue::WaitingQueue;
 use super::request::Request;
 use crate::error::{invalid, Result};
 
+/// The scheduling policies, as vLLM's `SchedulingPolicy` names them.
+pub const POLICIES: [&str; 2] = [Policy::ALL[0].name(), Policy::ALL[1].name()];
+
 /// One scheduling policy of vLLM's scheduler.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Policy {
@@ -19,7 +22,7 @@ pub enum Policy {
 }
 
 impl Policy {
-    /// Every policy, in the order of [`crate::serve::POLICIES`].
+    /// Every policy, in the order of [`POLICIES`].
     pub const ALL: [Policy; 2] = [Policy::Fcfs, Policy::Priority];
 
     /// The policy's name, as `SchedulingPolicy` spells it.

@@ -2,13 +2,13 @@
 //! running list, and `schedule()` / `update_from_output()`, one pair per engine step. Every
 //! loop and tie-break is that of `python/osbench/serve/reference.py: Scheduler`.
 
+use super::config::Config;
 use super::kv_cache_manager::KvCacheManager;
 use super::queue::WaitingQueue;
 use super::request::{Request, Status};
 use crate::error::{invalid, Error, Result};
 use crate::serve::scheduler::{self as seam, NewRequest, Occupancy, QuietStretch, StepPlan};
 use crate::serve::step_time::Batch;
-use crate::serve::Config;
 
 #[derive(Debug, Clone)]
 pub struct Scheduler<'c> {

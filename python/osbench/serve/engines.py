@@ -1,0 +1,51 @@
+"""The engine semantics osbench reproduces, by name: derived from the native core's table
+(``_native.SERVE_ENGINES``, declared once in ``rust/osbench-core/src/serve/mod.rs: ENGINES``).
+
+A semantics is a folder on each side (``rust/osbench-core/src/serve/<name>/``,
+``python/osbench/serve/<name>/``) and one row of that table. Its module
+``osbench.serve.<name>.engines`` gives ``Config`` (its configuration, whose fields are the
+row's ``config_fields``) and ``run(requests, config, step_time, *, engine, record,
+concurrency)``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+from osbench import _native
+from osbench.errors import ArgumentError, ArgumentTypeError
+
+
+@dataclass(frozen=True)
+class Semantics:
+    """One row of :data:`ENGINES`."""
+
+    name: str
+    follows: str
+    """The release of the real engine it reproduces, step for step."""
+    policies: tuple[str, ...]
+    config_fields: tuple[str, ...]
+
+    def module(self) -> ModuleType:
+        """Its configuration and runs (``osbench.serve.<name>.engines``)."""
+        return importlib.import_module(f"osbench.serve.{self.name}.engines")
+
+
+ENGINES: dict[str, Semantics] = {
+    name: Semantics(name, follows, tuple(policies), tuple(fields))
+    for name, follows, policies, fields in _native.SERVE_ENGINES
+}
+"""Every engine semantics, by name, in the core's order."""
+
+
+def semantics(name: Any) -> Semantics:
+    """The row of :data:`ENGINES` named ``name``; an unknown name is refused with the table."""
+    if not isinstance(name, str):
+        raise ArgumentTypeError(f"semantics={name!r} is not accepted: it must be a str, one of {', '.join(ENGINES)}")
+    if name not in ENGINES:
+        table = "; ".join(f"{s.name!r} ({s.follows}; policies {', '.join(s.policies)})" for s in ENGINES.values())
+        raise ArgumentError(f"semantics={name!r} is not accepted: it must be one of {table}")
+    return ENGINES[name]

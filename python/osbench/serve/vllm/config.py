@@ -1,0 +1,128 @@
+"""The serving engine's configuration: what vLLM's scheduler reads, with vLLM 0.33.0's defaults.
+
+One place for every default: the reference engine, the native engine and the command line all
+read them from :class:`EngineConfig`. Each default cites where vLLM 0.33.0 sets it (paths are
+inside the ``vllm`` package).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from osbench import _checks, _native
+from osbench.errors import ArgumentError
+
+POLICIES: tuple[str, ...] = tuple(_native.SERVE_POLICIES)
+"""Scheduling policies, as ``vllm/v1/core/sched/request_queue.py: SchedulingPolicy`` names them
+(declared once, in the native engine's table)."""
+
+_GIB = 1 << 30
+
+# engine/arg_utils.py: EngineArgs.get_batch_defaults, the OPENAI_API_SERVER column: (GPU memory
+# at least, max_num_batched_tokens, max_num_seqs, GPUs the tier leaves out), largest first. The
+# H100 tier leaves out the A100 (larger batches lower its throughput, vLLM PR #17885) and the
+# GB10 (which vLLM tells by its compute capability 12.1; here by name).
+_SERVER_BATCH_TIERS = (
+    (160 * _GIB, 16384, 1024, ()),
+    (70 * _GIB, 8192, 1024, ("a100", "gb10")),
+    (0, 2048, 256, ()),
+)
+
+
+def server_batch_defaults(gpu_memory_bytes: int, gpu_name: str = "") -> tuple[int, int]:
+    """vLLM's default ``(max_num_batched_tokens, max_num_seqs)`` for an online server on a GPU
+    with this much memory: 16384 and 1024 from 160 GiB (B200), 8192 and 1024 from 70 GiB (H100,
+    H200), else 2048 and 256 (and for any A100 or GB10)."""
+    memory = _checks.non_negative_int("gpu_memory_bytes", gpu_memory_bytes)
+    for least, batched_tokens, seqs, left_out in _SERVER_BATCH_TIERS:
+        if memory >= least and not any(name in gpu_name.lower() for name in left_out):
+            return batched_tokens, seqs
+    raise AssertionError("the last tier takes any memory")  # pragma: no cover
+
+
+_H100_BATCHED_TOKENS, _H100_SEQS = server_batch_defaults(80 * _GIB, "h100")
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """How the engine runs: the KV pool, the step's token budget, the scheduling policy.
+
+    ``num_blocks`` is vLLM's ``num_gpu_blocks``: block 0 is the null block, which vLLM's block
+    pool sets aside and never hands out (``vllm/v1/core/block_pool.py: BlockPool.__init__``), so
+    requests share ``num_blocks - 1`` blocks of ``block_size`` tokens.
+    """
+
+    num_blocks: int
+    """KV cache blocks in the pool, the null block included. vLLM sizes it from the GPU memory
+    left after the weights (``cache_config.num_gpu_blocks``); there is no default."""
+    block_size: int = 16
+    """Tokens per KV block: ``config/cache.py: CacheConfig.DEFAULT_BLOCK_SIZE``."""
+    max_num_batched_tokens: int = _H100_BATCHED_TOKENS
+    """The step's token budget. vLLM's online-server default depends on the GPU
+    (:func:`server_batch_defaults`); this is the H100/H200 tier."""
+    max_num_seqs: int = _H100_SEQS
+    """Requests running at once. vLLM's online-server default depends on the GPU; this is the
+    H100/H200 tier of :func:`server_batch_defaults`."""
+    max_model_len: int = 8192
+    """Longest context (prompt + output). vLLM takes it from the model's config; 8192 is
+    ``config/scheduler.py: SchedulerConfig.default_factory``'s fallback (and Llama-3-8B's)."""
+    enable_chunked_prefill: bool = True
+    """Split prompts across steps: ``config/scheduler.py: SchedulerConfig.enable_chunked_prefill``
+    (on for every decoder-only model, ``engine/arg_utils.py``)."""
+    long_prefill_token_threshold: int = 0
+    """Cap on one request's new tokens per step, 0 for none:
+    ``config/scheduler.py: SchedulerConfig.long_prefill_token_threshold``."""
+    enable_prefix_caching: bool = True
+    """Reuse cached KV blocks of equal prefixes: ``config/cache.py: CacheConfig.enable_prefix_caching``."""
+    policy: str = "fcfs"
+    """The scheduling policy, ``"fcfs"`` or ``"priority"``: ``config/scheduler.py: SchedulerConfig.policy``."""
+    watermark: float = 0.0
+    """Fraction of the blocks kept free when admitting a waiting request while others run:
+    ``config/scheduler.py: SchedulerConfig.watermark`` (0 disables it)."""
+    scheduler_reserve_full_isl: bool = True
+    """Admit a waiting request only if its whole sequence fits in the free blocks, not just its
+    first chunk: ``config/scheduler.py: SchedulerConfig.scheduler_reserve_full_isl``."""
+
+    def __post_init__(self) -> None:
+        for name in ("num_blocks", "block_size", "max_num_batched_tokens", "max_num_seqs", "max_model_len"):
+            object.__setattr__(self, name, _checks.positive_int(name, getattr(self, name), maximum=2**62))
+        if self.num_blocks < 2:
+            raise ArgumentError(
+                f"num_blocks={self.num_blocks} is not accepted: it must be at least 2 (block 0 is vLLM's null block)"
+            )
+        object.__setattr__(
+            self,
+            "long_prefill_token_threshold",
+            _checks.non_negative_int("long_prefill_token_threshold", self.long_prefill_token_threshold),
+        )
+        for name in ("enable_chunked_prefill", "enable_prefix_caching", "scheduler_reserve_full_isl"):
+            object.__setattr__(self, name, _checks.flag(name, getattr(self, name)))
+        _checks.choice("policy", self.policy, POLICIES)
+        object.__setattr__(self, "watermark", _checks.fraction("watermark", self.watermark))
+        # The checks of config/scheduler.py: SchedulerConfig.verify_max_model_len.
+        if self.max_num_batched_tokens < self.max_num_seqs:
+            raise ArgumentError(
+                f"max_num_batched_tokens={self.max_num_batched_tokens} is not accepted: "
+                f"it must be at least max_num_seqs={self.max_num_seqs}"
+            )
+        if not self.enable_chunked_prefill and self.max_num_batched_tokens < self.max_model_len:
+            raise ArgumentError(
+                f"max_num_batched_tokens={self.max_num_batched_tokens} is not accepted without chunked prefill: "
+                f"it must be at least max_model_len={self.max_model_len}, so that every prompt fits in one step"
+            )
+        if self.long_prefill_token_threshold > self.max_model_len:
+            raise ArgumentError(
+                f"long_prefill_token_threshold={self.long_prefill_token_threshold} is not accepted: "
+                f"it must be at most max_model_len={self.max_model_len}"
+            )
+
+    @property
+    def usable_blocks(self) -> int:
+        """Blocks requests can hold: all but the null block."""
+        return self.num_blocks - 1
+
+    @property
+    def watermark_blocks(self) -> int:
+        """Blocks the watermark keeps free: ``int(watermark * num_blocks)``, as
+        ``vllm/v1/core/kv_cache_manager.py: KVCacheManager.__init__`` rounds it."""
+        return int(self.watermark * self.num_blocks)

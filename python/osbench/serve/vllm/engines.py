@@ -1,0 +1,30 @@
+"""vLLM's semantics as ``osbench.serve.ENGINES`` runs it: its configuration and its run on either
+engine, the native one (:mod:`osbench.serve.native`) or the reference
+(:mod:`osbench.serve.reference`), with the same arguments and equal results. Imported by name
+(:meth:`osbench.serve.engines.Semantics.module`), after both engines."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from osbench.serve import native, reference
+from osbench.serve.requests import Requests
+from osbench.serve.run import EngineRun
+from osbench.serve.vllm.config import EngineConfig
+
+Config = EngineConfig
+"""The configuration of this semantics."""
+
+
+def run(
+    requests: Requests,
+    config: EngineConfig,
+    step_time: Any,
+    *,
+    engine: str = "native",
+    record: bool = False,
+    concurrency: Optional[int] = None,
+) -> EngineRun:
+    """Serve ``requests`` with vLLM 0.33.0's scheduler on ``engine`` (checked by the caller)."""
+    run_engine = native.run if engine == "native" else reference.run
+    return run_engine(requests, config, step_time, record=record, concurrency=concurrency)

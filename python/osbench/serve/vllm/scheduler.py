@@ -1,0 +1,194 @@
+"""vLLM's scheduler (``vllm/v1/core/sched/scheduler.py: Scheduler``): the waiting queue, the
+running list, ``schedule()`` / ``update_from_output()``; and its whole state and livelock error
+for the engine loop's guard."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from osbench.errors import ArgumentError
+from osbench.serve.vllm.config import EngineConfig
+from osbench.serve.vllm.kv_cache_manager import KVCacheManager
+from osbench.serve.vllm.policy import Policy
+from osbench.serve.vllm.queue import FCFSQueue
+from osbench.serve.vllm.request import FINISHED, PREEMPTED, RUNNING, Request
+
+
+class StepPlan:
+    """What one call of the scheduler decided (``core/sched/output.py: SchedulerOutput``)."""
+
+    def __init__(self) -> None:
+        self.scheduled: dict[int, tuple[Request, int]] = {}
+        """Request index -> (request, new tokens), in scheduling order."""
+        self.preempted: list[Request] = []
+        self.admitted: list[tuple[Request, int]] = []
+        """Requests admitted from the waiting queue, with their prefix-hit tokens."""
+        self.work: list[tuple[int, int, int]] = []
+        """Per scheduled request: new tokens, tokens already cached, tokens outstanding."""
+
+    @property
+    def prefill_chunks(self) -> list[tuple[int, int]]:
+        """Per prefill request of the step, in scheduling order: ``(new tokens, tokens already
+        in its KV cache before this chunk)``, for step times that price each chunk."""
+        return [(new, cached) for new, cached, outstanding in self.work if outstanding > 1]
+
+
+class Scheduler:
+    """``core/sched/scheduler.py: Scheduler``: the waiting queue, the running list, and
+    ``schedule()`` / ``update_from_output()``, one pair per engine step."""
+
+    def __init__(self, config: EngineConfig) -> None:
+        self.config = config
+        self.kv_cache_manager = KVCacheManager(config)
+        self.policy = Policy(config.policy)
+        self.waiting = self.policy.queue()
+        self.running: list[Request] = []
+
+    def add_request(self, request: Request) -> None:
+        """``Scheduler.add_request``: a new arrival joins the waiting queue."""
+        self.waiting.add_request(request)
+
+    def has_unfinished_requests(self) -> bool:
+        return bool(self.running) or len(self.waiting) > 0
+
+    def schedule(self) -> StepPlan:
+        """``Scheduler.schedule``: decide the step."""
+        cfg, kv = self.config, self.kv_cache_manager
+        plan = StepPlan()
+        scheduled = plan.scheduled
+        token_budget = cfg.max_num_batched_tokens
+        # The long-prefill cap only applies when another request could use the budget.
+        num_eligible = len(self.running) + len(self.waiting)
+        threshold = cfg.long_prefill_token_threshold if num_eligible > 1 else 0
+
+        # First the running requests, in order ("schedule(): First, schedule the RUNNING requests").
+        req_index = 0
+        while req_index < len(self.running) and token_budget > 0:
+            request = self.running[req_index]
+            num_new_tokens = request.num_tokens - request.num_computed_tokens
+            if 0 < threshold < num_new_tokens:
+                num_new_tokens = threshold
+            num_new_tokens = min(num_new_tokens, token_budget)
+            while True:
+                if kv.allocate_slots(request, num_new_tokens):
+                    allocated = True
+                    break
+                allocated = False
+                # No blocks: preempt the policy's victim and retry.
+                victim_index = self.policy.victim(self.running)
+                victim = self.running.pop(victim_index)
+                if victim_index < req_index:  # already scheduled this step: its tokens come back
+                    req_index -= 1
+                    token_budget += scheduled.pop(victim.index)[1]
+                self._preempt_request(victim)
+                plan.preempted.append(victim)
+                if victim is request:  # nothing left to preempt: it cannot run this step
+                    break
+            if not allocated:
+                # It preempted itself; under priority the more urgent requests after it may still
+                # fit (under fcfs it was the last running one: the loop ends).
+                continue
+            scheduled[request.index] = (request, num_new_tokens)
+            token_budget -= num_new_tokens
+            req_index += 1
+
+        # Then the waiting requests, unless the pool was short this step ("Next, schedule the
+        # WAITING requests"); the first one that does not fit stops admission.
+        if not plan.preempted:
+            while token_budget > 0 and len(self.waiting) > 0 and len(self.running) < cfg.max_num_seqs:
+                request = self.waiting.peek_request()
+                hits, num_hit_tokens = kv.get_computed_blocks(request)
+                num_new_tokens = request.num_tokens - num_hit_tokens
+                if 0 < threshold < num_new_tokens:
+                    num_new_tokens = threshold
+                if not cfg.enable_chunked_prefill and num_new_tokens > token_budget:
+                    break  # without chunked prefill the whole rest must fit in this step
+                num_new_tokens = min(num_new_tokens, token_budget)
+                if not kv.allocate_slots(
+                    request,
+                    num_new_tokens,
+                    hits,
+                    full_sequence_must_fit=cfg.scheduler_reserve_full_isl,
+                    has_scheduled_reqs=bool(self.running),
+                ):
+                    break
+                self.waiting.pop_request()
+                self.running.append(request)
+                request.status = RUNNING
+                request.num_computed_tokens = num_hit_tokens
+                scheduled[request.index] = (request, num_new_tokens)
+                plan.admitted.append((request, num_hit_tokens))
+                token_budget -= num_new_tokens
+
+        # _update_after_schedule: the scheduled tokens count as computed from now on.
+        for request, num_new_tokens in scheduled.values():
+            computed = request.num_computed_tokens
+            plan.work.append((num_new_tokens, computed, request.num_tokens - computed))
+            request.num_computed_tokens = computed + num_new_tokens
+        return plan
+
+    def _preempt_request(self, request: Request) -> None:
+        """``Scheduler._preempt_request``: recompute preemption. The request's blocks are freed
+        and its progress reset; it waits again, at the front of the queue."""
+        self.kv_cache_manager.free(request)
+        request.status = PREEMPTED
+        request.num_computed_tokens = 0
+        request.num_preemptions += 1
+        self.waiting.prepend_request(request)
+
+    def update_from_output(self, plan: StepPlan) -> tuple[list[Request], list[Request]]:
+        """``Scheduler.update_from_output``: the model ran the step. Each request whose tokens
+        are all computed gets one output token (``check_stop``: it finishes at ``output_len``);
+        a finished request frees its blocks at once. Returns the requests that got a token and
+        those that finished, in order."""
+        produced: list[Request] = []
+        finished: list[Request] = []
+        for request, _ in plan.scheduled.values():
+            if request.num_computed_tokens < request.num_tokens:
+                continue  # a chunk of a prompt: no token yet
+            request.append_output_token(self.config.block_size)
+            produced.append(request)
+            if request.num_output_tokens >= request.output_len:
+                request.status = FINISHED
+                self.kv_cache_manager.free(request)
+                finished.append(request)
+        if finished:
+            self.running = [r for r in self.running if r.status != FINISHED]
+        return produced, finished
+
+
+def engine_state(scheduler: Scheduler, clock: Optional[float]) -> tuple:
+    """Everything that decides the steps to come: the running and waiting requests in order,
+    with their progress and blocks, the pool (its free queue, reference counts, cached
+    content), and ``clock`` (the time, until every request has arrived; else None)."""
+    kv, pool = scheduler.kv_cache_manager, scheduler.kv_cache_manager.pool
+    waiting = scheduler.waiting
+    order = list(waiting._queue) if isinstance(waiting, FCFSQueue) else [r for _, r in sorted(waiting._heap)]
+    requests = tuple(
+        (
+            r.index,
+            r.status,
+            r.num_computed_tokens,
+            r.num_output_tokens,
+            kv.num_cached_block.get(r.index, 0),
+            tuple(b.block_id for b in kv.req_to_blocks.get(r.index, ())),
+        )
+        for r in [*scheduler.running, *order]
+    )
+    blocks = tuple((b.ref_cnt, b.block_hash) for b in pool.blocks)
+    cached = tuple(sorted((h, tuple(holders)) for h, holders in pool.cached.items()))
+    return clock, len(scheduler.running), requests, tuple(pool.free_queue._queue), blocks, cached
+
+
+def livelock_error(scheduler: Scheduler, policy: str) -> ArgumentError:
+    """The error of a run that repeats itself forever, naming the requests caught in it."""
+    waiting = scheduler.waiting
+    queued = list(waiting._queue) if isinstance(waiting, FCFSQueue) else [r for _, r in waiting._heap]
+    caught = sorted(r.index for r in [*scheduler.running, *queued])
+    more = f" (and {len(caught) - 5} more)" if len(caught) > 5 else ""
+    return ArgumentError(
+        f"requests={', '.join(map(str, caught[:5]))}{more} is not accepted: requests the scheduler can serve: "
+        f"with policy={policy!r} these preempt one another forever, the same steps repeating without a token "
+        "(vLLM 0.33.0 preempts the first running request of the largest (priority, arrival), so requests that "
+        "tie keep resetting each other's progress); give them distinct priorities or arrivals, or use policy='fcfs'"
+    )

@@ -1,0 +1,60 @@
+"""The table of engine semantics (declared once in the core, ``serve::ENGINES``) and choosing
+one by name; the configuration's fields declared once across the boundary."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from runs import assert_same_runs
+
+import osbench as ob
+from osbench import _native
+from osbench.errors import ArgumentError, ArgumentTypeError
+from osbench.serve import engines
+from osbench.serve.config import POLICIES, EngineConfig
+from osbench.serve.steptime import StepTime
+
+STEP = StepTime.linear(0.004, 5e-5, 1e-4, 1e-7)
+
+
+def test_the_table_is_the_cores() -> None:
+    assert list(ob.serve.ENGINES) == [row[0] for row in _native.SERVE_ENGINES] == ["vllm"]
+    vllm = ob.serve.ENGINES["vllm"]
+    assert vllm.follows.startswith("vLLM 0.33.0") and vllm.policies == POLICIES
+
+
+def test_every_semantics_config_has_the_cores_fields_in_order() -> None:
+    for row in ob.serve.ENGINES.values():
+        config = row.module().Config
+        assert tuple(f.name for f in dataclasses.fields(config)) == row.config_fields
+    assert EngineConfig is ob.serve.ENGINES["vllm"].module().Config is ob.serve.EngineConfig
+
+
+@pytest.mark.parametrize("engine", ["native", "reference"])
+def test_semantics_vllm_is_the_default(engine: str) -> None:
+    reqs = ob.serve.Requests.poisson(40, rate=20.0, seed=2)
+    kwargs = {"engine": engine, "step_time": STEP, "num_blocks": 200, "block_size": 16, "record": True}
+    named, default = ob.serve.simulate(reqs, semantics="vllm", **kwargs), ob.serve.simulate(reqs, **kwargs)
+    np.testing.assert_array_equal(named.ttft, default.ttft)
+    np.testing.assert_array_equal(named.steps.duration, default.steps.duration)
+
+
+def test_an_unknown_semantics_is_refused_with_the_table() -> None:
+    reqs = ob.serve.Requests.poisson(5, rate=1.0, seed=0)
+    with pytest.raises(
+        ArgumentError, match=r"semantics='sglang' is not accepted: it must be one of 'vllm' \(vLLM 0\.33\.0"
+    ):
+        ob.serve.simulate(reqs, semantics="sglang", step_time=STEP, num_blocks=100)
+    with pytest.raises(ArgumentTypeError, match="semantics=3"):
+        engines.semantics(3)
+
+
+def test_the_vllm_runs_are_the_engines_runs() -> None:
+    reqs = ob.serve.Requests.poisson(30, rate=30.0, seed=4)
+    cfg = EngineConfig(num_blocks=400, block_size=8)
+    module = ob.serve.ENGINES["vllm"].module()
+    ours = module.run(reqs, cfg, STEP, engine="reference", record=True)
+    assert_same_runs(ours, module.run(reqs, cfg, STEP, engine="native", record=True))
+    assert_same_runs(ours, ob.serve.reference.run(reqs, cfg, STEP, record=True))
