@@ -32,6 +32,7 @@ from osbench.cache.reference.hyperbolic import Hyperbolic
 from osbench.cache.reference.lecar import LeCaR
 from osbench.cache.reference.lfu import LFU
 from osbench.cache.reference.lhd import LHD
+from osbench.cache.reference.lfuda import LFUDA
 from osbench.cache.reference.lru import LRU
 from osbench.cache.reference.lruk import LRUK
 from osbench.cache.reference.mq import MQ
@@ -61,6 +62,7 @@ POLICY_CLASSES: dict[str, Any] = {
     "slru": SLRU,
     "lruk": LRUK,
     "mq": MQ,
+    "lfuda": LFUDA,
 }
 """Each policy's class, by the name the policy table gives it."""
 

@@ -67,6 +67,7 @@ const UNIT_MISSES: &[(&str, [(u64, u64); 3])] = &[
     ("slru", [(20, 16706), (100, 14039), (500, 8292)]),
     ("lruk", [(20, 16446), (100, 13893), (500, 7857)]),
     ("mq", [(20, 16328), (100, 13425), (500, 7741)]),
+    ("lfuda", [(20, 17572), (100, 14838), (500, 8654)]),
 ];
 
 /// Sizes `golden_size(key, 100)`: `golden_trace(2, 20_000, 1_000)`; (policy, [(capacity in
@@ -89,6 +90,7 @@ const SIZED_MISSES: &[(&str, [(u64, u64); 3])] = &[
     ("slru", [(1000, 16648), (5000, 13830), (25000, 8277)]),
     ("lruk", [(1000, 16442), (5000, 14227), (25000, 7747)]),
     ("mq", [(1000, 16198), (5000, 13319), (25000, 7568)]),
+    ("lfuda", [(1000, 17417), (5000, 14757), (25000, 8700)]),
 ];
 
 /// The misses of `policy` on `keys` (with `sizes`, if not empty), by every path that reaches
@@ -394,4 +396,14 @@ fn mq_ranks_by_log_count_remembers_counts_in_qout_and_demotes_the_expired() {
     assert_eq!(plain("mq", 2, &keys), ".H...H");
     let short = Options::new().with("lifetime", Value::Int(1)).unwrap();
     assert_eq!(mask("mq", 2, &keys, short), ".H....");
+}
+
+#[test]
+fn lfuda_ages_old_counts_away() {
+    // Capacity 2. 1 (priority 2) keeps its place over 2 (1): 3 evicts 2 (L = 1) and 1 hits
+    // (1 + 3 = 4). 4 evicts 3 (2; L = 2), 5 evicts 4 (3; L = 3) and enters at 4, tying with 1,
+    // which took 4 first: 6 evicts 1, accessed three times, and 1 misses. LFU keeps 1.
+    let keys = [1, 1, 2, 3, 1, 4, 5, 6, 1];
+    assert_eq!(plain("lfuda", 2, &keys), ".H..H....");
+    assert_eq!(plain("lfu", 2, &keys), ".H..H...H");
 }

@@ -27,6 +27,7 @@ pub mod gdsf;
 pub mod hyperbolic;
 pub mod lecar;
 pub mod lfu;
+pub mod lfuda;
 pub mod lhd;
 pub mod lru;
 pub mod lruk;
@@ -113,5 +114,9 @@ policy_table! {
             Param::positive("qout_size_ratio", 4.0, 64.0, "Qout's size over the cache's (libCacheSim's Qout-size-ratio)"),
         ],
         libcachesim: Some("MQ"),
+    },
+    // libCacheSim's LFUDA crashes or hangs on small caches (see the reference class): no peer.
+    lfuda => Demand<lfuda::Lfuda> {
+        min_capacity: |_| 1, offline: false, takes_costs: false, params: [], libcachesim: None,
     },
 }
