@@ -31,8 +31,8 @@ from osbench.cache.reference.gdsf import GDSF, GDSF_SCALE
 from osbench.cache.reference.hyperbolic import Hyperbolic
 from osbench.cache.reference.lecar import LeCaR
 from osbench.cache.reference.lfu import LFU
-from osbench.cache.reference.lhd import LHD
 from osbench.cache.reference.lfuda import LFUDA
+from osbench.cache.reference.lhd import LHD
 from osbench.cache.reference.lru import LRU
 from osbench.cache.reference.lruk import LRUK
 from osbench.cache.reference.mq import MQ
