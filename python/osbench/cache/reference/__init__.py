@@ -25,7 +25,10 @@ from typing import Any, Optional
 
 from osbench.cache.policies import OFFLINE
 from osbench.cache.reference.arc import ARC
+from osbench.cache.reference.belady_size import BeladySize
 from osbench.cache.reference.clock import Clock
+from osbench.cache.reference.clock2qplus import Clock2QPlus
+from osbench.cache.reference.clockpro import ClockPro
 from osbench.cache.reference.fifo import FIFO
 from osbench.cache.reference.gdsf import GDSF, GDSF_SCALE
 from osbench.cache.reference.lfu import LFU
@@ -43,9 +46,12 @@ POLICY_CLASSES: dict[str, Any] = {
     "clock": Clock,
     "arc": ARC,
     "opt": OPT,
+    "belady-size": BeladySize,
     "sieve": Sieve,
     "s3fifo": S3FIFO,
     "twoq": TwoQ,
+    "clockpro": ClockPro,
+    "clock2qplus": Clock2QPlus,
     "gdsf": GDSF,
 }
 """Each policy's class, by the name the policy table gives it."""
