@@ -53,3 +53,25 @@ def test_zipf_generation(benchmark: pytest.FixtureRequest, engine: str, full_siz
     keys = benchmark.pedantic(make, rounds=3 if full_size else 1, iterations=1, warmup_rounds=0)  # type: ignore[attr-defined]
     benchmark.extra_info["accesses"] = length  # type: ignore[attr-defined]
     assert len(keys) == length
+
+
+def numpy_drift(n_keys: int, length: int, n_hot: int, phases: int, p_hot: float, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    phase = np.minimum(np.arange(length) * phases // max(length, 1), phases - 1)
+    hot_keys = phase * n_hot + rng.integers(0, n_hot, size=length)
+    any_keys = rng.integers(0, n_keys, size=length)
+    return np.where(rng.random(length) < p_hot, hot_keys, any_keys)
+
+
+@pytest.mark.benchmark(group="drift trace: 1M keys, 10 phases")
+@pytest.mark.parametrize("engine", ["native", "numpy"])
+def test_drift_generation(benchmark: pytest.FixtureRequest, engine: str, full_size: bool) -> None:
+    length = 20_000_000 if full_size else 100_000
+    make = (
+        (lambda: ob.traces.drift(1_000_000, length, 10_000, 10, seed=1).keys)
+        if engine == "native"
+        else (lambda: numpy_drift(1_000_000, length, 10_000, 10, 0.9, 1))
+    )
+    keys = benchmark.pedantic(make, rounds=3 if full_size else 1, iterations=1, warmup_rounds=0)  # type: ignore[attr-defined]
+    benchmark.extra_info["accesses"] = length  # type: ignore[attr-defined]
+    assert len(keys) == length

@@ -126,6 +126,16 @@ def probability(name: str, value: Any) -> float:
     return value
 
 
+def fraction(name: str, value: Any) -> float:
+    """A number in [0, 1): a share that cannot be the whole."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ArgumentTypeError(f"{name}={value!r} is not accepted: it must be a number in [0, 1)")
+    value = float(value)
+    if not 0.0 <= value < 1.0:
+        raise ArgumentError(f"{name}={value!r} is not accepted: it must be a number in [0, 1)")
+    return value
+
+
 def flag(name: str, value: Any) -> bool:
     """True or False (not 1, not "yes")."""
     if not isinstance(value, (bool, np.bool_)):

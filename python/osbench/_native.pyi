@@ -11,6 +11,7 @@ _Keys = Union[npt.NDArray[np.int64], npt.NDArray[np.uint64], Sequence[int], memo
 
 __all__ = [
     "BUILD_PROFILE",
+    "CACHE_ADMISSIONS",
     "CACHE_POLICIES",
     "HOST_MECHANISMS",
     "MEM_STRATEGIES",
@@ -19,10 +20,12 @@ __all__ = [
     "SCHED_POLICIES",
     "SERVE_POLICIES",
     "CacheStream",
+    "MeasuredTables",
     "OnlineCache",
     "RadixNode",
     "RadixTree",
     "__version__",
+    "cache_admission_parameters",
     "cache_curve",
     "cache_lru_shards",
     "cache_min_capacity",
@@ -45,10 +48,11 @@ __all__ = [
     "radix_curve",
     "radix_replay",
     "sched_simulate",
-    "serve_measured_seconds",
     "serve_simulate",
     "serve_step_seconds",
+    "traces_drift",
     "traces_loop",
+    "traces_scan",
     "traces_zipf",
 ]
 
@@ -80,9 +84,22 @@ class _CachePolicyRow(TypedDict):
     reads: list[str]
     params: list[_CacheParamRow]
     libcachesim: Optional[str]
+    randomised: bool
 
 CACHE_POLICIES: list[_CachePolicyRow]
 
+class _CacheAdmissionRow(TypedDict):
+    name: str
+    params: list[_CacheParamRow]
+    libcachesim: str
+    seeded: bool
+    doc: str
+
+CACHE_ADMISSIONS: list[_CacheAdmissionRow]
+
+def cache_admission_parameters(
+    name: str, params: Optional[Mapping[str, _ParamValue]] = None
+) -> dict[str, _ParamValue]: ...
 def cache_parameters(
     policy: str, name: str, capacities: list[int], params: Optional[Mapping[str, _ParamValue]] = None
 ) -> dict[str, _ParamValue]: ...
@@ -103,6 +120,8 @@ def cache_replay(
     params: Optional[Mapping[str, _ParamValue]] = None,
     sizes: Optional[npt.NDArray[np.uint64]] = None,
     costs: Optional[npt.NDArray[np.float64]] = None,
+    admission: Optional[str] = None,
+    admission_params: Optional[Mapping[str, _ParamValue]] = None,
 ) -> tuple[int, Optional[npt.NDArray[np.bool_]]]: ...
 def cache_curve(
     policy: str,
@@ -114,6 +133,8 @@ def cache_curve(
     threads: Optional[int] = None,
     sizes: Optional[npt.NDArray[np.uint64]] = None,
     costs: Optional[npt.NDArray[np.float64]] = None,
+    admission: Optional[str] = None,
+    admission_params: Optional[Mapping[str, _ParamValue]] = None,
 ) -> npt.NDArray[np.uint64]: ...
 def cache_replay_grid(
     policies: list[str],
@@ -125,6 +146,8 @@ def cache_replay_grid(
     threads: Optional[int] = None,
     sizes: Optional[npt.NDArray[np.uint64]] = None,
     costs: Optional[npt.NDArray[np.float64]] = None,
+    admission: Optional[str] = None,
+    admission_params: Optional[Mapping[str, _ParamValue]] = None,
 ) -> npt.NDArray[np.uint64]: ...
 
 @final
@@ -146,6 +169,8 @@ class OnlineCache:
         params: Optional[Mapping[str, _ParamValue]] = None,
         sizes: bool = False,
         costs: bool = False,
+        admission: Optional[str] = None,
+        admission_params: Optional[Mapping[str, _ParamValue]] = None,
     ) -> OnlineCache: ...
     def access(self, key: int, size: Optional[int] = None, cost: Optional[float] = None) -> bool: ...
     def __contains__(self, key: int, /) -> bool: ...
@@ -171,7 +196,14 @@ class CacheStream:
     def bad_access(self) -> Optional[int]: ...
     @property
     def key_map_bytes(self) -> int: ...
-    def __new__(cls, policy: str, capacity: int, params: Optional[Mapping[str, _ParamValue]] = None) -> CacheStream: ...
+    def __new__(
+        cls,
+        policy: str,
+        capacity: int,
+        params: Optional[Mapping[str, _ParamValue]] = None,
+        admission: Optional[str] = None,
+        admission_params: Optional[Mapping[str, _ParamValue]] = None,
+    ) -> CacheStream: ...
     def feed(
         self,
         keys: _Keys,
@@ -329,26 +361,38 @@ def serve_simulate(
     step_coefficients: list[float],
     record: bool = False,
     jump: bool = True,
+    concurrency: Optional[int] = None,
+    step_tables: Optional[MeasuredTables] = None,
 ) -> tuple[dict[str, npt.NDArray[Any]], Optional[dict[str, npt.NDArray[np.int64]]], int]: ...
-def serve_measured_seconds(
-    host_step: float,
-    tokens: npt.NDArray[np.float64],
-    seqs: npt.NDArray[np.float64],
-    context_rows: npt.NDArray[np.float64],
-    context_cols: npt.NDArray[np.float64],
-    context_values: npt.NDArray[np.float64],
-    generation_rows: npt.NDArray[np.float64],
-    generation_cols: npt.NDArray[np.float64],
-    generation_values: npt.NDArray[np.float64],
-    *,
-    num_seqs: npt.NDArray[np.int64],
-    prefill_seqs: npt.NDArray[np.int64],
-    prefill_tokens: npt.NDArray[np.int64],
-    decode_seqs: npt.NDArray[np.int64],
-    context_tokens: npt.NDArray[np.int64],
-    attention_pairs: npt.NDArray[np.int64],
-    prefill_context_tokens: npt.NDArray[np.int64],
-) -> npt.NDArray[np.float64]: ...
+
+@final
+class MeasuredTables:
+    def __new__(
+        cls,
+        host_step: float,
+        tokens: npt.NDArray[np.float64],
+        seqs: npt.NDArray[np.float64],
+        context_rows: npt.NDArray[np.float64],
+        context_cols: npt.NDArray[np.float64],
+        context_values: npt.NDArray[np.float64],
+        generation_rows: npt.NDArray[np.float64],
+        generation_cols: npt.NDArray[np.float64],
+        generation_values: npt.NDArray[np.float64],
+    ) -> MeasuredTables: ...
+    def seconds(
+        self,
+        *,
+        num_seqs: npt.NDArray[np.int64],
+        prefill_seqs: npt.NDArray[np.int64],
+        prefill_tokens: npt.NDArray[np.int64],
+        decode_seqs: npt.NDArray[np.int64],
+        context_tokens: npt.NDArray[np.int64],
+        attention_pairs: npt.NDArray[np.int64],
+        chunk_offsets: npt.NDArray[np.int64],
+        chunk_new: npt.NDArray[np.int64],
+        chunk_context: npt.NDArray[np.int64],
+    ) -> npt.NDArray[np.float64]: ...
+
 def serve_step_seconds(
     step_kind: str,
     step_coefficients: list[float],
@@ -366,3 +410,9 @@ def traces_zipf(
     cdf: npt.NDArray[np.float64], state: tuple[int, int], inc: tuple[int, int], length: int
 ) -> npt.NDArray[np.int64]: ...
 def traces_loop(n_keys: int, length: int) -> npt.NDArray[np.int64]: ...
+def traces_scan(
+    n_hot: int, scan_length: int, period: int, state: tuple[int, int], inc: tuple[int, int], length: int
+) -> npt.NDArray[np.int64]: ...
+def traces_drift(
+    n_keys: int, n_hot: int, phases: int, p_hot: float, state: tuple[int, int], inc: tuple[int, int], length: int
+) -> npt.NDArray[np.int64]: ...

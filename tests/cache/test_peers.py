@@ -7,8 +7,9 @@ import pytest
 
 import osbench as ob
 from osbench.cache import LIBCACHESIM_NAMES
+from osbench.cache._args import min_capacity
 
-NEW_POLICIES = ["sieve", "s3fifo", "twoq", "gdsf", "clockpro", "clock2qplus"]
+NEW_POLICIES = ["sieve", "s3fifo", "twoq", "gdsf", "slru", "clockpro", "clock2qplus"]
 
 
 def libcachesim_misses(trace: ob.traces.Trace, policy: str, capacity: int, folder) -> int:  # type: ignore[no-untyped-def]
@@ -62,6 +63,51 @@ def test_libcachesim_hit_for_hit_on_small_random_traces(policy: str) -> None:
         assert got is not None and got.tolist() == want, (policy, capacity, n)
 
 
+# Parameters away from their defaults: (policy, our keywords, libCacheSim's parameter string,
+# as its C init parses it; the Python classes do not pass every one of them).
+PARAMETER_CASES = [
+    ("slru", {"segments": 1}, "n-seg=1"),
+    ("slru", {"segments": 2}, "n-seg=2"),
+    ("slru", {"segments": 3}, "n-seg=3"),
+    ("slru", {"segments": 16}, "n-seg=16"),
+]
+
+
+def libcachesim_with(policy: str, capacity: int, params: str):  # type: ignore[no-untyped-def]
+    """libCacheSim's class for ``policy``, built by its C init with ``params``."""
+    lcs = pytest.importorskip("libcachesim")
+    from libcachesim import cache as lcs_cache
+
+    cls = getattr(lcs, LIBCACHESIM_NAMES[policy])
+    init = {"SLRU": "SLRU_init"}[cls.__name__]
+    common = lcs_cache._create_common_params(capacity, 86400 * 300, 24, False, None)
+    cache = object.__new__(cls)
+    lcs_cache.CacheBase.__init__(cache, getattr(lcs_cache, init)(common, params))
+    return cache
+
+
+@pytest.mark.parametrize(("policy", "ours", "theirs"), PARAMETER_CASES, ids=[f"{p}-{t}" for p, _, t in PARAMETER_CASES])
+def test_libcachesim_hit_for_hit_with_parameters(policy: str, ours: dict, theirs: str) -> None:  # type: ignore[type-arg]
+    lcs = pytest.importorskip("libcachesim")
+    rng = np.random.default_rng(13)
+    for trial in range(40):
+        least = min_capacity(policy, ours)
+        sized = trial % 3 == 0
+        capacity = int(rng.integers(max(least, 1), 40 * (20 if sized else 1)))
+        n = int(rng.integers(2, 60))
+        keys = (rng.zipf(1.3, 300) % n if trial % 2 else rng.integers(0, n, 300)).tolist()
+        per_object = rng.integers(1, 40, n) if sized else np.ones(n, dtype=int)
+        sizes = [int(per_object[k]) for k in keys]
+        got = ob.cache.replay(np.array(keys), policy, capacity, sizes=sizes if sized else None, mask=True, **ours)
+        cache = libcachesim_with(policy, capacity, theirs)
+        want = []
+        for k, s in zip(keys, sizes):
+            req = lcs.Request()
+            req.obj_id, req.obj_size = k, s
+            want.append(bool(cache.get(req)))
+        assert got.mask is not None and got.mask.tolist() == want, (policy, ours, capacity, sized)
+
+
 def test_cachetools_lru_agrees() -> None:
     cachetools = pytest.importorskip("cachetools")
     trace = ob.traces.zipf(500, 1.0, 20_000, seed=4)
@@ -111,7 +157,8 @@ def test_libcachesim_sized_hit_for_hit(policy: str) -> None:
 
 
 def test_every_policy_names_its_libcachesim_class() -> None:
-    assert list(LIBCACHESIM_NAMES) == [p for p in ob.cache.POLICIES if ob.cache.TABLE[p].libcachesim]
+    exact = [p for p in ob.cache.POLICIES if ob.cache.TABLE[p].libcachesim and not ob.cache.TABLE[p].randomised]
+    assert list(LIBCACHESIM_NAMES) == exact
     # These agree with a libCacheSim class (a policy added later may have none).
     assert {"fifo", "lru", "lfu", "clock", "arc", "opt", "sieve", "s3fifo", "twoq", "gdsf"} <= set(LIBCACHESIM_NAMES)
     lcs = pytest.importorskip("libcachesim")

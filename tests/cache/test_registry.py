@@ -13,7 +13,18 @@ import pytest
 
 import osbench as ob
 from osbench import _native
-from osbench.cache import COSTED_POLICIES, MIN_CAPACITY, OFFLINE, PARAMETERS, POLICIES, TABLE, reference
+from osbench.cache import (
+    COSTED_POLICIES,
+    LIBCACHESIM_NAMES,
+    LIBCACHESIM_STATISTICAL,
+    MIN_CAPACITY,
+    OFFLINE,
+    PARAMETERS,
+    POLICIES,
+    RANDOMISED,
+    TABLE,
+    reference,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 REFERENCE_DIR = Path(reference.__file__).parent
@@ -44,15 +55,26 @@ def test_the_derived_lists_are_the_tables() -> None:
     assert PARAMETERS == {p.name: p.reads for p in TABLE.values()}
     # The golden facts behind them.
     assert (MIN_CAPACITY, OFFLINE, COSTED_POLICIES) == (
-        {"s3fifo": 10, "twoq": 4, "clockpro": 2, "clock2qplus": 20},
+        {"s3fifo": 10, "twoq": 4, "slru": 4, "lirs": 2, "clockpro": 2, "clock2qplus": 20},
         {"opt", "belady-size"},
         ("gdsf",),
     )
     assert {p: r for p, r in PARAMETERS.items() if r} == {
         "clock": ("bit_on_insert",),
+        "random": ("seed",),
+        "hyperbolic": ("seed", "samples"),
+        "lecar": ("seed",),
+        "slru": ("segments",),
         "clockpro": ("bit_on_insert", "init_ratio_cold"),
         "clock2qplus": ("fifo_size_ratio", "ghost_size_ratio", "move_to_main_threshold", "corr_window_ratio"),
     }
+    # A policy is randomised when it reads a seed; its libCacheSim class then agrees in
+    # distribution only, so the exact peers leave it out.
+    assert (
+        RANDOMISED == tuple(p.name for p in TABLE.values() if "seed" in p.params) == ("random", "hyperbolic", "lecar")
+    )
+    assert LIBCACHESIM_STATISTICAL == {p: TABLE[p].libcachesim for p in RANDOMISED if TABLE[p].libcachesim}
+    assert not set(LIBCACHESIM_NAMES) & set(RANDOMISED)
 
 
 @pytest.mark.parametrize("policy", POLICIES)

@@ -179,6 +179,20 @@ def test_conversations_bad_input():
         conversations(5, think_time=-1)
 
 
+def test_conversations_too_large_to_hold_is_refused_before_drawing():
+    from osbench.radix.workloads import MAX_GENERATED_TOKENS
+
+    # A billion-token system prompt: refused at once, not after gigabytes of draws.
+    with pytest.raises(ValueError, match=r"system_len=1000000000.*at most"):
+        conversations(1, system_len=10**9, max_turns=1)
+    # One token past the bound is refused (one conversation of one turn: its prompt is the workload);
+    # holding the bound itself would take 2 GiB, so the accepted side is shown small.
+    with pytest.raises(ValueError, match="at most"):
+        conversations(1, system_len=MAX_GENERATED_TOKENS + 1, fewshot_len=0, question_len=0, answer_len=0, max_turns=1)
+    w = conversations(1, system_len=100, fewshot_len=0, question_len=0, answer_len=0, max_turns=1)
+    assert w.total_tokens == 100
+
+
 def test_words_through_a_vocabulary():
     vocab = Vocabulary()
     texts = ["you are a helpful assistant . hi", "you are a helpful assistant . hi there"]

@@ -87,6 +87,24 @@ def test_native_equals_the_reference_step_for_step(workload, step_time) -> None:
     assert_same_runs(ours, native.run(reqs, cfg, step_time, record=True, jump=False))
 
 
+@settings(max_examples=150, deadline=None)
+@given(pressured(), st.integers(1, 6))
+def test_native_equals_the_reference_with_closed_loop_clients(workload, concurrency: int) -> None:  # type: ignore[no-untyped-def]
+    reqs, cfg = workload
+    try:
+        ours = reference.run(reqs, cfg, LINEAR, record=True, concurrency=concurrency)
+    except ArgumentError as livelock:  # requests tied under priority preempt one another forever
+        with pytest.raises(ArgumentError) as caught:
+            native.run(reqs, cfg, LINEAR, concurrency=concurrency)
+        assert str(caught.value) == str(livelock)
+        return
+    assert_same_runs(ours, native.run(reqs, cfg, LINEAR, record=True, concurrency=concurrency))
+    assert_same_runs(ours, native.run(reqs, cfg, LINEAR, record=True, jump=False, concurrency=concurrency))
+    in_flight_when_sent = [int(((ours.arrival <= t) & (t < ours.finish)).sum()) for t in ours.arrival]
+    assert max(in_flight_when_sent) <= concurrency
+    assert (ours.arrival >= reqs.arrival).all()
+
+
 def test_the_random_workloads_do_exercise_preemption_eviction_hits_and_the_jump() -> None:
     """What the property test relies on happens, on one seeded workload of the same kind."""
     rng = np.random.default_rng(5)

@@ -6,6 +6,7 @@ fails under CI=1)."""
 from __future__ import annotations
 
 import math
+from dataclasses import fields
 from typing import Callable
 
 import numpy as np
@@ -13,7 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from osbench.serve import Batch, StepTime, kernels, measured
+from osbench.serve import Batch, StepTime, kernels, measured, native, reference, simulate
+from osbench.serve.config import EngineConfig
+from osbench.serve.requests import Requests
 from osbench.serve.run import batch_of
 from osbench.serve.steptime import StepWork
 
@@ -38,11 +41,13 @@ def decode(n: int, context: int) -> StepWork:
     return StepWork.of([(1, context, 1)] * n)
 
 
-def test_step_work_is_the_engines_batch_with_the_prefill_context_apart() -> None:
-    work = [(100, 0, 300), (1, 50, 1), (64, 128, 64), (1, 7, 1)]
+def test_step_work_is_the_engines_batch_with_the_prefill_chunks_apart() -> None:
+    work = [(100, 0, 300), (1, 50, 1), (64, 128, 64), (1, 7, 1), (1, 9, 2)]
     w = StepWork.of(work)
-    assert Batch(*(getattr(w, f) for f in Batch.__dataclass_fields__)) == batch_of(work)
-    assert w.prefill_context_tokens == 128 and w.context_tokens == 185
+    assert Batch(*(getattr(w, f.name) for f in fields(Batch))) == batch_of(work)
+    # a request with two tokens outstanding is a prefill even when one is scheduled
+    assert w.prefill_chunks == ((100, 0), (64, 128), (1, 9)) and w.prefill_context_tokens == 137
+    assert w.context_tokens == 194
 
 
 def test_the_tables_read_back_at_their_own_points(have_tables: None) -> None:
@@ -86,10 +91,20 @@ def test_errors(have_tables: None) -> None:
     t = StepTime.measured("llama-3.1-8b", "h100")
     with pytest.raises(ValueError, match="tokens=40000 is not accepted by the measured step time"):
         t(StepWork.of([(40000, 0, 40000)]))
-    # an engine Batch with prefills over a cached prefix cannot be priced without knowing whose
+    # an engine Batch with prefills cannot be priced without its chunks
     with pytest.raises(ValueError, match="give a StepWork"):
         t(batch_of([(100, 50, 300), (1, 10, 1)]))
+    with pytest.raises(ValueError, match="give a StepWork"):
+        t(batch_of([(100, 0, 300)]))
     assert t(batch_of([(1, 10, 1)])) == t(StepWork.of([(1, 10, 1)]))  # decode only: exact
+    w = StepWork.of([(100, 50, 300), (1, 10, 1)])
+    for chunks in ((), ((100, 50), (1, 0)), ((99, 50),), ((100, 61),)):
+        bad = StepWork(*(getattr(w, f.name) for f in fields(Batch)), prefill_chunks=chunks)
+        with pytest.raises(ValueError, match=r"prefill_chunks=.* is not accepted"):
+            t(bad)
+        assert t.tables is not None
+        with pytest.raises(ValueError, match="prefill_chunks"):
+            measured.native_seconds(t.tables, [bad])
 
 
 def test_a_step_composed_by_hand(qwen: StepTime) -> None:
@@ -106,6 +121,33 @@ def test_a_step_composed_by_hand(qwen: StepTime) -> None:
     whole = StepWork.of([(2048, 0, 2048)])
     alone = StepWork.of([(1024, 0, 1024)])
     assert qwen(alone) < qwen(chunk) < qwen(whole)
+
+
+def test_each_prefill_chunk_is_priced_over_its_own_context(qwen: StepTime) -> None:
+    """A chunk of n tokens over c cached ones: the context table at (P chunks, c + n) over P,
+    times its causal pairs over those of a whole prompt of c + n tokens (by hand here)."""
+    tables = qwen.tables
+    assert tables is not None
+    ctx = kernels.attention_grid(kernels.tables("H100-SXM5-80GB"), "context", 32, 4, 128, "bf16")
+    rows, cols = list(ctx.rows), list(ctx.cols)
+    assert 2.0 in rows and 1024.0 in cols and 4096.0 in cols
+    work = [(512, 512, 600), (1024, 3072, 1024)]  # contexts 1024 and 4096, both measured lengths
+    w = StepWork.of(work)
+    expected = tables.host_step + tables.tokens[512 + 1024] + tables.seqs[2]
+    for (n, c), s in zip(w.prefill_chunks, (1024, 4096)):
+        cell = 64 * ctx.values[rows.index(2.0), cols.index(float(s))]
+        expected += cell / 2 * ((n * c + n * (n + 1) // 2) / (s * (s + 1) / 2))
+    assert math.isclose(qwen(w), expected, rel_tol=1e-12)
+    # P whole prompts of one length cost the table's (P, s) exactly
+    whole = StepWork.of([(1024, 0, 1024)] * 2)
+    only = (
+        tables.host_step + tables.tokens[2048] + tables.seqs[2] + 64 * ctx.values[rows.index(2.0), cols.index(1024.0)]
+    )
+    assert math.isclose(qwen(whole), only, rel_tol=1e-12)
+    # the same tokens with the contexts told apart differ from their mean: a long context is
+    # priced at its own length (attention grows with it), not at the batch's average
+    mean = StepWork.of([(512, 1792, 600), (1024, 1792, 1024)])
+    assert qwen(w) != qwen(mean)
     assert qwen.params["tables"] == "h100_sxm" and qwen.params["vllm"] == "0.24.0"
 
 
@@ -136,3 +178,49 @@ def test_native_equals_reference_bit_for_bit(qwen: StepTime, work: list[tuple[in
     w = StepWork.of(work)
     assert qwen.tables is not None
     assert measured.native_seconds(qwen.tables, [w])[0] == qwen(w)
+
+
+@st.composite
+def served(draw):  # type: ignore[no-untyped-def]
+    """Workloads whose prompts are chunked over cached prefixes (tiny budgets, shared content,
+    preemption by recompute under a small pool), with decode-only stretches for the jump."""
+    n = draw(st.integers(1, 12))
+    prompt = draw(st.lists(st.integers(1, 3000), min_size=n, max_size=n))
+    output = draw(st.lists(st.integers(1, 30), min_size=n, max_size=n))
+    gaps = draw(st.lists(st.sampled_from([0.0, 0.002, 0.05, 2.0]), min_size=n, max_size=n))
+    content = [[draw(st.integers(0, 1)) for _ in range(-(-p // 256))] for p in prompt]
+    block_size = draw(st.sampled_from([16, 64]))
+    need = max(-(-(p + o) // block_size) for p, o in zip(prompt, output))
+    cfg = EngineConfig(
+        num_blocks=need + 1 + draw(st.integers(0, 3 * need)),
+        block_size=block_size,
+        max_num_batched_tokens=draw(st.sampled_from([64, 512, 2048, 8192])),
+        max_num_seqs=draw(st.integers(1, 8)),
+        max_model_len=4096,
+        enable_chunked_prefill=True,
+        enable_prefix_caching=draw(st.booleans()),
+    )
+    return Requests(np.cumsum(gaps), prompt, output, blocks=content, source_block=256), cfg
+
+
+@settings(max_examples=40, deadline=None)
+@given(served(), st.sampled_from([("qwen3-32b", "h100", 2), ("llama-3.1-8b", "h200", 1)]))
+def test_the_native_engine_runs_the_measured_model_as_the_reference(have_tables: None, workload, target) -> None:  # type: ignore[no-untyped-def]
+    reqs, cfg = workload
+    step_time = StepTime.measured(*target)
+    ours = reference.run(reqs, cfg, step_time, record=True)
+    for jump in (True, False):
+        theirs = native.run(reqs, cfg, step_time, record=True, jump=jump)
+        for f in fields(ours.steps):
+            assert np.array_equal(getattr(ours.steps, f.name), getattr(theirs.steps, f.name)), f.name
+        for name in ("admitted", "first_token", "finish", "preemptions", "cached_tokens"):
+            assert np.array_equal(getattr(ours, name), getattr(theirs, name), equal_nan=True), name
+
+
+def test_simulate_takes_the_measured_model_on_both_engines(have_tables: None) -> None:
+    reqs = Requests.poisson(60, rate=20.0, seed=3)
+    step_time = StepTime.measured("llama-3.1-8b", "h100")
+    a = simulate(reqs, model="llama-3.1-8b", gpu="h100", step_time=step_time, engine="native")
+    b = simulate(reqs, model="llama-3.1-8b", gpu="h100", step_time=step_time, engine="reference")
+    assert np.array_equal(a.ttft, b.ttft) and np.array_equal(a.e2e, b.e2e)
+    assert (a.steps.prefill_seqs > 0).any() and np.isfinite(a.ttft).all()

@@ -6,6 +6,8 @@ import math
 from typing import Callable
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from osbench.serve import StepTime, validate
 from osbench.serve.config import EngineConfig
@@ -55,3 +57,73 @@ def test_rows_of_the_silicon_sample(dataset: Callable[[str], object]) -> None:
     )
     assert (first.isl, first.osl, first.concurrency, first.tp) == (1024, 128, 8, 2)
     assert math.isclose(first.ttft, 0.154248, rel_tol=1e-3) and first.version == "0.12.0"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    isl=st.integers(1, 300),
+    osl=st.integers(1, 40),
+    clients=st.integers(1, 12),
+    waves=st.integers(1, 3),
+    warmup=st.booleans(),
+    budget=st.sampled_from([16, 64, 512]),
+    seqs=st.integers(1, 16),
+    blocks=st.integers(0, 60),
+    step_time=st.sampled_from(
+        [StepTime.linear(0.0031, 1.3e-5, 7.1e-4, 3.3e-7), StepTime.roofline("qwen3-32b", "h100", tp=2)]
+    ),
+)
+def test_the_native_closed_loop_is_the_reference_one(
+    isl: int, osl: int, clients: int, waves: int, warmup: bool, budget: int, seqs: int, blocks: int, step_time: StepTime
+) -> None:
+    """A queue of every request at time 0 in an engine running at most ``clients`` at once is the
+    closed loop, send times and all: equal to the last bit, preemptions included (a small pool)."""
+    need = -(-(isl + osl) // 16) + 1
+    cfg = EngineConfig(
+        num_blocks=need + blocks,
+        block_size=16,
+        max_num_batched_tokens=max(budget, isl) if blocks % 2 else budget,
+        max_num_seqs=seqs,
+        max_model_len=isl + osl,
+        enable_chunked_prefill=True,
+        enable_prefix_caching=False,
+    )
+    requests = waves * clients
+    ours = validate.closed_loop(cfg, step_time, isl, osl, clients, requests, warmup=warmup)
+    theirs = validate.closed_loop_native(cfg, step_time, isl, osl, clients, requests, warmup=warmup)
+    assert np.array_equal(ours[0], theirs[0]) and np.array_equal(ours[1], theirs[1])
+
+
+def test_the_native_closed_loop_with_the_measured_model(
+    missing: Callable[[str], None], dataset: Callable[[str], object]
+) -> None:
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        missing("pyarrow is not installed (the 'measured' extra)")
+    for table in ("gemm", "context-attention", "generation-attention", "custom-allreduce", "nccl", "moe"):
+        dataset(f"aic-h100_sxm-{table}")
+    dataset(validate.SILICON)
+    p = next(p for p in validate.rows() if p.model == "qwen3-32b" and p.tp == 2 and p.concurrency == 32)
+    a = validate.predict(p, "measured", engine="reference")
+    b = validate.predict(p, "measured")
+    assert (a.ttft, a.tpot) == (b.ttft, b.tpot)
+
+
+def test_the_gemm_bound_finds_the_points_no_kernel_model_can_match(
+    missing: Callable[[str], None], dataset: Callable[[str], object]
+) -> None:
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        missing("pyarrow is not installed (the 'measured' extra)")
+    for gpu in ("h100_sxm", "h200_sxm"):
+        for table in ("gemm", "context-attention", "generation-attention", "custom-allreduce", "nccl", "moe"):
+            dataset(f"aic-{gpu}-{table}")
+    points = [p for p in validate.rows(str(dataset(validate.SILICON))) if not p.moe]
+    over = {p.id for p in points if validate.gemm_bound(p) > 1}
+    # 11 of the 21 Llama-3.1-8B-FP8 points on H200 process more tokens per second than the
+    # linear layers can at their best batch; every other dense point is within it
+    assert len(over) == 11 and all(p.model == "llama-3.1-8b-fp8" for p in points if p.id in over)
+    first = next(p for p in points if p.model == "llama-3.1-8b-fp8" and p.isl == 1000 and p.concurrency == 112)
+    assert first.id in over

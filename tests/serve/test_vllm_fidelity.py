@@ -235,3 +235,13 @@ def test_fetch_unpacks_only_the_sources_from_a_wheel(tmp_path: Path, monkeypatch
     monkeypatch.setenv("OSBENCH_PEERS_DIR", str(tmp_path / "other"))
     with pytest.raises(ValueError, match=r"must be a vllm-0\.33\.0 wheel"):
         vllm_peer.fetch(str(wrong))
+
+
+@needs_vllm
+def test_closed_loop_clients_are_sent_the_same_way_to_vllm() -> None:
+    reqs = workload(60, 7, rate=400, prompt=120, output=40, prefixes=3)
+    cfg = EngineConfig(num_blocks=120, block_size=8, max_model_len=1024)
+    ours = reference.run(reqs, cfg, STEP, record=True, concurrency=5)
+    theirs = vllm_peer.run(reqs, cfg, STEP, concurrency=5)
+    assert_same_runs(ours, theirs)
+    assert int(ours.steps.num_seqs.max()) == 5 and (ours.arrival > reqs.arrival).any()

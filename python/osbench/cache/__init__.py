@@ -13,6 +13,8 @@ agrees hit for hit.
   (:func:`spatial_sample`, SHARDS, :mod:`.shards`).
 - :func:`new` (:mod:`.online`): an online cache, one access at a time.
 - :mod:`.sweep`: studies over many (trace, policy, capacity) cells, resumable.
+- ``admission=`` on each of them: an admission filter in front of the cache (``ADMISSIONS``,
+  :mod:`.admission`: size, probabilistic, size-probabilistic, one-hit-wonder, AdaptSize).
 
 >>> import osbench as ob
 >>> ob.cache.replay(ob.traces.belady_sequence(), "fifo", 3).misses
@@ -20,15 +22,24 @@ agrees hit for hit.
 """
 
 from osbench.cache import reference, sweep
+from osbench.cache.admission import (
+    ADMISSION_LIBCACHESIM_NAMES,
+    ADMISSION_PARAMETERS,
+    ADMISSION_TABLE,
+    ADMISSIONS,
+    AdmissionInfo,
+)
 from osbench.cache.curve import curve
 from osbench.cache.online import OnlineCache, new
 from osbench.cache.policies import (
     COSTED_POLICIES,
     LIBCACHESIM_NAMES,
+    LIBCACHESIM_STATISTICAL,
     MIN_CAPACITY,
     OFFLINE,
     PARAMETERS,
     POLICIES,
+    RANDOMISED,
     TABLE,
     PolicyInfo,
 )
@@ -36,15 +47,22 @@ from osbench.cache.replay import Replay, replay, replay_grid, stream
 from osbench.cache.shards import SAMPLE_BITS, SHARDS_MIN_OBJECTS, spatial_sample
 
 __all__ = [
+    "ADMISSIONS",
+    "ADMISSION_LIBCACHESIM_NAMES",
+    "ADMISSION_PARAMETERS",
+    "ADMISSION_TABLE",
     "COSTED_POLICIES",
     "LIBCACHESIM_NAMES",
+    "LIBCACHESIM_STATISTICAL",
     "MIN_CAPACITY",
     "OFFLINE",
     "PARAMETERS",
     "POLICIES",
+    "RANDOMISED",
     "SAMPLE_BITS",
     "SHARDS_MIN_OBJECTS",
     "TABLE",
+    "AdmissionInfo",
     "OnlineCache",
     "PolicyInfo",
     "Replay",

@@ -9,6 +9,7 @@ import numpy as np
 
 from osbench import _checks
 from osbench.cache import _args, exact, shards
+from osbench.cache import admission as _admission
 from osbench.cache.policies import OFFLINE
 from osbench.errors import ArgumentError
 from osbench.traces import as_trace
@@ -24,6 +25,8 @@ def curve(
     sizes: Any = None,
     costs: Any = None,
     sample: Optional[float] = None,
+    admission: Optional[str] = None,
+    admission_params: Optional[dict[str, Any]] = None,
     **parameters: Any,
 ) -> np.ndarray:
     """Hit ratios of ``policy`` at each capacity (a float array, in the order given).
@@ -47,14 +50,21 @@ def curve(
     under 200). Asking only for capacities of at least ``100 / rate`` objects keeps the whole
     estimate on the small sample. Native engine, unit sizes.
 
+    ``admission`` and ``admission_params``: an admission filter, as for
+    :func:`~osbench.cache.replay`; every capacity then replays with its own fresh filter (a
+    filter breaks the stack property, and AdaptSize tunes itself to the capacity).
+
     ``parameters``: the policy's, as for :func:`~osbench.cache.replay`.
     """
     policy = _args.policy(policy)
     engine = _checks.engine(engine)
     caps = [_checks.positive_int("capacities", c) for c in _checks.int_list("capacities", capacities)]
     parameters = _args.parameters(policy, parameters, caps, "capacities")
+    gate = _admission.check(admission, admission_params)
     if threads is not None:
         threads = _checks.positive_int("threads", threads, maximum=1024)
+    if sample is not None and gate[0] is not None:
+        raise ArgumentError("sample is not accepted with admission: sampled curves have no admission filter")
     if sample is not None:
         sample = _args.sample_rate(sample)
         if sizes is not None or costs is not None or engine != "native":
@@ -65,7 +75,9 @@ def curve(
             raise ArgumentError(f"sample is not accepted for policy={policy!r}: offline policies need the whole future")
         return shards.sampled_curve(as_trace(trace), policy, caps, sample, parameters, threads)
     if engine == "reference":
-        return exact.reference_curve(trace, policy, caps, parameters, sizes, costs)
+        return exact.reference_curve(trace, policy, caps, parameters, sizes, costs, gate)
     t = as_trace(trace)
     n = len(t)
-    return exact.native(t, policy, caps, parameters, threads, _args.sizes(t, sizes, n), _args.costs(costs, policy, n))
+    return exact.native(
+        t, policy, caps, parameters, threads, _args.sizes(t, sizes, n), _args.costs(costs, policy, n), gate
+    )

@@ -8,17 +8,29 @@ from typing import Any, Callable, Optional
 
 from osbench import _checks, _native
 from osbench.cache import _args, reference
+from osbench.cache import admission as _admission
+from osbench.cache.reference import admission as ref_admission
 
 
 class _ReferenceCache:
     """A reference-engine cache with the native ``OnlineCache``'s calls: ``access(key, size,
     cost)`` with checked arguments, ``used``, ``len``, ``in``."""
 
-    def __init__(self, policy: str, capacity: int, sizes: bool, parameters: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        policy: str,
+        capacity: int,
+        sizes: bool,
+        parameters: dict[str, Any],
+        gate: tuple[Optional[str], dict[str, Any]] = (None, {}),
+    ) -> None:
         self._cache = reference.make(policy, capacity, **parameters)
         self._sizes = sizes
+        self._gate = None if gate[0] is None else ref_admission.make(gate[0], capacity, **gate[1])
 
     def access(self, key: Hashable, size: Optional[int], cost: Optional[float]) -> bool:
+        if self._gate is not None:
+            return ref_admission.access(self._cache, self._gate, key, None, size, cost)
         if cost is not None:
             return bool(self._cache.access(key, None, 1 if size is None else size, cost))
         if size is not None:
@@ -74,6 +86,8 @@ def new(
     engine: str = "native",
     sizes: bool = False,
     costs: bool = False,
+    admission: Optional[str] = None,
+    admission_params: Optional[dict[str, Any]] = None,
     **parameters: Any,
 ) -> OnlineCache:
     """An online cache: ``c.access(key)`` returns True on a hit; ``len(c)``, ``key in c``,
@@ -88,15 +102,18 @@ def new(
     object keeps the cost it entered with.
     Native keys are integers in [-2**63, 2**64); reference keys are any hashable.
     Offline policies (``opt``) need the future and have no online form.
+    ``admission`` and ``admission_params``: an admission filter in front of the cache, as for
+    :func:`~osbench.cache.replay`.
     ``parameters``: the policy's, as for :func:`~osbench.cache.replay`."""
     policy = _args.policy(policy)
     capacity = _checks.positive_int("capacity", capacity)
     engine = _checks.engine(engine)
     parameters = _args.parameters(policy, parameters, [capacity])
+    gate = _admission.check(admission, admission_params)
     sizes, costs = _args.flag("sizes", sizes), _args.flag("costs", costs)
     _args.online(policy, costs)
     if engine == "reference":
-        cache: Any = _ReferenceCache(policy, capacity, sizes, parameters)
+        cache: Any = _ReferenceCache(policy, capacity, sizes, parameters, gate)
     else:
-        cache = _native.OnlineCache(policy, capacity, parameters, sizes, costs)
+        cache = _native.OnlineCache(policy, capacity, parameters, sizes, costs, *gate)
     return OnlineCache(cache, policy, capacity, sizes, costs)

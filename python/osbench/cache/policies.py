@@ -47,7 +47,10 @@ class PolicyInfo:
     others."""
     libcachesim: Optional[str]
     """The class of libCacheSim (and its Python package ``libcachesim``) whose miss counts
-    equal ours request by request, if there is one."""
+    agrees with ours: miss for miss, or in distribution when :attr:`randomised`; if there is one."""
+    randomised: bool
+    """It draws random numbers from its ``seed`` parameter: one seed, one sequence of misses in
+    both engines; its libCacheSim class (another generator) agrees with it in distribution only."""
 
     @property
     def reads(self) -> tuple[str, ...]:
@@ -63,6 +66,7 @@ TABLE: dict[str, PolicyInfo] = {
         takes_costs=row["takes_costs"],
         params={p["name"]: Parameter(**p) for p in row["params"]},
         libcachesim=row["libcachesim"],
+        randomised=row["randomised"],
     )
     for row in _native.CACHE_POLICIES
 }
@@ -90,6 +94,18 @@ the others refuse them. Their defaults and ranges: ``TABLE[policy].params``."""
 PARAMETER_NAMES: frozenset[str] = frozenset(name for names in PARAMETERS.values() for name in names)
 """Every policy parameter's name (the keywords the cache functions take besides their own)."""
 
-LIBCACHESIM_NAMES: dict[str, str] = {p.name: p.libcachesim for p in TABLE.values() if p.libcachesim}
+LIBCACHESIM_NAMES: dict[str, str] = {
+    p.name: p.libcachesim for p in TABLE.values() if p.libcachesim and not p.randomised
+}
 """Each policy's class in libCacheSim (and its Python package ``libcachesim``), whose miss
 counts equal ours request by request (sizes in bytes: give unit sizes for object counts)."""
+
+RANDOMISED: tuple[str, ...] = tuple(p.name for p in TABLE.values() if p.randomised)
+"""Policies that draw random numbers, from their ``seed`` parameter (splitmix64): one seed gives
+one sequence of misses, the same in both engines."""
+
+LIBCACHESIM_STATISTICAL: dict[str, str] = {
+    p.name: p.libcachesim for p in TABLE.values() if p.libcachesim and p.randomised
+}
+"""Each randomised policy's class in libCacheSim, which draws from its own generator: its hit
+ratios agree with ours in distribution (over seeds), not miss for miss."""

@@ -13,7 +13,9 @@ import numpy as np
 
 from osbench import _checks, _native
 from osbench.cache import _args, reference
+from osbench.cache import admission as _admission
 from osbench.cache.policies import OFFLINE, PARAMETERS
+from osbench.cache.reference import admission as ref_admission
 from osbench.errors import ArgumentError, ArgumentTypeError, TraceFileError
 from osbench.traces import as_trace, formats
 
@@ -45,7 +47,14 @@ def _result(policy: str, capacity: int, accesses: int, hits: int, mask: Optional
     return Replay(policy, capacity, accesses, hits, accesses - hits, hit_ratio, miss_ratio, mask)
 
 
-def stream(policy: str, capacity: int, **parameters: Any) -> _native.CacheStream:
+def stream(
+    policy: str,
+    capacity: int,
+    *,
+    admission: Optional[str] = None,
+    admission_params: Optional[dict[str, Any]] = None,
+    **parameters: Any,
+) -> _native.CacheStream:
     """A native replay fed chunk by chunk: ``s.feed(keys, next_access=None)`` returns the
     chunk's hits; ``s.hits``, ``s.accesses``, ``s.n_distinct`` so far. The key map and the
     policy live across chunks, so the pieces of a trace give exactly the hits of one replay
@@ -56,10 +65,13 @@ def stream(policy: str, capacity: int, **parameters: Any) -> _native.CacheStream
     never): it is checked against the keys as they come, and ``s.finish()`` at the end checks
     that every promised access came (``s.bad_access`` is the access a refusal is about).
     Chunks go in one at a time, in order: a ``feed`` while another thread's runs raises
-    ``RuntimeError``. ``parameters``: the policy's, as for :func:`replay`."""
+    ``RuntimeError``. ``parameters``: the policy's, and ``admission``, ``admission_params``: a
+    filter in front of the cache, as for :func:`replay`."""
     policy = _args.policy(policy)
     capacity = _checks.positive_int("capacity", capacity)
-    return _native.CacheStream(policy, capacity, _args.parameters(policy, parameters, [capacity]))
+    parameters = _args.parameters(policy, parameters, [capacity])
+    name, filter_params = _admission.check(admission, admission_params)
+    return _native.CacheStream(policy, capacity, parameters, name, filter_params)
 
 
 def _replay_file(
@@ -71,15 +83,16 @@ def _replay_file(
     chunk_size: int,
     read_options: dict[str, Any],
     sized: bool,
+    admission: tuple[Optional[str], dict[str, Any]],
 ) -> Replay:
     if engine == "reference":
         whole = formats.read(path, **read_options)
         keys = _args.reference_keys(whole)
         size_arr = _args.sizes(whole, True if sized else None, len(keys))
         sizes = None if size_arr is None else size_arr.tolist()
-        flags = reference.replay(keys, policy, capacity, sizes, **parameters)
+        flags = _reference_replay(keys, policy, capacity, sizes, None, parameters, admission)
         return _result(policy, capacity, len(flags), sum(flags), None)
-    s = _native.CacheStream(policy, capacity, parameters)
+    s = _native.CacheStream(policy, capacity, parameters, *admission)
     fmt = read_options.pop("format", None)
     where = os.fspath(path)
     for piece in formats.file_pieces(path, fmt, chunk_size, read_options):
@@ -121,6 +134,22 @@ def _feed(s: _native.CacheStream, policy: str, piece: formats.Piece, sized: bool
         raise piece.error(at - piece.start, str(exc)) from None
 
 
+def _reference_replay(
+    keys: list[Any],
+    policy: str,
+    capacity: int,
+    sizes: Optional[list[int]],
+    costs: Optional[list[float]],
+    parameters: dict[str, Any],
+    admission: tuple[Optional[str], dict[str, Any]],
+) -> list[bool]:
+    """The reference engine's hit flags, behind the filter if one is named."""
+    name, filter_params = admission
+    if name is None:
+        return reference.replay(keys, policy, capacity, sizes, costs, **parameters)
+    return ref_admission.replay(keys, policy, capacity, name, filter_params, sizes, costs, **parameters)
+
+
 def replay(
     trace: Any,
     policy: str,
@@ -131,6 +160,8 @@ def replay(
     chunk_size: int = 1 << 20,
     sizes: Any = None,
     costs: Any = None,
+    admission: Optional[str] = None,
+    admission_params: Optional[dict[str, Any]] = None,
     **options: Any,
 ) -> Replay:
     """Replay ``trace`` through a fresh cache of ``capacity`` objects under ``policy``.
@@ -150,6 +181,12 @@ def replay(
     recompute cost of a KV block. GDSF's priority becomes ``L + count * cost / size``; an
     object keeps the cost (and size) it entered with. Without costs, every cost is
     ``reference.GDSF_SCALE`` (1e6, libCacheSim's). Not for files.
+    ``admission``: an admission filter (``ADMISSIONS``: ``size``, ``prob``, ``sizeprob``,
+    ``bloom``, ``adaptsize``) in front of the cache, with its parameters in
+    ``admission_params`` (``ADMISSION_TABLE[name].params``: ``{"size": 4096}``,
+    ``{"prob": 0.1, "seed": 3}``...): on a miss the filter decides whether the object
+    enters; a rejected object is a miss left out of the cache (libCacheSim's admissioners,
+    miss for miss where they draw no random numbers).
     ``mask=True`` keeps per-access hit flags (not for files).
     ``options``: the policy's parameters (``PARAMETERS``, with their defaults and ranges in
     ``TABLE[policy].params``: ``bit_on_insert=True`` the textbook CLOCK, ``k=`` LRU-K's K...;
@@ -159,6 +196,7 @@ def replay(
     capacity = _checks.positive_int("capacity", capacity)
     given, read_options = _args.split(options)
     parameters = _args.parameters(policy, given, [capacity])
+    gate = _admission.check(admission, admission_params)
     engine = _checks.engine(engine)
     mask = _checks.flag("mask", mask)
     if isinstance(trace, (str, os.PathLike)):
@@ -175,7 +213,7 @@ def replay(
             raise ArgumentError(
                 "sizes is not accepted as an array when replaying a file: pass sizes=True for the file's sizes"
             )
-        return _replay_file(trace, policy, capacity, engine, parameters, chunk_size, read_options, sizes is True)
+        return _replay_file(trace, policy, capacity, engine, parameters, chunk_size, read_options, sizes is True, gate)
     if read_options:
         raise ArgumentTypeError(
             f"{', '.join(sorted(read_options))} is not accepted: file options apply when trace is a path"
@@ -184,13 +222,14 @@ def replay(
         keys = _args.reference_keys(trace)
         size_arr = _args.sizes(trace, sizes, len(keys))
         cost_arr = _args.costs(costs, policy, len(keys))
-        flags = reference.replay(
+        flags = _reference_replay(
             keys,
             policy,
             capacity,
             None if size_arr is None else size_arr.tolist(),
             None if cost_arr is None else cost_arr.tolist(),
-            **parameters,
+            parameters,
+            gate,
         )
         hit_mask = np.array(flags, dtype=bool) if mask else None
         return _result(policy, capacity, len(flags), sum(flags), hit_mask)
@@ -200,7 +239,7 @@ def replay(
     cost_arr = _args.costs(costs, policy, len(ids))
     next_use = t.next_use() if policy in OFFLINE else None
     hits, native_mask = _native.cache_replay(
-        policy, ids, n_ids, capacity, next_use, mask, parameters, size_arr, cost_arr
+        policy, ids, n_ids, capacity, next_use, mask, parameters, size_arr, cost_arr, *gate
     )
     return _result(policy, capacity, len(ids), int(hits), native_mask)
 
@@ -213,6 +252,8 @@ def replay_grid(
     threads: Optional[int] = None,
     sizes: Any = None,
     costs: Any = None,
+    admission: Optional[str] = None,
+    admission_params: Optional[dict[str, Any]] = None,
     **parameters: Any,
 ) -> list[Replay]:
     """Replay ``trace`` through a fresh cache for every pair of a policy in ``policies`` and a
@@ -223,7 +264,8 @@ def replay_grid(
 
     ``trace`` as for :func:`replay` in memory (a Trace or an array of keys; not a file);
     ``sizes``, ``costs`` and the policy ``parameters`` as for :func:`replay`, and every policy
-    must accept them."""
+    must accept them; ``admission`` and ``admission_params`` as for :func:`replay` (each cell
+    behind its own fresh filter)."""
     policies = [_args.policy(p) for p in ([policies] if isinstance(policies, str) else policies)]
     caps = [
         _checks.positive_int("capacities", c)
@@ -233,6 +275,7 @@ def replay_grid(
         _args.parameters(p, parameters, caps, "capacities")
     # Every policy reads these (the others were flags at their defaults, dropped by the check).
     given = {k: v for k, v in parameters.items() if all(k in PARAMETERS[p] for p in policies)}
+    gate = _admission.check(admission, admission_params)
     cells = [(p, c) for p in policies for c in caps]
     if threads is not None:
         threads = _checks.positive_int("threads", threads, maximum=1024)
@@ -257,5 +300,6 @@ def replay_grid(
         threads,
         size_arr,
         cost_arr,
+        *gate,
     )
     return [_result(p, c, len(ids), int(h), None) for (p, c), h in zip(cells, hits.tolist())]

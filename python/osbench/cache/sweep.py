@@ -8,6 +8,8 @@ A spec (a dict, or a TOML or JSON file) names the cells::
     capacities = [1000, 2000, 4000]
     sizes = false          # true: replay with the trace's own sizes, capacities in bytes
     chunk_size = 1048576   # streaming chunk, accesses
+    admissions = ["none", "bloom", "prob:prob=0.2,seed=1"]   # optional: admission filters, each
+                           # as the command line's --admission (default: none)
 
 :func:`run` replays the cells. On one machine (the default, ``executor="threads"``) each trace
 is read into memory once and its cells replayed by :func:`~osbench.cache.replay_grid` on every
@@ -34,6 +36,7 @@ from osbench import _checks, _files, _sweep, traces
 from osbench._optional import require
 from osbench._sweep import SpecLike, finished
 from osbench.cache import _args
+from osbench.cache import admission as _admission
 from osbench.cache.policies import POLICIES
 from osbench.cache.replay import replay, replay_grid
 from osbench.errors import ArgumentError
@@ -54,34 +57,57 @@ def load_spec(spec: SpecLike) -> dict[str, Any]:
     for p in policies:
         for c in capacities:
             _args.capacity("capacities", p, c)
+    admissions = [_filter(a) for a in spec.get("admissions", ["none"])]
     return {
         "traces": traces,
         "policies": policies,
         "capacities": capacities,
+        "admissions": admissions,
         "sizes": bool(spec.get("sizes", False)),
         "chunk_size": _checks.positive_int("chunk_size", spec.get("chunk_size", 1 << 20)),
     }
+
+
+def _filter(entry: Any) -> Optional[str]:
+    """An ``admissions`` entry checked, as its canonical spelling (``prob:prob=0.2,seed=1``),
+    or None for ``"none"``."""
+    if entry is None or entry == "none":
+        return None
+    if not isinstance(entry, str):
+        raise ArgumentError(f"admissions entry {entry!r} is not accepted: a string such as 'bloom' or 'size:size=4096'")
+    name, params = _admission.parse(entry)
+    _admission.check(name, params)
+    return name + (":" + ",".join(f"{k}={v}" for k, v in params.items()) if params else "")
 
 
 def cells(spec: dict[str, Any]) -> list[dict[str, Any]]:
     """Every cell of a checked spec, in order; ``key`` identifies a cell across reruns."""
     out = []
     for t in spec["traces"]:
-        for p in spec["policies"]:
-            for c in spec["capacities"]:
-                trace_id = json.dumps(t, sort_keys=True)
-                key = f"{trace_id}|{p}|{c}|sizes={spec['sizes']}"
-                out.append(
-                    {
-                        "key": key,
-                        "trace": t,
-                        "policy": p,
-                        "capacity": c,
-                        "sizes": spec["sizes"],
-                        "chunk_size": spec["chunk_size"],
-                    }
-                )
+        for a in spec.get("admissions", [None]):
+            for p in spec["policies"]:
+                for c in spec["capacities"]:
+                    trace_id = json.dumps(t, sort_keys=True)
+                    key = f"{trace_id}|{p}|{c}|sizes={spec['sizes']}" + (f"|admission={a}" if a else "")
+                    out.append(
+                        {
+                            "key": key,
+                            "trace": t,
+                            "policy": p,
+                            "capacity": c,
+                            "admission": a,
+                            "sizes": spec["sizes"],
+                            "chunk_size": spec["chunk_size"],
+                        }
+                    )
     return out
+
+
+def _admission_keywords(cell: dict[str, Any]) -> dict[str, Any]:
+    if not cell.get("admission"):
+        return {}
+    name, params = _admission.parse(cell["admission"])
+    return {"admission": name, "admission_params": params}
 
 
 def _read_options(cell: dict[str, Any]) -> dict[str, Any]:
@@ -96,6 +122,7 @@ def run_cell(cell: dict[str, Any]) -> dict[str, Any]:
         cell["capacity"],
         sizes=True if cell["sizes"] else None,
         chunk_size=cell["chunk_size"],
+        **_admission_keywords(cell),
         **_read_options(cell),
     )
     return _record(cell, r)
@@ -107,6 +134,7 @@ def _record(cell: dict[str, Any], r: Any) -> dict[str, Any]:
         "trace": cell["trace"]["path"],
         "policy": cell["policy"],
         "capacity": cell["capacity"],
+        "admission": cell.get("admission"),
         "sizes": cell["sizes"],
         "accesses": r.accesses,
         "hits": r.hits,
@@ -123,16 +151,17 @@ def _in_threads(todo: list[dict[str, Any]], workers: Optional[int]) -> Iterator[
         by_trace.setdefault(json.dumps(c["trace"], sort_keys=True), []).append(c)
     for group in by_trace.values():
         trace = traces.read(group[0]["trace"]["path"], **_read_options(group[0]))
-        by_policy: dict[str, list[dict[str, Any]]] = {}
+        by_policy: dict[tuple[str, Optional[str]], list[dict[str, Any]]] = {}
         for c in group:
-            by_policy.setdefault(c["policy"], []).append(c)
-        for policy, cells_of_policy in by_policy.items():
+            by_policy.setdefault((c["policy"], c.get("admission")), []).append(c)
+        for (policy, _), cells_of_policy in by_policy.items():
             replays = replay_grid(
                 trace,
                 [policy],
                 [c["capacity"] for c in cells_of_policy],
                 threads=workers,
                 sizes=True if cells_of_policy[0]["sizes"] else None,
+                **_admission_keywords(cells_of_policy[0]),
             )
             yield from (_record(c, r) for c, r in zip(cells_of_policy, replays))
 
@@ -157,7 +186,7 @@ def run(
 
 
 def figure(results: list[dict[str, Any]], path: Union[str, os.PathLike[str]]) -> None:
-    """Hit-ratio curves of a sweep (one panel per trace, one line per policy), saved to
+    """Hit-ratio curves of a sweep (one panel per trace, one line per policy and filter), saved to
     ``path`` (the format from its suffix, e.g. .png or .svg). Needs matplotlib."""
     matplotlib = require("matplotlib", "the sweep's figure")
     matplotlib.use("Agg")
@@ -166,11 +195,15 @@ def figure(results: list[dict[str, Any]], path: Union[str, os.PathLike[str]]) ->
     traces = sorted({r["trace"] for r in results})
     fig, axes = plt.subplots(1, len(traces), figsize=(5 * len(traces), 3.5), squeeze=False)
     for ax, trace in zip(axes[0], traces):
-        for policy in sorted({r["policy"] for r in results if r["trace"] == trace}):
+        lines = sorted({(r["policy"], r.get("admission") or "") for r in results if r["trace"] == trace})
+        for policy, gate in lines:
             rows = sorted(
-                (r["capacity"], r["hit_ratio"]) for r in results if r["trace"] == trace and r["policy"] == policy
+                (r["capacity"], r["hit_ratio"])
+                for r in results
+                if r["trace"] == trace and r["policy"] == policy and (r.get("admission") or "") == gate
             )
-            ax.plot([c for c, _ in rows], [h for _, h in rows], marker=".", label=policy)
+            label = f"{policy} + {gate}" if gate else policy
+            ax.plot([c for c, _ in rows], [h for _, h in rows], marker=".", label=label)
         ax.set_xscale("log")
         ax.set_xlabel("capacity")
         ax.set_ylabel("hit ratio")

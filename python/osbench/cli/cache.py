@@ -42,9 +42,19 @@ def _capacity(capacity: int, sizes: bool) -> str:
     return size(capacity) if sizes else f"{number(capacity)} objects"
 
 
+def _admission(args: argparse.Namespace) -> dict[str, Any]:
+    """The keywords of --admission NAME[:KEY=VALUE,...] (none without it)."""
+    if args.admission is None:
+        return {}
+    name, params = osbench.cache.admission.parse(args.admission)
+    return {"admission": name, "admission_params": params}
+
+
 def cmd_cache_replay(args: argparse.Namespace) -> int:
     trace = load_trace(args)
-    r = osbench.cache.replay(trace, args.policy, args.capacity, engine=args.engine, sizes=True if args.sizes else None)
+    r = osbench.cache.replay(
+        trace, args.policy, args.capacity, engine=args.engine, sizes=True if args.sizes else None, **_admission(args)
+    )
     if args.json:
         print(json.dumps(r.to_dict()))
     else:
@@ -58,7 +68,13 @@ def cmd_cache_replay(args: argparse.Namespace) -> int:
 def cmd_cache_curve(args: argparse.Namespace) -> int:
     trace = load_trace(args)
     ratios = osbench.cache.curve(
-        trace, args.policy, args.capacities, engine=args.engine, sizes=True if args.sizes else None, sample=args.sample
+        trace,
+        args.policy,
+        args.capacities,
+        engine=args.engine,
+        sizes=True if args.sizes else None,
+        sample=args.sample,
+        **_admission(args),
     )
     if args.json:
         print(json.dumps({"policy": args.policy, "capacities": args.capacities, "hit_ratio": ratios.tolist()}))
@@ -77,6 +93,12 @@ def add_commands(sub: Subcommands) -> None:
         p = cache_sub.add_parser(name, help=f"cache {name}", epilog=epilog)
         p.add_argument("--policy", default="lru", type=str.lower, help=one_of(osbench.cache.POLICIES))
         p.add_argument("--sizes", action="store_true", help="use the trace's object sizes: capacities then count bytes")
+        p.add_argument(
+            "--admission",
+            metavar="NAME[:KEY=VALUE,...]",
+            help=f"an admission filter in front of the cache, {one_of(osbench.cache.ADMISSIONS)}, with its "
+            "parameters, e.g. bloom, size:size=4096, prob:prob=0.1,seed=3",
+        )
         src = p.add_mutually_exclusive_group()
         src.add_argument(
             "--trace",

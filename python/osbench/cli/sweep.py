@@ -19,7 +19,15 @@ EPILOG = "example: osbench sweep study.toml --out results.jsonl --dask local   (
 
 def results_table(results: list[dict[str, Any]]) -> Table:
     """The sweep's hit ratios, one row per cell."""
-    rows = [[os.path.basename(r["trace"]), r["policy"], r["capacity"], r["hit_ratio"]] for r in results]
+    rows = [
+        [
+            os.path.basename(r["trace"]),
+            r["policy"] + (f" + {r['admission']}" if r.get("admission") else ""),
+            r["capacity"],
+            r["hit_ratio"],
+        ]
+        for r in results
+    ]
     return Table(
         "Hit ratio by trace, policy and capacity",
         ["trace", "policy", "capacity", "hit ratio"],

@@ -13,27 +13,9 @@ import time
 
 import numpy as np
 
-MASK64 = (1 << 64) - 1
+from osbench.splitmix import SplitMix64
+
 LINE = 64  # bytes per link of the chase: one cache line
-
-
-class SplitMix64:
-    """splitmix64 (Vigna): state += golden ratio; output a mixed copy of the state."""
-
-    def __init__(self, seed: int) -> None:
-        self.state = seed & MASK64
-
-    def next_u64(self) -> int:
-        self.state = (self.state + 0x9E3779B97F4A7C15) & MASK64
-        z = self.state
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
-        return z ^ (z >> 31)
-
-    def below(self, n: int) -> int:
-        """A number in ``range(n)``: the high 64 bits of a 64x64-bit product (no modulo bias
-        worth speaking of, and no division)."""
-        return (self.next_u64() * n) >> 64
 
 
 def chase_cycle(lines: int, seed: int = 0) -> np.ndarray:

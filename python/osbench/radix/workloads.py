@@ -166,6 +166,10 @@ class Requests:
         }
 
 
+MAX_GENERATED_TOKENS = 1 << 28
+"""The most prompt tokens :func:`conversations` may generate (2 GiB of int64)."""
+
+
 def _length(name: str, value: Any) -> tuple[int, int]:
     """An int n (exactly n) or a (lo, hi) pair (uniform in [lo, hi])."""
     if isinstance(value, tuple) and len(value) == 2:
@@ -213,6 +217,16 @@ def conversations(
     a_len = _length("answer_len", answer_len)
     if not (isinstance(think_time, (int, float)) and think_time >= 0):
         raise ArgumentError(f"think_time={think_time!r} is not accepted: it must be a non-negative number")
+    # Every prompt is held in memory (8 bytes a token): refuse up front the lengths whose largest
+    # workload could pass MAX_GENERATED_TOKENS, rather than run out of memory drawing it.
+    longest = system_len + few[1] + max_turns * (q_len[1] + a_len[1])
+    if n_conversations * max_turns * longest > MAX_GENERATED_TOKENS:
+        raise ArgumentError(
+            f"system_len={system_len}, fewshot_len={fewshot_len!r}, question_len={question_len!r}, "
+            f"answer_len={answer_len!r} with n_conversations={n_conversations} and max_turns={max_turns} are not "
+            f"accepted: their largest workload has {n_conversations * max_turns * longest:,} prompt tokens, "
+            f"at most {MAX_GENERATED_TOKENS:,} are"
+        )
     rng = np.random.default_rng(seed)
 
     def draw(lo_hi: tuple[int, int]) -> np.ndarray:

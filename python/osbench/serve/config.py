@@ -7,12 +7,10 @@ inside the ``vllm`` package).
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
-from typing import Any
 
 from osbench import _checks, _native
-from osbench.errors import ArgumentError, ArgumentTypeError
+from osbench.errors import ArgumentError
 
 POLICIES: tuple[str, ...] = tuple(_native.SERVE_POLICIES)
 """Scheduling policies, as ``vllm/v1/core/sched/request_queue.py: SchedulingPolicy`` names them
@@ -98,9 +96,9 @@ class EngineConfig:
             _checks.non_negative_int("long_prefill_token_threshold", self.long_prefill_token_threshold),
         )
         for name in ("enable_chunked_prefill", "enable_prefix_caching", "scheduler_reserve_full_isl"):
-            object.__setattr__(self, name, _flag(name, getattr(self, name)))
+            object.__setattr__(self, name, _checks.flag(name, getattr(self, name)))
         _checks.choice("policy", self.policy, POLICIES)
-        object.__setattr__(self, "watermark", _fraction("watermark", self.watermark))
+        object.__setattr__(self, "watermark", _checks.fraction("watermark", self.watermark))
         # The checks of config/scheduler.py: SchedulerConfig.verify_max_model_len.
         if self.max_num_batched_tokens < self.max_num_seqs:
             raise ArgumentError(
@@ -128,19 +126,3 @@ class EngineConfig:
         """Blocks the watermark keeps free: ``int(watermark * num_blocks)``, as
         ``vllm/v1/core/kv_cache_manager.py: KVCacheManager.__init__`` rounds it."""
         return int(self.watermark * self.num_blocks)
-
-
-def _flag(name: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise ArgumentTypeError(f"{name}={value!r} is not accepted: it must be True or False")
-    return value
-
-
-def _fraction(name: str, value: Any) -> float:
-    """A number in [0, 1), as vLLM's ``watermark`` field allows."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ArgumentTypeError(f"{name}={value!r} is not accepted: it must be a number in [0, 1)")
-    value = float(value)
-    if not 0.0 <= value < 1.0:
-        raise ArgumentError(f"{name}={value!r} is not accepted: it must be a number in [0, 1)")
-    return value

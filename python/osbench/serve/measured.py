@@ -27,8 +27,10 @@ new tokens and ``S`` its scheduled requests:
    ``n = vocab / tp``, in bf16) with the gather of the vocabulary shards under tensor
    parallelism, and sampling (``vllm/v1/sample/sampler.py``: :data:`SAMPLER_PASSES` passes over
    the float32 logits at the bandwidth times MBU);
-6. the host: :data:`HOST_STEP` per step and :data:`HOST_PER_REQUEST` per scheduled request
-   (scheduling, input preparation, launching or replaying the CUDA graph, output processing).
+6. the host: :data:`HOST_STEP` per step, :data:`HOST_PER_LAYER` per step and layer and
+   :data:`HOST_PER_REQUEST` per scheduled request (scheduling, input preparation, launching or
+   replaying the CUDA graph, the gaps between a layer's kernels, output processing): BLIS's
+   three published host terms.
 
 Everything that depends only on ``T`` (1-2, 4) is tabulated once per token count, what depends
 only on ``S`` (5, the per-request host work) once per request count; attention is read per
@@ -39,6 +41,7 @@ operation.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -54,6 +57,17 @@ HOST_STEP = 126e-6
 """Seconds of host work per step that the GPU does not hide: BLIS (inference-sim) fitted about
 126 us per step to vLLM 0.15.1 on H100 (its "trained physics" step overhead), the one published
 measurement of this term we have."""
+
+HOST_PER_LAYER = 32e-6
+"""Seconds per step and decoder layer that the isolated kernel timings leave out: BLIS's fitted
+32 us per layer, vLLM 0.15.1 on H100 (its "trained physics" per-layer overhead). The tables time
+each operator alone, in CUDA-graph replays (``collector/helper.py: benchmark_with_power``); in a
+step the layer's dozen kernels follow one another, launched eagerly in the steps vLLM does not
+capture (more than :data:`CUDA_GRAPH_MAX_TOKENS` tokens) and with the synchronisation around the
+tensor-parallel all-reduces, and the gaps between them are this term. It is BLIS's published
+constant, not fitted here; of the ways to account for the host work, it was chosen on the
+fitting split of :mod:`osbench.serve.validate` alone (``FIT_SPLIT``: TPOT MAPE 13.8% without it,
+4.2% with it)."""
 
 HOST_PER_REQUEST = 4.4e-6
 """Seconds of host work per scheduled request and step (input preparation, output processing):
@@ -90,6 +104,23 @@ class MeasuredTables:
     @property
     def max_tokens(self) -> int:
         return len(self.tokens) - 1
+
+    @functools.cached_property
+    def native(self) -> Any:
+        """The tables converted once into the core (``osbench._native.MeasuredTables``), which
+        the native engine and :func:`native_seconds` read."""
+        a = self.arrays()
+        return _native.MeasuredTables(
+            self.host_step,
+            a["tokens"],
+            a["seqs"],
+            a["context_rows"],
+            a["context_cols"],
+            a["context_values"],
+            a["generation_rows"],
+            a["generation_cols"],
+            a["generation_values"],
+        )
 
     def arrays(self) -> dict[str, Any]:
         """The arrays as the native engine takes them (float64 numpy arrays)."""
@@ -141,7 +172,7 @@ def build(model: Model, gpu: GPU, tp: int, mbu: float) -> MeasuredTables:
     context = kernels.attention_grid(t, "context", h, kvh, hd, model.kv_dtype)
     generation = kernels.attention_grid(t, "generation", h, kvh, hd, model.kv_dtype)
     return MeasuredTables(
-        host_step=HOST_STEP,
+        host_step=HOST_STEP + HOST_PER_LAYER * model.layers,
         tokens=np.concatenate([[0.0], tokens]),
         seqs=np.concatenate([[0.0], head]),
         context_rows=context.rows.tolist(),
@@ -163,15 +194,22 @@ def _moe_key(t: kernels.Tables, model: Model, tp: int) -> tuple[Any, ...]:
     return block if block in t.moe else ("fp8", *shape)
 
 
-def seconds(t: MeasuredTables, b: Any, prefill_context: int) -> float:
+def seconds(t: MeasuredTables, b: Any, chunks: Sequence[tuple[int, int]]) -> float:
     """The step's seconds for the :class:`~osbench.serve.Batch` ``b``, whose prefill requests
-    had ``prefill_context`` tokens cached before the step (the decoding ones have the rest of
-    ``b.context_tokens``). The fixed order of operations the native engine repeats:
+    are ``chunks``: ``(new tokens, tokens cached before the step)`` each, in scheduling order
+    (:attr:`StepWork.prefill_chunks <osbench.serve.steptime.StepWork.prefill_chunks>`; the
+    decoding requests have the rest of ``b.context_tokens``). The fixed order of operations the
+    native engine repeats:
 
-    - decode attention at ``(decode_seqs, mean cached tokens)``;
-    - prefill attention at ``(prefill_seqs, mean sequence after the chunk)``, times the chunks'
-      causal pairs over those of that many whole prompts of the mean length (a chunk over a
-      cached prefix computes only its own rows of the attention matrix).
+    - decode attention at ``(decode_seqs, mean cached tokens)`` from the generation table;
+    - each prefill chunk of ``n`` new tokens over ``c`` cached ones, priced over its own context
+      ``s = c + n``: the context table at ``(P, s)`` (``P`` the step's prefill chunks, run in one
+      varlen kernel: a batch of ``P``) over ``P``, times the chunk's causal query-key pairs
+      ``n c + n (n + 1) / 2`` over those of a whole prompt of ``s`` tokens, ``s (s + 1) / 2``
+      (the table measures whole prompts, no cached prefix; a chunk computes only its own rows
+      of the attention matrix, each over every key before it: FlashAttention's causal mask
+      aligned to the bottom right, ``flash_attn_varlen_func`` in ``vllm/v1/attention/backends/
+      flash_attn.py``). ``P`` equal chunks without a cache cost the table's ``(P, s)`` exactly.
     """
     new = b.prefill_tokens + b.decode_seqs
     if new > len(t.tokens) - 1:
@@ -179,17 +217,27 @@ def seconds(t: MeasuredTables, b: Any, prefill_context: int) -> float:
             f"tokens={new} is not accepted by the measured step time: its GEMM tables measure up to "
             f"{len(t.tokens) - 1} tokens per step; use max_num_batched_tokens of at most that"
         )
+    prefill_context = 0
+    chunk_tokens = 0
+    for n, c in chunks:
+        prefill_context += c
+        chunk_tokens += n
+    if len(chunks) != b.prefill_seqs or chunk_tokens != b.prefill_tokens or prefill_context > b.context_tokens:
+        raise ArgumentError(
+            f"prefill_chunks={tuple(chunks)} is not accepted for {b}: one (new, cached) per prefill request, the "
+            "new tokens summing to prefill_tokens, the cached ones at most context_tokens"
+        )
     total = t.host_step + t.tokens[new] + t.seqs[b.num_seqs]
     decode_context = b.context_tokens - prefill_context
     if b.decode_seqs > 0:
         s = decode_context / b.decode_seqs
         total += _read(t.generation_rows, t.generation_cols, t.generation_values, b.decode_seqs, s, kernels.decode_work)
-    if b.prefill_seqs > 0:
-        pairs = b.attention_pairs - (decode_context + b.decode_seqs)
-        s = (b.prefill_tokens + prefill_context) / b.prefill_seqs
-        whole = b.prefill_seqs * kernels.prefill_work(s)
-        attention = _read(t.context_rows, t.context_cols, t.context_values, b.prefill_seqs, s, kernels.prefill_work)
-        total += attention * (pairs / whole)
+    p = len(chunks)
+    for n, c in chunks:
+        s = c + n
+        pairs = n * c + n * (n + 1) // 2
+        attention = _read(t.context_rows, t.context_cols, t.context_values, p, float(s), kernels.prefill_work)
+        total += attention * (pairs / (p * kernels.prefill_work(float(s))))
     return float(total)
 
 
@@ -205,19 +253,14 @@ def step_columns(steps: Sequence[Any], names: Sequence[str] = STEP_COLUMNS) -> d
 def native_seconds(t: MeasuredTables, steps: Sequence[Any]) -> np.ndarray:
     """:func:`seconds` of each step (a :class:`~osbench.serve.steptime.StepWork`), computed by
     the native core from the same tables: bit-equal, and one call for many steps."""
-    column = step_columns(steps, (*STEP_COLUMNS, "prefill_context_tokens"))
-    a = t.arrays()
-    return _native.serve_measured_seconds(
-        t.host_step,
-        a["tokens"],
-        a["seqs"],
-        a["context_rows"],
-        a["context_cols"],
-        a["context_values"],
-        a["generation_rows"],
-        a["generation_cols"],
-        a["generation_values"],
-        **column,
+    chunks = [getattr(w, "prefill_chunks", ()) for w in steps]
+    offsets = np.cumsum([0] + [len(c) for c in chunks], dtype=np.int64)
+    flat = [pair for c in chunks for pair in c]
+    return t.native.seconds(
+        **step_columns(steps),
+        chunk_offsets=offsets,
+        chunk_new=np.asarray([n for n, _ in flat], dtype=np.int64),
+        chunk_context=np.asarray([c for _, c in flat], dtype=np.int64),
     )
 
 
@@ -234,6 +277,7 @@ def _read(rows: list[float], cols: list[float], values: list[float], batch: int,
 
 __all__ = [
     "CUDA_GRAPH_MAX_TOKENS",
+    "HOST_PER_LAYER",
     "HOST_PER_REQUEST",
     "HOST_STEP",
     "SAMPLER_PASSES",

@@ -2,25 +2,31 @@
 
 Same arguments and the same :class:`~osbench.serve.run.EngineRun` as
 :func:`osbench.serve.reference.run`, held to it step for step (tests/serve/test_native.py),
-with one difference: the step time must be a :class:`~osbench.serve.StepTime` (linear or
-roofline), whose arithmetic the engine repeats bit for bit; an arbitrary callable runs on the
+with one difference: the step time must be a :class:`~osbench.serve.StepTime` (linear,
+roofline, corrected or measured), whose arithmetic the engine repeats bit for bit; an arbitrary callable runs on the
 reference engine only.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 from osbench import _native
 from osbench.errors import ArgumentTypeError
 from osbench.serve.config import EngineConfig
 from osbench.serve.requests import Requests
-from osbench.serve.run import STEP_FIELDS, EngineRun, StepRecord, Steps, check_requests
+from osbench.serve.run import STEP_FIELDS, EngineRun, StepRecord, Steps, check_concurrency, check_requests
 from osbench.serve.steptime import StepTime
 
 
 def run(
-    requests: Requests, config: EngineConfig, step_time: Any, *, record: bool = False, jump: bool = True
+    requests: Requests,
+    config: EngineConfig,
+    step_time: Any,
+    *,
+    record: bool = False,
+    jump: bool = True,
+    concurrency: Optional[int] = None,
 ) -> EngineRun:
     """Serve ``requests`` with the engine ``config`` describes, each step taking
     ``step_time(batch)`` seconds; see :func:`osbench.serve.reference.run`.
@@ -29,18 +35,25 @@ def run(
     (no arrival, admission, preemption, finish or block boundary); every step is still recorded,
     and the results are the same with ``jump=False``. The run releases the GIL and stops on
     Ctrl-C (``KeyboardInterrupt``)."""
-    return simulate_counted(requests, config, step_time, record=record, jump=jump)[0]
+    return simulate_counted(requests, config, step_time, record=record, jump=jump, concurrency=concurrency)[0]
 
 
 def simulate_counted(
-    requests: Requests, config: EngineConfig, step_time: Any, *, record: bool = False, jump: bool = True
+    requests: Requests,
+    config: EngineConfig,
+    step_time: Any,
+    *,
+    record: bool = False,
+    jump: bool = True,
+    concurrency: Optional[int] = None,
 ) -> tuple[EngineRun, int]:
     """:func:`run`, and how many of its steps the decode jump took (tests show it is used)."""
     priority = check_requests(requests, config)
+    concurrency = check_concurrency(concurrency)
     if not isinstance(step_time, StepTime):
         raise ArgumentTypeError(
             f"step_time={step_time!r:.60} is not accepted by the native engine: it takes a StepTime "
-            "(StepTime.linear or StepTime.roofline); an arbitrary callable runs with engine='reference'"
+            "(StepTime.linear, roofline, corrected or measured); an arbitrary callable runs with engine='reference'"
         )
     for name, value in (("record", record), ("jump", jump)):
         if not isinstance(value, bool):
@@ -69,8 +82,10 @@ def simulate_counted(
         scheduler_reserve_full_isl=config.scheduler_reserve_full_isl,
         step_kind=kind,
         step_coefficients=list(coefficients),
+        step_tables=None if step_time.tables is None else step_time.tables.native,
         record=record,
         jump=jump,
+        concurrency=concurrency,
     )
     steps = Steps(**{name: columns.pop(name) for name in STEP_FIELDS})
     return EngineRun(**columns, steps=steps, record=None if detail is None else StepRecord(**detail)), jumped

@@ -39,6 +39,7 @@ scheduling unless told otherwise (``async_scheduling`` unset becomes true in
 
 from __future__ import annotations
 
+import enum
 import heapq
 from collections import OrderedDict, deque
 from collections.abc import Iterable, Sequence
@@ -48,8 +49,10 @@ import numpy as np
 
 from osbench.errors import ArgumentError
 from osbench.serve.config import EngineConfig
+from osbench.serve.drive import Output, Planned, drive
 from osbench.serve.requests import Requests, mix64
-from osbench.serve.run import EngineRun, Recorder, StepTimeModel, batch_of, check_requests, step_duration
+from osbench.serve.run import EngineRun, Recorder, StepTimeModel, check_concurrency, check_requests
+from osbench.serve.steptime import StepWork
 
 WAITING, RUNNING, PREEMPTED, FINISHED = "waiting", "running", "preempted", "finished"
 
@@ -403,6 +406,34 @@ class PriorityQueue:
         return heapq.heappop(self._heap)[1]
 
 
+# --------------------------------------------------------------------------- the policy
+
+
+class Policy(enum.Enum):
+    """The scheduling policy (``config/scheduler.py: SchedulerConfig.policy``,
+    ``core/sched/request_queue.py: SchedulingPolicy``): which running request a full pool
+    preempts, and the waiting queue that takes it back."""
+
+    FCFS = "fcfs"
+    """Preempt the last running request; a preempted request goes back to the front of the
+    waiting queue (:class:`FCFSQueue`)."""
+    PRIORITY = "priority"
+    """Preempt the running request of the largest ``(priority, arrival)``, the first such in
+    running order (``Scheduler.schedule``'s ``max(self.running, key=...)``); a preempted request
+    goes back in by its key (:class:`PriorityQueue`)."""
+
+    def queue(self) -> Union[FCFSQueue, PriorityQueue]:
+        """The waiting queue of the policy (``request_queue.py: create_request_queue``); its
+        ``prepend_request`` requeues a preempted request."""
+        return PriorityQueue() if self is Policy.PRIORITY else FCFSQueue()
+
+    def victim(self, running: Sequence[Request]) -> int:
+        """The position in ``running`` (not empty) of the request to preempt."""
+        if self is Policy.PRIORITY:
+            return max(range(len(running)), key=lambda k: (running[k].priority, running[k].arrival))
+        return len(running) - 1
+
+
 # --------------------------------------------------------------------------- the scheduler
 
 
@@ -418,6 +449,12 @@ class StepPlan:
         self.work: list[tuple[int, int, int]] = []
         """Per scheduled request: new tokens, tokens already cached, tokens outstanding."""
 
+    @property
+    def prefill_chunks(self) -> list[tuple[int, int]]:
+        """Per prefill request of the step, in scheduling order: ``(new tokens, tokens already
+        in its KV cache before this chunk)``, for step times that price each chunk."""
+        return [(new, cached) for new, cached, outstanding in self.work if outstanding > 1]
+
 
 class Scheduler:
     """``core/sched/scheduler.py: Scheduler``: the waiting queue, the running list, and
@@ -426,7 +463,8 @@ class Scheduler:
     def __init__(self, config: EngineConfig) -> None:
         self.config = config
         self.kv_cache_manager = KVCacheManager(config)
-        self.waiting: Union[FCFSQueue, PriorityQueue] = PriorityQueue() if config.policy == "priority" else FCFSQueue()
+        self.policy = Policy(config.policy)
+        self.waiting = self.policy.queue()
         self.running: list[Request] = []
 
     def add_request(self, request: Request) -> None:
@@ -459,25 +497,20 @@ class Scheduler:
                     allocated = True
                     break
                 allocated = False
-                # No blocks: preempt the lowest-priority running request and retry.
-                if cfg.policy == "priority":
-                    victim = max(self.running, key=lambda r: (r.priority, r.arrival))
-                    victim_index = self.running.index(victim)
-                    del self.running[victim_index]
-                    if victim_index < req_index:
-                        req_index -= 1
-                    if victim.index in scheduled:  # already scheduled this step: its tokens come back
-                        token_budget += scheduled.pop(victim.index)[1]
-                else:
-                    victim = self.running.pop()
+                # No blocks: preempt the policy's victim and retry.
+                victim_index = self.policy.victim(self.running)
+                victim = self.running.pop(victim_index)
+                if victim_index < req_index:  # already scheduled this step: its tokens come back
+                    req_index -= 1
+                    token_budget += scheduled.pop(victim.index)[1]
                 self._preempt_request(victim)
                 plan.preempted.append(victim)
                 if victim is request:  # nothing left to preempt: it cannot run this step
                     break
             if not allocated:
-                if cfg.policy == "priority" and request.status == PREEMPTED:
-                    continue  # it preempted itself; the more urgent requests after it may still fit
-                break
+                # It preempted itself; under priority the more urgent requests after it may still
+                # fit (under fcfs it was the last running one: the loop ends).
+                continue
             scheduled[request.index] = (request, num_new_tokens)
             token_budget -= num_new_tokens
             req_index += 1
@@ -629,66 +662,79 @@ def livelock_error(scheduler: Scheduler, policy: str) -> ArgumentError:
 # --------------------------------------------------------------------------- the engine loop
 
 
-def run(requests: Requests, config: EngineConfig, step_time: StepTimeModel, *, record: bool = False) -> EngineRun:
-    """Serve ``requests`` with the engine ``config`` describes; each step takes
-    ``step_time(batch)`` seconds (see :class:`~osbench.serve.StepTime`).
+class Stepper:
+    """The scheduler as :func:`osbench.serve.drive.drive` runs it: requests become
+    :class:`Request` objects as they arrive, and each step's plan and output are reported by
+    request index."""
 
-    The engine keeps a clock. Before each step, every request that has arrived joins the waiting
-    queue, in arrival order; when nothing runs or waits the clock jumps to the next arrival. A
-    step's output tokens come out at its end. With ``record=True`` the result also holds every
-    step's detail (:class:`~osbench.serve.run.StepRecord`).
-    """
-    priority = check_requests(requests, config)
-    block_size = config.block_size
-    keys, offsets = requests.prompt_block_keys(block_size) if config.enable_prefix_caching else (None, None)
-    arrival = requests.arrival.tolist()
-    n = len(arrival)
-    scheduler = Scheduler(config)
-    recorder = Recorder(n, record)
-    now = 0.0
-    next_arrival = 0
-    num_finished = 0
-    guard = LivelockGuard()
-    while num_finished < n:
-        arrived = next_arrival
-        while next_arrival < n and arrival[next_arrival] <= now:
-            i = next_arrival
-            own_keys = None if keys is None or offsets is None else keys[offsets[i] : offsets[i + 1]]
-            request = Request(
-                i, arrival[i], int(priority[i]), int(requests.prompt_len[i]), int(requests.output_len[i]), own_keys
-            )
-            scheduler.add_request(request)
-            next_arrival += 1
-        if not scheduler.has_unfinished_requests():
-            now = arrival[next_arrival]
-            continue
-        plan = scheduler.schedule()
-        if not plan.scheduled:  # cannot happen when check_requests passed; a guard against a hang
-            raise RuntimeError(f"the engine scheduled nothing at t={now} with requests waiting: this is a bug")
-        batch = batch_of(plan.work)
-        pool = scheduler.kv_cache_manager.pool
-        num_waiting, free_blocks = len(scheduler.waiting), pool.num_free_blocks
-        duration = step_duration(step_time, batch)
-        end = now + duration
-        produced, finished = scheduler.update_from_output(plan)
-        for request in produced:
-            recorder.token(request.index, end, request.num_output_tokens == 1, request.status == FINISHED)
-        num_finished += len(finished)
-        recorder.step(
-            now,
-            duration,
-            batch,
+    def __init__(self, requests: Requests, config: EngineConfig, priority: np.ndarray) -> None:
+        self.config = config
+        self.scheduler = Scheduler(config)
+        self.requests = requests
+        self.priority = priority
+        self.keys: Optional[np.ndarray] = None
+        self.offsets: Optional[np.ndarray] = None
+        if config.enable_prefix_caching:
+            self.keys, self.offsets = requests.prompt_block_keys(config.block_size)
+        self.plan = StepPlan()
+
+    def add_request(self, index: int, arrival: float) -> None:
+        keys, offsets = self.keys, self.offsets
+        own_keys = None if keys is None or offsets is None else keys[offsets[index] : offsets[index + 1]]
+        r = self.requests
+        request = Request(
+            index, arrival, int(self.priority[index]), int(r.prompt_len[index]), int(r.output_len[index]), own_keys
+        )
+        self.scheduler.add_request(request)
+
+    def has_unfinished_requests(self) -> bool:
+        return self.scheduler.has_unfinished_requests()
+
+    def schedule(self) -> Planned:
+        plan = self.plan = self.scheduler.schedule()
+        free_blocks = self.scheduler.kv_cache_manager.pool.num_free_blocks
+        return Planned(
+            StepWork.of(plan.work),
             [(r.index, tokens) for r, tokens in plan.scheduled.values()],
             [r.index for r in plan.preempted],
             [(r.index, hit) for r, hit in plan.admitted],
-            num_waiting,
-            config.usable_blocks - free_blocks,
+            len(self.scheduler.waiting),
+            self.config.usable_blocks - free_blocks,
             free_blocks,
-            len(pool.cached),
         )
-        now = end
-        # Until every request has arrived, a repeat must keep the clock too.
-        clock = now if next_arrival < n else None
-        if guard.repeats(next_arrival > arrived or bool(produced), engine_state, scheduler, clock):
-            raise livelock_error(scheduler, config.policy)
-    return recorder.result()
+
+    def update_from_output(self) -> Output:
+        produced, finished = self.scheduler.update_from_output(self.plan)
+        tokens = [(r.index, r.num_output_tokens == 1, r.status == FINISHED) for r in produced]
+        return Output(tokens, len(finished), len(self.scheduler.kv_cache_manager.pool.cached))
+
+    def state(self, clock: Optional[float]) -> tuple:
+        return engine_state(self.scheduler, clock)
+
+    def livelock_error(self) -> Exception:
+        return livelock_error(self.scheduler, self.config.policy)
+
+
+def run(
+    requests: Requests,
+    config: EngineConfig,
+    step_time: StepTimeModel,
+    *,
+    record: bool = False,
+    concurrency: Optional[int] = None,
+) -> EngineRun:
+    """Serve ``requests`` with the engine ``config`` describes; each step takes
+    ``step_time(batch)`` seconds (see :class:`~osbench.serve.StepTime`).
+
+    The engine keeps a clock (:func:`osbench.serve.drive.drive`). Before each step, every request
+    that has arrived joins the waiting queue, in arrival order; when nothing runs or waits the
+    clock jumps to the next arrival. A step's output tokens come out at its end. With
+    ``record=True`` the result also holds every step's detail
+    (:class:`~osbench.serve.run.StepRecord`). With ``concurrency=N``, closed-loop clients: at
+    most ``N`` requests in flight, the next sent when one finishes.
+    """
+    priority = check_requests(requests, config)
+    concurrency = check_concurrency(concurrency)
+    recorder = Recorder(len(requests), record)
+    stepper = Stepper(requests, config, priority)
+    return drive(requests, stepper, step_time, recorder, guard=LivelockGuard(), concurrency=concurrency)

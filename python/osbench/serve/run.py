@@ -10,10 +10,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
+from osbench import _checks
 from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.serve.config import EngineConfig
 from osbench.serve.requests import Requests
@@ -109,6 +110,9 @@ class EngineRun:
     requests' arrivals); a step's tokens come out at its end, ``start + duration``."""
 
     # Per request, in the order of the requests.
+    arrival: np.ndarray
+    """When the request reached the engine: its arrival, or later when a concurrency limit
+    held it back (``simulate(..., concurrency=N)``)."""
     admitted: np.ndarray
     """When the request was first scheduled (the start of that step)."""
     first_token: np.ndarray
@@ -166,6 +170,13 @@ def check_requests(requests: Requests, config: EngineConfig) -> np.ndarray:
     return requests.priority
 
 
+def check_concurrency(concurrency: Any) -> Optional[int]:
+    """``concurrency``: None (each request sent at its arrival) or the most requests in flight."""
+    if concurrency is None:
+        return None
+    return _checks.positive_int("concurrency", concurrency, maximum=2**32)
+
+
 def _indices(idx: np.ndarray) -> str:
     """``request 3`` or ``requests 3, 5, 8, 9, 12 (and 4 more)``."""
     shown = ", ".join(str(int(i)) for i in idx[:5])
@@ -212,6 +223,7 @@ class Recorder:
     engine records the same facts the same way."""
 
     def __init__(self, num_requests: int, record: bool) -> None:
+        self.arrival = np.full(num_requests, np.nan)
         self.admitted = np.full(num_requests, np.nan)
         self.first_token = np.full(num_requests, np.nan)
         self.finish = np.full(num_requests, np.nan)
@@ -292,6 +304,7 @@ class Recorder:
             offsets = {f"{name}_offsets": np.asarray(o, dtype=np.int64) for name, o in self.offsets.items()}
             record = StepRecord(**arrays, **offsets)
         return EngineRun(
+            arrival=self.arrival,
             admitted=self.admitted,
             first_token=self.first_token,
             finish=self.finish,

@@ -29,6 +29,7 @@ def simulate(
     step_time: Any = None,
     num_blocks: Optional[int] = None,
     record: bool = False,
+    concurrency: Optional[int] = None,
     **config: Any,
 ) -> ServeResult:
     """Serve ``requests`` as vLLM 0.33.0 would (continuous batching, paged KV cache, prefix
@@ -49,6 +50,10 @@ def simulate(
     - ``engine``: ``"native"`` (Rust, the default) or ``"reference"`` (readable Python); the
       two give equal results.
     - ``record``: keep every step's detail in ``result.record``.
+    - ``concurrency``: closed-loop clients, as ``benchmark_serving --max-concurrency`` sends
+      requests: at most that many in flight, request ``i`` sent at its arrival or when one
+      finishes and leaves room, whichever is later; its TTFT counts from when it was sent.
+      None (the default): each request is sent at its arrival.
 
     >>> import osbench as ob
     >>> reqs = ob.serve.Requests.poisson(50, rate=5.0, seed=1)
@@ -61,7 +66,7 @@ def simulate(
     if unknown:
         raise ArgumentTypeError(
             f"{unknown[0]}={config[unknown[0]]!r} is not accepted: simulate takes engine, model, gpu, tp, step_time, "
-            f"num_blocks, record and the EngineConfig fields {', '.join(_CONFIG_FIELDS)}"
+            f"num_blocks, record, concurrency and the EngineConfig fields {', '.join(_CONFIG_FIELDS)}"
         )
     m = None if model is None else Model.preset(model)
     g = None if gpu is None else GPU.preset(gpu)
@@ -86,5 +91,16 @@ def simulate(
             num_blocks = pool_blocks(m, g, tp=tp, block_size=config.get("block_size", EngineConfig.block_size))
     cfg = EngineConfig(num_blocks=num_blocks, **config)
     run_engine = native.run if engine == "native" else reference.run
-    run = run_engine(requests, cfg, step_time, record=record)
+    run = run_engine(requests, cfg, step_time, record=record, concurrency=concurrency)
+    if concurrency is not None:  # latencies count from when each request was sent
+        requests = Requests(
+            run.arrival,
+            requests.prompt_len,
+            requests.output_len,
+            blocks=requests.block_ids,
+            block_offsets=requests.block_offsets,
+            priority=requests.priority,
+            source_block=requests.source_block,
+            name=requests.name,
+        )
     return ServeResult.from_run(run, requests, cfg)

@@ -54,30 +54,36 @@ class Batch:
 
 @dataclass(frozen=True)
 class StepWork(Batch):
-    """A :class:`Batch` with the cached tokens of its prefill requests apart, which the
-    measured step time needs to price a prefill chunk over a cached prefix (the engines'
-    ``Batch`` gives the cached tokens of all scheduled requests together)."""
+    """A :class:`Batch` with each prefill request's chunk apart, which the measured step time
+    needs to price every prefill chunk's attention over its own context (the engines' ``Batch``
+    sums the cached tokens of all scheduled requests)."""
 
-    prefill_context_tokens: int
-    """Tokens already in the KV cache of the step's prefill requests before the step (summed)."""
+    prefill_chunks: tuple[tuple[int, int], ...] = ()
+    """``(new tokens, tokens already in the KV cache before the step)`` of each prefill request,
+    in scheduling order."""
+
+    @property
+    def prefill_context_tokens(self) -> int:
+        """Tokens already in the KV cache of the step's prefill requests before the step (summed)."""
+        return sum(cached for _, cached in self.prefill_chunks)
 
     @classmethod
     def of(cls, scheduled: Any) -> StepWork:
         """From ``(new tokens, tokens already in the KV cache, tokens not yet in it)`` of each
         scheduled request, as :func:`osbench.serve.run.batch_of` reads them."""
-        prefill_seqs = prefill_tokens = decode_seqs = context = pairs = prefill_context = 0
+        prefill_tokens = decode_seqs = context = pairs = 0
+        chunks = []
         count = 0
         for new, cached, outstanding in scheduled:
             count += 1
             if outstanding > 1:
-                prefill_seqs += 1
                 prefill_tokens += new
-                prefill_context += cached
+                chunks.append((int(new), int(cached)))
             else:
                 decode_seqs += 1
             context += cached
             pairs += new * cached + new * (new + 1) // 2
-        return cls(count, prefill_seqs, prefill_tokens, decode_seqs, context, pairs, prefill_context)
+        return cls(count, len(chunks), prefill_tokens, decode_seqs, context, pairs, tuple(chunks))
 
 
 # ---------------------------------------------------------------------------- defaults
@@ -428,8 +434,9 @@ class StepTime:
         :mod:`osbench.serve.measured`. ``engine``: the serving engine whose kernels and host
         loop are modelled (``"vllm"``); ``mbu``: the share of the datasheet bandwidth the
         few elementwise kernels not in the tables reach; ``host_step``: seconds of host work per
-        step (default :data:`osbench.serve.measured.HOST_STEP`; :func:`osbench.serve.validate.fit_host`
-        fits it to measured runs).
+        step (default :data:`osbench.serve.measured.HOST_STEP` plus
+        :data:`~osbench.serve.measured.HOST_PER_LAYER` per layer, BLIS's published constants;
+        :func:`osbench.serve.validate.fit_host` fits it to measured runs).
 
         A GPU without tables, a model shape outside them (a weight, a head layout, an MoE
         shape not measured) or a ``tp`` without all-reduce tables is refused with the reason;
@@ -448,15 +455,15 @@ class StepTime:
 
     def __call__(self, batch: Batch) -> float:
         if self.tables is not None:
-            prefill_context = getattr(batch, "prefill_context_tokens", None)
-            if prefill_context is None:
-                if batch.prefill_seqs and batch.context_tokens:
+            chunks = getattr(batch, "prefill_chunks", None)
+            if chunks is None:
+                if batch.prefill_seqs:
                     raise ArgumentError(
-                        f"batch={batch} is not accepted by the measured step time: it has prefill requests and "
-                        "cached tokens without saying whose; give a StepWork (prefill_context_tokens apart)"
+                        f"batch={batch} is not accepted by the measured step time: it prices each prefill chunk "
+                        "over its own context; give a StepWork (StepWork.of(work): the chunks apart)"
                     )
-                prefill_context = 0
-            return composition.seconds(self.tables, batch, prefill_context)
+                chunks = ()
+            return composition.seconds(self.tables, batch, chunks)
         return _KINDS[self.kind][0](self.coefficients, batch)
 
     def spec(self) -> tuple[str, tuple[float, ...]]:

@@ -26,17 +26,19 @@ the published constants their modules cite.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import math
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Optional
 
 import numpy as np
 
-from osbench import datasets
+from osbench import _checks, datasets
 from osbench.errors import ArgumentError
-from osbench.serve import reference
+from osbench.serve import native, reference
 from osbench.serve.config import EngineConfig, server_batch_defaults
 from osbench.serve.models import GPU, Model, num_blocks
+from osbench.serve.requests import Requests
 from osbench.serve.steptime import StepTime, StepWork
 
 SILICON = "aic-silicon-sample"
@@ -201,6 +203,40 @@ def closed_loop(
     return ttft, tpot
 
 
+def closed_loop_native(
+    config: EngineConfig,
+    step_time: StepTime,
+    isl: int,
+    osl: int,
+    concurrency: int,
+    requests: int,
+    warmup: bool = True,
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`closed_loop` on the native engine, with the same results (tests hold them equal).
+
+    ``concurrency`` clients sending identical requests one after the other are a queue of every
+    request, in sending order, at time 0, in an engine that runs at most ``concurrency`` at once
+    (``max_num_seqs``): whenever a client's request finishes at the end of a step, the next one
+    is admitted at the start of the next step, the moment the client would have sent it. The
+    requests a closed loop has not sent yet are always behind the ones it has in the FCFS queue,
+    and the running ones plus the sent ones waiting are ``concurrency``, so the scheduler never
+    reaches an unsent one. Each request's send time is then the finish of the request its
+    client had before, the ``k``-th finish for the ``(concurrency + k)``-th request; TTFT counts
+    from it. The clients go on sending ``concurrency`` requests after the measured ones, as load."""
+    clients = min(concurrency, requests)
+    first_measured = clients if warmup else 0
+    warm = [max(1, round(osl * (i + 1) / clients)) if warmup else osl for i in range(clients)]
+    outputs = warm + [osl] * (requests + clients - (0 if warmup else clients))
+    n = len(outputs)
+    cfg = dataclasses.replace(config, max_num_seqs=min(config.max_num_seqs, clients))
+    run = native.run(Requests(np.zeros(n), np.full(n, isl), outputs), cfg, step_time)
+    sent = np.concatenate([np.zeros(clients), np.sort(run.finish)[: n - clients]])
+    measured = slice(first_measured, first_measured + requests)
+    ttft = run.first_token[measured] - sent[measured]
+    tpot = (run.finish[measured] - run.first_token[measured]) / max(osl - 1, 1)
+    return ttft, tpot
+
+
 @dataclass(frozen=True)
 class Prediction:
     """One point predicted by one step-time model."""
@@ -246,16 +282,21 @@ def step_time_for(p: Point, kind: str, host_step: Optional[float] = None) -> Ste
     return StepTime.measured(p.model, p.gpu, tp=p.tp)
 
 
-def predict(p: Point, kind: str, waves: int = WAVES, step_time: Optional[StepTime] = None) -> Prediction:
-    """Replay one measured point with the step-time model ``kind`` (or ``step_time``)."""
+def predict(
+    p: Point, kind: str, waves: int = WAVES, step_time: Optional[StepTime] = None, engine: str = "native"
+) -> Prediction:
+    """Replay one measured point with the step-time model ``kind`` (or ``step_time``) on the
+    native engine (:func:`closed_loop_native`) or the reference one (:func:`closed_loop`)."""
     model = step_time if step_time is not None else step_time_for(p, kind)
-    ttft, tpot = closed_loop(config_for(p), model, p.isl, p.osl, p.concurrency, waves * p.concurrency)
+    loop = closed_loop_native if _checks.engine(engine) == "native" else closed_loop
+    ttft, tpot = loop(config_for(p), model, p.isl, p.osl, p.concurrency, waves * p.concurrency)
     return Prediction(p, kind, float(np.mean(ttft)), float(np.mean(tpot)))
 
 
 FIT_SPLIT = ("qwen3-32b", "h100-sxm", 4)
 """The points the host overhead is fitted on (:func:`fit_host`): Qwen3-32B (bf16) on 4 H100s,
-30 points of every ISL, OSL and concurrency measured. Every other point is validated on."""
+30 points of every ISL, OSL and concurrency measured. Every other point is validated on, by every
+step-time model (:func:`summary`)."""
 
 PROBE = 1e-3
 """The host overhead added to find how a point's TPOT moves with it (seconds per step)."""
@@ -284,6 +325,23 @@ def fit_host(points: list[Point], waves: int = WAVES) -> float:
     return max(0.0, num / den) if den > 0 else 0.0
 
 
+def gemm_bound(p: Point) -> float:
+    """A lower bound of the share of time the GPUs of a measured point were busy, from its own
+    figures: its clients complete ``concurrency / (TTFT + (OSL - 1) TPOT)`` requests per second
+    (each client one request at a time), and every token of a request, prompt or output, passes
+    at least through the linear layers, whose cheapest cost per token in the GPU's measured
+    tables is that of their best-batched step (``min over T of tokens[T] / T`` of the measured
+    model: the GEMMs, all-reduces and elementwise kernels that depend on the token count alone;
+    attention, the LM head and the host left out). Above 1, the point's throughput is more than
+    the kernels can compute: its prompts were not all computed (a prefix cache hit, prompts
+    shorter than stated), and no step-time model that computes them can match it."""
+    tables = StepTime.measured(p.model, p.gpu, p.tp).tables
+    assert tables is not None
+    per_token = float(np.min(tables.tokens[1:] / np.arange(1, len(tables.tokens))))
+    rate = p.concurrency / (p.ttft + (p.osl - 1) * p.tpot)
+    return rate * (p.isl + p.osl) * per_token
+
+
 def mape(errors: list[float]) -> float:
     """Mean absolute percentage error of relative errors, in percent."""
     return 100.0 * float(np.mean(np.abs(errors))) if errors else math.nan
@@ -291,12 +349,14 @@ def mape(errors: list[float]) -> float:
 
 def summary(predictions: list[Prediction]) -> list[dict[str, Any]]:
     """MAPE of TTFT and TPOT by (step time, GPU, model, version, kind), plus an "all" row per
-    step time and model kind: the validation table. The fitted model's points of the fit split
-    are left out of it."""
+    step time and model kind: the validation table. The points of the fit split are left out of
+    it for every step-time model: the fitted one is fitted on them, the measured one's host terms
+    were chosen on them (:data:`osbench.serve.measured.HOST_PER_LAYER`), and the three models are
+    compared on the same points."""
     groups: dict[tuple[str, ...], list[Prediction]] = {}
     for q in predictions:
-        if q.step_time == "fitted" and in_fit_split(q.point):
-            continue  # fitted on: never reported
+        if in_fit_split(q.point):
+            continue  # fitted or chosen on: never reported
         kind = "moe" if q.point.moe else "dense"
         for key in (
             (q.step_time, q.point.gpu, q.point.model, q.point.version, kind),
@@ -330,8 +390,10 @@ __all__ = [
     "Point",
     "Prediction",
     "closed_loop",
+    "closed_loop_native",
     "config_for",
     "fit_host",
+    "gemm_bound",
     "in_fit_split",
     "mape",
     "predict",

@@ -1,7 +1,9 @@
-//! Trace generation, in chunks that stop on request: the Zipf and loop traces of
+//! Trace generation, in chunks that stop on request: the Zipf, loop, scan and drift traces of
 //! `osbench.traces`, fast enough for tens of millions of accesses and interruptible at any size.
 //!
-//! The Zipf trace keeps numpy's draws exactly: [`Pcg64`] is numpy's PCG64 bit generator
+//! Every generator keeps numpy's draws exactly: `Generator.integers` is
+//! [`Pcg64::bounded`] (numpy's Lemire rejection, on 32-bit draws when the range fits in 32
+//! bits), `Generator.random` is [`Pcg64::next_f64`]. The Zipf trace: [`Pcg64`] is numpy's PCG64 bit generator
 //! (`Generator.random` turns each 64-bit output into a double the same way), started from the
 //! state Python's `default_rng(seed)` has, and each draw maps to the first key whose cumulative
 //! weight exceeds it, as `numpy.searchsorted(cdf, u, side="right")` does. A guide table over
@@ -20,14 +22,18 @@ const CHUNK: usize = 1 << 16;
 pub struct Pcg64 {
     state: u128,
     inc: u128,
+    /// The upper half of the last 64-bit output, kept for the next 32-bit draw (numpy's
+    /// `has_uint32` / `uinteger`: two 32-bit draws share one 64-bit output).
+    spare: Option<u32>,
 }
 
 const PCG_MULTIPLIER: u128 = 0x2360_ED05_1FC6_5DA4_4385_DF64_9FCC_F645;
 
 impl Pcg64 {
     /// A generator at `state` with increment `inc`: numpy's `bit_generator.state["state"]`.
+    /// A fresh generator (no 32-bit half kept), as `default_rng(seed)` starts.
     pub fn new(state: u128, inc: u128) -> Self {
-        Pcg64 { state, inc }
+        Pcg64 { state, inc, spare: None }
     }
 
     #[inline]
@@ -36,6 +42,52 @@ impl Pcg64 {
         let hi = (self.state >> 64) as u64;
         let lo = self.state as u64;
         (hi ^ lo).rotate_right((hi >> 58) as u32)
+    }
+
+    /// A 32-bit draw, as numpy's `pcg64_next32`: the lower half of a fresh 64-bit output, the
+    /// upper half kept for the next 32-bit draw.
+    #[inline]
+    pub fn next_u32(&mut self) -> u32 {
+        if let Some(hi) = self.spare.take() {
+            return hi;
+        }
+        let next = self.next_u64();
+        self.spare = Some((next >> 32) as u32);
+        next as u32
+    }
+
+    /// An integer in `0..=max`, as numpy's `Generator.integers(0, max + 1)` draws it
+    /// (`random_bounded_uint64_fill` with Lemire's method, not the masked one): on 32-bit draws
+    /// when `max` fits in 32 bits, else on 64-bit draws; no draw at all when `max` is 0.
+    #[inline]
+    pub fn bounded(&mut self, max: u64) -> u64 {
+        if max == 0 {
+            0
+        } else if max == u32::MAX as u64 {
+            self.next_u32() as u64
+        } else if max < u32::MAX as u64 {
+            let excl = max as u32 + 1;
+            let mut m = self.next_u32() as u64 * excl as u64;
+            if (m as u32) < excl {
+                let threshold = (u32::MAX - max as u32) % excl;
+                while (m as u32) < threshold {
+                    m = self.next_u32() as u64 * excl as u64;
+                }
+            }
+            m >> 32
+        } else if max == u64::MAX {
+            self.next_u64()
+        } else {
+            let excl = max + 1;
+            let mut m = self.next_u64() as u128 * excl as u128;
+            if (m as u64) < excl {
+                let threshold = (u64::MAX - max) % excl;
+                while (m as u64) < threshold {
+                    m = self.next_u64() as u128 * excl as u128;
+                }
+            }
+            (m >> 64) as u64
+        }
     }
 
     /// A double in [0, 1), as numpy's `Generator.random`: the top 53 bits, scaled.
@@ -129,6 +181,107 @@ pub fn cyclic(n_keys: u64, out: &mut [i64], cancel: &Cancel) -> Result<()> {
     Ok(())
 }
 
+/// A hot set polluted by scans into `out`: `period` accesses drawn uniformly from the `n_hot`
+/// hot keys, then `scan_length` one-off keys counting up from `n_hot`, again and again. Equal to
+/// `osbench.traces.scan`'s numpy loop (`rng.integers(0, n_hot, size=...)` per period).
+pub fn scan(
+    n_hot: u64,
+    scan_length: u64,
+    period: u64,
+    rng: &mut Pcg64,
+    out: &mut [i64],
+    cancel: &Cancel,
+) -> Result<()> {
+    if n_hot == 0 || n_hot > i64::MAX as u64 {
+        return Err(invalid("n_hot", n_hot, format!("from 1 to {}", i64::MAX)));
+    }
+    if period == 0 {
+        return Err(invalid("period", period, "a positive number of accesses"));
+    }
+    let mut cold = n_hot; // the next one-off key
+    let (mut in_hot, mut in_scan) = (period, 0u64);
+    cancel.plan(out.len() as u64);
+    for chunk in out.chunks_mut(CHUNK) {
+        for o in chunk.iter_mut() {
+            if in_hot == 0 && in_scan == 0 {
+                in_hot = period;
+            }
+            if in_hot > 0 {
+                *o = rng.bounded(n_hot - 1) as i64;
+                in_hot -= 1;
+                if in_hot == 0 {
+                    in_scan = scan_length;
+                }
+            } else {
+                // Counts up from n_hot <= i64::MAX by at most the trace's length: no overflow
+                // below 2^63 accesses.
+                *o = cold as i64;
+                cold += 1;
+                in_scan -= 1;
+            }
+        }
+        cancel.advance(chunk.len() as u64)?;
+    }
+    Ok(())
+}
+
+/// The drift trace's shape: `phases` equal phases, each with its own `n_hot` hot keys taking a
+/// share `p_hot` of the accesses, the rest going to all `n_keys`.
+#[derive(Clone, Copy, Debug)]
+pub struct Drift {
+    pub n_keys: u64,
+    pub n_hot: u64,
+    pub phases: u64,
+    pub p_hot: f64,
+}
+
+/// The hot set moves, into `out`: access `i` is in phase `min(i * phases / len, phases - 1)`
+/// and goes, with probability `p_hot`, to a key drawn uniformly from that phase's own `n_hot`
+/// keys, else to one drawn from all `n_keys`. Equal to `osbench.traces.drift`'s numpy code,
+/// which draws all the hot keys, then all the others, then all the coins: so do these three
+/// passes (`spare` holds the second pass's keys).
+pub fn drift(shape: Drift, rng: &mut Pcg64, out: &mut [i64], spare: &mut [i64], cancel: &Cancel) -> Result<()> {
+    let Drift { n_keys, n_hot, phases, p_hot } = shape;
+    if n_hot == 0 || phases == 0 || n_hot.checked_mul(phases).is_none_or(|h| h > n_keys) || n_keys > i64::MAX as u64 {
+        return Err(invalid(
+            "n_hot*phases",
+            format!("{n_hot}*{phases}"),
+            format!("positive and at most n_keys={n_keys} (at most {})", i64::MAX),
+        ));
+    }
+    if !(0.0..=1.0).contains(&p_hot) {
+        return Err(invalid("p_hot", p_hot, "a probability in [0, 1]"));
+    }
+    if spare.len() != out.len() {
+        return Err(invalid("spare", spare.len(), format!("{} keys, as many as out", out.len())));
+    }
+    let len = out.len() as u128;
+    cancel.plan(3 * out.len() as u64);
+    for (c, chunk) in out.chunks_mut(CHUNK).enumerate() {
+        for (j, o) in chunk.iter_mut().enumerate() {
+            let i = (c * CHUNK + j) as u128;
+            let phase = (i * phases as u128 / len).min(phases as u128 - 1) as u64;
+            *o = (phase * n_hot + rng.bounded(n_hot - 1)) as i64;
+        }
+        cancel.advance(chunk.len() as u64)?;
+    }
+    for chunk in spare.chunks_mut(CHUNK) {
+        for o in chunk.iter_mut() {
+            *o = rng.bounded(n_keys - 1) as i64;
+        }
+        cancel.advance(chunk.len() as u64)?;
+    }
+    for (chunk, others) in out.chunks_mut(CHUNK).zip(spare.chunks(CHUNK)) {
+        for (o, &other) in chunk.iter_mut().zip(others) {
+            if rng.next_f64() >= p_hot {
+                *o = other;
+            }
+        }
+        cancel.advance(chunk.len() as u64)?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -188,6 +341,43 @@ mod tests {
         let stop = Cancel::raised();
         assert!(matches!(zipf(&[1.0], &mut g, &mut out, &stop), Err(Error::Interrupted)));
         assert!(matches!(cyclic(3, &mut out, &stop), Err(Error::Interrupted)));
+    }
+
+    // numpy 2: g = default_rng(7); g.integers(0, 10, 5), g.integers(0, 2**40, 2), g.integers(0, 3, 3):
+    // 32-bit draws (the fifth leaves a half kept), 64-bit draws (which do not use it), 32-bit again.
+    const GOLDEN_SMALL: [u64; 5] = [9, 6, 6, 8, 5];
+    const GOLDEN_WIDE: [u64; 2] = [247617924053, 330036320526];
+    const GOLDEN_TINY: [u64; 3] = [2, 0, 2];
+
+    #[test]
+    fn bounded_draws_match_numpy() {
+        let mut g = Pcg64::new(208745520555909116978795849195383758904, 261136684632268670825940853076396136793);
+        let small: Vec<u64> = (0..5).map(|_| g.bounded(9)).collect();
+        let wide: Vec<u64> = (0..2).map(|_| g.bounded((1 << 40) - 1)).collect();
+        let tiny: Vec<u64> = (0..3).map(|_| g.bounded(2)).collect();
+        assert_eq!((small, wide, tiny), (GOLDEN_SMALL.to_vec(), GOLDEN_WIDE.to_vec(), GOLDEN_TINY.to_vec()));
+        assert_eq!(g.bounded(0), 0);
+    }
+
+    #[test]
+    fn scan_and_drift_refuse_what_numpy_refuses_and_stop() {
+        let mut out = vec![0i64; 10];
+        let mut spare = vec![0i64; 10];
+        let mut g = Pcg64::new(1, 1);
+        assert!(scan(0, 1, 1, &mut g, &mut out, &never()).is_err());
+        assert!(scan(1, 1, 0, &mut g, &mut out, &never()).is_err());
+        assert!(drift(Drift { n_keys: 10, n_hot: 3, phases: 4, p_hot: 0.9 }, &mut g, &mut out, &mut spare, &never())
+            .is_err());
+        assert!(drift(Drift { n_keys: 10, n_hot: 3, phases: 3, p_hot: 1.5 }, &mut g, &mut out, &mut spare, &never())
+            .is_err());
+        let stop = Cancel::raised();
+        assert!(matches!(scan(1, 1, 1, &mut g, &mut out, &stop), Err(Error::Interrupted)));
+        assert!(matches!(
+            drift(Drift { n_keys: 10, n_hot: 3, phases: 3, p_hot: 0.9 }, &mut g, &mut out, &mut spare, &stop),
+            Err(Error::Interrupted)
+        ));
+        scan(1, 2, 3, &mut g, &mut out, &never()).unwrap();
+        assert_eq!(out, [0, 0, 0, 1, 2, 0, 0, 0, 3, 4]);
     }
 
     #[test]

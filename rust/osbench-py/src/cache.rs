@@ -7,7 +7,9 @@ use crate::errors::ToPyResult;
 use crate::interrupt;
 use crate::threads;
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
-use osbench_core::cache::{self, keys, online, shards, stream, Accesses, Options, Value, TABLE};
+use osbench_core::cache::{
+    self, admission, keys, online, shards, stream, Accesses, Admission, Options, Value, FILTERS, TABLE,
+};
 use osbench_core::error::check_len;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -16,6 +18,8 @@ use std::sync::{Mutex, MutexGuard, TryLockError};
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CACHE_POLICIES", policy_table(m.py())?)?;
+    m.add("CACHE_ADMISSIONS", filter_table(m.py())?)?;
+    m.add_function(wrap_pyfunction!(cache_admission_parameters, m)?)?;
     m.add_function(wrap_pyfunction!(dense_ids, m)?)?;
     m.add_function(wrap_pyfunction!(next_use, m)?)?;
     m.add_function(wrap_pyfunction!(cache_parameters, m)?)?;
@@ -42,21 +46,74 @@ fn policy_table(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
         row.set_item("offline", p.offline)?;
         row.set_item("takes_costs", p.takes_costs)?;
         row.set_item("reads", p.reads().collect::<Vec<_>>())?;
-        let mut params = Vec::with_capacity(p.params.len());
-        for param in p.params {
-            let d = PyDict::new(py);
-            d.set_item("name", param.name)?;
-            d.set_item("kind", param.accepts.kind())?;
-            d.set_item("default", value_to_py(py, param.default)?)?;
-            d.set_item("accepts", param.accepts.describe())?;
-            d.set_item("doc", param.doc)?;
-            params.push(d);
-        }
-        row.set_item("params", params)?;
+        row.set_item("params", params_table(py, p.params)?)?;
         row.set_item("libcachesim", p.libcachesim)?;
+        row.set_item("randomised", p.randomised())?;
         table.push(row);
     }
     Ok(table)
+}
+
+/// Each parameter a dict of its name, kind, default, what it accepts (in words) and doc.
+fn params_table<'py>(py: Python<'py>, declared: &[cache::Param]) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    let mut params = Vec::with_capacity(declared.len());
+    for param in declared {
+        let d = PyDict::new(py);
+        d.set_item("name", param.name)?;
+        d.set_item("kind", param.accepts.kind())?;
+        d.set_item("default", value_to_py(py, param.default)?)?;
+        d.set_item("accepts", param.accepts.describe())?;
+        d.set_item("doc", param.doc)?;
+        params.push(d);
+    }
+    Ok(params)
+}
+
+/// The core's table of admission filters, one row (a dict) per filter, in the order users see
+/// them: name, params (as the policy table's), libcachesim (its admissioner class), seeded, doc.
+fn filter_table(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    let mut table = Vec::with_capacity(FILTERS.len());
+    for f in FILTERS {
+        let row = PyDict::new(py);
+        row.set_item("name", f.name)?;
+        row.set_item("params", params_table(py, f.params)?)?;
+        row.set_item("libcachesim", f.libcachesim)?;
+        row.set_item("seeded", f.seeded)?;
+        row.set_item("doc", f.doc)?;
+        table.push(row);
+    }
+    Ok(table)
+}
+
+/// The admission filter `name` (None: none) with `params` checked against its row.
+fn admission(name: Option<&str>, params: Option<&Bound<'_, PyDict>>) -> PyResult<Option<Admission>> {
+    let Some(name) = name else {
+        if params.is_some_and(|d| !d.is_empty()) {
+            return Err(crate::errors::ArgumentError::new_err(
+                "admission_params is not accepted without admission: name the filter (admission=...)",
+            ));
+        }
+        return Ok(None);
+    };
+    let given = values(params, |n| admission::parameter(n).map(|p| p.name))?;
+    Ok(Some(Admission::new(name, &given).py_err()?))
+}
+
+/// The parameters of admission filter `name` resolved against its row (defaults filled in),
+/// after checking them: what the reference engine's filter classes take.
+#[pyfunction]
+#[pyo3(signature = (name, params=None))]
+fn cache_admission_parameters<'py>(
+    py: Python<'py>,
+    name: &str,
+    params: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let a = admission(Some(name), params)?.ok_or_else(|| PyRuntimeError::new_err("no filter"))?;
+    let out = PyDict::new(py);
+    for (k, v) in a.options.iter() {
+        out.set_item(k, value_to_py(py, v)?)?;
+    }
+    Ok(out)
 }
 
 fn value_to_py(py: Python<'_>, value: Value) -> PyResult<Bound<'_, PyAny>> {
@@ -70,9 +127,17 @@ fn value_to_py(py: Python<'_>, value: Value) -> PyResult<Bound<'_, PyAny>> {
 /// Policy parameters from a dict of name -> bool, int or float (the core checks them against
 /// the policy's row; Python refuses other types before).
 fn options(params: Option<&Bound<'_, PyDict>>) -> PyResult<Options> {
+    values(params, |n| cache::parameter(n).map(|p| p.name))
+}
+
+/// Parameter values from a dict, each name turned into the table's by `declared`.
+fn values(
+    params: Option<&Bound<'_, PyDict>>,
+    declared: impl Fn(&str) -> osbench_core::error::Result<&'static str>,
+) -> PyResult<Options> {
     let mut o = Options::new();
     for (key, value) in params.into_iter().flat_map(|d| d.iter()) {
-        let name = cache::parameter(&key.extract::<String>()?).py_err()?.name;
+        let name = declared(&key.extract::<String>()?).py_err()?;
         let value = if let Ok(b) = value.cast::<PyBool>() {
             Value::Flag(b.is_true())
         } else if value.is_instance_of::<PyInt>() {
@@ -152,7 +217,7 @@ fn next_use<'py>(py: Python<'py>, ids: PyReadonlyArray1<'py, u32>, n_ids: usize)
 
 /// Replay dense ids through one policy. Returns (hits, per-access hit mask or None).
 #[pyfunction]
-#[pyo3(signature = (policy, ids, n_ids, capacity, next_use=None, mask=false, params=None, sizes=None, costs=None))]
+#[pyo3(signature = (policy, ids, n_ids, capacity, next_use=None, mask=false, params=None, sizes=None, costs=None, admission=None, admission_params=None))]
 #[allow(clippy::too_many_arguments)]
 fn cache_replay<'py>(
     py: Python<'py>,
@@ -165,14 +230,18 @@ fn cache_replay<'py>(
     params: Option<&Bound<'py, PyDict>>,
     sizes: Option<PyReadonlyArray1<'py, u64>>,
     costs: Option<PyReadonlyArray1<'py, f64>>,
+    admission: Option<&str>,
+    admission_params: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<(u64, Option<Bound<'py, PyArray1<bool>>>)> {
     let options = options(params)?;
+    let admission = self::admission(admission, admission_params)?;
     let (ids, next, sizes, costs) =
         (slice("ids", &ids)?, optional("next_use", &next_use)?, optional("sizes", &sizes)?, optional("costs", &costs)?);
     let (hits, flags) = interrupt::run(py, "cache.replay", |cancel| {
         let accesses = Accesses::from_parts(ids, n_ids, sizes, costs, next)?;
         let mut flags = if mask { vec![false; ids.len()] } else { Vec::new() };
-        let hits = cache::replay(policy, capacity, &accesses, options, &mut flags, cancel)?;
+        let hits =
+            cache::replay_admitted(policy, capacity, &accesses, options, admission.as_ref(), &mut flags, cancel)?;
         Ok((hits, flags))
     })?;
     Ok((hits, mask.then(|| flags.into_pyarray(py))))
@@ -181,7 +250,7 @@ fn cache_replay<'py>(
 /// Hits at each capacity: one pass for LRU and OPT (stack distances), else one replay per
 /// capacity on `threads` threads (default: every usable CPU).
 #[pyfunction]
-#[pyo3(signature = (policy, ids, n_ids, capacities, next_use=None, params=None, threads=None, sizes=None, costs=None))]
+#[pyo3(signature = (policy, ids, n_ids, capacities, next_use=None, params=None, threads=None, sizes=None, costs=None, admission=None, admission_params=None))]
 #[allow(clippy::too_many_arguments)]
 fn cache_curve<'py>(
     py: Python<'py>,
@@ -194,15 +263,18 @@ fn cache_curve<'py>(
     threads: Option<usize>,
     sizes: Option<PyReadonlyArray1<'py, u64>>,
     costs: Option<PyReadonlyArray1<'py, f64>>,
+    admission: Option<&str>,
+    admission_params: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<U64Array<'py>> {
     let options = options(params)?;
+    let admission = self::admission(admission, admission_params)?;
     let (ids, next, sizes, costs) =
         (slice("ids", &ids)?, optional("next_use", &next_use)?, optional("sizes", &sizes)?, optional("costs", &costs)?);
     let caps = slice("capacities", &capacities)?;
     let threads = threads::threads(py, threads)?;
     let hits = interrupt::run_fanned(py, "cache.curve", threads.min(caps.len()), |cancel| {
         let accesses = Accesses::from_parts(ids, n_ids, sizes, costs, next)?;
-        cache::curve(policy, &accesses, caps, options, threads, cancel)
+        cache::curve_admitted(policy, &accesses, caps, options, admission.as_ref(), threads, cancel)
     })?;
     Ok(hits.into_pyarray(py))
 }
@@ -210,7 +282,7 @@ fn cache_curve<'py>(
 /// Hits of each (policies[i], capacities[i]) cell, each a fresh replay of the same dense ids,
 /// on `threads` threads (default: every usable CPU); the same numbers as one replay per cell.
 #[pyfunction]
-#[pyo3(signature = (policies, capacities, ids, n_ids, next_use=None, params=None, threads=None, sizes=None, costs=None))]
+#[pyo3(signature = (policies, capacities, ids, n_ids, next_use=None, params=None, threads=None, sizes=None, costs=None, admission=None, admission_params=None))]
 #[allow(clippy::too_many_arguments)]
 fn cache_replay_grid<'py>(
     py: Python<'py>,
@@ -223,8 +295,11 @@ fn cache_replay_grid<'py>(
     threads: Option<usize>,
     sizes: Option<PyReadonlyArray1<'py, u64>>,
     costs: Option<PyReadonlyArray1<'py, f64>>,
+    admission: Option<&str>,
+    admission_params: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<U64Array<'py>> {
     let options = options(params)?;
+    let admission = self::admission(admission, admission_params)?;
     let (ids, next, sizes, costs) =
         (slice("ids", &ids)?, optional("next_use", &next_use)?, optional("sizes", &sizes)?, optional("costs", &costs)?);
     let caps = slice("capacities", &capacities)?;
@@ -233,7 +308,7 @@ fn cache_replay_grid<'py>(
         check_len("capacities", caps.len(), policies.len(), "policy")?;
         let cells: Vec<(&str, u64)> = policies.iter().map(String::as_str).zip(caps.iter().copied()).collect();
         let accesses = Accesses::from_parts(ids, n_ids, sizes, costs, next)?;
-        cache::replay_grid(&cells, &accesses, options, threads, cancel)
+        cache::replay_grid_admitted(&cells, &accesses, options, admission.as_ref(), threads, cancel)
     })?;
     Ok(hits.into_pyarray(py))
 }
@@ -291,15 +366,19 @@ pub struct OnlineCache {
 #[pymethods]
 impl OnlineCache {
     #[new]
-    #[pyo3(signature = (policy, capacity, params=None, sizes=false, costs=false))]
+    #[pyo3(signature = (policy, capacity, params=None, sizes=false, costs=false, admission=None, admission_params=None))]
     fn new(
         policy: &str,
         capacity: u64,
         params: Option<&Bound<'_, PyDict>>,
         sizes: bool,
         costs: bool,
+        admission: Option<&str>,
+        admission_params: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
-        let cache = online::Online::new(policy, capacity, options(params)?, sizes, costs).py_err()?;
+        let admission = self::admission(admission, admission_params)?;
+        let cache =
+            online::Online::admitted(policy, capacity, options(params)?, admission.as_ref(), sizes, costs).py_err()?;
         Ok(OnlineCache { cache, capacity, name: policy.to_string(), sizes, costs })
     }
 
@@ -366,9 +445,16 @@ impl CacheStream {
 #[pymethods]
 impl CacheStream {
     #[new]
-    #[pyo3(signature = (policy, capacity, params=None))]
-    fn new(policy: &str, capacity: u64, params: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
-        let stream = stream::Stream::new(policy, capacity, options(params)?).py_err()?;
+    #[pyo3(signature = (policy, capacity, params=None, admission=None, admission_params=None))]
+    fn new(
+        policy: &str,
+        capacity: u64,
+        params: Option<&Bound<'_, PyDict>>,
+        admission: Option<&str>,
+        admission_params: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
+        let admission = self::admission(admission, admission_params)?;
+        let stream = stream::Stream::admitted(policy, capacity, options(params)?, admission.as_ref()).py_err()?;
         Ok(CacheStream { state: Mutex::new(StreamState { stream, broken: false }), capacity, name: policy.to_string() })
     }
 

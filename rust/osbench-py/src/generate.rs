@@ -4,13 +4,15 @@
 use crate::arrays::slice;
 use crate::interrupt;
 use numpy::{PyArray1, PyReadonlyArray1};
-use osbench_core::generate::{cyclic, zipf, Pcg64};
+use osbench_core::generate::{cyclic, drift, scan, zipf, Drift, Pcg64};
 use pyo3::exceptions::PyMemoryError;
 use pyo3::prelude::*;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(traces_zipf, m)?)?;
     m.add_function(wrap_pyfunction!(traces_loop, m)?)?;
+    m.add_function(wrap_pyfunction!(traces_scan, m)?)?;
+    m.add_function(wrap_pyfunction!(traces_drift, m)?)?;
     Ok(())
 }
 
@@ -47,5 +49,46 @@ fn traces_zipf<'py>(
 fn traces_loop(py: Python<'_>, n_keys: u64, length: usize) -> PyResult<Bound<'_, PyArray1<i64>>> {
     let mut out = keys(length)?;
     interrupt::run(py, "traces.loop", |cancel| cyclic(n_keys, &mut out, cancel))?;
+    Ok(PyArray1::from_vec(py, out))
+}
+
+/// `length` keys of a hot set of `n_hot` polluted every `period` accesses by a scan of
+/// `scan_length` one-off keys: numpy's PCG64 started at (state, inc).
+#[pyfunction]
+fn traces_scan(
+    py: Python<'_>,
+    n_hot: u64,
+    scan_length: u64,
+    period: u64,
+    state: (u64, u64),
+    inc: (u64, u64),
+    length: usize,
+) -> PyResult<Bound<'_, PyArray1<i64>>> {
+    let mut out = keys(length)?;
+    let mut rng = Pcg64::new(u128_of(state.0, state.1), u128_of(inc.0, inc.1));
+    interrupt::run(py, "traces.scan", |cancel| scan(n_hot, scan_length, period, &mut rng, &mut out, cancel))?;
+    Ok(PyArray1::from_vec(py, out))
+}
+
+/// `length` keys whose hot set of `n_hot` moves over `phases` phases, a share `p_hot` of the
+/// accesses to it and the rest to all `n_keys`: numpy's PCG64 started at (state, inc).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn traces_drift(
+    py: Python<'_>,
+    n_keys: u64,
+    n_hot: u64,
+    phases: u64,
+    p_hot: f64,
+    state: (u64, u64),
+    inc: (u64, u64),
+    length: usize,
+) -> PyResult<Bound<'_, PyArray1<i64>>> {
+    let mut out = keys(length)?;
+    let mut spare = keys(length)?;
+    let mut rng = Pcg64::new(u128_of(state.0, state.1), u128_of(inc.0, inc.1));
+    interrupt::run(py, "traces.drift", |cancel| {
+        drift(Drift { n_keys, n_hot, phases, p_hot }, &mut rng, &mut out, &mut spare, cancel)
+    })?;
     Ok(PyArray1::from_vec(py, out))
 }

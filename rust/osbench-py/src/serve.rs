@@ -5,7 +5,7 @@ use crate::arrays::{self, slice};
 use crate::errors::ToPyResult;
 use crate::interrupt;
 use numpy::{IntoPyArray, PyReadonlyArray1};
-use osbench_core::serve::{simulate, Config, Options, Record, Requests, Run, Settings, StepTime, POLICIES};
+use osbench_core::serve::{simulate, Config, Options, Record, Requests, Run, Settings, POLICIES};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -24,13 +24,14 @@ fn optional<'a, T: numpy::Element>(name: &str, a: &'a Option<PyReadonlyArray1<'_
 /// (`Requests.prompt_block_keys(block_size)`), required with prefix caching. `step_time`:
 /// `StepTime.spec()`, a kind and its coefficients. Returns (the per-request and per-step
 /// arrays by name, the step records by name or None, the steps the decode jump took).
+/// `concurrency`: at most that many requests in flight (closed-loop clients), or None.
 #[pyfunction]
 #[pyo3(signature = (
     arrival, prompt_len, output_len, priority, keys, key_offsets, *,
     num_blocks, block_size, max_num_batched_tokens, max_num_seqs, max_model_len,
     enable_chunked_prefill, long_prefill_token_threshold, enable_prefix_caching, policy,
     watermark_blocks, scheduler_reserve_full_isl, step_kind, step_coefficients,
-    record=false, jump=true,
+    record=false, jump=true, step_tables=None, concurrency=None,
 ))]
 #[allow(clippy::too_many_arguments)]
 fn serve_simulate<'py>(
@@ -56,6 +57,8 @@ fn serve_simulate<'py>(
     step_coefficients: Vec<f64>,
     record: bool,
     jump: bool,
+    step_tables: Option<PyRef<'py, crate::step_time::MeasuredTables>>,
+    concurrency: Option<usize>,
 ) -> PyResult<(Bound<'py, PyDict>, Option<Bound<'py, PyDict>>, u64)> {
     let requests = Requests {
         arrival: slice("arrival", &arrival)?,
@@ -79,18 +82,16 @@ fn serve_simulate<'py>(
         scheduler_reserve_full_isl,
     })
     .py_err()?;
-    let step_time = StepTime::new(step_kind, &step_coefficients).py_err()?;
-    let options = Options { record, jump };
-    // The engine looks only at the raised flag: the calling thread polls beside it.
-    let run = interrupt::run_on_worker(py, "serve.simulate", |cancel| {
-        simulate(&requests, &config, &step_time, options, cancel.flag())
-    })?;
+    let step_time = crate::step_time::step_time(step_kind, &step_coefficients, step_tables.as_deref())?;
+    let options = Options { record, jump, concurrency };
+    let run = interrupt::run(py, "serve.simulate", |cancel| simulate(&requests, &config, &step_time, options, cancel))?;
     to_python(py, run)
 }
 
 fn to_python(py: Python<'_>, run: Run) -> PyResult<(Bound<'_, PyDict>, Option<Bound<'_, PyDict>>, u64)> {
     let out = PyDict::new(py);
     let Run {
+        arrival,
         admitted,
         first_token,
         finish,
@@ -111,7 +112,9 @@ fn to_python(py: Python<'_>, run: Run) -> PyResult<(Bound<'_, PyDict>, Option<Bo
         record,
         jumped_steps,
     } = run;
-    for (name, column) in [("admitted", admitted), ("first_token", first_token), ("finish", finish)] {
+    for (name, column) in
+        [("arrival", arrival), ("admitted", admitted), ("first_token", first_token), ("finish", finish)]
+    {
         out.set_item(name, column.into_pyarray(py))?;
     }
     out.set_item("start", start.into_pyarray(py))?;

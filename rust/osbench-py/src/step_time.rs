@@ -7,9 +7,10 @@ use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use osbench_core::serve::step_time_measured::{Grid, Measured};
 use osbench_core::serve::{Batch, StepTime};
 use pyo3::prelude::*;
+use std::sync::Arc;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(serve_measured_seconds, m)?)?;
+    m.add_class::<MeasuredTables>()?;
     m.add_function(wrap_pyfunction!(serve_step_seconds, m)?)?;
     Ok(())
 }
@@ -75,65 +76,112 @@ fn counts<'a>(name: &str, a: &'a PyReadonlyArray1<'_, i64>, n: usize) -> PyResul
     Ok(s)
 }
 
-/// The seconds of each step described by the arrays (the `Batch` fields and the prefill
-/// requests' cached tokens), from the measured tables (`MeasuredTables.arrays()`).
-#[pyfunction]
-#[pyo3(signature = (
-    host_step, tokens, seqs, context_rows, context_cols, context_values,
-    generation_rows, generation_cols, generation_values, *,
-    num_seqs, prefill_seqs, prefill_tokens, decode_seqs, context_tokens, attention_pairs,
-    prefill_context_tokens,
-))]
-#[allow(clippy::too_many_arguments)]
-fn serve_measured_seconds<'py>(
-    py: Python<'py>,
-    host_step: f64,
-    tokens: PyReadonlyArray1<'py, f64>,
-    seqs: PyReadonlyArray1<'py, f64>,
-    context_rows: PyReadonlyArray1<'py, f64>,
-    context_cols: PyReadonlyArray1<'py, f64>,
-    context_values: PyReadonlyArray1<'py, f64>,
-    generation_rows: PyReadonlyArray1<'py, f64>,
-    generation_cols: PyReadonlyArray1<'py, f64>,
-    generation_values: PyReadonlyArray1<'py, f64>,
-    num_seqs: PyReadonlyArray1<'py, i64>,
-    prefill_seqs: PyReadonlyArray1<'py, i64>,
-    prefill_tokens: PyReadonlyArray1<'py, i64>,
-    decode_seqs: PyReadonlyArray1<'py, i64>,
-    context_tokens: PyReadonlyArray1<'py, i64>,
-    attention_pairs: PyReadonlyArray1<'py, i64>,
-    prefill_context_tokens: PyReadonlyArray1<'py, i64>,
-) -> PyResult<Bound<'py, PyArray1<f64>>> {
-    let grid = |name, r: &PyReadonlyArray1<f64>, c: &PyReadonlyArray1<f64>, v: &PyReadonlyArray1<f64>| {
-        Grid::new(name, slice(name, r)?.to_vec(), slice(name, c)?.to_vec(), slice(name, v)?.to_vec()).py_err()
-    };
-    let measured = Measured::new(
-        host_step,
-        slice("tokens", &tokens)?.to_vec(),
-        slice("seqs", &seqs)?.to_vec(),
-        grid("context", &context_rows, &context_cols, &context_values)?,
-        grid("generation", &generation_rows, &generation_cols, &generation_values)?,
-    )
-    .py_err()?;
-    let steps = batches([
-        ("num_seqs", &num_seqs),
-        ("prefill_seqs", &prefill_seqs),
-        ("prefill_tokens", &prefill_tokens),
-        ("decode_seqs", &decode_seqs),
-        ("context_tokens", &context_tokens),
-        ("attention_pairs", &attention_pairs),
-    ])?;
-    let prefill_context = counts("prefill_context_tokens", &prefill_context_tokens, steps.len())?;
-    let mut out = Vec::with_capacity(steps.len());
-    for (j, (b, &cached)) in steps.iter().zip(prefill_context).enumerate() {
-        if b.num_seqs as usize >= measured.seqs.len() || b.decode_seqs + b.prefill_seqs != b.num_seqs {
+/// A measured step time's tables (`MeasuredTables.arrays()`), checked and converted once into
+/// the core; the native engine and [`MeasuredTables::seconds`] share them.
+#[pyclass(frozen, name = "MeasuredTables", module = "osbench._native")]
+pub struct MeasuredTables {
+    pub inner: Arc<Measured>,
+}
+
+#[pymethods]
+impl MeasuredTables {
+    #[new]
+    #[pyo3(signature = (
+        host_step, tokens, seqs, context_rows, context_cols, context_values,
+        generation_rows, generation_cols, generation_values,
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        host_step: f64,
+        tokens: PyReadonlyArray1<'_, f64>,
+        seqs: PyReadonlyArray1<'_, f64>,
+        context_rows: PyReadonlyArray1<'_, f64>,
+        context_cols: PyReadonlyArray1<'_, f64>,
+        context_values: PyReadonlyArray1<'_, f64>,
+        generation_rows: PyReadonlyArray1<'_, f64>,
+        generation_cols: PyReadonlyArray1<'_, f64>,
+        generation_values: PyReadonlyArray1<'_, f64>,
+    ) -> PyResult<Self> {
+        let grid = |name, r: &PyReadonlyArray1<f64>, c: &PyReadonlyArray1<f64>, v: &PyReadonlyArray1<f64>| {
+            Grid::new(name, slice(name, r)?.to_vec(), slice(name, c)?.to_vec(), slice(name, v)?.to_vec()).py_err()
+        };
+        let measured = Measured::new(
+            host_step,
+            slice("tokens", &tokens)?.to_vec(),
+            slice("seqs", &seqs)?.to_vec(),
+            grid("context", &context_rows, &context_cols, &context_values)?,
+            grid("generation", &generation_rows, &generation_cols, &generation_values)?,
+        )
+        .py_err()?;
+        Ok(MeasuredTables { inner: Arc::new(measured) })
+    }
+
+    /// The seconds of each step described by the arrays: the `Batch` fields, and the prefill
+    /// chunks `(chunk_new[i], chunk_context[i])` of step `j` at `chunk_offsets[j]..chunk_offsets[j + 1]`.
+    #[pyo3(signature = (
+        *, num_seqs, prefill_seqs, prefill_tokens, decode_seqs, context_tokens, attention_pairs,
+        chunk_offsets, chunk_new, chunk_context,
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn seconds<'py>(
+        &self,
+        py: Python<'py>,
+        num_seqs: PyReadonlyArray1<'py, i64>,
+        prefill_seqs: PyReadonlyArray1<'py, i64>,
+        prefill_tokens: PyReadonlyArray1<'py, i64>,
+        decode_seqs: PyReadonlyArray1<'py, i64>,
+        context_tokens: PyReadonlyArray1<'py, i64>,
+        attention_pairs: PyReadonlyArray1<'py, i64>,
+        chunk_offsets: PyReadonlyArray1<'py, i64>,
+        chunk_new: PyReadonlyArray1<'py, i64>,
+        chunk_context: PyReadonlyArray1<'py, i64>,
+    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let steps = batches([
+            ("num_seqs", &num_seqs),
+            ("prefill_seqs", &prefill_seqs),
+            ("prefill_tokens", &prefill_tokens),
+            ("decode_seqs", &decode_seqs),
+            ("context_tokens", &context_tokens),
+            ("attention_pairs", &attention_pairs),
+        ])?;
+        let offsets = counts("chunk_offsets", &chunk_offsets, steps.len() + 1)?;
+        let n_chunks = slice("chunk_new", &chunk_new)?.len();
+        let new = counts("chunk_new", &chunk_new, n_chunks)?;
+        let cached = counts("chunk_context", &chunk_context, n_chunks)?;
+        if offsets[0] != 0 || offsets.windows(2).any(|w| w[0] > w[1]) || offsets[steps.len()] as usize != n_chunks {
             return Err(crate::errors::ArgumentError::new_err(format!(
-                "step {j} is not accepted: num_seqs={} must be prefill_seqs + decode_seqs and below {}",
-                b.num_seqs,
-                measured.seqs.len()
+                "chunk_offsets is not accepted: it must rise from 0 to {n_chunks} (the chunks given)"
             )));
         }
-        out.push(measured.seconds(b, cached as u64).py_err()?);
+        let mut chunks = Vec::new();
+        let mut out = Vec::with_capacity(steps.len());
+        for (j, b) in steps.iter().enumerate() {
+            let (lo, hi) = (offsets[j] as usize, offsets[j + 1] as usize);
+            chunks.clear();
+            chunks.extend((lo..hi).map(|i| (new[i] as u64, cached[i] as u64)));
+            if b.decode_seqs + b.prefill_seqs != b.num_seqs {
+                return Err(crate::errors::ArgumentError::new_err(format!(
+                    "step {j} is not accepted: num_seqs={} must be prefill_seqs + decode_seqs",
+                    b.num_seqs
+                )));
+            }
+            out.push(self.inner.seconds(b, &chunks).py_err()?);
+        }
+        Ok(out.into_pyarray(py))
     }
-    Ok(out.into_pyarray(py))
+}
+
+/// The engine's step time from `StepTime.spec()`, and for `kind="measured"` its tables
+/// (`step_tables`, required then and refused otherwise).
+pub fn step_time(kind: &str, coefficients: &[f64], tables: Option<&MeasuredTables>) -> PyResult<StepTime> {
+    match (kind, tables) {
+        ("measured", Some(t)) => Ok(StepTime::Measured(Arc::clone(&t.inner))),
+        ("measured", None) => Err(crate::errors::ArgumentError::new_err(
+            "step_tables=None is not accepted: a measured step time comes with its tables (StepTime.measured)",
+        )),
+        (_, Some(_)) => Err(crate::errors::ArgumentError::new_err(format!(
+            "step_tables is not accepted with step_kind={kind:?}: only a measured step time has tables"
+        ))),
+        (_, None) => StepTime::new(kind, coefficients).py_err(),
+    }
 }

@@ -31,11 +31,16 @@ from osbench.cache.reference.clock2qplus import Clock2QPlus
 from osbench.cache.reference.clockpro import ClockPro
 from osbench.cache.reference.fifo import FIFO
 from osbench.cache.reference.gdsf import GDSF, GDSF_SCALE
+from osbench.cache.reference.hyperbolic import Hyperbolic
+from osbench.cache.reference.lecar import LeCaR
 from osbench.cache.reference.lfu import LFU
+from osbench.cache.reference.lirs import LIRS
 from osbench.cache.reference.lru import LRU
 from osbench.cache.reference.opt import OPT
+from osbench.cache.reference.random import Random
 from osbench.cache.reference.s3fifo import S3FIFO
 from osbench.cache.reference.sieve import Sieve
+from osbench.cache.reference.slru import SLRU
 from osbench.cache.reference.twoq import TwoQ
 from osbench.traces import NEVER, next_use_reference
 
@@ -50,9 +55,14 @@ POLICY_CLASSES: dict[str, Any] = {
     "sieve": Sieve,
     "s3fifo": S3FIFO,
     "twoq": TwoQ,
+    "lirs": LIRS,
     "clockpro": ClockPro,
     "clock2qplus": Clock2QPlus,
     "gdsf": GDSF,
+    "random": Random,
+    "hyperbolic": Hyperbolic,
+    "lecar": LeCaR,
+    "slru": SLRU,
 }
 """Each policy's class, by the name the policy table gives it."""
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Hashable
-from typing import Optional
+from collections.abc import Callable, Hashable
+from typing import Any, Optional
 
 
 class ARC:
@@ -98,9 +98,17 @@ class ARC:
         else:
             self._move(next(iter(self.t2)), "t2", "b2")
 
-    def _access_sized(self, key: Hashable, size: int) -> bool:
+    def access_gated(self, key: Hashable, next_use: Optional[int], size: Optional[int], gate: Any) -> bool:
+        """:meth:`access` behind an admission filter, in libCacheSim's order (``ARC_find``, then
+        ``can_insert``): a ghost hit adapts p and forgets the ghost whether or not ``gate``
+        then admits the object. libCacheSim's rules (:meth:`_access_sized`) in both modes, as
+        the native engine's."""
+        return self._access_sized(key, 1 if size is None else size, gate.admit)
+
+    def _access_sized(self, key: Hashable, size: int, admit: Optional[Callable[[Hashable, int], bool]] = None) -> bool:
         """As libCacheSim: a ghost hit adapts p and forgets the ghost even if the newcomer is
-        then too large to admit; evictions run one at a time until the newcomer fits."""
+        then too large to admit (or refused by ``admit``, an admission filter's question);
+        evictions run one at a time until the newcomer fits."""
         by = self.bytes
         if key in self.t1 or key in self.t2:
             self.last_ghost_in_b2 = False
@@ -118,7 +126,7 @@ class ARC:
             self.last_ghost_in_b2, ghost_hit = True, True
             self.p = max(self.p - max(by["b1"] / by["b2"], 1.0), 0.0)
             by["b2"] -= self.b2.pop(key)
-        if size > self.c:
+        if (admit is not None and not admit(key, size)) or size > self.c:
             return False
         while by["t1"] + by["t2"] + size > self.c:
             if ghost_hit:

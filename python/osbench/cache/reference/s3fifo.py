@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Hashable
-from typing import Optional
+from collections.abc import Callable, Hashable
+from typing import Any, Optional
 
 from osbench.errors import ArgumentError
 
@@ -50,6 +50,15 @@ class S3FIFO:
         self.has_evicted = False
 
     def access(self, key: Hashable, next_use: Optional[int] = None, size: int = 1) -> bool:
+        return self._access(key, size, None)
+
+    def access_gated(self, key: Hashable, next_use: Optional[int], size: Optional[int], gate: Any) -> bool:
+        """:meth:`access` behind an admission filter, in libCacheSim's order (its ``find``, then
+        its ``can_insert``): a ghost hit forgets the ghost whether or not the object is then
+        admitted; an object too large for the first queue is refused before ``gate`` is asked."""
+        return self._access(key, 1 if size is None else size, gate.admit)
+
+    def _access(self, key: Hashable, size: int, admit: Optional[Callable[[Hashable, int], bool]]) -> bool:
         if key in self.small:
             self.small[key] += 1
             return True
@@ -61,6 +70,8 @@ class S3FIFO:
             self.main[key] += 1
             return True
         if size > self.small_size:  # libCacheSim admits only what fits in small
+            return False
+        if admit is not None and not admit(key, size):
             return False
         while self.small_used + self.main_used + size > self.capacity:
             self._evict()

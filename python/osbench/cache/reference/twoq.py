@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Hashable
-from typing import Optional
+from collections.abc import Callable, Hashable
+from typing import Any, Optional
 
 from osbench.errors import ArgumentError
 
@@ -43,6 +43,15 @@ class TwoQ:
         self.ain_used = self.aout_used = self.am_used = 0
 
     def access(self, key: Hashable, next_use: Optional[int] = None, size: int = 1) -> bool:
+        return self._access(key, size, None)
+
+    def access_gated(self, key: Hashable, next_use: Optional[int], size: Optional[int], gate: Any) -> bool:
+        """:meth:`access` behind an admission filter, in libCacheSim's order (its ``find``, then
+        its ``can_insert``): a ghost hit forgets the ghost whether or not the object is then
+        admitted; an object too large for the first queue is refused before ``gate`` is asked."""
+        return self._access(key, 1 if size is None else size, gate.admit)
+
+    def _access(self, key: Hashable, size: int, admit: Optional[Callable[[Hashable, int], bool]]) -> bool:
         if key in self.ain:
             return True
         ghost_size = self.aout.pop(key, None)
@@ -53,6 +62,8 @@ class TwoQ:
             self.am.move_to_end(key)
             return True
         if size > self.ain_size:  # libCacheSim admits only what fits in Ain (the ghost is gone)
+            return False
+        if admit is not None and not admit(key, size):
             return False
         while self.ain_used + self.am_used + size > self.capacity:
             if self.ain_used > self.ain_size:

@@ -75,9 +75,7 @@ def cmd_serve_validate(args: argparse.Namespace) -> int:
         json.dump({"summary": table, "points": [q.to_dict() for q in predictions]}, sys.stdout)
         print()
         return 0
-    print(
-        "\nMAPE by step time, GPU, model, vLLM version and kind (the fitted model on the points it was not fitted on)"
-    )
+    print("\nMAPE by step time, GPU, model, vLLM version and kind (every model on the points outside the fit split)")
     for r in table:
         print(
             f"  {r['step_time']:<9} {r['gpu']:<9} {r['model']:<20} {r['version']:<8} {r['kind']:<6} "

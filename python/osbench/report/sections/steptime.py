@@ -42,7 +42,7 @@ def build(quick: bool, seed: int, progress: Optional[Progress] = None) -> Sectio
         "concurrency, fixed ISL/OSL: predicted against measured mean TTFT and TPOT. The roofline uses assumed "
         "utilisations; the measured model reads every kernel from the GPU's operator tables (vLLM 0.24.0) with "
         "BLIS's published host overhead; the fitted one fits that host overhead alone on a named split "
-        f"({' '.join(map(str, validate.FIT_SPLIT))}) and is reported only on the other points. The runs were "
+        f"({' '.join(map(str, validate.FIT_SPLIT))}); every model is reported only on the other points. The runs were "
         "measured under older vLLM releases than the tables (0.12.0, and rows whose release is not stated).",
     )
     try:
@@ -101,7 +101,7 @@ def _note(summary: list[dict[str, Any]], host: Optional[float]) -> str:
     if measured is None or roofline is None:
         return "No dense point could be replayed."
     text = (
-        f"Over {number(measured['points'])} dense points the measured kernels give a TPOT MAPE of "
+        f"Over {number(measured['points'])} dense points (those of the fit split left out) the measured kernels give a TPOT MAPE of "
         f"{percent(measured['tpot_mape'] / 100)} and a TTFT MAPE of {percent(measured['ttft_mape'] / 100)}, against "
         f"{percent(roofline['tpot_mape'] / 100)} and {percent(roofline['ttft_mape'] / 100)} for the roofline."
     )
@@ -120,11 +120,7 @@ def _scatter(predictions: list[validate.Prediction]) -> Figure:
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.6))
     for ax, metric in zip(axes, ("tpot", "ttft")):
         for kind in validate.STEP_TIMES:
-            mine = [
-                q
-                for q in predictions
-                if q.step_time == kind and not (kind == "fitted" and validate.in_fit_split(q.point))
-            ]
+            mine = [q for q in predictions if q.step_time == kind and not validate.in_fit_split(q.point)]
             if mine:
                 ax.scatter(
                     [getattr(q.point, metric) for q in mine],

@@ -9,14 +9,15 @@
 //!   capacity asked for (O(N x depth)); for very large capacities per-capacity replays in
 //!   parallel are faster, and give the same numbers.
 //!
-//! Other policies, and every policy with object sizes or costs, replay once per capacity,
-//! spread over threads.
+//! Other policies, and every policy with object sizes, costs or an admission filter, replay
+//! once per capacity, spread over threads.
 
 use super::accesses::Accesses;
+use super::admission::Admission;
 use super::lookup::info;
 use super::marks::{Marks, BLOCK_BITS};
 use super::policy::Options;
-use super::replay::replay_grid;
+use super::replay::{replay_grid, replay_grid_admitted};
 use super::CHUNK;
 use super::NEVER;
 use crate::cancel::Cancel;
@@ -36,12 +37,31 @@ pub fn curve(
     threads: usize,
     cancel: &Cancel,
 ) -> Result<Vec<u64>> {
+    curve_admitted(policy, accesses, capacities, options, None, threads, cancel)
+}
+
+/// [`curve()`] behind an admission filter, if `admission` names one: one replay per capacity,
+/// each with its own fresh filter (a filter breaks the inclusion property of stack algorithms,
+/// and AdaptSize tunes itself to the capacity).
+pub fn curve_admitted(
+    policy: &str,
+    accesses: &Accesses<'_>,
+    capacities: &[u64],
+    options: Options,
+    admission: Option<&Admission>,
+    threads: usize,
+    cancel: &Cancel,
+) -> Result<Vec<u64>> {
     let info = info(policy)?;
     let resolved = info.resolve(&options)?;
     capacities.iter().try_for_each(|&c| info.check_capacity("capacities", c, &resolved))?;
     info.check_accesses(accesses)?;
     let depth = capacities.iter().copied().max().unwrap_or(0).min(accesses.n_ids() as u64);
     match info.name {
+        _ if admission.is_some() => {
+            let cells: Vec<(&str, u64)> = capacities.iter().map(|&c| (info.name, c)).collect();
+            replay_grid_admitted(&cells, accesses, options, admission, threads, cancel)
+        }
         "lru" if !accesses.weighted() => lru_hits(accesses, capacities, cancel),
         "opt" if !accesses.weighted() && depth <= OPT_STACK_MAX_DEPTH => opt_hits(accesses, capacities, cancel),
         _ => {

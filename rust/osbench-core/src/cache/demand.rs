@@ -4,7 +4,7 @@
 //! A policy that fits this shape only decides the order: what a hit changes, which object
 //! leaves, where a newcomer goes ([`Evict`]). [`Demand`] makes it a [`Policy`].
 
-use super::policy::{put, Options, Policy};
+use super::policy::{put, Gate, Options, Policy};
 
 /// The order of a list-and-evict policy. Sizes never reach it: [`Demand`] counts them, by the
 /// handle under which the policy keeps each object (its slot, or its id where it keeps
@@ -40,18 +40,12 @@ pub struct Demand<E> {
     size_of: Vec<u64>,
 }
 
-impl<E: Evict> Policy for Demand<E> {
-    fn new(capacity: usize, n_ids: usize, options: Options) -> Self {
-        Demand { order: E::new(capacity, n_ids, options), capacity: capacity as u64, used: 0, size_of: Vec::new() }
-    }
-
+impl<E: Evict> Demand<E> {
+    /// A miss: the newcomer enters if it fits the cache, after victims leave to make room.
     #[inline(always)]
-    fn step<const SIZED: bool>(&mut self, id: u32, size: u64, next_use: u64) -> bool {
-        if self.order.hit(id, next_use) {
-            return true;
-        }
+    fn miss<const SIZED: bool>(&mut self, id: u32, size: u64, next_use: u64) {
         if SIZED && size > self.capacity {
-            return false;
+            return;
         }
         while self.used + size > self.capacity {
             let Some(victim) = self.order.evict() else { break };
@@ -62,6 +56,34 @@ impl<E: Evict> Policy for Demand<E> {
             put(&mut self.size_of, handle, size);
         }
         self.used += size;
+    }
+}
+
+impl<E: Evict> Policy for Demand<E> {
+    fn new(capacity: usize, n_ids: usize, options: Options) -> Self {
+        Demand { order: E::new(capacity, n_ids, options), capacity: capacity as u64, used: 0, size_of: Vec::new() }
+    }
+
+    #[inline(always)]
+    fn step<const SIZED: bool>(&mut self, id: u32, size: u64, next_use: u64) -> bool {
+        if self.order.hit(id, next_use) {
+            return true;
+        }
+        self.miss::<SIZED>(id, size, next_use);
+        false
+    }
+
+    /// The lookup, then the gate, then the insertion: libCacheSim's order exactly (a missing
+    /// object's lookup changes nothing here, so this is also the trait's default in effect).
+    #[inline(always)]
+    fn step_gated<const SIZED: bool, G: Gate>(&mut self, id: u32, size: u64, next_use: u64, gate: &mut G) -> bool {
+        gate.seen(id, size);
+        if self.order.hit(id, next_use) {
+            return true;
+        }
+        if gate.admit(id, size) {
+            self.miss::<SIZED>(id, size, next_use);
+        }
         false
     }
 

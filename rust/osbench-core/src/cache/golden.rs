@@ -1,7 +1,8 @@
 //! Golden behaviour of every policy, with no Python involved: short sequences checked by hand
 //! (each with its hit mask and the step that decides it), and miss counts on seeded synthetic
 //! traces generated here, recorded from libCacheSim (the `libcachesim` 0.3.5 package, request
-//! by request equal to ours; a policy it does not have would take the reference engine's).
+//! by request equal to ours; a policy it does not have, or a randomised one, whose libCacheSim
+//! class draws from another generator, takes the reference engine's, at seed 0).
 //! `tests/cache/test_core_golden.py` regenerates these traces in Python and checks every count
 //! below against libCacheSim again, so they cannot drift; for a new policy it prints the rows
 //! to add here.
@@ -48,7 +49,7 @@ pub(crate) fn golden_size(key: u64, max: u64) -> u64 {
 }
 
 /// Unit sizes: `golden_trace(1, 20_000, 1_000)`; (policy, [(capacity in objects, misses)]).
-const UNIT_MISSES: [(&str, [(u64, u64); 3]); 13] = [
+const UNIT_MISSES: &[(&str, [(u64, u64); 3])] = &[
     ("fifo", [(20, 18427), (100, 16150), (500, 10418)]),
     ("lru", [(20, 18167), (100, 15692), (500, 9643)]),
     ("lfu", [(20, 16661), (100, 13902), (500, 7857)]),
@@ -59,14 +60,19 @@ const UNIT_MISSES: [(&str, [(u64, u64); 3]); 13] = [
     ("sieve", [(20, 16577), (100, 13860), (500, 7856)]),
     ("s3fifo", [(20, 16411), (100, 13786), (500, 8199)]),
     ("twoq", [(20, 16776), (100, 14265), (500, 8685)]),
+    ("lirs", [(20, 16575), (100, 13943), (500, 7957)]),
     ("clockpro", [(20, 18166), (100, 16589), (500, 12969)]),
     ("clock2qplus", [(20, 16566), (100, 13953), (500, 8268)]),
     ("gdsf", [(20, 17511), (100, 14818), (500, 8646)]),
+    ("random", [(20, 18450), (100, 16063), (500, 10391)]),
+    ("hyperbolic", [(20, 17808), (100, 15302), (500, 8899)]),
+    ("lecar", [(20, 17943), (100, 15629), (500, 9275)]),
+    ("slru", [(20, 16706), (100, 14039), (500, 8292)]),
 ];
 
 /// Sizes `golden_size(key, 100)`: `golden_trace(2, 20_000, 1_000)`; (policy, [(capacity in
 /// bytes, misses)]).
-const SIZED_MISSES: [(&str, [(u64, u64); 3]); 13] = [
+const SIZED_MISSES: &[(&str, [(u64, u64); 3])] = &[
     ("fifo", [(1000, 18384), (5000, 16019), (25000, 10261)]),
     ("lru", [(1000, 18092), (5000, 15584), (25000, 9501)]),
     ("lfu", [(1000, 16776), (5000, 14328), (25000, 7747)]),
@@ -77,9 +83,14 @@ const SIZED_MISSES: [(&str, [(u64, u64); 3]); 13] = [
     ("sieve", [(1000, 16614), (5000, 13986), (25000, 7749)]),
     ("s3fifo", [(1000, 16431), (5000, 13749), (25000, 8029)]),
     ("twoq", [(1000, 16837), (5000, 14207), (25000, 8546)]),
+    ("lirs", [(1000, 18668), (5000, 13857), (25000, 7653)]),
     ("clockpro", [(1000, 19057), (5000, 16221), (25000, 12920)]),
     ("clock2qplus", [(1000, 16574), (5000, 13954), (25000, 8121)]),
     ("gdsf", [(1000, 16557), (5000, 13206), (25000, 7159)]),
+    ("random", [(1000, 18341), (5000, 16052), (25000, 10337)]),
+    ("hyperbolic", [(1000, 17769), (5000, 15207), (25000, 8826)]),
+    ("lecar", [(1000, 17643), (5000, 15147), (25000, 9037)]),
+    ("slru", [(1000, 16648), (5000, 13830), (25000, 8277)]),
 ];
 
 /// The misses of `policy` on `keys` (with `sizes`, if not empty), by every path that reaches
@@ -131,7 +142,7 @@ fn the_golden_traces_make_every_policy_evict() {
 #[test]
 fn unit_miss_counts_equal_libcachesim() {
     let keys = golden_trace(1, 20_000, 1_000);
-    for (policy, row) in UNIT_MISSES {
+    for &(policy, row) in UNIT_MISSES {
         for (capacity, misses) in row {
             assert_eq!(misses_every_way(policy, capacity, &keys, &[]), misses, "{policy} at {capacity}");
         }
@@ -142,7 +153,7 @@ fn unit_miss_counts_equal_libcachesim() {
 fn sized_miss_counts_equal_libcachesim() {
     let keys = golden_trace(2, 20_000, 1_000);
     let sizes: Vec<u64> = keys.iter().map(|&k| golden_size(k, 100)).collect();
-    for (policy, row) in SIZED_MISSES {
+    for &(policy, row) in SIZED_MISSES {
         for (capacity, misses) in row {
             assert_eq!(misses_every_way(policy, capacity, &keys, &sizes), misses, "{policy} at {capacity} bytes");
         }
@@ -152,7 +163,7 @@ fn sized_miss_counts_equal_libcachesim() {
 #[test]
 fn every_policy_has_golden_counts() {
     let names: Vec<&str> = TABLE.iter().map(|p| p.name).collect();
-    for table in [&UNIT_MISSES, &SIZED_MISSES] {
+    for table in [UNIT_MISSES, SIZED_MISSES] {
         assert_eq!(table.iter().map(|row| row.0).collect::<Vec<_>>(), names);
     }
 }
@@ -305,6 +316,14 @@ fn twoq_promotes_an_id_found_in_aout() {
 }
 
 #[test]
+fn lirs_keeps_its_lir_blocks_against_a_scan() {
+    // Capacity 2: LIR limit 1, HIR limit 1. 1 enters as LIR; 2 and then 3 as resident HIR (3
+    // evicts 2, which stays in S, non-resident). 1 hits (LIR). 2 misses, is found non-resident
+    // in S: it turns LIR and 1 is demoted to Q (3 leaves for it). 2 hits; 1 hits in Q.
+    assert_eq!(plain("lirs", 2, &[1, 2, 3, 1, 2, 2, 1]), "...H.HH");
+}
+
+#[test]
 fn clockpro_keeps_what_fits_its_cold_target_and_never_evicts() {
     // Capacity 4, cold target 2 (half): 1 and 2 enter, 3 is refused (the target is full), and
     // nothing ever leaves (libCacheSim's ClockPro; see policies/clockpro.rs).
@@ -333,4 +352,55 @@ fn gdsf_evicts_the_lowest_priority_and_inflates() {
     // Capacity 1: the newcomer 2 (1e6) is the lowest and leaves at once, 1 (2e6) stays; the
     // second 2 enters at L + 1e6 = 2e6, ties with 1, and 1, accessed earlier, goes.
     assert_eq!(plain("gdsf", 1, &[1, 1, 2, 2, 1]), ".H...");
+}
+
+/// A seed for the randomised policies.
+fn seeded(seed: u64) -> Options {
+    Options::new().with("seed", Value::Int(seed.into())).unwrap()
+}
+
+#[test]
+fn random_evicts_the_drawn_object() {
+    // Seed 0: splitmix64's first draws below 2 are 1, 0, 0, 1. At 3 the members are [1, 2]:
+    // position 1 (2) leaves, so 1 hits and 2 misses.
+    assert_eq!(plain("random", 2, &[1, 2, 3, 1, 2]), "...H.");
+    // Capacity 1: the only object leaves, whatever the draw.
+    assert_eq!(mask("random", 1, &[1, 1, 2, 1], seeded(7)), ".H..");
+}
+
+#[test]
+fn hyperbolic_evicts_the_lowest_count_over_age() {
+    // At 3 (request 5): 1 has 3 accesses over 4 requests (0.75), 2 has 1 over 1: 1 leaves,
+    // although the most used. At 1 (request 6): 2 is at 1/2, 3 at 1/1: 2 leaves. With 64
+    // draws, both objects are drawn (all 64 on one has odds 2**-63).
+    assert_eq!(plain("hyperbolic", 2, &[1, 1, 1, 2, 3, 1, 2]), ".HH....");
+    // One draw per eviction: the drawn object leaves, whatever its priority. Seed 0 draws
+    // position 1 (2) at 3, so 1 stays and hits, and 2 misses.
+    let one = seeded(0).with("samples", Value::Int(1)).unwrap();
+    assert_eq!(mask("hyperbolic", 2, &[1, 1, 1, 2, 3, 1, 2], one), ".HH..H.");
+}
+
+#[test]
+fn lecar_follows_the_drawn_expert_and_learns_from_its_history() {
+    // Capacity 2. At 3, LRU would evict 1 and LFU 2 (count 1); the first draw (88 of 100) is
+    // not below w_lru = 0.5, so LFU's choice leaves and 1 hits. 2 then misses and is found in
+    // LFU's history; entering, it evicts 3, both experts' choice (LRU's least recent, LFU's
+    // lowest count), remembered by neither.
+    assert_eq!(plain("lecar", 2, &[1, 1, 2, 3, 1, 2]), ".H..H.");
+    // The same with LRU's choice (seed 3's first draw is below 50): 1 leaves and misses.
+    assert_eq!(mask("lecar", 2, &[1, 1, 2, 3, 1], seeded(3)), ".H...");
+}
+
+#[test]
+fn slru_promotes_a_hit_one_segment_and_cools_the_segment_it_fills() {
+    // Capacity 4, 4 segments of 1: 1..=4 fill segments 0..=3 (the lowest with room). 5 evicts
+    // 1 (the lowest segment's) and enters segment 0. 2 rises to segment 2, whose 3 drops to 1;
+    // 3 rises again and 2 drops. 6 and 1 each evict segment 0's object (5, then 6); 4, in the
+    // top segment since it entered, hits; 5 is gone.
+    let keys = [1, 2, 3, 4, 5, 2, 3, 6, 1, 4, 5];
+    assert_eq!(plain("slru", 4, &keys), ".....HH..H.");
+    // 2 segments of 2: 3 and 4 start in the top segment, but each hit there pushes its least
+    // recent down, and 4 is evicted from segment 0 by 1.
+    let two = Options::new().with("segments", Value::Int(2)).unwrap();
+    assert_eq!(mask("slru", 4, &keys, two), ".....HH....");
 }

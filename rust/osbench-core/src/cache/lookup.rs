@@ -3,7 +3,7 @@
 
 use super::accesses::Accesses;
 use super::params::{Options, Param};
-use super::policies::{AnyPolicy, TABLE};
+use super::policies::{AnyPolicy, SEED, TABLE};
 use super::policy::PolicyInfo;
 use crate::error::{internal, invalid, Result};
 
@@ -40,6 +40,13 @@ pub fn costs_refused() -> crate::Error {
 }
 
 impl PolicyInfo {
+    /// It draws random numbers, from its `seed` ([`SEED`]): the same seed gives the same misses
+    /// in both engines, and its libCacheSim class (another generator) agrees with it in
+    /// distribution only, never miss for miss.
+    pub fn randomised(&self) -> bool {
+        self.reads().any(|r| r == SEED.name)
+    }
+
     /// The policy's parameters: those `given`, each one it reads and accepts, and the others at
     /// their defaults. A value it does not read, or does not accept, is refused.
     pub fn resolve(&self, given: &Options) -> Result<Options> {

@@ -1,7 +1,7 @@
 //! Cache replacement: one file per policy behind the [`Policy`] trait, listed in one table
 //! (`policies/mod.rs`); one validated view of a trace's accesses ([`Accesses`]); one replay
 //! ([`replay()`]) and one curve ([`curve()`]) entry point; the key-to-dense-id mapping; online
-//! caches and streams.
+//! caches and streams; admission filters (`admission/`), a second axis every entry point takes.
 //!
 //! Every policy works on dense ids (`0..n_ids`) so its per-key state lives in plain arrays
 //! indexed by id: no hashing in the per-access loop. Objects have unit size and capacity
@@ -10,6 +10,7 @@
 //! inserts the object (demand paging), if it fits.
 
 mod accesses;
+pub mod admission;
 pub mod curve;
 mod demand;
 mod heap;
@@ -28,13 +29,14 @@ mod steps;
 pub mod stream;
 
 pub use accesses::Accesses;
-pub use curve::curve;
+pub use admission::{Admission, FilterInfo, FILTERS};
+pub use curve::{curve, curve_admitted};
 pub use lookup::{info, parameter};
 pub use memory::{filled, filled_or_cancelled};
 pub use params::{Accepts, Options, Param, Value, MAX_OPTIONS};
 pub use policies::{gdsf::GDSF_SCALE, AnyPolicy, TABLE};
 pub use policy::{Policy, PolicyInfo};
-pub use replay::{replay, replay_grid};
+pub use replay::{replay, replay_admitted, replay_grid, replay_grid_admitted};
 
 /// How many accesses run between two looks at the cancel flag (a millisecond or so of work).
 pub const CHUNK: usize = 1 << 16;

@@ -1,6 +1,7 @@
 //! Online caches: one access at a time, keyed by integers (Python's, in [-2**63, 2**64), where
 //! -1 and 2**64-1 are different keys), each mapped once to a dense id by a [`KeyMap`].
 
+use super::admission::{Admission, AnyFilter};
 use super::keys::KeyMap;
 use super::lookup::{costs_refused, info};
 use super::policy::{check_cost, Options};
@@ -13,6 +14,8 @@ const KEYS: std::ops::RangeInclusive<i128> = (i64::MIN as i128)..=(u64::MAX as i
 pub struct Online {
     map: KeyMap<i128>,
     policy: AnyPolicy,
+    /// The admission filter the cache sits behind, if any.
+    filter: Option<AnyFilter>,
     sizes: bool,
     costs: bool,
 }
@@ -22,6 +25,18 @@ impl Online {
     /// every access gives its object's size; with `costs` (the policies that take costs),
     /// every access gives its object's cost.
     pub fn new(policy: &str, capacity: u64, options: Options, sizes: bool, costs: bool) -> Result<Online> {
+        Online::admitted(policy, capacity, options, None, sizes, costs)
+    }
+
+    /// [`Online::new`] behind an admission filter, if `admission` names one.
+    pub fn admitted(
+        policy: &str,
+        capacity: u64,
+        options: Options,
+        admission: Option<&Admission>,
+        sizes: bool,
+        costs: bool,
+    ) -> Result<Online> {
         let row = info(policy)?;
         if row.offline {
             return Err(invalid(
@@ -34,7 +49,8 @@ impl Online {
         if costs && !row.takes_costs {
             return Err(costs_refused());
         }
-        Ok(Online { map: KeyMap::with_capacity(1024), policy, sizes, costs })
+        let filter = admission.map(|a| a.build(capacity, 0)).transpose()?;
+        Ok(Online { map: KeyMap::with_capacity(1024), policy, filter, sizes, costs })
     }
 
     /// Access `key`; true on a hit. A miss inserts it. `size` is given exactly when the cache
@@ -57,7 +73,10 @@ impl Online {
             _ => {}
         }
         let id = self.map.id_of(key)?;
-        self.policy.access(id, size, cost)
+        match &mut self.filter {
+            None => self.policy.access(id, size, cost),
+            Some(f) => self.policy.access_gated(id, size, cost, f),
+        }
     }
 
     pub fn contains(&self, key: i128) -> bool {

@@ -34,6 +34,44 @@ pub trait Policy {
         Err(invalid("costs", "given", "a policy that takes costs"))
     }
 
+    /// [`Policy::step`] behind an admission filter (`gate`), in libCacheSim's order
+    /// (`cache_get_base`): the gate sees every access; on a miss it is asked whether the object
+    /// may enter (before the size check), and a rejected object is a miss left out of the cache.
+    ///
+    /// This default asks before the policy looks at the object, so a rejected miss changes
+    /// nothing in the policy: exact for policies whose lookup of a missing object changes no
+    /// state. A policy whose lookup does (a ghost hit that moves a target, as ARC's) overrides
+    /// it to ask between its lookup and its insertion, as libCacheSim does.
+    #[inline(always)]
+    fn step_gated<const SIZED: bool, G: Gate>(&mut self, id: u32, size: u64, next_use: u64, gate: &mut G) -> bool {
+        gate.seen(id, size);
+        if self.contains(id) {
+            return self.step::<SIZED>(id, size, next_use);
+        }
+        if gate.admit(id, size) {
+            self.step::<SIZED>(id, size, next_use);
+        }
+        false
+    }
+
+    /// [`Policy::step_costed`] behind an admission filter, as [`Policy::step_gated`] does it.
+    fn step_costed_gated<const SIZED: bool, G: Gate>(
+        &mut self,
+        id: u32,
+        size: u64,
+        cost: f64,
+        gate: &mut G,
+    ) -> Result<bool> {
+        gate.seen(id, size);
+        if self.contains(id) {
+            return self.step_costed::<SIZED>(id, size, cost);
+        }
+        if gate.admit(id, size) {
+            self.step_costed::<SIZED>(id, size, cost)?;
+        }
+        Ok(false)
+    }
+
     /// Whether `id` is cached now.
     fn contains(&self, id: u32) -> bool;
     /// Number of cached objects.
@@ -57,6 +95,27 @@ pub trait Policy {
     fn prefetch_near(&self, _id: u32) {}
 }
 
+/// An admission filter as a policy sees it (the filters are `cache/admission/`): libCacheSim's
+/// `admissioner_t`, whose `update` sees every request and whose `admit` is asked on a miss.
+pub trait Gate {
+    /// Every access, hit or miss (AdaptSize keeps its statistics here); `size` is 1 in unit mode.
+    #[inline(always)]
+    fn seen(&mut self, _id: u32, _size: u64) {}
+    /// A miss of `id`, an object of `size`: whether it may enter the cache.
+    fn admit(&mut self, id: u32, size: u64) -> bool;
+}
+
+/// The gate that admits every object: [`Policy::step`] for a policy that writes its step once,
+/// as [`Policy::step_gated`] (compiled away).
+pub struct AdmitAll;
+
+impl Gate for AdmitAll {
+    #[inline(always)]
+    fn admit(&mut self, _id: u32, _size: u64) -> bool {
+        true
+    }
+}
+
 /// What the table says about a policy.
 #[derive(Debug, Clone, Copy)]
 pub struct PolicyInfo {
@@ -72,7 +131,8 @@ pub struct PolicyInfo {
     pub takes_costs: bool,
     /// The parameters it reads, with their defaults and what they accept.
     pub params: &'static [Param],
-    /// The class of libCacheSim that agrees with it miss for miss, if there is one.
+    /// The class of libCacheSim that agrees with it: miss for miss, or in distribution for a
+    /// randomised policy (`PolicyInfo::randomised`); if there is one.
     pub libcachesim: Option<&'static str>,
 }
 
@@ -241,6 +301,22 @@ macro_rules! policy_table {
             /// One online access (an online policy; size and cost checked against the mode).
             pub(super) fn access(&mut self, id: u32, size: Option<u64>, cost: Option<f64>) -> Result<bool> {
                 match self { $( AnyPolicy::$file(p) => access(p, id, size, cost), )* }
+            }
+
+            /// [`AnyPolicy::run`] behind an admission filter.
+            pub(super) fn run_gated(&mut self, part: &Accesses<'_>, mask: &mut [bool], gate: &mut AnyFilter) -> Result<u64> {
+                match self { $( AnyPolicy::$file(p) => run_gated::<_, $offline>(p, part, mask, gate), )* }
+            }
+
+            /// [`AnyPolicy::access`] behind an admission filter.
+            pub(super) fn access_gated(
+                &mut self,
+                id: u32,
+                size: Option<u64>,
+                cost: Option<f64>,
+                gate: &mut AnyFilter,
+            ) -> Result<bool> {
+                match self { $( AnyPolicy::$file(p) => access_gated(p, id, size, cost, gate), )* }
             }
 
             /// Whether `id` is cached now.

@@ -3,6 +3,7 @@
 //! cells at once, one cell per thread at a time.
 
 use super::accesses::Accesses;
+use super::admission::{Admission, AnyFilter};
 use super::lookup::info;
 use super::policies::AnyPolicy;
 use super::policy::Options;
@@ -21,7 +22,23 @@ pub fn replay(
     mask: &mut [bool],
     cancel: &Cancel,
 ) -> Result<u64> {
-    AnyPolicy::new(policy, capacity, accesses.n_ids(), options)?.replay(accesses, mask, cancel)
+    replay_admitted(policy, capacity, accesses, options, None, mask, cancel)
+}
+
+/// [`replay()`] behind an admission filter (a fresh one), if `admission` names one.
+pub fn replay_admitted(
+    policy: &str,
+    capacity: u64,
+    accesses: &Accesses<'_>,
+    options: Options,
+    admission: Option<&Admission>,
+    mask: &mut [bool],
+    cancel: &Cancel,
+) -> Result<u64> {
+    let mut p = AnyPolicy::new(policy, capacity, accesses.n_ids(), options)?;
+    let mut filter = admission.map(|a| a.build(capacity, accesses.n_ids())).transpose()?;
+    cancel.plan(accesses.len() as u64);
+    p.replay_planned(accesses, mask, filter.as_mut(), cancel)
 }
 
 /// The hits of each (policy, capacity) cell, in the cells' order, each cell a fresh replay of
@@ -35,6 +52,19 @@ pub fn replay_grid(
     threads: usize,
     cancel: &Cancel,
 ) -> Result<Vec<u64>> {
+    replay_grid_admitted(cells, accesses, options, None, threads, cancel)
+}
+
+/// [`replay_grid`] with every cell behind its own fresh admission filter, if `admission`
+/// names one.
+pub fn replay_grid_admitted(
+    cells: &[(&str, u64)],
+    accesses: &Accesses<'_>,
+    options: Options,
+    admission: Option<&Admission>,
+    threads: usize,
+    cancel: &Cancel,
+) -> Result<Vec<u64>> {
     for &(policy, capacity) in cells {
         let info = info(policy)?;
         info.check_capacity("capacities", capacity, &info.resolve(&options)?)?;
@@ -42,7 +72,13 @@ pub fn replay_grid(
     }
     cancel.plan(accesses.len() as u64 * cells.len() as u64);
     par::map(cells.to_vec(), threads, |(policy, capacity)| {
-        AnyPolicy::new(policy, capacity, accesses.n_ids(), options)?.replay_planned(accesses, &mut [], cancel)
+        let mut filter = admission.map(|a| a.build(capacity, accesses.n_ids())).transpose()?;
+        AnyPolicy::new(policy, capacity, accesses.n_ids(), options)?.replay_planned(
+            accesses,
+            &mut [],
+            filter.as_mut(),
+            cancel,
+        )
     })
 }
 
@@ -51,14 +87,15 @@ impl AnyPolicy {
     /// Progress: one unit an access.
     pub fn replay(&mut self, accesses: &Accesses<'_>, mask: &mut [bool], cancel: &Cancel) -> Result<u64> {
         cancel.plan(accesses.len() as u64);
-        self.replay_planned(accesses, mask, cancel)
+        self.replay_planned(accesses, mask, None, cancel)
     }
 
-    /// [`AnyPolicy::replay`] of accesses the caller planned for.
+    /// [`AnyPolicy::replay`] of accesses the caller planned for, behind `filter` if given.
     pub(crate) fn replay_planned(
         &mut self,
         accesses: &Accesses<'_>,
         mask: &mut [bool],
+        mut filter: Option<&mut AnyFilter>,
         cancel: &Cancel,
     ) -> Result<u64> {
         self.info().check_accesses(accesses)?;
@@ -70,7 +107,11 @@ impl AnyPolicy {
         for start in (0..accesses.len()).step_by(CHUNK) {
             let end = accesses.len().min(start + CHUNK);
             let flags = if mask.is_empty() { &mut [][..] } else { &mut mask[start..end] };
-            hits += self.run(&accesses.part(start..end), flags)?;
+            let part = accesses.part(start..end);
+            hits += match filter.as_deref_mut() {
+                None => self.run(&part, flags)?,
+                Some(f) => self.run_gated(&part, flags, f)?,
+            };
             cancel.advance((end - start) as u64)?;
         }
         Ok(hits)

@@ -3,6 +3,7 @@
 //! hit flags and costs, each switch a constant so the unit path is `step` and an add.
 
 use super::accesses::Accesses;
+use super::admission::AnyFilter;
 use super::memory::{STEPS_AHEAD, STEPS_NEAR};
 use super::policy::Policy;
 use super::NEVER;
@@ -87,5 +88,85 @@ pub(super) fn access<P: Policy>(p: &mut P, id: u32, size: Option<u64>, cost: Opt
         (Some(size), None) => Ok(p.step::<true>(id, size, NEVER)),
         (None, Some(cost)) => p.step_costed::<false>(id, 1, cost),
         (Some(size), Some(cost)) => p.step_costed::<true>(id, size, cost),
+    }
+}
+
+/// [`run`] behind an admission filter: every access goes through [`Policy::step_gated`] (or
+/// its costed form). A loop of its own, so that the run without a filter stays as it is.
+pub(super) fn run_gated<P: Policy, const OFFLINE: bool>(
+    p: &mut P,
+    a: &Accesses<'_>,
+    mask: &mut [bool],
+    gate: &mut AnyFilter,
+) -> Result<u64> {
+    let (ids, sizes, next) = (a.ids(), a.sizes().unwrap_or(&[]), a.next_use().unwrap_or(&[]));
+    match (a.costs(), a.sizes().is_some()) {
+        (Some(costs), false) => gated_costed::<P, false>(p, ids, sizes, costs, mask, gate),
+        (Some(costs), true) => gated_costed::<P, true>(p, ids, sizes, costs, mask, gate),
+        (None, false) => Ok(gated::<P, false, OFFLINE>(p, ids, sizes, next, mask, gate)),
+        (None, true) => Ok(gated::<P, true, OFFLINE>(p, ids, sizes, next, mask, gate)),
+    }
+}
+
+fn gated<P: Policy, const SIZED: bool, const OFFLINE: bool>(
+    p: &mut P,
+    ids: &[u32],
+    sizes: &[u64],
+    next: &[u64],
+    mask: &mut [bool],
+    gate: &mut AnyFilter,
+) -> u64 {
+    if (SIZED && sizes.len() < ids.len()) || (OFFLINE && next.len() < ids.len()) {
+        return 0;
+    }
+    let mut hits = 0u64;
+    let last = ids.len().saturating_sub(1);
+    for (i, &id) in ids.iter().enumerate() {
+        p.prefetch(ids[(i + STEPS_AHEAD).min(last)]);
+        p.prefetch_near(ids[(i + STEPS_NEAR).min(last)]);
+        let size = if SIZED { sizes[i] } else { 1 };
+        let next_use = if OFFLINE { next[i] } else { NEVER };
+        let hit = p.step_gated::<SIZED, _>(id, size, next_use, gate);
+        if let Some(flag) = mask.get_mut(i) {
+            *flag = hit;
+        }
+        hits += hit as u64;
+    }
+    hits
+}
+
+fn gated_costed<P: Policy, const SIZED: bool>(
+    p: &mut P,
+    ids: &[u32],
+    sizes: &[u64],
+    costs: &[f64],
+    mask: &mut [bool],
+    gate: &mut AnyFilter,
+) -> Result<u64> {
+    let mut hits = 0u64;
+    for (i, (&id, &cost)) in ids.iter().zip(costs).enumerate() {
+        let size = if SIZED { sizes[i] } else { 1 };
+        let hit = p.step_costed_gated::<SIZED, _>(id, size, cost, gate)?;
+        if let Some(flag) = mask.get_mut(i) {
+            *flag = hit;
+        }
+        hits += hit as u64;
+    }
+    Ok(hits)
+}
+
+/// [`access`] behind an admission filter.
+pub(super) fn access_gated<P: Policy>(
+    p: &mut P,
+    id: u32,
+    size: Option<u64>,
+    cost: Option<f64>,
+    gate: &mut AnyFilter,
+) -> Result<bool> {
+    match (size, cost) {
+        (None, None) => Ok(p.step_gated::<false, _>(id, 1, NEVER, gate)),
+        (Some(size), None) => Ok(p.step_gated::<true, _>(id, size, NEVER, gate)),
+        (None, Some(cost)) => p.step_costed_gated::<false, _>(id, 1, cost, gate),
+        (Some(size), Some(cost)) => p.step_costed_gated::<true, _>(id, size, cost, gate),
     }
 }

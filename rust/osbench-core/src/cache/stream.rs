@@ -12,6 +12,7 @@
 //! file whose next uses disagree with its keys is refused instead of replayed wrongly.
 
 use super::accesses::Accesses;
+use super::admission::{Admission, AnyFilter};
 use super::keys::CompactKeyMap;
 use super::policy::ensure;
 use super::CHUNK;
@@ -22,6 +23,8 @@ use crate::error::{check_len, invalid, Result};
 pub struct Stream {
     map: CompactKeyMap,
     policy: AnyPolicy,
+    /// The admission filter the cache sits behind, if any.
+    filter: Option<AnyFilter>,
     /// The next uses of an offline policy, checked against the keys.
     promises: Option<Promises>,
     /// Per-run buffers ([`CHUNK`] entries at most), kept to avoid reallocating.
@@ -37,11 +40,18 @@ pub struct Stream {
 
 impl Stream {
     pub fn new(name: &str, capacity: u64, options: Options) -> Result<Stream> {
+        Stream::admitted(name, capacity, options, None)
+    }
+
+    /// [`Stream::new`] behind an admission filter, if `admission` names one.
+    pub fn admitted(name: &str, capacity: u64, options: Options, admission: Option<&Admission>) -> Result<Stream> {
         let policy = AnyPolicy::new(name, capacity, 0, options)?;
+        let filter = admission.map(|a| a.build(capacity, 0)).transpose()?;
         let promises = policy.info().offline.then(Promises::default);
         Ok(Stream {
             map: CompactKeyMap::new(),
             policy,
+            filter,
             promises,
             ids: Vec::new(),
             next: Vec::new(),
@@ -136,7 +146,7 @@ impl Stream {
         if self.promises.is_some() {
             accesses = accesses.with_next_use(&self.next)?;
         }
-        let hits = self.policy.replay_planned(&accesses, &mut [], cancel)?;
+        let hits = self.policy.replay_planned(&accesses, &mut [], self.filter.as_mut(), cancel)?;
         self.accesses += keys.len() as u64;
         self.hits += hits;
         Ok(hits)

@@ -56,6 +56,8 @@ const MAX_BYTES: u64 = 1 << 36;
 
 /// Pages written between two looks at the cancel flag.
 const PAGES_BETWEEN_CHECKS: u64 = 1 << 14;
+/// How long the parent waits for the copy-on-write child between two cancel checks.
+const CHILD_WAIT_MS: i32 = 50;
 
 /// Map `bytes` of fresh anonymous memory, then write one byte in every page.
 pub fn touch_fresh(bytes: u64, prefault: Prefault, cancel: &Cancel) -> Result<Touch> {
@@ -153,6 +155,24 @@ pub fn cow_faults(buffer_bytes: u64, pages_written: u64, cancel: &Cancel) -> Res
         return Err(sys::os_error("fork", e));
     }
     sys::close(write_fd);
+    // The child may write millions of pages: wait for it in short slices, so that a cancel
+    // (Ctrl-C) stops it within one slice instead of after all its writes.
+    loop {
+        if let Err(e) = cancel.check() {
+            sys::close(read_fd);
+            sys::kill_child(pid);
+            return Err(e);
+        }
+        match sys::wait_readable(read_fd, CHILD_WAIT_MS) {
+            Ok(true) => break,
+            Ok(false) => continue,
+            Err(e) => {
+                sys::close(read_fd);
+                sys::kill_child(pid);
+                return Err(sys::os_error("poll", e));
+            }
+        }
+    }
     let mut msg = [0u8; 16];
     let got = sys::read_exact(read_fd, &mut msg);
     sys::close(read_fd);

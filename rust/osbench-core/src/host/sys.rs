@@ -197,6 +197,26 @@ pub fn read_exact(fd: libc::c_int, buf: &mut [u8]) -> std::result::Result<(), i3
     Ok(())
 }
 
+/// Wait up to `timeout_ms` for `fd` to be readable (or at its end); false on timeout. EINTR
+/// counts as a timeout, so that the caller checks its cancel flag and waits again.
+pub fn wait_readable(fd: libc::c_int, timeout_ms: i32) -> std::result::Result<bool, i32> {
+    let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+    // SAFETY: one valid pollfd.
+    let n = unsafe { libc::poll(&mut p, 1, timeout_ms) };
+    if n < 0 {
+        let e = errno();
+        return if e == libc::EINTR { Ok(false) } else { Err(e) };
+    }
+    Ok(n > 0)
+}
+
+/// Stop a child at once and reap it (after a cancel: its result is not wanted).
+pub fn kill_child(pid: libc::pid_t) {
+    // SAFETY: pid is our child, not yet reaped.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    let _ = wait_child(pid);
+}
+
 /// Wait for a child and tell whether it exited with status 0.
 pub fn wait_child(pid: libc::pid_t) -> bool {
     let mut status = 0;

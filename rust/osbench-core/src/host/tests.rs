@@ -112,3 +112,19 @@ fn cow_child_faults_about_once_per_written_page() {
     }
     assert!(cow_faults(4096 * 4, 5, &Cancel::new()).is_err());
 }
+
+#[test]
+fn a_cancel_while_the_cow_child_writes_stops_the_wait() {
+    // 4 MiB: the parent's touch loop checks the cancel once; the hook says stop at the next
+    // check, the first of the wait for the child.
+    let asks = std::sync::atomic::AtomicU64::new(0);
+    let asks = std::sync::Arc::new(asks);
+    let seen = asks.clone();
+    let cancel = Cancel::polled_every(
+        Box::new(move |_| seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= 1),
+        std::time::Duration::ZERO,
+    );
+    let r = cow_faults(4 << 20, 1000, &cancel);
+    assert!(matches!(r, Err(crate::error::Error::Interrupted)), "{r:?}");
+    assert_eq!(asks.load(std::sync::atomic::Ordering::Relaxed), 2);
+}

@@ -1,25 +1,28 @@
-//! The engine loop (`python/osbench/serve/reference.py: run`): the clock, arrivals, one
-//! scheduler step after another, output tokens at each step's end; and the decode jump.
+//! The engine loop (`python/osbench/serve/drive.py: drive`): an [`Engine`] owns the clock, the
+//! recorder, the step time, the livelock guard and the decode jump, and runs any
+//! [`Scheduler`] one step at a time. It is driven from outside ([`Engine::add_request`],
+//! [`Engine::next_event_time`], [`Engine::step`]), so that one event loop can drive several
+//! engines (replicas behind a router, prefill and decode pools); [`run`] is the loop of one
+//! engine over a list of requests, open (each at its arrival) or closed (at most `concurrency`
+//! in flight, as `benchmark_serving --max-concurrency` sends them).
 //!
-//! **The decode jump.** After a *quiet* step (every running request decoded its one next
-//! token; nothing was admitted, preempted, allocated, entered in the prefix cache or
-//! finished), the steps that follow are the same but for their token counts until some
-//! request needs a new block, fills a block (whose hash enters the map), or finishes, or a
-//! request arrives. The pool does not change in between, so the waiting queue's head, refused
-//! in the quiet step, is refused again in each of them. Those steps are recorded one by one,
-//! each with its own Batch and duration (the same arithmetic as a single step), but the
-//! requests are updated once, at the end: the work per step is O(1) instead of O(batch).
+//! **The decode jump.** After a *quiet* step the scheduler tells how many steps follow that are
+//! the same but for their token counts ([`Scheduler::quiet_stretch`]); no request arrives in
+//! between (the driver says when the next one will, [`Engine::next_arrival`]). Those steps are
+//! recorded one by one, each with its own Batch and duration (the same arithmetic as a single
+//! step), but the requests are updated once, at the end: the work per step is O(1) instead of
+//! O(batch).
 
 use super::livelock::Guard;
-use super::request::{Request, Status};
-use super::scheduler::Scheduler;
+use super::scheduler::{NewRequest, Occupancy, Scheduler};
 use super::step_time::{Batch, StepTime};
-use super::{Config, Options, Record, Requests, Run};
-use crate::error::{internal, invalid, Error, Result};
-use std::sync::atomic::{AtomicBool, Ordering};
+use super::{Options, Record, Requests, Run};
+use crate::cancel::Cancel;
+use crate::error::{internal, Result};
+use std::collections::VecDeque;
 
-/// Requests scheduled (summed over steps) between two looks at the cancel flag: a
-/// millisecond or two of work.
+/// Requests scheduled (summed over steps) between two looks at the cancel: a millisecond or
+/// two of work.
 const CHECK_WORK: u64 = 1 << 16;
 
 /// Collects a run step by step (`run.py: Recorder`).
@@ -28,13 +31,14 @@ struct Recorder {
 }
 
 impl Recorder {
-    fn new(n: usize, record: bool) -> Self {
+    fn new(capacity: usize, record: bool) -> Self {
         let mut run = Run {
-            admitted: vec![f64::NAN; n],
-            first_token: vec![f64::NAN; n],
-            finish: vec![f64::NAN; n],
-            preemptions: vec![0; n],
-            cached_tokens: vec![0; n],
+            arrival: Vec::with_capacity(capacity),
+            admitted: Vec::with_capacity(capacity),
+            first_token: Vec::with_capacity(capacity),
+            finish: Vec::with_capacity(capacity),
+            preemptions: Vec::with_capacity(capacity),
+            cached_tokens: Vec::with_capacity(capacity),
             ..Run::default()
         };
         if record {
@@ -48,18 +52,18 @@ impl Recorder {
         Recorder { run }
     }
 
+    fn request(&mut self, arrival: f64) {
+        let r = &mut self.run;
+        r.arrival.push(arrival);
+        r.admitted.push(f64::NAN);
+        r.first_token.push(f64::NAN);
+        r.finish.push(f64::NAN);
+        r.preemptions.push(0);
+        r.cached_tokens.push(0);
+    }
+
     /// One step's row: its start, duration and Batch, and the engine's state after it.
-    #[allow(clippy::too_many_arguments)]
-    fn row(
-        &mut self,
-        start: f64,
-        duration: f64,
-        b: &Batch,
-        num_preempted: usize,
-        num_waiting: usize,
-        blocks_used: u64,
-        blocks_cached: usize,
-    ) {
+    fn row(&mut self, start: f64, duration: f64, b: &Batch, num_preempted: usize, num_waiting: usize, pool: Occupancy) {
         let s = &mut self.run;
         s.start.push(start);
         s.duration.push(duration);
@@ -71,79 +75,142 @@ impl Recorder {
         s.attention_pairs.push(b.attention_pairs as i64);
         s.num_preempted.push(num_preempted as i64);
         s.num_waiting.push(num_waiting as i64);
-        s.blocks_used.push(blocks_used as i64);
-        s.blocks_cached.push(blocks_cached as i64);
+        s.blocks_used.push(pool.used as i64);
+        s.blocks_cached.push(pool.cached as i64);
     }
 }
 
-fn check_cancel(cancel: &AtomicBool) -> Result<()> {
-    if cancel.load(Ordering::Relaxed) {
-        Err(Error::Interrupted)
-    } else {
+/// One serving engine: a scheduler on a clock.
+pub struct Engine<'a, S: Scheduler> {
+    sched: S,
+    step_time: &'a StepTime,
+    options: Options,
+    cancel: &'a Cancel,
+    rec: Recorder,
+    now: f64,
+    /// When the driver adds its next request: None when it adds no more, infinity when it
+    /// does not know yet (after some request finishes).
+    next_arrival: Option<f64>,
+    /// A request was added since the last step.
+    arrived: bool,
+    num_requests: usize,
+    num_finished: usize,
+    guard: Guard,
+    /// Work since the last look at the cancel.
+    work: u64,
+}
+
+impl<'a, S: Scheduler> Engine<'a, S> {
+    /// An engine at time 0 with no request. `capacity`: how many requests are expected (room
+    /// is made for them up front).
+    pub fn new(sched: S, step_time: &'a StepTime, options: Options, cancel: &'a Cancel, capacity: usize) -> Self {
+        Engine {
+            sched,
+            step_time,
+            options,
+            cancel,
+            rec: Recorder::new(capacity, options.record),
+            now: 0.0,
+            next_arrival: Some(0.0),
+            arrived: false,
+            num_requests: 0,
+            num_finished: 0,
+            guard: Guard::default(),
+            work: 0,
+        }
+    }
+
+    /// A request reaches the engine at `request.arrival`: no step starts before it (an idle
+    /// engine's clock moves on to it; a busy one takes it at its next step). Its index must be
+    /// the number of requests added before it.
+    pub fn add_request(&mut self, request: NewRequest<'_>) -> Result<()> {
+        if request.index as usize != self.num_requests {
+            return Err(internal(format!("request {} added as request {}", request.index, self.num_requests)));
+        }
+        if request.arrival > self.now {
+            self.now = request.arrival;
+        }
+        self.rec.request(request.arrival);
+        self.sched.add_request(request);
+        self.num_requests += 1;
+        self.arrived = true;
         Ok(())
     }
-}
 
-/// The loop. Inputs are checked (`super::simulate`).
-pub fn run(reqs: &Requests, cfg: &Config, step_time: &StepTime, options: Options, cancel: &AtomicBool) -> Result<Run> {
-    let n = reqs.arrival.len();
-    let usable_blocks = cfg.num_blocks - 1;
-    let mut sched = Scheduler::new(cfg, n);
-    let mut rec = Recorder::new(n, options.record);
-    let mut now = 0.0_f64;
-    let mut next_arrival = 0;
-    let mut num_finished = 0;
-    let mut work = 0_u64;
-    let mut guard = Guard::default();
-    while num_finished < n {
-        if work >= CHECK_WORK {
-            check_cancel(cancel)?;
-            work = 0;
+    /// When the driver will add its next request (None: never; infinity: not before some
+    /// request finishes). The decode jump stops short of it; the livelock guard keeps the
+    /// clock in the state while more requests will come. Until told, the engine expects one
+    /// at once.
+    pub fn next_arrival(&mut self, at: Option<f64>) {
+        self.next_arrival = at;
+    }
+
+    /// When the next step starts: now, if a request is running or waiting; None when idle.
+    pub fn next_event_time(&self) -> Option<f64> {
+        self.sched.has_unfinished_requests().then_some(self.now)
+    }
+
+    /// The clock: when the last step ended (or the time given to [`Engine::step`]).
+    pub fn clock(&self) -> f64 {
+        self.now
+    }
+
+    pub fn num_requests(&self) -> usize {
+        self.num_requests
+    }
+
+    pub fn num_finished(&self) -> usize {
+        self.num_finished
+    }
+
+    /// The requests that finished in the last step, in order.
+    pub fn finished(&self) -> &[u32] {
+        &self.sched.plan().finished
+    }
+
+    /// Run one step starting at `now` (or at the clock, if later), then the quiet stretch after
+    /// it, if any and the options allow. Needs a request running or waiting.
+    pub fn step(&mut self, now: f64) -> Result<()> {
+        if self.work >= CHECK_WORK {
+            self.cancel.advance(self.work)?;
+            self.work = 0;
         }
-        let arrived = next_arrival;
-        while next_arrival < n && reqs.arrival[next_arrival] <= now {
-            sched.add_request(new_request(reqs, cfg, next_arrival));
-            next_arrival += 1;
+        if now > self.now {
+            self.now = now;
         }
-        let arrived = next_arrival > arrived;
-        if !sched.has_unfinished_requests() {
-            now = reqs.arrival[next_arrival];
-            continue;
-        }
-        let before = (sched.kv.pool.allocations, sched.kv.pool.registrations);
-        sched.schedule()?;
-        if sched.plan.scheduled.is_empty() {
+        let now = self.now;
+        let plan = self.sched.schedule()?;
+        if plan.scheduled.is_empty() {
             return Err(internal(format!("the engine scheduled nothing at t={now} with requests waiting")));
         }
-        let batch = sched.plan.batch;
-        let num_waiting = sched.waiting.len();
-        let free_blocks = sched.kv.pool.num_free_blocks();
-        let duration = step_time.duration(&batch)?;
+        let batch = plan.batch;
+        let duration = self.step_time.duration_with(&batch, &plan.prefill_chunks)?;
         let end = now + duration;
-        sched.update_from_output();
-        let plan = &sched.plan;
+        let num_waiting = self.sched.num_waiting();
+        let pool = self.sched.occupancy();
+        self.sched.update_from_output();
+        let plan = self.sched.plan();
         for &index in &plan.produced {
-            let request = &sched.requests[index as usize];
-            if request.num_output_tokens == 1 {
-                rec.run.first_token[index as usize] = end;
-            }
-            if request.status == Status::Finished {
-                rec.run.finish[index as usize] = end;
+            if self.sched.num_output_tokens(index) == 1 {
+                self.rec.run.first_token[index as usize] = end;
             }
         }
-        num_finished += plan.finished.len();
+        for &index in &plan.finished {
+            self.rec.run.finish[index as usize] = end;
+        }
+        self.num_finished += plan.finished.len();
         for &index in &plan.preempted {
-            rec.run.preemptions[index as usize] += 1;
+            self.rec.run.preemptions[index as usize] += 1;
         }
         for &(index, hit) in &plan.admitted {
-            if rec.run.admitted[index as usize].is_nan() {
-                rec.run.admitted[index as usize] = now;
-                rec.run.cached_tokens[index as usize] = hit as i64;
+            if self.rec.run.admitted[index as usize].is_nan() {
+                self.rec.run.admitted[index as usize] = now;
+                self.rec.run.cached_tokens[index as usize] = hit as i64;
             }
         }
-        let blocks_cached = sched.kv.pool.num_cached_hashes();
-        rec.row(now, duration, &batch, plan.preempted.len(), num_waiting, usable_blocks - free_blocks, blocks_cached);
-        if let Some(r) = rec.run.record.as_mut() {
+        let pool = Occupancy { cached: self.sched.occupancy().cached, ..pool };
+        self.rec.row(now, duration, &batch, plan.preempted.len(), num_waiting, pool);
+        if let Some(r) = self.rec.run.record.as_mut() {
             r.scheduled_request.extend(plan.scheduled.iter().map(|&(i, _)| i64::from(i)));
             r.scheduled_tokens.extend(plan.scheduled.iter().map(|&(_, t)| t as i64));
             r.scheduled_offsets.push(r.scheduled_request.len() as i64);
@@ -152,147 +219,142 @@ pub fn run(reqs: &Requests, cfg: &Config, step_time: &StepTime, options: Options
             r.admitted_request.extend(plan.admitted.iter().map(|&(i, _)| i64::from(i)));
             r.admitted_hit_tokens.extend(plan.admitted.iter().map(|&(_, h)| h as i64));
             r.admitted_offsets.push(r.admitted_request.len() as i64);
-            r.free_blocks.push(free_blocks as i64);
+            r.free_blocks.push(pool.free as i64);
         }
-        work += plan.scheduled.len() as u64 + 1;
-        now = end;
-        let pending = next_arrival < n;
-        if guard.repeats(arrived || !plan.produced.is_empty(), |out| {
-            // Until every request has arrived, a repeat must keep the clock too.
-            out.push(if pending { now.to_bits() } else { 0 });
+        self.work += plan.scheduled.len() as u64 + 1;
+        self.now = end;
+        let progressed = std::mem::take(&mut self.arrived) || !plan.produced.is_empty();
+        // Until every request has arrived, a repeat must keep the clock too.
+        let clock = if self.next_arrival.is_some() { end.to_bits() } else { 0 };
+        let sched = &self.sched;
+        if self.guard.repeats(progressed, |out| {
+            out.push(clock);
             sched.write_state(out);
         }) {
-            return Err(livelock(&sched, cfg));
+            return Err(self.sched.livelock_error());
         }
-        let quiet = plan.preempted.is_empty()
-            && plan.admitted.is_empty()
-            && plan.finished.is_empty()
-            && batch.prefill_seqs == 0
-            && plan.scheduled.len() == sched.running.len()
-            && before == (sched.kv.pool.allocations, sched.kv.pool.registrations);
-        if options.jump && quiet {
-            let state = After { num_waiting, blocks_used: usable_blocks - free_blocks, free_blocks, blocks_cached };
-            let (steps, t) = jump(&mut sched, &mut rec, cfg, step_time, reqs, next_arrival, now, state, cancel)?;
-            now = t;
-            rec.run.jumped_steps += steps;
-            work += steps;
+        if self.options.jump {
+            let steps = self.jump(num_waiting, pool)?;
+            self.rec.run.jumped_steps += steps;
+            self.work += steps;
         }
+        Ok(())
     }
-    Ok(rec.run)
+
+    /// The steps of the quiet stretch after the last step, recorded, up to the next arrival;
+    /// returns how many. `num_waiting` and `pool`: the state they keep.
+    fn jump(&mut self, num_waiting: usize, pool: Occupancy) -> Result<u64> {
+        let stretch = self.sched.quiet_stretch();
+        if stretch.steps == 0 {
+            return Ok(0);
+        }
+        let running = self.sched.running();
+        let num_seqs = running.len() as u64;
+        let mut context = stretch.context_tokens;
+        let next_time = self.next_arrival.unwrap_or(f64::INFINITY);
+        let mut now = self.now;
+        let mut done = 0;
+        while done < stretch.steps && next_time > now {
+            if done % CHECK_WORK == CHECK_WORK - 1 {
+                self.cancel.check()?;
+            }
+            let batch = Batch {
+                num_seqs,
+                prefill_seqs: 0,
+                prefill_tokens: 0,
+                decode_seqs: num_seqs,
+                context_tokens: context,
+                attention_pairs: context + num_seqs,
+            };
+            let duration = self.step_time.duration(&batch)?;
+            self.rec.row(now, duration, &batch, 0, num_waiting, pool);
+            if let Some(r) = self.rec.run.record.as_mut() {
+                r.scheduled_request.extend(running.iter().map(|&i| i64::from(i)));
+                r.scheduled_tokens.extend(std::iter::repeat_n(1, running.len()));
+                r.scheduled_offsets.push(r.scheduled_request.len() as i64);
+                r.preempted_offsets.push(r.preempted_request.len() as i64);
+                r.admitted_offsets.push(r.admitted_request.len() as i64);
+                r.free_blocks.push(pool.free as i64);
+            }
+            now += duration;
+            context += num_seqs;
+            done += 1;
+        }
+        self.sched.skip_quiet(done);
+        self.now = now;
+        Ok(done)
+    }
+
+    /// The run so far.
+    pub fn into_run(self) -> Run {
+        self.rec.run
+    }
 }
 
-/// The error of a run that repeats itself forever, naming the requests caught in it.
-fn livelock(sched: &Scheduler, cfg: &Config) -> Error {
-    let mut caught: Vec<u32> = sched.running.iter().copied().chain(sched.waiting.indices()).collect();
-    caught.sort_unstable();
-    let shown: Vec<String> = caught.iter().take(5).map(|i| i.to_string()).collect();
-    let more = if caught.len() > 5 { format!(" (and {} more)", caught.len() - 5) } else { String::new() };
-    let policy = if cfg.priority { "priority" } else { "fcfs" };
-    invalid(
-        "requests",
-        format!("{}{more}", shown.join(", ")),
-        format!(
-            "requests the scheduler can serve: with policy='{policy}' these preempt one another forever, the \
-             same steps repeating without a token (vLLM 0.33.0 preempts the first running request of the \
-             largest (priority, arrival), so requests that tie keep resetting each other's progress); give \
-             them distinct priorities or arrivals, or use policy='fcfs'"
-        ),
-    )
-}
-
-/// Request `i` as it arrives, its prompt's block hashes chained from its content keys.
-fn new_request(reqs: &Requests, cfg: &Config, i: usize) -> Request {
-    let keys = if cfg.enable_prefix_caching {
+/// Request `i` of `reqs`, reaching the engine at `arrival`.
+fn new_request<'r>(reqs: &Requests<'r>, i: usize, arrival: f64) -> NewRequest<'r> {
+    let keys = if reqs.key_offsets.is_empty() {
+        None
+    } else {
         let (a, b) = (reqs.key_offsets[i] as usize, reqs.key_offsets[i + 1] as usize);
         Some(&reqs.keys[a..b])
-    } else {
-        None
     };
     let priority = if reqs.priority.is_empty() { 0 } else { reqs.priority[i] };
-    Request::new(i as u32, reqs.arrival[i], priority, reqs.prompt_len[i] as u64, reqs.output_len[i] as u64, keys)
+    NewRequest {
+        index: i as u32,
+        arrival,
+        priority,
+        prompt_len: reqs.prompt_len[i] as u64,
+        output_len: reqs.output_len[i] as u64,
+        keys,
+    }
 }
 
-/// The engine's state after a quiet step, which the jumped steps keep.
-struct After {
-    num_waiting: usize,
-    blocks_used: u64,
-    free_blocks: u64,
-    blocks_cached: usize,
-}
-
-/// The steps after a quiet one that change nothing but token counts, recorded; returns how
-/// many and the clock after them.
-#[allow(clippy::too_many_arguments)]
-fn jump(
-    sched: &mut Scheduler,
-    rec: &mut Recorder,
-    cfg: &Config,
-    step_time: &StepTime,
+/// Serve `reqs` (checked: `super::simulate`) on one engine. Each request reaches the engine at
+/// its arrival; with `concurrency`, at most that many are in flight: request `i` is sent at
+/// its arrival or when a request finishes and leaves room, whichever is later (the run's
+/// `arrival` holds when each was sent).
+pub fn run<S: Scheduler>(
+    sched: S,
     reqs: &Requests,
-    next_arrival: usize,
-    mut now: f64,
-    state: After,
-    cancel: &AtomicBool,
-) -> Result<(u64, f64)> {
-    let block_size = cfg.block_size;
-    // How many steps each running request can take without an event: step i (from 0) puts
-    // its token count T + i in the KV cache.
-    let mut steps = u64::MAX;
-    let mut context = 0;
-    for &index in &sched.running {
-        let r = &sched.requests[index as usize];
-        let tokens = r.num_tokens();
-        // No new block: T + i <= held * block_size.
-        let held = sched.kv.num_blocks_held(index);
-        steps = steps.min((held * block_size + 1).saturating_sub(tokens));
-        // No block filled (its hash would enter the map): T + i < (cached + 1) * block_size.
-        if cfg.enable_prefix_caching {
-            let cached = sched.kv.num_cached_blocks(index);
-            steps = steps.min(((cached + 1) * block_size).saturating_sub(tokens));
-        }
-        // No finish: the output count after step i, O + i + 1, stays below output_len.
-        steps = steps.min(r.output_len.saturating_sub(r.num_output_tokens + 1));
-        if steps == 0 {
-            return Ok((0, now)); // with a large batch, some request is always at an event
-        }
-        context += r.num_computed_tokens;
+    step_time: &StepTime,
+    options: Options,
+    cancel: &Cancel,
+) -> Result<Run> {
+    let concurrency = options.concurrency;
+    let n = reqs.arrival.len();
+    let mut engine = Engine::new(sched, step_time, options, cancel, n);
+    // When each free place in flight became free, oldest first.
+    let mut room: VecDeque<f64> = VecDeque::new();
+    if let Some(c) = concurrency {
+        room.extend(std::iter::repeat_n(0.0, c.min(n)));
     }
-    if steps == u64::MAX {
-        return Ok((0, now));
-    }
-    let num_seqs = sched.running.len() as u64;
-    let next_time = reqs.arrival.get(next_arrival).copied().unwrap_or(f64::INFINITY);
-    let mut done = 0;
-    while done < steps && next_time > now {
-        if done % CHECK_WORK == CHECK_WORK - 1 {
-            check_cancel(cancel)?;
-        }
-        let batch = Batch {
-            num_seqs,
-            prefill_seqs: 0,
-            prefill_tokens: 0,
-            decode_seqs: num_seqs,
-            context_tokens: context,
-            attention_pairs: context + num_seqs,
+    let mut now = 0.0_f64;
+    let mut next = 0;
+    while engine.num_finished() < n {
+        // When request `next` is sent: its arrival, or later when it waits for room.
+        let send_time = |room: &VecDeque<f64>, next: usize| match (concurrency, room.front()) {
+            (None, _) => reqs.arrival[next],
+            (Some(_), Some(&free)) => reqs.arrival[next].max(free),
+            (Some(_), None) => f64::INFINITY,
         };
-        let duration = step_time.duration(&batch)?;
-        rec.row(now, duration, &batch, 0, state.num_waiting, state.blocks_used, state.blocks_cached);
-        if let Some(r) = rec.run.record.as_mut() {
-            r.scheduled_request.extend(sched.running.iter().map(|&i| i64::from(i)));
-            r.scheduled_tokens.extend(std::iter::repeat_n(1, sched.running.len()));
-            r.scheduled_offsets.push(r.scheduled_request.len() as i64);
-            r.preempted_offsets.push(r.preempted_request.len() as i64);
-            r.admitted_offsets.push(r.admitted_request.len() as i64);
-            r.free_blocks.push(state.free_blocks as i64);
+        while next < n && send_time(&room, next) <= now {
+            let sent = send_time(&room, next);
+            room.pop_front();
+            engine.add_request(new_request(reqs, next, sent))?;
+            next += 1;
         }
-        now += duration;
-        context += num_seqs;
-        done += 1;
+        engine.next_arrival((next < n).then(|| send_time(&room, next)));
+        match engine.next_event_time() {
+            Some(_) => {
+                engine.step(now)?;
+                now = engine.clock();
+                if concurrency.is_some() {
+                    room.extend(std::iter::repeat_n(now, engine.finished().len()));
+                }
+            }
+            None => now = send_time(&room, next),
+        }
     }
-    for &index in &sched.running {
-        let r = &mut sched.requests[index as usize];
-        r.num_computed_tokens += done;
-        r.append_output_tokens(done, block_size);
-    }
-    Ok((done, now))
+    Ok(engine.into_run())
 }

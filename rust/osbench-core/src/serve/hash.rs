@@ -1,26 +1,19 @@
 //! Block hashes: the content of a KV block, chained over its prefix, as 64 bits.
 //!
-//! The same functions as `python/osbench/serve/requests.py: mix64` and
+//! The same functions as `python/osbench/serve/requests.py: mix64` (the core's [`splitmix64`]) and
 //! `python/osbench/serve/reference.py: block_hash, private_content`, bit for bit: equal
 //! hashes in both engines, hence equal prefix-cache hits.
 
+use crate::hash::splitmix64;
+
 /// The parent hash of a prompt's first block (vLLM's `NONE_HASH`).
 pub const ROOT_HASH: u64 = 0;
-
-/// splitmix64's finaliser: a bijection on 64-bit integers that spreads every input bit.
-#[inline]
-pub fn mix64(x: u64) -> u64 {
-    let mut x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    x ^ (x >> 31)
-}
 
 /// The hash of a block from its parent's hash and its own content key: equal hashes mean
 /// equal prefixes (vLLM's `hash_block_tokens`, with a 64-bit mix standing for SHA-256).
 #[inline]
 pub fn block_hash(parent: u64, content: u64) -> u64 {
-    mix64(parent ^ mix64(content))
+    splitmix64(parent ^ splitmix64(content))
 }
 
 /// The content key of block `k` of request `index` past the prompt's full blocks (the
@@ -28,5 +21,5 @@ pub fn block_hash(parent: u64, content: u64) -> u64 {
 /// shift wraps as Python's `& (2**64 - 1)` inside `mix64` does.
 #[inline]
 pub fn private_content(index: u64, k: u64) -> u64 {
-    mix64((index << 32) ^ k ^ (1 << 61))
+    splitmix64((index << 32) ^ k ^ (1 << 61))
 }

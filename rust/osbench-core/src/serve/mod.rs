@@ -1,36 +1,38 @@
 //! The serving engine (lecture section 2.8): continuous batching bounded by a paged KV cache
 //! with prefix caching, as vLLM 0.33.0's v1 scheduler runs it (synchronous scheduling).
 //!
-//! One file per component, mirroring `python/osbench/serve/reference.py`, which states every
-//! rule and cites the vLLM source it follows: [`block_pool`] (free queue, prefix-cache map,
-//! reference counts), [`kv_cache_manager`] (per-request blocks, prefix lookup, slot
-//! allocation, tail-first free), [`queue`] (fcfs deque, priority heap), [`scheduler`] (running
-//! first, preemption by recompute, admission), [`step_time`] (linear and roofline, bit-equal
-//! to `steptime.py`), [`engine`] (the clock and the decode jump) and [`livelock`] (a run
-//! that repeats itself forever is stopped). The engine is held to the
-//! reference step for step: same batches, preemptions, block counts and times.
+//! Two layers. [`engine`] is the loop every semantics shares: the clock, arrivals (open or
+//! closed loop), step times ([`step_time`], bit-equal to `steptime.py`), the recorder, the
+//! decode jump and the livelock guard ([`livelock`]); it drives any [`Scheduler`]
+//! ([`scheduler`]: the seam, a trait one step at a time) and can be driven from outside, step
+//! by step. Each engine semantics is one folder: [`vllm`] is vLLM's scheduler, one file per
+//! component, mirroring `python/osbench/serve/reference.py`, which states every rule and cites
+//! the vLLM source it follows. [`hash`] is the block-content hashing both sides share. The
+//! engine is held to the reference step for step: same batches, preemptions, block counts and
+//! times.
 
-pub mod block_pool;
 pub mod engine;
 pub mod hash;
-pub mod kv_cache_manager;
 pub mod livelock;
-pub mod queue;
-pub mod request;
 pub mod scheduler;
 pub mod step_time;
+pub mod step_time_batch;
 pub mod step_time_measured;
+pub mod vllm;
 
 #[cfg(test)]
 mod tests;
 
+pub use engine::Engine;
+pub use scheduler::{NewRequest, Occupancy, QuietStretch, Scheduler, StepPlan};
 pub use step_time::{Batch, StepTime, KINDS};
+pub use vllm::Policy;
 
+use crate::cancel::Cancel;
 use crate::error::{invalid, Result};
-use std::sync::atomic::AtomicBool;
 
 /// The scheduling policies, as vLLM's `SchedulingPolicy` names them.
-pub const POLICIES: [&str; 2] = ["fcfs", "priority"];
+pub const POLICIES: [&str; 2] = [Policy::ALL[0].name(), Policy::ALL[1].name()];
 
 /// The longest prompt or output accepted, in tokens (`requests.py: MAX_TOKENS`).
 pub const MAX_TOKENS: i64 = (1 << 31) - 1;
@@ -49,8 +51,7 @@ pub struct Config {
     /// Cap on one request's new tokens per step, 0 for none.
     pub long_prefill_token_threshold: u64,
     pub enable_prefix_caching: bool,
-    /// `policy="priority"` (else fcfs).
-    pub priority: bool,
+    pub policy: Policy,
     /// Blocks kept free when admitting while others run (`EngineConfig.watermark_blocks`).
     pub watermark_blocks: u64,
     pub scheduler_reserve_full_isl: bool,
@@ -89,9 +90,7 @@ impl Config {
             watermark_blocks,
             scheduler_reserve_full_isl,
         } = settings;
-        if !POLICIES.contains(&policy) {
-            return Err(invalid("policy", format!("{policy:?}"), format!("one of {}", POLICIES.join(", "))));
-        }
+        let policy = Policy::from_name(policy)?;
         let positive = [
             ("num_blocks", num_blocks),
             ("block_size", block_size),
@@ -130,7 +129,7 @@ impl Config {
             enable_chunked_prefill,
             long_prefill_token_threshold,
             enable_prefix_caching,
-            priority: policy == "priority",
+            policy,
             watermark_blocks,
             scheduler_reserve_full_isl,
         })
@@ -161,11 +160,14 @@ pub struct Options {
     pub record: bool,
     /// Skip decode-only stretches in one jump (the results are the same either way).
     pub jump: bool,
+    /// Closed-loop clients: at most this many requests in flight, the next one sent when one
+    /// finishes (None: each request is sent at its arrival).
+    pub concurrency: Option<usize>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { record: false, jump: true }
+        Options { record: false, jump: true, concurrency: None }
     }
 }
 
@@ -186,6 +188,8 @@ pub struct Record {
 /// One run (`run.py: EngineRun`): per request, then per step.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Run {
+    /// When each request reached the engine: its arrival, or later under a concurrency limit.
+    pub arrival: Vec<f64>,
     pub admitted: Vec<f64>,
     pub first_token: Vec<f64>,
     pub finish: Vec<f64>,
@@ -210,16 +214,24 @@ pub struct Run {
 
 /// Serve `requests` with the engine `config` describes, each step taking `step_time`.
 /// Refuses (`Error::InvalidArgument`) what no engine can serve, as `run.py: check_requests`
-/// does, so that every run ends; stops with `Error::Interrupted` when `cancel` is raised.
+/// does, so that every run ends; stops with `Error::Interrupted` when `cancel` is raised, and
+/// reports its progress there (requests scheduled, summed over steps).
 pub fn simulate(
     requests: &Requests,
     config: &Config,
     step_time: &StepTime,
     options: Options,
-    cancel: &AtomicBool,
+    cancel: &Cancel,
 ) -> Result<Run> {
     check_requests(requests, config)?;
-    engine::run(requests, config, step_time, options, cancel)
+    if options.concurrency == Some(0) {
+        return Err(invalid("concurrency", 0, "a positive number of requests in flight, or None"));
+    }
+    // Without prefix caching the keys are not checked: the engine does not see them.
+    let requests =
+        if config.enable_prefix_caching { *requests } else { Requests { keys: &[], key_offsets: &[], ..*requests } };
+    let scheduler = vllm::Scheduler::new(config, requests.arrival.len());
+    engine::run(scheduler, &requests, step_time, options, cancel)
 }
 
 fn check_requests(r: &Requests, cfg: &Config) -> Result<()> {

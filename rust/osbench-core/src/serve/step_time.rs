@@ -1,21 +1,14 @@
 //! How long one engine step takes: `python/osbench/serve/steptime.py`'s models, performing
 //! the same floating-point operations in the same order, so the times are bit-equal.
 
+pub use super::step_time_batch::{Batch, Chunk};
+use super::step_time_measured::Measured;
 use crate::error::{invalid, Result};
+use std::sync::Arc;
 
-/// What one engine step computes (`steptime.py: Batch`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Batch {
-    pub num_seqs: u64,
-    pub prefill_seqs: u64,
-    pub prefill_tokens: u64,
-    pub decode_seqs: u64,
-    pub context_tokens: u64,
-    pub attention_pairs: u64,
-}
-
-/// A step-time model, from `StepTime.spec()`.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// A step-time model, from `StepTime.spec()` (the measured one with its tables,
+/// `StepTime.measured`).
+#[derive(Debug, Clone, PartialEq)]
 pub enum StepTime {
     /// `(a, b_prefill_token, c_decode_seq, d_context_token)`.
     Linear([f64; 4]),
@@ -26,6 +19,8 @@ pub enum StepTime {
     /// The ideal roofline's 13 coefficients, then `(per_step, per_request, weight_factor,
     /// kv_factor, compute_factor, allreduce_factor)`.
     Corrected([f64; 19]),
+    /// The measured kernel tables (`measured.py: MeasuredTables`), shared, loaded once.
+    Measured(Arc<Measured>),
 }
 
 /// The kinds, as `StepTime.kind` names them, with their number of coefficients.
@@ -75,9 +70,12 @@ impl StepTime {
         })
     }
 
-    /// The step's duration in seconds, unchecked (`StepTime.__call__`).
+    /// The step's duration in seconds, unchecked (`StepTime.__call__`); a measured model
+    /// prices a step without prefill chunks here (NaN for one it refuses: see
+    /// [`StepTime::duration_with`]).
     pub fn seconds(&self, b: &Batch) -> f64 {
         match self {
+            StepTime::Measured(m) => m.seconds(b, &[]).unwrap_or(f64::NAN),
             StepTime::Linear([a, per_prefill_token, per_decode_seq, per_context_token]) => {
                 a + per_prefill_token * b.prefill_tokens as f64
                     + per_decode_seq * b.decode_seqs as f64
@@ -119,15 +117,29 @@ impl StepTime {
         }
     }
 
-    /// The step's duration, checked as `run.py: step_duration` checks it: finite, >= 0.
+    /// The step's duration, checked as `run.py: step_duration` checks it: finite, >= 0. A
+    /// step with prefill requests needs their chunks: [`StepTime::duration_with`].
     pub fn duration(&self, b: &Batch) -> Result<f64> {
-        let seconds = self.seconds(b);
+        self.duration_with(b, &[])
+    }
+
+    /// The step's duration given its prefill requests' chunks, in scheduling order (only the
+    /// measured model reads them: it prices each chunk's attention over its own context).
+    pub fn duration_with(&self, b: &Batch, prefill_chunks: &[Chunk]) -> Result<f64> {
+        let seconds = match self {
+            StepTime::Measured(m) => m.seconds(b, prefill_chunks)?,
+            _ => self.seconds(b),
+        };
         if seconds >= 0.0 && seconds.is_finite() {
             Ok(seconds)
         } else {
+            let model = match self {
+                StepTime::Measured(_) => "the measured tables".to_string(),
+                _ => format!("{self:?}"),
+            };
             Err(invalid(
                 "step_time",
-                format!("{self:?}"),
+                model,
                 format!("a model giving a finite number of seconds >= 0; it gives {seconds} for {b:?}"),
             ))
         }

@@ -3,7 +3,7 @@
 //! kernel tables and passed in as arrays; a step is read from them with the same floating-point
 //! operations in the same order, so the times are bit-equal to the reference.
 
-use super::step_time::Batch;
+use super::step_time_batch::{Batch, Chunk};
 use crate::error::{invalid, Result};
 
 /// A grid of seconds over (batch, length), row-major, complete (`kernels.py: Grid`).
@@ -125,9 +125,9 @@ impl Measured {
         self.tokens.len() as u64 - 1
     }
 
-    /// The step's seconds (`measured.py: seconds`), the prefill requests having had
-    /// `prefill_context` tokens cached before the step.
-    pub fn seconds(&self, b: &Batch, prefill_context: u64) -> Result<f64> {
+    /// The step's seconds (`measured.py: seconds`), its prefill requests being `chunks`:
+    /// `(new tokens, tokens cached before the step)` each, in scheduling order.
+    pub fn seconds(&self, b: &Batch, chunks: &[Chunk]) -> Result<f64> {
         let new = b.prefill_tokens + b.decode_seqs;
         if new > self.max_tokens() {
             return Err(invalid(
@@ -136,11 +136,29 @@ impl Measured {
                 format!("at most {} tokens per step, the most the GEMM tables measure", self.max_tokens()),
             ));
         }
-        if prefill_context > b.context_tokens {
+        if b.num_seqs as usize >= self.seqs.len() {
             return Err(invalid(
-                "prefill_context_tokens",
-                prefill_context.to_string(),
-                format!("at most the step's context_tokens={}", b.context_tokens),
+                "num_seqs",
+                b.num_seqs.to_string(),
+                format!("below {}, the most requests a step of the tables may have", self.seqs.len()),
+            ));
+        }
+        let (mut prefill_context, mut chunk_tokens) = (0_u64, 0_u64);
+        for &(n, c) in chunks {
+            prefill_context = prefill_context.saturating_add(c);
+            chunk_tokens = chunk_tokens.saturating_add(n);
+        }
+        if chunks.len() as u64 != b.prefill_seqs
+            || chunk_tokens != b.prefill_tokens
+            || prefill_context > b.context_tokens
+        {
+            return Err(invalid(
+                "prefill_chunks",
+                format!("{} chunks of {chunk_tokens} new tokens over {prefill_context} cached", chunks.len()),
+                format!(
+                    "one (new, cached) per prefill request: {} chunks of {} new tokens over at most {} cached",
+                    b.prefill_seqs, b.prefill_tokens, b.context_tokens
+                ),
             ));
         }
         let mut total = self.host_step + self.tokens[new as usize] + self.seqs[b.num_seqs as usize];
@@ -149,14 +167,15 @@ impl Measured {
             let s = decode_context as f64 / b.decode_seqs as f64;
             total += self.generation.read(b.decode_seqs, s, Work::Decode);
         }
-        if b.prefill_seqs > 0 {
-            // Python computes this difference on unbounded integers; in range here for any step
-            // the engine forms (the prefill pairs are >= 0).
-            let pairs = b.attention_pairs as i128 - (decode_context as i128 + b.decode_seqs as i128);
-            let s = (b.prefill_tokens + prefill_context) as f64 / b.prefill_seqs as f64;
-            let whole = b.prefill_seqs as f64 * Work::Prefill.of(s);
-            let attention = self.context.read(b.prefill_seqs, s, Work::Prefill);
-            total += attention * (pairs as f64 / whole);
+        let p = chunks.len() as u64;
+        for &(n, c) in chunks {
+            // Python computes these on unbounded integers; in range for any step the engine
+            // forms (its attention pairs fit in int64).
+            let (n, c) = (n as u128, c as u128);
+            let s = (c + n) as f64;
+            let pairs = (n * c + n * (n + 1) / 2) as f64;
+            let attention = self.context.read(p, s, Work::Prefill);
+            total += attention * (pairs / (p as f64 * Work::Prefill.of(s)));
         }
         Ok(total)
     }
@@ -197,9 +216,10 @@ mod tests {
             context_tokens: 5,
             attention_pairs: 7,
         };
-        assert!(m.seconds(&b, 0).is_err()); // 2 tokens, the tables stop at 1
+        assert!(m.seconds(&b, &[]).is_err()); // 2 tokens, the tables stop at 1
         let b = Batch { decode_seqs: 1, ..b };
-        assert!(m.seconds(&b, 6).is_err()); // more prefill context than context
-        assert_eq!(m.seconds(&b, 0).unwrap(), 1.0 + 1.0 + 3.0 * 6.0 / 4.0); // 5 cached: past the last length 3
+        assert!(m.seconds(&Batch { prefill_seqs: 1, prefill_tokens: 0, ..b }, &[(0, 6)]).is_err()); // more cached than context
+        assert!(m.seconds(&Batch { prefill_seqs: 1, ..b }, &[]).is_err()); // a prefill without its chunk
+        assert_eq!(m.seconds(&b, &[]).unwrap(), 1.0 + 1.0 + 3.0 * 6.0 / 4.0); // 5 cached: past the last length 3
     }
 }

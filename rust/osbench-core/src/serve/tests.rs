@@ -1,7 +1,7 @@
-use super::block_pool::BlockPool;
+use super::vllm::block_pool::BlockPool;
 use super::*;
+use crate::cancel::Cancel;
 use crate::error::Error;
-use std::sync::atomic::AtomicBool;
 
 /// Binary fractions keep every time exact: 1 s a step, 0.25 s a prefill token, 0.5 s a decode.
 const STEP: StepTime = StepTime::Linear([1.0, 0.25, 0.5, 0.0]);
@@ -28,10 +28,10 @@ fn config(num_blocks: u64, block_size: u64, budget: u64, seqs: u64, max_len: u64
 }
 
 fn run(reqs: &Requests, cfg: &Config, options: Options) -> Result<Run> {
-    simulate(reqs, cfg, &STEP, options, &AtomicBool::new(false))
+    simulate(reqs, cfg, &STEP, options, &Cancel::new())
 }
 
-const RECORD: Options = Options { record: true, jump: true };
+const RECORD: Options = Options { record: true, jump: true, concurrency: None };
 
 /// Step `j`'s scheduled (request, tokens).
 fn scheduled(run: &Run, j: usize) -> Vec<(i64, i64)> {
@@ -114,7 +114,7 @@ fn a_prefix_cached_in_a_step_is_hit_by_a_request_admitted_later_in_the_same_step
 
 /// Any distinct content key (the engine only compares them).
 fn mix(content: u64, k: u64) -> u64 {
-    hash::mix64(content << 8 | k)
+    crate::hash::splitmix64(content << 8 | k)
 }
 
 #[test]
@@ -189,7 +189,7 @@ fn the_decode_jump_changes_nothing_and_is_taken() {
             keys: &keys,
             key_offsets: &offsets,
         };
-        let stepped = run(&reqs, &cfg, Options { record: true, jump: false });
+        let stepped = run(&reqs, &cfg, Options { record: true, jump: false, concurrency: None });
         let with_jump = run(&reqs, &cfg, RECORD);
         match (stepped, with_jump) {
             (Ok(a), Ok(mut b)) => {
@@ -224,7 +224,7 @@ fn requests_tied_under_priority_that_preempt_one_another_forever_are_stopped() {
         }
         other => panic!("{other:?}"),
     }
-    let fcfs = Config { priority: false, ..cfg };
+    let fcfs = Config { policy: Policy::Fcfs, ..cfg };
     assert!(run(&reqs, &fcfs, Options::default()).is_ok());
 }
 
@@ -262,7 +262,7 @@ fn bad_input_is_an_error_never_a_panic() {
     assert!(Config::new(settings(100, 0, 64, 4, 64)).is_err());
     assert!(StepTime::new("cubic", &[1.0]).is_err() && StepTime::new("linear", &[1.0]).is_err());
     let negative = StepTime::new("linear", &[-1.0, 0.0, 0.0, 0.0]).unwrap();
-    let result = simulate(&good, &cfg, &negative, Options::default(), &AtomicBool::new(false));
+    let result = simulate(&good, &cfg, &negative, Options::default(), &Cancel::new());
     assert!(matches!(result, Err(Error::InvalidArgument { name: "step_time", .. })));
 }
 
@@ -273,7 +273,7 @@ fn a_raised_cancel_flag_stops_a_run() {
     let lengths = vec![100; n];
     let reqs = Requests { arrival: &arrival, prompt_len: &lengths, output_len: &lengths, ..Requests::default() };
     let cfg = Config { enable_prefix_caching: false, ..config(10_000, 16, 8192, 256, 1024) };
-    let result = simulate(&reqs, &cfg, &STEP, Options::default(), &AtomicBool::new(true));
+    let result = simulate(&reqs, &cfg, &STEP, Options::default(), &Cancel::raised());
     assert_eq!(result, Err(Error::Interrupted));
 }
 
@@ -301,4 +301,71 @@ fn step_times_follow_steptime_py_operation_by_operation() {
         + f64::max(1e6 * 5_000.0 / 1e14, 1e5 * 602.0 / 1e12)
         + (1e-4 + 1e-7 * new);
     assert!((roofline.seconds(&b) / expected - 1.0).abs() < 1e-12);
+}
+
+// ------------------------------------------------------------------ driven from outside
+
+/// Two engines behind a round-robin router, driven by one event loop through
+/// `add_request` / `next_event_time` / `step`: each serves its share exactly as a run of that
+/// share alone.
+#[test]
+fn engines_driven_step_by_step_from_one_loop_equal_their_own_runs() {
+    let mut rng = Rng(11);
+    let n = 60;
+    let mut arrival = Vec::new();
+    let mut t = 0.0;
+    for _ in 0..n {
+        t += rng.below(8) as f64 * 0.5;
+        arrival.push(t);
+    }
+    let prompt: Vec<i64> = (0..n).map(|_| 1 + rng.below(40) as i64).collect();
+    let output: Vec<i64> = (0..n).map(|_| 1 + rng.below(30) as i64).collect();
+    let cfg = Config { enable_prefix_caching: false, ..config(40, 4, 32, 4, 128) };
+    let cancel = Cancel::new();
+    let share = |k: usize| -> (Vec<f64>, Vec<i64>, Vec<i64>) {
+        let pick = |v: &[i64]| (k..n).step_by(2).map(|i| v[i]).collect::<Vec<_>>();
+        ((k..n).step_by(2).map(|i| arrival[i]).collect(), pick(&prompt), pick(&output))
+    };
+    let mut engines: Vec<Engine<'_, vllm::Scheduler<'_>>> =
+        (0..2).map(|_| Engine::new(vllm::Scheduler::new(&cfg, n), &STEP, RECORD, &cancel, n)).collect();
+    let mut next = 0;
+    loop {
+        // The next event: a step of some engine, or the next arrival.
+        let step = engines
+            .iter()
+            .enumerate()
+            .filter_map(|(k, e)| e.next_event_time().map(|t| (t, k)))
+            .min_by(|a, b| a.0.total_cmp(&b.0));
+        let arrival_time = arrival.get(next).copied().unwrap_or(f64::INFINITY);
+        match step {
+            Some((t, k)) if t < arrival_time => {
+                let e = &mut engines[k];
+                e.next_arrival(Some(arrival_time));
+                e.step(t).unwrap();
+            }
+            _ if next < n => {
+                let e = &mut engines[next % 2];
+                let index = e.num_requests() as u32;
+                let request = NewRequest {
+                    index,
+                    arrival: arrival_time,
+                    priority: 0,
+                    prompt_len: prompt[next] as u64,
+                    output_len: output[next] as u64,
+                    keys: None,
+                };
+                e.add_request(request).unwrap();
+                next += 1;
+            }
+            _ => break,
+        }
+    }
+    for (k, e) in engines.into_iter().enumerate() {
+        let (a, p, o) = share(k);
+        let alone = Requests { arrival: &a, prompt_len: &p, output_len: &o, ..Requests::default() };
+        let expected = run(&alone, &cfg, RECORD).unwrap();
+        assert_eq!(e.num_finished(), a.len());
+        // The jump stops at the next arrival to either engine: it may take fewer steps at once.
+        assert_eq!(Run { jumped_steps: 0, ..e.into_run() }, Run { jumped_steps: 0, ..expected });
+    }
 }

@@ -12,7 +12,7 @@
 //! so each miss makes room exactly once, and the tests hold the two to the same hits.
 
 use crate::cache::list::{Queues, Slots};
-use crate::cache::policy::{put, Options, Policy};
+use crate::cache::policy::{put, AdmitAll, Gate, Options, Policy};
 use crate::cache::NIL;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -87,7 +87,15 @@ impl Policy for Arc {
         }
     }
 
-    fn step<const SIZED: bool>(&mut self, id: u32, size: u64, _next_use: u64) -> bool {
+    fn step<const SIZED: bool>(&mut self, id: u32, size: u64, next_use: u64) -> bool {
+        self.step_gated::<SIZED, _>(id, size, next_use, &mut AdmitAll)
+    }
+
+    /// libCacheSim's order (`ARC_find`, then `can_insert`): a ghost hit moves `p` and forgets
+    /// the ghost whether or not the filter then admits the object.
+    #[inline(always)]
+    fn step_gated<const SIZED: bool, G: Gate>(&mut self, id: u32, size: u64, _next_use: u64, gate: &mut G) -> bool {
+        gate.seen(id, size);
         let slot = self.slots.get(id);
         let place = if slot == NIL { None } else { Some(self.place[slot as usize]) };
         let c = self.c;
@@ -116,7 +124,7 @@ impl Policy for Arc {
             // The ghost is forgotten even if the object is then too large to admit.
             self.queues.forget::<SIZED>(ghost as usize, slot, &mut self.slots);
         }
-        if SIZED && size > c {
+        if !gate.admit(id, size) || (SIZED && size > c) {
             return false;
         }
         while self.held(T1) + self.held(T2) + size > c {

@@ -11,10 +11,11 @@
 //! reference registry row in Python (`docs/adding-a-policy.md`).
 
 use super::accesses::Accesses;
+use super::admission::AnyFilter;
 use super::demand::Demand;
 use super::params::{Accepts, Options, Param, Value};
 use super::policy::{policy_table, Policy, PolicyInfo};
-use super::steps::{access, run};
+use super::steps::{access, access_gated, run, run_gated};
 use crate::error::Result;
 
 // The policies' files. Declared here rather than by the table's macro so that tools which read
@@ -26,12 +27,22 @@ pub mod clock2qplus;
 pub mod clockpro;
 pub mod fifo;
 pub mod gdsf;
+pub mod hyperbolic;
+pub mod lecar;
 pub mod lfu;
+pub mod lirs;
 pub mod lru;
 pub mod opt;
+pub mod random;
 pub mod s3fifo;
 pub mod sieve;
+pub mod slru;
 pub mod twoq;
+
+/// The seed of a randomised policy's draws (splitmix64, [`crate::hash::SplitMix64`]): one seed,
+/// one sequence of evictions, in both engines. A row that reads it is randomised: it agrees
+/// with its libCacheSim class in distribution, not miss for miss ([`PolicyInfo::randomised`]).
+pub const SEED: Param = Param::int("seed", 0, 0, u64::MAX, "the seed of the policy's random draws (splitmix64)");
 
 /// CLOCK-Pro's target for its cold pages (libCacheSim's `init-ratio-cold`, its Python class's default).
 const INIT_RATIO_COLD: Param =
@@ -90,6 +101,10 @@ policy_table! {
     twoq => twoq::TwoQ {
         min_capacity: |_| 4, offline: false, takes_costs: false, params: [], libcachesim: Some("TwoQ"),
     },
+    // Its LIR set (all but 1%, at least one object, of the capacity) holds one object from 2 on.
+    lirs => lirs::Lirs {
+        min_capacity: |_| 2, offline: false, takes_costs: false, params: [], libcachesim: Some("LIRS"),
+    },
     // libCacheSim's ClockPro admits while its cold target has room and never evicts (see the
     // file); its cold target holds one object from 1 / init_ratio_cold on.
     clockpro => clockpro::ClockPro {
@@ -103,5 +118,22 @@ policy_table! {
     },
     gdsf => gdsf::Gdsf {
         min_capacity: |_| 1, offline: false, takes_costs: true, params: [], libcachesim: Some("GDSF"),
+    },
+    random => Demand<random::Random> {
+        min_capacity: |_| 1, offline: false, takes_costs: false, params: [SEED], libcachesim: Some("Random"),
+    },
+    hyperbolic => hyperbolic::Hyperbolic {
+        min_capacity: |_| 1, offline: false, takes_costs: false,
+        params: [SEED, Param::int("samples", 64, 1, 1024, "objects drawn per eviction (libCacheSim's n-sample)")],
+        libcachesim: Some("Hyperbolic"),
+    },
+    lecar => lecar::LeCaR {
+        min_capacity: |_| 1, offline: false, takes_costs: false, params: [SEED], libcachesim: Some("LeCaR"),
+    },
+    // Each segment (capacity / segments) holds one object from `segments` on.
+    slru => slru::Slru {
+        min_capacity: |p| p.int("segments"), offline: false, takes_costs: false,
+        params: [Param::int("segments", 4, 1, slru::MAX_SEGMENTS as u64, "the number of LRU segments (libCacheSim's n-seg)")],
+        libcachesim: Some("SLRU"),
     },
 }

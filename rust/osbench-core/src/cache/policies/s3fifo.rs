@@ -5,7 +5,7 @@
 //! Sized mode counts the capacity, the three queue sizes and their contents in bytes.
 
 use crate::cache::list::{Queues, Slots};
-use crate::cache::policy::{put, Options, Policy};
+use crate::cache::policy::{put, AdmitAll, Gate, Options, Policy};
 use crate::cache::NIL;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -108,7 +108,15 @@ impl Policy for S3Fifo {
     /// One access of an object of `size` (1 unless `SIZED`): the queues then count objects, so
     /// one loop serves both modes and the unit path reads no sizes.
     #[inline(always)]
-    fn step<const SIZED: bool>(&mut self, id: u32, size: u64, _next_use: u64) -> bool {
+    fn step<const SIZED: bool>(&mut self, id: u32, size: u64, next_use: u64) -> bool {
+        self.step_gated::<SIZED, _>(id, size, next_use, &mut AdmitAll)
+    }
+
+    /// libCacheSim's order (its `find`, then its `can_insert`): a ghost hit forgets the ghost
+    /// whether or not the filter then admits the object.
+    #[inline(always)]
+    fn step_gated<const SIZED: bool, G: Gate>(&mut self, id: u32, size: u64, _next_use: u64, gate: &mut G) -> bool {
+        gate.seen(id, size);
         let slot = self.slots.get(id);
         let mut ghost_hit = false;
         if slot != NIL {
@@ -126,7 +134,11 @@ impl Policy for S3Fifo {
         }
         // libCacheSim admits only what fits in the small queue (the ghost id is gone anyway);
         // never the case for unit sizes, the small queue holding at least one object.
-        if size > self.small_size as u64 || size > self.capacity as u64 {
+        if size > self.small_size as u64 {
+            return false;
+        }
+        // libCacheSim's S3FIFO_can_insert asks the filter only of what fits the small queue.
+        if !gate.admit(id, size) || size > self.capacity as u64 {
             return false;
         }
         let (small, main) = (Where::Small as usize, Where::Main as usize);

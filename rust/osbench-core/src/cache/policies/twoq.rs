@@ -5,7 +5,7 @@
 //! Sized mode counts bytes in the capacity and the three targets.
 
 use crate::cache::list::{Queues, Slots};
-use crate::cache::policy::{put, Options, Policy};
+use crate::cache::policy::{put, AdmitAll, Gate, Options, Policy};
 use crate::cache::NIL;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -55,7 +55,15 @@ impl Policy for TwoQ {
     /// One access of an object of `size` (1 unless `SIZED`): the queues then count objects, so
     /// one loop serves both modes and the unit path reads no sizes.
     #[inline(always)]
-    fn step<const SIZED: bool>(&mut self, id: u32, size: u64, _next_use: u64) -> bool {
+    fn step<const SIZED: bool>(&mut self, id: u32, size: u64, next_use: u64) -> bool {
+        self.step_gated::<SIZED, _>(id, size, next_use, &mut AdmitAll)
+    }
+
+    /// libCacheSim's order (its `find`, then its `can_insert`): a ghost hit forgets the ghost
+    /// whether or not the filter then admits the object.
+    #[inline(always)]
+    fn step_gated<const SIZED: bool, G: Gate>(&mut self, id: u32, size: u64, _next_use: u64, gate: &mut G) -> bool {
+        gate.seen(id, size);
         let slot = self.slots.get(id);
         let mut ghost_hit = false;
         if slot != NIL {
@@ -73,6 +81,10 @@ impl Policy for TwoQ {
         }
         // libCacheSim admits only what fits in Ain (never the case for unit sizes: Ain >= 1).
         if size > self.ain_size as u64 {
+            return false;
+        }
+        // libCacheSim's TwoQ_can_insert asks the filter only of what fits Ain.
+        if !gate.admit(id, size) {
             return false;
         }
         let (ain, aout, am) = (Where::Ain as usize, Where::Aout as usize, Where::Am as usize);

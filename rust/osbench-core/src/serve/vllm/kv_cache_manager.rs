@@ -39,10 +39,16 @@ impl KvCacheManager {
             enable_caching,
             watermark_blocks,
             pool: BlockPool::new(num_blocks, enable_caching),
-            req_blocks: vec![Vec::new(); num_requests],
-            num_cached_block: vec![0; num_requests],
+            req_blocks: Vec::with_capacity(num_requests),
+            num_cached_block: Vec::with_capacity(num_requests),
             scratch: Vec::new(),
         }
+    }
+
+    /// Room for one more request (the next index).
+    pub fn add_request(&mut self) {
+        self.req_blocks.push(Vec::new());
+        self.num_cached_block.push(0);
     }
 
     /// Blocks request `index` holds.

@@ -1,7 +1,7 @@
 //! A request as the engine sees it (`vllm/v1/request.py: Request`): its progress, its status
 //! and the hashes of its full blocks.
 
-use super::hash::{block_hash, private_content, ROOT_HASH};
+use crate::serve::hash::{block_hash, private_content, ROOT_HASH};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {

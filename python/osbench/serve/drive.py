@@ -1,0 +1,149 @@
+"""The engine loop every Python engine shares: the clock, arrivals (open or closed loop), step
+times, the recorder and the livelock guard, over any scheduler one step at a time.
+
+The reference engine (:mod:`osbench.serve.reference`) and every peer harness (the real vLLM
+scheduler, :mod:`osbench.serve.vllm.peer`) are a :class:`Stepper`: they add requests, plan a
+step and take the model's output, and :func:`drive` does the rest, so that all of them keep the
+same clock the same way. The native engine's loop is the same (``rust/osbench-core/src/serve/
+engine.rs``), with the decode jump on top.
+
+The clock: before each step, every request that has been sent joins the engine, in order; when
+nothing runs or waits, the clock jumps to the next send. A step's output tokens come out at its
+end. Requests are sent at their arrival, or, with ``concurrency=N``, as ``benchmark_serving
+--max-concurrency N`` sends them: at most ``N`` in flight, request ``i`` sent at its arrival or
+when a request finishes and leaves room, whichever is later (the run's ``arrival`` says when).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Callable, Optional, Protocol
+
+from osbench.serve.requests import Requests
+from osbench.serve.run import EngineRun, Recorder, StepTimeModel, step_duration
+from osbench.serve.steptime import Batch
+
+
+@dataclass(frozen=True)
+class Planned:
+    """What a scheduler planned for one step (``SchedulerOutput``), and its pool then."""
+
+    batch: Batch
+    scheduled: Sequence[tuple[int, int]]
+    """``(request, new tokens)``, in scheduling order."""
+    preempted: Sequence[int]
+    admitted: Sequence[tuple[int, int]]
+    """``(request, prefix-hit tokens)``, in order."""
+    num_waiting: int
+    blocks_used: int
+    free_blocks: int
+
+
+@dataclass(frozen=True)
+class Output:
+    """What the step's output did (``update_from_output``)."""
+
+    tokens: Sequence[tuple[int, bool, bool]]
+    """``(request, first token, last token)`` of each request that got a token, in order."""
+    num_finished: int
+    blocks_cached: int
+    """Distinct contents in the prefix cache after the step."""
+
+
+class Stepper(Protocol):
+    """A scheduler, one step at a time: what :func:`drive` needs of an engine's semantics."""
+
+    def add_request(self, index: int, arrival: float) -> None:
+        """Request ``index`` of the requests reaches the engine at ``arrival``."""
+
+    def has_unfinished_requests(self) -> bool: ...
+
+    def schedule(self) -> Planned: ...
+
+    def update_from_output(self) -> Output: ...
+
+    def state(self, clock: Optional[float]) -> tuple:
+        """The whole state that decides the steps to come, for a livelock guard (with
+        ``clock``, the time, while more requests will come)."""
+
+    def livelock_error(self) -> Exception:
+        """The error of a run a livelock guard found repeating forever."""
+
+
+class Guard(Protocol):
+    """Stops a run that repeats itself forever (:class:`osbench.serve.reference.LivelockGuard`)."""
+
+    def repeats(self, progressed: bool, state: Callable[..., tuple], *args: object) -> bool: ...
+
+
+def drive(
+    requests: Requests,
+    stepper: Stepper,
+    step_time: StepTimeModel,
+    recorder: Recorder,
+    *,
+    guard: Optional[Guard] = None,
+    concurrency: Optional[int] = None,
+) -> EngineRun:
+    """Serve ``requests`` on ``stepper``, each step taking ``step_time(batch)`` seconds, into
+    ``recorder`` (made for ``len(requests)`` requests); with ``guard``, a run that repeats itself
+    forever is stopped with the stepper's error; with ``concurrency``, at most that many
+    requests in flight (see the module's docstring)."""
+    arrival = requests.arrival.tolist()
+    n = len(arrival)
+    room: Optional[deque[float]] = None if concurrency is None else deque([0.0] * min(concurrency, n))
+
+    def send_time(i: int) -> float:
+        if room is None:
+            return arrival[i]
+        return max(arrival[i], room[0]) if room else math.inf
+
+    now = 0.0
+    next_request = 0
+    num_finished = 0
+    arrived = False
+    while num_finished < n:
+        while next_request < n and send_time(next_request) <= now:
+            sent = send_time(next_request)
+            if room is not None:
+                room.popleft()
+            stepper.add_request(next_request, sent)
+            recorder.arrival[next_request] = sent
+            next_request += 1
+            arrived = True
+        if not stepper.has_unfinished_requests():
+            now = send_time(next_request)
+            continue
+        plan = stepper.schedule()
+        if not plan.scheduled:  # cannot happen when check_requests passed; a guard against a hang
+            raise RuntimeError(f"the engine scheduled nothing at t={now} with requests waiting: this is a bug")
+        duration = step_duration(step_time, plan.batch)
+        end = now + duration
+        out = stepper.update_from_output()
+        for index, first, last in out.tokens:
+            recorder.token(index, end, first, last)
+        num_finished += out.num_finished
+        recorder.step(
+            now,
+            duration,
+            plan.batch,
+            plan.scheduled,
+            plan.preempted,
+            plan.admitted,
+            plan.num_waiting,
+            plan.blocks_used,
+            plan.free_blocks,
+            out.blocks_cached,
+        )
+        now = end
+        if room is not None:
+            room.extend([end] * out.num_finished)
+        progressed, arrived = arrived or bool(out.tokens), False
+        # Until every request has arrived, a repeat must keep the clock too.
+        clock = now if next_request < n else None
+        if guard is not None and guard.repeats(progressed, stepper.state, clock):
+            raise stepper.livelock_error()
+    return recorder.result()

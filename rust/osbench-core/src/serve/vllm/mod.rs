@@ -1,0 +1,17 @@
+//! vLLM 0.33.0's v1 scheduler (synchronous scheduling), one file per component, mirroring
+//! `python/osbench/serve/vllm/`, which states every rule and cites the vLLM source it follows:
+//! [`block_pool`] (free queue, prefix-cache map, reference counts), [`kv_cache_manager`]
+//! (per-request blocks, prefix lookup, slot allocation, tail-first free), [`queue`] (fcfs deque,
+//! priority heap), [`policy`] (the preemption victim and the queue it goes back to),
+//! [`request`] and [`scheduler`] (running first, preemption by recompute, admission), which
+//! implements the engine's [`crate::serve::Scheduler`].
+
+pub mod block_pool;
+pub mod kv_cache_manager;
+pub mod policy;
+pub mod queue;
+pub mod request;
+pub mod scheduler;
+
+pub use policy::Policy;
+pub use scheduler::Scheduler;
