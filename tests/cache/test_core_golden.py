@@ -41,7 +41,7 @@ def golden_size(key: int, largest: int) -> int:
 
 def rows(text: str) -> dict[str, list[tuple[int, int]]]:
     table = {}
-    for policy, pairs in re.findall(r'\("(\w+)", \[(.*?)\]\)', text):
+    for policy, pairs in re.findall(r'\("([\w-]+)", \[(.*?)\]\)', text):
         table[policy] = [(int(c), int(m)) for c, m in re.findall(r"\((\d+), (\d+)\)", pairs)]
     return table
 

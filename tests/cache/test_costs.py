@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import osbench as ob
 from osbench import _native
-from osbench.cache import COSTED_POLICIES, POLICIES, reference
+from osbench.cache import COSTED_POLICIES, OFFLINE, POLICIES, reference
 
 ENGINES = ("native", "reference")
 SCALE = reference.GDSF_SCALE
@@ -147,7 +147,7 @@ def test_costs_are_for_gdsf_only(policy: str) -> None:
     ):
         with pytest.raises(ValueError, match=r"costs.*gdsf"):
             call()
-    with pytest.raises(ValueError, match=r"no online form" if policy == "opt" else r"costs.*gdsf"):
+    with pytest.raises(ValueError, match=r"no online form" if policy in OFFLINE else r"costs.*gdsf"):
         ob.cache.new(policy, cap, costs=True)
     ids = np.zeros(2, dtype=np.uint32)
     next_use = np.full(2, 2**64 - 1, dtype=np.uint64)
@@ -159,7 +159,7 @@ def test_costs_are_for_gdsf_only(policy: str) -> None:
     ):
         with pytest.raises(ValueError, match=r"costs.*gdsf"):
             call()
-    if policy != "opt":
+    if policy not in OFFLINE:
         with pytest.raises(ValueError, match=r"costs.*gdsf"):
             _native.OnlineCache(policy, cap, None, False, True)
 

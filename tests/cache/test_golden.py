@@ -101,8 +101,12 @@ def test_an_object_larger_than_the_cache_is_never_admitted() -> None:
                 r = ob.cache.replay([1, 1, 2, 2, 1], policy, 10, sizes=[3, 3, 2, 2, 1], mask=True, engine=engine)
             elif policy == "slru":  # as libCacheSim's SLRU: only what fits in one segment (capacity / 4)
                 r = ob.cache.replay([1, 1, 2, 2, 1], policy, 40, sizes=[11, 11, 10, 10, 4], mask=True, engine=engine)
-            elif policy == "s3fifo":  # as libCacheSim's S3FIFO: only what is smaller than small (10%)
+            elif policy in ("s3fifo", "clock2qplus"):  # as libCacheSim's: only what is smaller than small (10%)
                 r = ob.cache.replay([1, 1, 2, 2, 1], policy, 100, sizes=[10, 10, 9, 9, 4], mask=True, engine=engine)
+            elif policy == "clockpro":  # as libCacheSim's ClockPro: only what fits its cold target (half)
+                r = ob.cache.replay([1, 1, 2, 2, 1], policy, 20, sizes=[21, 21, 10, 10, 4], mask=True, engine=engine)
+            elif policy == "lirs":  # as libCacheSim's LIRS: only what fits its HIR set (1%)
+                r = ob.cache.replay([1, 1, 2, 2, 1], policy, 1000, sizes=[11, 11, 10, 10, 4], mask=True, engine=engine)
             else:
                 r = ob.cache.replay([1, 1, 2, 2, 1], policy, 10, sizes=[11, 11, 10, 10, 4], mask=True, engine=engine)
             assert r.mask is not None and r.mask.tolist() == [False, False, False, True, False], (policy, engine)

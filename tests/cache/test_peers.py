@@ -9,7 +9,7 @@ import osbench as ob
 from osbench.cache import LIBCACHESIM_NAMES
 from osbench.cache._args import min_capacity
 
-NEW_POLICIES = ["sieve", "s3fifo", "twoq", "gdsf", "slru", "lruk", "mq"]
+NEW_POLICIES = ["sieve", "s3fifo", "twoq", "gdsf", "slru", "lruk", "mq", "clockpro", "clock2qplus"]
 
 
 def libcachesim_misses(trace: ob.traces.Trace, policy: str, capacity: int, folder) -> int:  # type: ignore[no-untyped-def]
@@ -146,6 +146,7 @@ def test_libcachesim_sized_hit_for_hit(policy: str) -> None:
     rng = np.random.default_rng(5)
     for _ in range(20):
         n, capacity = int(rng.integers(2, 50)), int(rng.integers(1, 150))
+        capacity = max(capacity, ob.cache.MIN_CAPACITY.get(policy, 1))
         keys = rng.integers(0, n, 300).tolist()
         per_object = rng.integers(1, 40, n)
         sizes = [int(per_object[k]) for k in keys]
@@ -169,3 +170,42 @@ def test_every_policy_names_its_libcachesim_class() -> None:
     lcs = pytest.importorskip("libcachesim")
     for policy, name in LIBCACHESIM_NAMES.items():
         assert isinstance(getattr(lcs, name, None), type), (policy, name)
+
+
+def belady_size_shape(shape: str, dataset) -> np.ndarray:  # type: ignore[no-untyped-def]
+    if shape == "cloudphysics":
+        return ob.traces.read_oracle_general(dataset("cloudphysics")).keys[:5000]
+    return {
+        "zipf": lambda: ob.traces.zipf(60, 0.9, 3000, seed=1),
+        "loop": lambda: ob.traces.loop(12, 3000),
+        "scan": lambda: ob.traces.scan(20, 3000, 30, 200, seed=2),
+    }[shape]().keys
+
+
+@pytest.mark.parametrize("sized", [False, True])
+@pytest.mark.parametrize("shape", ["zipf", "loop", "scan", "cloudphysics"])
+def test_belady_size_equals_libcachesim_where_its_sample_sees_every_object(shape: str, sized: bool, dataset) -> None:  # type: ignore[no-untyped-def]
+    """libCacheSim's BeladySize samples objects at each eviction (randomly, from a process-wide
+    random state), so the table names no class for it; on a cache of a few objects with many
+    samples its sample holds every object, and it must then agree request by request. Sizes
+    are distinct primes above the trace's length, so that no two objects ever score the same
+    (a tie is settled by libCacheSim's sample order, at random). A small hash table keeps its
+    sampling fast; a capacity of a few objects keeps a second one cached whenever the nearest
+    next use is the next access (libCacheSim searches for ever when that object is alone)."""
+    lcs = pytest.importorskip("libcachesim")
+    keys = np.asarray(belady_size_shape(shape, dataset), dtype=np.uint64)
+    _, dense = np.unique(keys, return_inverse=True)
+    primes = [p for p in range(len(keys) | 1, 20 * len(keys), 2) if all(p % d for d in range(3, int(p**0.5) + 1, 2))]
+    sizes = [primes[i] for i in dense.tolist()] if sized else [1] * len(keys)
+    capacity = 3 * max(sizes) if sized else 8  # every object at most a third of the cache
+    future = ob.traces.next_use_reference(keys.tolist())
+    cache = lcs.BeladySize(capacity, n_samples=2048, hashpower=16)
+    want = []
+    for k, s, nxt in zip(keys.tolist(), sizes, future):
+        req = lcs.Request()
+        req.obj_id, req.obj_size = k, s
+        req.next_access_vtime = nxt if nxt < int(ob.traces.NEVER) else 2**63 - 1
+        want.append(bool(cache.get(req)))
+    got = ob.cache.replay(keys, "belady-size", capacity, sizes=sizes if sized else None, mask=True).mask
+    assert got is not None and got.tolist() == want, (shape, sized)
+    assert 0 < sum(want) < len(keys)

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Callable, Optional
 
 from osbench._format import duration, duration_ns, number, percent, ratio, size
+from osbench.cache.policies import OFFLINE
 from osbench.report.model import figure_anchor, table_anchor
 from osbench.serve.lecture import highest_within_slo
 
@@ -412,7 +413,7 @@ def best_vs_lru(d: _Data) -> Finding:
     # The size nearest (on a log scale) to room for 0.1% of the keys.
     i = min(range(len(caps)), key=lambda k: abs(math.log(caps[k] / (0.001 * n_keys))))
     hits = {p: _num(v[i]) for p, v in z["hit_ratio"].items()}
-    online = {p: h for p, h in hits.items() if p != "opt"}
+    online = {p: h for p, h in hits.items() if p not in OFFLINE}
     top = leading(online)
     best = top[0]
     lru = hits["lru"]
@@ -455,7 +456,7 @@ def cloudphysics(d: _Data) -> Finding:
     caps = [_num(x) for x in c["capacities"]]
     objects = caps[-1]  # the curve runs up to every distinct object
     i = min(range(len(caps)), key=lambda k: abs(math.log(caps[k] / (0.01 * objects))))
-    online = {p: _num(v[i]) for p, v in c["hit_ratio"].items() if p != "opt"}
+    online = {p: _num(v[i]) for p, v in c["hit_ratio"].items() if p not in OFFLINE}
     top = leading(online)
     best = top[0]
     if len(top) == len(online):

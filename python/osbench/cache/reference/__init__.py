@@ -25,7 +25,10 @@ from typing import Any, Optional
 
 from osbench.cache.policies import OFFLINE
 from osbench.cache.reference.arc import ARC
+from osbench.cache.reference.belady_size import BeladySize
 from osbench.cache.reference.clock import Clock
+from osbench.cache.reference.clock2qplus import Clock2QPlus
+from osbench.cache.reference.clockpro import ClockPro
 from osbench.cache.reference.fifo import FIFO
 from osbench.cache.reference.gdsf import GDSF, GDSF_SCALE
 from osbench.cache.reference.hyperbolic import Hyperbolic
@@ -33,6 +36,7 @@ from osbench.cache.reference.lecar import LeCaR
 from osbench.cache.reference.lfu import LFU
 from osbench.cache.reference.lfuda import LFUDA
 from osbench.cache.reference.lhd import LHD
+from osbench.cache.reference.lirs import LIRS
 from osbench.cache.reference.lru import LRU
 from osbench.cache.reference.lruk import LRUK
 from osbench.cache.reference.mq import MQ
@@ -51,9 +55,13 @@ POLICY_CLASSES: dict[str, Any] = {
     "clock": Clock,
     "arc": ARC,
     "opt": OPT,
+    "belady-size": BeladySize,
     "sieve": Sieve,
     "s3fifo": S3FIFO,
     "twoq": TwoQ,
+    "lirs": LIRS,
+    "clockpro": ClockPro,
+    "clock2qplus": Clock2QPlus,
     "gdsf": GDSF,
     "random": Random,
     "hyperbolic": Hyperbolic,

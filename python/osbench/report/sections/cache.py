@@ -26,7 +26,7 @@ def _leaders(capacities: np.ndarray, curves: dict[str, np.ndarray], unit: str) -
     """Which online policy hits most at the smallest and at the largest size."""
 
     def best(i: int) -> str:
-        online = {p: float(c[i]) for p, c in curves.items() if p != "opt"}
+        online = {p: float(c[i]) for p, c in curves.items() if p not in cache.OFFLINE}
         top = [p.upper() for p in leading(online)]
         if len(top) == len(online):
             return "every policy ties"

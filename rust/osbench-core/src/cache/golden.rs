@@ -56,9 +56,13 @@ const UNIT_MISSES: &[(&str, [(u64, u64); 3])] = &[
     ("clock", [(20, 18001), (100, 15485), (500, 9246)]),
     ("arc", [(20, 16652), (100, 14035), (500, 8091)]),
     ("opt", [(20, 14669), (100, 10570), (500, 5004)]),
+    ("belady-size", [(20, 14669), (100, 10570), (500, 5004)]),
     ("sieve", [(20, 16577), (100, 13860), (500, 7856)]),
     ("s3fifo", [(20, 16411), (100, 13786), (500, 8199)]),
     ("twoq", [(20, 16776), (100, 14265), (500, 8685)]),
+    ("lirs", [(20, 16575), (100, 13943), (500, 7957)]),
+    ("clockpro", [(20, 18166), (100, 16589), (500, 12969)]),
+    ("clock2qplus", [(20, 16566), (100, 13953), (500, 8268)]),
     ("gdsf", [(20, 17511), (100, 14818), (500, 8646)]),
     ("random", [(20, 18450), (100, 16063), (500, 10391)]),
     ("hyperbolic", [(20, 17808), (100, 15302), (500, 8899)]),
@@ -79,9 +83,13 @@ const SIZED_MISSES: &[(&str, [(u64, u64); 3])] = &[
     ("clock", [(1000, 17957), (5000, 15410), (25000, 9147)]),
     ("arc", [(1000, 16780), (5000, 13905), (25000, 7744)]),
     ("opt", [(1000, 14674), (5000, 10451), (25000, 4951)]),
+    ("belady-size", [(1000, 13759), (5000, 9430), (25000, 4547)]),
     ("sieve", [(1000, 16614), (5000, 13986), (25000, 7749)]),
     ("s3fifo", [(1000, 16431), (5000, 13749), (25000, 8029)]),
     ("twoq", [(1000, 16837), (5000, 14207), (25000, 8546)]),
+    ("lirs", [(1000, 18668), (5000, 13857), (25000, 7653)]),
+    ("clockpro", [(1000, 19057), (5000, 16221), (25000, 12920)]),
+    ("clock2qplus", [(1000, 16574), (5000, 13954), (25000, 8121)]),
     ("gdsf", [(1000, 16557), (5000, 13206), (25000, 7159)]),
     ("random", [(1000, 18341), (5000, 16052), (25000, 10337)]),
     ("hyperbolic", [(1000, 17769), (5000, 15207), (25000, 8826)]),
@@ -250,6 +258,29 @@ fn opt_evicts_the_object_used_farthest_in_the_future() {
 }
 
 #[test]
+fn belady_size_weighs_the_distance_by_the_size() {
+    // Unit sizes: OPT's order.
+    assert_eq!(plain("belady-size", 2, &[1, 2, 3, 1, 2, 3, 1]), "...H.H.");
+    // 10 bytes: 1 (2 bytes), 2 (8 bytes), then 3 (2 bytes) needs room at time 3 (accesses
+    // counted from 1): 1 scores ln 2 + ln(5 - 3), 2 scores ln 8 + ln(4 - 3), so 2 leaves though
+    // 1 is used later (OPT would evict 1). 3 hits, its last use: it leaves. 2 misses, never
+    // used again: not admitted. 1 hits.
+    let keys = [1, 2, 3, 3, 2, 1];
+    let sizes = [2, 8, 2, 2, 8, 2];
+    let mut ids = vec![0; keys.len()];
+    let n = dense_ids(&keys, &mut ids, &NO).unwrap();
+    let mut next = vec![0; keys.len()];
+    next_use(&ids, n, &mut next, &NO).unwrap();
+    let a = Accesses::new(&ids, n).unwrap().with_next_use(&next).unwrap().with_sizes(&sizes).unwrap();
+    let mut flags = vec![false; keys.len()];
+    for (policy, want) in [("belady-size", "...H.H"), ("opt", "...HH.")] {
+        replay(policy, 10, &a, Options::default(), &mut flags, &NO).unwrap();
+        let got: String = flags.iter().map(|&h| if h { 'H' } else { '.' }).collect();
+        assert_eq!(got, want, "{policy}");
+    }
+}
+
+#[test]
 fn sieve_keeps_visited_objects_where_they_are() {
     // 4: the hand clears 1's visited bit and evicts 2; 5 evicts 3 (the hand rests after 2);
     // 1 stays and hits.
@@ -290,6 +321,33 @@ fn twoq_promotes_an_id_found_in_aout() {
     // A hit in Ain changes nothing: 1 leaves first all the same.
     assert_eq!(plain("twoq", 4, &[1, 2, 3, 4, 1, 5, 1]), "....H..");
     assert_eq!(plain("twoq", 4, &[1, 2, 3].repeat(3)), "...HHHHHH");
+}
+
+#[test]
+fn lirs_keeps_its_lir_blocks_against_a_scan() {
+    // Capacity 2: LIR limit 1, HIR limit 1. 1 enters as LIR; 2 and then 3 as resident HIR (3
+    // evicts 2, which stays in S, non-resident). 1 hits (LIR). 2 misses, is found non-resident
+    // in S: it turns LIR and 1 is demoted to Q (3 leaves for it). 2 hits; 1 hits in Q.
+    assert_eq!(plain("lirs", 2, &[1, 2, 3, 1, 2, 2, 1]), "...H.HH");
+}
+
+#[test]
+fn clockpro_keeps_what_fits_its_cold_target_and_never_evicts() {
+    // Capacity 4, cold target 2 (half): 1 and 2 enter, 3 is refused (the target is full), and
+    // nothing ever leaves (libCacheSim's ClockPro; see policies/clockpro.rs).
+    assert_eq!(plain("clockpro", 4, &[1, 2, 3, 1, 2, 3]), "...HH.");
+}
+
+#[test]
+fn clock2qplus_sends_a_ghost_hit_to_main() {
+    // Capacity 20: small FIFO 2, main 18. 1 and 2 enter the small FIFO, 3..20 main (warm-up:
+    // the small FIFO is full and nothing has left yet). 21 evicts the small FIFO's oldest, 1,
+    // to the ghost; 1 misses, is found in the ghost (2 goes to the ghost to make room) and
+    // enters main, which now holds 19; 22 evicts from main (over its 18): its oldest, 3,
+    // unreferenced. 3 misses; 1 hits in main; 2 misses (a ghost hit is a miss).
+    let mut keys: Vec<u64> = (1..=20).collect();
+    keys.extend([21, 1, 22, 3, 1, 2]);
+    assert_eq!(plain("clock2qplus", 20, &keys), format!("{}{}", ".".repeat(24), "H."));
 }
 
 #[test]

@@ -119,7 +119,8 @@ impl Gate for AdmitAll {
 /// What the table says about a policy.
 #[derive(Debug, Clone, Copy)]
 pub struct PolicyInfo {
-    /// The name users give, lower case: the policy's file name.
+    /// The name users give, lower case: the policy's file name, each `_` written `-`
+    /// (`belady_size.rs` is `belady-size`).
     pub name: &'static str,
     /// The smallest capacity that leaves every queue of the policy room for one object, given
     /// the policy's (resolved) parameters.
@@ -217,6 +218,33 @@ pub(crate) fn put<T: Clone>(v: &mut Vec<T>, i: u32, value: T) {
     v[i as usize] = value;
 }
 
+/// The bytes of a policy's name from its file's name (`N` its length): each `_` becomes `-`,
+/// so that a name of two words reads as users write it (`belady_size` is `belady-size`).
+pub(crate) const fn dashed<const N: usize>(file: &str) -> [u8; N] {
+    let bytes = file.as_bytes();
+    let mut out = [0u8; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = if bytes[i] == b'_' { b'-' } else { bytes[i] };
+        i += 1;
+    }
+    out
+}
+
+/// The name users give the policy of file `$file` ([`dashed`]), as a constant.
+macro_rules! policy_name {
+    ($file:ident) => {
+        const {
+            const BYTES: [u8; stringify!($file).len()] = $crate::cache::policy::dashed(stringify!($file));
+            match ::core::str::from_utf8(&BYTES) {
+                Ok(name) => name,
+                Err(_) => panic!("a policy's file name is ASCII"),
+            }
+        }
+    };
+}
+pub(super) use policy_name;
+
 /// Turns the table (`policies/mod.rs`) into code: the policy modules, [`TABLE`], the
 /// [`AnyPolicy`] enum and every method that dispatches on it. The enum holds each policy by
 /// value, so each loop over accesses is monomorphised per policy (one `match` per run of
@@ -234,7 +262,7 @@ macro_rules! policy_table {
         /// Every policy's row, in the order users see them.
         pub const TABLE: &[PolicyInfo] = &[$(
             PolicyInfo {
-                name: stringify!($file),
+                name: $crate::cache::policy::policy_name!($file),
                 min_capacity_for: $min,
                 offline: $offline,
                 takes_costs: $costs,
@@ -252,15 +280,17 @@ macro_rules! policy_table {
         impl AnyPolicy {
             /// Build a policy by name (a row's name; its capacity and options checked).
             pub(super) fn build(name: &str, capacity: usize, n_ids: usize, options: Options) -> Option<AnyPolicy> {
-                match name {
-                    $( stringify!($file) => Some(AnyPolicy::$file(<$ty as Policy>::new(capacity, n_ids, options))), )*
-                    _ => None,
-                }
+                $(
+                    if name == $crate::cache::policy::policy_name!($file) {
+                        return Some(AnyPolicy::$file(<$ty as Policy>::new(capacity, n_ids, options)));
+                    }
+                )*
+                None
             }
 
             /// The policy's name.
             pub fn name(&self) -> &'static str {
-                match self { $( AnyPolicy::$file(_) => stringify!($file), )* }
+                match self { $( AnyPolicy::$file(_) => $crate::cache::policy::policy_name!($file), )* }
             }
 
             /// Replay one run of checked accesses (the loops of `steps.rs`).

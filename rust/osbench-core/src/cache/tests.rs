@@ -64,7 +64,8 @@ fn every_row_has_its_file_and_every_file_its_row() {
         .filter(|f| f != "mod")
         .collect();
     files.sort();
-    let mut rows: Vec<String> = names().map(str::to_string).collect();
+    // A file is named as its policy, each `-` of the name written `_`.
+    let mut rows: Vec<String> = names().map(|n| n.replace('-', "_")).collect();
     rows.sort();
     assert_eq!(files, rows);
     let mut unique = rows.clone();
@@ -183,9 +184,11 @@ fn online_rows_grow_their_arrays_and_count_what_they_hold() {
         assert!(c.access(1000, None, None).unwrap());
         assert!(c.contains(1000) && !c.contains(999));
         assert_eq!((c.len(), c.used()), (1, 1));
+        // LIRS admits only what fits its HIR set (1% of the capacity), as libCacheSim's does.
+        let size = if p.name == "lirs" { 10 } else { 70 };
         let mut sized = Online::new(p.name, 1000, Options::default(), true, false).unwrap();
-        assert!(!sized.access(-5, Some(70), None).unwrap());
-        assert_eq!((sized.len(), sized.used()), (1, 70), "{}", p.name);
+        assert!(!sized.access(-5, Some(size), None).unwrap());
+        assert_eq!((sized.len(), sized.used()), (1, size), "{}", p.name);
     }
     for p in TABLE.iter().filter(|p| p.offline) {
         let err = Online::new(p.name, 5, Options::default(), false, false).err().unwrap().to_string();
@@ -603,7 +606,9 @@ fn after_a_replay_every_row_holds_what_it_says() {
         let mut policy = AnyPolicy::new(p.name, capacity, n, Options::default()).unwrap();
         policy.run(&a, &mut []).unwrap();
         let held = (0..n as u32).filter(|&id| policy.contains(id)).count();
-        assert!(held > 0 && held == policy.len() && held as u64 <= capacity, "{}: {held} held", p.name);
+        // Belady-size lets every object go at its last use: after a whole trace it holds none.
+        let some = held > 0 || p.name == "belady-size";
+        assert!(some && held == policy.len() && held as u64 <= capacity, "{}: {held} held", p.name);
         assert_eq!(policy.used(), held as u64, "{}: unit sizes", p.name);
     }
 }

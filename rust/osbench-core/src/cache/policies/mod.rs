@@ -13,7 +13,7 @@
 use super::accesses::Accesses;
 use super::admission::AnyFilter;
 use super::demand::Demand;
-use super::params::{Options, Param};
+use super::params::{Accepts, Options, Param, Value};
 use super::policy::{policy_table, Policy, PolicyInfo};
 use super::steps::{access, access_gated, run, run_gated};
 use crate::error::Result;
@@ -21,7 +21,10 @@ use crate::error::Result;
 // The policies' files. Declared here rather than by the table's macro so that tools which read
 // the source without expanding macros (cargo-mutants, rust-analyzer) find them.
 pub mod arc;
+pub mod belady_size;
 pub mod clock;
+pub mod clock2qplus;
+pub mod clockpro;
 pub mod fifo;
 pub mod gdsf;
 pub mod hyperbolic;
@@ -29,6 +32,7 @@ pub mod lecar;
 pub mod lfu;
 pub mod lfuda;
 pub mod lhd;
+pub mod lirs;
 pub mod lru;
 pub mod lruk;
 pub mod mq;
@@ -43,6 +47,24 @@ pub mod twoq;
 /// one sequence of evictions, in both engines. A row that reads it is randomised: it agrees
 /// with its libCacheSim class in distribution, not miss for miss ([`PolicyInfo::randomised`]).
 pub const SEED: Param = Param::int("seed", 0, 0, u64::MAX, "the seed of the policy's random draws (splitmix64)");
+
+/// CLOCK-Pro's target for its cold pages (libCacheSim's `init-ratio-cold`, its Python class's default).
+const INIT_RATIO_COLD: Param =
+    Param::positive("init_ratio_cold", 0.5, 1.0, "the cold pages' share of the capacity (init-ratio-cold)");
+
+/// A ratio from `min` to `max`, both included.
+const fn ratio(name: &'static str, default: f64, min: f64, max: f64, doc: &'static str) -> Param {
+    let accepts = Accepts::Real { min, min_open: false, max, max_open: false };
+    Param { name, default: Value::Real(default), accepts, doc }
+}
+
+/// Clock2Q+'s parameters, at the defaults of libCacheSim's Python class (and of its C code).
+const CLOCK2QPLUS: [Param; 4] = [
+    Param::fraction("fifo_size_ratio", 0.1, "the small FIFO's share of the capacity (libCacheSim's fifo-size-ratio)"),
+    ratio("ghost_size_ratio", 0.9, 0.0, 4.0, "the ghost FIFO's size over the capacity (ghost-size-ratio)"),
+    Param::int("move_to_main_threshold", 1, 1, 1000, "counted hits that send a small-FIFO object to main"),
+    ratio("corr_window_ratio", 0.5, 0.0, 1.0, "the correlation window over the small FIFO's size (corr-window-ratio)"),
+];
 
 /// CLOCK's (and CLOCK-Pro's) choice of the reference bit a newcomer starts with.
 const BIT_ON_INSERT: Param =
@@ -67,6 +89,11 @@ policy_table! {
     opt => Demand<opt::Opt> {
         min_capacity: |_| 1, offline: true, takes_costs: false, params: [], libcachesim: Some("Belady"),
     },
+    // libCacheSim's BeladySize samples 128 objects per eviction; this one finds the largest
+    // score exactly, so it agrees miss for miss only where the sample sees every object.
+    belady_size => belady_size::BeladySize {
+        min_capacity: |_| 1, offline: true, takes_costs: false, params: [], libcachesim: None,
+    },
     sieve => Demand<sieve::Sieve> {
         min_capacity: |_| 1, offline: false, takes_costs: false, params: [], libcachesim: Some("Sieve"),
     },
@@ -77,6 +104,21 @@ policy_table! {
     // Its Ain queue (25%) holds one object from 4 on.
     twoq => twoq::TwoQ {
         min_capacity: |_| 4, offline: false, takes_costs: false, params: [], libcachesim: Some("TwoQ"),
+    },
+    // Its LIR set (all but 1%, at least one object, of the capacity) holds one object from 2 on.
+    lirs => lirs::Lirs {
+        min_capacity: |_| 2, offline: false, takes_costs: false, params: [], libcachesim: Some("LIRS"),
+    },
+    // libCacheSim's ClockPro admits while its cold target has room and never evicts (see the
+    // file); its cold target holds one object from 1 / init_ratio_cold on.
+    clockpro => clockpro::ClockPro {
+        min_capacity: |p| clockpro::min_capacity(p.real("init_ratio_cold")), offline: false, takes_costs: false,
+        params: [BIT_ON_INSERT, INIT_RATIO_COLD], libcachesim: Some("ClockPro"),
+    },
+    // Its small FIFO admits only objects smaller than itself: 2 from 20 on (at 10%).
+    clock2qplus => clock2qplus::Clock2QPlus {
+        min_capacity: |p| clock2qplus::min_capacity(p.real("fifo_size_ratio")), offline: false, takes_costs: false,
+        params: [CLOCK2QPLUS[0], CLOCK2QPLUS[1], CLOCK2QPLUS[2], CLOCK2QPLUS[3]], libcachesim: Some("Clock2QPlus"),
     },
     gdsf => gdsf::Gdsf {
         min_capacity: |_| 1, offline: false, takes_costs: true, params: [], libcachesim: Some("GDSF"),
