@@ -366,3 +366,20 @@ def test_a_ctrl_c_that_an_import_turned_into_its_error_still_exits_130(monkeypat
     monkeypatch.setattr(cli._CtrlC, "seen", False)
     with pytest.raises(ImportError, match="broken"):
         cli.main(["sched"])
+
+
+def test_a_policy_takes_its_parameters_on_the_command_line(capsys) -> None:  # type: ignore[no-untyped-def]
+    import osbench as ob
+    from osbench.cli import main
+
+    t = ob.traces.zipf(300, 0.9, 5000, seed=1)  # the command line's default --seed
+    for spec, policy, params in [("lruk:k=3", "lruk", {"k": 3}), ("SLRU:Segments=2", "slru", {"segments": 2})]:
+        assert main(["cache", "replay", "--policy", spec, "--capacity", "30", "--json", "--zipf", "300,0.9,5000"]) == 0
+        got = json.loads(capsys.readouterr().out)
+        assert (got["policy"], got["hits"]) == (policy, ob.cache.replay(t, policy, 30, **params).hits)
+    # k=3 is not LRU-K's default: the parameter reached the policy.
+    assert ob.cache.replay(t, "lruk", 30, k=3).hits != ob.cache.replay(t, "lruk", 30).hits
+    for spec, message in [("lru:k=1", "'k=1' is not KEY=VALUE of lru (none)"), ("lruk:k=x", "k='x': an integer")]:
+        with pytest.raises(SystemExit) as stop:
+            main(["cache", "replay", "--policy", spec])
+        assert stop.value.code == 2 and message in capsys.readouterr().err

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from osbench import _checks, _native
-from osbench.cache.policies import Parameter
+from osbench.cache.policies import Parameter, parse_spec
 from osbench.errors import ArgumentError, ArgumentTypeError
 
 
@@ -103,28 +103,4 @@ def check(admission: Any, admission_params: Any) -> tuple[Optional[str], dict[st
 def parse(spec: str) -> tuple[str, dict[str, Any]]:
     """A filter and its parameters from a command line's ``NAME[:KEY=VALUE,...]``
     (``prob:prob=0.1,seed=3``), each value taken as its declared kind."""
-    name, _, rest = spec.partition(":")
-    name = _checks.choice("--admission", name.strip().lower(), ADMISSIONS)
-    params: dict[str, Any] = {}
-    for item in filter(None, (p.strip() for p in rest.split(","))):
-        key, eq, text = item.partition("=")
-        key = key.strip().replace("-", "_")
-        declared = ADMISSION_TABLE[name].params.get(key)
-        if not eq or declared is None:
-            reads = ", ".join(ADMISSION_TABLE[name].params) or "none"
-            raise ArgumentError(f"--admission {spec!r} is not accepted: {item!r} is not KEY=VALUE of {name} ({reads})")
-        try:
-            params[key] = (
-                int(text) if declared.kind == "int" else float(text) if declared.kind == "real" else _flag(text)
-            )
-        except ValueError:
-            raise ArgumentError(f"--admission {spec!r} is not accepted: {key}={text!r}: {declared.accepts}") from None
-    return name, params
-
-
-def _flag(text: str) -> bool:
-    if text.lower() in ("true", "1", "yes"):
-        return True
-    if text.lower() in ("false", "0", "no"):
-        return False
-    raise ValueError(text)
+    return parse_spec("--admission", spec, {name: row.params for name, row in ADMISSION_TABLE.items()})

@@ -9,10 +9,12 @@ from that table here; nothing is written twice.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Optional, Union
+from typing import Any, Optional, Union
 
-from osbench import _native
+from osbench import _checks, _native
+from osbench.errors import ArgumentError
 
 
 @dataclass(frozen=True)
@@ -109,3 +111,41 @@ LIBCACHESIM_STATISTICAL: dict[str, str] = {
 }
 """Each randomised policy's class in libCacheSim, which draws from its own generator: its hit
 ratios agree with ours in distribution (over seeds), not miss for miss."""
+
+
+def parse_spec(flag: str, spec: str, params_of: Mapping[str, Mapping[str, Parameter]]) -> tuple[str, dict[str, Any]]:
+    """A name and its parameters from a command line's ``NAME[:KEY=VALUE,...]`` (``lruk:k=3``,
+    ``prob:prob=0.1,seed=3``), each value taken as its declared kind; ``params_of`` maps each
+    accepted name to the parameters it reads. Errors name ``flag``."""
+    name, _, rest = spec.partition(":")
+    name = _checks.choice(flag, name.strip().lower(), tuple(params_of))
+    declared_params = params_of[name]
+    params: dict[str, Any] = {}
+    for item in filter(None, (p.strip() for p in rest.split(","))):
+        key, eq, text = item.partition("=")
+        key = key.strip().lower().replace("-", "_")
+        declared = declared_params.get(key)
+        if not eq or declared is None:
+            reads = ", ".join(declared_params) or "none"
+            raise ArgumentError(f"{flag} {spec!r} is not accepted: {item!r} is not KEY=VALUE of {name} ({reads})")
+        try:
+            params[key] = (
+                int(text) if declared.kind == "int" else float(text) if declared.kind == "real" else _flag(text)
+            )
+        except ValueError:
+            raise ArgumentError(f"{flag} {spec!r} is not accepted: {key}={text!r}: {declared.accepts}") from None
+    return name, params
+
+
+def parse(spec: str) -> tuple[str, dict[str, Any]]:
+    """A policy and its parameters from a command line's ``--policy NAME[:KEY=VALUE,...]``
+    (``lruk:k=3``, ``slru:segments=2``)."""
+    return parse_spec("--policy", spec, {name: row.params for name, row in TABLE.items()})
+
+
+def _flag(text: str) -> bool:
+    if text.lower() in ("true", "1", "yes"):
+        return True
+    if text.lower() in ("false", "0", "no"):
+        return False
+    raise ValueError(text)

@@ -10,6 +10,7 @@ import osbench
 from osbench._format import number, percent, size
 from osbench._table import Table
 from osbench.cli._common import Subcommands, command_group, common_flags, int_list, one_of
+from osbench.errors import OsbenchError
 
 ORDER = 100
 HELP = "cache replacement: replay a trace, hit-ratio curves"
@@ -50,10 +51,26 @@ def _admission(args: argparse.Namespace) -> dict[str, Any]:
     return {"admission": name, "admission_params": params}
 
 
+def _policy(text: str) -> tuple[str, dict[str, Any]]:
+    """--policy NAME[:KEY=VALUE,...]: the policy and its parameters (argparse shows a refusal's
+    own message)."""
+    try:
+        return osbench.cache.policies.parse(text)
+    except OsbenchError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def cmd_cache_replay(args: argparse.Namespace) -> int:
     trace = load_trace(args)
+    policy, params = args.policy
     r = osbench.cache.replay(
-        trace, args.policy, args.capacity, engine=args.engine, sizes=True if args.sizes else None, **_admission(args)
+        trace,
+        policy,
+        args.capacity,
+        engine=args.engine,
+        sizes=True if args.sizes else None,
+        **_admission(args),
+        **params,
     )
     if args.json:
         print(json.dumps(r.to_dict()))
@@ -67,21 +84,23 @@ def cmd_cache_replay(args: argparse.Namespace) -> int:
 
 def cmd_cache_curve(args: argparse.Namespace) -> int:
     trace = load_trace(args)
+    policy, params = args.policy
     ratios = osbench.cache.curve(
         trace,
-        args.policy,
+        policy,
         args.capacities,
         engine=args.engine,
         sizes=True if args.sizes else None,
         sample=args.sample,
         **_admission(args),
+        **params,
     )
     if args.json:
-        print(json.dumps({"policy": args.policy, "capacities": args.capacities, "hit_ratio": ratios.tolist()}))
+        print(json.dumps({"policy": policy, "capacities": args.capacities, "hit_ratio": ratios.tolist()}))
     else:
         rows = [[c, float(h)] for c, h in zip(args.capacities, ratios)]
         unit = "bytes" if args.sizes else "objects"
-        table = Table(f"{args.policy} hit ratio by capacity", [f"capacity ({unit})", "hit ratio"], rows)
+        table = Table(f"{policy} hit ratio by capacity", [f"capacity ({unit})", "hit ratio"], rows)
         table.units = {f"capacity ({unit})": "B" if args.sizes else "", "hit ratio": "%"}
         print(table.to_text())
     return 0
@@ -91,7 +110,14 @@ def add_commands(sub: Subcommands) -> None:
     cache_sub = command_group(sub, "cache", HELP, EPILOG_REPLAY)
     for name, func, epilog in (("replay", cmd_cache_replay, EPILOG_REPLAY), ("curve", cmd_cache_curve, EPILOG_CURVE)):
         p = cache_sub.add_parser(name, help=f"cache {name}", epilog=epilog)
-        p.add_argument("--policy", default="lru", type=str.lower, help=one_of(osbench.cache.POLICIES))
+        p.add_argument(
+            "--policy",
+            metavar="NAME[:KEY=VALUE,...]",
+            default=("lru", {}),
+            type=_policy,
+            help=f"{one_of(osbench.cache.POLICIES)}, with its parameters, e.g. lruk:k=3, slru:segments=2, "
+            "random:seed=7",
+        )
         p.add_argument("--sizes", action="store_true", help="use the trace's object sizes: capacities then count bytes")
         p.add_argument(
             "--admission",
