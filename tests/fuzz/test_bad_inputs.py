@@ -239,14 +239,8 @@ for label, v in (("nan", float("nan")), ("negative", -1.0), ("zero", 0.0)):
 for label, v in (("nan", float("nan")), ("negative", -1.0), ("inf", float("inf"))):
     case(f"step_time-a-{label}", "a", lambda v=v: ob.serve.StepTime.linear(v, 0.0, 0.0, 0.0))
 
-ARCH = "the serving engine's loop, rewritten by branch arch (issue #29)"
-XFAIL: dict[str, str] = {
-    "requests-read-int": "serve/readers.py (arch) calls os.fspath before it checks the source",
-    "simulate-reference-step_time-returns-str": ARCH,
-    "simulate-reference-step_time-returns-bool": ARCH,
-    "simulate-arrival-absorbs-steps": ARCH,
-}
-"""Cases whose fix belongs to another branch: strict, so that each mark goes once the fix lands."""
+XFAIL: dict[str, str] = {}
+"""Cases not handled yet, each with the reason: strict, so that each mark goes once the fix lands."""
 
 # --------------------------------------------------------------------------- CLI: (argv, the option named)
 CLI = {

@@ -58,16 +58,14 @@ RUNS: dict[str, tuple[str, str | None]] = {
     ),
 }
 
-ARCH = "the serving engine's loop, rewritten by branch arch (issue #29)"
+ARCH = "not handled yet by the serving engine's loop (issue #29)"
 XFAIL = {
     "livelock-one-arrival-to-come": ARCH,
-    "livelock-tiny-steps": ARCH,
     "prompt-of-2**31-1": ARCH,
     "output-of-2**31-1": ARCH,
     "reference-with-10**8-blocks": ARCH,
-    "arrivals-far-from-zero": ARCH,
 }
-"""Cases whose fix belongs to the serving engine's branch: strict, so each mark goes when it lands."""
+"""Cases not handled yet: strict, so that each mark goes when its fix lands."""
 
 TIME_LIMIT = 5.0
 """Seconds a case may take (each ends in well under one once fixed)."""

@@ -21,7 +21,7 @@ from typing import Optional, Union
 import numpy as np
 
 from osbench import datasets
-from osbench.errors import ArgumentError
+from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.serve.columns import Columns
 from osbench.traces.formats import azure, mooncake
 from osbench.traces.formats._io import fail, load
@@ -42,6 +42,8 @@ def read(source: Union[str, os.PathLike[str]], format: Optional[str] = None) -> 
         raise ArgumentError(
             f"format={format!r} is not accepted: use one of {', '.join(FORMATS)} (or None to detect it)"
         )
+    if not isinstance(source, (str, os.PathLike)):
+        raise ArgumentTypeError(f"source={source!r:.60} is not accepted: a file path or a dataset name")
     text = os.fspath(source)
     path = datasets.resolve(text, "request log")
     bare = text.removeprefix(datasets.PREFIX)

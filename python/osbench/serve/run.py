@@ -8,6 +8,7 @@ compared array for array. The result classes are built on it.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Optional
@@ -191,15 +192,27 @@ def _refused(idx: np.ndarray) -> str:
 def step_duration(step_time: StepTimeModel, batch: Batch) -> float:
     """``step_time(batch)``, checked: a finite number of seconds, at least 0."""
     seconds = step_time(batch)
-    try:
-        value = float(seconds)
-    except (TypeError, ValueError):
-        value = math.nan
+    # A real number only: float('0.1') and float(True) would take a string or a flag for seconds.
+    value = math.nan if isinstance(seconds, bool) or not isinstance(seconds, numbers.Real) else float(seconds)
     if not (value >= 0 and math.isfinite(value)):
         raise ArgumentError(
             f"step_time returned {seconds!r} for {batch}: it must return a finite number of seconds >= 0"
         )
     return value
+
+
+def check_clock_moves(requests: Requests, shortest_step: float) -> None:
+    """Refuse arrivals so far from zero that a step of ``shortest_step`` seconds (one decode
+    token) no longer moves the clock there: each step's time would vanish into the arrival's,
+    and every latency would come out 0."""
+    if len(requests) == 0 or not shortest_step > 0:
+        return
+    last = float(np.max(requests.arrival))
+    if last + shortest_step <= last:
+        raise ArgumentError(
+            f"arrival={last!r} is not accepted: a step of {shortest_step:.3g} s no longer moves a clock that far "
+            f"from zero (float64 keeps 53 bits); arrivals must stay below about {shortest_step * 2.0**52:.3g} s"
+        )
 
 
 def batch_of(scheduled: Sequence[tuple[int, int, int]]) -> Batch:

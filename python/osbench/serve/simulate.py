@@ -13,6 +13,7 @@ from osbench.serve.models import GPU, Model
 from osbench.serve.models import num_blocks as pool_blocks
 from osbench.serve.requests import Requests
 from osbench.serve.result import ServeResult
+from osbench.serve.run import batch_of, check_clock_moves
 from osbench.serve.steptime import StepTime
 
 
@@ -93,6 +94,8 @@ def simulate(
         if num_blocks is None:
             num_blocks = pool_blocks(m, g, tp=tp, block_size=config.get("block_size", EngineConfig.block_size))
     cfg = module.Config(num_blocks=num_blocks, **config)
+    if isinstance(step_time, StepTime) and isinstance(requests, Requests):
+        check_clock_moves(requests, step_time(batch_of([(1, 1, 1)])))
     run = module.run(requests, cfg, step_time, engine=engine, record=record, concurrency=concurrency)
     if concurrency is not None:  # latencies count from when each request was sent
         requests = Requests(
