@@ -50,7 +50,7 @@ test: vllm-peer lint test-rust test-python stubtest typecheck
 # wheel (pip download) into $$OSBENCH_PEERS_DIR (default ~/.cache/osbench/peers). Offline it is
 # skipped, and so are the fidelity tests. VLLM_WHEEL=path unpacks a wheel already on disk.
 vllm-peer: $(VENV)/.built-test
-	$(BIN)/python -m osbench.serve.vllm_peer fetch $(if $(VLLM_WHEEL),--wheel $(VLLM_WHEEL)) \
+	$(BIN)/python -m osbench.serve.vllm.peer fetch $(if $(VLLM_WHEEL),--wheel $(VLLM_WHEEL)) \
 		|| echo "note: the vLLM peer was not fetched; tests/serve/test_vllm_fidelity.py will skip"
 
 # Lints are part of the tests: the tree stays clean under them, with no blanket ignores.

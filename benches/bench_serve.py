@@ -36,12 +36,13 @@ import numpy as np
 import pytest
 
 from osbench import datasets
-from osbench.serve import native, reference, simulate, vllm_peer
+from osbench.serve import native, reference, simulate
 from osbench.serve.config import EngineConfig
 from osbench.serve.requests import Requests
 from osbench.serve.result import ServeResult
 from osbench.serve.run import EngineRun
 from osbench.serve.steptime import StepTime
+from osbench.serve.vllm import peer as vllm_peer
 
 STEP = StepTime.linear(0.005, 6e-5, 1e-4, 2e-7)
 AZURE = {"model": "llama-3-8b", "gpu": "h100"}

@@ -258,7 +258,6 @@ VLLM_CONFIG_USERS = {
     "osbench.serve.source",
     "osbench.serve.sweep",
     "osbench.serve.validate",
-    "osbench.serve.vllm_peer",
     "osbench.cli.serve.simulate",
 }
 """The modules that still read vLLM's configuration by its neutral old name

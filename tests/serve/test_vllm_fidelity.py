@@ -18,11 +18,12 @@ from hypothesis import strategies as st
 from runs import TIED, TIED_CONFIG, assert_same_runs
 
 from osbench.errors import ArgumentError
-from osbench.serve import reference, vllm_peer
+from osbench.serve import reference
 from osbench.serve.config import POLICIES, EngineConfig
 from osbench.serve.requests import Requests
 from osbench.serve.run import EngineRun, Recorder
 from osbench.serve.steptime import StepTime
+from osbench.serve.vllm import peer as vllm_peer
 
 MISSING = vllm_peer.missing_reason()
 needs_vllm = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")

@@ -20,7 +20,7 @@ import math
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Callable, Optional, Protocol
+from typing import Optional, Protocol
 
 from osbench.serve.requests import Requests
 from osbench.serve.run import EngineRun, Recorder, StepTimeModel, step_duration
@@ -65,18 +65,17 @@ class Stepper(Protocol):
 
     def update_from_output(self) -> Output: ...
 
-    def state(self, clock: Optional[float]) -> tuple:
-        """The whole state that decides the steps to come, for a livelock guard (with
-        ``clock``, the time, while more requests will come)."""
-
-    def livelock_error(self) -> Exception:
-        """The error of a run a livelock guard found repeating forever."""
-
 
 class Guard(Protocol):
-    """Stops a run that repeats itself forever (:class:`osbench.serve.reference.LivelockGuard`)."""
+    """Stops a run that repeats itself forever (:class:`osbench.serve.reference.LivelockGuard`,
+    built over its semantics' state); a stepper run without one needs no state of its own."""
 
-    def repeats(self, progressed: bool, state: Callable[..., tuple], *args: object) -> bool: ...
+    def repeats(self, progressed: bool, clock: Optional[float]) -> bool:
+        """After a step: ``progressed`` when it produced a token or a request arrived, ``clock``
+        the time while more requests will come (else None). True when the run repeats."""
+
+    def error(self) -> Exception:
+        """The error of a run found repeating forever."""
 
 
 def drive(
@@ -90,7 +89,7 @@ def drive(
 ) -> EngineRun:
     """Serve ``requests`` on ``stepper``, each step taking ``step_time(batch)`` seconds, into
     ``recorder`` (made for ``len(requests)`` requests); with ``guard``, a run that repeats itself
-    forever is stopped with the stepper's error; with ``concurrency``, at most that many
+    forever is stopped with the guard's error; with ``concurrency``, at most that many
     requests in flight (see the module's docstring)."""
     arrival = requests.arrival.tolist()
     n = len(arrival)
@@ -144,6 +143,6 @@ def drive(
         progressed, arrived = arrived or bool(out.tokens), False
         # Until every request has arrived, a repeat must keep the clock too.
         clock = now if next_request < n else None
-        if guard is not None and guard.repeats(progressed, stepper.state, clock):
-            raise stepper.livelock_error()
+        if guard is not None and guard.repeats(progressed, clock):
+            raise guard.error()
     return recorder.result()

@@ -97,22 +97,26 @@ class LivelockGuard:
     detection, saving anew after 1, 2, 4... steps): a repeat is a livelock. A token or an
     arrival resets it; runs that produce tokens never pay for it."""
 
-    def __init__(self) -> None:
+    def __init__(self, state: Callable[[Optional[float]], tuple], error: Callable[[], Exception]) -> None:
+        self.state = state
+        """The engine's whole state at a clock (None once every request has arrived)."""
+        self.error = error
+        """The error of the run, when it repeats."""
         self.quiet = 0
         self.saved: Optional[tuple] = None
         self.power = 1
         self.since_saved = 0
 
-    def repeats(self, progressed: bool, state: Callable[..., tuple], *args: object) -> bool:
-        """After a step: ``progressed`` when it produced a token or a request arrived;
-        ``state(*args)`` is the engine's whole state. True when the state repeated."""
+    def repeats(self, progressed: bool, clock: Optional[float]) -> bool:
+        """After a step: ``progressed`` when it produced a token or a request arrived, ``clock``
+        the time while more requests will come. True when the state repeated."""
         if progressed:
             self.quiet, self.saved = 0, None
             return False
         self.quiet += 1
         if self.quiet < QUIET_STEPS:
             return False
-        current = state(*args)
+        current = self.state(clock)
         if current == self.saved:
             return True
         self.since_saved += 1
@@ -148,4 +152,11 @@ def run(
     concurrency = check_concurrency(concurrency)
     recorder = Recorder(len(requests), record)
     stepper = Stepper(requests, config, priority)
-    return drive(requests, stepper, step_time, recorder, guard=LivelockGuard(), concurrency=concurrency)
+    return drive(
+        requests,
+        stepper,
+        step_time,
+        recorder,
+        guard=LivelockGuard(stepper.state, stepper.livelock_error),
+        concurrency=concurrency,
+    )

@@ -15,7 +15,7 @@ output tokens are negative ids unique to the request and position.
 vLLM is an optional peer, like ``libcachesim`` elsewhere. Only the Python sources of the
 scheduler and its KV cache manager are used, unpacked from the vLLM wheel into
 ``$OSBENCH_PEERS_DIR/vllm-0.33.0`` (default ``~/.cache/osbench/peers``) by ``make vllm-peer``
-(``python -m osbench.serve.vllm_peer fetch``, :mod:`osbench.serve.peers.fetch`); no vLLM code is
+(``python -m osbench.serve.vllm.peer fetch``, :mod:`osbench.serve.peers.fetch`); no vLLM code is
 part of osbench. The modules they import that need a GPU stack (torch, CUDA kernels, the model
 runner, KV connectors, metrics, multimodal inputs) are inert placeholders of the peer sandbox
 (:mod:`osbench.serve.peers.sandbox`), with a working stand-in for the few names the scheduler's
@@ -33,13 +33,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Optional
 
-from osbench.serve.config import EngineConfig
 from osbench.serve.drive import Output, Planned, drive
 from osbench.serve.peers.fetch import Wheel, peers_dir
 from osbench.serve.peers.sandbox import Sandbox
 from osbench.serve.requests import Requests
 from osbench.serve.run import EngineRun, Recorder, StepTimeModel, check_concurrency, check_requests
 from osbench.serve.steptime import StepWork
+from osbench.serve.vllm.config import EngineConfig
 
 VLLM_VERSION = "0.33.0"
 
@@ -382,12 +382,6 @@ class Stepper:
                 tokens.append((i, self.produced[i] == 1, done))
         return Output(tokens, sum(done for _, _, done in tokens), len(self.pool.cached_block_hash_to_block))
 
-    def state(self, clock: Optional[float]) -> tuple:
-        raise NotImplementedError("the vLLM peer runs without a livelock guard, as vLLM does")
-
-    def livelock_error(self) -> Exception:
-        raise NotImplementedError("the vLLM peer runs without a livelock guard, as vLLM does")
-
 
 def run(
     requests: Requests, config: EngineConfig, step_time: StepTimeModel, *, concurrency: Optional[int] = None
@@ -407,7 +401,7 @@ def run(
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m osbench.serve.vllm_peer", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m osbench.serve.vllm.peer", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     get = sub.add_parser("fetch", help=f"unpack the vLLM {VLLM_VERSION} sources the peer runs into {sources_dir()}")
     get.add_argument("--wheel", help="a vllm wheel already on disk (else pip downloads it)")
