@@ -60,7 +60,6 @@ RUNS: dict[str, tuple[str, str | None]] = {
 
 ARCH = "not handled yet by the serving engine's loop (issue #29)"
 XFAIL = {
-    "livelock-one-arrival-to-come": ARCH,
     "prompt-of-2**31-1": ARCH,
     "output-of-2**31-1": ARCH,
     "reference-with-10**8-blocks": ARCH,

@@ -161,6 +161,50 @@ def test_a_run_that_repeats_itself_forever_is_stopped_as_the_reference_stops_it(
     assert_same_runs(reference.run(reqs, fcfs, LINEAR), native.run(reqs, fcfs, LINEAR))
 
 
+@pytest.mark.parametrize(
+    ("arrival", "concurrency", "next_send"),
+    [
+        ([0, 0, 1e5], None, "100000"),  # nothing changes in the 1e8 steps before it: stopped at once
+        ([0, 0, 1e5], 3, "100000"),  # closed loop, with room: sent at its arrival
+        ([0, 0, 2.5], 2, None),  # closed loop, no room: no request is sent again
+        ([0, 0], None, None),
+    ],
+)
+def test_a_livelock_is_stopped_at_once_even_with_requests_to_come(
+    arrival: list[float], concurrency: int | None, next_send: str | None
+) -> None:
+    reqs = Requests(arrival, [3] * len(arrival), [3] * len(arrival))
+    step = StepTime.linear(1e-3, 0.0, 0.0, 0.0)
+    with pytest.raises(ArgumentError) as want:
+        reference.run(reqs, TIED_CONFIG, step, concurrency=concurrency)
+    message = str(want.value)
+    # The two tied requests are caught; the last token came out at the end of step 7.
+    assert message.startswith("requests=0, 1 is not accepted")
+    assert "the requests in the engine make no progress from t=0.007 s on" in message
+    later = f"nothing changes before the next request would arrive, at t={next_send} s"
+    assert (later in message) == (next_send is not None) and ("next request" in message) == (next_send is not None)
+    for jump in (True, False):
+        with pytest.raises(ArgumentError) as caught:
+            native.run(reqs, TIED_CONFIG, step, concurrency=concurrency, jump=jump)
+        assert str(caught.value) == message
+    # Apart, the late request is served as ever.
+    if len(arrival) == 3:
+        apart = Requests([0, 1e-9, arrival[2]], [3, 3, 3], [3, 3, 3])
+        assert_same_runs(reference.run(apart, TIED_CONFIG, step), native.run(apart, TIED_CONFIG, step))
+
+
+@pytest.mark.parametrize("late", [1.0, 10.1 + 0.2, 123456.789, 2.0**40 + 0.5, 3.3e11])
+def test_the_livelock_error_writes_times_as_the_native_engine_does(late: float) -> None:
+    """One text (``stalled``), two writers of a float: the reference's must match Rust's."""
+    reqs = Requests([0, 0, late], [3, 3, 3], [3, 3, 3])
+    with pytest.raises(ArgumentError) as want:
+        reference.run(reqs, TIED_CONFIG, LINEAR)
+    assert f"at t={reference.stalled(0.0, late).rsplit('t=', 1)[1]}" in str(want.value)
+    with pytest.raises(ArgumentError) as caught:
+        native.run(reqs, TIED_CONFIG, LINEAR)
+    assert str(caught.value) == str(want.value)
+
+
 # --------------------------------------------------------------------------- the decode jump
 
 

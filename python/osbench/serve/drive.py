@@ -70,12 +70,14 @@ class Guard(Protocol):
     """Stops a run that repeats itself forever (:class:`osbench.serve.reference.LivelockGuard`,
     built over its semantics' state); a stepper run without one needs no state of its own."""
 
-    def repeats(self, progressed: bool, clock: Optional[float]) -> bool:
-        """After a step: ``progressed`` when it produced a token or a request arrived, ``clock``
-        the time while more requests will come (else None). True when the run repeats."""
+    def repeats(self, progressed: bool, now: float) -> bool:
+        """After a step ending at ``now``: ``progressed`` when it produced a token or a request
+        arrived. True when the run repeats: it makes no progress before the next request is
+        sent, if ever."""
 
-    def error(self) -> Exception:
-        """The error of a run found repeating forever."""
+    def error(self, next_send: Optional[float]) -> Exception:
+        """The error of a run found repeating; ``next_send``: when the next request would be
+        sent (None, or infinity when no place in flight will ever free up: never)."""
 
 
 def drive(
@@ -89,7 +91,8 @@ def drive(
 ) -> EngineRun:
     """Serve ``requests`` on ``stepper``, each step taking ``step_time(batch)`` seconds, into
     ``recorder`` (made for ``len(requests)`` requests); with ``guard``, a run that repeats itself
-    forever is stopped with the guard's error; with ``concurrency``, at most that many
+    with no progress is stopped with the guard's error (nothing changes before the next send,
+    which depends on arrivals and finishes only); with ``concurrency``, at most that many
     requests in flight (see the module's docstring)."""
     arrival = requests.arrival.tolist()
     n = len(arrival)
@@ -141,8 +144,6 @@ def drive(
         if room is not None:
             room.extend([end] * out.num_finished)
         progressed, arrived = arrived or bool(out.tokens), False
-        # Until every request has arrived, a repeat must keep the clock too.
-        clock = now if next_request < n else None
-        if guard is not None and guard.repeats(progressed, clock):
-            raise guard.error()
+        if guard is not None and guard.repeats(progressed, now):
+            raise guard.error(send_time(next_request) if next_request < n else None)
     return recorder.result()

@@ -39,7 +39,10 @@ scheduling unless told otherwise (``async_scheduling`` unset becomes true in
 
 from __future__ import annotations
 
+import math
 from typing import Callable, Optional
+
+import numpy as np
 
 from osbench.serve.config import EngineConfig
 from osbench.serve.drive import drive
@@ -79,6 +82,7 @@ __all__ = [
     "livelock_error",
     "private_content",
     "run",
+    "stalled",
 ]
 
 # --------------------------------------------------------------------------- a run that cannot end
@@ -91,32 +95,38 @@ class LivelockGuard:
     """Stops a run that cannot end. vLLM preempts the running request of the largest
     ``(priority, arrival)``, the first such in running order; under ``priority``, requests that
     tie on both can preempt one another forever, each losing its progress before it produces a
-    token. The engine is deterministic, so such a run repeats its state exactly (the clock
-    aside, once every request has arrived). After :data:`QUIET_STEPS` steps without an output
-    token, the guard compares the whole state step after step with a saved one (Brent's cycle
-    detection, saving anew after 1, 2, 4... steps): a repeat is a livelock. A token or an
-    arrival resets it; runs that produce tokens never pay for it."""
+    token. The engine is deterministic and nothing reaches it but the requests sent to it, so
+    when its state (the clock aside) repeats with no token and no arrival in between, it spins
+    without progress until the next request is sent, if ever: the run is stopped there, the
+    error saying since when the requests made no progress and when the next one would arrive.
+    After :data:`QUIET_STEPS` steps without an output token, the guard compares the whole state
+    step after step with a saved one (Brent's cycle detection, saving anew after 1, 2, 4...
+    steps): a repeat is a livelock. A token or an arrival resets it; runs that produce tokens
+    never pay for it. The native engine's guard is the same (``rust/osbench-core/src/serve/
+    livelock.rs``)."""
 
-    def __init__(self, state: Callable[[Optional[float]], tuple], error: Callable[[], Exception]) -> None:
+    def __init__(self, state: Callable[[], tuple], error: Callable[[str], Exception]) -> None:
         self.state = state
-        """The engine's whole state at a clock (None once every request has arrived)."""
-        self.error = error
-        """The error of the run, when it repeats."""
+        """The engine's whole state, the clock aside."""
+        self.make_error = error
+        """The error of the run, when it repeats, from :func:`stalled`'s words."""
         self.quiet = 0
         self.saved: Optional[tuple] = None
         self.power = 1
         self.since_saved = 0
+        self.since = 0.0
+        """The end of the last step with a token or an arrival."""
 
-    def repeats(self, progressed: bool, clock: Optional[float]) -> bool:
-        """After a step: ``progressed`` when it produced a token or a request arrived, ``clock``
-        the time while more requests will come. True when the state repeated."""
+    def repeats(self, progressed: bool, now: float) -> bool:
+        """After a step ending at ``now``: ``progressed`` when it produced a token or a request
+        arrived. True when the state repeated."""
         if progressed:
-            self.quiet, self.saved = 0, None
+            self.quiet, self.saved, self.since = 0, None, now
             return False
         self.quiet += 1
         if self.quiet < QUIET_STEPS:
             return False
-        current = self.state(clock)
+        current = self.state()
         if current == self.saved:
             return True
         self.since_saved += 1
@@ -125,6 +135,26 @@ class LivelockGuard:
             self.since_saved = 0
             self.saved = current
         return False
+
+    def error(self, next_send: Optional[float]) -> Exception:
+        """The error of the run found repeating; ``next_send``: when the next request would be
+        sent (None or infinity: never)."""
+        return self.make_error(stalled(self.since, next_send))
+
+
+def stalled(since: float, next_send: Optional[float]) -> str:
+    """The livelock error's account of time: from when the requests in the engine made no
+    progress, and when the next request would arrive (``livelock.rs: stalled``, word for word)."""
+    words = f"the requests in the engine make no progress from t={_seconds(since)} s on"
+    if next_send is None or math.isinf(next_send):
+        return words
+    return f"{words}, and nothing changes before the next request would arrive, at t={_seconds(next_send)} s"
+
+
+def _seconds(t: float) -> str:
+    """``t`` as Rust's ``Display`` writes an f64: the shortest digits that read back as it,
+    positional (``100000``, ``0.064``)."""
+    return np.format_float_positional(t, unique=True, trim="-")
 
 
 # --------------------------------------------------------------------------- the engine loop

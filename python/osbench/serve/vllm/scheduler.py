@@ -4,8 +4,6 @@ for the engine loop's guard."""
 
 from __future__ import annotations
 
-from typing import Optional
-
 from osbench.errors import ArgumentError
 from osbench.serve.vllm.config import EngineConfig
 from osbench.serve.vllm.kv_cache_manager import KVCacheManager
@@ -157,10 +155,10 @@ class Scheduler:
         return produced, finished
 
 
-def engine_state(scheduler: Scheduler, clock: Optional[float]) -> tuple:
-    """Everything that decides the steps to come: the running and waiting requests in order,
-    with their progress and blocks, the pool (its free queue, reference counts, cached
-    content), and ``clock`` (the time, until every request has arrived; else None)."""
+def engine_state(scheduler: Scheduler) -> tuple:
+    """Everything that decides the steps to come, with the requests sent so far: the running
+    and waiting requests in order, with their progress and blocks, and the pool (its free
+    queue, reference counts, cached content)."""
     kv, pool = scheduler.kv_cache_manager, scheduler.kv_cache_manager.pool
     waiting = scheduler.waiting
     order = list(waiting._queue) if isinstance(waiting, FCFSQueue) else [r for _, r in sorted(waiting._heap)]
@@ -177,18 +175,19 @@ def engine_state(scheduler: Scheduler, clock: Optional[float]) -> tuple:
     )
     blocks = tuple((b.ref_cnt, b.block_hash) for b in pool.blocks)
     cached = tuple(sorted((h, tuple(holders)) for h, holders in pool.cached.items()))
-    return clock, len(scheduler.running), requests, tuple(pool.free_queue._queue), blocks, cached
+    return len(scheduler.running), requests, tuple(pool.free_queue._queue), blocks, cached
 
 
-def livelock_error(scheduler: Scheduler, policy: str) -> ArgumentError:
-    """The error of a run that repeats itself forever, naming the requests caught in it."""
+def livelock_error(scheduler: Scheduler, policy: str, stalled: str) -> ArgumentError:
+    """The error of a run that repeats itself forever, naming the requests caught in it;
+    ``stalled``: since when, and until when (:func:`osbench.serve.reference.stalled`)."""
     waiting = scheduler.waiting
     queued = list(waiting._queue) if isinstance(waiting, FCFSQueue) else [r for _, r in waiting._heap]
     caught = sorted(r.index for r in [*scheduler.running, *queued])
     more = f" (and {len(caught) - 5} more)" if len(caught) > 5 else ""
     return ArgumentError(
         f"requests={', '.join(map(str, caught[:5]))}{more} is not accepted: requests the scheduler can serve: "
-        f"with policy={policy!r} these preempt one another forever, the same steps repeating without a token "
-        "(vLLM 0.33.0 preempts the first running request of the largest (priority, arrival), so requests that "
+        f"with policy={policy!r} these preempt one another forever, the same steps repeating without a token: "
+        f"{stalled} (vLLM 0.33.0 preempts the first running request of the largest (priority, arrival), so requests that "
         "tie keep resetting each other's progress); give them distinct priorities or arrivals, or use policy='fcfs'"
     )

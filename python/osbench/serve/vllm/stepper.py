@@ -60,8 +60,8 @@ class Stepper:
         tokens = [(r.index, r.num_output_tokens == 1, r.status == FINISHED) for r in produced]
         return Output(tokens, len(finished), len(self.scheduler.kv_cache_manager.pool.cached))
 
-    def state(self, clock: Optional[float]) -> tuple:
-        return engine_state(self.scheduler, clock)
+    def state(self) -> tuple:
+        return engine_state(self.scheduler)
 
-    def livelock_error(self) -> Exception:
-        return livelock_error(self.scheduler, self.config.policy)
+    def livelock_error(self, stalled: str) -> Exception:
+        return livelock_error(self.scheduler, self.config.policy, stalled)

@@ -138,9 +138,9 @@ impl<'a, S: Scheduler> Engine<'a, S> {
     }
 
     /// When the driver will add its next request (None: never; infinity: not before some
-    /// request finishes). The decode jump stops short of it; the livelock guard keeps the
-    /// clock in the state while more requests will come. Until told, the engine expects one
-    /// at once.
+    /// request finishes). The decode jump stops short of it; the livelock error says when it
+    /// is (a run repeating without progress is stopped at once: nothing changes before then).
+    /// Until told, the engine expects one at once.
     pub fn next_arrival(&mut self, at: Option<f64>) {
         self.next_arrival = at;
     }
@@ -224,19 +224,18 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         self.work += plan.scheduled.len() as u64 + 1;
         self.now = end;
         let progressed = std::mem::take(&mut self.arrived) || !plan.produced.is_empty();
-        // Until every request has arrived, a repeat must keep the clock too.
-        let clock = if self.next_arrival.is_some() { end.to_bits() } else { 0 };
         let sched = &self.sched;
-        if self.guard.repeats(progressed, |out| {
-            out.push(clock);
-            sched.write_state(out);
-        }) {
-            return Err(self.sched.livelock_error());
+        if self.guard.repeats(progressed, end, |out| sched.write_state(out)) {
+            return Err(self.sched.livelock_error(&self.guard.stalled(self.next_arrival)));
         }
         if self.options.jump {
             let steps = self.jump(num_waiting, pool)?;
             self.rec.run.jumped_steps += steps;
             self.work += steps;
+            if steps > 0 {
+                // Each step of the stretch produced tokens, as each would one by one.
+                self.guard.progress(self.now);
+            }
         }
         Ok(())
     }

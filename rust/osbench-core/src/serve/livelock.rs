@@ -2,11 +2,13 @@
 //!
 //! vLLM's priority policy preempts the running request of the largest (priority, arrival),
 //! the first such in running order; requests that tie on both can preempt one another forever,
-//! each losing its progress before it produces a token. The engine is deterministic, so such
-//! a run repeats its state exactly (the clock aside, once every request has arrived). After a
-//! stretch of steps without any output token, the guard compares the engine's whole state
-//! step after step with a saved one (Brent's cycle detection): a repeat is a livelock, stopped
-//! with an error; a token or an arrival resets the guard. Runs that produce tokens never pay.
+//! each losing its progress before it produces a token. The engine is deterministic and nothing
+//! reaches it but the requests sent to it, so when its state (the clock aside) repeats with no
+//! token and no arrival in between, it spins without progress until the next request is sent,
+//! if ever: the run is stopped there, the error saying since when the requests made no progress
+//! and when the next one would arrive ([`stalled`]). After a stretch of steps without any output
+//! token, the guard compares the engine's whole state step after step with a saved one (Brent's
+//! cycle detection); a token or an arrival resets it. Runs that produce tokens never pay.
 
 /// Steps without an output token before the guard starts comparing states.
 pub const QUIET_STEPS: u64 = 64;
@@ -18,15 +20,17 @@ pub struct Guard {
     power: u64,
     since_saved: u64,
     state: Vec<u64>,
+    /// The end of the last step with a token or an arrival.
+    since: f64,
 }
 
 impl Guard {
-    /// After a step: `progressed` when it produced a token or a request arrived; `write_state`
-    /// writes the engine's whole state. True when the state repeated: the run cannot end.
-    pub fn repeats(&mut self, progressed: bool, write_state: impl FnOnce(&mut Vec<u64>)) -> bool {
+    /// After a step ending at `now`: `progressed` when it produced a token or a request
+    /// arrived; `write_state` writes the engine's whole state, the clock aside. True when the
+    /// state repeated: the run makes no progress before the next request is sent, if ever.
+    pub fn repeats(&mut self, progressed: bool, now: f64, write_state: impl FnOnce(&mut Vec<u64>)) -> bool {
         if progressed {
-            self.quiet = 0;
-            self.saved = None;
+            self.progress(now);
             return false;
         }
         self.quiet += 1;
@@ -45,5 +49,31 @@ impl Guard {
             self.saved = Some(std::mem::take(&mut self.state));
         }
         false
+    }
+
+    /// Steps ending at `now` produced a token (the decode jump's, taken at once).
+    pub fn progress(&mut self, now: f64) {
+        self.quiet = 0;
+        self.saved = None;
+        self.since = now;
+    }
+
+    /// The livelock error's account of time ([`stalled`]), for a run found repeating;
+    /// `next_send`: when the next request would be sent (None or infinity: never).
+    pub fn stalled(&self, next_send: Option<f64>) -> String {
+        stalled(self.since, next_send)
+    }
+}
+
+/// From when the requests in the engine made no progress, and when the next request would
+/// arrive (`reference.py: stalled`, word for word; an f64's `Display` is the shortest digits
+/// that read back as it, as the reference writes it).
+pub fn stalled(since: f64, next_send: Option<f64>) -> String {
+    let words = format!("the requests in the engine make no progress from t={since} s on");
+    match next_send {
+        Some(t) if t.is_finite() => {
+            format!("{words}, and nothing changes before the next request would arrive, at t={t} s")
+        }
+        _ => words,
     }
 }

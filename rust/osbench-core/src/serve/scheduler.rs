@@ -105,11 +105,13 @@ pub trait Scheduler {
     /// Running requests, in order.
     fn running(&self) -> &[u32];
 
-    /// The whole state that decides the steps to come, as numbers, for the livelock guard.
+    /// The whole state that decides the steps to come with the requests added so far, as
+    /// numbers, for the livelock guard (the clock is not part of it).
     fn write_state(&self, out: &mut Vec<u64>);
 
-    /// The error of a run the livelock guard found repeating forever.
-    fn livelock_error(&self) -> Error;
+    /// The error of a run the livelock guard found repeating forever; `stalled`: since when,
+    /// and until when (`livelock::stalled`).
+    fn livelock_error(&self, stalled: &str) -> Error;
 
     /// After the last step: the quiet stretch that follows it (none when the step was not
     /// quiet).

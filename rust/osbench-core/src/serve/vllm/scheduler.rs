@@ -267,7 +267,7 @@ impl seam::Scheduler for Scheduler<'_> {
     }
 
     /// Names the requests caught in the cycle.
-    fn livelock_error(&self) -> Error {
+    fn livelock_error(&self, stalled: &str) -> Error {
         let mut caught: Vec<u32> = self.running.iter().copied().chain(self.waiting.indices()).collect();
         caught.sort_unstable();
         let shown: Vec<String> = caught.iter().take(5).map(|i| i.to_string()).collect();
@@ -278,7 +278,7 @@ impl seam::Scheduler for Scheduler<'_> {
             format!("{}{more}", shown.join(", ")),
             format!(
                 "requests the scheduler can serve: with policy='{policy}' these preempt one another forever, the \
-                 same steps repeating without a token (vLLM 0.33.0 preempts the first running request of the \
+                 same steps repeating without a token: {stalled} (vLLM 0.33.0 preempts the first running request of the \
                  largest (priority, arrival), so requests that tie keep resetting each other's progress); give \
                  them distinct priorities or arrivals, or use policy='fcfs'"
             ),
