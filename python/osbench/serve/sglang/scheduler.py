@@ -100,7 +100,7 @@ class Scheduler:
         last = self.last_batch
         return (
             bool(self.waiting)
-            or not self.running.is_empty()
+            or any(not r.finished() for r in self.running.reqs)
             or self.chunked_req is not None
             or (last is not None and last.extend and any(not r.finished() for r in last.reqs))
         )
