@@ -21,6 +21,10 @@ WAITING_QUEUE_PREFIX_MATCH_MAX = 128
 """``schedule_policy.py``: above this many waiting requests, ``lpm`` (and ``hrrn``) sort nothing
 (``_determine_active_policy`` falls back to ``fcfs``)."""
 
+WAITING_PREFIX_REFRESH_INTERVAL = 32
+"""``schedule_policy.py``: under the cache-agnostic policies, every 32nd sort refreshes the
+waiting requests' prefixes in the tree (``SGLANG_ENABLE_WAITING_PREFIX_REFRESH``, on)."""
+
 CACHE_AWARE = ("lpm", "dfs-weight")
 
 
@@ -32,6 +36,7 @@ class SchedulePolicy:
         self.kv = kv
         self.rng = random.Random(seed)
         """The ``random`` policy's shuffles (SGLang shuffles with the seeded global ``random``)."""
+        self.refresh_calls = 0
 
     def active_policy(self, waiting: list[Req]) -> str:
         """``_determine_active_policy``."""
@@ -46,8 +51,8 @@ class SchedulePolicy:
         the sorts are stable."""
         policy = self.active_policy(waiting)
         if self.policy == "fcfs":
-            return
-        if policy in CACHE_AWARE:
+            pass
+        elif policy in CACHE_AWARE:
             deprioritized = self._compute_prefix_matches(waiting)
             if policy == "lpm":
                 # _sort_by_longest_prefix
@@ -60,6 +65,20 @@ class SchedulePolicy:
         elif policy == "random":
             self.rng.shuffle(waiting)  # _sort_randomly
         # fcfs (lpm above the threshold): the queue as it stands, as last sorted.
+        self._touch_waiting_prefixes(policy, waiting)
+
+    def _touch_waiting_prefixes(self, policy: str, waiting: list[Req]) -> None:
+        """``_touch_waiting_prefixes``: under a cache-agnostic policy, on every 32nd sort (the
+        first included), touch the prefixes of the first 128 waiting requests in the tree, the
+        queue's head last, so that LRU evicts them in reverse queue order (a touch is a match:
+        it stamps the path and may split a node)."""
+        if policy in CACHE_AWARE or not waiting:
+            return
+        refresh = self.refresh_calls % WAITING_PREFIX_REFRESH_INTERVAL == 0
+        self.refresh_calls += 1
+        if refresh:
+            for r in reversed(waiting[:WAITING_QUEUE_PREFIX_MATCH_MAX]):
+                self.kv.tree.match_prefix(r.fill)
 
     def _compute_prefix_matches(self, waiting: list[Req]) -> set[int]:
         """``_compute_prefix_matches``: match each request's whole fill against the tree; a
