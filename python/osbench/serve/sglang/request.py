@@ -9,8 +9,10 @@ from osbench.radix.reference import Node
 
 
 def private_token(index: int, position: int) -> int:
-    """A token id no other request and position has (prompt tokens are content keys >= 0)."""
-    return -(1 + (index << 32) + position)
+    """A token id no other request and position has: prompt tokens are below ``2**62``
+    (:func:`osbench.serve.sglang.stepper.prompt_tokens`), these above, and all are valid
+    (non-negative) token ids."""
+    return (1 << 62) | (index << 31) | position
 
 
 class Req:

@@ -23,7 +23,7 @@ def prompt_tokens(requests: Requests) -> tuple[np.ndarray, np.ndarray]:
     equal tokens; output tokens are private to their request (:func:`~osbench.serve.sglang.
     request.private_token`)."""
     keys, offsets = requests.prompt_block_keys(1)
-    return (keys >> np.uint64(1)).astype(np.int64), offsets  # non-negative, apart from outputs
+    return (keys >> np.uint64(2)).astype(np.int64), offsets  # below 2**62, apart from outputs
 
 
 def check_requests(requests: Any, config: Any) -> None:
