@@ -253,7 +253,7 @@ def _pool_class(sglang: _Sglang) -> type:
 
         def clear(self) -> None:
             self.free_pages = list(range(1, self.size + 1))
-            self.release_pages = []
+            self.release_pages: list[int] = []
 
         def available_size(self) -> int:
             return len(self.free_pages)
@@ -280,7 +280,9 @@ class _Rows:
         if not isinstance(key, tuple):
             return _Tensor(self.rows[key])
         row, cols = key
-        return _Tensor(self.rows[row][cols])
+        if isinstance(cols, slice):
+            return _Tensor(self.rows[row][cols])
+        return self.rows[row][cols]
 
 
 class _ReqToTokenPool:
@@ -317,6 +319,11 @@ class _ReqToTokenPool:
 class _Batch:
     """What the harness needs of ``ScheduleBatch``: its requests, the flag, and SGLang's own
     ``check_decode_mem`` / ``retract_decode`` / ``release_req`` bound to it."""
+
+    check_decode_mem: Any
+    new_tokens_required_next_decode: Any
+    retract_decode: Any
+    release_req: Any
 
     def __init__(self, peer: Stepper, reqs: Optional[list] = None, extend: bool = False) -> None:
         self.reqs: list = reqs if reqs is not None else []
