@@ -270,3 +270,9 @@ def test_bad_configs_are_refused_by_name(kwargs: dict, name: str) -> None:
 def test_a_request_that_never_fits_is_refused() -> None:
     with pytest.raises(ArgumentError, match="requests=1 is not accepted"):
         run(Requests([0.0, 1.0], [10, 1000], [10, 100]), EngineConfig(max_total_tokens=1024), STEP)
+
+
+def test_closed_loop_clients_bound_the_requests_in_flight() -> None:
+    reqs = workload(60, 7, rate=400, prompt=120, output=40)
+    result = run(reqs, EngineConfig(max_total_tokens=20000), STEP, concurrency=4)
+    assert int(result.steps.num_seqs.max()) == 4 and (result.arrival > reqs.arrival).any()
