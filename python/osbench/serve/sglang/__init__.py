@@ -21,6 +21,12 @@ cache, no sliding-window or Mamba pools, the ``length`` retraction policy, the o
 ``max_new_tokens``. The tree follows ``mem_cache/radix_cache.py: RadixCache``; SGLang 0.5.23
 builds a ``UnifiedRadixCache`` by default (``mem_cache/registry.py: create_tree_cache``), taken
 here to behave as ``RadixCache`` for full attention.
+
+Held to SGLang's own code: with ``page_size=1`` the reference makes the same steps as SGLang
+0.5.23's scheduling code driven by :mod:`osbench.serve.sglang.peer` (every regime of
+``tests/serve/test_sglang_fidelity.py``, and random small workloads). Pages of more than one
+token follow the reading of ``mem_cache/allocation.py`` (the paged allocator is not driven by
+the peer).
 """
 
 from osbench.serve.sglang.config import POLICIES, EngineConfig
