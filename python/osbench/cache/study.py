@@ -22,6 +22,7 @@ from osbench._format import number
 from osbench._table import Table
 from osbench.cache.policies import OFFLINE, POLICIES, RANDOMISED
 from osbench.cache.replay import replay_grid
+from osbench.serve.requests import Requests
 
 SEEDS = (1, 2, 3)
 """The seeds each randomised policy is replayed at."""
@@ -97,8 +98,6 @@ def workloads(quick: bool = False, seed: int = 1) -> tuple[list[Workload], list[
 def _kv_blocks(name: str) -> Optional[traces.Trace]:
     """The KV blocks a prefix cache is asked for, in arrival order: each request's prompt
     blocks (Mooncake's ``hash_ids``, one id per 512-token block) one after another."""
-    from osbench.serve.requests import Requests  # the serving package, only when its data is here
-
     if datasets.try_fetch(name)[0] is None:
         return None
     requests = Requests.read(name)
