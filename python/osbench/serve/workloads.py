@@ -4,7 +4,10 @@ behind :meth:`Requests.poisson <osbench.serve.Requests.poisson>`, :meth:`~osbenc
 and :meth:`~osbench.serve.Requests.conversations`, which check and wrap them.
 
 Every generator takes a ``seed`` and draws from ``numpy.random.default_rng(seed)`` in a fixed
-order (said in each docstring), so the same seed gives the same requests. Lengths are given as
+order (said in each docstring), so the same seed gives the same requests. The work goes in
+steps of about a million elements (:mod:`osbench._steps`), draws included: numpy fills an array
+draw by draw, so an array drawn in steps holds the draws one call would give, and Ctrl-C stops a
+generation of any size at once (numpy releases the GIL inside each step). Lengths are given as
 an ``int`` (every request the same), a :class:`Lognormal` or an :class:`Empirical` sample of
 real lengths (``Empirical(Requests.read("azure-conv-2023").prompt_len)``).
 
