@@ -226,3 +226,11 @@ def test_ctrl_c_stops_a_long_generation() -> None:
         setup="import osbench as ob",
         settle=0.5,
     )
+
+
+def test_content_that_cannot_fit_in_memory_is_refused_at_once() -> None:
+    long = 2**30  # tokens: a billion ids a prompt, in one-token blocks
+    with pytest.raises(ValueError, match=r"^n=100000 is not accepted: the prompts' content ids would need about"):
+        Requests.poisson(100_000, 1.0, prompt_len=long, system_prompts=workloads.SystemPrompts(1, 16), source_block=1)
+    with pytest.raises(ValueError, match=r"^n_conversations=10000 is not accepted: the prompts' content ids"):
+        Requests.conversations(10_000, 1.0, turns=2, message_len=long // 4, answer_len=1, source_block=1)

@@ -134,16 +134,19 @@ def _content(
     stream: Optional[np.ndarray],
     stream_blocks: np.ndarray,
     source_block: int,
+    size: tuple[str, int],
 ) -> tuple[np.ndarray, np.ndarray]:
     """Block ids of each prompt, packed as ``(ids, offsets)``: request ``r`` is a prefix of token
     stream ``stream[r]`` (its conversation; None: stream ``r``, a stream of its own), which
     starts with system prompt ``system[r]`` (-1: none). A system prompt's full blocks have the
     ids ``p * full + b``; the rest of stream ``c`` (``stream_blocks[c]`` blocks at most) has ids
-    of its own, after all the system prompts'."""
+    of its own, after all the system prompts'. ``size``: the argument (name, value) that sets
+    how many requests there are, named when their content would not fit in memory."""
     full = system_prompts.length // source_block if system_prompts is not None else 0
     n_system = system_prompts.count if system_prompts is not None else 0
     stream_base = _steps.offsets(len(stream_blocks), lambda a, b: stream_blocks[a:b])
     where = _steps.offsets(len(prompt_len), lambda a, b: -(-prompt_len[a:b] // source_block))
+    _checks.affordable(*size, 8.0 * int(where[-1]), "the prompts' content ids")
     ids = np.empty(int(where[-1]), dtype=np.int64)
     for a, b in _steps.groups(where):
         blocks = where[a + 1 : b + 1] - where[a:b]
@@ -210,7 +213,7 @@ def _independent(
     for a, b in _steps.spans(n):
         prompt[a:b] += np.where(system[a:b] >= 0, system_prompts.length, 0)
     blocks = _steps.filled(n, np.int64, lambda a, b: -(-prompt[a:b] // source_block))
-    ids, offsets = _content(prompt, system, system_prompts, None, blocks, source_block)
+    ids, offsets = _content(prompt, system, system_prompts, None, blocks, source_block, ("n", n))
     return Columns(arrival, prompt, output, ids, offsets, source_block, name)
 
 
@@ -417,6 +420,7 @@ def conversations(
         stream,
         stream_blocks,
         source_block,
+        ("n_conversations", n_conversations),
     )
     return Columns(
         take(arrival),
