@@ -92,13 +92,16 @@ CASES: dict[str, tuple[Callable[[], Columns], str]] = {
 }
 
 
-@pytest.mark.parametrize("chunk", [1, 7, 1000, _steps.CHUNK])
-@pytest.mark.parametrize("case", sorted(CASES))
+SMALL = ("poisson", "conversations", "gamma-one", "gamma-none")  # also one element a step
+
+
+@pytest.mark.parametrize(
+    ("case", "chunk"),
+    [(case, chunk) for case in sorted(CASES) for chunk in (7, 1000, _steps.CHUNK)] + [(case, 1) for case in SMALL],
+)
 def test_the_requests_are_those_of_the_one_call_generation(
     case: str, chunk: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if chunk == 1 and case not in ("poisson", "conversations", "gamma-one", "gamma-none"):
-        pytest.skip("one element a step: only the small cases, for time")
     monkeypatch.setattr(_steps, "CHUNK", chunk)
     generate, expected = CASES[case]
     assert digest(generate()) == expected
