@@ -412,9 +412,9 @@ def conversations(
     def take(values: np.ndarray) -> np.ndarray:
         return _steps.filled(total, values.dtype, lambda a, b: values[order[a:b]])
 
-    stream = take(conversation)
+    stream, prompt = take(conversation), take(prompt)
     ids, offsets = _content(
-        take(prompt),
+        prompt,
         _steps.filled(total, np.int64, lambda a, b: system[stream[a:b]]),
         system_prompts,
         stream,
@@ -424,7 +424,7 @@ def conversations(
     )
     return Columns(
         take(arrival),
-        take(prompt),
+        prompt,
         take(answer),
         ids,
         offsets,
