@@ -467,7 +467,7 @@ class Requests:
         t = np.asarray(columns.arrival)[order]
         r = in_file_order[order]
         arrival = (t - t[0]).astype(np.float64) / per_second if n else np.zeros(0)
-        return cls._from(
+        return cls._adopt(  # r's content is read-only: shared, not copied
             Columns(arrival, r.prompt_len, r.output_len, r.block_ids, r.block_offsets, r.source_block, columns.name)
         )
 
@@ -485,8 +485,8 @@ class Requests:
 
     @classmethod
     def _adopt(cls, c: Columns) -> Requests:
-        """:meth:`_from` columns that nothing else holds (a generator's), without copying
-        their content (see :meth:`_set_content`)."""
+        """:meth:`_from` columns whose content nothing can change (a generator's, or another
+        Requests'), without copying it (see :meth:`_set_content`)."""
         if c.block_ids is None or c.block_offsets is None:
             return cls._from(c)
         r = cls._from(c._replace(block_ids=None, block_offsets=None))
