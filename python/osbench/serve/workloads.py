@@ -4,7 +4,10 @@ behind :meth:`Requests.poisson <osbench.serve.Requests.poisson>`, :meth:`~osbenc
 and :meth:`~osbench.serve.Requests.conversations`, which check and wrap them.
 
 Every generator takes a ``seed`` and draws from ``numpy.random.default_rng(seed)`` in a fixed
-order (said in each docstring), so the same seed gives the same requests. Lengths are given as
+order (said in each docstring), so the same seed gives the same requests. The work goes in
+steps of about a million elements (:mod:`osbench._steps`), draws included: numpy fills an array
+draw by draw, so an array drawn in steps holds the draws one call would give, and Ctrl-C stops a
+generation of any size at once (numpy releases the GIL inside each step). Lengths are given as
 an ``int`` (every request the same), a :class:`Lognormal` or an :class:`Empirical` sample of
 real lengths (``Empirical(Requests.read("azure-conv-2023").prompt_len)``).
 
@@ -20,66 +23,14 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Union
+from typing import Any, Optional, Union
 
 import numpy as np
 
-from osbench import _checks
+from osbench import _checks, _steps
 from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.serve.columns import MAX_TOKENS, Columns
-
-_CHUNK = 1 << 20
-"""Elements per step of every pass over a large array (draws included): the interpreter runs
-between steps, so Ctrl-C stops a generation of any size within milliseconds, and temporaries
-stay small. numpy's ``Generator`` fills an array draw by draw, so drawing it in steps gives the
-values one call would, and sums carried from step to step add in the same order."""
-
-
-def _spans(n: int) -> Iterator[tuple[int, int]]:
-    """``[a, b)`` ranges of at most :data:`_CHUNK` covering ``range(n)``, in order."""
-    step = _CHUNK
-    for a in range(0, n, step):
-        yield a, min(a + step, n)
-
-
-def _filled(n: int, dtype: Any, part: Callable[[int, int], Any]) -> np.ndarray:
-    """An ``n``-array whose ``[a, b)`` is ``part(a, b)``, computed span by span in order."""
-    out = np.empty(n, dtype=dtype)
-    for a, b in _spans(n):
-        out[a:b] = part(a, b)
-    return out
-
-
-def _offsets(n: int, counts: Callable[[int, int], np.ndarray]) -> np.ndarray:
-    """``[0, c_0, c_0 + c_1, ...]`` (``n + 1`` int64) of the counts ``counts(a, b)`` gives."""
-    out = np.zeros(n + 1, dtype=np.int64)
-    for a, b in _spans(n):
-        part = out[a + 1 : b + 1]
-        np.cumsum(counts(a, b), out=part)
-        part += out[a]
-    return out
-
-
-def _groups(offsets: np.ndarray) -> Iterator[tuple[int, int]]:
-    """``[a, b)`` ranges of groups (group ``g`` is ``offsets[g]:offsets[g + 1]``, none empty
-    but the last) covering about :data:`_CHUNK` elements each."""
-    n, total = len(offsets) - 1, int(offsets[-1])
-    cuts = np.searchsorted(offsets, np.arange(0, total, _CHUNK), side="right") - 1
-    bounds = np.unique(np.append(cuts, n)) if n else np.zeros(1, dtype=np.int64)
-    yield from zip(bounds[:-1].tolist(), bounds[1:].tolist())
-
-
-def _cumsum(values: np.ndarray, out: np.ndarray, carry: Any) -> Any:
-    """``out = carry + cumsum(values)``, added one by one from ``carry`` (as one cumsum over
-    the spans before would add them); returns the new carry."""
-    out[:] = values
-    if len(out):
-        out[0] = carry + out[0]
-        np.cumsum(out, out=out)
-        return out[-1]
-    return carry
 
 
 @dataclass(frozen=True)
@@ -104,7 +55,7 @@ class Lognormal:
         """``n`` token counts (int64)."""
         mu = math.log(self.mean) - self.sigma**2 / 2  # so that the lognormal's mean is `mean`
         upper = MAX_TOKENS if self.max is None else self.max
-        return _filled(n, np.int64, lambda a, b: np.clip(np.rint(rng.lognormal(mu, self.sigma, b - a)), 1, upper))
+        return _steps.filled(n, np.int64, lambda a, b: np.clip(np.rint(rng.lognormal(mu, self.sigma, b - a)), 1, upper))
 
 
 @dataclass(frozen=True, eq=False)
@@ -127,7 +78,7 @@ class Empirical:
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """``n`` token counts (int64)."""
         values = self.values
-        return _filled(n, np.int64, lambda a, b: values[rng.integers(0, len(values), b - a)])
+        return _steps.filled(n, np.int64, lambda a, b: values[rng.integers(0, len(values), b - a)])
 
 
 LengthSpec = Union[int, Lognormal, Empirical]
@@ -139,7 +90,7 @@ def _draw(name: str, spec: Any, rng: np.random.Generator, n: int) -> np.ndarray:
         return spec.sample(rng, n)
     if isinstance(spec, numbers.Integral) and not isinstance(spec, bool):
         value = _checks.positive_int(name, spec, maximum=MAX_TOKENS)
-        return _filled(n, np.int64, lambda a, b: value)
+        return _steps.filled(n, np.int64, lambda a, b: value)
     raise ArgumentTypeError(f"{name}={spec!r} is not accepted: give an int (tokens), a Lognormal or an Empirical")
 
 
@@ -159,9 +110,9 @@ class SystemPrompts:
 
     def assign(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """Which system prompt each of ``n`` requests starts with (-1: none)."""
-        has = _filled(n, np.bool_, lambda a, b: rng.random(b - a) < self.fraction)
-        which = _filled(n, np.int64, lambda a, b: rng.integers(0, self.count, b - a))
-        for a, b in _spans(n):
+        has = _steps.filled(n, np.bool_, lambda a, b: rng.random(b - a) < self.fraction)
+        which = _steps.filled(n, np.int64, lambda a, b: rng.integers(0, self.count, b - a))
+        for a, b in _steps.spans(n):
             which[a:b][~has[a:b]] = -1
         return which
 
@@ -183,27 +134,30 @@ def _content(
     stream: Optional[np.ndarray],
     stream_blocks: np.ndarray,
     source_block: int,
+    size: tuple[str, int],
 ) -> tuple[np.ndarray, np.ndarray]:
     """Block ids of each prompt, packed as ``(ids, offsets)``: request ``r`` is a prefix of token
     stream ``stream[r]`` (its conversation; None: stream ``r``, a stream of its own), which
     starts with system prompt ``system[r]`` (-1: none). A system prompt's full blocks have the
     ids ``p * full + b``; the rest of stream ``c`` (``stream_blocks[c]`` blocks at most) has ids
-    of its own, after all the system prompts'."""
+    of its own, after all the system prompts'. ``size``: the argument (name, value) that sets
+    how many requests there are, named when their content would not fit in memory."""
     full = system_prompts.length // source_block if system_prompts is not None else 0
     n_system = system_prompts.count if system_prompts is not None else 0
-    stream_base = _offsets(len(stream_blocks), lambda a, b: stream_blocks[a:b])
-    offsets = _offsets(len(prompt_len), lambda a, b: -(-prompt_len[a:b] // source_block))
-    ids = np.empty(int(offsets[-1]), dtype=np.int64)
-    for a, b in _groups(offsets):
-        blocks = offsets[a + 1 : b + 1] - offsets[a:b]
+    stream_base = _steps.offsets(len(stream_blocks), lambda a, b: stream_blocks[a:b])
+    where = _steps.offsets(len(prompt_len), lambda a, b: -(-prompt_len[a:b] // source_block))
+    _checks.affordable(*size, 8.0 * int(where[-1]), "the prompts' content ids")
+    ids = np.empty(int(where[-1]), dtype=np.int64)
+    for a, b in _steps.groups(where):
+        blocks = where[a + 1 : b + 1] - where[a:b]
         sys_ = system[a:b]
         shared = np.where(sys_ >= 0, np.minimum(full, blocks), 0)
         own = stream_base[a:b] if stream is None else stream_base[stream[a:b]]
         # Two runs per request: its system prompt's shared blocks, then its own.
         bases = np.stack([np.maximum(sys_, 0) * full, own + n_system * full], axis=1).ravel()
         lengths = np.stack([shared, blocks - shared], axis=1).ravel()
-        ids[offsets[a] : offsets[b]] = _arithmetic_runs(bases, lengths)
-    return ids, offsets
+        ids[where[a] : where[b]] = _arithmetic_runs(bases, lengths)
+    return ids, where
 
 
 def _arrivals(rng: np.random.Generator, n: int, rate: float, cv: Optional[float]) -> np.ndarray:
@@ -223,8 +177,8 @@ def _arrivals(rng: np.random.Generator, n: int, rate: float, cv: Optional[float]
 
     arrival = np.zeros(n)
     carry = 0.0
-    for a, b in _spans(max(n - 1, 0)):
-        carry = _cumsum(gaps(b - a), arrival[a + 1 : b + 1], carry)
+    for a, b in _steps.spans(max(n - 1, 0)):
+        carry = _steps.cumsum_from(gaps(b - a), arrival[a + 1 : b + 1], carry)
     return arrival
 
 
@@ -256,10 +210,10 @@ def _independent(
     if system_prompts is None:
         return Columns(arrival, prompt, output, None, None, source_block, name)
     system = system_prompts.assign(rng, n)
-    for a, b in _spans(n):
+    for a, b in _steps.spans(n):
         prompt[a:b] += np.where(system[a:b] >= 0, system_prompts.length, 0)
-    blocks = _filled(n, np.int64, lambda a, b: -(-prompt[a:b] // source_block))
-    ids, offsets = _content(prompt, system, system_prompts, None, blocks, source_block)
+    blocks = _steps.filled(n, np.int64, lambda a, b: -(-prompt[a:b] // source_block))
+    ids, offsets = _content(prompt, system, system_prompts, None, blocks, source_block, ("n", n))
     return Columns(arrival, prompt, output, ids, offsets, source_block, name)
 
 
@@ -331,20 +285,20 @@ def _stable_order(keys: np.ndarray) -> np.ndarray:
     range (buckets cut at quantiles of a sample), in index order within each bucket, then each
     bucket is sorted stably on its own."""
     n = len(keys)
-    n_buckets = -(-n // _CHUNK)
+    n_buckets = -(-n // _steps.CHUNK)
     if n_buckets <= 1:
         return np.argsort(keys, kind="stable")
     sample = np.sort(keys[:: max(1, n // 4096)])
     edges = np.unique(sample[(np.arange(1, n_buckets) * (len(sample) - 1)) // n_buckets])
-    bucket = _filled(n, np.int64, lambda a, b: np.searchsorted(edges, keys[a:b], side="right"))
+    bucket = _steps.filled(n, np.int64, lambda a, b: np.searchsorted(edges, keys[a:b], side="right"))
     counts = np.zeros(len(edges) + 1, dtype=np.int64)
-    for a, b in _spans(n):
+    for a, b in _steps.spans(n):
         counts += np.bincount(bucket[a:b], minlength=len(counts))
     starts = np.zeros(len(counts) + 1, dtype=np.int64)
     np.cumsum(counts, out=starts[1:])
     order = np.empty(n, dtype=np.int64)
     written = starts[:-1].copy()
-    for a, b in _spans(n):
+    for a, b in _steps.spans(n):
         by_bucket = np.argsort(bucket[a:b], kind="stable")
         which = bucket[a:b][by_bucket]
         here = np.bincount(which, minlength=len(counts))
@@ -400,17 +354,17 @@ def conversations(
     _checks.affordable("n_conversations", n_conversations, 48.0 * n_conversations * hi, "the requests")
     rng = np.random.default_rng(_checks.seed(seed))
     start = _arrivals(rng, n_conversations, rate, None)
-    n_turns = _filled(n_conversations, np.int64, lambda a, b: rng.integers(lo, hi + 1, b - a))
-    first = _offsets(n_conversations, lambda a, b: n_turns[a:b])  # each conversation's first row
+    n_turns = _steps.filled(n_conversations, np.int64, lambda a, b: rng.integers(lo, hi + 1, b - a))
+    first = _steps.offsets(n_conversations, lambda a, b: n_turns[a:b])  # each conversation's first row
     total = int(first[-1])
     message = _draw("message_len", message_len, rng, total)
     answer = _draw("answer_len", answer_len, rng, total)
     scale = float(think_time)
-    think = _filled(total, np.float64, lambda a, b: rng.exponential(scale, b - a) if scale > 0 else 0.0)
+    think = _steps.filled(total, np.float64, lambda a, b: rng.exponential(scale, b - a) if scale > 0 else 0.0)
     system = (
         system_prompts.assign(rng, n_conversations)
         if system_prompts is not None
-        else _filled(n_conversations, np.int64, lambda a, b: -1)
+        else _steps.filled(n_conversations, np.int64, lambda a, b: -1)
     )
     length = system_prompts.length if system_prompts is not None else 0
     full = system_prompts.length // source_block if system_prompts is not None else 0
@@ -422,7 +376,7 @@ def conversations(
     prompt = np.empty(total, dtype=np.int64)
     stream_blocks = np.empty(n_conversations, dtype=np.int64)
     think_sum, history_sum, longest = 0.0, 0, 0
-    for c0, c1 in _groups(first):
+    for c0, c1 in _steps.groups(first):
         r0, r1 = int(first[c0]), int(first[c1])
         conv = np.repeat(np.arange(c0, c1), n_turns[c0:c1])
         conversation[r0:r1] = conv
@@ -430,13 +384,13 @@ def conversations(
         th = think[r0:r1]
         th[local] = 0.0  # the first turn arrives when its conversation starts
         before = np.empty(r1 - r0)
-        think_sum = _cumsum(th, before, think_sum)
+        think_sum = _steps.cumsum_from(th, before, think_sum)
         before -= th
         waited = before - before[local][conv - c0]
         arrival[r0:r1] = start[conv] + waited + th
         said = message[r0:r1] + answer[r0:r1]
         turns_before = np.empty(r1 - r0, dtype=np.int64)
-        history_sum = _cumsum(said, turns_before, history_sum)
+        history_sum = _steps.cumsum_from(said, turns_before, history_sum)
         turns_before -= said
         history = turns_before - turns_before[local][conv - c0]
         has = system[c0:c1] >= 0
@@ -456,20 +410,21 @@ def conversations(
     order = _stable_order(arrival)
 
     def take(values: np.ndarray) -> np.ndarray:
-        return _filled(total, values.dtype, lambda a, b: values[order[a:b]])
+        return _steps.filled(total, values.dtype, lambda a, b: values[order[a:b]])
 
-    stream = take(conversation)
+    stream, prompt = take(conversation), take(prompt)
     ids, offsets = _content(
-        take(prompt),
-        _filled(total, np.int64, lambda a, b: system[stream[a:b]]),
+        prompt,
+        _steps.filled(total, np.int64, lambda a, b: system[stream[a:b]]),
         system_prompts,
         stream,
         stream_blocks,
         source_block,
+        ("n_conversations", n_conversations),
     )
     return Columns(
         take(arrival),
-        take(prompt),
+        prompt,
         take(answer),
         ids,
         offsets,
