@@ -254,7 +254,7 @@ def test_admission_reserves_the_running_requests_expected_output() -> None:
         ({"max_total_tokens": 0}, "max_total_tokens"),
         ({"max_total_tokens": 100, "page_size": 0}, "page_size"),
         ({"max_total_tokens": 100, "page_size": 16}, "max_total_tokens"),
-        ({"max_total_tokens": 100, "schedule_policy": "hrrn"}, "schedule_policy"),
+        ({"max_total_tokens": 100, "schedule_policy": "shortest-prefill-first"}, "schedule_policy"),
         ({"max_total_tokens": 100, "schedule_policy": "sjf"}, "schedule_policy"),
         ({"max_total_tokens": 100, "chunked_prefill_size": 0}, "chunked_prefill_size"),
         ({"max_total_tokens": 100, "schedule_conservativeness": 0}, "schedule_conservativeness"),

@@ -91,9 +91,12 @@ class Scheduler:
         self.last_batch: Optional[Batch] = None
         self.chunked_req: Optional[Req] = None
         self.max_running = config.running_cap
+        self.processed_tokens = 0
+        """Tokens of every prefill batch run so far (``processed_tokens_counter``, for ``hrrn``)."""
 
     def add_request(self, req: Req) -> None:
         """``_add_request_to_queue``: to the back of the waiting queue."""
+        req.arrival_processed_tokens = self.processed_tokens
         self.waiting.append(req)
 
     def has_unfinished_requests(self) -> bool:
@@ -140,6 +143,12 @@ class Scheduler:
         if batch is None and not self.running.is_empty():
             batch = self._update_running_batch(work)
         assert batch is not None, "the scheduler formed no batch with requests waiting: this is a bug"
+        if batch.extend:
+            # run_batch: the prefill-token counter grows by the batch's extend tokens (a
+            # mixed batch's decoding requests count one each: mix_with_running).
+            self.processed_tokens += sum(
+                1 if r in batch.decoding_reqs else r.extend_end - r.prefix_len for r in batch.reqs
+            )
         work.batch = batch
         self.last_batch = batch
         decoding = batch.decoding_reqs if batch.extend else batch.reqs
@@ -167,7 +176,7 @@ class Scheduler:
         if self._num_allocatable_reqs(0) <= 0 and self.chunked_req is None:
             running.batch_is_full = True
             return None
-        self.policy.calc_priority(self.waiting)
+        self.policy.calc_priority(self.waiting, self.processed_tokens)
         adder = PrefillAdder(
             kv,
             running.reqs,
@@ -261,7 +270,8 @@ class Scheduler:
             retracted, ratio = self._retract_decode(batch)
             self.ratio.current = ratio
             work.retracted = retracted
-            self.waiting.extend(retracted)  # _add_request_to_queue(is_retracted=True)
+            for r in retracted:
+                self.add_request(r)  # _add_request_to_queue(is_retracted=True)
         else:
             self.ratio.decay_step()
         if len(batch.reqs) < initial:
