@@ -405,6 +405,7 @@ class Stepper:
         with sg.active():
             req = sg.schedule_batch.Req(f"{index:012d}", "", array("q", prompt), sampling)
         self.index_of[req.rid] = index
+        req.time_stats.wait_queue_entry_time = arrival  # set_wait_queue_entry_time, on the engine's clock
         self._add_request_to_queue(req)
 
     def _add_request_to_queue(self, req: Any) -> None:
@@ -571,10 +572,13 @@ class Stepper:
             if not r.kv.holds_kv:
                 self.rows.alloc_row(r)
                 self.rows.write((r.kv.req_pool_idx, slice(0, None)), self.tree.path_device_indices(r.last_node))
-        self.sglang.common.evict_from_tree_cache(self.tree, sum(r.extend_end - r.prefix_len for r in batch.reqs))
+        need = sum(r.extend_end - r.prefix_len for r in batch.reqs)
+        self.sglang.common.evict_from_tree_cache(self.tree, need)
+        if need > self.pool.available_size():  # alloc_token_slots
+            raise RuntimeError(f"Out of memory. Try to lower your batch size.\nTry to allocate {need} tokens.")
         for r in batch.reqs:
             slots = self.pool.alloc(r.extend_end - r.prefix_len)
-            assert slots is not None, "the pool ran out in prefill"
+            assert slots is not None
             self.rows.write((r.kv.req_pool_idx, slice(r.prefix_len, None)), slots)
             r.kv.kv_allocated_len = r.kv.kv_committed_len = r.extend_end
 

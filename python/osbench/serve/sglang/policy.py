@@ -4,6 +4,7 @@ order in which the waiting queue is tried, re-sorted in place before every prefi
 from __future__ import annotations
 
 import random
+from typing import Optional
 
 from osbench.radix.reference import Node, RadixTree
 from osbench.serve.sglang.kv import KVCache
@@ -25,7 +26,7 @@ WAITING_PREFIX_REFRESH_INTERVAL = 32
 """``schedule_policy.py``: under the cache-agnostic policies, every 32nd sort refreshes the
 waiting requests' prefixes in the tree (``SGLANG_ENABLE_WAITING_PREFIX_REFRESH``, on)."""
 
-CACHE_AWARE = ("lpm", "dfs-weight", "hrrn")
+CACHE_AWARE = ("lpm", "dfs-weight", "hrrn", "shortest-prefill-first")
 
 
 class SchedulePolicy:
@@ -59,6 +60,9 @@ class SchedulePolicy:
                 waiting.sort(key=lambda r: float("inf") if r.index in deprioritized else -r.num_matched)
             elif policy == "hrrn":
                 waiting.sort(key=lambda r: hrrn_key(r, deprioritized, processed_tokens))
+            elif policy == "shortest-prefill-first":
+                # _sort_by_shortest_prefill: the least uncached work first, then the first to queue.
+                waiting.sort(key=lambda r: (r.index in deprioritized, prefill_work(r), r.arrival, r.index))
             else:
                 order = dfs_weight_order(self.kv.tree.root, [r.last_node for r in waiting])
                 waiting[:] = [waiting[i] for i in order]
@@ -98,6 +102,33 @@ class SchedulePolicy:
                 else:
                     scratch.insert(r.fill)
         return deprioritized
+
+
+def prefill_work(r: Req) -> int:
+    """``_shortest_prefill_work``: the tokens left to prefill, at least one."""
+    return max(1, len(r.fill) - r.num_matched)
+
+
+def shortest_prefill_chunk_limit(
+    policy: str, chunked: Req, waiting: list[Req], budget: int, page: int
+) -> Optional[int]:
+    """``SchedulePolicy.shortest_prefill_chunk_limit``: under ``shortest-prefill-first``, the
+    chunk of the request being chunked leaves room for the waiting requests (in queue order)
+    that are shorter than what it has left, as many as fit in the budget less a page; None
+    when it leaves none."""
+    if policy != "shortest-prefill-first" or budget < 2 * page:
+        return None
+    remaining = len(chunked.fill) - chunked.prefix_len
+    reserved = 0
+    for r in waiting:
+        work = prefill_work(r)
+        charge = -(-work // page) * page
+        if work >= remaining or reserved + charge > budget - page:
+            break
+        reserved += charge
+    if not reserved:
+        return None
+    return (budget - reserved) // page * page
 
 
 def hrrn_key(r: Req, deprioritized: set[int], processed_tokens: int) -> tuple[float, int]:

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Optional
 
+from osbench.errors import ArgumentError
 from osbench.serve.sglang.adder import AddReqResult, PrefillAdder
-from osbench.serve.sglang.config import EngineConfig
+from osbench.serve.sglang.config import EngineConfig, ceil_pages
 from osbench.serve.sglang.kv import KVCache
-from osbench.serve.sglang.policy import SchedulePolicy
+from osbench.serve.sglang.policy import SchedulePolicy, shortest_prefill_chunk_limit
 from osbench.serve.sglang.request import Req
 
 SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR = 0.14
@@ -184,8 +185,12 @@ class Scheduler:
             cfg.max_prefill_tokens,
             cfg.chunk_tokens,
             len(running.reqs) if cfg.is_mixed_chunk else 0,
+            cfg.schedule_policy,
         )
         if self.chunked_req is not None:
+            adder.chunked_req_limit = shortest_prefill_chunk_limit(
+                cfg.schedule_policy, self.chunked_req, self.waiting, adder.rem_chunk_tokens or 0, kv.page_size
+            )
             self.chunked_req = adder.add_chunked_req(self.chunked_req)
         for req in self.waiting:
             if adder.budget_state() == AddReqResult.OTHER:
@@ -197,7 +202,7 @@ class Scheduler:
                 break
             # init_next_round_input: match again, one token short of the whole fill.
             kv.match(req, req.max_prefix_len(len(req.fill)))
-            res = adder.add_one_req(req)
+            res = adder.add_one_req(req, has_chunked_req=self.chunked_req is not None)
             if res != AddReqResult.CONTINUE:
                 if res == AddReqResult.NO_TOKEN:
                     running.batch_is_full = bool(adder.can_run_list) or not running.is_empty()
@@ -236,6 +241,19 @@ class Scheduler:
         if kv.page_size > 1:
             demand += len(batch.reqs) * kv.page_size
         kv.evict_to_free_tokens(demand)
+        pages = sum(
+            ceil_pages(r.extend_end, kv.page_size) - ceil_pages(max(r.alloc_len, r.prefix_len), kv.page_size)
+            for r in batch.reqs
+        )
+        if pages > kv.free_pages:
+            raise ArgumentError(
+                f"max_total_tokens={self.config.max_total_tokens} is not accepted for these requests: SGLang 0.5.23 "
+                f"runs out of KV in a prefill of requests {', '.join(str(r.index) for r in batch.reqs)} "
+                f"({pages * kv.page_size} tokens wanted, {kv.free_pages * kv.page_size} free after eviction), "
+                "where it raises 'Out of memory. Try to lower your batch size.' (mem_cache/allocation.py: "
+                "alloc_token_slots). A continuing chunk takes a whole chunk when the admission budget has none "
+                "left (prefill_budget.py: PrefillBudget.available_chunk_tokens); give the pool more tokens"
+            )
         for r in batch.reqs:
             if r.alloc_len < r.prefix_len:  # a new request: its prefix is the tree's
                 r.alloc_len = r.protected = r.prefix_len
