@@ -295,3 +295,37 @@ def test_a_run_where_sglang_runs_out_of_kv_is_refused_saying_so() -> None:
     )
     with pytest.raises(ArgumentError, match=r"max_total_tokens=4000 is not accepted .* runs out of KV in a prefill"):
         run(reqs, cfg, STEP)
+
+
+class RetractionWatcher(Stepper):
+    """The stepper, checking every retraction against its rule: the requests retracted are those
+    with the fewest outputs (ties: the longest prompt), at least one, never the last; the ratio
+    becomes ``(outputs + 20 x kept) / (max_new_tokens + 1)`` over the requests kept, capped at 1."""
+
+    def __init__(self, requests: Requests, config: EngineConfig) -> None:
+        super().__init__(requests, config)
+        self.checked = 0
+
+    def schedule(self):  # type: ignore[no-untyped-def]
+        s = self.scheduler
+        last = s.last_batch.reqs if s.last_batch is not None and s.last_batch.extend else []
+        decoding = [r for r in [*s.running.reqs, *last] if not r.finished() and r is not s.chunked_req]
+        before = {r.index: (r.num_outputs, -r.prompt_len) for r in decoding}
+        plan = super().schedule()
+        if plan.preempted:
+            kept = list(s.running.reqs)
+            assert kept and len(plan.preempted) < len(before)
+            worst_kept = min(before[r.index] for r in kept)
+            assert all(before[i] <= worst_kept for i in plan.preempted)
+            decoded = sum(r.num_outputs for r in kept)
+            asked = sum(r.max_new_tokens for r in kept)
+            assert s.ratio.current == min(1.0, (decoded + 20 * len(kept)) / (asked + 1))
+            self.checked += 1
+        return plan
+
+
+def test_retraction_follows_its_rule() -> None:
+    reqs = workload(120, 2, rate=400, prompt=120, output=200, prefixes=3)
+    stepper = RetractionWatcher(reqs, EngineConfig(max_total_tokens=3000, schedule_conservativeness=0.2))
+    drive(reqs, stepper, STEP, Recorder(len(reqs), False))
+    assert stepper.checked > 3
