@@ -31,12 +31,27 @@ needs_sglang = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
 STEP = StepTime.linear(0.004, 5e-5, 1e-4, 1e-7)
 
 
-def same_as_sglang(reqs: Requests, cfg: EngineConfig, concurrency: int | None = None) -> EngineRun:
-    """Run both; every array equal, times included. Returns the reference's run."""
-    ours = run(reqs, cfg, STEP, record=True, concurrency=concurrency)
+def same_as_sglang(reqs: Requests, cfg: EngineConfig, concurrency: int | None = None) -> EngineRun | None:
+    """Run both; every array equal, times included. Returns the reference's run; None when the
+    reference refuses the run as one where SGLang runs out of KV in a prefill, SGLang then
+    raising its out-of-memory error too."""
+    try:
+        ours = run(reqs, cfg, STEP, record=True, concurrency=concurrency)
+    except ArgumentError as exc:
+        assert "runs out of KV in a prefill" in str(exc)
+        with pytest.raises(RuntimeError, match=r"Out of memory\. Try to lower your batch size"):
+            sglang_peer.run(reqs, cfg, STEP, concurrency=concurrency)
+        return None
     theirs = sglang_peer.run(reqs, cfg, STEP, concurrency=concurrency)
     assert_same_runs(ours, theirs)
     return ours
+
+
+def served(reqs: Requests, cfg: EngineConfig, concurrency: int | None = None) -> EngineRun:
+    """:func:`same_as_sglang` for a run that must end."""
+    result = same_as_sglang(reqs, cfg, concurrency)
+    assert result is not None
+    return result
 
 
 def workload(n: int, seed: int, rate: float, prompt: float, output: float, prefixes: int = 0) -> Requests:
@@ -56,14 +71,14 @@ def workload(n: int, seed: int, rate: float, prompt: float, output: float, prefi
 
 @needs_sglang
 def test_no_pressure() -> None:
-    run_ = same_as_sglang(workload(80, 1, rate=50, prompt=100, output=30), EngineConfig(max_total_tokens=200000))
+    run_ = served(workload(80, 1, rate=50, prompt=100, output=30), EngineConfig(max_total_tokens=200000))
     assert run_.preemptions.sum() == 0 and run_.steps.num_seqs.max() > 10
 
 
 @needs_sglang
 def test_decode_memory_pressure_with_retractions() -> None:
     reqs = workload(120, 2, rate=400, prompt=120, output=200, prefixes=3)
-    run_ = same_as_sglang(reqs, EngineConfig(max_total_tokens=3000, schedule_conservativeness=0.2))
+    run_ = served(reqs, EngineConfig(max_total_tokens=3000, schedule_conservativeness=0.2))
     assert run_.preemptions.sum() > 3
 
 
@@ -74,7 +89,7 @@ def test_chunked_prefill_of_long_prompts(mixed: bool) -> None:
     cfg = EngineConfig(
         max_total_tokens=100000, chunked_prefill_size=256, max_prefill_tokens=512, enable_mixed_chunk=mixed
     )
-    run_ = same_as_sglang(reqs, cfg)
+    run_ = served(reqs, cfg)
     assert run_.steps.prefill_seqs.sum() > 2 * len(reqs)  # prompts split across steps
     if mixed:
         assert ((run_.steps.prefill_seqs > 0) & (run_.steps.decode_seqs > 0)).any()
@@ -84,7 +99,7 @@ def test_chunked_prefill_of_long_prompts(mixed: bool) -> None:
 @pytest.mark.parametrize("policy", POLICIES)
 def test_shared_prefixes_under_each_policy(policy: str) -> None:
     reqs = workload(150, 5, rate=400, prompt=300, output=20, prefixes=8)
-    run_ = same_as_sglang(reqs, EngineConfig(max_total_tokens=5000, schedule_policy=policy, random_seed=3))
+    run_ = served(reqs, EngineConfig(max_total_tokens=5000, schedule_policy=policy, random_seed=3))
     assert run_.cached_tokens.sum() > 64 * len(reqs) // 3  # prompts find their prefix
     assert (np.diff(run_.steps.blocks_cached) < 0).any()  # the tree evicted
 
@@ -92,14 +107,29 @@ def test_shared_prefixes_under_each_policy(policy: str) -> None:
 @needs_sglang
 def test_lpm_above_128_waiting() -> None:
     reqs = workload(200, 4, rate=1e9, prompt=100, output=5, prefixes=4)
-    run_ = same_as_sglang(reqs, EngineConfig(max_total_tokens=50000, max_running_requests=16, schedule_policy="lpm"))
+    run_ = served(reqs, EngineConfig(max_total_tokens=50000, max_running_requests=16, schedule_policy="lpm"))
     assert run_.steps.num_waiting.max() > 128
+
+
+@needs_sglang
+def test_a_continuing_chunk_can_run_sglang_out_of_kv() -> None:
+    """Under shortest-prefill-first with mixed chunks in a small pool, a continuing chunk takes a
+    whole chunk with no admission budget left, and the prefill finds no room: SGLang raises its
+    out-of-memory error, and the reference refuses the run saying so."""
+    reqs = workload(100, 6, rate=300, prompt=400, output=60, prefixes=4)
+    cfg = EngineConfig(
+        max_total_tokens=4000,
+        schedule_policy="shortest-prefill-first",
+        chunked_prefill_size=128,
+        enable_mixed_chunk=True,
+    )
+    assert same_as_sglang(reqs, cfg) is None
 
 
 @needs_sglang
 def test_closed_loop_clients() -> None:
     reqs = workload(60, 7, rate=400, prompt=120, output=40, prefixes=3)
-    run_ = same_as_sglang(reqs, EngineConfig(max_total_tokens=2000), concurrency=5)
+    run_ = served(reqs, EngineConfig(max_total_tokens=2000), concurrency=5)
     assert int(run_.steps.num_seqs.max()) == 5
 
 

@@ -42,8 +42,12 @@ class PrefillAdder:
         max_prefill_tokens: int,
         chunk_tokens: Optional[int],
         num_mixed_decode_tokens: int,
+        policy: str = "fcfs",
     ) -> None:
         self.kv = kv
+        self.policy = policy
+        self.chunked_req_limit: Optional[int] = None
+        """``shortest-prefill-first``'s cap on the continuing chunk."""
         self.page_size = kv.page_size
         self.rem_input_tokens = max_prefill_tokens - num_mixed_decode_tokens
         self.rem_chunk_tokens = None if chunk_tokens is None else chunk_tokens - num_mixed_decode_tokens
@@ -107,6 +111,8 @@ class PrefillAdder:
         assert self.rem_chunk_tokens is not None
         available = min(self.rem_chunk_tokens, int(self.rem_total_tokens))
         rem_tokens = available if available > 0 else self.rem_chunk_tokens
+        if self.chunked_req_limit is not None:
+            rem_tokens = min(rem_tokens, self.chunked_req_limit)
         extend = len(req.fill) - req.prefix_len
         truncated = extend > rem_tokens
         new_len = min(extend, rem_tokens)
@@ -115,7 +121,7 @@ class PrefillAdder:
         self._update_prefill_budget(new_len, 0 if truncated else min(req.max_new_tokens, CLIP_MAX_NEW_TOKENS))
         return req if truncated else None
 
-    def add_one_req(self, req: Req) -> AddReqResult:
+    def add_one_req(self, req: Req, has_chunked_req: bool = False) -> AddReqResult:
         """``add_one_req`` (``_select_prefill_admission``, ``_commit_prefill_admission``): admit
         ``req`` whole, or as the one chunked request when it is over the chunk budget (its chunk
         ending on a page boundary), if ``extend + min(remaining output, 4096) + page_size`` is
@@ -137,6 +143,8 @@ class PrefillAdder:
             max_new_tokens = min(req.max_new_tokens, CLIP_MAX_NEW_TOKENS)
             chunk = self.rem_chunk_tokens
             if chunk is not None and input_tokens > chunk:
+                if has_chunked_req and self.policy == "shortest-prefill-first":
+                    return AddReqResult.OTHER  # only one request can be chunked at a time
                 page = self.page_size
                 extend_len = chunk // page * page
                 end = (prefix_len + extend_len) // page * page

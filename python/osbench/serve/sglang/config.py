@@ -15,11 +15,11 @@ from typing import Optional
 from osbench import _checks
 from osbench.errors import ArgumentError
 
-POLICIES: tuple[str, ...] = ("fcfs", "lpm", "lof", "random", "dfs-weight")
+POLICIES: tuple[str, ...] = ("fcfs", "lpm", "lof", "random", "dfs-weight", "hrrn", "shortest-prefill-first")
 """Queue policies reproduced, by ``arg_groups/fields/schedule.py: schedule_policy``'s names
-(``managers/schedule_policy.py: CacheAwarePolicy, CacheAgnosticPolicy``). SGLang 0.5.23 also
-has ``hrrn``, ``shortest-prefill-first``, ``priority`` and ``routing-key``; they are not
-reproduced here and are refused by name."""
+(``managers/schedule_policy.py: CacheAwarePolicy, CacheAgnosticPolicy``;
+``shortest-prefill-first`` is marked experimental there). SGLang 0.5.23 also has ``priority``
+and ``routing-key``; they are not reproduced here and are refused by name."""
 
 _MIB = 1 << 20
 

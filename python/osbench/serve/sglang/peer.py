@@ -383,6 +383,7 @@ class Stepper:
         self.batch: Optional[_Batch] = None
         self.retracted: list = []
         self.admitted: list = []
+        self.processed_tokens = 0  # Scheduler.processed_tokens_counter
 
     def add_request(self, index: int, arrival: float) -> None:
         sg = self.sglang
@@ -404,7 +405,13 @@ class Stepper:
         with sg.active():
             req = sg.schedule_batch.Req(f"{index:012d}", "", array("q", prompt), sampling)
         self.index_of[req.rid] = index
+        req.time_stats.wait_queue_entry_time = arrival  # set_wait_queue_entry_time, on the engine's clock
+        self._add_request_to_queue(req)
+
+    def _add_request_to_queue(self, req: Any) -> None:
+        """``Scheduler._add_request_to_queue``: to the back, with the prefill-token counter."""
         self.waiting.append(req)
+        req.arrival_processed_tokens = self.processed_tokens
 
     def has_unfinished_requests(self) -> bool:
         last = self.last_batch
@@ -477,6 +484,10 @@ class Stepper:
         batch = self._get_new_batch_prefill()
         if batch is None:
             batch = self._update_running_batch()
+        else:  # run_batch: the counter takes the batch's extend_num_tokens
+            self.processed_tokens += sum(
+                1 if any(r is d for d in batch.decoding_reqs) else r.extend_end - r.prefix_len for r in batch.reqs
+            )
         self.last_batch = batch
         return batch
 
@@ -494,7 +505,7 @@ class Stepper:
         if self._num_allocatable_reqs(0) <= 0 and self.chunked_req is None:
             running.batch_is_full = True
             return None
-        self.policy.calc_priority(self.waiting, running, processed_tokens=0)
+        self.policy.calc_priority(self.waiting, running, processed_tokens=self.processed_tokens)
         adder = sg.schedule_policy.PrefillAdder(
             1,
             self.tree,
@@ -561,10 +572,13 @@ class Stepper:
             if not r.kv.holds_kv:
                 self.rows.alloc_row(r)
                 self.rows.write((r.kv.req_pool_idx, slice(0, None)), self.tree.path_device_indices(r.last_node))
-        self.sglang.common.evict_from_tree_cache(self.tree, sum(r.extend_end - r.prefix_len for r in batch.reqs))
+        need = sum(r.extend_end - r.prefix_len for r in batch.reqs)
+        self.sglang.common.evict_from_tree_cache(self.tree, need)
+        if need > self.pool.available_size():  # alloc_token_slots
+            raise RuntimeError(f"Out of memory. Try to lower your batch size.\nTry to allocate {need} tokens.")
         for r in batch.reqs:
             slots = self.pool.alloc(r.extend_end - r.prefix_len)
-            assert slots is not None, "the pool ran out in prefill"
+            assert slots is not None
             self.rows.write((r.kv.req_pool_idx, slice(r.prefix_len, None)), slots)
             r.kv.kv_allocated_len = r.kv.kv_committed_len = r.extend_end
 
@@ -586,7 +600,8 @@ class Stepper:
             assert not aborted, "a request could not decode even alone"
             self.ratio.current = ratio
             self.retracted = list(retracted)
-            self.waiting.extend(retracted)
+            for r in retracted:
+                self._add_request_to_queue(r)
         else:
             self.ratio.decay_step()
         if batch.batch_size() < initial:

@@ -4,6 +4,7 @@ order in which the waiting queue is tried, re-sorted in place before every prefi
 from __future__ import annotations
 
 import random
+from typing import Optional
 
 from osbench.radix.reference import Node, RadixTree
 from osbench.serve.sglang.kv import KVCache
@@ -18,14 +19,14 @@ IN_BATCH_PREFIX_CACHING_DEPRIORITIZE_THRESHOLD = 32
 waits until that one has been computed."""
 
 WAITING_QUEUE_PREFIX_MATCH_MAX = 128
-"""``schedule_policy.py``: above this many waiting requests, ``lpm`` (and ``hrrn``) sort nothing
+"""``schedule_policy.py``: above this many waiting requests, ``lpm`` and ``hrrn`` sort nothing
 (``_determine_active_policy`` falls back to ``fcfs``)."""
 
 WAITING_PREFIX_REFRESH_INTERVAL = 32
 """``schedule_policy.py``: under the cache-agnostic policies, every 32nd sort refreshes the
 waiting requests' prefixes in the tree (``SGLANG_ENABLE_WAITING_PREFIX_REFRESH``, on)."""
 
-CACHE_AWARE = ("lpm", "dfs-weight")
+CACHE_AWARE = ("lpm", "dfs-weight", "hrrn", "shortest-prefill-first")
 
 
 class SchedulePolicy:
@@ -40,11 +41,11 @@ class SchedulePolicy:
 
     def active_policy(self, waiting: list[Req]) -> str:
         """``_determine_active_policy``."""
-        if self.policy == "lpm" and len(waiting) > WAITING_QUEUE_PREFIX_MATCH_MAX:
+        if self.policy in ("lpm", "hrrn") and len(waiting) > WAITING_QUEUE_PREFIX_MATCH_MAX:
             return "fcfs"
         return self.policy
 
-    def calc_priority(self, waiting: list[Req]) -> None:
+    def calc_priority(self, waiting: list[Req], processed_tokens: int) -> None:
         """``calc_priority``: sort ``waiting`` in place. ``fcfs`` keeps the queue's order
         (arrivals and retractions are appended); the cache-aware policies first match every
         waiting request against the tree (which refreshes the matched nodes' access times);
@@ -57,6 +58,11 @@ class SchedulePolicy:
             if policy == "lpm":
                 # _sort_by_longest_prefix
                 waiting.sort(key=lambda r: float("inf") if r.index in deprioritized else -r.num_matched)
+            elif policy == "hrrn":
+                waiting.sort(key=lambda r: hrrn_key(r, deprioritized, processed_tokens))
+            elif policy == "shortest-prefill-first":
+                # _sort_by_shortest_prefill: the least uncached work first, then the first to queue.
+                waiting.sort(key=lambda r: (r.index in deprioritized, prefill_work(r), r.arrival, r.index))
             else:
                 order = dfs_weight_order(self.kv.tree.root, [r.last_node for r in waiting])
                 waiting[:] = [waiting[i] for i in order]
@@ -96,6 +102,47 @@ class SchedulePolicy:
                 else:
                     scratch.insert(r.fill)
         return deprioritized
+
+
+def prefill_work(r: Req) -> int:
+    """``_shortest_prefill_work``: the tokens left to prefill, at least one."""
+    return max(1, len(r.fill) - r.num_matched)
+
+
+def shortest_prefill_chunk_limit(
+    policy: str, chunked: Req, waiting: list[Req], budget: int, page: int
+) -> Optional[int]:
+    """``SchedulePolicy.shortest_prefill_chunk_limit``: under ``shortest-prefill-first``, the
+    chunk of the request being chunked leaves room for the waiting requests (in queue order)
+    that are shorter than what it has left, as many as fit in the budget less a page; None
+    when it leaves none."""
+    if policy != "shortest-prefill-first" or budget < 2 * page:
+        return None
+    remaining = len(chunked.fill) - chunked.prefix_len
+    reserved = 0
+    for r in waiting:
+        work = prefill_work(r)
+        charge = -(-work // page) * page
+        if work >= remaining or reserved + charge > budget - page:
+            break
+        reserved += charge
+    if not reserved:
+        return None
+    return (budget - reserved) // page * page
+
+
+def hrrn_key(r: Req, deprioritized: set[int], processed_tokens: int) -> tuple[float, int]:
+    """``_sort_by_hrrn``: highest response ratio next, aged in prefill tokens: the tokens
+    prefilled since the request joined the queue over its uncached prompt tokens, highest first;
+    a request with nothing to prefill first, a deprioritized one last; ties by request id (the
+    index here; the peer's ids order the same way)."""
+    if r.index in deprioritized:
+        return (float("inf"), r.index)
+    uncached = max(0, r.prompt_len - r.num_matched)
+    if uncached <= 0:
+        return (-float("inf"), r.index)
+    waited = max(0, processed_tokens - r.arrival_processed_tokens)
+    return (-(waited / uncached), r.index)
 
 
 def dfs_weight_order(root: Node, nodes: list) -> list[int]:

@@ -21,6 +21,7 @@ class Req:
     __slots__ = (
         "alloc_len",
         "arrival",
+        "arrival_processed_tokens",
         "committed",
         "extend_end",
         "fill",
@@ -61,6 +62,8 @@ class Req:
         self.committed = 0
         """Tokens whose KV is computed (``kv.kv_committed_len``)."""
         self.retractions = 0
+        self.arrival_processed_tokens = 0
+        """The scheduler's prefill-token counter when the request last joined the queue (``hrrn``)."""
 
     def finished(self) -> bool:
         """``Req.update_finish_state``: the only stop modelled is ``max_new_tokens``."""

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Optional
 
+from osbench.errors import ArgumentError
 from osbench.serve.sglang.adder import AddReqResult, PrefillAdder
-from osbench.serve.sglang.config import EngineConfig
+from osbench.serve.sglang.config import EngineConfig, ceil_pages
 from osbench.serve.sglang.kv import KVCache
-from osbench.serve.sglang.policy import SchedulePolicy
+from osbench.serve.sglang.policy import SchedulePolicy, shortest_prefill_chunk_limit
 from osbench.serve.sglang.request import Req
 
 SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR = 0.14
@@ -91,9 +92,12 @@ class Scheduler:
         self.last_batch: Optional[Batch] = None
         self.chunked_req: Optional[Req] = None
         self.max_running = config.running_cap
+        self.processed_tokens = 0
+        """Tokens of every prefill batch run so far (``processed_tokens_counter``, for ``hrrn``)."""
 
     def add_request(self, req: Req) -> None:
         """``_add_request_to_queue``: to the back of the waiting queue."""
+        req.arrival_processed_tokens = self.processed_tokens
         self.waiting.append(req)
 
     def has_unfinished_requests(self) -> bool:
@@ -140,6 +144,12 @@ class Scheduler:
         if batch is None and not self.running.is_empty():
             batch = self._update_running_batch(work)
         assert batch is not None, "the scheduler formed no batch with requests waiting: this is a bug"
+        if batch.extend:
+            # run_batch: the prefill-token counter grows by the batch's extend tokens (a
+            # mixed batch's decoding requests count one each: mix_with_running).
+            self.processed_tokens += sum(
+                1 if r in batch.decoding_reqs else r.extend_end - r.prefix_len for r in batch.reqs
+            )
         work.batch = batch
         self.last_batch = batch
         decoding = batch.decoding_reqs if batch.extend else batch.reqs
@@ -167,7 +177,7 @@ class Scheduler:
         if self._num_allocatable_reqs(0) <= 0 and self.chunked_req is None:
             running.batch_is_full = True
             return None
-        self.policy.calc_priority(self.waiting)
+        self.policy.calc_priority(self.waiting, self.processed_tokens)
         adder = PrefillAdder(
             kv,
             running.reqs,
@@ -175,8 +185,12 @@ class Scheduler:
             cfg.max_prefill_tokens,
             cfg.chunk_tokens,
             len(running.reqs) if cfg.is_mixed_chunk else 0,
+            cfg.schedule_policy,
         )
         if self.chunked_req is not None:
+            adder.chunked_req_limit = shortest_prefill_chunk_limit(
+                cfg.schedule_policy, self.chunked_req, self.waiting, adder.rem_chunk_tokens or 0, kv.page_size
+            )
             self.chunked_req = adder.add_chunked_req(self.chunked_req)
         for req in self.waiting:
             if adder.budget_state() == AddReqResult.OTHER:
@@ -188,7 +202,7 @@ class Scheduler:
                 break
             # init_next_round_input: match again, one token short of the whole fill.
             kv.match(req, req.max_prefix_len(len(req.fill)))
-            res = adder.add_one_req(req)
+            res = adder.add_one_req(req, has_chunked_req=self.chunked_req is not None)
             if res != AddReqResult.CONTINUE:
                 if res == AddReqResult.NO_TOKEN:
                     running.batch_is_full = bool(adder.can_run_list) or not running.is_empty()
@@ -227,6 +241,19 @@ class Scheduler:
         if kv.page_size > 1:
             demand += len(batch.reqs) * kv.page_size
         kv.evict_to_free_tokens(demand)
+        pages = sum(
+            ceil_pages(r.extend_end, kv.page_size) - ceil_pages(max(r.alloc_len, r.prefix_len), kv.page_size)
+            for r in batch.reqs
+        )
+        if pages > kv.free_pages:
+            raise ArgumentError(
+                f"max_total_tokens={self.config.max_total_tokens} is not accepted for these requests: SGLang 0.5.23 "
+                f"runs out of KV in a prefill of requests {', '.join(str(r.index) for r in batch.reqs)} "
+                f"({pages * kv.page_size} tokens wanted, {kv.free_pages * kv.page_size} free after eviction), "
+                "where it raises 'Out of memory. Try to lower your batch size.' (mem_cache/allocation.py: "
+                "alloc_token_slots). A continuing chunk takes a whole chunk when the admission budget has none "
+                "left (prefill_budget.py: PrefillBudget.available_chunk_tokens); give the pool more tokens"
+            )
         for r in batch.reqs:
             if r.alloc_len < r.prefix_len:  # a new request: its prefix is the tree's
                 r.alloc_len = r.protected = r.prefix_len
@@ -261,7 +288,8 @@ class Scheduler:
             retracted, ratio = self._retract_decode(batch)
             self.ratio.current = ratio
             work.retracted = retracted
-            self.waiting.extend(retracted)  # _add_request_to_queue(is_retracted=True)
+            for r in retracted:
+                self.add_request(r)  # _add_request_to_queue(is_retracted=True)
         else:
             self.ratio.decay_step()
         if len(batch.reqs) < initial:
