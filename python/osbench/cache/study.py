@@ -145,15 +145,15 @@ def wins_table(quick: bool = False, seed: int = 1) -> Table:
     results = {w.name: hit_ratios(w) for w in found}
     best = {name: winners(r) for name, r in results.items()}
     rows: list[list[object]] = [
-        [p + (" (offline)" if p in OFFLINE else "")] + [float(np.mean(results[w.name][p])) for w in found]
+        [p + (" (offline)" if p in OFFLINE else ""), *(float(np.mean(results[w.name][p])) for w in found)]
         for p in POLICIES
     ]
-    rows.append(["wins"] + [", ".join(best[w.name]) for w in found])
+    rows.append(["wins", *(", ".join(best[w.name]) for w in found)])
     seconds = {name: runner_up(r) for name, r in results.items()}
     # The lead in hits: exact for deterministic policies, where points can read as a tie.
     more = {w.name: round(seconds[w.name][1] / 100 * len(w.trace)) for w in found}
     rows.append(
-        ["lead over the next"] + [f"{number(more[n])} hits over {p}" if p else "" for n, (p, _) in seconds.items()]
+        ["lead over the next", *(f"{number(more[n])} hits over {p}" if p else "" for n, (p, _) in seconds.items())]
     )
     everywhere = set.intersection(*(set(b) for b in best.values())) if best else set()
     verdict = (
