@@ -12,7 +12,7 @@ PY_DEPS := numpy pooch pytest hypothesis pytest-benchmark mypy ruff matplotlib p
 # CI (CI set, as .ci/run does), where a peer that does not install fails the run.
 PEERS := libcachesim cachetools ciw simpy distributed
 
-.PHONY: all report test lint test-rust test-python stubtest typecheck bench wheel clean vllm-peer mutants fuzz
+.PHONY: all report test lint test-rust test-python stubtest typecheck bench wheel clean vllm-peer sglang-peer mutants fuzz
 
 all: test
 
@@ -44,7 +44,7 @@ $(VENV)/.built-test: $(VENV)/.deps $(RUST_SOURCES) pyproject.toml
 report: $(VENV)/.built
 	$(BIN)/osbench report
 
-test: vllm-peer lint test-rust test-python stubtest typecheck
+test: vllm-peer sglang-peer lint test-rust test-python stubtest typecheck
 
 # The serving engine's peer: the Python sources of vLLM 0.33.0's scheduler, unpacked once from its
 # wheel (pip download) into $$OSBENCH_PEERS_DIR (default ~/.cache/osbench/peers). Offline it is
@@ -52,6 +52,12 @@ test: vllm-peer lint test-rust test-python stubtest typecheck
 vllm-peer: $(VENV)/.built-test
 	$(BIN)/python -m osbench.serve.vllm.peer fetch $(if $(VLLM_WHEEL),--wheel $(VLLM_WHEEL)) \
 		|| echo "note: the vLLM peer was not fetched; tests/serve/test_vllm_fidelity.py will skip"
+
+# The SGLang semantics' peer: the Python sources of SGLang 0.5.23's scheduling code, unpacked once
+# from its wheel the same way. SGLANG_WHEEL=path unpacks a wheel already on disk.
+sglang-peer: $(VENV)/.built-test
+	$(BIN)/python -m osbench.serve.sglang.peer fetch $(if $(SGLANG_WHEEL),--wheel $(SGLANG_WHEEL)) \
+		|| echo "note: the SGLang peer was not fetched; tests/serve/test_sglang_fidelity.py will skip"
 
 # Lints are part of the tests: the tree stays clean under them, with no blanket ignores.
 lint: $(VENV)/.deps

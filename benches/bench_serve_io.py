@@ -4,6 +4,8 @@
   shared system prompts (content in 16-token blocks), and as multi-turn conversations.
 - block keys: the 16-token keys of those prompts (62.5M blocks) with content (one source
   block per engine block, and 32-token engine blocks spanning two) and without.
+- generate large: 10M requests (Poisson arrivals with lognormal lengths; gamma arrivals with
+  shared system prompts; about 8.75M turns of 2.5M conversations), generated in bounded steps.
 - read: the real traces, when ``OSBENCH_DATA_DIR`` holds them.
 
 Under ``--benchmark-disable`` (``make test``) everything runs once on 1,000 requests of
@@ -46,6 +48,25 @@ def test_generate(benchmark: Any, full_size: bool, row: str) -> None:
     n, tokens = sizes(full_size)
     r = once(benchmark, lambda: generate(row, n, tokens))
     assert abs(len(r) / n - 1) < 0.1 and (r.blocks is None) == (row == "plain")
+
+
+def generate_large(kind: str, n: int) -> Requests:
+    short = Lognormal(128, 1.0)
+    if kind == "poisson":
+        return Requests.poisson(n, 100.0, prompt_len=short, output_len=Lognormal(64, 1.0), seed=1)
+    if kind == "gamma-system-prompts":
+        sp = SystemPrompts(count=8, length=64, fraction=0.5)
+        return Requests.gamma(n, 100.0, 2.0, prompt_len=short, output_len=64, system_prompts=sp, seed=1)
+    return Requests.conversations(n // 4, 100.0, turns=(1, 6), message_len=64, answer_len=short, seed=1)
+
+
+@pytest.mark.benchmark(group="serve-generate-large")
+@pytest.mark.parametrize("row", ["poisson", "gamma-system-prompts", "conversations"])
+def test_generate_large(benchmark: Any, full_size: bool, row: str) -> None:
+    n = 10_000_000 if full_size else 1_000
+    r = once(benchmark, lambda: generate_large(row, n))
+    assert abs(len(r) / n - 1) < 0.2 and (r.block_ids is None) == (row == "poisson")
+    benchmark.extra_info["requests"] = len(r)
 
 
 @pytest.fixture(scope="module")

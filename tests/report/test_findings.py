@@ -29,6 +29,7 @@ ALWAYS = {
     "mem.thrashing",
     "cache.best_vs_lru",
     "cache.lecture_zipf",
+    "cache.wins_where",
     "radix.sharing",
     "radix.prefix_vs_whole",
     "serve.rate",

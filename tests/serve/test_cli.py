@@ -182,6 +182,18 @@ def test_ctrl_c_exits_130() -> None:
     assert "interrupted" in done.stderr and "Traceback" not in done.stderr
 
 
+def test_ctrl_c_while_generating_exits_130() -> None:
+    done = interrupted(
+        # 10M conversations of one-token messages: seconds of generating before the run
+        "sys.exit(cli.main(['serve', 'simulate', '--conversations', '10000000,100', '--prompt-len', '1', "
+        "'--output-len', '1', '--no-enable-prefix-caching']))",
+        setup="from osbench import cli",
+        settle=0.5,
+    )
+    assert done.returncode == 130, done.stderr
+    assert done.stderr == "osbench: interrupted\n" and done.stdout == ""
+
+
 @pytest.mark.parametrize("command", [["serve", "simulate"], ["serve", "sweep"]])
 def test_help_has_an_example(command: list[str]) -> None:
     out = osbench(*command, "--help")

@@ -475,6 +475,35 @@ def cloudphysics(d: _Data) -> Finding:
     )
 
 
+def wins_where(d: _Data) -> Finding:
+    t = d.table("04-cache", "wins")
+    winners, second = t["winners"], t["runner_up"]
+    every = set.intersection(*(set(w) for w in winners.values()))
+    where = "; ".join(
+        f"{names([p.upper() for p in w])} on {name}"
+        + (
+            f" ({number(int(_num(second[name]['more_hits'])))} more hits than {second[name]['policy'].upper()})"
+            if second[name]["policy"]
+            else ""
+        )
+        for name, w in winners.items()
+    )
+    lead = (
+        f"{names(sorted(p.upper() for p in every))} hits most on all {len(winners)} workloads"
+        if every
+        else f"No online policy hits most on all {len(winners)} workloads"
+    )
+    return Finding(
+        "cache.wins_where",
+        "04-cache",
+        "Which policy wins where",
+        f"{lead}: {where}.",
+        *d.link("04-cache", "wins"),
+        against="the lecture",
+        agrees=not every,
+    )
+
+
 # --- radix trees -----------------------------------------------------------------------------
 
 
@@ -695,6 +724,7 @@ FINDINGS: tuple[Callable[[_Data], Finding], ...] = (
     best_vs_lru,
     lecture_zipf,
     cloudphysics,
+    wins_where,
     sharing,
     prefix_vs_whole,
     mooncake,

@@ -16,8 +16,11 @@ scheduling (section 2) to paging (section 3) and prefix caching (sections 4-5).
 - :func:`simulate`: serve requests on a model and GPU with either engine (``"native"``, Rust,
   or ``"reference"``, readable Python), and get a :class:`ServeResult`; ``semantics`` names the
   scheduler reproduced (``ENGINES``: ``"vllm"``, in :mod:`osbench.serve.vllm`).
+- :func:`simulate_cluster`: replicas behind a router (:mod:`osbench.serve.routers`) on one
+  clock, and its :class:`ClusterResult`.
 """
 
+from osbench.serve.cluster import ClusterResult, ClusterSummary, simulate_cluster
 from osbench.serve.config import EngineConfig
 from osbench.serve.engines import ENGINES
 from osbench.serve.models import GPU, GPUS, MODELS, Model, num_blocks
@@ -34,6 +37,8 @@ __all__ = [
     "GPUS",
     "MODELS",
     "Batch",
+    "ClusterResult",
+    "ClusterSummary",
     "Empirical",
     "EngineConfig",
     "EngineRun",
@@ -49,4 +54,5 @@ __all__ = [
     "SystemPrompts",
     "num_blocks",
     "simulate",
+    "simulate_cluster",
 ]

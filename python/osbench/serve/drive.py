@@ -16,8 +16,8 @@ when a request finishes and leaves room, whichever is later (the run's ``arrival
 
 from __future__ import annotations
 
+import heapq
 import math
-from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Optional, Protocol
@@ -80,6 +80,76 @@ class Guard(Protocol):
         sent (None, or infinity when no place in flight will ever free up: never)."""
 
 
+class Sender:
+    """When each request is sent, in order: at its arrival, or, with ``concurrency``, at its
+    arrival or when a request finishes and leaves room, whichever is later (see the module's
+    docstring). The one rule of every loop that sends requests (:func:`drive`, and the loop of
+    replicas behind a router, :mod:`osbench.serve.cluster`)."""
+
+    def __init__(self, arrival: Sequence[float], concurrency: Optional[int]) -> None:
+        self.arrival = arrival
+        self.next = 0
+        """The next request to send."""
+        n = len(arrival)
+        # When each free place in flight became free (a heap: several engines finish out of order).
+        self.room: Optional[list[float]] = None if concurrency is None else [0.0] * min(concurrency, n)
+
+    def more(self) -> bool:
+        """Whether any request is left to send."""
+        return self.next < len(self.arrival)
+
+    def time(self) -> float:
+        """When the next request is sent: infinity when none is left, or none before some
+        request finishes."""
+        if not self.more():
+            return math.inf
+        if self.room is None:
+            return self.arrival[self.next]
+        return max(self.arrival[self.next], self.room[0]) if self.room else math.inf
+
+    def send(self) -> tuple[int, float]:
+        """Send the next request: ``(index, when)``."""
+        index, sent = self.next, self.time()
+        if self.room is not None:
+            heapq.heappop(self.room)
+        self.next += 1
+        return index, sent
+
+    def finished(self, end: float, count: int) -> None:
+        """``count`` requests finished at ``end``, each leaving room for one more."""
+        if self.room is not None:
+            for _ in range(count):
+                heapq.heappush(self.room, end)
+
+
+def take_step(
+    stepper: Stepper, step_time: StepTimeModel, recorder: Recorder, now: float
+) -> tuple[float, Planned, Output]:
+    """One step of ``stepper`` starting at ``now``, recorded into ``recorder``: when it ends,
+    its plan and its output (the tokens it produced come out at its end)."""
+    plan = stepper.schedule()
+    if not plan.scheduled:  # cannot happen when check_requests passed; a guard against a hang
+        raise RuntimeError(f"the engine scheduled nothing at t={now} with requests waiting: this is a bug")
+    duration = step_duration(step_time, plan.batch)
+    end = now + duration
+    out = stepper.update_from_output()
+    for index, first, last in out.tokens:
+        recorder.token(index, end, first, last)
+    recorder.step(
+        now,
+        duration,
+        plan.batch,
+        plan.scheduled,
+        plan.preempted,
+        plan.admitted,
+        plan.num_waiting,
+        plan.blocks_used,
+        plan.free_blocks,
+        out.blocks_cached,
+    )
+    return end, plan, out
+
+
 def drive(
     requests: Requests,
     stepper: Stepper,
@@ -94,56 +164,25 @@ def drive(
     with no progress is stopped with the guard's error (nothing changes before the next send,
     which depends on arrivals and finishes only); with ``concurrency``, at most that many
     requests in flight (see the module's docstring)."""
-    arrival = requests.arrival.tolist()
-    n = len(arrival)
-    room: Optional[deque[float]] = None if concurrency is None else deque([0.0] * min(concurrency, n))
-
-    def send_time(i: int) -> float:
-        if room is None:
-            return arrival[i]
-        return max(arrival[i], room[0]) if room else math.inf
-
+    n = len(requests)
+    sender = Sender(requests.arrival.tolist(), concurrency)
     now = 0.0
-    next_request = 0
     num_finished = 0
     arrived = False
     while num_finished < n:
-        while next_request < n and send_time(next_request) <= now:
-            sent = send_time(next_request)
-            if room is not None:
-                room.popleft()
-            stepper.add_request(next_request, sent)
-            recorder.arrival[next_request] = sent
-            next_request += 1
+        while sender.time() <= now:
+            index, sent = sender.send()
+            stepper.add_request(index, sent)
+            recorder.arrival[index] = sent
             arrived = True
         if not stepper.has_unfinished_requests():
-            now = send_time(next_request)
+            now = sender.time()
             continue
-        plan = stepper.schedule()
-        if not plan.scheduled:  # cannot happen when check_requests passed; a guard against a hang
-            raise RuntimeError(f"the engine scheduled nothing at t={now} with requests waiting: this is a bug")
-        duration = step_duration(step_time, plan.batch)
-        end = now + duration
-        out = stepper.update_from_output()
-        for index, first, last in out.tokens:
-            recorder.token(index, end, first, last)
+        end, _, out = take_step(stepper, step_time, recorder, now)
         num_finished += out.num_finished
-        recorder.step(
-            now,
-            duration,
-            plan.batch,
-            plan.scheduled,
-            plan.preempted,
-            plan.admitted,
-            plan.num_waiting,
-            plan.blocks_used,
-            plan.free_blocks,
-            out.blocks_cached,
-        )
         now = end
-        if room is not None:
-            room.extend([end] * out.num_finished)
+        sender.finished(end, out.num_finished)
         progressed, arrived = arrived or bool(out.tokens), False
         if guard is not None and guard.repeats(progressed, now):
-            raise guard.error(send_time(next_request) if next_request < n else None)
+            raise guard.error(sender.time() if sender.more() else None)
     return recorder.result()

@@ -20,7 +20,7 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
-from osbench import _checks
+from osbench import _checks, _steps
 from osbench.errors import ArgumentError, ArgumentTypeError, TraceFileError
 from osbench.serve import readers, workloads
 from osbench.serve.columns import MAX_TOKENS, Columns
@@ -224,7 +224,7 @@ class Requests:
             raise ArgumentError("block_offsets is not accepted without blocks: it says where each request's ids start")
         self._blocks: Optional[list[np.ndarray]] = None
 
-    def _pack_blocks(self, blocks: Any, block_offsets: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
+    def _pack_blocks(self, blocks: Any, block_offsets: Any, n: int, copy: bool = True) -> tuple[np.ndarray, np.ndarray]:
         if block_offsets is None:
             if isinstance(blocks, (str, bytes)) or not hasattr(blocks, "__len__"):
                 raise ArgumentTypeError(
@@ -238,7 +238,9 @@ class Requests:
             offsets = np.zeros(n + 1, dtype=np.int64)
             np.cumsum(counts, out=offsets[1:])
         else:
-            ids = np.array(_ids("blocks", blocks), dtype=np.int64)
+            ids = _ids("blocks", blocks)  # int64
+            if copy:
+                ids = np.array(ids)
             offsets = _array("block_offsets", block_offsets)
             if offsets.size and (offsets.dtype.kind not in "iu" or offsets.dtype == np.bool_):
                 raise ArgumentTypeError(
@@ -278,7 +280,7 @@ class Requests:
         if self.block_ids is None or self.block_offsets is None:
             return None
         if self._blocks is None:
-            self._blocks = np.split(self.block_ids, self.block_offsets[1:-1])
+            self._blocks = np.split(self.block_ids, self.block_offsets[1:-1]) if len(self) else []
         return self._blocks
 
     def __getitem__(self, index: Any) -> Requests:
@@ -307,23 +309,17 @@ class Requests:
             if rows.size and (rows.min() < -n or rows.max() >= n):
                 raise IndexError(f"index is not accepted: indices must be in [-{n}, {n}) for {n} requests")
             rows = np.where(rows < 0, rows + n, rows)
-        ids = offsets = None
-        if self.block_ids is not None and self.block_offsets is not None:
-            starts, ends = self.block_offsets[rows], self.block_offsets[rows + 1]
-            counts = ends - starts
-            offsets = np.zeros(len(rows) + 1, dtype=np.int64)
-            np.cumsum(counts, out=offsets[1:])
-            ids = self.block_ids[np.repeat(starts - offsets[:-1], counts) + np.arange(int(offsets[-1]))]
-        return Requests(
+        r = Requests(
             self.arrival[rows],
             self.prompt_len[rows],
             self.output_len[rows],
-            blocks=ids,
             priority=None if self.priority is None else self.priority[rows],
             source_block=self.source_block,
             name=self.name,
-            block_offsets=offsets,
         )
+        if self.block_ids is not None and self.block_offsets is not None:
+            r._set_content(*_gather(self.block_ids, self.block_offsets, rows))
+        return r
 
     # ------------------------------------------------------------------ figures
 
@@ -389,16 +385,17 @@ class Requests:
             )
         scale = self.rate / qps
         arrival = (self.arrival - self.arrival[0]) * scale
-        return Requests(
+        r = Requests(
             arrival,
             self.prompt_len,
             self.output_len,
-            blocks=self.block_ids,
             priority=self.priority,
             source_block=self.source_block,
             name=self.name,
-            block_offsets=self.block_offsets,
         )
+        if self.block_ids is not None:
+            r._set_content(self.block_ids, self.block_offsets)  # read-only: shared, not copied
+        return r
 
     # ------------------------------------------------------------------ prompt content
 
@@ -470,7 +467,7 @@ class Requests:
         t = np.asarray(columns.arrival)[order]
         r = in_file_order[order]
         arrival = (t - t[0]).astype(np.float64) / per_second if n else np.zeros(0)
-        return cls._from(
+        return cls._adopt(  # r's content is read-only: shared, not copied
             Columns(arrival, r.prompt_len, r.output_len, r.block_ids, r.block_offsets, r.source_block, columns.name)
         )
 
@@ -487,6 +484,23 @@ class Requests:
         )
 
     @classmethod
+    def _adopt(cls, c: Columns) -> Requests:
+        """:meth:`_from` columns whose content nothing can change (a generator's, or another
+        Requests'), without copying it (see :meth:`_set_content`)."""
+        if c.block_ids is None or c.block_offsets is None:
+            return cls._from(c)
+        r = cls._from(c._replace(block_ids=None, block_offsets=None))
+        r._set_content(c.block_ids, c.block_offsets)
+        return r
+
+    def _set_content(self, ids: np.ndarray, offsets: Any) -> None:
+        """Give these requests packed content that nothing can change: arrays only they hold,
+        or another Requests' (read-only). The ids, the largest array by far (billions for
+        millions of long prompts), are checked but not copied, and become read-only in place."""
+        ids, offsets = self._pack_blocks(ids, offsets, len(self), copy=False)
+        self.block_ids, self.block_offsets = _readonly(ids), _readonly(offsets)
+
+    @classmethod
     def poisson(
         cls,
         n: int,
@@ -500,7 +514,7 @@ class Requests:
     ) -> Requests:
         """``n`` requests arriving as a Poisson process of ``rate`` per second; see
         :func:`osbench.serve.workloads.poisson`."""
-        return cls._from(
+        return cls._adopt(
             workloads.poisson(
                 n,
                 rate,
@@ -527,7 +541,7 @@ class Requests:
     ) -> Requests:
         """``n`` requests with gamma inter-arrival times of mean ``1 / rate`` and coefficient of
         variation ``cv`` (bursty when ``cv > 1``); see :func:`osbench.serve.workloads.gamma`."""
-        return cls._from(
+        return cls._adopt(
             workloads.gamma(
                 n,
                 rate,
@@ -556,7 +570,7 @@ class Requests:
     ) -> Requests:
         """Multi-turn conversations whose turns share their history as a prefix; see
         :func:`osbench.serve.workloads.conversations`."""
-        return cls._from(
+        return cls._adopt(
             workloads.conversations(
                 n_conversations,
                 rate,
@@ -569,6 +583,18 @@ class Requests:
                 seed=seed,
             )
         )
+
+
+def _gather(ids: np.ndarray, offsets: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The packed content of requests ``rows`` (``(ids, offsets)``), gathered in steps."""
+    starts = offsets[rows]
+    out_offsets = _steps.offsets(len(rows), lambda a, b: offsets[rows[a:b] + 1] - starts[a:b])
+    out = np.empty(int(out_offsets[-1]), dtype=np.int64)
+    for a, b in _steps.groups(out_offsets):
+        lo, hi = int(out_offsets[a]), int(out_offsets[b])
+        shift = np.repeat(starts[a:b] - out_offsets[a:b], np.diff(out_offsets[a : b + 1]))
+        out[lo:hi] = ids[shift + np.arange(lo, hi)]
+    return out, out_offsets
 
 
 # ---------------------------------------------------------------------------- block keys

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from types import ModuleType
 from typing import Any, Optional, Union
 
 from osbench import _checks
@@ -63,13 +64,61 @@ def simulate(
     (50, True)
     """
     engine = _checks.engine(engine)
+    module, cfg, step_time = configure(
+        requests,
+        "simulate",
+        semantics=semantics,
+        model=model,
+        gpu=gpu,
+        tp=tp,
+        step_time=step_time,
+        num_blocks=num_blocks,
+        config=config,
+    )
+    run = module.run(requests, cfg, step_time, engine=engine, record=record, concurrency=concurrency)
+    if concurrency is not None:  # latencies count from when each request was sent
+        requests = sent_at(requests, run.arrival)
+    return ServeResult.from_run(run, requests, cfg)
+
+
+def sent_at(requests: Requests, arrival: Any) -> Requests:
+    """``requests`` with their arrivals replaced by when they were sent (``concurrency``)."""
+    return Requests(
+        arrival,
+        requests.prompt_len,
+        requests.output_len,
+        blocks=requests.block_ids,
+        block_offsets=requests.block_offsets,
+        priority=requests.priority,
+        source_block=requests.source_block,
+        name=requests.name,
+    )
+
+
+def configure(
+    requests: Requests,
+    caller: str,
+    *,
+    semantics: str,
+    model: Union[str, Model, None],
+    gpu: Union[str, GPU, None],
+    tp: Optional[int],
+    step_time: Any,
+    num_blocks: Optional[int],
+    config: dict[str, Any],
+    takes: str = "engine, semantics, model, gpu, tp, step_time, num_blocks, record, concurrency",
+) -> tuple[ModuleType, Any, Any]:
+    """What :func:`simulate` (and every caller named ``caller`` that serves as it does) makes of
+    its arguments: the semantics' module, its configuration and the step time, the defaults
+    filled in as :func:`simulate` says. ``config``: the configuration fields given (filled
+    in place); ``takes``: the caller's own arguments, for the error naming an unknown one."""
     row = semantics_of(semantics)
     fields = tuple(name for name in row.config_fields if name != "num_blocks")
     unknown = sorted(set(config) - set(fields))
     if unknown:
         raise ArgumentTypeError(
-            f"{unknown[0]}={config[unknown[0]]!r} is not accepted: simulate takes engine, semantics, model, gpu, tp, "
-            f"step_time, num_blocks, record, concurrency and the EngineConfig fields {', '.join(fields)}"
+            f"{unknown[0]}={config[unknown[0]]!r} is not accepted: {caller} takes {takes} and the engine's configuration "
+            f"fields {', '.join(fields)}"
         )
     module = row.module()
     m = None if model is None else Model.preset(model)
@@ -96,16 +145,4 @@ def simulate(
     cfg = module.Config(num_blocks=num_blocks, **config)
     if isinstance(step_time, StepTime) and isinstance(requests, Requests):
         check_clock_moves(requests, step_time(batch_of([(1, 1, 1)])))
-    run = module.run(requests, cfg, step_time, engine=engine, record=record, concurrency=concurrency)
-    if concurrency is not None:  # latencies count from when each request was sent
-        requests = Requests(
-            run.arrival,
-            requests.prompt_len,
-            requests.output_len,
-            blocks=requests.block_ids,
-            block_offsets=requests.block_offsets,
-            priority=requests.priority,
-            source_block=requests.source_block,
-            name=requests.name,
-        )
-    return ServeResult.from_run(run, requests, cfg)
+    return module, cfg, step_time

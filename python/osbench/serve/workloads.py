@@ -4,7 +4,10 @@ behind :meth:`Requests.poisson <osbench.serve.Requests.poisson>`, :meth:`~osbenc
 and :meth:`~osbench.serve.Requests.conversations`, which check and wrap them.
 
 Every generator takes a ``seed`` and draws from ``numpy.random.default_rng(seed)`` in a fixed
-order (said in each docstring), so the same seed gives the same requests. Lengths are given as
+order (said in each docstring), so the same seed gives the same requests. The work goes in
+steps of about a million elements (:mod:`osbench._steps`), draws included: numpy fills an array
+draw by draw, so an array drawn in steps holds the draws one call would give, and Ctrl-C stops a
+generation of any size at once (numpy releases the GIL inside each step). Lengths are given as
 an ``int`` (every request the same), a :class:`Lognormal` or an :class:`Empirical` sample of
 real lengths (``Empirical(Requests.read("azure-conv-2023").prompt_len)``).
 
@@ -25,7 +28,7 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
-from osbench import _checks
+from osbench import _checks, _steps
 from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.serve.columns import MAX_TOKENS, Columns
 
@@ -51,9 +54,8 @@ class Lognormal:
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """``n`` token counts (int64)."""
         mu = math.log(self.mean) - self.sigma**2 / 2  # so that the lognormal's mean is `mean`
-        x = np.rint(rng.lognormal(mu, self.sigma, n))
         upper = MAX_TOKENS if self.max is None else self.max
-        return np.clip(x, 1, upper).astype(np.int64)
+        return _steps.filled(n, np.int64, lambda a, b: np.clip(np.rint(rng.lognormal(mu, self.sigma, b - a)), 1, upper))
 
 
 @dataclass(frozen=True, eq=False)
@@ -74,7 +76,9 @@ class Empirical:
         object.__setattr__(self, "values", np.array(arr, dtype=np.int64))
 
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        return self.values[rng.integers(0, len(self.values), n)]
+        """``n`` token counts (int64)."""
+        values = self.values
+        return _steps.filled(n, np.int64, lambda a, b: values[rng.integers(0, len(values), b - a)])
 
 
 LengthSpec = Union[int, Lognormal, Empirical]
@@ -85,7 +89,8 @@ def _draw(name: str, spec: Any, rng: np.random.Generator, n: int) -> np.ndarray:
     if isinstance(spec, (Lognormal, Empirical)):
         return spec.sample(rng, n)
     if isinstance(spec, numbers.Integral) and not isinstance(spec, bool):
-        return np.full(n, _checks.positive_int(name, spec, maximum=MAX_TOKENS), dtype=np.int64)
+        value = _checks.positive_int(name, spec, maximum=MAX_TOKENS)
+        return _steps.filled(n, np.int64, lambda a, b: value)
     raise ArgumentTypeError(f"{name}={spec!r} is not accepted: give an int (tokens), a Lognormal or an Empirical")
 
 
@@ -105,9 +110,11 @@ class SystemPrompts:
 
     def assign(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """Which system prompt each of ``n`` requests starts with (-1: none)."""
-        has = rng.random(n) < self.fraction
-        which = rng.integers(0, self.count, n)
-        return np.where(has, which, -1)
+        has = _steps.filled(n, np.bool_, lambda a, b: rng.random(b - a) < self.fraction)
+        which = _steps.filled(n, np.int64, lambda a, b: rng.integers(0, self.count, b - a))
+        for a, b in _steps.spans(n):
+            which[a:b][~has[a:b]] = -1
+        return which
 
 
 def _arithmetic_runs(bases: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -124,40 +131,54 @@ def _content(
     prompt_len: np.ndarray,
     system: np.ndarray,
     system_prompts: Optional[SystemPrompts],
-    stream: np.ndarray,
+    stream: Optional[np.ndarray],
     stream_blocks: np.ndarray,
     source_block: int,
+    size: tuple[str, int],
 ) -> tuple[np.ndarray, np.ndarray]:
     """Block ids of each prompt, packed as ``(ids, offsets)``: request ``r`` is a prefix of token
-    stream ``stream[r]`` (its conversation; a stream of its own outside conversations), which
+    stream ``stream[r]`` (its conversation; None: stream ``r``, a stream of its own), which
     starts with system prompt ``system[r]`` (-1: none). A system prompt's full blocks have the
     ids ``p * full + b``; the rest of stream ``c`` (``stream_blocks[c]`` blocks at most) has ids
-    of its own, after all the system prompts'."""
+    of its own, after all the system prompts'. ``size``: the argument (name, value) that sets
+    how many requests there are, named when their content would not fit in memory."""
     full = system_prompts.length // source_block if system_prompts is not None else 0
     n_system = system_prompts.count if system_prompts is not None else 0
-    stream_base = np.zeros(len(stream_blocks), dtype=np.int64)
-    np.cumsum(stream_blocks[:-1], out=stream_base[1:])
-    stream_base += n_system * full
-    blocks = -(-prompt_len // source_block)
-    shared = np.where(system >= 0, np.minimum(full, blocks), 0)
-    # Two runs per request: its system prompt's shared blocks, then its own.
-    bases = np.stack([np.maximum(system, 0) * full, stream_base[stream]], axis=1).ravel()
-    lengths = np.stack([shared, blocks - shared], axis=1).ravel()
-    ids = _arithmetic_runs(bases, lengths)
-    offsets = np.zeros(len(prompt_len) + 1, dtype=np.int64)
-    np.cumsum(blocks, out=offsets[1:])
-    return ids, offsets
+    stream_base = _steps.offsets(len(stream_blocks), lambda a, b: stream_blocks[a:b])
+    where = _steps.offsets(len(prompt_len), lambda a, b: -(-prompt_len[a:b] // source_block))
+    _checks.affordable(*size, 8.0 * int(where[-1]), "the prompts' content ids")
+    ids = np.empty(int(where[-1]), dtype=np.int64)
+    for a, b in _steps.groups(where):
+        blocks = where[a + 1 : b + 1] - where[a:b]
+        sys_ = system[a:b]
+        shared = np.where(sys_ >= 0, np.minimum(full, blocks), 0)
+        own = stream_base[a:b] if stream is None else stream_base[stream[a:b]]
+        # Two runs per request: its system prompt's shared blocks, then its own.
+        bases = np.stack([np.maximum(sys_, 0) * full, own + n_system * full], axis=1).ravel()
+        lengths = np.stack([shared, blocks - shared], axis=1).ravel()
+        ids[where[a] : where[b]] = _arithmetic_runs(bases, lengths)
+    return ids, where
 
 
 def _arrivals(rng: np.random.Generator, n: int, rate: float, cv: Optional[float]) -> np.ndarray:
     """``n`` arrival times from 0: exponential gaps (cv None) or gamma gaps of mean 1/rate."""
     if cv is None:
-        gaps = rng.exponential(1.0 / rate, max(n - 1, 0))
+        scale = 1.0 / rate
+
+        def gaps(k: int) -> np.ndarray:
+            return rng.exponential(scale, k)
+
     else:
         shape = 1.0 / cv**2
-        gaps = rng.gamma(shape, 1.0 / (rate * shape), max(n - 1, 0))
+        scale = 1.0 / (rate * shape)
+
+        def gaps(k: int) -> np.ndarray:
+            return rng.gamma(shape, scale, k)
+
     arrival = np.zeros(n)
-    np.cumsum(gaps, out=arrival[1:])
+    carry = 0.0
+    for a, b in _steps.spans(max(n - 1, 0)):
+        carry = _steps.cumsum_from(gaps(b - a), arrival[a + 1 : b + 1], carry)
     return arrival
 
 
@@ -184,14 +205,15 @@ def _independent(
     _checks.affordable("n", n, 48.0 * n, "the requests")
     rng = np.random.default_rng(_checks.seed(seed))
     arrival = _arrivals(rng, n, rate, cv)
-    own = _draw("prompt_len", prompt_len, rng, n)
+    prompt = _draw("prompt_len", prompt_len, rng, n)
     output = _draw("output_len", output_len, rng, n)
     if system_prompts is None:
-        return Columns(arrival, own, output, None, None, source_block, name)
+        return Columns(arrival, prompt, output, None, None, source_block, name)
     system = system_prompts.assign(rng, n)
-    prompt = own + np.where(system >= 0, system_prompts.length, 0)
-    blocks = -(-prompt // source_block)
-    ids, offsets = _content(prompt, system, system_prompts, np.arange(n), blocks, source_block)
+    for a, b in _steps.spans(n):
+        prompt[a:b] += np.where(system[a:b] >= 0, system_prompts.length, 0)
+    blocks = _steps.filled(n, np.int64, lambda a, b: -(-prompt[a:b] // source_block))
+    ids, offsets = _content(prompt, system, system_prompts, None, blocks, source_block, ("n", n))
     return Columns(arrival, prompt, output, ids, offsets, source_block, name)
 
 
@@ -258,10 +280,36 @@ def _turns(value: Any) -> tuple[int, int]:
     raise ArgumentTypeError(f"turns={value!r} is not accepted: give an int or a (lo, hi) range (uniform, inclusive)")
 
 
-def _within_groups(values: np.ndarray, group_start: np.ndarray, group: np.ndarray) -> np.ndarray:
-    """Sum of the values before each one in its group (exclusive prefix sums per group)."""
-    total = np.cumsum(values) - values
-    return total - total[group_start][group]
+def _stable_order(keys: np.ndarray) -> np.ndarray:
+    """``np.argsort(keys, kind="stable")`` in bounded steps: the indices are bucketed by key
+    range (buckets cut at quantiles of a sample), in index order within each bucket, then each
+    bucket is sorted stably on its own."""
+    n = len(keys)
+    n_buckets = -(-n // _steps.CHUNK)
+    if n_buckets <= 1:
+        return np.argsort(keys, kind="stable")
+    sample = np.sort(keys[:: max(1, n // 4096)])
+    edges = np.unique(sample[(np.arange(1, n_buckets) * (len(sample) - 1)) // n_buckets])
+    bucket = _steps.filled(n, np.int64, lambda a, b: np.searchsorted(edges, keys[a:b], side="right"))
+    counts = np.zeros(len(edges) + 1, dtype=np.int64)
+    for a, b in _steps.spans(n):
+        counts += np.bincount(bucket[a:b], minlength=len(counts))
+    starts = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=starts[1:])
+    order = np.empty(n, dtype=np.int64)
+    written = starts[:-1].copy()
+    for a, b in _steps.spans(n):
+        by_bucket = np.argsort(bucket[a:b], kind="stable")
+        which = bucket[a:b][by_bucket]
+        here = np.bincount(which, minlength=len(counts))
+        first = np.zeros(len(counts), dtype=np.int64)
+        np.cumsum(here[:-1], out=first[1:])
+        order[written[which] + np.arange(b - a) - first[which]] = by_bucket + a
+        written += here
+    for lo, hi in zip(starts[:-1].tolist(), starts[1:].tolist()):
+        part = order[lo:hi]
+        part[:] = part[np.argsort(keys[part], kind="stable")]
+    return order
 
 
 def conversations(
@@ -306,44 +354,78 @@ def conversations(
     _checks.affordable("n_conversations", n_conversations, 48.0 * n_conversations * hi, "the requests")
     rng = np.random.default_rng(_checks.seed(seed))
     start = _arrivals(rng, n_conversations, rate, None)
-    n_turns = rng.integers(lo, hi + 1, n_conversations)
-    total = int(n_turns.sum())
+    n_turns = _steps.filled(n_conversations, np.int64, lambda a, b: rng.integers(lo, hi + 1, b - a))
+    first = _steps.offsets(n_conversations, lambda a, b: n_turns[a:b])  # each conversation's first row
+    total = int(first[-1])
     message = _draw("message_len", message_len, rng, total)
     answer = _draw("answer_len", answer_len, rng, total)
-    think = rng.exponential(float(think_time), total) if think_time > 0 else np.zeros(total)
+    scale = float(think_time)
+    think = _steps.filled(total, np.float64, lambda a, b: rng.exponential(scale, b - a) if scale > 0 else 0.0)
     system = (
         system_prompts.assign(rng, n_conversations)
         if system_prompts is not None
-        else np.full(n_conversations, -1, dtype=np.int64)
+        else _steps.filled(n_conversations, np.int64, lambda a, b: -1)
     )
-    # One row per turn, conversation by conversation.
-    conversation = np.repeat(np.arange(n_conversations), n_turns)
-    first = np.zeros(n_conversations, dtype=np.int64)
-    np.cumsum(n_turns[:-1], out=first[1:])
-    turn = np.arange(total) - first[conversation]
-    think[first] = 0.0  # the first turn arrives when its conversation starts
-    arrival = start[conversation] + _within_groups(think, first, conversation) + think
-    system_len = np.where(system >= 0, system_prompts.length if system_prompts is not None else 0, 0)
-    history = _within_groups(message + answer, first, conversation)
-    prompt = system_len[conversation] + history + message
-    # Each conversation's stream ends with its last turn's answer.
-    last = first + n_turns - 1
-    stream_len = prompt[last] + answer[last] if total else np.zeros(0, dtype=np.int64)
+    length = system_prompts.length if system_prompts is not None else 0
     full = system_prompts.length // source_block if system_prompts is not None else 0
-    stream_blocks = -(-stream_len // source_block) - np.where(system >= 0, full, 0)
-    if int(prompt.max(initial=0)) > MAX_TOKENS:
+    # One row per turn, conversation by conversation, built a run of conversations at a time.
+    # Arrivals and histories are sums over the turns before in the conversation: differences
+    # of one running sum over all rows (carried from run to run, so it adds in one order).
+    conversation = np.empty(total, dtype=np.int64)
+    arrival = np.empty(total)
+    prompt = np.empty(total, dtype=np.int64)
+    stream_blocks = np.empty(n_conversations, dtype=np.int64)
+    think_sum, history_sum, longest = 0.0, 0, 0
+    for c0, c1 in _steps.groups(first):
+        r0, r1 = int(first[c0]), int(first[c1])
+        conv = np.repeat(np.arange(c0, c1), n_turns[c0:c1])
+        conversation[r0:r1] = conv
+        local = first[c0:c1] - r0  # each conversation's first row, in the run
+        th = think[r0:r1]
+        th[local] = 0.0  # the first turn arrives when its conversation starts
+        before = np.empty(r1 - r0)
+        think_sum = _steps.cumsum_from(th, before, think_sum)
+        before -= th
+        waited = before - before[local][conv - c0]
+        arrival[r0:r1] = start[conv] + waited + th
+        said = message[r0:r1] + answer[r0:r1]
+        turns_before = np.empty(r1 - r0, dtype=np.int64)
+        history_sum = _steps.cumsum_from(said, turns_before, history_sum)
+        turns_before -= said
+        history = turns_before - turns_before[local][conv - c0]
+        has = system[c0:c1] >= 0
+        run_prompt = prompt[r0:r1]
+        run_prompt[:] = np.where(has, length, 0)[conv - c0] + history + message[r0:r1]
+        longest = max(longest, int(run_prompt.max(initial=0)))
+        # Each conversation's stream ends with its last turn's answer.
+        last = first[c0 + 1 : c1 + 1] - 1 - r0
+        stream_len = run_prompt[last] + answer[r0:r1][last]
+        stream_blocks[c0:c1] = -(-stream_len // source_block) - np.where(has, full, 0)
+    if longest > MAX_TOKENS:
         raise ArgumentError(
-            f"turns={turns!r} is not accepted with these lengths: a prompt reaches {int(prompt.max())} tokens, "
+            f"turns={turns!r} is not accepted with these lengths: a prompt reaches {longest} tokens, "
             f"more than {MAX_TOKENS}"
         )
-    order = np.lexsort((turn, conversation, arrival))
+    # Arrival order, ties by conversation then turn: the rows' own order, so a stable sort.
+    order = _stable_order(arrival)
+
+    def take(values: np.ndarray) -> np.ndarray:
+        return _steps.filled(total, values.dtype, lambda a, b: values[order[a:b]])
+
+    stream, prompt = take(conversation), take(prompt)
     ids, offsets = _content(
-        prompt[order], system[conversation][order], system_prompts, conversation[order], stream_blocks, source_block
+        prompt,
+        _steps.filled(total, np.int64, lambda a, b: system[stream[a:b]]),
+        system_prompts,
+        stream,
+        stream_blocks,
+        source_block,
+        ("n_conversations", n_conversations),
     )
     return Columns(
-        arrival[order],
-        prompt[order],
-        answer[order],
+        take(arrival),
+        prompt,
+        take(answer),
         ids,
         offsets,
         source_block,

@@ -1,4 +1,5 @@
-"""Section 04: caching and eviction. Lecture demo 04, then hit-ratio curves of every policy on a
+"""Section 04: caching and eviction. Lecture demo 04, which policy wins where (every policy on
+the lecture's access patterns and the real traces), then hit-ratio curves of every policy on a
 large Zipf trace, SHARDS against the exact LRU curve, and the CloudPhysics trace when it can be had."""
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from osbench._files import figure_png
 from osbench._format import number, ratio, size
 from osbench._table import Table
 from osbench.cache import lecture as cache_lecture
+from osbench.cache import study
 from osbench.report.findings import leading, names
 from osbench.report.model import Figure, Progress, Section
 from osbench.report.sections._shared import pyplot, timed
@@ -59,10 +61,11 @@ def build(quick: bool, seed: int, progress: Optional[Progress] = None) -> Sectio
     section = Section(
         "04-cache",
         "04 Caching and eviction",
-        "Lecture demo 04 reproduced, then hit-ratio curves of every policy on a large Zipf trace "
+        "Lecture demo 04 reproduced, every policy side by side on the lecture's access patterns and real traces, "
+        "then hit-ratio curves of every policy on a large Zipf trace "
         "and on real traces. LRU and OPT curves come from one pass (stack distances); the other "
         "policies replay each capacity.",
-        tables=cache_lecture.tables(quick=quick),
+        tables=[*cache_lecture.tables(quick=quick), study.wins_table(quick, seed)],
     )
     n_keys, length = (10_000, 200_000) if quick else (1_000_000, 10_000_000)
     trace = traces.zipf(n_keys, 1.0, length, seed=seed)

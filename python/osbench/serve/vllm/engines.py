@@ -9,7 +9,7 @@ from typing import Any, Optional
 
 from osbench.serve import native, reference
 from osbench.serve.requests import Requests
-from osbench.serve.run import EngineRun
+from osbench.serve.run import EngineRun, check_requests
 from osbench.serve.vllm.config import EngineConfig
 
 Config = EngineConfig
@@ -28,3 +28,11 @@ def run(
     """Serve ``requests`` with vLLM 0.33.0's scheduler on ``engine`` (checked by the caller)."""
     run_engine = native.run if engine == "native" else reference.run
     return run_engine(requests, config, step_time, record=record, concurrency=concurrency)
+
+
+def stepper(requests: Requests, config: EngineConfig) -> tuple[reference.Stepper, reference.LivelockGuard]:
+    """The reference scheduler as one engine of a loop that drives several
+    (:mod:`osbench.serve.cluster`), with its livelock guard; ``requests`` checked against
+    ``config`` first, as :func:`osbench.serve.reference.run` checks them."""
+    s = reference.Stepper(requests, config, check_requests(requests, config))
+    return s, reference.LivelockGuard(s.state, s.livelock_error)

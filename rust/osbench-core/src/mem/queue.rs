@@ -1,17 +1,17 @@
-//! The simulator's event queue: a 4-ary min-heap of plain integer keys.
+//! The simulator's event queue (`EventHeap`): a 4-ary min-heap of plain integer keys.
 //!
 //! A 4-ary heap is half as deep as a binary one and its four children share a cache line,
 //! which makes `pop` (the hot operation: every event is popped once) about twice as fast as
 //! `std::collections::BinaryHeap` here.
 
 #[derive(Debug, Clone, Default)]
-pub struct MinHeap<T: Ord + Copy> {
+pub struct EventHeap<T: Ord + Copy> {
     items: Vec<T>,
 }
 
-impl<T: Ord + Copy> MinHeap<T> {
+impl<T: Ord + Copy> EventHeap<T> {
     pub fn new() -> Self {
-        MinHeap { items: Vec::new() }
+        EventHeap { items: Vec::new() }
     }
 
     pub fn peek(&self) -> Option<&T> {
@@ -74,11 +74,11 @@ impl<T: Ord + Copy> MinHeap<T> {
 
 #[cfg(test)]
 mod tests {
-    use super::MinHeap;
+    use super::EventHeap;
 
     #[test]
     fn pops_in_order() {
-        let mut h = MinHeap::new();
+        let mut h = EventHeap::new();
         let mut x = 12345u64;
         let mut all = vec![];
         for _ in 0..1000 {

@@ -12,7 +12,7 @@
 //! memory as an arriving request sees it (with Poisson arrivals, the time average).
 //! A request larger than the whole capacity is refused and counted, like any other refusal.
 
-use super::queue::MinHeap;
+use super::queue::EventHeap;
 use super::{AnyStrategy, Strategy};
 use crate::cancel::Cancel;
 use crate::error::{invalid, Result};
@@ -194,9 +194,9 @@ fn run<S: Strategy>(
     let n = r.arrival.len();
     out.status.fill(SERVED);
     let mut st = State { size: vec![0; n], alive: vec![false; n], data: 0, allocated: 0 };
-    let mut heap: MinHeap<Event> = MinHeap::new();
+    let mut heap: EventHeap<Event> = EventHeap::new();
 
-    let handle = |s: &mut S, st: &mut State, heap: &mut MinHeap<Event>, out: &mut OutcomeMut<'_>, ev: Event| {
+    let handle = |s: &mut S, st: &mut State, heap: &mut EventHeap<Event>, out: &mut OutcomeMut<'_>, ev: Event| {
         let i = ev.id() as usize;
         if !st.alive[i] {
             return; // preempted earlier: its remaining events are void

@@ -17,14 +17,14 @@ pub trait Key {
 
 /// A heap policy: the job with the smallest key runs (see [`Key`]).
 pub struct Heap<K> {
-    heap: MinHeap,
+    heap: JobHeap,
     key: K,
 }
 
 impl<K: Key> Policy for Heap<K> {
     const PREEMPTIVE: bool = K::PREEMPTIVE;
     fn new(_: &Jobs, params: &Params) -> Self {
-        Heap { heap: MinHeap::default(), key: K::new(params) }
+        Heap { heap: JobHeap::default(), key: K::new(params) }
     }
     fn arrive(&mut self, jobs: &Jobs, j: u32, _: f64) {
         let ju = j as usize;
@@ -69,11 +69,11 @@ impl Ord for Entry {
 
 /// A min-heap of jobs on (key, rank): smallest key first, ties by arrival order then job id.
 #[derive(Debug, Default)]
-pub struct MinHeap {
+pub struct JobHeap {
     heap: BinaryHeap<Entry>,
 }
 
-impl MinHeap {
+impl JobHeap {
     pub fn push(&mut self, key: f64, rank: u32, job: u32) {
         self.heap.push(Entry { key, rank, job });
     }

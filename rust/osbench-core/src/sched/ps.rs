@@ -6,7 +6,7 @@
 //! at t + (tag - V) * m. An arrival exactly at a completion instant comes after it. Every
 //! job starts at its arrival; PS has no switches.
 
-use super::heap::MinHeap;
+use super::heap::JobHeap;
 use super::{Jobs, Outcome, CHECK_EVERY};
 use crate::cancel::Cancel;
 use crate::error::Result;
@@ -15,7 +15,7 @@ pub fn run(jobs: &Jobs, order: &[u32], cancel: &Cancel) -> Result<Outcome> {
     let n = order.len();
     let mut completion = vec![f64::NAN; n];
     let mut first_start = vec![f64::NAN; n];
-    let mut heap = MinHeap::default();
+    let mut heap = JobHeap::default();
     let mut t = 0.0f64;
     let mut v = 0.0f64;
     let mut k = 0usize;
@@ -67,7 +67,7 @@ pub fn run(jobs: &Jobs, order: &[u32], cancel: &Cancel) -> Result<Outcome> {
 
 /// Hand every job that has arrived by `t` (virtual time `v`) to the heap: its tag is
 /// `v + size`, and it starts at once.
-fn admit(jobs: &Jobs, order: &[u32], k: &mut usize, t: f64, v: f64, heap: &mut MinHeap, first_start: &mut [f64]) {
+fn admit(jobs: &Jobs, order: &[u32], k: &mut usize, t: f64, v: f64, heap: &mut JobHeap, first_start: &mut [f64]) {
     while *k < order.len() && jobs.arrival[order[*k] as usize] <= t {
         let i = order[*k] as usize;
         heap.push(v + jobs.size[i], jobs.rank[i], order[*k]);

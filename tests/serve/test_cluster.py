@@ -1,0 +1,346 @@
+"""Replicas behind a router (osbench.serve.cluster): the facts of issue 26 on random small
+workloads, each router's rule, and bad input."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from runs import assert_same_runs
+
+import osbench as ob
+from osbench.errors import ArgumentError, ArgumentTypeError
+from osbench.serve import reference
+from osbench.serve.cluster import simulate_cluster
+from osbench.serve.config import POLICIES, EngineConfig
+from osbench.serve.replicas import drive_replicas
+from osbench.serve.requests import Requests
+from osbench.serve.routers import ROUTERS, PrefixAware, Random, Router
+from osbench.serve.steptime import StepTime
+from osbench.serve.vllm.engines import stepper
+
+LINEAR = StepTime.linear(0.0037, 1.3e-5, 7.1e-4, 3.3e-7)
+
+
+@st.composite
+def workloads(draw, max_requests: int = 16):  # type: ignore[no-untyped-def]
+    """Small workloads that make things happen: few blocks (preemptions, evictions), tiny
+    budgets (chunks), shared prefixes (hits), priorities."""
+    n = draw(st.integers(1, max_requests))
+    block_size = draw(st.sampled_from([1, 2, 4, 8]))
+    prompt = draw(st.lists(st.integers(1, 60), min_size=n, max_size=n))
+    output = draw(st.lists(st.integers(1, 20), min_size=n, max_size=n))
+    gaps = draw(st.lists(st.sampled_from([0.0, 0.003, 0.05, 1.0]), min_size=n, max_size=n))
+    source_block = draw(st.sampled_from([4, 8]))
+    content = None
+    if draw(st.booleans()):
+        alphabet = draw(st.integers(1, 3))
+        content = [[draw(st.integers(0, alphabet - 1)) for _ in range(-(-p // source_block))] for p in prompt]
+    priority = draw(st.one_of(st.none(), st.lists(st.integers(0, 2), min_size=n, max_size=n)))
+    need = max(-(-(p + o - 1) // block_size) for p, o in zip(prompt, output))
+    seqs = draw(st.integers(1, 6))
+    chunked = draw(st.booleans())
+    max_len = max(p + o for p, o in zip(prompt, output))
+    cfg = {
+        "num_blocks": need + 1 + draw(st.integers(0, 2 * need)),
+        "block_size": block_size,
+        "max_num_batched_tokens": max(draw(st.integers(seqs, 64)), seqs if chunked else max_len),
+        "max_num_seqs": seqs,
+        "max_model_len": max_len,
+        "enable_chunked_prefill": chunked,
+        "enable_prefix_caching": draw(st.booleans()),
+        "policy": draw(st.sampled_from(POLICIES)),
+    }
+    reqs = Requests(np.cumsum(gaps), prompt, output, blocks=content, priority=priority, source_block=source_block)
+    return reqs, cfg
+
+
+def routers() -> st.SearchStrategy:
+    """Every router by name, some with other parameters, and a user's rule."""
+    return st.one_of(
+        st.sampled_from(list(ROUTERS)),
+        st.builds(Random, st.integers(0, 2**64 - 1)),
+        st.builds(
+            PrefixAware,
+            st.sampled_from([0.0, 0.3, 0.9]),
+            st.integers(0, 3),
+            st.sampled_from([1.0, 1.5]),
+            st.sampled_from([None, 1, 3]),
+        ),
+        st.just(lambda request, replicas: (request.index * 7 + request.prompt_len) % len(replicas)),
+    )
+
+
+def run_or_livelock(fn):  # type: ignore[no-untyped-def]
+    """``fn()``, or the livelock error it raised (requests tied under priority can preempt
+    one another forever, in a cluster as in one engine)."""
+    try:
+        return fn()
+    except ArgumentError as error:
+        if "forever" not in str(error):
+            raise
+        return error
+
+
+# --------------------------------------------------------------------------- the issue's facts
+
+
+@settings(max_examples=120, deadline=None)
+@given(workloads(), routers(), st.one_of(st.none(), st.integers(1, 4)))
+def test_one_replica_with_any_router_is_the_single_engine_step_for_step(workload, router, concurrency) -> None:  # type: ignore[no-untyped-def]
+    reqs, cfg = workload
+    config = EngineConfig(**cfg)
+    alone = run_or_livelock(lambda: reference.run(reqs, config, LINEAR, record=True, concurrency=concurrency))
+    cluster = run_or_livelock(
+        lambda: simulate_cluster(
+            reqs, replicas=1, router=router, step_time=LINEAR, record=True, concurrency=concurrency, **cfg
+        )
+    )
+    if isinstance(alone, Exception):
+        assert str(cluster) == str(alone)
+        return
+    assert (cluster.replica == 0).all()
+    assert_same_runs(alone, raw(cluster.replicas[0]))
+    assert_same_runs(alone, raw(cluster.merged, record=alone.record))
+
+
+@settings(max_examples=100, deadline=None)
+@given(workloads(max_requests=20), st.integers(2, 4))
+def test_round_robin_over_n_replicas_is_n_independent_engines(workload, n: int) -> None:  # type: ignore[no-untyped-def]
+    reqs, cfg = workload
+    config = EngineConfig(**cfg)
+    cluster = run_or_livelock(
+        lambda: simulate_cluster(reqs, replicas=n, router="round-robin", step_time=LINEAR, record=True, **cfg)
+    )
+    alone = [run_or_livelock(lambda k=k: reference.run(reqs[k::n], config, LINEAR, record=True)) for k in range(n)]
+    if isinstance(cluster, Exception):
+        assert any(str(a) == str(cluster) for a in alone if isinstance(a, Exception))
+        return
+    np.testing.assert_array_equal(cluster.replica, np.arange(len(reqs)) % n)
+    for k in range(n):
+        assert_same_runs(alone[k], raw(cluster.replicas[k]))
+
+
+def raw(result: ob.serve.ServeResult, record=None):  # type: ignore[no-untyped-def]
+    """A ServeResult's arrays as an engine's run, to compare with one."""
+    return ob.serve.EngineRun(
+        arrival=np.asarray(result.arrival, dtype=np.float64),
+        admitted=result.admitted,
+        first_token=result.first_token,
+        finish=result.finish,
+        preemptions=result.preemptions,
+        cached_tokens=result.cached_tokens,
+        steps=result.steps,
+        record=result.record if record is None else record,
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(workloads(), routers(), st.integers(1, 4), st.one_of(st.none(), st.integers(1, 5)))
+def test_every_request_is_served_once_and_the_merged_run_is_the_replicas(workload, router, n, concurrency) -> None:  # type: ignore[no-untyped-def]
+    reqs, cfg = workload
+    result = run_or_livelock(
+        lambda: simulate_cluster(reqs, replicas=n, router=router, step_time=LINEAR, concurrency=concurrency, **cfg)
+    )
+    if isinstance(result, Exception):
+        return
+    assert sorted(len(r.requests) for r in result.replicas) == sorted(np.bincount(result.replica, minlength=n))
+    for k, own in enumerate(result.replicas):
+        rows = np.flatnonzero(result.replica == k)
+        np.testing.assert_array_equal(own.finish, result.merged.finish[rows])
+        np.testing.assert_array_equal(own.cached_tokens, result.merged.cached_tokens[rows])
+    assert len(result.merged.steps) == sum(len(r.steps) for r in result.replicas)
+    assert (np.diff(result.merged.steps.start) >= 0).all()
+    # The router saw, at each arrival, the requests routed before it and not finished by then.
+    for i in range(len(reqs)):
+        t = result.merged.arrival[i]
+        seen = [(result.replica[:i] == k) & (result.merged.finish[:i] > t) for k in range(n)]
+        np.testing.assert_array_equal(result.load[i], [int(s.sum()) for s in seen], err_msg=f"request {i}")
+    if concurrency is not None:
+        in_flight = [
+            int(((result.merged.arrival <= t) & (t < result.merged.finish)).sum()) for t in result.merged.arrival
+        ]
+        assert max(in_flight) <= concurrency
+    s = result.summary()
+    prompt = reqs.prompt_len.sum()
+    assert s.prefix_hit_rate == pytest.approx(result.merged.cached_tokens.sum() / prompt)
+    assert len(s.prefix_hit_rates) == n and s.imbalance_mean >= 1.0
+
+
+# --------------------------------------------------------------------------- each router's rule
+
+CFG: dict[str, Any] = {
+    "num_blocks": 400,
+    "block_size": 4,
+    "max_num_batched_tokens": 256,
+    "max_num_seqs": 8,
+    "max_model_len": 512,
+}
+
+
+def conversations(n: int = 60) -> Requests:
+    """Requests of 6 conversations, each prompt the whole conversation so far (shared prefixes)."""
+    rng = np.random.default_rng(3)
+    convo = rng.integers(0, 6, n)
+    turns = np.zeros(6, dtype=int)
+    blocks, prompt = [], []
+    for c in convo:
+        turns[c] += 1
+        ids = [1000 * c + t for t in range(int(turns[c]) * 2)]
+        blocks.append(ids)
+        prompt.append(len(ids) * 8)
+    return Requests(np.arange(n) * 0.05, prompt, [8] * n, blocks=blocks, source_block=8)
+
+
+def test_prefix_aware_keeps_a_conversation_on_one_replica_and_raises_the_hit_rate() -> None:
+    reqs = conversations()
+    aware = simulate_cluster(reqs, replicas=3, router="prefix-aware", step_time=LINEAR, **CFG)
+    rr = simulate_cluster(reqs, replicas=3, router="round-robin", step_time=LINEAR, **CFG)
+    convo = np.asarray([int(b[0]) // 1000 for b in reqs.blocks or []])
+    # Once a conversation's prompt is recorded, its later turns match it above the threshold.
+    for c in range(6):
+        assert len(set(aware.replica[convo == c][1:].tolist())) == 1
+    assert aware.summary().prefix_hit_rate > rr.summary().prefix_hit_rate
+
+
+def test_prefix_aware_falls_back_to_the_least_loaded_past_both_thresholds() -> None:
+    router = PrefixAware(balance_abs_threshold=2, balance_rel_threshold=1.5)
+    router.start(3, Requests([0.0], [16], [1]), 4)
+    view = [ob.serve.routers.Replica(k, load, 0, 0, 0, 0, 0, 100, 4) for k, load in enumerate([5, 1, 2])]
+    assert router.imbalanced([5, 1, 2]) and router.route(ob.serve.routers.Request(0, 0.0, 16, 1), view) == 1
+    assert not router.imbalanced([3, 1, 2])  # 3 - 1 is not above 2
+    assert not PrefixAware(balance_abs_threshold=0, balance_rel_threshold=6.0).imbalanced([5, 1, 2])
+
+
+def test_the_load_routers_pick_the_least_loaded_and_kv_aware_the_freest() -> None:
+    Replica, Request = ob.serve.routers.Replica, ob.serve.routers.Request
+    view = [
+        Replica(
+            0,
+            outstanding=3,
+            tokens=10,
+            blocks_used=90,
+            num_waiting=0,
+            num_running=3,
+            unreported_blocks=0,
+            usable_blocks=100,
+            block_size=4,
+        ),
+        Replica(
+            1,
+            outstanding=1,
+            tokens=50,
+            blocks_used=10,
+            num_waiting=0,
+            num_running=1,
+            unreported_blocks=80,
+            usable_blocks=100,
+            block_size=4,
+        ),
+        Replica(
+            2,
+            outstanding=2,
+            tokens=20,
+            blocks_used=40,
+            num_waiting=0,
+            num_running=2,
+            unreported_blocks=0,
+            usable_blocks=100,
+            block_size=4,
+        ),
+    ]
+    request = Request(0, 0.0, 16, 4)
+    assert ROUTERS["least-requests"]().route(request, view) == 1
+    assert ROUTERS["least-tokens"]().route(request, view) == 0
+    assert ROUTERS["kv-aware"]().route(request, view) == 2  # 60 free vs 10 and 10 - 80
+
+
+def test_random_is_seeded_and_spreads_evenly() -> None:
+    reqs = Requests(np.arange(4000) * 1.0, [4] * 4000, [1] * 4000)
+    cfg = {**CFG, "enable_prefix_caching": False}
+    a = simulate_cluster(reqs, replicas=4, router=Random(seed=7), step_time=LINEAR, **cfg)
+    b = simulate_cluster(reqs, replicas=4, router=Random(seed=7), step_time=LINEAR, **cfg)
+    c = simulate_cluster(reqs, replicas=4, router=Random(seed=8), step_time=LINEAR, **cfg)
+    np.testing.assert_array_equal(a.replica, b.replica)
+    assert (a.replica != c.replica).any()
+    counts = np.bincount(a.replica, minlength=4)
+    assert (abs(counts - 1000) < 120).all()  # about 4 standard deviations
+
+
+def test_a_user_rule_sees_each_replicas_state_at_the_arrival() -> None:
+    seen = []
+
+    def rule(request, replicas):  # type: ignore[no-untyped-def]
+        seen.append((request.index, [r.outstanding for r in replicas], [r.unreported_blocks for r in replicas]))
+        return request.index % 2
+
+    reqs = Requests([0.0, 0.0, 0.0, 100.0], [8, 8, 8, 8], [2, 2, 2, 2])
+    simulate_cluster(reqs, replicas=2, router=rule, step_time=LINEAR, **CFG)
+    # Requests 0..2 arrive together (nothing finished, none reported); request 3 long after.
+    assert seen == [(0, [0, 0], [0, 0]), (1, [1, 0], [2, 0]), (2, [1, 1], [2, 2]), (3, [0, 0], [0, 0])]
+
+
+def test_a_router_object_is_started_afresh_for_every_run() -> None:
+    reqs = Requests([0.0, 1.0, 2.0], [8, 8, 8], [2, 2, 2])
+    router = ROUTERS["round-robin"]()
+    first = simulate_cluster(reqs, replicas=2, router=router, step_time=LINEAR, **CFG)
+    again = simulate_cluster(reqs, replicas=2, router=router, step_time=LINEAR, **CFG)
+    np.testing.assert_array_equal(first.replica, again.replica)
+
+
+def test_the_loop_drives_any_router_subclass() -> None:
+    class Last(Router):
+        name = "last"
+
+        def route(self, request, replicas):  # type: ignore[no-untyped-def]
+            return len(replicas) - 1
+
+    reqs = Requests([0.0, 0.5], [8, 8], [2, 2])
+    cfg = EngineConfig(**CFG)
+    run = drive_replicas(reqs, [stepper(reqs, cfg) for _ in range(3)], Last(), LINEAR, usable_blocks=399, block_size=4)
+    assert run.replica.tolist() == [2, 2] and [len(r.arrival) for r in run.runs] == [0, 0, 2]
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize("replicas", [0, -1, 5000])
+def test_replicas_out_of_range_are_refused(replicas: int) -> None:
+    with pytest.raises(ArgumentError, match=f"replicas={replicas} is not accepted"):
+        simulate_cluster(Requests([0.0], [4], [1]), replicas=replicas, step_time=LINEAR, **CFG)
+
+
+@pytest.mark.parametrize("replicas", [1.5, True, "2", None])
+def test_replicas_of_the_wrong_type_are_refused(replicas: object) -> None:
+    with pytest.raises(ArgumentTypeError, match=r"replicas=.* is not accepted: it must be a positive integer"):
+        simulate_cluster(Requests([0.0], [4], [1]), replicas=replicas, step_time=LINEAR, **CFG)  # type: ignore[arg-type]
+
+
+def test_an_unknown_router_name_is_refused_with_the_known_ones() -> None:
+    with pytest.raises(ArgumentError, match="router='fastest' is not accepted: use one of round-robin, random, "):
+        simulate_cluster(Requests([0.0], [4], [1]), replicas=2, router="fastest", step_time=LINEAR, **CFG)
+    with pytest.raises(ArgumentTypeError, match="router=3 is not accepted"):
+        simulate_cluster(Requests([0.0], [4], [1]), replicas=2, router=3, step_time=LINEAR, **CFG)
+
+
+@pytest.mark.parametrize("answer", [2, -1, 1.0, True, None])
+def test_a_rule_returning_no_replica_is_refused(answer: object) -> None:
+    with pytest.raises(
+        ArgumentError,
+        match=f"router=.* returned {answer!r} for request 0: it must return a replica index, an integer from 0 to 1",
+    ):
+        simulate_cluster(Requests([0.0], [4], [1]), replicas=2, router=lambda r, v: answer, step_time=LINEAR, **CFG)
+
+
+def test_the_native_engine_is_refused_until_built_and_unknown_arguments_named() -> None:
+    with pytest.raises(ArgumentError, match="engine='native' is not accepted by simulate_cluster"):
+        simulate_cluster(Requests([0.0], [4], [1]), replicas=2, engine="native", step_time=LINEAR, **CFG)
+    with pytest.raises(ArgumentTypeError, match="routers=2 is not accepted: simulate_cluster takes replicas, router"):
+        simulate_cluster(Requests([0.0], [4], [1]), replicas=2, routers=2, step_time=LINEAR, **CFG)
+    with pytest.raises(ArgumentError, match=r"cache_threshold=2\.0 is not accepted"):
+        PrefixAware(cache_threshold=2)
+    with pytest.raises(ArgumentError, match="seed=-1 is not accepted"):
+        Random(seed=-1)
