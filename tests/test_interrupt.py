@@ -65,6 +65,23 @@ def test_ctrl_c_stops_a_small_input_that_runs_long() -> None:
     )
 
 
+def test_ctrl_c_stops_adaptsize_inside_its_reconfiguration() -> None:
+    # Each replay reconfigures AdaptSize twice over a million objects, seconds of work apiece
+    # in one access; Ctrl-C lands in one (cargo test shows the replay stopping inside it).
+    assert_stops(
+        """
+        import numpy as np, osbench as ob
+        n = 1_000_000
+        keys = np.concatenate([np.arange(n), np.arange(n)])
+        t, sizes = ob.traces.Trace(keys), (1 + (keys * 7919) % 3000).astype(np.uint64)
+        for _ in range(1000):
+            ob.cache.replay(t, "lru", 10_000_000, sizes=sizes, admission="adaptsize",
+                            admission_params={"reconf_interval": n})
+        """,
+        settle=1.5,
+    )
+
+
 def test_ctrl_c_stops_interning_many_keys() -> None:
     # 30M distinct keys: the key map grows to a 1 GiB table, filled and rehashed in pieces.
     assert_stops(

@@ -60,8 +60,6 @@ RUNS: dict[str, tuple[str, str | None]] = {
 
 ARCH = "not handled yet by the serving engine's loop (issue #29)"
 XFAIL = {
-    "prompt-of-2**31-1": ARCH,
-    "output-of-2**31-1": ARCH,
     "reference-with-10**8-blocks": ARCH,
 }
 """Cases not handled yet: strict, so that each mark goes when its fix lands."""

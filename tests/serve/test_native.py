@@ -3,6 +3,7 @@ Ctrl-C; and cross-checks with osbench's scheduling and radix-tree simulators."""
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from dataclasses import fields
@@ -394,6 +395,32 @@ def test_a_long_native_run_releases_the_gil() -> None:
         done.set()
         worker.join()
     assert during > 10  # holding the GIL, the counter would move only at the call's edges
+
+
+@pytest.mark.parametrize(
+    ("reqs", "record", "need", "named"),
+    [
+        # 10 steps of 12 eight-byte fields; with record=True 4 more each, and 16 bytes per token.
+        (Requests([0.0], [1], [10]), False, 10 * 96, "output_len=10 (request 0)"),
+        (Requests([0.0], [1], [10]), True, 10 * 128 + 16 * 10, "output_len=10 (request 0)"),
+        # 4 sequences at most per step: 13 tokens take 4 steps at the least.
+        (Requests([0.0] * 13, [1] * 13, [1] * 13), False, 4 * 96, "output_len (summing to 13 tokens, max_num_seqs=4)"),
+        # 1000 prompt tokens in blocks of 16: 63 blocks held at once.
+        (Requests([0.0], [1000], [1]), False, 63 * 36, "prompt_len=1000 (request 0)"),
+    ],
+)
+def test_a_run_that_cannot_fit_in_the_memory_free_is_refused_up_front(
+    monkeypatch: pytest.MonkeyPatch, reqs: Requests, record: bool, need: int, named: str
+) -> None:
+    from osbench import _checks
+
+    cfg = EngineConfig(num_blocks=100, max_num_seqs=4, enable_prefix_caching=False)
+    for engine in (native.run, reference.run):
+        monkeypatch.setattr(_checks, "available_memory", lambda: need)  # just enough
+        assert engine(reqs, cfg, LINEAR, record=record).num_steps > 0
+        monkeypatch.setattr(_checks, "available_memory", lambda: need - 1)
+        with pytest.raises(MemoryError, match=rf"^{re.escape(named)} is not accepted here: .* more than the"):
+            engine(reqs, cfg, LINEAR, record=record)
 
 
 # --------------------------------------------------------------------------- cross-checks

@@ -16,7 +16,15 @@ from osbench.errors import ArgumentTypeError
 from osbench.serve.config import EngineConfig
 from osbench.serve.engines import ENGINES
 from osbench.serve.requests import Requests
-from osbench.serve.run import STEP_FIELDS, EngineRun, StepRecord, Steps, check_concurrency, check_requests
+from osbench.serve.run import (
+    STEP_FIELDS,
+    EngineRun,
+    StepRecord,
+    Steps,
+    check_concurrency,
+    check_memory,
+    check_requests,
+)
 from osbench.serve.steptime import StepTime
 
 _SETTINGS = ENGINES["vllm"].config_fields
@@ -62,6 +70,7 @@ def simulate_counted(
     for name, value in (("record", record), ("jump", jump)):
         if not isinstance(value, bool):
             raise ArgumentTypeError(f"{name}={value!r} is not accepted: it must be True or False")
+    check_memory(requests, config, record)
     kind, coefficients = step_time.spec()
     keys = offsets = None
     if config.enable_prefix_caching:

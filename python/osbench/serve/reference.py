@@ -48,7 +48,7 @@ from osbench.serve.config import EngineConfig
 from osbench.serve.drive import drive
 from osbench.serve.hashing import ROOT_HASH, block_hash, private_content
 from osbench.serve.requests import Requests
-from osbench.serve.run import EngineRun, Recorder, StepTimeModel, check_concurrency, check_requests
+from osbench.serve.run import EngineRun, Recorder, StepTimeModel, check_concurrency, check_memory, check_requests
 from osbench.serve.vllm.block_pool import Block, BlockPool, FreeBlockQueue
 from osbench.serve.vllm.kv_cache_manager import KVCacheManager, cdiv
 from osbench.serve.vllm.policy import Policy
@@ -180,6 +180,7 @@ def run(
     """
     priority = check_requests(requests, config)
     concurrency = check_concurrency(concurrency)
+    check_memory(requests, config, bool(record))
     recorder = Recorder(len(requests), record)
     stepper = Stepper(requests, config, priority)
     return drive(

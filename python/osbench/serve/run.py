@@ -16,6 +16,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from osbench import _checks
+from osbench._format import size
 from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.serve.config import EngineConfig
 from osbench.serve.requests import Requests
@@ -169,6 +170,52 @@ def check_requests(requests: Requests, config: EngineConfig) -> np.ndarray:
     if requests.priority is None:
         return np.zeros(len(requests), dtype=np.int64)
     return requests.priority
+
+
+STEP_BYTES = 8 * len(STEP_FIELDS)
+"""Bytes a step's row takes at the least (:class:`Steps`: one float64 or int64 per field)."""
+RECORD_STEP_BYTES = 8 * 4
+"""And its detail (``record=True``): three offsets and the free blocks."""
+SCHEDULED_BYTES = 16
+"""And each request it schedules (index and tokens)."""
+BLOCK_BYTES = 36
+"""Bytes a KV block a run touches takes at the least (the native engine's, with its entry in
+its request's block table)."""
+
+
+def check_memory(requests: Requests, config: EngineConfig, record: bool) -> None:
+    """Refuse, up front, a run that cannot fit in the memory free (MemoryError, naming the
+    argument): what it must keep at the least, whatever the engine. Every output token takes a
+    step, a step gives each request at most one and serves at most ``max_num_seqs``, and every
+    step is recorded; a request holds the blocks of all its tokens at once. (A run that passes
+    may still run out; the native engine then raises MemoryError too.)"""
+    free = _checks.available_memory()
+    if free is None or len(requests) == 0:
+        return
+    output = requests.output_len
+    longest = int(np.argmax(output))
+    total = int(output.sum())
+    steps = max(int(output[longest]), -(-total // config.max_num_seqs))
+    need = steps * (STEP_BYTES + (RECORD_STEP_BYTES if record else 0)) + (SCHEDULED_BYTES * total if record else 0)
+    if need > free:
+        named = (
+            f"output_len={int(output[longest])} (request {longest})"
+            if steps == int(output[longest])
+            else f"output_len (summing to {total} tokens, max_num_seqs={config.max_num_seqs})"
+        )
+        raise MemoryError(
+            f"{named} is not accepted here: the run takes at least {steps} steps, whose records"
+            f"{' (record=True)' if record else ''} need about {size(need)} of memory, more than the {size(free)} free"
+        )
+    blocks = -(-(requests.prompt_len + output - 1) // config.block_size)
+    biggest = int(np.argmax(blocks))
+    need = int(blocks[biggest]) * BLOCK_BYTES
+    if need > free:
+        raise MemoryError(
+            f"prompt_len={int(requests.prompt_len[biggest])} (request {biggest}) is not accepted here: with "
+            f"output_len={int(output[biggest])} it holds {int(blocks[biggest])} KV blocks of block_size="
+            f"{config.block_size} at once, which need about {size(need)} of memory, more than the {size(free)} free"
+        )
 
 
 def check_concurrency(concurrency: Any) -> Optional[int]:

@@ -11,6 +11,9 @@ pub enum Error {
     Os { call: &'static str, message: String },
     /// The caller asked the long-running operation to stop (Ctrl-C).
     Interrupted,
+    /// Memory ran out: an allocation of `what` failed (grown with `try_reserve`, so that the
+    /// caller gets an error, never an abort of the process).
+    OutOfMemory { what: String },
     /// A bug: an invariant of osbench itself does not hold (a worker thread panicked, a state
     /// that cannot happen happened). Never the caller's fault; reported as such.
     Internal { what: String },
@@ -21,6 +24,11 @@ pub type Result<T> = std::result::Result<T, Error>;
 /// Shorthand for an [`Error::Internal`].
 pub fn internal(what: impl Into<String>) -> Error {
     Error::Internal { what: what.into() }
+}
+
+/// Room for `additional` more items in `v`, or [`Error::OutOfMemory`] naming `what` they are.
+pub fn try_grow<T>(v: &mut Vec<T>, additional: usize, what: &str) -> Result<()> {
+    v.try_reserve(additional).map_err(|_| Error::OutOfMemory { what: format!("{what} ({additional} more)") })
 }
 
 /// Shorthand for an [`Error::InvalidArgument`].
@@ -46,6 +54,7 @@ impl fmt::Display for Error {
             }
             Error::Os { call, message } => write!(f, "{call} failed: {message}"),
             Error::Interrupted => write!(f, "interrupted"),
+            Error::OutOfMemory { what } => write!(f, "out of memory: no room for {what}"),
             Error::Internal { what } => write!(f, "internal error in osbench (a bug, please report it): {what}"),
         }
     }

@@ -5,7 +5,7 @@
 //! command line tell a refused input from a bug the same way for both engines.
 
 use osbench_core::Error;
-use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyRuntimeError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyMemoryError, PyOSError, PyRuntimeError};
 use pyo3::PyErr;
 
 pyo3::import_exception!(osbench.errors, ArgumentError);
@@ -16,6 +16,7 @@ pub fn to_py(err: Error) -> PyErr {
         Error::InvalidArgument { .. } => ArgumentError::new_err(err.to_string()),
         Error::Os { .. } => PyOSError::new_err(err.to_string()),
         Error::Interrupted => PyKeyboardInterrupt::new_err("interrupted"),
+        Error::OutOfMemory { .. } => PyMemoryError::new_err(err.to_string()),
         Error::Internal { .. } => PyRuntimeError::new_err(err.to_string()),
     }
 }

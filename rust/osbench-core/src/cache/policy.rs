@@ -6,6 +6,7 @@
 use super::params::Param;
 // Where every policy file takes it from, beside the trait.
 pub use super::params::Options;
+use crate::cancel::Cancel;
 use crate::error::{invalid, Result};
 
 /// A replacement policy over dense ids.
@@ -103,6 +104,18 @@ pub trait Gate {
     fn seen(&mut self, _id: u32, _size: u64) {}
     /// A miss of `id`, an object of `size`: whether it may enter the cache.
     fn admit(&mut self, id: u32, size: u64) -> bool;
+    /// How many accesses the gate takes next without long work of its own (AdaptSize's
+    /// reconfiguration, which [`Gate::seen`] would do): a replay ends its chunk there and calls
+    /// [`Gate::prepare`] before the next access, so that the work looks at the cancel.
+    #[inline(always)]
+    fn light_accesses(&self) -> u64 {
+        u64::MAX
+    }
+    /// Do now, stopped by `cancel`, the long work the next access would do; the results are
+    /// the same. Interrupted, the work is done again by the next call (or access).
+    fn prepare(&mut self, _cancel: &Cancel) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// The gate that admits every object: [`Policy::step`] for a policy that writes its step once,

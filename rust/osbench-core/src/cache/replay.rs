@@ -6,7 +6,7 @@ use super::accesses::Accesses;
 use super::admission::{Admission, AnyFilter};
 use super::lookup::info;
 use super::policies::AnyPolicy;
-use super::policy::Options;
+use super::policy::{Gate, Options};
 use super::CHUNK;
 use crate::cancel::Cancel;
 use crate::error::{check_len, Result};
@@ -104,8 +104,18 @@ impl AnyPolicy {
         }
         let mut hits = 0;
         cancel.check()?;
-        for start in (0..accesses.len()).step_by(CHUNK) {
-            let end = accesses.len().min(start + CHUNK);
+        let mut start = 0;
+        while start < accesses.len() {
+            let mut end = accesses.len().min(start + CHUNK);
+            if let Some(f) = filter.as_deref_mut() {
+                // A filter's long work (AdaptSize's reconfiguration) starts a chunk, done first
+                // with the cancel at hand.
+                if f.light_accesses() == 0 {
+                    f.prepare(cancel)?;
+                }
+                let light = f.light_accesses().max(1);
+                end = end.min(start.saturating_add(light.try_into().unwrap_or(usize::MAX)));
+            }
             let flags = if mask.is_empty() { &mut [][..] } else { &mut mask[start..end] };
             let part = accesses.part(start..end);
             hits += match filter.as_deref_mut() {
@@ -113,6 +123,7 @@ impl AnyPolicy {
                 Some(f) => self.run_gated(&part, flags, f)?,
             };
             cancel.advance((end - start) as u64)?;
+            start = end;
         }
         Ok(hits)
     }

@@ -18,7 +18,7 @@ use super::scheduler::{NewRequest, Occupancy, Scheduler};
 use super::step_time::{Batch, StepTime};
 use super::{Options, Record, Requests, Run};
 use crate::cancel::Cancel;
-use crate::error::{internal, Result};
+use crate::error::{internal, try_grow, Result};
 use std::collections::VecDeque;
 
 /// Requests scheduled (summed over steps) between two looks at the cancel: a millisecond or
@@ -62,9 +62,37 @@ impl Recorder {
         r.cached_tokens.push(0);
     }
 
-    /// One step's row: its start, duration and Batch, and the engine's state after it.
-    fn row(&mut self, start: f64, duration: f64, b: &Batch, num_preempted: usize, num_waiting: usize, pool: Occupancy) {
+    /// One step's row: its start, duration and Batch, and the engine's state after it. The
+    /// columns grow together; out of memory is an error, not an abort.
+    fn row(
+        &mut self,
+        start: f64,
+        duration: f64,
+        b: &Batch,
+        num_preempted: usize,
+        num_waiting: usize,
+        pool: Occupancy,
+    ) -> Result<()> {
         let s = &mut self.run;
+        if s.start.len() == s.start.capacity() {
+            const WHAT: &str = "the steps' records";
+            try_grow(&mut s.start, 1, WHAT)?;
+            try_grow(&mut s.duration, 1, WHAT)?;
+            for column in [
+                &mut s.num_seqs,
+                &mut s.prefill_seqs,
+                &mut s.prefill_tokens,
+                &mut s.decode_seqs,
+                &mut s.context_tokens,
+                &mut s.attention_pairs,
+                &mut s.num_preempted,
+                &mut s.num_waiting,
+                &mut s.blocks_used,
+                &mut s.blocks_cached,
+            ] {
+                try_grow(column, 1, WHAT)?;
+            }
+        }
         s.start.push(start);
         s.duration.push(duration);
         s.num_seqs.push(b.num_seqs as i64);
@@ -77,6 +105,28 @@ impl Recorder {
         s.num_waiting.push(num_waiting as i64);
         s.blocks_used.push(pool.used as i64);
         s.blocks_cached.push(pool.cached as i64);
+        Ok(())
+    }
+}
+
+impl Record {
+    /// Room for one more step's detail, with `scheduled`, `preempted` and `admitted` entries.
+    fn grow(&mut self, scheduled: usize, preempted: usize, admitted: usize) -> Result<()> {
+        const WHAT: &str = "the steps' detail (record=True)";
+        try_grow(&mut self.scheduled_request, scheduled, WHAT)?;
+        try_grow(&mut self.scheduled_tokens, scheduled, WHAT)?;
+        try_grow(&mut self.preempted_request, preempted, WHAT)?;
+        try_grow(&mut self.admitted_request, admitted, WHAT)?;
+        try_grow(&mut self.admitted_hit_tokens, admitted, WHAT)?;
+        for column in [
+            &mut self.scheduled_offsets,
+            &mut self.preempted_offsets,
+            &mut self.admitted_offsets,
+            &mut self.free_blocks,
+        ] {
+            try_grow(column, 1, WHAT)?;
+        }
+        Ok(())
     }
 }
 
@@ -188,7 +238,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         let end = now + duration;
         let num_waiting = self.sched.num_waiting();
         let pool = self.sched.occupancy();
-        self.sched.update_from_output();
+        self.sched.update_from_output()?;
         let plan = self.sched.plan();
         for &index in &plan.produced {
             if self.sched.num_output_tokens(index) == 1 {
@@ -209,8 +259,9 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             }
         }
         let pool = Occupancy { cached: self.sched.occupancy().cached, ..pool };
-        self.rec.row(now, duration, &batch, plan.preempted.len(), num_waiting, pool);
+        self.rec.row(now, duration, &batch, plan.preempted.len(), num_waiting, pool)?;
         if let Some(r) = self.rec.run.record.as_mut() {
+            r.grow(plan.scheduled.len(), plan.preempted.len(), plan.admitted.len())?;
             r.scheduled_request.extend(plan.scheduled.iter().map(|&(i, _)| i64::from(i)));
             r.scheduled_tokens.extend(plan.scheduled.iter().map(|&(_, t)| t as i64));
             r.scheduled_offsets.push(r.scheduled_request.len() as i64);
@@ -225,7 +276,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         self.now = end;
         let progressed = std::mem::take(&mut self.arrived) || !plan.produced.is_empty();
         let sched = &self.sched;
-        if self.guard.repeats(progressed, end, |out| sched.write_state(out)) {
+        if self.guard.repeats(progressed, end, |out| sched.write_state(out))? {
             return Err(self.sched.livelock_error(&self.guard.stalled(self.next_arrival)));
         }
         if self.options.jump {
@@ -266,8 +317,9 @@ impl<'a, S: Scheduler> Engine<'a, S> {
                 attention_pairs: context + num_seqs,
             };
             let duration = self.step_time.duration(&batch)?;
-            self.rec.row(now, duration, &batch, 0, num_waiting, pool);
+            self.rec.row(now, duration, &batch, 0, num_waiting, pool)?;
             if let Some(r) = self.rec.run.record.as_mut() {
+                r.grow(running.len(), 0, 0)?;
                 r.scheduled_request.extend(running.iter().map(|&i| i64::from(i)));
                 r.scheduled_tokens.extend(std::iter::repeat_n(1, running.len()));
                 r.scheduled_offsets.push(r.scheduled_request.len() as i64);
@@ -279,7 +331,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             context += num_seqs;
             done += 1;
         }
-        self.sched.skip_quiet(done);
+        self.sched.skip_quiet(done)?;
         self.now = now;
         Ok(done)
     }

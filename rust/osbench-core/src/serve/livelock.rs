@@ -10,6 +10,8 @@
 //! token, the guard compares the engine's whole state step after step with a saved one (Brent's
 //! cycle detection); a token or an arrival resets it. Runs that produce tokens never pay.
 
+use crate::error::Result;
+
 /// Steps without an output token before the guard starts comparing states.
 pub const QUIET_STEPS: u64 = 64;
 
@@ -26,21 +28,27 @@ pub struct Guard {
 
 impl Guard {
     /// After a step ending at `now`: `progressed` when it produced a token or a request
-    /// arrived; `write_state` writes the engine's whole state, the clock aside. True when the
+    /// arrived; `write_state` writes the engine's whole state, the clock aside (or runs out of
+    /// memory, an error). True when the
     /// state repeated: the run makes no progress before the next request is sent, if ever.
-    pub fn repeats(&mut self, progressed: bool, now: f64, write_state: impl FnOnce(&mut Vec<u64>)) -> bool {
+    pub fn repeats(
+        &mut self,
+        progressed: bool,
+        now: f64,
+        write_state: impl FnOnce(&mut Vec<u64>) -> Result<()>,
+    ) -> Result<bool> {
         if progressed {
             self.progress(now);
-            return false;
+            return Ok(false);
         }
         self.quiet += 1;
         if self.quiet < QUIET_STEPS {
-            return false;
+            return Ok(false);
         }
         self.state.clear();
-        write_state(&mut self.state);
+        write_state(&mut self.state)?;
         if self.saved.as_ref() == Some(&self.state) {
-            return true;
+            return Ok(true);
         }
         self.since_saved += 1;
         if self.saved.is_none() || self.since_saved == self.power {
@@ -48,7 +56,7 @@ impl Guard {
             self.since_saved = 0;
             self.saved = Some(std::mem::take(&mut self.state));
         }
-        false
+        Ok(false)
     }
 
     /// Steps ending at `now` produced a token (the decode jump's, taken at once).

@@ -88,7 +88,7 @@ pub trait Scheduler {
 
     /// The model ran the planned step (`update_from_output`): fills the plan's `produced`
     /// and `finished`.
-    fn update_from_output(&mut self) -> &StepPlan;
+    fn update_from_output(&mut self) -> Result<&StepPlan>;
 
     /// The last plan.
     fn plan(&self) -> &StepPlan;
@@ -107,7 +107,7 @@ pub trait Scheduler {
 
     /// The whole state that decides the steps to come with the requests added so far, as
     /// numbers, for the livelock guard (the clock is not part of it).
-    fn write_state(&self, out: &mut Vec<u64>);
+    fn write_state(&self, out: &mut Vec<u64>) -> Result<()>;
 
     /// The error of a run the livelock guard found repeating forever; `stalled`: since when,
     /// and until when (`livelock::stalled`).
@@ -119,5 +119,5 @@ pub trait Scheduler {
 
     /// Take `steps` steps of the quiet stretch at once: each running request decodes `steps`
     /// more tokens (no more than [`Scheduler::quiet_stretch`] said).
-    fn skip_quiet(&mut self, steps: u64);
+    fn skip_quiet(&mut self, steps: u64) -> Result<()>;
 }

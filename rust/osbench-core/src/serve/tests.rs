@@ -42,6 +42,20 @@ fn scheduled(run: &Run, j: usize) -> Vec<(i64, i64)> {
 
 // ------------------------------------------------------------------ the block pool
 
+/// Blocks that cannot fit are an error, never an abort: the pool makes room before it takes
+/// them (here more than an address space holds, refused without allocating), and is left as
+/// it was.
+#[test]
+fn blocks_that_do_not_fit_in_memory_are_an_error_not_an_abort() {
+    let mut pool = BlockPool::new(u64::MAX, false);
+    let mut got = Vec::new();
+    let err = pool.get_new_blocks(u64::MAX / 4, &mut got).unwrap_err();
+    assert!(matches!(&err, Error::OutOfMemory { what } if what.starts_with("the KV blocks")), "{err}");
+    assert!(got.is_empty() && pool.num_free_blocks() == u64::MAX - 1);
+    pool.get_new_blocks(2, &mut got).unwrap();
+    assert_eq!(got, [1, 2]);
+}
+
 #[test]
 fn the_free_queue_hands_out_untouched_blocks_in_id_order_then_freed_ones_by_their_end() {
     let mut pool = BlockPool::new(6, true);
@@ -49,7 +63,7 @@ fn the_free_queue_hands_out_untouched_blocks_in_id_order_then_freed_ones_by_thei
     let mut got = Vec::new();
     pool.get_new_blocks(3, &mut got).unwrap();
     assert_eq!(got, [1, 2, 3]);
-    pool.cache_block(2, 77);
+    pool.cache_block(2, 77).unwrap();
     let mut scratch = Vec::new();
     // Freed last block first: 3 and 1 (no content) to the front, the first of them first; 2
     // (cached) to the back, behind the untouched 4 and 5.
@@ -68,7 +82,7 @@ fn a_prefix_hit_takes_a_cached_block_out_of_the_middle_of_the_free_queue() {
     let mut got = Vec::new();
     pool.get_new_blocks(4, &mut got).unwrap();
     for (b, h) in [(1, 10), (2, 20), (3, 30), (4, 20)] {
-        pool.cache_block(b, h);
+        pool.cache_block(b, h).unwrap();
     }
     assert_eq!(pool.get_cached_block(20), Some(2)); // the oldest of equal content
     let mut scratch = Vec::new();

@@ -17,12 +17,21 @@
 //! the order they were first counted (a forgotten object counted again goes last), and the
 //! draws are splitmix64's from `seed` (libCacheSim's generator is shared by a thread's caches).
 //! So AdaptSize equals libCacheSim in distribution, not miss for miss.
+//!
+//! A reconfiguration over a million objects takes most of a second: a replay does it first,
+//! before the access that would ([`Gate::prepare`]), looking at the cancel between two rounds
+//! of the model, with the same result.
 
 use super::{Filter, MAX_MODULE};
 use crate::cache::params::Options;
 use crate::cache::policy::{ensure, Gate};
 use crate::cache::NIL;
+use crate::cancel::Cancel;
+use crate::error::Result;
 use crate::hash::SplitMix64;
+
+/// The cancel of a reconfiguration no replay prepared (an online access): never raised.
+static NEVER: Cancel = Cancel::new();
 
 const EWMA_DECAY: f64 = 0.3;
 const GSS_R: f64 = 0.61803399;
@@ -73,8 +82,11 @@ pub struct AdaptSize {
     longterm: Table,
     sizes: Vec<f64>,
     times: Vec<f64>,
-    probs: Vec<f64>,
     rng: SplitMix64,
+    /// The next access's reconfiguration was done by [`Gate::prepare`].
+    prepared: bool,
+    /// The statistics were folded but the search for `c` was interrupted: it is done next.
+    searching: bool,
 }
 
 impl Filter for AdaptSize {
@@ -91,8 +103,9 @@ impl Filter for AdaptSize {
             longterm: Table::default(),
             sizes: Vec::new(),
             times: Vec::new(),
-            probs: Vec::new(),
             rng: SplitMix64(options.int("seed")),
+            prepared: false,
+            searching: false,
         }
     }
 }
@@ -100,7 +113,11 @@ impl Filter for AdaptSize {
 impl Gate for AdaptSize {
     /// `updateStats`.
     fn seen(&mut self, id: u32, size: u64) {
-        self.reconfigure();
+        if !std::mem::take(&mut self.prepared) {
+            // Never raised: the reconfiguration runs to its end.
+            let _ = self.prepare_with(&NEVER);
+            self.prepared = false;
+        }
         let (i, l) = (self.interval.index(id), self.longterm.index(id));
         if i.is_none() && l.is_none() {
             self.stat_size = self.stat_size.wrapping_add(size);
@@ -128,6 +145,18 @@ impl Gate for AdaptSize {
         let roll = (self.rng.next_u64() % MAX_MODULE) as f64 / MAX_MODULE as f64;
         roll < prob
     }
+
+    fn light_accesses(&self) -> u64 {
+        match (self.searching, self.prepared) {
+            (true, _) => 0,
+            (false, true) => self.next_reconf,
+            (false, false) => self.next_reconf - 1,
+        }
+    }
+
+    fn prepare(&mut self, cancel: &Cancel) -> Result<()> {
+        self.prepare_with(cancel)
+    }
 }
 
 impl AdaptSize {
@@ -136,6 +165,21 @@ impl AdaptSize {
         self.c
     }
 
+    /// The start of `updateStats` for the next access: count it down to the reconfiguration,
+    /// and reconfigure when due (an interrupted search is taken up again first).
+    fn prepare_with(&mut self, cancel: &Cancel) -> Result<()> {
+        if !self.searching {
+            self.reconfigure();
+        }
+        if self.searching {
+            self.search(cancel)?;
+            self.searching = false;
+        }
+        self.prepared = true;
+        Ok(())
+    }
+
+    /// The count down, and the statistics folded when due (the search for `c` follows).
     fn reconfigure(&mut self) {
         self.next_reconf = self.next_reconf.wrapping_sub(1);
         if self.next_reconf > 0 {
@@ -180,11 +224,11 @@ impl AdaptSize {
             kept += 1;
         }
         self.longterm.rows.truncate(kept);
-        self.search();
+        self.searching = true;
     }
 
     /// The coarse scan, then golden-section search for the log2(c) of the best modelled hit ratio.
-    fn search(&mut self) {
+    fn search(&mut self, cancel: &Cancel) -> Result<()> {
         let gss_v = 1.0 - GSS_R;
         let mut x0 = 0.0;
         let mut x1 = (self.cache_size as f64).log2();
@@ -193,7 +237,7 @@ impl AdaptSize {
         let mut best = 0.0;
         let mut i = 2i64;
         while (i as f64) < x3 {
-            let rate = self.model_hit_rate(i as f64);
+            let rate = self.model_hit_rate(i as f64, cancel)?;
             if rate > best {
                 best = rate;
                 x1 = i as f64;
@@ -204,12 +248,12 @@ impl AdaptSize {
         let mut h2;
         if x3 - x1 > x1 - x0 {
             x2 = x1 + gss_v * (x3 - x1);
-            h2 = self.model_hit_rate(x2);
+            h2 = self.model_hit_rate(x2, cancel)?;
         } else {
             x2 = x1;
             h2 = h1;
             x1 = x0 + gss_v * (x1 - x0);
-            h1 = self.model_hit_rate(x1);
+            h1 = self.model_hit_rate(x1, cancel)?;
         }
         let mut iteration = 0;
         while iteration < self.max_iteration && f64::abs(x3 - x0) > TOL * (f64::abs(x1) + f64::abs(x2)) {
@@ -222,13 +266,13 @@ impl AdaptSize {
                 x1 = x2;
                 x2 = GSS_R * x1 + gss_v * x3;
                 h1 = h2;
-                h2 = self.model_hit_rate(x2);
+                h2 = self.model_hit_rate(x2, cancel)?;
             } else {
                 x3 = x2;
                 x2 = x1;
                 x1 = GSS_R * x2 + gss_v * x0;
                 h2 = h1;
-                h1 = self.model_hit_rate(x1);
+                h1 = self.model_hit_rate(x1, cancel)?;
             }
         }
         if h1.is_nan() || h2.is_nan() {
@@ -238,29 +282,30 @@ impl AdaptSize {
         } else {
             self.c = 2f64.powf(x2);
         }
+        Ok(())
     }
 
     /// `modelHitRate`: the modelled hit ratio (weighted by request rate) at c = 2^log2c.
-    fn model_hit_rate(&mut self, log2c: f64) -> f64 {
+    /// `cancel` is looked at before each pass over the objects.
+    fn model_hit_rate(&self, log2c: f64, cancel: &Cancel) -> Result<f64> {
+        cancel.check()?;
         let cache_size = self.cache_size as f64;
         let mut sum = 0.0;
         for (&t, &s) in self.times.iter().zip(&self.sizes) {
             sum += t * (-s / 2f64.powf(log2c)).exp() * s;
         }
         if sum <= 0.0 {
-            return 0.0;
+            return Ok(0.0);
         }
         let mut the_t = cache_size / sum;
-        self.probs.clear();
-        for &s in &self.sizes {
-            self.probs.push((-s / 2f64.powf(log2c)).exp());
-        }
+        let probs: Vec<f64> = self.sizes.iter().map(|&s| (-s / 2f64.powf(log2c)).exp()).collect();
         for _ in 0..20 {
+            cancel.check()?;
             let mut the_c = 0.0;
             if the_t > 1e70 {
                 break;
             }
-            for ((&t, &s), &p) in self.times.iter().zip(&self.sizes).zip(&self.probs) {
+            for ((&t, &s), &p) in self.times.iter().zip(&self.sizes).zip(&probs) {
                 let req_t = t * the_t;
                 if req_t > 150.0 {
                     the_c += s;
@@ -273,14 +318,14 @@ impl AdaptSize {
             the_t = cache_size * the_t / the_c;
         }
         let mut weighted = 0.0;
-        for (&l, &p) in self.times.iter().zip(&self.probs) {
+        for (&l, &p) in self.times.iter().zip(&probs) {
             let a = op1(the_t, l, p);
             let b = op2(the_t, l, p);
             // Clamped to [0, 1]; a NaN stays NaN, as in libCacheSim's if-else.
             let r = if a != 0.0 && b == 0.0 { 0.0 } else { a / b }.clamp(0.0, 1.0);
             weighted += l * r;
         }
-        weighted
+        Ok(weighted)
     }
 }
 

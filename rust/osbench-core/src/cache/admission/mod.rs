@@ -87,6 +87,13 @@ macro_rules! filter_table {
             fn admit(&mut self, id: u32, size: u64) -> bool {
                 match self { $( AnyFilter::$file(f) => f.admit(id, size), )* }
             }
+            #[inline(always)]
+            fn light_accesses(&self) -> u64 {
+                match self { $( AnyFilter::$file(f) => f.light_accesses(), )* }
+            }
+            fn prepare(&mut self, cancel: &crate::cancel::Cancel) -> Result<()> {
+                match self { $( AnyFilter::$file(f) => f.prepare(cancel), )* }
+            }
         }
     };
 }

@@ -106,3 +106,48 @@ fn a_filter_that_admits_all_changes_nothing_and_every_filter_runs_under_every_po
         }
     }
 }
+
+/// AdaptSize's reconfiguration (most of a second over a million objects) looks at the cancel:
+/// a replay stops inside it, before the access that set it off, and an interrupted
+/// reconfiguration taken up again gives what an uninterrupted one gives.
+#[test]
+fn adaptsize_reconfiguration_stops_on_the_cancel_with_results_unchanged() {
+    let a = admission("adaptsize", &[("reconf_interval", Value::Int(1000))]);
+    // 3000 distinct objects of 10 bytes against 100: the known ones hold more than 3x the cache.
+    let ids: Vec<u32> = (0..3000).collect();
+    let sizes = vec![10; ids.len()];
+    let mut next = Vec::new();
+    let acc = accesses(&ids, Some(&sizes), &mut next);
+    // Raised at the first look after the 999 accesses before the first reconfiguration.
+    let cancel = Cancel::polled_every(Box::new(|c: &Cancel| c.done() >= 999), std::time::Duration::ZERO);
+    let mut mask = vec![false; ids.len()];
+    let got = replay_admitted("lru", 100, &acc, Options::new(), Some(&a), &mut mask, &cancel);
+    assert_eq!(got, Err(crate::Error::Interrupted));
+    assert_eq!(cancel.done(), 999);
+
+    // One filter seeing every access, another whose reconfigurations are prepared first and
+    // interrupted once each: the same c, the same admissions.
+    let mut whole = a.build(100, 0).unwrap();
+    let mut stopped = a.build(100, 0).unwrap();
+    let raised = Cancel::raised();
+    let mut reconfigurations = 0;
+    for (&id, &size) in ids.iter().zip(&sizes) {
+        if stopped.light_accesses() == 0 {
+            assert_eq!(stopped.prepare(&raised), Err(crate::Error::Interrupted));
+            assert_eq!(stopped.light_accesses(), 0);
+            stopped.prepare(&NO).unwrap();
+            assert!(stopped.light_accesses() >= 1);
+            reconfigurations += 1;
+        }
+        whole.seen(id, size);
+        stopped.seen(id, size);
+        assert_eq!(whole.admit(id, size), stopped.admit(id, size));
+    }
+    let c = |f: &AnyFilter| match f {
+        AnyFilter::adaptsize(f) => f.c(),
+        _ => unreachable!(),
+    };
+    assert_eq!(reconfigurations, 3); // at accesses 1000, 2000 and 3000
+    assert!(c(&whole) != (1u64 << 15) as f64, "c was tuned");
+    assert_eq!(c(&whole).to_bits(), c(&stopped).to_bits());
+}

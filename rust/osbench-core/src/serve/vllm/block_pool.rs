@@ -13,7 +13,7 @@
 //! in the order they were entered (equal content computed twice is cached twice, as vLLM's
 //! `BlockHashToBlockMap`; a lookup takes the oldest): one more intrusive list per hash.
 
-use crate::error::{internal, invalid, Result};
+use crate::error::{internal, invalid, try_grow, Error, Result};
 use crate::radix::tree::MixBuild;
 use std::collections::HashMap;
 
@@ -193,7 +193,10 @@ impl BlockPool {
 
     /// Enter `block` in the map under `hash`, after the blocks already there
     /// (`cache_full_blocks`, one block).
-    pub fn cache_block(&mut self, block: u32, hash: u64) {
+    pub fn cache_block(&mut self, block: u32, hash: u64) -> Result<()> {
+        if self.cached.len() == self.cached.capacity() {
+            self.cached.try_reserve(1).map_err(|_| Error::OutOfMemory { what: "the prefix-cache map".into() })?;
+        }
         let node = &mut self.blocks[block as usize];
         debug_assert!(!node.cached, "a block is entered in the map once");
         node.cached = true;
@@ -212,6 +215,7 @@ impl BlockPool {
                 self.blocks[newest as usize].hash_next = block;
             }
         }
+        Ok(())
     }
 
     /// Take `block` out of the map: its cached content is evicted (`_maybe_evict_cached_block`).
@@ -245,6 +249,11 @@ impl BlockPool {
     /// content: this is the prefix cache's eviction, least recently freed first. Called only
     /// when `n` blocks are free.
     pub fn get_new_blocks(&mut self, n: u64, out: &mut Vec<u32>) -> Result<()> {
+        // Those not in the queue yet are materialised: room for them first.
+        let placeholder = u64::from(self.untouched() > 0);
+        let materialised = n.saturating_sub(self.queued - placeholder) as usize;
+        try_grow(&mut self.blocks, materialised, "the KV blocks")?;
+        try_grow(out, n as usize, "a request's block table")?;
         for _ in 0..n {
             let b = self.pop_front()?;
             if self.blocks[b as usize].cached {
@@ -290,6 +299,11 @@ impl BlockPool {
             let b = scratch[i];
             self.push_front(b);
         }
+    }
+
+    /// How many numbers [`BlockPool::write_state`] writes.
+    pub fn state_len(&self) -> u64 {
+        4 + 7 * self.blocks.len() as u64
     }
 
     /// The whole state, as numbers (`livelock.rs`): every block, the queue's ends.

@@ -5,7 +5,7 @@
 
 use super::block_pool::BlockPool;
 use super::request::{Request, Status};
-use crate::error::Result;
+use crate::error::{try_grow, Result};
 
 /// `vllm/utils/math_utils.py: cdiv`.
 #[inline]
@@ -113,40 +113,42 @@ impl KvCacheManager {
             return Ok(false);
         }
         let blocks = &mut self.req_blocks[index as usize];
+        let wanted = cdiv(num_tokens_need_slot, self.block_size);
+        try_grow(blocks, (wanted as usize).saturating_sub(blocks.len()), "a request's block table")?;
         if !hits.is_empty() {
             self.pool.touch(hits);
             blocks.extend_from_slice(hits);
             self.num_cached_block[index as usize] = blocks.len() as u64;
         }
-        let wanted = cdiv(num_tokens_need_slot, self.block_size);
         if wanted > blocks.len() as u64 {
             let n = wanted - blocks.len() as u64;
             self.pool.get_new_blocks(n, blocks)?;
         }
         // Blocks are cached as they are scheduled: a request admitted later in the same step
         // already finds them.
-        self.cache_blocks(request, (num_new_tokens + num_computed).min(request.num_tokens()));
+        self.cache_blocks(request, (num_new_tokens + num_computed).min(request.num_tokens()))?;
         Ok(true)
     }
 
     /// Enter the request's newly full blocks (of its first `num_tokens` tokens) in the
     /// prefix-cache map (`cache_blocks`).
-    fn cache_blocks(&mut self, request: &Request, num_tokens: u64) {
+    fn cache_blocks(&mut self, request: &Request, num_tokens: u64) -> Result<()> {
         if !self.enable_caching {
-            return;
+            return Ok(());
         }
         let index = request.index as usize;
         let num_cached = self.num_cached_block[index];
         let hashed_tokens = request.block_hashes.len() as u64 * self.block_size;
         let num_full = num_tokens.min(hashed_tokens) / self.block_size;
         if num_cached >= num_full {
-            return;
+            return Ok(());
         }
         for i in num_cached..num_full {
             let i = i as usize;
-            self.pool.cache_block(self.req_blocks[index][i], request.block_hashes[i]);
+            self.pool.cache_block(self.req_blocks[index][i], request.block_hashes[i])?;
         }
         self.num_cached_block[index] = num_full;
+        Ok(())
     }
 
     /// Give the request's blocks back, the last one first, so that a prompt's tail is evicted

@@ -1,6 +1,7 @@
 //! A request as the engine sees it (`vllm/v1/request.py: Request`): its progress, its status
 //! and the hashes of its full blocks.
 
+use crate::error::{try_grow, Result};
 use crate::serve::hash::{block_hash, private_content, ROOT_HASH};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,16 +72,19 @@ impl Request {
 
     /// `count` more output tokens (`append_output_token_ids`), and the hash of every block
     /// they fill: the content of those blocks is the request's own.
-    pub fn append_output_tokens(&mut self, count: u64, block_size: u64) {
+    pub fn append_output_tokens(&mut self, count: u64, block_size: u64) -> Result<()> {
         self.num_output_tokens += count;
         if self.hashed {
             let full = self.num_tokens() / block_size;
+            let more = full.saturating_sub(self.block_hashes.len() as u64);
+            try_grow(&mut self.block_hashes, more as usize, "a request's block hashes")?;
             while (self.block_hashes.len() as u64) < full {
                 let k = self.block_hashes.len() as u64;
                 let parent = self.block_hashes.last().copied().unwrap_or(ROOT_HASH);
                 self.block_hashes.push(block_hash(parent, private_content(u64::from(self.index), k)));
             }
         }
+        Ok(())
     }
 
     /// A finished request keeps only its counts.

@@ -6,7 +6,7 @@ use super::config::Config;
 use super::kv_cache_manager::KvCacheManager;
 use super::queue::WaitingQueue;
 use super::request::{Request, Status};
-use crate::error::{invalid, Error, Result};
+use crate::error::{invalid, try_grow, Error, Result};
 use crate::serve::scheduler::{self as seam, NewRequest, Occupancy, QuietStretch, StepPlan};
 use crate::serve::step_time::Batch;
 
@@ -181,7 +181,7 @@ impl<'c> Scheduler<'c> {
     /// The model ran the step (`update_from_output`): each request whose tokens are all
     /// computed gets one output token (it finishes at `output_len`); a finished request frees
     /// its blocks at once. Fills `plan.produced` and `plan.finished`.
-    fn update(&mut self) {
+    fn update(&mut self) -> Result<()> {
         let block_size = self.config.block_size;
         for k in 0..self.plan.scheduled.len() {
             let index = self.plan.scheduled[k].0;
@@ -189,7 +189,7 @@ impl<'c> Scheduler<'c> {
             if request.num_computed_tokens < request.num_tokens() {
                 continue; // a chunk of a prompt: no token yet
             }
-            request.append_output_tokens(1, block_size);
+            request.append_output_tokens(1, block_size)?;
             self.plan.produced.push(index);
             if request.num_output_tokens >= request.output_len {
                 request.status = Status::Finished;
@@ -202,11 +202,17 @@ impl<'c> Scheduler<'c> {
             let requests = &self.requests;
             self.running.retain(|&i| requests[i as usize].status != Status::Finished);
         }
+        Ok(())
     }
 
     /// The whole state that decides the steps to come, as numbers (`livelock.rs`): the running
-    /// and waiting requests in order with their progress and blocks, and the pool.
-    fn state(&self, out: &mut Vec<u64>) {
+    /// and waiting requests in order with their progress and blocks, and the pool. Room for it
+    /// is made first: out of memory is an error.
+    fn state(&self, out: &mut Vec<u64>) -> Result<()> {
+        let active = self.running.len() + self.waiting.len();
+        let held: u64 = self.running.iter().map(|&i| self.kv.num_blocks_held(i)).sum();
+        let room = 1 + 7 * active as u64 + held + self.kv.pool.state_len();
+        try_grow(out, usize::try_from(room).unwrap_or(usize::MAX), "the livelock guard's copy of the state")?;
         out.push(self.running.len() as u64);
         let start = out.len();
         out.extend(self.running.iter().map(|&i| u64::from(i)));
@@ -218,6 +224,7 @@ impl<'c> Scheduler<'c> {
             self.kv.write_request_state(r.index, out);
         }
         self.kv.pool.write_state(out);
+        Ok(())
     }
 }
 
@@ -236,9 +243,9 @@ impl seam::Scheduler for Scheduler<'_> {
         Ok(&self.plan)
     }
 
-    fn update_from_output(&mut self) -> &StepPlan {
-        self.update();
-        &self.plan
+    fn update_from_output(&mut self) -> Result<&StepPlan> {
+        self.update()?;
+        Ok(&self.plan)
     }
 
     fn plan(&self) -> &StepPlan {
@@ -262,8 +269,8 @@ impl seam::Scheduler for Scheduler<'_> {
         &self.running
     }
 
-    fn write_state(&self, out: &mut Vec<u64>) {
-        self.state(out);
+    fn write_state(&self, out: &mut Vec<u64>) -> Result<()> {
+        self.state(out)
     }
 
     /// Names the requests caught in the cycle.
@@ -328,12 +335,13 @@ impl seam::Scheduler for Scheduler<'_> {
         QuietStretch { steps, context_tokens }
     }
 
-    fn skip_quiet(&mut self, steps: u64) {
+    fn skip_quiet(&mut self, steps: u64) -> Result<()> {
         let block_size = self.config.block_size;
         for &index in &self.running {
             let r = &mut self.requests[index as usize];
             r.num_computed_tokens += steps;
-            r.append_output_tokens(steps, block_size);
+            r.append_output_tokens(steps, block_size)?;
         }
+        Ok(())
     }
 }
