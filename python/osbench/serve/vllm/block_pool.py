@@ -77,9 +77,9 @@ class BlockPool:
 
     def cache_full_blocks(self, request: Request, blocks: list[Block], num_cached: int, num_full: int) -> None:
         """``BlockPool.cache_full_blocks``: blocks ``num_cached:num_full`` of the request are
-        full; enter them in the map under the request's block hashes."""
+        full; enter them in the map under the request's block hashes (or private tags)."""
         for i in range(num_cached, num_full):
-            block, h = blocks[i], request.block_hashes[i]
+            block, h = blocks[i], request.block_key(i)
             block.block_hash = h
             self.cached.setdefault(h, {})[block.block_id] = block
 
