@@ -63,7 +63,6 @@ XFAIL = {
     "livelock-one-arrival-to-come": ARCH,
     "prompt-of-2**31-1": ARCH,
     "output-of-2**31-1": ARCH,
-    "reference-with-10**8-blocks": ARCH,
 }
 """Cases not handled yet: strict, so that each mark goes when its fix lands."""
 
