@@ -41,14 +41,15 @@ class FreeBlockQueue:
     def __init__(self, blocks: list[Block], num_blocks: int) -> None:
         self._blocks = blocks
         """The pool's blocks made so far, ids ``0..len - 1``; the next untouched id is ``len``."""
-        self._num_blocks = num_blocks
+        self._untouched = num_blocks - len(blocks)
+        """Blocks never taken yet."""
         self._queue: OrderedDict[int, Optional[Block]] = OrderedDict()
-        if num_blocks > len(blocks):
+        if self._untouched > 0:
             self._queue[UNTOUCHED] = None
 
     def __len__(self) -> int:
-        untouched = self._num_blocks - len(self._blocks)
-        return len(self._queue) - (untouched > 0) + untouched
+        # The run's entry is no block; the run's blocks are.
+        return len(self._queue) + self._untouched - (self._untouched > 0)
 
     def popleft(self) -> Block:
         first = next(iter(self._queue))
@@ -58,7 +59,8 @@ class FreeBlockQueue:
             return block
         block = Block(len(self._blocks))
         self._blocks.append(block)
-        if len(self._blocks) == self._num_blocks:
+        self._untouched -= 1
+        if self._untouched == 0:
             del self._queue[UNTOUCHED]
         return block
 
