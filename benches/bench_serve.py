@@ -10,7 +10,9 @@ group serves the same requests, and its results are asserted equal to the native
 - **Azure 2023 conversation trace** at its real rate (19,366 requests over 58 minutes; the one
   request longer than Llama-3-8B's 8,192 tokens left out), Llama-3-8B on an H100 with the
   roofline step time and the pool the model leaves: ``simulate()`` end to end, from the
-  requests to the summary. Rows: native, native without the jump, the reference, Vidur (below).
+  requests to the summary. Rows: native, native without the jump, native without prefix
+  caching (the same results: the trace has no content, so no block can be hit, and nothing is
+  preempted; prefix caching should cost next to nothing), the reference, Vidur (below).
 - **Decode-heavy**: 2,000 requests with long outputs at a low rate (small batches, long decode
   stretches): where the decode jump pays.
 
@@ -116,7 +118,7 @@ def azure(full_size: bool) -> tuple[Requests, ServeResult]:
     return reqs, simulate(reqs, **AZURE)
 
 
-@pytest.mark.parametrize("row", ["native", "native-no-jump", "reference", "vidur"])
+@pytest.mark.parametrize("row", ["native", "native-no-jump", "native-no-prefix-caching", "reference", "vidur"])
 def test_azure_conversation(benchmark: Any, row: str, azure: tuple[Requests, ServeResult]) -> None:
     """End to end: ``simulate()`` from the requests to the summary (the step-time model, the
     pool size, the prompt keys, the run, the latencies)."""
@@ -134,6 +136,8 @@ def test_azure_conversation(benchmark: Any, row: str, azure: tuple[Requests, Ser
             cfg, step_time = expected.config, expected_step_time()
             run = native.run(reqs, cfg, step_time, jump=False)
             result = ServeResult.from_run(run, reqs, cfg)
+        elif row == "native-no-prefix-caching":
+            result = simulate(reqs, enable_prefix_caching=False, **AZURE)
         else:
             result = simulate(reqs, engine="reference" if row == "reference" else "native", **AZURE)
         result.summary(slo_ttft=0.5, slo_tpot=0.05)

@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 import threading
 import time
-from dataclasses import fields
+from dataclasses import fields, replace
+from typing import Any, Callable, Union
 
 import numpy as np
 import pytest
@@ -20,9 +21,12 @@ from osbench import _native
 from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.serve import native, reference, simulate
 from osbench.serve.config import POLICIES, EngineConfig
+from osbench.serve.drive import drive
 from osbench.serve.requests import Requests
-from osbench.serve.run import StepRecord
+from osbench.serve.run import EngineRun, Recorder, StepRecord, check_requests
 from osbench.serve.steptime import Batch, StepTime
+from osbench.serve.vllm.request import Request as VllmRequest
+from osbench.serve.vllm.stepper import Stepper
 
 # Coefficients that are not binary fractions: the times are equal only if the arithmetic is.
 LINEAR = StepTime.linear(0.0037, 1.3e-5, 7.1e-4, 3.3e-7)
@@ -86,6 +90,81 @@ def test_native_equals_the_reference_step_for_step(workload, step_time) -> None:
         return
     assert_same_runs(ours, native.run(reqs, cfg, step_time, record=True))
     assert_same_runs(ours, native.run(reqs, cfg, step_time, record=True, jump=False))
+
+
+class _MixedStepper(Stepper):
+    """The reference's stepper with the requests in ``private`` given no content (their blocks
+    keyed by private tags, unhashed), the others their prompt keys."""
+
+    def __init__(self, requests: Requests, config: EngineConfig, priority: np.ndarray, private: set[int]) -> None:
+        super().__init__(requests, config, priority)
+        self.private = private
+
+    def add_request(self, index: int, arrival: float) -> None:
+        if index not in self.private:
+            return super().add_request(index, arrival)
+        r = self.requests
+        prompt, output = int(r.prompt_len[index]), int(r.output_len[index])
+        request = VllmRequest(index, arrival, int(self.priority[index]), prompt, output, None, private=True)
+        self.scheduler.add_request(request)
+
+
+def _outcome(run: Callable[..., EngineRun], *args: Any) -> Union[EngineRun, str]:
+    """The run, or the error of one that cannot end (requests tied under priority)."""
+    try:
+        return run(*args, record=True)
+    except ArgumentError as livelock:
+        return str(livelock)
+
+
+def _assert_same_outcome(a: Union[EngineRun, str], b: Union[EngineRun, str]) -> None:
+    if isinstance(a, str) or isinstance(b, str):
+        assert a == b
+    else:
+        assert_same_runs(a, b)
+
+
+@settings(max_examples=150, deadline=None)
+@given(pressured(), st.sampled_from([LINEAR, ROOFLINES[0]]), st.data())
+def test_prompts_without_content_run_as_if_every_block_had_content_of_its_own(workload, step_time, data) -> None:  # type: ignore[no-untyped-def]
+    """The shortcut for prompts without content (no hash, no map: only the request itself can
+    hit its blocks, after a preemption) against the semantics it stands for: the same prompts
+    with content no other block has, hashed into the prefix cache like any other. Both engines;
+    and, on the reference, with requests with and without content mixed in one run."""
+    reqs, cfg = workload
+    cfg = replace(cfg, enable_prefix_caching=True)
+    fresh = iter(range(1 << 40, 1 << 41))  # ids no drawn content uses
+
+    def unique_content(i: int) -> list[int]:
+        return [next(fresh) for _ in range(-(-int(reqs.prompt_len[i]) // reqs.source_block))]
+
+    def with_blocks(blocks: list) -> Requests:
+        return Requests(
+            reqs.arrival,
+            reqs.prompt_len,
+            reqs.output_len,
+            blocks=blocks,
+            priority=reqs.priority,
+            source_block=reqs.source_block,
+        )
+
+    bare = Requests(reqs.arrival, reqs.prompt_len, reqs.output_len, priority=reqs.priority)
+    hashed = with_blocks([unique_content(i) for i in range(len(reqs))])
+    expected = _outcome(reference.run, hashed, cfg, step_time)
+    _assert_same_outcome(expected, _outcome(reference.run, bare, cfg, step_time))
+    _assert_same_outcome(expected, _outcome(native.run, bare, cfg, step_time))
+    # Mixed: the drawn content (shared prefixes) for some requests, none for the others.
+    private = set(data.draw(st.lists(st.integers(0, len(reqs) - 1), unique=True)))
+    shared = reqs.blocks or [unique_content(i) for i in range(len(reqs))]
+    mixed_hashed = with_blocks([unique_content(i) if i in private else list(shared[i]) for i in range(len(reqs))])
+
+    def mixed(requests: Requests, record: bool) -> EngineRun:
+        stepper = _MixedStepper(requests, cfg, check_requests(requests, cfg), private)
+        guard = reference.LivelockGuard(stepper.state, stepper.livelock_error)
+        return drive(requests, stepper, step_time, Recorder(len(requests), record), guard=guard, concurrency=None)
+
+    expected = _outcome(reference.run, mixed_hashed, cfg, step_time)
+    _assert_same_outcome(expected, _outcome(mixed, with_blocks([list(b) for b in shared])))
 
 
 @settings(max_examples=150, deadline=None)

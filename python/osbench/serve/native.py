@@ -73,7 +73,8 @@ def simulate_counted(
     check_memory(requests, config, record)
     kind, coefficients = step_time.spec()
     keys = offsets = None
-    if config.enable_prefix_caching:
+    # Prompts without content go keyless: the engine caches their blocks without hashing them.
+    if config.enable_prefix_caching and requests.block_ids is not None:
         keys, offsets = requests.prompt_block_keys(config.block_size)
     columns, detail, jumped = _native.serve_simulate(
         requests.arrival,

@@ -25,7 +25,9 @@ so the order of every loop and every tie-break below is part of the contract:
   before its head), one without to the front (it is reused first);
 - a request's blocks are hashed as they are scheduled, chained over the prompt keys of
   :meth:`Requests.prompt_block_keys` and then over content private to the request (the trailing
-  partial prompt block and the output tokens), with :func:`block_hash`;
+  partial prompt block and the output tokens), with :func:`block_hash`; a prompt without content
+  is not hashed: its blocks are keyed by a tag no hash equals (``vllm/request.py: private_tag``),
+  as only the request itself can hit them (after a preemption);
 - finished requests free their blocks in the order the step scheduled them;
 - a run that cannot end is stopped (:class:`LivelockGuard`): under ``priority``, requests that
   tie on ``(priority, arrival)`` can preempt one another forever, as they would in vLLM.

@@ -60,7 +60,8 @@ fn settings<'a>(d: &Bound<'_, PyDict>, policy: &'a mut String) -> PyResult<Setti
 }
 
 /// Serve the requests. `keys` and `key_offsets`: the prompts' block keys
-/// (`Requests.prompt_block_keys(block_size)`), required with prefix caching. `settings`: the
+/// (`Requests.prompt_block_keys(block_size)`), used with prefix caching; None for prompts
+/// without content (every block unique). `settings`: the
 /// configuration's fields by name (`SERVE_ENGINES`' row for vLLM). `step_time`:
 /// `StepTime.spec()`, a kind and its coefficients. Returns (the per-request and per-step
 /// arrays by name, the step records by name or None, the steps the decode jump took).

@@ -11,6 +11,15 @@ from osbench.serve.hashing import ROOT_HASH, block_hash, private_content
 WAITING, RUNNING, PREEMPTED, FINISHED = "waiting", "running", "preempted", "finished"
 
 
+def private_tag(index: int, k: int) -> int:
+    """The prefix-cache key of block ``k`` of request ``index`` when its prompt has no content:
+    below 0, so equal to no block hash (64-bit, from 0), and to no other tag. It stands for the
+    hash such a block would have (:meth:`Requests.prompt_block_keys` without ``blocks``, then
+    :func:`private_content`), which equals no other hash either (up to 64-bit collisions): the
+    cache sees the same equalities, without a hash computed."""
+    return -1 - ((index << 32) | k)
+
+
 class Request:
     """A request as the engine sees it (``request.py: Request``): its progress, its status and
     the hashes of its full blocks."""
@@ -25,12 +34,20 @@ class Request:
         "num_preemptions",
         "output_len",
         "priority",
+        "private",
         "prompt_len",
         "status",
     )
 
     def __init__(
-        self, index: int, arrival: float, priority: int, prompt_len: int, output_len: int, keys: Optional[np.ndarray]
+        self,
+        index: int,
+        arrival: float,
+        priority: int,
+        prompt_len: int,
+        output_len: int,
+        keys: Optional[np.ndarray],
+        private: bool = False,
     ) -> None:
         self.index = index
         self.arrival = arrival
@@ -44,7 +61,11 @@ class Request:
         self.num_preemptions = 0
         self.block_hashes: list[int] = []
         """One hash per full block of the known tokens (prompt, then outputs):
-        ``request.py: Request.update_block_hashes``. Empty without prefix caching."""
+        ``request.py: Request.update_block_hashes``. Empty without prefix caching, and for a
+        private request."""
+        self.private = private and keys is None
+        """Prefix caching on, a prompt without content: its blocks are keyed by :func:`private_tag`,
+        not hashed (only the request itself can hit them, after a preemption)."""
         self.hashed = keys is not None
         if keys is not None:
             parent = ROOT_HASH
@@ -62,6 +83,14 @@ class Request:
         """``request.py: Request.__lt__``: priority (smaller first), then arrival, then id (the
         index here; the vLLM peer harness numbers its ids the same way)."""
         return (self.priority, self.arrival, self.index)
+
+    def num_keyed_blocks(self, block_size: int) -> int:
+        """Its full blocks so far that have a prefix-cache key (:meth:`block_key`)."""
+        return self.num_tokens // block_size if self.private else len(self.block_hashes)
+
+    def block_key(self, k: int) -> int:
+        """The prefix-cache key of its block ``k``: the block's hash, or its private tag."""
+        return private_tag(self.index, k) if self.private else self.block_hashes[k]
 
     def append_output_token(self, block_size: int) -> None:
         """``request.py: Request.append_output_token_ids``: one more token, and the hash of

@@ -26,7 +26,8 @@ class Stepper:
         self.priority = priority
         self.keys: Optional[np.ndarray] = None
         self.offsets: Optional[np.ndarray] = None
-        if config.enable_prefix_caching:
+        # Prompts without content are not hashed: their blocks get private tags instead.
+        if config.enable_prefix_caching and requests.block_ids is not None:
             self.keys, self.offsets = requests.prompt_block_keys(config.block_size)
         self.plan = StepPlan()
 
@@ -35,7 +36,13 @@ class Stepper:
         own_keys = None if keys is None or offsets is None else keys[offsets[index] : offsets[index + 1]]
         r = self.requests
         request = Request(
-            index, arrival, int(self.priority[index]), int(r.prompt_len[index]), int(r.output_len[index]), own_keys
+            index,
+            arrival,
+            int(self.priority[index]),
+            int(r.prompt_len[index]),
+            int(r.output_len[index]),
+            own_keys,
+            private=self.config.enable_prefix_caching,
         )
         self.scheduler.add_request(request)
 

@@ -64,7 +64,9 @@ pub struct Requests<'a> {
     pub priority: &'a [i64],
     /// With prefix caching: the content keys of every prompt's full blocks
     /// (`Requests.prompt_block_keys(block_size)`), request `i`'s being
-    /// `keys[key_offsets[i]..key_offsets[i + 1]]`. Unused (may be empty) without.
+    /// `keys[key_offsets[i]..key_offsets[i + 1]]`; both empty when the prompts have no content
+    /// (every block unique to its request and position: no hash is computed, and the results
+    /// are those of the keys `prompt_block_keys` gives such prompts). Unused without.
     pub keys: &'a [u64],
     pub key_offsets: &'a [i64],
 }
@@ -208,7 +210,7 @@ fn check_requests(r: &Requests, cfg: &Config) -> Result<()> {
             ));
         }
     }
-    if cfg.enable_prefix_caching {
+    if cfg.enable_prefix_caching && !(r.keys.is_empty() && r.key_offsets.is_empty()) {
         let o = r.key_offsets;
         let accepted = || {
             format!(

@@ -146,6 +146,37 @@ fn preemption_frees_the_last_running_request_which_recomputes_and_hits_its_own_p
     assert_eq!((record.admitted_request, record.admitted_hit_tokens), (vec![0, 1, 1], vec![0, 0, 2]));
 }
 
+#[test]
+fn a_prompt_without_content_is_cached_as_one_whose_keys_match_no_other() {
+    // No keys: each request hits only its own blocks (after a preemption), as with keys that
+    // equal no other request's; the cached counts are the same too.
+    let reqs = Requests { arrival: &[0.0, 0.0], prompt_len: &[3, 3], output_len: &[4, 4], ..Requests::default() };
+    let keys = [mix(5, 0), mix(6, 0)];
+    let keyed = Requests { keys: &keys, key_offsets: &[0, 1, 2], ..reqs };
+    let cfg = config(5, 2, 16, 4, 16);
+    let (ours, theirs) = (run(&reqs, &cfg, RECORD).unwrap(), run(&keyed, &cfg, RECORD).unwrap());
+    assert_eq!(ours.record.as_ref().unwrap().admitted_hit_tokens, [0, 0, 2]);
+    assert_eq!(format!("{ours:?}"), format!("{theirs:?}"));
+    // And on a random workload with preemptions, evictions, duplicate cached blocks.
+    let mut rng = Rng(11);
+    let n = 40;
+    let prompt: Vec<i64> = (0..n).map(|_| 1 + rng.below(40) as i64).collect();
+    let output: Vec<i64> = (0..n).map(|_| 1 + rng.below(30) as i64).collect();
+    let arrival: Vec<f64> = (0..n).map(|i| i as f64 * 0.1).collect();
+    let mut offsets = vec![0];
+    for p in &prompt {
+        offsets.push(offsets[offsets.len() - 1] + p / 4);
+    }
+    let keys: Vec<u64> = (0..offsets[n] as u64).map(|k| mix(k + 100, 0)).collect();
+    let reqs = Requests { arrival: &arrival, prompt_len: &prompt, output_len: &output, ..Requests::default() };
+    let keyed = Requests { keys: &keys, key_offsets: &offsets, ..reqs };
+    let cfg = config(24, 4, 32, 6, 80);
+    let (ours, theirs) = (run(&reqs, &cfg, RECORD).unwrap(), run(&keyed, &cfg, RECORD).unwrap());
+    let hits = ours.record.as_ref().unwrap().admitted_hit_tokens.iter().sum::<i64>();
+    assert!(ours.num_preempted.iter().sum::<i64>() > 0 && hits > 0);
+    assert_eq!(format!("{ours:?}"), format!("{theirs:?}"));
+}
+
 // ------------------------------------------------------------------ the decode jump
 
 /// xorshift64*: a small deterministic generator for random workloads.

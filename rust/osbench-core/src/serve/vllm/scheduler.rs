@@ -195,6 +195,7 @@ impl<'c> Scheduler<'c> {
                 request.status = Status::Finished;
                 request.release();
                 self.kv.free(index);
+                self.kv.pool.forget_private(index);
                 self.plan.finished.push(index);
             }
         }
@@ -230,8 +231,8 @@ impl<'c> Scheduler<'c> {
 
 impl seam::Scheduler for Scheduler<'_> {
     fn add_request(&mut self, r: NewRequest<'_>) {
-        let keys = if self.config.enable_prefix_caching { r.keys } else { None };
-        self.add(Request::new(r.index, r.arrival, r.priority, r.prompt_len, r.output_len, keys));
+        let caching = self.config.enable_prefix_caching;
+        self.add(Request::new(r.index, r.arrival, r.priority, r.prompt_len, r.output_len, caching, r.keys));
     }
 
     fn has_unfinished_requests(&self) -> bool {
@@ -262,7 +263,7 @@ impl seam::Scheduler for Scheduler<'_> {
 
     fn occupancy(&self) -> Occupancy {
         let free = self.kv.pool.num_free_blocks();
-        Occupancy { used: self.config.num_blocks - 1 - free, free, cached: self.kv.pool.num_cached_hashes() as u64 }
+        Occupancy { used: self.config.num_blocks - 1 - free, free, cached: self.kv.pool.num_cached_hashes() }
     }
 
     fn running(&self) -> &[u32] {
