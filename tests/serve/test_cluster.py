@@ -3,6 +3,9 @@ workloads, each router's rule, and bad input."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from typing import Any
 
 import numpy as np
@@ -435,3 +438,27 @@ def test_what_the_native_loop_cannot_run_and_unknown_arguments_are_named() -> No
         PrefixAware(cache_threshold=2)
     with pytest.raises(ArgumentError, match="seed=-1 is not accepted"):
         Random(seed=-1)
+
+
+# --------------------------------------------------------------------------- the command line
+
+
+def test_the_command_line_serves_on_replicas_as_the_api_does() -> None:
+    args = ["--conversations", "30,2", "--replicas", "3", "--router", "prefix-aware", "--seed", "4"]
+    out = subprocess.run(
+        [sys.executable, "-m", "osbench", "serve", "simulate", *args, "--json"], capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    reqs = ob.serve.Requests.conversations(30, 2.0, seed=4)
+    api = simulate_cluster(reqs, replicas=3, router="prefix-aware", model=ob.serve.models.DEFAULT_MODEL, gpu="h100")
+    s = api.summary()
+    assert data["summary"] == json.loads(json.dumps(s.merged.to_dict()))
+    assert data["cluster"]["requests_per_replica"] == list(s.requests_per_replica)
+    assert data["cluster"]["prefix_hit_rates"] == list(s.prefix_hit_rates)
+    refused = subprocess.run(
+        [sys.executable, "-m", "osbench", "serve", "simulate", "--poisson", "5,1", "--router", "kv-aware"],
+        capture_output=True,
+        text=True,
+    )
+    assert refused.returncode == 2 and "--router kv-aware is not accepted without --replicas" in refused.stderr
