@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from typing import Any
+from pathlib import Path
+from typing import Any, Callable
 
 import numpy as np
 import pytest
@@ -18,7 +19,9 @@ import osbench as ob
 from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.serve import native, reference
 from osbench.serve.cluster import simulate_cluster
+from osbench.serve.cluster_study import routers_on_mooncake
 from osbench.serve.config import POLICIES, EngineConfig
+from osbench.serve.lecture import MOONCAKE
 from osbench.serve.replicas import drive_replicas
 from osbench.serve.requests import Requests
 from osbench.serve.routers import ROUTERS, PrefixAware, Random, Router
@@ -462,3 +465,19 @@ def test_the_command_line_serves_on_replicas_as_the_api_does() -> None:
         text=True,
     )
     assert refused.returncode == 2 and "--router kv-aware is not accepted without --replicas" in refused.stderr
+
+
+# --------------------------------------------------------------------------- the study
+
+
+def test_routers_compared_on_mooncake(dataset: Callable[[str], Path]) -> None:
+    dataset(MOONCAKE)
+    table = routers_on_mooncake(replicas=4, quick=True)
+    assert [row[0] for row in table.rows] == list(ROUTERS)
+    by = {row[0]: dict(zip(table.columns, row)) for row in table.rows}
+    # Conversations share their history: routing by prefix finds it cached far more often.
+    aware = by.pop("prefix-aware")
+    assert all(aware["prompt tokens from the cache"] > 1.5 * row["prompt tokens from the cache"] for row in by.values())
+    assert all(row[6] <= row[7] for row in table.rows)  # fewest and most requests on a replica
+    assert by["round-robin"]["most requests"] - by["round-robin"]["fewest requests"] <= 1
+    assert table.note.startswith("Prefix-aware routing serves") and "4 x its own rate" in table.setup
