@@ -15,6 +15,9 @@ group serves the same requests, and its results are asserted equal to the native
   preempted; prefix caching should cost next to nothing), the reference, Vidur (below).
 - **Decode-heavy**: 2,000 requests with long outputs at a low rate (small batches, long decode
   stretches): where the decode jump pays.
+- **Replicas behind a router**: the Azure conversation trace above at 16x its rate on 16
+  replicas behind ``least-tokens``, ``simulate_cluster()`` end to end. Rows: native, the
+  reference loop (target: under 10 s natively, at least 20x the reference).
 
 Steps per second, and simulated seconds per wall second, are in ``extra_info``. The measured
 figures, against the targets, are in the README's performance section (one place for them).
@@ -38,7 +41,7 @@ import numpy as np
 import pytest
 
 from osbench import datasets
-from osbench.serve import native, reference, simulate
+from osbench.serve import native, reference, simulate, simulate_cluster
 from osbench.serve.config import EngineConfig
 from osbench.serve.requests import Requests
 from osbench.serve.result import ServeResult
@@ -175,3 +178,41 @@ def test_decode_heavy(benchmark: Any, row: str, decode_heavy: tuple[Requests, En
     assert_equal_runs(expected, run)
     assert (jumped > run.num_steps // 3) == (row == "native")
     report(benchmark, run.num_steps, float(run.finish.max()))
+
+
+# ------------------------------------------------------------------ replicas behind a router
+
+
+@pytest.fixture(scope="module")
+def cluster(full_size: bool) -> tuple[Requests, Any]:
+    path, reason = datasets.try_fetch("azure-conv-2023")
+    if path is None:
+        pytest.skip(reason)
+    reqs = Requests.read("azure-conv-2023")
+    reqs = reqs[(reqs.prompt_len + reqs.output_len) <= 8192]  # Llama-3-8B's max_model_len
+    if not full_size:
+        reqs = reqs[:300]
+    reqs = reqs.at_rate(reqs.rate * CLUSTER["replicas"])
+    return reqs, simulate_cluster(reqs, **CLUSTER, **AZURE)
+
+
+CLUSTER = {"replicas": 16, "router": "least-tokens"}
+
+
+@pytest.mark.parametrize("row", ["native", "reference"])
+def test_cluster(benchmark: Any, row: str, cluster: tuple[Requests, Any]) -> None:
+    """End to end: ``simulate_cluster()`` from the requests to the summary, the issue's target
+    (the Azure conversation trace at 16x its rate on 16 replicas: under 10 s natively on one
+    core, at least 20x the reference)."""
+    benchmark.group = "serve: Azure 2023 conversation at 16x its rate, 16 replicas, least-tokens"
+    reqs, expected = cluster
+
+    def serve() -> Any:
+        result = simulate_cluster(reqs, engine=row, **CLUSTER, **AZURE)
+        result.summary()
+        return result
+
+    result = once(benchmark, serve, rounds=1 if row == "reference" else 3)
+    np.testing.assert_array_equal(result.replica, expected.replica)
+    np.testing.assert_array_equal(result.merged.finish, expected.merged.finish)
+    report(benchmark, len(result.merged.steps), float(result.merged.finish.max() - reqs.arrival[0]))

@@ -19,10 +19,12 @@ from typing import Any
 from osbench import _files, serve
 from osbench._format import duration, number, percent
 from osbench.cli._common import Subcommands, common_flags, one_of, output_file
+from osbench.errors import ArgumentError
 from osbench.serve import readers as serve_readers
 from osbench.serve import source as serve_source
 from osbench.serve.config import POLICIES as SERVE_POLICIES
 from osbench.serve.models import DEFAULT_MODEL
+from osbench.serve.routers import ROUTERS
 
 ORDER = 10
 
@@ -143,7 +145,9 @@ REQUEST_CSV_COLUMNS = (
 """The per-request CSV's columns (``--out``): times in seconds, lengths in tokens."""
 
 
-def _request_csv(result: serve.ServeResult) -> str:
+def _request_csv(result: serve.ServeResult, replica: Any = None) -> str:
+    """The per-request CSV; with ``replica`` (a cluster run), a last column naming the replica
+    that served each request."""
     columns = {
         "request": list(range(len(result.requests))),
         "arrival": result.arrival.tolist(),
@@ -151,9 +155,13 @@ def _request_csv(result: serve.ServeResult) -> str:
         "output_len": result.requests.output_len.tolist(),
     }
     values = [columns[c] if c in columns else getattr(result, c).tolist() for c in REQUEST_CSV_COLUMNS]
+    header = list(REQUEST_CSV_COLUMNS)
+    if replica is not None:
+        values.append(replica.tolist())
+        header.append("replica")
     buf = io.StringIO()
     out = csv.writer(buf, lineterminator="\n")
-    out.writerow(REQUEST_CSV_COLUMNS)
+    out.writerow(header)
     for row in zip(*values):
         out.writerow(["" if v != v else v for v in row])  # NaN (no TPOT for one output token): empty
     return buf.getvalue()
@@ -170,11 +178,20 @@ def cmd_serve_simulate(args: argparse.Namespace) -> int:
     if args.out is not None:
         output_file("--out", args.out)
     options = _serve_options(args)
+    if args.router is not None and args.replicas is None:
+        raise ArgumentError(f"--router {args.router} is not accepted without --replicas: it routes among replicas")
     requests, left_out = serve_source.requests(_serve_description(args), options)
-    result = serve.simulate(requests, engine=args.engine, **options)
+    cluster = None
+    router = args.router or "round-robin"
+    if args.replicas is None:
+        result = serve.simulate(requests, engine=args.engine, **options)
+    else:
+        cluster = serve.simulate_cluster(requests, replicas=args.replicas, router=router, engine=args.engine, **options)
+        result = cluster.merged
     s = result.summary(slo_ttft=args.slo_ttft, slo_tpot=args.slo_tpot)
+    c = None if cluster is None else cluster.summary(slo_ttft=args.slo_ttft, slo_tpot=args.slo_tpot)
     if args.out is not None:
-        _files.write_text(args.out, _request_csv(result))
+        _files.write_text(args.out, _request_csv(result, None if cluster is None else cluster.replica))
     if args.json:
         print(
             json.dumps(
@@ -185,6 +202,7 @@ def cmd_serve_simulate(args: argparse.Namespace) -> int:
                     "engine": args.engine,
                     "config": dataclasses.asdict(result.config),
                     "summary": s.to_dict(),
+                    **({} if c is None else {"cluster": {k: v for k, v in c.to_dict().items() if k != "merged"}}),
                 },
                 default=str,
             )
@@ -230,6 +248,16 @@ def cmd_serve_simulate(args: argparse.Namespace) -> int:
         f"  {'steps':<13}{number(s.steps)}, {duration(s.mean_step_time)} each on average, "
         f"{number(s.mean_batch_size)} requests in a batch on average"
     )
+    if c is not None:
+        print(
+            f"  {'replicas':<13}{c.replicas} behind {router}: requests "
+            f"{', '.join(number(k) for k in c.requests_per_replica)}; prefix hits "
+            f"{', '.join(percent(h) for h in c.prefix_hit_rates)}"
+        )
+        print(
+            f"  {'imbalance':<13}the busiest replica's outstanding requests over the mean at each arrival: "
+            f"mean {c.imbalance_mean:.2f}, p99 {c.imbalance_p99:.2f}, peak {c.imbalance_max:.2f}"
+        )
     if args.out is not None:
         print(f"wrote {args.out} (one row per request)", file=sys.stderr)
     return 0
@@ -277,6 +305,11 @@ def add_commands(sub: Subcommands) -> None:
     )
     p.add_argument("--gpu", default="h100", help=f"{one_of(list(serve.GPUS))} (default h100)")
     p.add_argument("--tp", type=int, help="GPUs the model is sharded over (default: the model preset's)")
+    cluster = p.add_argument_group("replicas behind a router (osbench.serve.simulate_cluster)")
+    cluster.add_argument("--replicas", type=int, metavar="N", help="serve on N identical engines, each with its own KV")
+    cluster.add_argument(
+        "--router", choices=list(ROUTERS), help="which replica serves each request (default round-robin)"
+    )
     _engine_config_flags(p)
     p.add_argument("--slo-ttft", type=float, metavar="SECONDS", help="time-to-first-token SLO for goodput")
     p.add_argument("--slo-tpot", type=float, metavar="SECONDS", help="time-per-output-token SLO for goodput")

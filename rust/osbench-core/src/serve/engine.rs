@@ -336,6 +336,11 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         Ok(done)
     }
 
+    /// The run so far, as recorded (a loop over several engines reads each step's row).
+    pub fn run(&self) -> &Run {
+        &self.rec.run
+    }
+
     /// The run so far.
     pub fn into_run(self) -> Run {
         self.rec.run

@@ -11,9 +11,11 @@
 //! engine is held to the reference step for step: same batches, preemptions, block counts and
 //! times.
 
+pub mod cluster;
 pub mod engine;
 pub mod hash;
 pub mod livelock;
+pub mod routers;
 pub mod scheduler;
 pub mod step_time;
 pub mod step_time_batch;
