@@ -87,6 +87,7 @@ class _CachePolicyRow(TypedDict):
     params: list[_CacheParamRow]
     libcachesim: Optional[str]
     randomised: bool
+    hashes_keys: bool
 
 CACHE_POLICIES: list[_CachePolicyRow]
 
@@ -124,6 +125,7 @@ def cache_replay(
     costs: Optional[npt.NDArray[np.float64]] = None,
     admission: Optional[str] = None,
     admission_params: Optional[Mapping[str, _ParamValue]] = None,
+    keys: Optional[npt.NDArray[np.uint64]] = None,
 ) -> tuple[int, Optional[npt.NDArray[np.bool_]]]: ...
 def cache_curve(
     policy: str,
@@ -137,6 +139,7 @@ def cache_curve(
     costs: Optional[npt.NDArray[np.float64]] = None,
     admission: Optional[str] = None,
     admission_params: Optional[Mapping[str, _ParamValue]] = None,
+    keys: Optional[npt.NDArray[np.uint64]] = None,
 ) -> npt.NDArray[np.uint64]: ...
 def cache_replay_grid(
     policies: list[str],
@@ -150,6 +153,7 @@ def cache_replay_grid(
     costs: Optional[npt.NDArray[np.float64]] = None,
     admission: Optional[str] = None,
     admission_params: Optional[Mapping[str, _ParamValue]] = None,
+    keys: Optional[npt.NDArray[np.uint64]] = None,
 ) -> npt.NDArray[np.uint64]: ...
 
 @final
