@@ -90,6 +90,7 @@ class _CachePolicyRow(TypedDict):
     params: list[_CacheParamRow]
     libcachesim: Optional[str]
     randomised: bool
+    hashes_keys: bool
 
 CACHE_POLICIES: list[_CachePolicyRow]
 
@@ -127,6 +128,7 @@ def cache_replay(
     costs: Optional[npt.NDArray[np.float64]] = None,
     admission: Optional[str] = None,
     admission_params: Optional[Mapping[str, _ParamValue]] = None,
+    keys: Optional[npt.NDArray[np.uint64]] = None,
 ) -> tuple[int, Optional[npt.NDArray[np.bool_]]]: ...
 def cache_curve(
     policy: str,
@@ -140,6 +142,7 @@ def cache_curve(
     costs: Optional[npt.NDArray[np.float64]] = None,
     admission: Optional[str] = None,
     admission_params: Optional[Mapping[str, _ParamValue]] = None,
+    keys: Optional[npt.NDArray[np.uint64]] = None,
 ) -> npt.NDArray[np.uint64]: ...
 def cache_replay_grid(
     policies: list[str],
@@ -153,6 +156,7 @@ def cache_replay_grid(
     costs: Optional[npt.NDArray[np.float64]] = None,
     admission: Optional[str] = None,
     admission_params: Optional[Mapping[str, _ParamValue]] = None,
+    keys: Optional[npt.NDArray[np.uint64]] = None,
 ) -> npt.NDArray[np.uint64]: ...
 
 @final
