@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from interrupts import assert_stops
 from runs import assert_same_runs
 
 import osbench as ob
@@ -481,3 +482,19 @@ def test_routers_compared_on_mooncake(dataset: Callable[[str], Path]) -> None:
     assert all(row[6] <= row[7] for row in table.rows)  # fewest and most requests on a replica
     assert by["round-robin"]["most requests"] - by["round-robin"]["fewest requests"] <= 1
     assert table.note.startswith("Prefix-aware routing serves") and "4 x its own rate" in table.setup
+
+
+def test_ctrl_c_stops_a_long_native_cluster_run() -> None:
+    assert_stops(
+        """
+        import numpy as np
+        from osbench.serve import simulate_cluster
+        from osbench.serve.requests import Requests
+        from osbench.serve.steptime import StepTime
+        rng = np.random.default_rng(0)
+        reqs = Requests(np.zeros(3000), rng.integers(100, 2000, 3000), rng.integers(500, 2000, 3000))
+        step = StepTime.linear(0.01, 1e-5, 1e-4, 1e-7)
+        for _ in range(1000):  # minutes of work if nothing stops it
+            simulate_cluster(reqs, replicas=4, router="least-tokens", step_time=step, num_blocks=5000, max_model_len=4096)
+        """
+    )
