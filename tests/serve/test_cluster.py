@@ -17,6 +17,7 @@ from interrupts import assert_stops
 from runs import assert_same_runs
 
 import osbench as ob
+from osbench import _native
 from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.serve import native, reference
 from osbench.serve.cluster import simulate_cluster
@@ -207,8 +208,26 @@ def test_the_random_cluster_workloads_do_exercise_routing_on_state() -> None:
         np.testing.assert_array_equal(a.merged.finish, b.merged.finish)
         s = a.summary()
         assert s.merged.preemptions > 0 and s.prefix_hit_rate > 0 and s.imbalance_max > 1, router
-    _, jumped = native.simulate_counted(reqs[:50], EngineConfig(**cfg), LINEAR)
-    assert jumped > 0
+    # The decode jump is taken behind a router too, open and closed loop.
+    long = Requests(np.cumsum(rng.exponential(5.0, 100)), rng.integers(50, 500, 100), rng.integers(200, 2000, 100))
+    config = EngineConfig(num_blocks=20_000, enable_prefix_caching=False)
+    kind, coefficients = LINEAR.spec()
+    for concurrency in (None, 3):
+        _, _, runs = _native.serve_simulate_cluster(
+            long.arrival,
+            long.prompt_len,
+            long.output_len,
+            None,
+            None,
+            None,
+            settings={name: getattr(config, name) for name in native._SETTINGS},
+            step_kind=kind,
+            step_coefficients=list(coefficients),
+            replicas=3,
+            router="least-requests",
+            concurrency=concurrency,
+        )
+        assert sum(jumped for _, _, jumped in runs) > sum(len(c["start"]) for c, _, _ in runs) // 3
 
 
 def raw(result: ob.serve.ServeResult, record=None):  # type: ignore[no-untyped-def]
