@@ -13,9 +13,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from interrupts import assert_stops
 from runs import assert_same_runs
 
 import osbench as ob
+from osbench import _native
 from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.serve import native, reference
 from osbench.serve.cluster import simulate_cluster
@@ -206,8 +208,26 @@ def test_the_random_cluster_workloads_do_exercise_routing_on_state() -> None:
         np.testing.assert_array_equal(a.merged.finish, b.merged.finish)
         s = a.summary()
         assert s.merged.preemptions > 0 and s.prefix_hit_rate > 0 and s.imbalance_max > 1, router
-    _, jumped = native.simulate_counted(reqs[:50], EngineConfig(**cfg), LINEAR)
-    assert jumped > 0
+    # The decode jump is taken behind a router too, open and closed loop.
+    long = Requests(np.cumsum(rng.exponential(5.0, 100)), rng.integers(50, 500, 100), rng.integers(200, 2000, 100))
+    config = EngineConfig(num_blocks=20_000, enable_prefix_caching=False)
+    kind, coefficients = LINEAR.spec()
+    for concurrency in (None, 3):
+        _, _, runs = _native.serve_simulate_cluster(
+            long.arrival,
+            long.prompt_len,
+            long.output_len,
+            None,
+            None,
+            None,
+            settings={name: getattr(config, name) for name in native._SETTINGS},
+            step_kind=kind,
+            step_coefficients=list(coefficients),
+            replicas=3,
+            router="least-requests",
+            concurrency=concurrency,
+        )
+        assert sum(jumped for _, _, jumped in runs) > sum(len(c["start"]) for c, _, _ in runs) // 3
 
 
 def raw(result: ob.serve.ServeResult, record=None):  # type: ignore[no-untyped-def]
@@ -481,3 +501,19 @@ def test_routers_compared_on_mooncake(dataset: Callable[[str], Path]) -> None:
     assert all(row[6] <= row[7] for row in table.rows)  # fewest and most requests on a replica
     assert by["round-robin"]["most requests"] - by["round-robin"]["fewest requests"] <= 1
     assert table.note.startswith("Prefix-aware routing serves") and "4 x its own rate" in table.setup
+
+
+def test_ctrl_c_stops_a_long_native_cluster_run() -> None:
+    assert_stops(
+        """
+        import numpy as np
+        from osbench.serve import simulate_cluster
+        from osbench.serve.requests import Requests
+        from osbench.serve.steptime import StepTime
+        rng = np.random.default_rng(0)
+        reqs = Requests(np.zeros(3000), rng.integers(100, 2000, 3000), rng.integers(500, 2000, 3000))
+        step = StepTime.linear(0.01, 1e-5, 1e-4, 1e-7)
+        for _ in range(1000):  # minutes of work if nothing stops it
+            simulate_cluster(reqs, replicas=4, router="least-tokens", step_time=step, num_blocks=5000, max_model_len=4096)
+        """
+    )

@@ -5,10 +5,12 @@ use crate::arrays::{self, slice};
 use crate::errors::ToPyResult;
 use crate::interrupt;
 use numpy::{IntoPyArray, PyReadonlyArray1};
-use osbench_core::serve::cluster::simulate_cluster;
+
 use osbench_core::serve::routers::{prefix_aware, Spec, ROUTERS};
 use osbench_core::serve::vllm::CONFIG_FIELDS;
-use osbench_core::serve::{simulate, Config, Options, Record, Requests, Run, Settings, ENGINES, POLICIES};
+use osbench_core::serve::{
+    simulate, simulate_cluster, Config, Options, Record, Requests, Run, Settings, ENGINES, POLICIES,
+};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 

@@ -16,7 +16,7 @@ use super::engine::Engine;
 use super::routers::{self, Arrival, View};
 use super::scheduler::{NewRequest, Scheduler};
 use super::step_time::StepTime;
-use super::{check_requests, vllm, Config, Options, Requests, Run};
+use super::{Options, Requests, Run};
 use crate::cancel::Cancel;
 use crate::error::{internal, invalid, Result};
 use std::cmp::Reverse;
@@ -119,30 +119,27 @@ impl<S: Scheduler> Replica<'_, S> {
     }
 }
 
-/// Serve `requests` on `replicas` vLLM engines of `config` behind the router `spec`, each
-/// step taking `step_time` (`cluster.py: simulate_cluster`). `router_keys` and
-/// `router_key_offsets`: the prompts' block keys at the router's granularity, for a router
-/// that reads them. Refuses what no engine can serve, as [`super::simulate`] does.
+/// Serve `reqs` (checked: [`super::simulate_cluster`]) on one engine per scheduler of
+/// `scheds`, each with `usable_blocks` KV blocks of `block_size` tokens, behind the router
+/// `spec`, each step taking `step_time`. `router_keys` and `router_key_offsets`: the prompts'
+/// block keys at the router's granularity, for a router that reads them.
 #[allow(clippy::too_many_arguments)]
-pub fn simulate_cluster(
-    requests: &Requests,
-    config: &Config,
+pub fn run<S: Scheduler>(
+    scheds: Vec<S>,
+    reqs: &Requests,
     step_time: &StepTime,
     options: Options,
-    replicas: usize,
     spec: &routers::Spec,
     router_keys: &[u64],
     router_key_offsets: &[i64],
+    usable_blocks: u64,
+    block_size: u64,
     cancel: &Cancel,
 ) -> Result<ClusterRun> {
-    check_requests(requests, config)?;
-    if options.concurrency == Some(0) {
-        return Err(invalid("concurrency", 0, "a positive number of requests in flight, or None"));
+    let n = reqs.arrival.len();
+    if !(1..=MAX_REPLICAS).contains(&scheds.len()) {
+        return Err(invalid("replicas", scheds.len(), format!("a positive integer up to {MAX_REPLICAS}")));
     }
-    if !(1..=MAX_REPLICAS).contains(&replicas) {
-        return Err(invalid("replicas", replicas, format!("a positive integer up to {MAX_REPLICAS}")));
-    }
-    let n = requests.arrival.len();
     if spec.needs_keys() {
         let o = router_key_offsets;
         if o.len() != n + 1 || o[0] != 0 || o[n] != router_keys.len() as i64 || o.windows(2).any(|w| w[1] < w[0]) {
@@ -153,12 +150,11 @@ pub fn simulate_cluster(
             ));
         }
     }
-    let requests =
-        if config.enable_prefix_caching { *requests } else { Requests { keys: &[], key_offsets: &[], ..*requests } };
-    let capacity = n.div_ceil(replicas);
-    let reps = (0..replicas)
-        .map(|_| Replica {
-            engine: Engine::new(vllm::Scheduler::new(config, capacity), step_time, options, cancel, capacity),
+    let capacity = n.div_ceil(scheds.len());
+    let reps = scheds
+        .into_iter()
+        .map(|sched| Replica {
+            engine: Engine::new(sched, step_time, options, cancel, capacity),
             given: Vec::with_capacity(capacity),
             blocks: vec![0],
             outstanding: 0,
@@ -167,7 +163,7 @@ pub fn simulate_cluster(
             pending: None,
         })
         .collect();
-    drive(&requests, reps, spec, router_keys, router_key_offsets, config, options.concurrency)
+    drive(reqs, reps, spec, router_keys, router_key_offsets, usable_blocks, block_size, options.concurrency)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -177,13 +173,12 @@ fn drive<S: Scheduler>(
     spec: &routers::Spec,
     router_keys: &[u64],
     router_key_offsets: &[i64],
-    config: &Config,
+    usable_blocks: u64,
+    block_size: u64,
     concurrency: Option<usize>,
 ) -> Result<ClusterRun> {
     let n = reqs.arrival.len();
     let num = reps.len();
-    let block_size = config.block_size;
-    let usable_blocks = config.num_blocks - 1;
     let mut router = spec.build(num);
     let tokens = |i: u32| (reqs.prompt_len[i as usize] + reqs.output_len[i as usize]) as u64;
     let mut sender = Sender::new(reqs.arrival, concurrency);
@@ -292,7 +287,7 @@ fn drive<S: Scheduler>(
 
 #[cfg(test)]
 mod tests {
-    use super::super::{simulate, Settings};
+    use super::super::{simulate, simulate_cluster, Config, Settings};
     use super::*;
     use crate::error::Error;
     use crate::hash::SplitMix64;

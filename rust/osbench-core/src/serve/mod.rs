@@ -154,6 +154,48 @@ pub fn simulate(
     engine::run(scheduler, &requests, step_time, options, cancel)
 }
 
+/// Serve `requests` on `replicas` engines of the configuration `config` behind the router
+/// `spec` ([`cluster`]; `python/osbench/serve/cluster.py: simulate_cluster`), each step taking
+/// `step_time`; `router_keys` and `router_key_offsets`: the prompts' block keys at the router's
+/// granularity, for a router that reads them. Refuses what [`simulate`] refuses.
+#[allow(clippy::too_many_arguments)]
+pub fn simulate_cluster(
+    requests: &Requests,
+    config: &Config,
+    step_time: &StepTime,
+    options: Options,
+    replicas: usize,
+    spec: &routers::Spec,
+    router_keys: &[u64],
+    router_key_offsets: &[i64],
+    cancel: &Cancel,
+) -> Result<cluster::ClusterRun> {
+    check_requests(requests, config)?;
+    if options.concurrency == Some(0) {
+        return Err(invalid("concurrency", 0, "a positive number of requests in flight, or None"));
+    }
+    if !(1..=cluster::MAX_REPLICAS).contains(&replicas) {
+        return Err(invalid("replicas", replicas, format!("a positive integer up to {}", cluster::MAX_REPLICAS)));
+    }
+    let requests =
+        if config.enable_prefix_caching { *requests } else { Requests { keys: &[], key_offsets: &[], ..*requests } };
+    let capacity = requests.arrival.len().div_ceil(replicas);
+    let scheds = (0..replicas).map(|_| vllm::Scheduler::new(config, capacity)).collect();
+    let (usable, block_size) = (config.num_blocks - 1, config.block_size);
+    cluster::run(
+        scheds,
+        &requests,
+        step_time,
+        options,
+        spec,
+        router_keys,
+        router_key_offsets,
+        usable,
+        block_size,
+        cancel,
+    )
+}
+
 fn check_requests(r: &Requests, cfg: &Config) -> Result<()> {
     let n = r.arrival.len();
     if n >= u32::MAX as usize {
