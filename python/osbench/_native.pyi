@@ -355,6 +355,7 @@ def serve_simulate(
     jump: bool = True,
     concurrency: Optional[int] = None,
     step_tables: Optional[MeasuredTables] = None,
+    predicted: Optional[npt.NDArray[np.int64]] = None,
 ) -> tuple[dict[str, npt.NDArray[Any]], Optional[dict[str, npt.NDArray[np.int64]]], int]: ...
 
 @final

@@ -18,6 +18,7 @@ from osbench.serve.engines import ENGINES
 from osbench.serve.requests import Requests
 from osbench.serve.run import STEP_FIELDS, EngineRun, StepRecord, Steps, check_concurrency, check_requests
 from osbench.serve.steptime import StepTime
+from osbench.serve.vllm.prediction import predicted_output_len
 
 _SETTINGS = ENGINES["vllm"].config_fields
 """The configuration's fields the binding takes, as the core declares them."""
@@ -62,6 +63,7 @@ def simulate_counted(
     for name, value in (("record", record), ("jump", jump)):
         if not isinstance(value, bool):
             raise ArgumentTypeError(f"{name}={value!r} is not accepted: it must be True or False")
+    predicted = predicted_output_len(requests, config)
     kind, coefficients = step_time.spec()
     keys = offsets = None
     if config.enable_prefix_caching:
@@ -73,6 +75,7 @@ def simulate_counted(
         priority,
         keys,
         offsets,
+        predicted=predicted,
         settings={name: getattr(config, name) for name in _SETTINGS},
         step_kind=kind,
         step_coefficients=list(coefficients),

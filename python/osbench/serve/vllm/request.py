@@ -24,19 +24,32 @@ class Request:
         "num_output_tokens",
         "num_preemptions",
         "output_len",
+        "predicted",
         "priority",
         "prompt_len",
+        "service_base",
         "status",
     )
 
     def __init__(
-        self, index: int, arrival: float, priority: int, prompt_len: int, output_len: int, keys: Optional[np.ndarray]
+        self,
+        index: int,
+        arrival: float,
+        priority: int,
+        prompt_len: int,
+        output_len: int,
+        keys: Optional[np.ndarray],
+        predicted: Optional[int] = None,
     ) -> None:
         self.index = index
         self.arrival = arrival
         self.priority = priority
         self.prompt_len = prompt_len
         self.output_len = output_len
+        self.predicted = output_len if predicted is None else predicted
+        """Its predicted output length (``sjf``, ``srpt``: :mod:`osbench.serve.vllm.prediction`)."""
+        self.service_base = 0
+        """Output tokens it had at the last ``mlfq`` boost: its attained service counts from there."""
         self.status = WAITING
         self.num_computed_tokens = 0
         """Tokens whose KV is in the cache (or being computed in the current step)."""
@@ -56,12 +69,6 @@ class Request:
     def num_tokens(self) -> int:
         """Prompt and output tokens so far (``request.py: Request.num_tokens``)."""
         return self.prompt_len + self.num_output_tokens
-
-    @property
-    def sort_key(self) -> tuple[int, float, int]:
-        """``request.py: Request.__lt__``: priority (smaller first), then arrival, then id (the
-        index here; the vLLM peer harness numbers its ids the same way)."""
-        return (self.priority, self.arrival, self.index)
 
     def append_output_token(self, block_size: int) -> None:
         """``request.py: Request.append_output_token_ids``: one more token, and the hash of
