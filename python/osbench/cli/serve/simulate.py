@@ -22,8 +22,8 @@ from osbench.cli._common import Subcommands, common_flags, one_of, output_file
 from osbench.serve import readers as serve_readers
 from osbench.serve import source as serve_source
 from osbench.serve.config import POLICIES as SERVE_POLICIES
-from osbench.serve.vllm.config import PREDICTIONS
 from osbench.serve.models import DEFAULT_MODEL
+from osbench.serve.vllm.config import PREDICTIONS
 
 ORDER = 10
 
