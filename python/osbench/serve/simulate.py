@@ -120,8 +120,10 @@ def service_alone(module: Any, requests: Requests, config: Any, step_time: Any, 
     """Each request's service time alone on the engine ``config`` describes: its E2E when it is
     the only request in the engine, with a cold prefix cache, under any policy (one request at
     a time, prefix caching off: the same engine run with one client). None when some request
-    takes no time at all (a step time of 0), which leaves slowdown undefined."""
+    takes no time at all (a step time of 0), which leaves slowdown undefined. The native
+    engine runs it whenever it can take the step time (it equals the reference)."""
     alone_config = dataclasses.replace(config, enable_prefix_caching=False, policy="fcfs")
+    engine = "native" if isinstance(step_time, StepTime) else engine
     run = module.run(requests, alone_config, step_time, engine=engine, concurrency=1)
     seconds = np.asarray(run.finish - run.arrival)
     return seconds if len(seconds) == 0 or seconds.min() > 0 else None
