@@ -35,6 +35,7 @@ Under ``--benchmark-disable`` (``make test``) everything runs once on small inpu
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -103,6 +104,36 @@ def test_kv_pressure(benchmark: Any, row: str, pressure: tuple[Requests, EngineC
         run = once(benchmark, lambda: native.run(reqs, cfg, STEP, jump=row == "native"), rounds=5)
     assert_equal_runs(expected, run)
     assert expected.preemptions.sum() > 0 and expected.cached_tokens.sum() > 0
+    report(benchmark, run.num_steps, float(run.finish.max()))
+
+
+POLICY_ROWS = {
+    "srpt-noisy": {"policy": "srpt", "prediction": "noisy", "prediction_sigma": 1.0},
+    "sjf-bucketed": {"policy": "sjf", "prediction": "bucketed"},
+    "mlfq-boost": {"policy": "mlfq", "mlfq_boost": 500},
+    "priority-aging": {"policy": "priority", "aging": 0.5},
+}
+"""The batch-level policies vLLM does not have, on the KV-pressure workload (priorities drawn)."""
+
+
+@pytest.mark.parametrize("row", list(POLICY_ROWS))
+def test_kv_pressure_policies(benchmark: Any, row: str, pressure: tuple[Requests, EngineConfig, EngineRun]) -> None:
+    benchmark.group = "serve: 3k requests, KV pressure, osbench's policies (native)"
+    reqs, cfg, _ = pressure
+    reqs = Requests(
+        reqs.arrival,
+        reqs.prompt_len,
+        reqs.output_len,
+        blocks=reqs.block_ids,
+        block_offsets=reqs.block_offsets,
+        priority=np.random.default_rng(1).integers(0, 3, len(reqs)),
+        source_block=reqs.source_block,
+    )
+    cfg = dataclasses.replace(cfg, **POLICY_ROWS[row])
+    run = once(benchmark, lambda: native.run(reqs, cfg, STEP), rounds=5)
+    if len(reqs) <= 150:  # under --benchmark-disable: the reference agrees
+        assert_equal_runs(reference.run(reqs, cfg, STEP), run)
+    assert run.preemptions.sum() > 0
     report(benchmark, run.num_steps, float(run.finish.max()))
 
 

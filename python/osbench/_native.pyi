@@ -362,6 +362,7 @@ def serve_simulate(
     jump: bool = True,
     concurrency: Optional[int] = None,
     step_tables: Optional[MeasuredTables] = None,
+    predicted: Optional[npt.NDArray[np.int64]] = None,
 ) -> tuple[dict[str, npt.NDArray[Any]], Optional[dict[str, npt.NDArray[np.int64]]], int]: ...
 def serve_simulate_cluster(
     arrival: npt.NDArray[np.float64],
@@ -387,6 +388,7 @@ def serve_simulate_cluster(
     jump: bool = True,
     step_tables: Optional[MeasuredTables] = None,
     concurrency: Optional[int] = None,
+    predicted: Optional[npt.NDArray[np.int64]] = None,
 ) -> tuple[
     npt.NDArray[np.int64],
     npt.NDArray[np.int64],

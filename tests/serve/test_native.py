@@ -25,6 +25,7 @@ from osbench.serve.drive import drive
 from osbench.serve.requests import Requests
 from osbench.serve.run import EngineRun, Recorder, StepRecord, check_requests
 from osbench.serve.steptime import Batch, StepTime
+from osbench.serve.vllm.config import PREDICTIONS
 from osbench.serve.vllm.request import Request as VllmRequest
 from osbench.serve.vllm.stepper import Stepper
 
@@ -71,8 +72,26 @@ def pressured(draw, max_requests: int = 30, max_output: int = 40):  # type: igno
         policy=draw(st.sampled_from(POLICIES)),
         watermark=draw(st.sampled_from([0.0, 0.1, 0.3])),
         scheduler_reserve_full_isl=draw(st.booleans()),
+        aging=draw(st.sampled_from([0.0, 0.25, 3.0])),
+        mlfq_levels=draw(st.integers(1, 5)),
+        mlfq_quantum=draw(st.integers(1, 24)),
+        mlfq_growth=draw(st.integers(1, 3)),
+        mlfq_boost=draw(st.sampled_from([0, 1, 5, 40])),
+        prediction=draw(st.sampled_from(PREDICTIONS)),
+        prediction_sigma=draw(st.sampled_from([0.0, 0.5, 2.0])),
+        prediction_bucket=draw(st.integers(1, 30)),
+        prediction_seed=draw(st.integers(0, 3)),
     )
-    reqs = Requests(np.cumsum(gaps), prompt, output, blocks=content, priority=priority, source_block=source_block)
+    predicted = draw(st.lists(st.integers(0, 2 * max_output), min_size=n, max_size=n))
+    reqs = Requests(
+        np.cumsum(gaps),
+        prompt,
+        output,
+        blocks=content,
+        priority=priority,
+        source_block=source_block,
+        predicted_output_len=predicted,
+    )
     return reqs, cfg
 
 
@@ -355,6 +374,19 @@ def test_bad_input_is_refused_with_the_argument_named(make, error: type, match: 
         make()
 
 
+_POLICY_FIELDS = (
+    "aging",
+    "mlfq_levels",
+    "mlfq_quantum",
+    "mlfq_growth",
+    "mlfq_boost",
+    "prediction",
+    "prediction_sigma",
+    "prediction_bucket",
+    "prediction_seed",
+)
+
+
 def _binding(**changes):  # type: ignore[no-untyped-def]
     """``_native.serve_simulate`` on two valid requests, with ``changes``."""
     args = {
@@ -375,6 +407,7 @@ def _binding(**changes):  # type: ignore[no-untyped-def]
         "policy": "fcfs",
         "watermark": 0.0,
         "scheduler_reserve_full_isl": True,
+        **{name: getattr(EngineConfig(num_blocks=2), name) for name in _POLICY_FIELDS},
         "step_kind": "linear",
         "step_coefficients": [0.01, 0.0, 0.0, 0.0],
         **changes,
@@ -404,6 +437,10 @@ def _binding(**changes):  # type: ignore[no-untyped-def]
         ({"max_num_seqs": 100}, "max_num_batched_tokens=64 is not accepted: at least max_num_seqs=100"),
         ({"enable_chunked_prefill": False, "max_model_len": 128}, "at least max_model_len=128 without chunked"),
         ({"policy": "lifo"}, 'policy="lifo" is not accepted'),
+        ({"policy": "priority", "aging": -1.0}, "aging=-1 is not accepted"),
+        ({"policy": "mlfq", "mlfq_levels": 0}, "mlfq_levels=0 is not accepted"),
+        ({"predicted": np.array([3])}, "predicted_output_len=1 entries is not accepted: 2 entries"),
+        ({"predicted": np.array([3, -1])}, "predicted_output_len=-1 at index 1 is not accepted"),
         ({"step_kind": "cubic"}, 'kind="cubic" is not accepted'),
         ({"step_coefficients": [1.0]}, "coefficients=1 numbers is not accepted: 4 numbers for a linear model"),
         ({"step_coefficients": [-1.0, 0.0, 0.0, 0.0]}, "step_time=.* is not accepted: a model giving a finite"),

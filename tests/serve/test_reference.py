@@ -252,7 +252,8 @@ def test_defaults_are_vllm_0_33_online_server_defaults() -> None:
     assert (cfg.block_size, cfg.max_num_batched_tokens, cfg.max_num_seqs) == (16, 8192, 1024)
     assert (cfg.enable_chunked_prefill, cfg.enable_prefix_caching, cfg.scheduler_reserve_full_isl) == (True, True, True)
     assert (cfg.long_prefill_token_threshold, cfg.policy, cfg.watermark, cfg.max_model_len) == (0, "fcfs", 0.0, 8192)
-    assert POLICIES == ("fcfs", "priority")
+    assert POLICIES[:2] == ("fcfs", "priority")  # vLLM's; then sjf, srpt, mlfq (osbench's)
+    assert (cfg.aging, cfg.mlfq_boost, cfg.prediction) == (0.0, 0, "exact")
     assert cfg.usable_blocks == 999
 
 

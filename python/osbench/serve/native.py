@@ -29,6 +29,7 @@ from osbench.serve.run import (
     check_requests,
 )
 from osbench.serve.steptime import StepTime
+from osbench.serve.vllm.prediction import predicted_output_len
 
 _SETTINGS = ENGINES["vllm"].config_fields
 """The configuration's fields the binding takes, as the core declares them."""
@@ -74,6 +75,7 @@ def simulate_counted(
         if not isinstance(value, bool):
             raise ArgumentTypeError(f"{name}={value!r} is not accepted: it must be True or False")
     check_memory(requests, config, record)
+    predicted = predicted_output_len(requests, config)
     kind, coefficients = step_time.spec()
     keys = offsets = None
     # Prompts without content go keyless: the engine caches their blocks without hashing them.
@@ -86,6 +88,7 @@ def simulate_counted(
         priority,
         keys,
         offsets,
+        predicted=predicted,
         settings={name: getattr(config, name) for name in _SETTINGS},
         step_kind=kind,
         step_coefficients=list(coefficients),
@@ -147,7 +150,8 @@ def run_cluster(
         )
     kind, coefficients = step_time.spec()
     keys = offsets = None
-    if config.enable_prefix_caching:
+    # Prompts without content go keyless, as in run().
+    if config.enable_prefix_caching and requests.block_ids is not None:
         keys, offsets = requests.prompt_block_keys(config.block_size)
     replica, load, runs = _native.serve_simulate_cluster(
         requests.arrival,
@@ -156,6 +160,7 @@ def run_cluster(
         priority,
         keys,
         offsets,
+        predicted=predicted_output_len(requests, config),
         settings={name: getattr(config, name) for name in _SETTINGS},
         step_kind=kind,
         step_coefficients=list(coefficients),

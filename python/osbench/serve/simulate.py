@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 from types import ModuleType
 from typing import Any, Optional, Union
+
+import numpy as np
 
 from osbench import _checks
 from osbench.errors import ArgumentError, ArgumentTypeError
@@ -76,9 +79,10 @@ def simulate(
         config=config,
     )
     run = module.run(requests, cfg, step_time, engine=engine, record=record, concurrency=concurrency)
+    alone = service_alone(module, requests, cfg, step_time, engine) if isinstance(requests, Requests) else None
     if concurrency is not None:  # latencies count from when each request was sent
         requests = sent_at(requests, run.arrival)
-    return ServeResult.from_run(run, requests, cfg)
+    return ServeResult.from_run(run, requests, cfg, alone=alone)
 
 
 def sent_at(requests: Requests, arrival: Any) -> Requests:
@@ -90,6 +94,7 @@ def sent_at(requests: Requests, arrival: Any) -> Requests:
         blocks=requests.block_ids,
         block_offsets=requests.block_offsets,
         priority=requests.priority,
+        predicted_output_len=requests.predicted_output_len,
         source_block=requests.source_block,
         name=requests.name,
     )
@@ -146,3 +151,16 @@ def configure(
     if isinstance(step_time, StepTime) and isinstance(requests, Requests):
         check_clock_moves(requests, step_time(batch_of([(1, 1, 1)])))
     return module, cfg, step_time
+
+
+def service_alone(module: Any, requests: Requests, config: Any, step_time: Any, engine: str) -> Optional[np.ndarray]:
+    """Each request's service time alone on the engine ``config`` describes: its E2E when it is
+    the only request in the engine, with a cold prefix cache, under any policy (one request at
+    a time, prefix caching off: the same engine run with one client). None when some request
+    takes no time at all (a step time of 0), which leaves slowdown undefined. The native
+    engine runs it whenever it can take the step time (it equals the reference)."""
+    alone_config = dataclasses.replace(config, enable_prefix_caching=False, policy="fcfs")
+    engine = "native" if isinstance(step_time, StepTime) else engine
+    run = module.run(requests, alone_config, step_time, engine=engine, concurrency=1)
+    seconds = np.asarray(run.finish - run.arrival)
+    return seconds if len(seconds) == 0 or seconds.min() > 0 else None

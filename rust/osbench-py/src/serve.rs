@@ -9,7 +9,7 @@ use numpy::{IntoPyArray, PyReadonlyArray1};
 use osbench_core::serve::routers::{prefix_aware, Spec, ROUTERS};
 use osbench_core::serve::vllm::CONFIG_FIELDS;
 use osbench_core::serve::{
-    simulate, simulate_cluster, Config, Options, Record, Requests, Run, Settings, ENGINES, POLICIES,
+    simulate, simulate_cluster, Config, Options, Parameters, Record, Requests, Run, Settings, ENGINES, POLICIES,
 };
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -33,7 +33,8 @@ fn optional<'a, T: numpy::Element>(name: &str, a: &'a Option<PyReadonlyArray1<'_
 }
 
 /// The engine's settings from one dict holding exactly the core's config fields
-/// (`CONFIG_FIELDS`: `EngineConfig`'s, which checked them), and the policy's name.
+/// (`CONFIG_FIELDS`: `EngineConfig`'s, which checked them), and the policy's name. The
+/// `prediction*` fields are not read: the predictions come drawn (`predicted`).
 fn settings<'a>(d: &Bound<'_, PyDict>, policy: &'a mut String) -> PyResult<Settings<'a>> {
     for key in d.keys() {
         let key = key.extract::<String>()?;
@@ -62,6 +63,13 @@ fn settings<'a>(d: &Bound<'_, PyDict>, policy: &'a mut String) -> PyResult<Setti
         policy: policy.as_str(),
         watermark: item("watermark")?.extract()?,
         scheduler_reserve_full_isl: item("scheduler_reserve_full_isl")?.extract()?,
+        parameters: Parameters {
+            aging: item("aging")?.extract()?,
+            mlfq_levels: item("mlfq_levels")?.extract()?,
+            mlfq_quantum: item("mlfq_quantum")?.extract()?,
+            mlfq_growth: item("mlfq_growth")?.extract()?,
+            mlfq_boost: item("mlfq_boost")?.extract()?,
+        },
     })
 }
 
@@ -72,11 +80,12 @@ fn settings<'a>(d: &Bound<'_, PyDict>, policy: &'a mut String) -> PyResult<Setti
 /// `StepTime.spec()`, a kind and its coefficients. Returns (the per-request and per-step
 /// arrays by name, the step records by name or None, the steps the decode jump took).
 /// `concurrency`: at most that many requests in flight (closed-loop clients), or None.
+/// `predicted`: the predicted output lengths (`sjf`, `srpt`), or None for the true ones.
 #[pyfunction]
 #[pyo3(signature = (
     arrival, prompt_len, output_len, priority, keys, key_offsets, *,
     settings, step_kind, step_coefficients,
-    record=false, jump=true, step_tables=None, concurrency=None,
+    record=false, jump=true, step_tables=None, concurrency=None, predicted=None,
 ))]
 #[allow(clippy::too_many_arguments)]
 fn serve_simulate<'py>(
@@ -94,12 +103,14 @@ fn serve_simulate<'py>(
     jump: bool,
     step_tables: Option<PyRef<'py, crate::step_time::MeasuredTables>>,
     concurrency: Option<usize>,
+    predicted: Option<PyReadonlyArray1<'py, i64>>,
 ) -> PyResult<(Bound<'py, PyDict>, Option<Bound<'py, PyDict>>, u64)> {
     let requests = Requests {
         arrival: slice("arrival", &arrival)?,
         prompt_len: slice("prompt_len", &prompt_len)?,
         output_len: slice("output_len", &output_len)?,
         priority: optional("priority", &priority)?,
+        predicted: optional("predicted", &predicted)?,
         keys: optional("keys", &keys)?,
         key_offsets: optional("key_offsets", &key_offsets)?,
     };
@@ -117,13 +128,14 @@ fn serve_simulate<'py>(
 /// and `router_keys`, `router_key_offsets` the prompts' block keys at `router_block_size`
 /// (`prefix-aware` only). Returns (the replica of each request, the loads the router saw as
 /// one flat row-major array, and per replica what `serve_simulate` returns for its run).
+/// `predicted`: as `serve_simulate` takes it.
 #[pyfunction]
 #[pyo3(signature = (
     arrival, prompt_len, output_len, priority, keys, key_offsets, *,
     settings, step_kind, step_coefficients, replicas, router,
     seed=0, cache_threshold=0.3, balance_abs_threshold=64, balance_rel_threshold=1.5,
     router_block_size=16, router_keys=None, router_key_offsets=None,
-    record=false, jump=true, step_tables=None, concurrency=None,
+    record=false, jump=true, step_tables=None, concurrency=None, predicted=None,
 ))]
 #[allow(clippy::too_many_arguments)]
 fn serve_simulate_cluster<'py>(
@@ -150,12 +162,14 @@ fn serve_simulate_cluster<'py>(
     jump: bool,
     step_tables: Option<PyRef<'py, crate::step_time::MeasuredTables>>,
     concurrency: Option<usize>,
+    predicted: Option<PyReadonlyArray1<'py, i64>>,
 ) -> PyResult<ClusterOut<'py>> {
     let requests = Requests {
         arrival: slice("arrival", &arrival)?,
         prompt_len: slice("prompt_len", &prompt_len)?,
         output_len: slice("output_len", &output_len)?,
         priority: optional("priority", &priority)?,
+        predicted: optional("predicted", &predicted)?,
         keys: optional("keys", &keys)?,
         key_offsets: optional("key_offsets", &key_offsets)?,
     };

@@ -25,6 +25,7 @@ from osbench.serve import source as serve_source
 from osbench.serve.config import POLICIES as SERVE_POLICIES
 from osbench.serve.models import DEFAULT_MODEL
 from osbench.serve.routers import ROUTERS
+from osbench.serve.vllm.config import PREDICTIONS
 
 ORDER = 10
 
@@ -89,6 +90,8 @@ def _engine_config_flags(p: argparse.ArgumentParser) -> None:
             group.add_argument(flag, action=argparse.BooleanOptionalAction, default=None, help=help_text)
         elif f.name == "policy":
             group.add_argument(flag, type=str.lower, choices=SERVE_POLICIES, default=None, help=help_text)
+        elif f.name == "prediction":
+            group.add_argument(flag, type=str.lower, choices=PREDICTIONS, default=None, help=help_text)
         else:
             metavar = "N" if kind is int else "X"
             group.add_argument(flag, type=kind, default=None, metavar=metavar, help=help_text)
@@ -139,6 +142,7 @@ REQUEST_CSV_COLUMNS = (
     "tpot",
     "e2e",
     "queueing",
+    "slowdown",
     "preemptions",
     "cached_tokens",
 )
@@ -244,6 +248,14 @@ def cmd_serve_simulate(args: argparse.Namespace) -> int:
         f"at the peak; {number(s.preemptions)} preemptions of {number(s.preempted_requests)} requests"
     )
     print(f"  {'prefix cache':<13}{percent(s.prefix_hit_rate)} of prompt tokens served from it")
+    slowdowns = ", ".join(
+        f"{label} p50 {number(st.p50)}, p99 {number(st.p99)}"
+        for label, st in (("short", s.slowdown_short), ("medium", s.slowdown_medium), ("long", s.slowdown_long))
+    )
+    print(
+        f"  {'slowdown':<13}E2E over the request alone, by output length: {slowdowns}; "
+        f"the longest wait before first scheduled {duration(s.max_queueing)}"
+    )
     print(
         f"  {'steps':<13}{number(s.steps)}, {duration(s.mean_step_time)} each on average, "
         f"{number(s.mean_batch_size)} requests in a batch on average"

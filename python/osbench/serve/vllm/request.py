@@ -33,9 +33,11 @@ class Request:
         "num_output_tokens",
         "num_preemptions",
         "output_len",
+        "predicted",
         "priority",
         "private",
         "prompt_len",
+        "service_base",
         "status",
     )
 
@@ -47,6 +49,7 @@ class Request:
         prompt_len: int,
         output_len: int,
         keys: Optional[np.ndarray],
+        predicted: Optional[int] = None,
         private: bool = False,
     ) -> None:
         self.index = index
@@ -54,6 +57,10 @@ class Request:
         self.priority = priority
         self.prompt_len = prompt_len
         self.output_len = output_len
+        self.predicted = output_len if predicted is None else predicted
+        """Its predicted output length (``sjf``, ``srpt``: :mod:`osbench.serve.vllm.prediction`)."""
+        self.service_base = 0
+        """Output tokens it had at the last ``mlfq`` boost: its attained service counts from there."""
         self.status = WAITING
         self.num_computed_tokens = 0
         """Tokens whose KV is in the cache (or being computed in the current step)."""
@@ -77,12 +84,6 @@ class Request:
     def num_tokens(self) -> int:
         """Prompt and output tokens so far (``request.py: Request.num_tokens``)."""
         return self.prompt_len + self.num_output_tokens
-
-    @property
-    def sort_key(self) -> tuple[int, float, int]:
-        """``request.py: Request.__lt__``: priority (smaller first), then arrival, then id (the
-        index here; the vLLM peer harness numbers its ids the same way)."""
-        return (self.priority, self.arrival, self.index)
 
     def num_keyed_blocks(self, block_size: int) -> int:
         """Its full blocks so far that have a prefix-cache key (:meth:`block_key`)."""

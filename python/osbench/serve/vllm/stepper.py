@@ -19,8 +19,9 @@ class Stepper:
     :class:`Request` objects as they arrive, and each step's plan and output are reported by
     request index."""
 
-    def __init__(self, requests: Requests, config: EngineConfig, priority: np.ndarray) -> None:
+    def __init__(self, requests: Requests, config: EngineConfig, priority: np.ndarray, predicted: np.ndarray) -> None:
         self.config = config
+        self.predicted = predicted
         self.scheduler = Scheduler(config)
         self.requests = requests
         self.priority = priority
@@ -42,6 +43,7 @@ class Stepper:
             int(r.prompt_len[index]),
             int(r.output_len[index]),
             own_keys,
+            int(self.predicted[index]),
             private=self.config.enable_prefix_caching,
         )
         self.scheduler.add_request(request)

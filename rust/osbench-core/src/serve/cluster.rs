@@ -264,6 +264,7 @@ fn drive<S: Scheduler>(
                     _ => None,
                 };
                 let priority = if reqs.priority.is_empty() { 0 } else { reqs.priority[i] };
+                let predicted = if reqs.predicted.is_empty() { reqs.output_len[i] } else { reqs.predicted[i] };
                 let index = rep.given.len() as u32;
                 rep.engine.add_request(NewRequest {
                     index,
@@ -271,6 +272,7 @@ fn drive<S: Scheduler>(
                     priority,
                     prompt_len,
                     output_len: reqs.output_len[i] as u64,
+                    predicted: predicted as u64,
                     keys: own_keys,
                 })?;
                 rep.given.push(i as u32);
@@ -287,7 +289,7 @@ fn drive<S: Scheduler>(
 
 #[cfg(test)]
 mod tests {
-    use super::super::{simulate, simulate_cluster, Config, Settings};
+    use super::super::{simulate, simulate_cluster, Config, Parameters, Settings};
     use super::*;
     use crate::error::Error;
     use crate::hash::SplitMix64;
@@ -307,6 +309,7 @@ mod tests {
             policy: "fcfs",
             watermark: 0.0,
             scheduler_reserve_full_isl: false,
+            parameters: Parameters::default(),
         })
         .unwrap()
     }
@@ -346,7 +349,15 @@ mod tests {
     #[test]
     fn one_replica_with_any_router_is_the_single_engine() {
         let (a, p, o, k, ko) = workload(80, 3);
-        let reqs = Requests { arrival: &a, prompt_len: &p, output_len: &o, keys: &k, key_offsets: &ko, priority: &[] };
+        let reqs = Requests {
+            arrival: &a,
+            prompt_len: &p,
+            output_len: &o,
+            keys: &k,
+            key_offsets: &ko,
+            priority: &[],
+            predicted: &[],
+        };
         let cfg = config(40, true);
         for concurrency in [None, Some(3)] {
             let options = Options { record: true, jump: true, concurrency };

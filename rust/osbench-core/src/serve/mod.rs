@@ -30,7 +30,7 @@ pub use scheduler::{NewRequest, Occupancy, QuietStretch, Scheduler, StepPlan};
 pub use step_time::{Batch, StepTime, KINDS};
 pub use vllm::config::{Config, Settings};
 pub use vllm::policy::POLICIES;
-pub use vllm::Policy;
+pub use vllm::{Parameters, Policy};
 
 use crate::cancel::Cancel;
 use crate::error::{invalid, Result};
@@ -64,6 +64,9 @@ pub struct Requests<'a> {
     pub output_len: &'a [i64],
     /// One per request, or empty (all 0). Smaller is more urgent.
     pub priority: &'a [i64],
+    /// Predicted output lengths (`sjf`, `srpt`), from 0 to 2**62, one per request, or empty
+    /// (the true lengths). Drawn in Python (`prediction.py`), so both engines see the same.
+    pub predicted: &'a [i64],
     /// With prefix caching: the content keys of every prompt's full blocks
     /// (`Requests.prompt_block_keys(block_size)`), request `i`'s being
     /// `keys[key_offsets[i]..key_offsets[i + 1]]`; both empty when the prompts have no content
@@ -212,6 +215,20 @@ fn check_requests(r: &Requests, cfg: &Config) -> Result<()> {
             "priority",
             format!("{} entries", r.priority.len()),
             format!("{n} entries, one per request (or none)"),
+        ));
+    }
+    if !r.predicted.is_empty() && r.predicted.len() != n {
+        return Err(invalid(
+            "predicted_output_len",
+            format!("{} entries", r.predicted.len()),
+            format!("{n} entries, one per request (or none)"),
+        ));
+    }
+    if let Some(i) = r.predicted.iter().position(|&v| !(0..=1 << 62).contains(&v)) {
+        return Err(invalid(
+            "predicted_output_len",
+            format!("{} at index {i}", r.predicted[i]),
+            "integers from 0 to 2**62 (tokens)",
         ));
     }
     let mut last = 0.0;

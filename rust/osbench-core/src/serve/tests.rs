@@ -20,6 +20,7 @@ fn settings(num_blocks: u64, block_size: u64, budget: u64, seqs: u64, max_len: u
         policy: "fcfs",
         watermark: 0.0,
         scheduler_reserve_full_isl: true,
+        parameters: Parameters::default(),
     }
 }
 
@@ -208,6 +209,7 @@ fn the_decode_jump_changes_nothing_and_is_taken() {
         let prompt: Vec<i64> = (0..n).map(|_| 1 + rng.below(60) as i64).collect();
         let output: Vec<i64> = (0..n).map(|_| 1 + rng.below(200) as i64).collect();
         let priority: Vec<i64> = (0..n).map(|_| rng.below(3) as i64).collect();
+        let predicted: Vec<i64> = (0..n).map(|_| rng.below(250) as i64).collect();
         let mut keys = Vec::new();
         let mut offsets = vec![0];
         for &p in &prompt {
@@ -220,9 +222,16 @@ fn the_decode_jump_changes_nothing_and_is_taken() {
         let cfg = Config::new(Settings {
             long_prefill_token_threshold: [0, 3][rng.below(2) as usize],
             enable_prefix_caching: rng.below(2) == 0,
-            policy: ["fcfs", "priority"][rng.below(2) as usize],
+            policy: POLICIES[rng.below(POLICIES.len() as u64) as usize],
             watermark: rng.below(2) as f64 * 0.05,
             scheduler_reserve_full_isl: rng.below(2) == 0,
+            parameters: Parameters {
+                aging: [0.0, 0.5][rng.below(2) as usize],
+                mlfq_levels: 1 + rng.below(4),
+                mlfq_quantum: 1 + rng.below(20),
+                mlfq_growth: 1 + rng.below(3),
+                mlfq_boost: [0, 7, 50][rng.below(3) as usize],
+            },
             ..base
         })
         .unwrap();
@@ -231,6 +240,7 @@ fn the_decode_jump_changes_nothing_and_is_taken() {
             prompt_len: &prompt,
             output_len: &output,
             priority: &priority,
+            predicted: &predicted,
             keys: &keys,
             key_offsets: &offsets,
         };
@@ -397,6 +407,7 @@ fn engines_driven_step_by_step_from_one_loop_equal_their_own_runs() {
                     priority: 0,
                     prompt_len: prompt[next] as u64,
                     output_len: output[next] as u64,
+                    predicted: output[next] as u64,
                     keys: None,
                 };
                 e.add_request(request).unwrap();

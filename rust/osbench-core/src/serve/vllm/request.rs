@@ -20,6 +20,10 @@ pub struct Request {
     pub priority: i64,
     pub prompt_len: u64,
     pub output_len: u64,
+    /// Its predicted output length (`sjf`, `srpt`; `python/osbench/serve/vllm/prediction.py`).
+    pub predicted: u64,
+    /// Output tokens it had at `mlfq`'s last boost: its attained service counts from there.
+    pub service_base: u64,
     pub status: Status,
     /// Tokens whose KV is in the cache (or being computed in the current step).
     pub num_computed_tokens: u64,
@@ -41,12 +45,14 @@ impl Request {
     /// A new arrival. `keys`: the content keys of its prompt's full blocks
     /// (`Requests.prompt_block_keys`), or None for a prompt without content; `caching`: prefix
     /// caching is on (else the keys are ignored).
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         index: u32,
         arrival: f64,
         priority: i64,
         prompt_len: u64,
         output_len: u64,
+        predicted: u64,
         caching: bool,
         keys: Option<&[u64]>,
     ) -> Self {
@@ -66,6 +72,8 @@ impl Request {
             priority,
             prompt_len,
             output_len,
+            predicted,
+            service_base: 0,
             status: Status::Waiting,
             num_computed_tokens: 0,
             num_output_tokens: 0,
