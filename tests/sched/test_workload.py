@@ -52,3 +52,39 @@ def test_prediction_noise_is_independent_of_sizes() -> None:
     exact = ob.sched.workload(100, seed=1).with_predictions(0.0, seed=1)
     assert exact.predicted is not None
     np.testing.assert_array_equal(exact.predicted, exact.size)
+
+
+def _one_call(n: int, sizes: str, load: tuple[float, ...], seed: int, sigma: float) -> tuple[np.ndarray, ...]:
+    """The workload as the docstring defines it: each array in one draw of ``default_rng(seed)``,
+    in order (sizes, gaps, classes, noise)."""
+    rng = np.random.default_rng(seed)
+    d = ob.sched.size_dist(sizes)
+    p = d.params
+    if sizes == "exp":
+        size = rng.exponential(1.0, n)
+    elif sizes == "lognormal":
+        size = rng.lognormal(p["mu"], p["sigma"], n)
+    elif sizes == "pareto":
+        size = p["low"] * (1.0 - rng.random(n) * (1.0 - (p["low"] / p["high"]) ** p["alpha"])) ** (-1.0 / p["alpha"])
+    else:
+        assert d.atoms is not None
+        size = d.atoms[0][rng.choice(len(d.atoms[0]), size=n, p=d.atoms[1])]
+    arrival = np.cumsum(rng.exponential(1.0 / (sum(load) / d.mean), n))
+    priority = rng.choice(len(load), size=n, p=np.array(load) / sum(load)) if len(load) > 1 else np.zeros(0)
+    return size, arrival, priority, size * np.exp(rng.normal(0.0, sigma, n))
+
+
+@pytest.mark.parametrize(
+    ("sizes", "load"), [("exp", (0.8,)), ("lognormal", (0.6, 0.3)), ("pareto", (0.5,)), ("bimodal", (0.3, 0.2, 0.1))]
+)
+def test_a_large_workload_drawn_in_steps_is_the_one_call_draw(sizes: str, load: tuple[float, ...]) -> None:
+    # More than two steps of draws (osbench._steps.CHUNK each): Ctrl-C can stop between them.
+    n = 2 * (1 << 20) + 12_345
+    w = ob.sched.workload(n, load=load, sizes=sizes, seed=7, prediction_sigma=0.5)
+    size, arrival, priority, predicted = _one_call(n, sizes, load, 7, 0.5)
+    np.testing.assert_array_equal(w.size, size)
+    np.testing.assert_array_equal(w.arrival, arrival)
+    np.testing.assert_array_equal(w.predicted, predicted)
+    if len(load) > 1:
+        assert w.priority is not None
+        np.testing.assert_array_equal(w.priority, priority)

@@ -13,6 +13,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from osbench import _steps
 from osbench.errors import ArgumentError, ArgumentTypeError
 
 DISTRIBUTIONS = ("exp", "lognormal", "bimodal", "pareto", "det")
@@ -47,20 +48,23 @@ class SizeDist:
         return self.second_moment / self.mean**2 - 1.0
 
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """``n`` sizes from ``rng``, drawn span by span (:mod:`osbench._steps`: Ctrl-C stops a
+        large draw at once); the draws are those of one call for all ``n``."""
         p = self.params
         if self.name == "exp":
-            return rng.exponential(1.0, n)
+            return _steps.filled(n, np.float64, lambda a, b: rng.exponential(1.0, b - a))
         if self.name == "lognormal":
-            return rng.lognormal(p["mu"], p["sigma"], n)
+            return _steps.filled(n, np.float64, lambda a, b: rng.lognormal(p["mu"], p["sigma"], b - a))
         if self.name == "pareto":
-            a, lo, hi = p["alpha"], p["low"], p["high"]
-            u = rng.random(n)
-            return np.asarray(lo * (1.0 - u * (1.0 - (lo / hi) ** a)) ** (-1.0 / a))
+            a_, lo, hi = p["alpha"], p["low"], p["high"]
+            return _steps.filled(
+                n, np.float64, lambda a, b: lo * (1.0 - rng.random(b - a) * (1.0 - (lo / hi) ** a_)) ** (-1.0 / a_)
+            )
         if self.atoms is not None:
             values, probs = self.atoms
             if len(values) == 1:
                 return np.full(n, values[0])
-            return np.asarray(values[rng.choice(len(values), size=n, p=probs)])
+            return _steps.filled(n, values.dtype, lambda a, b: values[rng.choice(len(values), size=b - a, p=probs)])
         raise ArgumentError(f"no sampler for {self.name!r}")  # pragma: no cover
 
     def support(self) -> tuple[float, float]:

@@ -12,7 +12,7 @@ from typing import Any, Callable, Optional, Union
 
 import numpy as np
 
-from osbench import _checks, datasets
+from osbench import _checks, _steps, datasets
 from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.sched.dists import SizeDist, size_dist
 from osbench.traces.formats.requests import read_request_log
@@ -231,13 +231,19 @@ def workload(
         mean = float(size.mean())
         label = "given sizes"
     rate = total / float(mean)
-    arrival = np.cumsum(rng.exponential(1.0 / rate, n))
+    # Each array is drawn span by span (osbench._steps: Ctrl-C stops a large workload at once),
+    # the draws those of one call for all n.
+    arrival = np.empty(n)
+    carry = 0.0
+    for a, b in _steps.spans(n):
+        carry = _steps.cumsum_from(rng.exponential(1.0 / rate, b - a), arrival[a:b], carry)
     priority = None
     if len(loads) > 1:
-        priority = rng.choice(len(loads), size=n, p=np.array(loads) / total).astype(np.int64)
+        p = np.array(loads) / total
+        priority = _steps.filled(n, np.int64, lambda a, b: rng.choice(len(loads), size=b - a, p=p))
     predicted = None
     if prediction_sigma is not None:
         sigma = _nonneg("prediction_sigma", prediction_sigma)
-        predicted = size * np.exp(rng.normal(0.0, sigma, n))
+        predicted = _steps.filled(n, np.float64, lambda a, b: size[a:b] * np.exp(rng.normal(0.0, sigma, b - a)))
     desc = f"{n} jobs, {label} sizes, Poisson arrivals at load {total:g}"
     return Workload(arrival, size, priority, predicted, desc)

@@ -253,30 +253,62 @@ pub fn quantum_floor(size: &[f64]) -> f64 {
     2.0 * size.iter().fold(0.0f64, |m, &s| m.max(s)) * f64::EPSILON
 }
 
-/// Build the job table: ranks in arrival order (ties by id) and priority keys.
+/// Build the job table: ranks in arrival order (ties by id) and priority keys. Built in
+/// steps of [`CHECK_EVERY`] jobs with a look at `cancel` between them (a table of 100M jobs
+/// takes seconds); arrivals already in order, as generated workloads are, are not sorted.
 pub fn make_jobs<'a>(
     arrival: &'a [f64],
     size: &'a [f64],
     predicted: &'a [f64],
     classes: &[i64],
     aging: f64,
-) -> (Jobs<'a>, Vec<u32>) {
+    cancel: &Cancel,
+) -> Result<(Jobs<'a>, Vec<u32>)> {
     let n = arrival.len();
-    let mut order: Vec<u32> = (0..n as u32).collect();
-    // Stable sort keeps equal arrivals in id order. Arrivals are finite (validated).
-    order.sort_by(|&a, &b| arrival[a as usize].total_cmp(&arrival[b as usize]));
-    let mut rank = vec![0u32; n];
-    for (r, &j) in order.iter().enumerate() {
-        rank[j as usize] = r as u32;
+    let step = CHECK_EVERY as usize;
+    // In the sort's own order (-0.0 before 0.0).
+    let in_order = |a: f64, b: f64| a.total_cmp(&b).is_le();
+    let mut sorted = true;
+    for part in arrival.chunks(step) {
+        cancel.check()?;
+        sorted &= part.windows(2).all(|w| in_order(w[0], w[1]));
     }
-    let key = if classes.is_empty() {
-        arrival.iter().map(|&a| 0.0 + aging * a).collect()
-    } else {
-        classes.iter().zip(arrival).map(|(&c, &a)| c as f64 + aging * a).collect()
-    };
+    sorted &= arrival.chunks(step).zip(arrival.chunks(step).skip(1)).all(|(a, b)| in_order(a[a.len() - 1], b[0]));
+    let mut order: Vec<u32> = Vec::with_capacity(n);
+    for a in (0..n).step_by(step) {
+        cancel.check()?;
+        order.extend(a as u32..(a + step).min(n) as u32);
+    }
+    if !sorted {
+        // Stable sort keeps equal arrivals in id order (in order already, it is the identity).
+        // Arrivals are finite (validated).
+        order.sort_by(|&a, &b| arrival[a as usize].total_cmp(&arrival[b as usize]));
+    }
+    let mut rank = vec![0u32; n];
+    for (k, part) in order.chunks(step).enumerate() {
+        cancel.check()?;
+        for (r, &j) in part.iter().enumerate() {
+            rank[j as usize] = (k * step + r) as u32;
+        }
+    }
+    let mut key = Vec::with_capacity(n);
+    for a in (0..n).step_by(step) {
+        cancel.check()?;
+        let b = (a + step).min(n);
+        if classes.is_empty() {
+            key.extend(arrival[a..b].iter().map(|&t| 0.0 + aging * t));
+        } else {
+            key.extend(classes[a..b].iter().zip(&arrival[a..b]).map(|(&c, &t)| c as f64 + aging * t));
+        }
+    }
     let predicted = if predicted.is_empty() { size } else { predicted };
-    let jobs = Jobs { arrival, size, predicted, key, rank, remaining: size.to_vec(), attained: vec![0.0; n] };
-    (jobs, order)
+    let mut remaining = Vec::with_capacity(n);
+    for part in size.chunks(step) {
+        cancel.check()?;
+        remaining.extend_from_slice(part);
+    }
+    let jobs = Jobs { arrival, size, predicted, key, rank, remaining, attained: vec![0.0; n] };
+    Ok((jobs, order))
 }
 
 /// Simulate `policy` on the jobs. `predicted` and `classes` may be empty (none given).
@@ -292,8 +324,8 @@ pub fn simulate(
 ) -> Result<Outcome> {
     let info = self::policy(policy)?;
     validate(info, arrival, size, predicted, classes, p)?;
-    let (mut jobs, order) = make_jobs(arrival, size, predicted, classes, p.aging);
     cancel.plan(arrival.len() as u64);
+    let (mut jobs, order) = make_jobs(arrival, size, predicted, classes, p.aging, cancel)?;
     (info.run)(&mut jobs, &order, p, cancel)
 }
 

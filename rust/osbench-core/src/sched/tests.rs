@@ -272,3 +272,27 @@ fn a_quantum_below_the_rounding_of_the_work_is_refused() {
         assert!(simulate(policy, &[0.0], &[1.0], &[], &[], &p, &c).is_ok());
     }
 }
+
+/// The job table is built in steps that look at the cancel, and skips the sort of arrivals
+/// already in order: the order is a stable sort's either way (ties by id, -0.0 before 0.0).
+#[test]
+fn the_job_table_orders_jobs_as_a_stable_sort_and_stops_on_the_cancel() {
+    let n = 3 * CHECK_EVERY as usize + 7;
+    let stable = |arrival: &[f64]| {
+        let mut order: Vec<u32> = (0..arrival.len() as u32).collect();
+        order.sort_by(|&a, &b| arrival[a as usize].total_cmp(&arrival[b as usize]));
+        order
+    };
+    let in_order: Vec<f64> = (0..n).map(|i| (i / 3) as f64).collect(); // ties in threes
+    let mut shuffled = in_order.clone();
+    shuffled.swap(5, n - 2);
+    let zeros = [0.0, -0.0, 0.0, 1.0];
+    for arrival in [&in_order[..], &shuffled[..], &zeros[..]] {
+        let size = vec![1.0; arrival.len()];
+        let (jobs, order) = make_jobs(arrival, &size, &[], &[], 0.0, &Cancel::new()).unwrap();
+        assert_eq!(order, stable(arrival));
+        assert!(order.iter().enumerate().all(|(r, &j)| jobs.rank[j as usize] == r as u32));
+    }
+    let size = vec![1.0; n];
+    assert!(matches!(make_jobs(&in_order, &size, &[], &[], 0.0, &Cancel::raised()), Err(Error::Interrupted)));
+}
