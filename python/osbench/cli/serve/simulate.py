@@ -23,9 +23,9 @@ from osbench.errors import ArgumentError
 from osbench.serve import readers as serve_readers
 from osbench.serve import source as serve_source
 from osbench.serve.config import POLICIES as SERVE_POLICIES
+from osbench.serve.config import PREDICTIONS
 from osbench.serve.models import DEFAULT_MODEL
 from osbench.serve.routers import ROUTERS
-from osbench.serve.vllm.config import PREDICTIONS
 
 ORDER = 10
 

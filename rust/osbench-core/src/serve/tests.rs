@@ -303,13 +303,14 @@ fn srpt_admits_the_shortest_predicted_first_and_preempts_the_longest() {
     // Both pick the same victim rule apart from the key: under srpt the longest remaining goes.
     let reqs = Requests { predicted: &[9, 1, 5], ..reqs };
     let running = [0u32, 1, 2];
-    let requests: Vec<vllm::request::Request> =
-        (0..3).map(|i| vllm::request::Request::new(i, 0.0, 0, 4, 3, reqs.predicted[i as usize] as u64, None)).collect();
+    let requests: Vec<vllm::request::Request> = (0..3)
+        .map(|i| vllm::request::Request::new(i, 0.0, 0, 4, 3, reqs.predicted[i as usize] as u64, false, None))
+        .collect();
     assert_eq!(Policy::Srpt.victim(&running, &requests), 0);
     assert_eq!(Policy::Fcfs.victim(&running, &requests), 2);
     // Ties (equal predictions and arrivals) fall to the largest index, not the first running.
     let tied: Vec<vllm::request::Request> =
-        (0..3).map(|i| vllm::request::Request::new(i, 0.0, 0, 4, 3, 5, None)).collect();
+        (0..3).map(|i| vllm::request::Request::new(i, 0.0, 0, 4, 3, 5, false, None)).collect();
     assert_eq!(Policy::Srpt.victim(&running, &tied), 2);
     assert_eq!(Policy::Priority { aging: 0.0 }.victim(&running, &tied), 0);
 }
