@@ -27,7 +27,7 @@ def rows_by(t: Table) -> list[dict[str, Any]]:
 
 
 def test_tables_are_complete(tables: dict[str, Table]) -> None:
-    assert list(tables) == ["06-1", "06-2", "06-3", "06-4"]
+    assert list(tables) == ["06-1", "06-2", "06-3", "06-4", "06-5"]
     for key, t in tables.items():
         assert all(len(r) == len(t.columns) for r in t.rows)
         assert t.to_text() and t.to_markdown() and t.to_html() and t.takeaway
@@ -119,10 +119,30 @@ def test_06_4_chunked_prefill_trades_ttft_for_tpot(tables: dict[str, Table]) -> 
     assert [small["TTFT p99"], small["TPOT p99"], small["goodput"]] == [s.ttft.p99, s.tpot.p99, s.goodput]
 
 
+def test_06_5_srpt_beats_fcfs_once_a_queue_forms_and_degrades_with_noise(
+    tables: dict[str, Table], dataset: Callable[[str], Path]
+) -> None:
+    """Section 2.6 in a batch server, on Azure's conversation trace: at 1.5x its rate, SRPT on
+    exact lengths has the lowest mean E2E, and the error's sigma costs it; short requests'
+    tail slowdown is far lower than under FCFS."""
+    dataset(lecture.POLICY_TRACE)
+    rows = rows_by(tables["06-5"])
+    loaded = {r["policy"]: r for r in rows if r["requests/s"] == max(x["requests/s"] for x in rows)}
+    assert list(loaded) == [label for label, _, _ in lecture.POLICY_RUNS]
+    e2e = {k: r["E2E mean"] for k, r in loaded.items()}
+    assert min(e2e, key=e2e.__getitem__) == "SRPT, exact lengths"
+    assert e2e["SRPT, exact lengths"] < e2e["SRPT, sigma 1"] < e2e["SRPT, sigma 2"] < e2e["FCFS"]
+    short = {k: r["short: slowdown p99"] for k, r in loaded.items()}
+    assert short["SRPT, exact lengths"] < short["SRPT, sigma 2"] < short["FCFS"]
+    assert tables["06-5"].takeaway.startswith(
+        f"At {ob._format.number(max(r['requests/s'] for r in rows))} requests/s SRPT, exact lengths"
+    )
+
+
 def test_osbench_lecture_06() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "osbench", "lecture", "06", "--quick", "--json"], capture_output=True, text=True
     )
     assert out.returncode == 0, out.stderr
     keys = [t["key"] for t in json.loads(out.stdout)["06"]]
-    assert keys == ["06-1", "06-2", "06-3", "06-4"]
+    assert keys == ["06-1", "06-2", "06-3", "06-4", "06-5"]

@@ -116,8 +116,10 @@ class _MixedStepper(Stepper):
     """The reference's stepper with the requests in ``private`` given no content (their blocks
     keyed by private tags, unhashed), the others their prompt keys."""
 
-    def __init__(self, requests: Requests, config: EngineConfig, priority: np.ndarray, private: set[int]) -> None:
-        super().__init__(requests, config, priority, predicted_output_len(requests, config))
+    def __init__(
+        self, requests: Requests, config: EngineConfig, priority: np.ndarray, predicted: np.ndarray, private: set[int]
+    ) -> None:
+        super().__init__(requests, config, priority, predicted)
         self.private = private
 
     def add_request(self, index: int, arrival: float) -> None:
@@ -125,8 +127,8 @@ class _MixedStepper(Stepper):
             return super().add_request(index, arrival)
         r = self.requests
         prompt, output = int(r.prompt_len[index]), int(r.output_len[index])
-        predicted = int(self.predicted[index])
-        request = VllmRequest(index, arrival, int(self.priority[index]), prompt, output, None, predicted, private=True)
+        priority, predicted = int(self.priority[index]), int(self.predicted[index])
+        request = VllmRequest(index, arrival, priority, prompt, output, None, predicted, private=True)
         self.scheduler.add_request(request)
 
 
@@ -180,7 +182,8 @@ def test_prompts_without_content_run_as_if_every_block_had_content_of_its_own(wo
     mixed_hashed = with_blocks([unique_content(i) if i in private else list(shared[i]) for i in range(len(reqs))])
 
     def mixed(requests: Requests, record: bool) -> EngineRun:
-        stepper = _MixedStepper(requests, cfg, check_requests(requests, cfg), private)
+        predicted = predicted_output_len(requests, cfg)
+        stepper = _MixedStepper(requests, cfg, check_requests(requests, cfg), predicted, private)
         guard = reference.LivelockGuard(stepper.state, stepper.livelock_error)
         return drive(requests, stepper, step_time, Recorder(len(requests), record), guard=guard, concurrency=None)
 

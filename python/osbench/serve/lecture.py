@@ -12,6 +12,8 @@ here prints or writes files.
 2. Preemptions as the KV cache shrinks: the same load on smaller and smaller pools.
 3. Prefix caching on and off on Mooncake's conversation trace (when the trace can be had).
 4. Chunked prefill: the step's token budget trades TTFT against TPOT.
+5. Section 2.6 in a batch server: SRPT on exact and on noisy predicted output lengths against
+   FCFS and MLFQ, on Azure's conversation trace (generated chat requests without it).
 """
 
 from __future__ import annotations
@@ -419,6 +421,135 @@ def chunked_prefill(quick: bool = False) -> Table:
     )
 
 
+# --- section 2.6: SRPT on predictions, MLFQ on attained service -------------------------------
+
+POLICY_TRACE = "azure-conv-2023"
+POLICY_RUNS: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    ("FCFS", "fcfs", {}),
+    ("SRPT, exact lengths", "srpt", {}),
+    ("SRPT, sigma 0.5", "srpt", {"prediction": "noisy", "prediction_sigma": 0.5}),
+    ("SRPT, sigma 1", "srpt", {"prediction": "noisy", "prediction_sigma": 1.0}),
+    ("SRPT, sigma 2", "srpt", {"prediction": "noisy", "prediction_sigma": 2.0}),
+    ("MLFQ (PLAS)", "mlfq", {}),
+)
+"""The rows of 06-5: a label, the policy and its options (predictions seeded with :data:`SEED`)."""
+
+POLICY_LOADS = (1.0, 1.5)
+"""06-5's loads: the trace at its own rate, and rescaled to 1.5 times it (a queue forms)."""
+
+
+def _policy_finding(
+    rate: float, e2e: Mapping[str, float], short: Mapping[str, float], wait: Mapping[str, float]
+) -> str:
+    """06-5's finding at one rate, from its mean E2E, short requests' p99 slowdown and longest
+    wait by row."""
+    fcfs, exact = e2e["FCFS"], e2e["SRPT, exact lengths"]
+    noisy = [e2e[f"SRPT, sigma {s}"] for s in ("0.5", "1", "2")]
+    lowest = min(e2e, key=e2e.__getitem__)
+    words = f"At {number(rate)} requests/s {lowest} has the lowest mean E2E ({duration(e2e[lowest])}"
+    words += f"; FCFS {duration(fcfs)}, SRPT on exact lengths {duration(exact)}), "
+    if exact <= noisy[0] <= noisy[1] <= noisy[2]:
+        words += "and SRPT degrades as sigma grows (0.5, 1, 2: "
+    else:
+        words += "and the noisy predictions do not order by sigma (0.5, 1, 2: "
+    words += ", ".join(duration(v) for v in noisy) + f"); MLFQ gives {duration(e2e['MLFQ (PLAS)'])}. "
+    words += (
+        f"Short requests' p99 slowdown: {number(short['SRPT, exact lengths'])} under SRPT on exact lengths, "
+        f"{number(short['SRPT, sigma 2'])} at sigma 2, {number(short['FCFS'])} under FCFS; the longest wait "
+        f"{duration(wait['SRPT, exact lengths'])} under SRPT on exact lengths against {duration(wait['FCFS'])} under "
+        "FCFS (the long requests' price)."
+    )
+    return words
+
+
+def policies_on_unknown_lengths(quick: bool = False) -> Table:
+    """06-5: SRPT on exact and noisy predicted output lengths, FCFS and MLFQ, in one batch server."""
+    n = 1_000 if quick else 3_000
+    path, _ = datasets.try_fetch(POLICY_TRACE)
+    missing = None
+    if path is None:
+        reqs = _chat(n, 5.0)
+        what = f"{number(n)} generated chat requests at 5/s ({_lengths_setup()})"
+        missing = datasets.missing_note([POLICY_TRACE])
+    else:
+        reqs, left_out = fit(Requests.read(POLICY_TRACE)[:n], MODELS[SMALL_GPU["model"]].max_model_len)
+        what = f"the first {number(len(reqs))} requests of Azure's 2023 conversation trace" + (
+            f" ({number(left_out)} longer than the context left out)" if left_out else ""
+        )
+    rows: list[list[Any]] = []
+    first = None
+    findings = []
+    for scale in POLICY_LOADS:
+        load = reqs.at_rate(reqs.rate * scale) if scale != 1 else reqs
+        e2e: dict[str, float] = {}
+        short: dict[str, float] = {}
+        wait: dict[str, float] = {}
+        for label, policy, options in POLICY_RUNS:
+            r = simulate(load, **SMALL_GPU, policy=policy, prediction_seed=SEED, **options)
+            first = first or r
+            s = r.summary()
+            e2e[label], short[label], wait[label] = s.e2e.mean, s.slowdown_short.p99, s.max_queueing
+            rows.append(
+                [
+                    load.rate,
+                    label,
+                    s.ttft.mean,
+                    s.e2e.mean,
+                    s.queueing.mean,
+                    s.slowdown.p50,
+                    s.slowdown_short.p99,
+                    s.slowdown_long.p99,
+                    s.max_queueing,
+                    s.preemptions,
+                ]
+            )
+        findings.append(_policy_finding(load.rate, e2e, short, wait))
+    assert first is not None
+    takeaway = " ".join(reversed(findings))  # the loaded server first: there the order matters
+    table = Table(
+        title="06-5  SRPT on predicted output lengths and MLFQ on attained service, in a batch server",
+        columns=[
+            RATE,
+            "policy",
+            "TTFT mean",
+            "E2E mean",
+            "queueing mean",
+            "slowdown p50",
+            "short: slowdown p99",
+            "long: slowdown p99",
+            "longest wait",
+            "preemptions",
+        ],
+        rows=rows,
+        note=(
+            f"{takeaway} Section 2.6 (a single server): SRPT is best and degrades toward FCFS as predictions err. "
+            "Here up to 256 requests run at once, so admission order only matters once a queue forms; and MLFQ on "
+            "attained service orders only the requests preempted and back in the queue (a waiting request has had "
+            "no service), so for single requests it is close to FCFS. Output lengths are unknown, so predict them and run SRPT (predicted = true x "
+            "exp(N(0, sigma^2))), or use attained service as MLFQ does (Autellix's PLAS). A policy here decides who "
+            "is admitted from the queue and who is preempted when the KV cache is full; running requests are never "
+            "stopped for a shorter arrival, as vLLM's loop has it. Slowdown: E2E over the request's time alone on "
+            "the same engine."
+        ),
+        key="06-5",
+        units={
+            RATE: "/s",
+            "TTFT mean": "s",
+            "E2E mean": "s",
+            "queueing mean": "s",
+            "longest wait": "s",
+        },
+        setup=(
+            f"{what}, at its own rate and rescaled to {number(POLICY_LOADS[1])}x it; "
+            f"{_preset_setup(SMALL_GPU['model'], SMALL_GPU['gpu'], first)}"
+        ),
+        seed=SEED,
+    )
+    if missing:
+        table.note = f"{table.note} {missing}"
+    return table
+
+
 # --- the rate sweep (the report's serving section) -------------------------------------------
 
 RATE_PRESET: dict[str, Any] = {"model": "llama-3-8b", "gpu": "h100"}
@@ -525,7 +656,13 @@ def rate_sweep(
 
 def tables(quick: bool = False) -> list[Table]:
     """Every table of lecture demo 06 (Mooncake's rows when its trace can be had)."""
-    return [batch_over_time(quick), preemption_vs_kv(quick), prefix_caching_mooncake(quick), chunked_prefill(quick)]
+    return [
+        batch_over_time(quick),
+        preemption_vs_kv(quick),
+        prefix_caching_mooncake(quick),
+        chunked_prefill(quick),
+        policies_on_unknown_lengths(quick),
+    ]
 
 
 __all__ = [
@@ -538,6 +675,7 @@ __all__ = [
     "batch_over_time",
     "chunked_prefill",
     "highest_within_slo",
+    "policies_on_unknown_lengths",
     "preemption_vs_kv",
     "prefix_caching_mooncake",
     "rate_sweep",

@@ -171,6 +171,23 @@ def _request_csv(result: serve.ServeResult, replica: Any = None) -> str:
     return buf.getvalue()
 
 
+def _policy_words(cfg: Any) -> str:
+    """The policy and the options it reads: ``srpt on noisy predictions (sigma 1)``."""
+    if cfg.policy in ("sjf", "srpt"):
+        detail = {"noisy": f" (sigma {number(cfg.prediction_sigma)}, seed {cfg.prediction_seed})"}
+        detail["bucketed"] = f" (classes of {number(cfg.prediction_bucket)} tokens)"
+        return f"{cfg.policy} on {cfg.prediction} predictions{detail.get(cfg.prediction, '')}"
+    if cfg.policy == "mlfq":
+        boost = f", boost every {number(cfg.mlfq_boost)} steps" if cfg.mlfq_boost else ""
+        return (
+            f"mlfq ({cfg.mlfq_levels} levels, quantum {number(cfg.mlfq_quantum)} tokens x{cfg.mlfq_growth} a level"
+            f"{boost})"
+        )
+    if cfg.policy == "priority" and cfg.aging:
+        return f"priority with aging {number(cfg.aging)}/s"
+    return str(cfg.policy)
+
+
 def _latency_line(name: str, stats: Any) -> str:
     return (
         f"  {name:<13}mean {duration(stats.mean)}, p50 {duration(stats.p50)}, p90 {duration(stats.p90)}, "
@@ -230,7 +247,7 @@ def cmd_serve_simulate(args: argparse.Namespace) -> int:
         f"{model.name} on {tp} x {gpu.name}, {args.engine} engine: {number(cfg.num_blocks)} KV blocks of "
         f"{cfg.block_size} tokens; {number(cfg.max_num_batched_tokens)} tokens and {number(cfg.max_num_seqs)} "
         f"requests a step; chunked prefill {'on' if cfg.enable_chunked_prefill else 'off'}, prefix caching "
-        f"{'on' if cfg.enable_prefix_caching else 'off'}, {cfg.policy}"
+        f"{'on' if cfg.enable_prefix_caching else 'off'}, {_policy_words(cfg)}"
     )
     print(
         f"  {'throughput':<13}{number(s.request_throughput)} requests/s, {number(s.output_throughput)} output "

@@ -35,5 +35,6 @@ def stepper(requests: Requests, config: EngineConfig) -> tuple[reference.Stepper
     """The reference scheduler as one engine of a loop that drives several
     (:mod:`osbench.serve.cluster`), with its livelock guard; ``requests`` checked against
     ``config`` first, as :func:`osbench.serve.reference.run` checks them."""
-    s = reference.Stepper(requests, config, check_requests(requests, config), predicted_output_len(requests, config))
+    priority = check_requests(requests, config)
+    s = reference.Stepper(requests, config, priority, predicted_output_len(requests, config))
     return s, reference.LivelockGuard(s.state, s.livelock_error)

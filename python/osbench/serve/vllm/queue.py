@@ -42,6 +42,9 @@ class FCFSQueue:
         """The waiting requests in the order they will leave."""
         return list(self._queue)
 
+    def rekey(self) -> None:
+        """Arrival order holds whatever the requests' ranks: nothing to do."""
+
 
 class KeyedQueue:
     """A heap by ``rank(request) + (index,)``: ``core/sched/request_queue.py:

@@ -284,6 +284,49 @@ fn requests_tied_under_priority_that_preempt_one_another_forever_are_stopped() {
 }
 
 #[test]
+fn srpt_admits_the_shortest_predicted_first_and_preempts_the_longest() {
+    // One request runs at a time: the two waiting behind request 0 are admitted by their
+    // predicted length, not their arrival (request 2, predicted shorter, first).
+    let reqs = Requests {
+        arrival: &[0.0, 0.0, 0.0],
+        prompt_len: &[4, 4, 4],
+        output_len: &[3, 3, 3],
+        predicted: &[1, 9, 2],
+        ..Requests::default()
+    };
+    let base = Settings { enable_prefix_caching: false, ..settings(100, 4, 64, 1, 64) };
+    let cfg = Config::new(Settings { policy: "srpt", ..base }).unwrap();
+    let r = run(&reqs, &cfg, Options::default()).unwrap();
+    assert!(r.admitted[0] < r.admitted[2] && r.admitted[2] < r.admitted[1], "{:?}", r.admitted);
+    let fcfs = run(&reqs, &Config::new(base).unwrap(), Options::default()).unwrap();
+    assert!(fcfs.admitted[1] < fcfs.admitted[2]);
+    // Both pick the same victim rule apart from the key: under srpt the longest remaining goes.
+    let reqs = Requests { predicted: &[9, 1, 5], ..reqs };
+    let running = [0u32, 1, 2];
+    let requests: Vec<vllm::request::Request> = (0..3)
+        .map(|i| vllm::request::Request::new(i, 0.0, 0, 4, 3, reqs.predicted[i as usize] as u64, false, None))
+        .collect();
+    assert_eq!(Policy::Srpt.victim(&running, &requests), 0);
+    assert_eq!(Policy::Fcfs.victim(&running, &requests), 2);
+    // Ties (equal predictions and arrivals) fall to the largest index, not the first running.
+    let tied: Vec<vllm::request::Request> =
+        (0..3).map(|i| vllm::request::Request::new(i, 0.0, 0, 4, 3, 5, false, None)).collect();
+    assert_eq!(Policy::Srpt.victim(&running, &tied), 2);
+    assert_eq!(Policy::Priority { aging: 0.0 }.victim(&running, &tied), 0);
+}
+
+#[test]
+fn mlfq_levels_grow_by_the_quantum_and_the_boost_is_an_event() {
+    let m = vllm::policy::Mlfq { levels: 3, quantum: 4, growth: 2, boost: 10 };
+    let levels: Vec<u64> = [0, 3, 4, 11, 12, 1000].iter().map(|&a| m.level(a)).collect();
+    assert_eq!(levels, [0, 0, 1, 1, 2, 2]); // level 0 holds 4 tokens, level 1 the next 8
+    let p = Policy::Mlfq(m);
+    assert!(!p.boost_due(0) && p.boost_due(10) && p.boost_due(20) && !p.boost_due(15));
+    assert_eq!((p.steps_to_boost(0), p.steps_to_boost(7), p.steps_to_boost(10)), (10, 3, 0));
+    assert_eq!(Policy::Sjf.steps_to_boost(7), u64::MAX);
+}
+
+#[test]
 fn bad_input_is_an_error_never_a_panic() {
     let good = Requests { arrival: &[0.0, 1.0], prompt_len: &[20, 30], output_len: &[5, 5], ..Requests::default() };
     let keys = [1, 2, 3, 4, 5];
@@ -304,6 +347,8 @@ fn bad_input_is_an_error_never_a_panic() {
         Requests { key_offsets: &[0, i64::MIN, 5], ..good },
         Requests { key_offsets: &[0, 2, 7], ..good },
         Requests { output_len: &[5, 60], ..good }, // longer than max_model_len
+        Requests { predicted: &[3], ..good },
+        Requests { predicted: &[3, -1], ..good },
     ];
     for (i, reqs) in bad.iter().enumerate() {
         assert!(matches!(run(reqs, &cfg, Options::default()), Err(Error::InvalidArgument { .. })), "case {i}");
@@ -315,6 +360,19 @@ fn bad_input_is_an_error_never_a_panic() {
         assert!(Config::new(bad).is_err());
     }
     assert!(Config::new(settings(100, 0, 64, 4, 64)).is_err());
+    let p = Parameters::default();
+    for (name, parameters) in [
+        ("aging", Parameters { aging: -1.0, ..p }),
+        ("aging", Parameters { aging: f64::NAN, ..p }),
+        ("mlfq_levels", Parameters { mlfq_levels: 0, ..p }),
+        ("mlfq_levels", Parameters { mlfq_levels: 65, ..p }),
+        ("mlfq_quantum", Parameters { mlfq_quantum: 0, ..p }),
+        ("mlfq_growth", Parameters { mlfq_growth: 0, ..p }),
+        ("mlfq_boost", Parameters { mlfq_boost: u64::MAX, ..p }),
+    ] {
+        let bad = Settings { policy: "mlfq", parameters, ..settings(100, 8, 64, 4, 64) };
+        assert!(matches!(Config::new(bad), Err(Error::InvalidArgument { name: n, .. }) if n == name), "{name}");
+    }
     assert!(StepTime::new("cubic", &[1.0]).is_err() && StepTime::new("linear", &[1.0]).is_err());
     let negative = StepTime::new("linear", &[-1.0, 0.0, 0.0, 0.0]).unwrap();
     let result = simulate(&good, &cfg, &negative, Options::default(), &Cancel::new());
