@@ -7,6 +7,7 @@
 //! own key. Sized mode counts bytes in the capacity, the window and the segments.
 
 use crate::cache::list::{Queues, Slots};
+use crate::cache::memory::prefetch;
 use crate::cache::policy::{put, Options, Policy};
 use crate::cache::NIL;
 use crate::hash::xxh64_u64;
@@ -27,6 +28,12 @@ enum Where {
 const W: usize = Where::Window as usize;
 const P: usize = Where::Probation as usize;
 const Q: usize = Where::Protected as usize;
+
+/// A key's two hashes, each cut to its low 32 bits as libCacheSim's `unsigned int`s: `a` low, `b` high.
+#[inline]
+fn hashed(key: u64) -> u64 {
+    (xxh64_u64(key, SEEDS[0]) & 0xFFFF_FFFF) | (xxh64_u64(key, SEEDS[1]) << 32)
+}
 
 /// libCacheSim's counting Bloom filter (`minimalIncrementCBF.c`): `hashes` counters per key.
 struct Sketch {
@@ -49,30 +56,36 @@ impl Sketch {
         Sketch { counters: vec![0; n as usize], hashes }
     }
 
-    /// The counters of `key`: `(a + i * b) % n` in 32-bit arithmetic, a and b the low halves of
-    /// its two hashes.
+    /// The counters of the key whose [`hashed`] pair is `ab`: `(a + i * b) % n` in 32-bit
+    /// arithmetic.
     #[inline(always)]
-    fn slots(&self, key: u64) -> impl Iterator<Item = usize> {
-        let a = xxh64_u64(key, SEEDS[0]) as u32;
-        let b = xxh64_u64(key, SEEDS[1]) as u32;
+    fn slots(&self, ab: u64) -> impl Iterator<Item = usize> {
+        let (a, b) = (ab as u32, (ab >> 32) as u32);
         let n = self.counters.len() as u32;
         (0..self.hashes).map(move |i| (a.wrapping_add(i.wrapping_mul(b)) % n) as usize)
     }
 
     #[inline]
-    fn estimate(&self, key: u64) -> u32 {
-        self.slots(key).map(|x| self.counters[x]).min().unwrap_or(0)
+    fn estimate(&self, ab: u64) -> u32 {
+        self.slots(ab).map(|x| self.counters[x]).min().unwrap_or(0)
     }
 
-    /// One more for `key`: libCacheSim adds one to every counter of the key.
+    /// One more for the key: libCacheSim adds one to every counter of the key.
     #[inline]
-    fn count(&mut self, key: u64) {
-        let a = xxh64_u64(key, SEEDS[0]) as u32;
-        let b = xxh64_u64(key, SEEDS[1]) as u32;
+    fn count(&mut self, ab: u64) {
+        let (a, b) = (ab as u32, (ab >> 32) as u32);
         let n = self.counters.len() as u32;
         for i in 0..self.hashes {
             let x = (a.wrapping_add(i.wrapping_mul(b)) % n) as usize;
             self.counters[x] = self.counters[x].wrapping_add(1);
+        }
+    }
+
+    /// Ask for the lines of the key's counters (a hit or an insertion counts it).
+    #[inline(always)]
+    fn prefetch(&self, ab: u64) {
+        for x in self.slots(ab) {
+            prefetch(self.counters.as_ptr().wrapping_add(x));
         }
     }
 
@@ -93,8 +106,8 @@ pub struct WTinyLfu {
     queues: Queues<3>,
     place: Vec<Where>,
     sketch: Sketch,
-    /// Each id's own key, as far as given (an id beyond is its own key).
-    keys: Vec<u64>,
+    /// The [`hashed`] pair of each id's own key, as far as given (an id beyond is its own key).
+    hashes: Vec<u64>,
     main_hits: u64,
 }
 
@@ -123,9 +136,13 @@ pub fn min_capacity(window: f64) -> u64 {
 }
 
 impl WTinyLfu {
+    /// The [`hashed`] pair of `id`'s key.
     #[inline(always)]
     fn key(&self, id: u32) -> u64 {
-        self.keys.get(id as usize).copied().unwrap_or(id as u64)
+        match self.hashes.get(id as usize) {
+            Some(&ab) => ab,
+            None => hashed(id as u64),
+        }
     }
 
     #[inline(always)]
@@ -230,18 +247,21 @@ impl Policy for WTinyLfu {
             queues: Queues::with_capacity(expected),
             place: Vec::with_capacity(expected),
             sketch: Sketch::new(main),
-            keys: Vec::new(),
+            hashes: Vec::new(),
             main_hits: 0,
         }
     }
 
+    /// Hashed once here, so that a step hashes nothing.
     fn learn_keys(&mut self, first: u32, keys: &[u64]) {
         let end = first as usize + keys.len();
-        if self.keys.len() < end {
-            let from = self.keys.len() as u64;
-            self.keys.extend(from..end as u64);
+        if self.hashes.len() < end {
+            let from = self.hashes.len() as u64;
+            self.hashes.extend((from..end as u64).map(hashed));
         }
-        self.keys[first as usize..end].copy_from_slice(keys);
+        for (ab, &key) in self.hashes[first as usize..end].iter_mut().zip(keys) {
+            *ab = hashed(key);
+        }
     }
 
     #[inline(always)]
@@ -278,6 +298,12 @@ impl Policy for WTinyLfu {
     #[inline(always)]
     fn prefetch(&self, id: u32) {
         self.slots.prefetch(id);
+        prefetch(self.hashes.as_ptr().wrapping_add(id as usize));
+    }
+    /// The counters of `id`'s key: every access but a window hit counts it.
+    #[inline(always)]
+    fn prefetch_near(&self, id: u32) {
+        self.sketch.prefetch(self.key(id));
     }
     fn contains(&self, id: u32) -> bool {
         self.slots.peek(id) != NIL
