@@ -39,6 +39,9 @@ fn hashed(key: u64) -> u64 {
 struct Sketch {
     counters: Vec<u32>,
     hashes: u32,
+    /// `2**64 / counters.len()`, rounded up: `x % n` by two multiplications (Lemire, Kaser and
+    /// Kurz, 2019), exact for every 32-bit `x` and `n`.
+    inverse: u64,
 }
 
 impl Sketch {
@@ -53,16 +56,19 @@ impl Sketch {
         if n < hashes as i32 {
             n = 2 * hashes as i32;
         }
-        Sketch { counters: vec![0; n as usize], hashes }
+        Sketch { counters: vec![0; n as usize], hashes, inverse: (u64::MAX / n as u64).wrapping_add(1) }
     }
 
-    /// The counters of the key whose [`hashed`] pair is `ab`: `(a + i * b) % n` in 32-bit
-    /// arithmetic.
+    /// The counters of the key whose [`hashed`] pair is `ab`: `(a + i * b) % n`, the sum and
+    /// product in 32-bit arithmetic.
     #[inline(always)]
     fn slots(&self, ab: u64) -> impl Iterator<Item = usize> {
         let (a, b) = (ab as u32, (ab >> 32) as u32);
-        let n = self.counters.len() as u32;
-        (0..self.hashes).map(move |i| (a.wrapping_add(i.wrapping_mul(b)) % n) as usize)
+        let (n, inverse) = (self.counters.len() as u64, self.inverse);
+        (0..self.hashes).map(move |i| {
+            let x = a.wrapping_add(i.wrapping_mul(b)) as u64;
+            ((inverse.wrapping_mul(x) as u128 * n as u128) >> 64) as usize
+        })
     }
 
     #[inline]
@@ -73,10 +79,7 @@ impl Sketch {
     /// One more for the key: libCacheSim adds one to every counter of the key.
     #[inline]
     fn count(&mut self, ab: u64) {
-        let (a, b) = (ab as u32, (ab >> 32) as u32);
-        let n = self.counters.len() as u32;
-        for i in 0..self.hashes {
-            let x = (a.wrapping_add(i.wrapping_mul(b)) % n) as usize;
+        for x in self.slots(ab) {
             self.counters[x] = self.counters[x].wrapping_add(1);
         }
     }
@@ -313,5 +316,24 @@ impl Policy for WTinyLfu {
     }
     fn used(&self) -> u64 {
         self.queues.held(W) + self.main_held()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Sketch;
+
+    #[test]
+    fn the_sketch_takes_remainders_exactly() {
+        for entries in [1u64, 99, 1000, 12_345, 1 << 20] {
+            let s = Sketch::new(entries);
+            let n = s.counters.len() as u64;
+            for ab in [0u64, 1, u64::MAX, 0x8000_0000_7FFF_FFFF, 0x1234_5678_9ABC_DEF0] {
+                let (a, b) = (ab as u32, (ab >> 32) as u32);
+                let want: Vec<usize> =
+                    (0..s.hashes).map(|i| (a.wrapping_add(i.wrapping_mul(b)) as u64 % n) as usize).collect();
+                assert_eq!(s.slots(ab).collect::<Vec<_>>(), want, "{entries} {ab:#x}");
+            }
+        }
     }
 }
