@@ -4,8 +4,8 @@
 //! counts. The rules are spelled out in the reference engine's `MQ` class; this file follows
 //! them step for step. Sized mode counts bytes in the cache and in Qout.
 
-use crate::cache::list::{Links, List, Slots};
-use crate::cache::policy::{put, Options, Policy};
+use crate::cache::memory::{filled, prefetch};
+use crate::cache::policy::{ensure, Options, Policy};
 use crate::cache::NIL;
 
 /// The most queues (libCacheSim's `MQ_MAX_N_QUEUE`).
@@ -15,23 +15,45 @@ const QOUT: u8 = u8::MAX;
 /// libCacheSim keeps counts in an `int32_t`.
 const MAX_COUNT: u32 = i32::MAX as u32;
 
+/// Everything a step reads of one slot, in one cache line: its links in its list, its place
+/// (queue or QOUT), count, expiry and id (the list neighbours are the only other lines a hit
+/// touches).
+#[derive(Clone, Copy)]
+#[repr(align(32))]
+struct Node {
+    prev: u32,
+    next: u32,
+    count: u32,
+    id: u32,
+    expiry: u64,
+    place: u8,
+}
+
+const FREE: Node = Node { prev: NIL, next: NIL, count: 0, id: NIL, expiry: 0, place: 0 };
+
+/// One list of slots: the front the most recent (or, for Qout, the newest).
+#[derive(Clone, Copy)]
+struct List {
+    head: u32,
+    tail: u32,
+    len: usize,
+}
+
 pub struct Mq {
     capacity: u64,
     lifetime: u64,
     qout_size: u64,
     /// The virtual clock: one tick per hit and per insertion.
     clock: u64,
-    /// Cached objects and Qout ids each hold a slot.
-    slots: Slots,
-    links: Links,
-    /// The queues (front: most recent), then Qout (front: newest).
+    /// Per id: its slot (a cached object or a Qout id), or NIL.
+    slot_of: Vec<u32>,
+    nodes: Vec<Node>,
+    free: Vec<u32>,
+    /// The queues, then Qout.
     lists: Vec<List>,
     used: u64,
     qout_used: u64,
-    /// Per slot: its queue (or QOUT), access count, expiry and (sized) size.
-    place: Vec<u8>,
-    count: Vec<u32>,
-    expiry: Vec<u64>,
+    /// Per slot (sized mode): the object's size.
     size_of: Vec<u64>,
 }
 
@@ -55,29 +77,74 @@ impl Mq {
         (count.max(1).ilog2() as usize).min(self.n_queue() - 1)
     }
 
+    /// Put `slot` at the front of list `q` (its place set to `place`).
     #[inline(always)]
-    fn place_in(&mut self, slot: u32, q: usize) {
-        self.links.push_front(&mut self.lists[q], slot);
-        self.place[slot as usize] = q as u8;
+    fn push_front(&mut self, q: usize, slot: u32, place: u8) {
+        let list = &mut self.lists[q];
+        let head = list.head;
+        let node = &mut self.nodes[slot as usize];
+        node.prev = NIL;
+        node.next = head;
+        node.place = place;
+        if head != NIL {
+            self.nodes[head as usize].prev = slot;
+        } else {
+            list.tail = slot;
+        }
+        list.head = slot;
+        list.len += 1;
+    }
+
+    /// Take `slot` out of its list.
+    #[inline(always)]
+    fn unlink(&mut self, slot: u32) {
+        let Node { prev, next, place, .. } = self.nodes[slot as usize];
+        let q = if place == QOUT { self.n_queue() } else { place as usize };
+        let list = &mut self.lists[q];
+        if prev != NIL {
+            self.nodes[prev as usize].next = next;
+        } else {
+            list.head = next;
+        }
+        if next != NIL {
+            self.nodes[next as usize].prev = prev;
+        } else {
+            list.tail = prev;
+        }
+        list.len -= 1;
     }
 
     #[inline(always)]
-    fn unlink(&mut self, slot: u32) {
-        let q = self.place[slot as usize];
-        let q = if q == QOUT { self.n_queue() } else { q as usize };
-        self.links.remove(&mut self.lists[q], slot);
+    fn release(&mut self, slot: u32) {
+        let id = self.nodes[slot as usize].id;
+        self.slot_of[id as usize] = NIL;
+        self.free.push(slot);
+    }
+
+    #[inline(always)]
+    fn assign(&mut self, id: u32) -> u32 {
+        let slot = match self.free.pop() {
+            Some(s) => s,
+            None => {
+                self.nodes.push(FREE);
+                (self.nodes.len() - 1) as u32
+            }
+        };
+        self.nodes[slot as usize].id = id;
+        self.slot_of[id as usize] = slot;
+        slot
     }
 
     /// The clock ticks; in each queue from 1 up, an expired least recent object moves down one.
-    #[inline]
+    #[inline(always)]
     fn adjust(&mut self) {
         self.clock += 1;
         for q in 1..self.n_queue() {
             let oldest = self.lists[q].tail;
-            if oldest != NIL && self.expiry[oldest as usize] < self.clock {
-                self.links.remove(&mut self.lists[q], oldest);
-                self.place_in(oldest, q - 1);
-                self.expiry[oldest as usize] = self.clock + self.lifetime;
+            if oldest != NIL && self.nodes[oldest as usize].expiry < self.clock {
+                self.unlink(oldest);
+                self.push_front(q - 1, oldest, (q - 1) as u8);
+                self.nodes[oldest as usize].expiry = self.clock + self.lifetime;
             }
         }
     }
@@ -86,21 +153,24 @@ impl Mq {
     fn evict<const SIZED: bool>(&mut self) {
         let Some(q) = (0..self.n_queue()).find(|&q| self.lists[q].len > 0) else { return };
         let victim = self.lists[q].tail;
-        self.links.remove(&mut self.lists[q], victim);
+        self.unlink(victim);
         let size = self.size::<SIZED>(victim);
         self.used -= size;
         if size > self.qout_size {
-            self.slots.release(victim);
+            self.release(victim);
             return;
         }
         let qout = self.n_queue();
         while self.qout_used + size > self.qout_size {
-            let Some(old) = self.links.pop_back(&mut self.lists[qout]) else { break };
+            let old = self.lists[qout].tail;
+            if old == NIL {
+                break;
+            }
+            self.unlink(old);
             self.qout_used -= self.size::<SIZED>(old);
-            self.slots.release(old);
+            self.release(old);
         }
-        self.links.push_front(&mut self.lists[qout], victim);
-        self.place[victim as usize] = QOUT;
+        self.push_front(qout, victim, QOUT);
         self.qout_used += size;
     }
 }
@@ -117,38 +187,39 @@ impl Policy for Mq {
             lifetime: options.int("lifetime"),
             qout_size,
             clock: 0,
-            slots: Slots::new(n_ids, expected),
-            links: Links::with_capacity(expected),
-            lists: vec![List::default(); n_queue + 1],
+            slot_of: filled(n_ids, NIL),
+            nodes: Vec::with_capacity(expected),
+            free: Vec::new(),
+            lists: vec![List { head: NIL, tail: NIL, len: 0 }; n_queue + 1],
             used: 0,
             qout_used: 0,
-            place: Vec::with_capacity(expected),
-            count: Vec::with_capacity(expected),
-            expiry: Vec::with_capacity(expected),
             size_of: Vec::new(),
         }
     }
 
     #[inline(always)]
     fn step<const SIZED: bool>(&mut self, id: u32, size: u64, _next_use: u64) -> bool {
-        let slot = self.slots.get(id);
+        ensure(&mut self.slot_of, id, NIL);
+        let slot = self.slot_of[id as usize];
         let mut remembered = None;
         if slot != NIL {
-            let s = slot as usize;
-            if self.place[s] != QOUT {
+            let node = self.nodes[slot as usize];
+            if node.place != QOUT {
                 self.unlink(slot);
-                self.count[s] = (self.count[s] + 1).min(MAX_COUNT);
-                let q = self.queue_of(self.count[s]);
-                self.place_in(slot, q);
-                self.expiry[s] = self.clock + self.lifetime;
+                let count = (node.count + 1).min(MAX_COUNT);
+                let q = self.queue_of(count);
+                self.push_front(q, slot, q as u8);
+                let n = &mut self.nodes[slot as usize];
+                n.count = count;
+                n.expiry = self.clock + self.lifetime;
                 self.adjust();
                 return true;
             }
             // Found in Qout: it leaves Qout, admitted or not.
             self.unlink(slot);
             self.qout_used -= self.size::<SIZED>(slot);
-            remembered = Some(self.count[s]);
-            self.slots.release(slot);
+            remembered = Some(node.count);
+            self.release(slot);
         }
         if SIZED && size > self.capacity {
             return false;
@@ -157,15 +228,16 @@ impl Policy for Mq {
             self.evict::<SIZED>();
         }
         let count = remembered.map_or(1, |c| (c + 1).min(MAX_COUNT));
-        let slot = self.slots.assign(id);
-        put(&mut self.place, slot, 0);
-        put(&mut self.count, slot, count);
-        put(&mut self.expiry, slot, self.clock + self.lifetime);
+        let slot = self.assign(id);
         if SIZED {
-            put(&mut self.size_of, slot, size);
+            ensure(&mut self.size_of, slot, 0);
+            self.size_of[slot as usize] = size;
         }
         let q = self.queue_of(count);
-        self.place_in(slot, q);
+        self.push_front(q, slot, q as u8);
+        let n = &mut self.nodes[slot as usize];
+        n.count = count;
+        n.expiry = self.clock + self.lifetime;
         self.used += size;
         self.adjust();
         false
@@ -173,11 +245,20 @@ impl Policy for Mq {
 
     #[inline(always)]
     fn prefetch(&self, id: u32) {
-        self.slots.prefetch(id);
+        prefetch(self.slot_of.as_ptr().wrapping_add(id as usize));
+    }
+    /// The slot's node: a hit reads and rewrites it, a Qout id is found in it.
+    #[inline(always)]
+    fn prefetch_near(&self, id: u32) {
+        if let Some(&slot) = self.slot_of.get(id as usize) {
+            if slot != NIL {
+                prefetch(self.nodes.as_ptr().wrapping_add(slot as usize));
+            }
+        }
     }
     fn contains(&self, id: u32) -> bool {
-        let slot = self.slots.peek(id);
-        slot != NIL && self.place[slot as usize] != QOUT
+        let slot = self.slot_of.get(id as usize).copied().unwrap_or(NIL);
+        slot != NIL && self.nodes[slot as usize].place != QOUT
     }
     fn len(&self) -> usize {
         self.lists[..self.n_queue()].iter().map(|l| l.len).sum()

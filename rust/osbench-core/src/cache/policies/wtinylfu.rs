@@ -7,6 +7,7 @@
 //! own key. Sized mode counts bytes in the capacity, the window and the segments.
 
 use crate::cache::list::{Queues, Slots};
+use crate::cache::memory::prefetch;
 use crate::cache::policy::{put, Options, Policy};
 use crate::cache::NIL;
 use crate::hash::xxh64_u64;
@@ -28,10 +29,19 @@ const W: usize = Where::Window as usize;
 const P: usize = Where::Probation as usize;
 const Q: usize = Where::Protected as usize;
 
+/// A key's two hashes, each cut to its low 32 bits as libCacheSim's `unsigned int`s: `a` low, `b` high.
+#[inline]
+fn hashed(key: u64) -> u64 {
+    (xxh64_u64(key, SEEDS[0]) & 0xFFFF_FFFF) | (xxh64_u64(key, SEEDS[1]) << 32)
+}
+
 /// libCacheSim's counting Bloom filter (`minimalIncrementCBF.c`): `hashes` counters per key.
 struct Sketch {
     counters: Vec<u32>,
     hashes: u32,
+    /// `2**64 / counters.len()`, rounded up: `x % n` by two multiplications (Lemire, Kaser and
+    /// Kurz, 2019), exact for every 32-bit `x` and `n`.
+    inverse: u64,
 }
 
 impl Sketch {
@@ -46,33 +56,39 @@ impl Sketch {
         if n < hashes as i32 {
             n = 2 * hashes as i32;
         }
-        Sketch { counters: vec![0; n as usize], hashes }
+        Sketch { counters: vec![0; n as usize], hashes, inverse: (u64::MAX / n as u64).wrapping_add(1) }
     }
 
-    /// The counters of `key`: `(a + i * b) % n` in 32-bit arithmetic, a and b the low halves of
-    /// its two hashes.
+    /// The counters of the key whose [`hashed`] pair is `ab`: `(a + i * b) % n`, the sum and
+    /// product in 32-bit arithmetic.
     #[inline(always)]
-    fn slots(&self, key: u64) -> impl Iterator<Item = usize> {
-        let a = xxh64_u64(key, SEEDS[0]) as u32;
-        let b = xxh64_u64(key, SEEDS[1]) as u32;
-        let n = self.counters.len() as u32;
-        (0..self.hashes).map(move |i| (a.wrapping_add(i.wrapping_mul(b)) % n) as usize)
+    fn slots(&self, ab: u64) -> impl Iterator<Item = usize> {
+        let (a, b) = (ab as u32, (ab >> 32) as u32);
+        let (n, inverse) = (self.counters.len() as u64, self.inverse);
+        (0..self.hashes).map(move |i| {
+            let x = a.wrapping_add(i.wrapping_mul(b)) as u64;
+            ((inverse.wrapping_mul(x) as u128 * n as u128) >> 64) as usize
+        })
     }
 
     #[inline]
-    fn estimate(&self, key: u64) -> u32 {
-        self.slots(key).map(|x| self.counters[x]).min().unwrap_or(0)
+    fn estimate(&self, ab: u64) -> u32 {
+        self.slots(ab).map(|x| self.counters[x]).min().unwrap_or(0)
     }
 
-    /// One more for `key`: libCacheSim adds one to every counter of the key.
+    /// One more for the key: libCacheSim adds one to every counter of the key.
     #[inline]
-    fn count(&mut self, key: u64) {
-        let a = xxh64_u64(key, SEEDS[0]) as u32;
-        let b = xxh64_u64(key, SEEDS[1]) as u32;
-        let n = self.counters.len() as u32;
-        for i in 0..self.hashes {
-            let x = (a.wrapping_add(i.wrapping_mul(b)) % n) as usize;
+    fn count(&mut self, ab: u64) {
+        for x in self.slots(ab) {
             self.counters[x] = self.counters[x].wrapping_add(1);
+        }
+    }
+
+    /// Ask for the lines of the key's counters (a hit or an insertion counts it).
+    #[inline(always)]
+    fn prefetch(&self, ab: u64) {
+        for x in self.slots(ab) {
+            prefetch(self.counters.as_ptr().wrapping_add(x));
         }
     }
 
@@ -93,8 +109,8 @@ pub struct WTinyLfu {
     queues: Queues<3>,
     place: Vec<Where>,
     sketch: Sketch,
-    /// Each id's own key, as far as given (an id beyond is its own key).
-    keys: Vec<u64>,
+    /// The [`hashed`] pair of each id's own key, as far as given (an id beyond is its own key).
+    hashes: Vec<u64>,
     main_hits: u64,
 }
 
@@ -123,9 +139,13 @@ pub fn min_capacity(window: f64) -> u64 {
 }
 
 impl WTinyLfu {
+    /// The [`hashed`] pair of `id`'s key.
     #[inline(always)]
     fn key(&self, id: u32) -> u64 {
-        self.keys.get(id as usize).copied().unwrap_or(id as u64)
+        match self.hashes.get(id as usize) {
+            Some(&ab) => ab,
+            None => hashed(id as u64),
+        }
     }
 
     #[inline(always)]
@@ -230,18 +250,21 @@ impl Policy for WTinyLfu {
             queues: Queues::with_capacity(expected),
             place: Vec::with_capacity(expected),
             sketch: Sketch::new(main),
-            keys: Vec::new(),
+            hashes: Vec::new(),
             main_hits: 0,
         }
     }
 
+    /// Hashed once here, so that a step hashes nothing.
     fn learn_keys(&mut self, first: u32, keys: &[u64]) {
         let end = first as usize + keys.len();
-        if self.keys.len() < end {
-            let from = self.keys.len() as u64;
-            self.keys.extend(from..end as u64);
+        if self.hashes.len() < end {
+            let from = self.hashes.len() as u64;
+            self.hashes.extend((from..end as u64).map(hashed));
         }
-        self.keys[first as usize..end].copy_from_slice(keys);
+        for (ab, &key) in self.hashes[first as usize..end].iter_mut().zip(keys) {
+            *ab = hashed(key);
+        }
     }
 
     #[inline(always)]
@@ -278,6 +301,12 @@ impl Policy for WTinyLfu {
     #[inline(always)]
     fn prefetch(&self, id: u32) {
         self.slots.prefetch(id);
+        prefetch(self.hashes.as_ptr().wrapping_add(id as usize));
+    }
+    /// The counters of `id`'s key: every access but a window hit counts it.
+    #[inline(always)]
+    fn prefetch_near(&self, id: u32) {
+        self.sketch.prefetch(self.key(id));
     }
     fn contains(&self, id: u32) -> bool {
         self.slots.peek(id) != NIL
@@ -287,5 +316,24 @@ impl Policy for WTinyLfu {
     }
     fn used(&self) -> u64 {
         self.queues.held(W) + self.main_held()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Sketch;
+
+    #[test]
+    fn the_sketch_takes_remainders_exactly() {
+        for entries in [1u64, 99, 1000, 12_345, 1 << 20] {
+            let s = Sketch::new(entries);
+            let n = s.counters.len() as u64;
+            for ab in [0u64, 1, u64::MAX, 0x8000_0000_7FFF_FFFF, 0x1234_5678_9ABC_DEF0] {
+                let (a, b) = (ab as u32, (ab >> 32) as u32);
+                let want: Vec<usize> =
+                    (0..s.hashes).map(|i| (a.wrapping_add(i.wrapping_mul(b)) as u64 % n) as usize).collect();
+                assert_eq!(s.slots(ab).collect::<Vec<_>>(), want, "{entries} {ab:#x}");
+            }
+        }
     }
 }
