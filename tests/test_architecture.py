@@ -254,7 +254,6 @@ VLLM_CONFIG_USERS = {
     "osbench.serve",
     "osbench.serve.native",
     "osbench.serve.run",
-    "osbench.serve.simulate",
     "osbench.serve.source",
     "osbench.serve.sweep",
     "osbench.serve.validate",
