@@ -10,9 +10,14 @@ group serves the same requests, and its results are asserted equal to the native
 - **Azure 2023 conversation trace** at its real rate (19,366 requests over 58 minutes; the one
   request longer than Llama-3-8B's 8,192 tokens left out), Llama-3-8B on an H100 with the
   roofline step time and the pool the model leaves: ``simulate()`` end to end, from the
-  requests to the summary. Rows: native, native without the jump, the reference, Vidur (below).
+  requests to the summary. Rows: native, native without the jump, native without prefix
+  caching (the same results: the trace has no content, so no block can be hit, and nothing is
+  preempted; prefix caching should cost next to nothing), the reference, Vidur (below).
 - **Decode-heavy**: 2,000 requests with long outputs at a low rate (small batches, long decode
   stretches): where the decode jump pays.
+- **Replicas behind a router**: the Azure conversation trace above at 16x its rate on 16
+  replicas behind ``least-tokens``, ``simulate_cluster()`` end to end. Rows: native, the
+  reference loop (target: under 10 s natively, at least 20x the reference).
 
 Steps per second, and simulated seconds per wall second, are in ``extra_info``. The measured
 figures, against the targets, are in the README's performance section (one place for them).
@@ -30,13 +35,14 @@ Under ``--benchmark-disable`` (``make test``) everything runs once on small inpu
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
 import pytest
 
 from osbench import datasets
-from osbench.serve import native, reference, simulate
+from osbench.serve import native, reference, simulate, simulate_cluster
 from osbench.serve.config import EngineConfig
 from osbench.serve.requests import Requests
 from osbench.serve.result import ServeResult
@@ -101,6 +107,36 @@ def test_kv_pressure(benchmark: Any, row: str, pressure: tuple[Requests, EngineC
     report(benchmark, run.num_steps, float(run.finish.max()))
 
 
+POLICY_ROWS = {
+    "srpt-noisy": {"policy": "srpt", "prediction": "noisy", "prediction_sigma": 1.0},
+    "sjf-bucketed": {"policy": "sjf", "prediction": "bucketed"},
+    "mlfq-boost": {"policy": "mlfq", "mlfq_boost": 500},
+    "priority-aging": {"policy": "priority", "aging": 0.5},
+}
+"""The batch-level policies vLLM does not have, on the KV-pressure workload (priorities drawn)."""
+
+
+@pytest.mark.parametrize("row", list(POLICY_ROWS))
+def test_kv_pressure_policies(benchmark: Any, row: str, pressure: tuple[Requests, EngineConfig, EngineRun]) -> None:
+    benchmark.group = "serve: 3k requests, KV pressure, osbench's policies (native)"
+    reqs, cfg, _ = pressure
+    reqs = Requests(
+        reqs.arrival,
+        reqs.prompt_len,
+        reqs.output_len,
+        blocks=reqs.block_ids,
+        block_offsets=reqs.block_offsets,
+        priority=np.random.default_rng(1).integers(0, 3, len(reqs)),
+        source_block=reqs.source_block,
+    )
+    cfg = dataclasses.replace(cfg, **POLICY_ROWS[row])
+    run = once(benchmark, lambda: native.run(reqs, cfg, STEP), rounds=5)
+    if len(reqs) <= 150:  # under --benchmark-disable: the reference agrees
+        assert_equal_runs(reference.run(reqs, cfg, STEP), run)
+    assert run.preemptions.sum() > 0
+    report(benchmark, run.num_steps, float(run.finish.max()))
+
+
 # ------------------------------------------------------------------ the Azure 2023 conversation trace
 
 
@@ -116,7 +152,7 @@ def azure(full_size: bool) -> tuple[Requests, ServeResult]:
     return reqs, simulate(reqs, **AZURE)
 
 
-@pytest.mark.parametrize("row", ["native", "native-no-jump", "reference", "vidur"])
+@pytest.mark.parametrize("row", ["native", "native-no-jump", "native-no-prefix-caching", "reference", "vidur"])
 def test_azure_conversation(benchmark: Any, row: str, azure: tuple[Requests, ServeResult]) -> None:
     """End to end: ``simulate()`` from the requests to the summary (the step-time model, the
     pool size, the prompt keys, the run, the latencies)."""
@@ -134,6 +170,8 @@ def test_azure_conversation(benchmark: Any, row: str, azure: tuple[Requests, Ser
             cfg, step_time = expected.config, expected_step_time()
             run = native.run(reqs, cfg, step_time, jump=False)
             result = ServeResult.from_run(run, reqs, cfg)
+        elif row == "native-no-prefix-caching":
+            result = simulate(reqs, enable_prefix_caching=False, **AZURE)
         else:
             result = simulate(reqs, engine="reference" if row == "reference" else "native", **AZURE)
         result.summary(slo_ttft=0.5, slo_tpot=0.05)
@@ -171,3 +209,41 @@ def test_decode_heavy(benchmark: Any, row: str, decode_heavy: tuple[Requests, En
     assert_equal_runs(expected, run)
     assert (jumped > run.num_steps // 3) == (row == "native")
     report(benchmark, run.num_steps, float(run.finish.max()))
+
+
+# ------------------------------------------------------------------ replicas behind a router
+
+
+@pytest.fixture(scope="module")
+def cluster(full_size: bool) -> tuple[Requests, Any]:
+    path, reason = datasets.try_fetch("azure-conv-2023")
+    if path is None:
+        pytest.skip(reason)
+    reqs = Requests.read("azure-conv-2023")
+    reqs = reqs[(reqs.prompt_len + reqs.output_len) <= 8192]  # Llama-3-8B's max_model_len
+    if not full_size:
+        reqs = reqs[:300]
+    reqs = reqs.at_rate(reqs.rate * CLUSTER["replicas"])
+    return reqs, simulate_cluster(reqs, **CLUSTER, **AZURE)
+
+
+CLUSTER = {"replicas": 16, "router": "least-tokens"}
+
+
+@pytest.mark.parametrize("row", ["native", "reference"])
+def test_cluster(benchmark: Any, row: str, cluster: tuple[Requests, Any]) -> None:
+    """End to end: ``simulate_cluster()`` from the requests to the summary, the issue's target
+    (the Azure conversation trace at 16x its rate on 16 replicas: under 10 s natively on one
+    core, at least 20x the reference)."""
+    benchmark.group = "serve: Azure 2023 conversation at 16x its rate, 16 replicas, least-tokens"
+    reqs, expected = cluster
+
+    def serve() -> Any:
+        result = simulate_cluster(reqs, engine=row, **CLUSTER, **AZURE)
+        result.summary()
+        return result
+
+    result = once(benchmark, serve, rounds=1 if row == "reference" else 3)
+    np.testing.assert_array_equal(result.replica, expected.replica)
+    np.testing.assert_array_equal(result.merged.finish, expected.merged.finish)
+    report(benchmark, len(result.merged.steps), float(result.merged.finish.max() - reqs.arrival[0]))

@@ -247,6 +247,8 @@ VLLM = "osbench.serve.vllm"
 VLLM_USERS = {
     "osbench.serve.config": "EngineConfig under its old name, so that user code goes on working",
     "osbench.serve.reference": "the reference engine: vLLM's semantics under the shared loop, its rules stated",
+    "osbench.serve.native": "the native engine's binding is vLLM's: it hands the core the predicted lengths "
+    "drawn once in serve/vllm/prediction.py, as the reference gets them",
 }
 """The modules outside ``serve/vllm/`` that may import from it, and why."""
 

@@ -20,6 +20,7 @@ __all__ = [
     "SCHED_POLICIES",
     "SERVE_ENGINES",
     "SERVE_POLICIES",
+    "SERVE_ROUTERS",
     "CacheStream",
     "MeasuredTables",
     "OnlineCache",
@@ -50,6 +51,7 @@ __all__ = [
     "radix_replay",
     "sched_simulate",
     "serve_simulate",
+    "serve_simulate_cluster",
     "serve_step_seconds",
     "traces_drift",
     "traces_loop",
@@ -66,6 +68,7 @@ def progress_hook(
 ) -> Optional[tuple[Callable[[str, int, Optional[int]], object], float]]: ...
 
 SERVE_POLICIES: list[str]
+SERVE_ROUTERS: list[str]
 # (name, release it follows, policies, config fields, engines that run it)
 SERVE_ENGINES: list[tuple[str, str, list[str], list[str], list[str]]]
 
@@ -88,6 +91,7 @@ class _CachePolicyRow(TypedDict):
     params: list[_CacheParamRow]
     libcachesim: Optional[str]
     randomised: bool
+    hashes_keys: bool
 
 CACHE_POLICIES: list[_CachePolicyRow]
 
@@ -125,6 +129,7 @@ def cache_replay(
     costs: Optional[npt.NDArray[np.float64]] = None,
     admission: Optional[str] = None,
     admission_params: Optional[Mapping[str, _ParamValue]] = None,
+    keys: Optional[npt.NDArray[np.uint64]] = None,
 ) -> tuple[int, Optional[npt.NDArray[np.bool_]]]: ...
 def cache_curve(
     policy: str,
@@ -138,6 +143,7 @@ def cache_curve(
     costs: Optional[npt.NDArray[np.float64]] = None,
     admission: Optional[str] = None,
     admission_params: Optional[Mapping[str, _ParamValue]] = None,
+    keys: Optional[npt.NDArray[np.uint64]] = None,
 ) -> npt.NDArray[np.uint64]: ...
 def cache_replay_grid(
     policies: list[str],
@@ -151,6 +157,7 @@ def cache_replay_grid(
     costs: Optional[npt.NDArray[np.float64]] = None,
     admission: Optional[str] = None,
     admission_params: Optional[Mapping[str, _ParamValue]] = None,
+    keys: Optional[npt.NDArray[np.uint64]] = None,
 ) -> npt.NDArray[np.uint64]: ...
 
 @final
@@ -356,7 +363,38 @@ def serve_simulate(
     jump: bool = True,
     concurrency: Optional[int] = None,
     step_tables: Optional[MeasuredTables] = None,
+    predicted: Optional[npt.NDArray[np.int64]] = None,
 ) -> tuple[dict[str, npt.NDArray[Any]], Optional[dict[str, npt.NDArray[np.int64]]], int]: ...
+def serve_simulate_cluster(
+    arrival: npt.NDArray[np.float64],
+    prompt_len: npt.NDArray[np.int64],
+    output_len: npt.NDArray[np.int64],
+    priority: Optional[npt.NDArray[np.int64]],
+    keys: Optional[npt.NDArray[np.uint64]],
+    key_offsets: Optional[npt.NDArray[np.int64]],
+    *,
+    settings: dict[str, Union[int, bool, float, str]],
+    step_kind: str,
+    step_coefficients: list[float],
+    replicas: int,
+    router: str,
+    seed: int = 0,
+    cache_threshold: float = 0.3,
+    balance_abs_threshold: int = 64,
+    balance_rel_threshold: float = 1.5,
+    router_block_size: int = 16,
+    router_keys: Optional[npt.NDArray[np.uint64]] = None,
+    router_key_offsets: Optional[npt.NDArray[np.int64]] = None,
+    record: bool = False,
+    jump: bool = True,
+    step_tables: Optional[MeasuredTables] = None,
+    concurrency: Optional[int] = None,
+    predicted: Optional[npt.NDArray[np.int64]] = None,
+) -> tuple[
+    npt.NDArray[np.int64],
+    npt.NDArray[np.int64],
+    list[tuple[dict[str, npt.NDArray[Any]], Optional[dict[str, npt.NDArray[np.int64]]], int]],
+]: ...
 
 @final
 class MeasuredTables:

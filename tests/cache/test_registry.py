@@ -55,7 +55,7 @@ def test_the_derived_lists_are_the_tables() -> None:
     assert PARAMETERS == {p.name: p.reads for p in TABLE.values()}
     # The golden facts behind them.
     assert (MIN_CAPACITY, OFFLINE, COSTED_POLICIES) == (
-        {"s3fifo": 10, "twoq": 4, "slru": 4, "lirs": 2, "clockpro": 2, "clock2qplus": 20},
+        {"s3fifo": 10, "twoq": 4, "slru": 4, "lirs": 2, "clockpro": 2, "clock2qplus": 20, "wtinylfu": 100},
         {"opt", "belady-size"},
         ("gdsf",),
     )
@@ -70,6 +70,7 @@ def test_the_derived_lists_are_the_tables() -> None:
         "mq": ("n_queue", "lifetime", "qout_size_ratio"),
         "clockpro": ("bit_on_insert", "init_ratio_cold"),
         "clock2qplus": ("fifo_size_ratio", "ghost_size_ratio", "move_to_main_threshold", "corr_window_ratio"),
+        "wtinylfu": ("window",),
     }
     # A policy is randomised when it reads a seed; its libCacheSim class then agrees in
     # distribution only, so the exact peers leave it out.

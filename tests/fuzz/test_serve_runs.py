@@ -58,24 +58,11 @@ RUNS: dict[str, tuple[str, str | None]] = {
     ),
 }
 
-ARCH = "not handled yet by the serving engine's loop (issue #29)"
-XFAIL = {
-    "reference-with-10**8-blocks": ARCH,
-}
-"""Cases not handled yet: strict, so that each mark goes when its fix lands."""
-
 TIME_LIMIT = 5.0
 """Seconds a case may take (each ends in well under one once fixed)."""
 
 
-def _ids() -> list[object]:
-    return [
-        pytest.param(i, marks=pytest.mark.xfail(strict=True, reason=XFAIL[i])) if i in XFAIL else i
-        for i in sorted(RUNS)
-    ]
-
-
-@pytest.mark.parametrize("id", _ids())
+@pytest.mark.parametrize("id", sorted(RUNS))
 def test_a_serving_run_ends_clearly_in_bounded_memory_and_time(id: str) -> None:
     body, error = RUNS[id]
     script = SETUP + "try:\n" + textwrap.indent(body, "    ") + "\nexcept Exception as exc:\n"

@@ -3,19 +3,27 @@ workloads, each router's rule, and bad input."""
 
 from __future__ import annotations
 
-from typing import Any
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Callable
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from interrupts import assert_stops
 from runs import assert_same_runs
 
 import osbench as ob
+from osbench import _native
 from osbench.errors import ArgumentError, ArgumentTypeError
-from osbench.serve import reference
+from osbench.serve import native, reference
 from osbench.serve.cluster import simulate_cluster
+from osbench.serve.cluster_study import routers_on_mooncake
 from osbench.serve.config import POLICIES, EngineConfig
+from osbench.serve.lecture import MOONCAKE
 from osbench.serve.replicas import drive_replicas
 from osbench.serve.requests import Requests
 from osbench.serve.routers import ROUTERS, PrefixAware, Random, Router
@@ -89,14 +97,23 @@ def run_or_livelock(fn):  # type: ignore[no-untyped-def]
 
 
 @settings(max_examples=120, deadline=None)
-@given(workloads(), routers(), st.one_of(st.none(), st.integers(1, 4)))
-def test_one_replica_with_any_router_is_the_single_engine_step_for_step(workload, router, concurrency) -> None:  # type: ignore[no-untyped-def]
+@given(workloads(), routers(), st.one_of(st.none(), st.integers(1, 4)), st.sampled_from(["reference", "native"]))
+def test_one_replica_with_any_router_is_the_single_engine_step_for_step(workload, router, concurrency, engine) -> None:  # type: ignore[no-untyped-def]
     reqs, cfg = workload
     config = EngineConfig(**cfg)
+    if engine == "native" and callable(router) and not isinstance(router, Router):
+        engine = "reference"  # a user's rule runs on the reference loop
     alone = run_or_livelock(lambda: reference.run(reqs, config, LINEAR, record=True, concurrency=concurrency))
     cluster = run_or_livelock(
         lambda: simulate_cluster(
-            reqs, replicas=1, router=router, step_time=LINEAR, record=True, concurrency=concurrency, **cfg
+            reqs,
+            replicas=1,
+            router=router,
+            engine=engine,
+            step_time=LINEAR,
+            record=True,
+            concurrency=concurrency,
+            **cfg,
         )
     )
     if isinstance(alone, Exception):
@@ -108,12 +125,14 @@ def test_one_replica_with_any_router_is_the_single_engine_step_for_step(workload
 
 
 @settings(max_examples=100, deadline=None)
-@given(workloads(max_requests=20), st.integers(2, 4))
-def test_round_robin_over_n_replicas_is_n_independent_engines(workload, n: int) -> None:  # type: ignore[no-untyped-def]
+@given(workloads(max_requests=20), st.integers(2, 4), st.sampled_from(["reference", "native"]))
+def test_round_robin_over_n_replicas_is_n_independent_engines(workload, n: int, engine: str) -> None:  # type: ignore[no-untyped-def]
     reqs, cfg = workload
     config = EngineConfig(**cfg)
     cluster = run_or_livelock(
-        lambda: simulate_cluster(reqs, replicas=n, router="round-robin", step_time=LINEAR, record=True, **cfg)
+        lambda: simulate_cluster(
+            reqs, replicas=n, router="round-robin", engine=engine, step_time=LINEAR, record=True, **cfg
+        )
     )
     alone = [run_or_livelock(lambda k=k: reference.run(reqs[k::n], config, LINEAR, record=True)) for k in range(n)]
     if isinstance(cluster, Exception):
@@ -122,6 +141,93 @@ def test_round_robin_over_n_replicas_is_n_independent_engines(workload, n: int) 
     np.testing.assert_array_equal(cluster.replica, np.arange(len(reqs)) % n)
     for k in range(n):
         assert_same_runs(alone[k], raw(cluster.replicas[k]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    workloads(max_requests=24),
+    routers(),
+    st.integers(1, 4),
+    st.one_of(st.none(), st.integers(1, 5)),
+    st.sampled_from([LINEAR, StepTime.roofline("llama-3-8b", "h100-sxm")]),
+    st.booleans(),
+)
+def test_native_equals_the_reference_request_for_request_and_step_for_step(  # type: ignore[no-untyped-def]
+    workload, router, n, concurrency, step_time, jump
+) -> None:
+    reqs, cfg = workload
+    if callable(router) and not isinstance(router, Router):
+        router = "least-tokens"  # the native loop runs the table's routers
+    rule = ob.serve.routers.router_of(router)
+    config = EngineConfig(**cfg)
+
+    def ours():  # type: ignore[no-untyped-def]
+        engines = [stepper(reqs, config) for _ in range(n)]
+        return drive_replicas(
+            reqs,
+            engines,
+            rule,
+            step_time,
+            usable_blocks=config.usable_blocks,
+            block_size=config.block_size,
+            record=True,
+            concurrency=concurrency,
+        )
+
+    expected = run_or_livelock(ours)
+    got = run_or_livelock(
+        lambda: native.run_cluster(reqs, config, step_time, n, rule, record=True, jump=jump, concurrency=concurrency)
+    )
+    if isinstance(expected, Exception):
+        assert isinstance(got, Exception)  # each names the requests by its own numbering
+        return
+    np.testing.assert_array_equal(got.replica, expected.replica)
+    np.testing.assert_array_equal(got.load, expected.load)
+    for a, b in zip(expected.runs, got.runs):
+        assert_same_runs(a, b)
+
+
+def test_the_random_cluster_workloads_do_exercise_routing_on_state() -> None:
+    """What the property test relies on happens: replicas differ in load and in KV, requests
+    are preempted and find prefixes, and the jump is taken, on one seeded workload."""
+    rng = np.random.default_rng(2)
+    n = 300
+    prompt = rng.integers(1, 120, n)
+    reqs = Requests(
+        np.cumsum(rng.exponential(0.02, n)),
+        prompt,
+        rng.integers(1, 60, n),
+        blocks=[rng.integers(0, 3, -(-int(p) // 8)) for p in prompt],
+        source_block=8,
+    )
+    cfg = {**CFG, "num_blocks": 80}
+    for router in ROUTERS:
+        a = simulate_cluster(reqs, replicas=3, router=router, engine="reference", step_time=LINEAR, **cfg)
+        b = simulate_cluster(reqs, replicas=3, router=router, engine="native", step_time=LINEAR, **cfg)
+        np.testing.assert_array_equal(a.replica, b.replica)
+        np.testing.assert_array_equal(a.merged.finish, b.merged.finish)
+        s = a.summary()
+        assert s.merged.preemptions > 0 and s.prefix_hit_rate > 0 and s.imbalance_max > 1, router
+    # The decode jump is taken behind a router too, open and closed loop.
+    long = Requests(np.cumsum(rng.exponential(5.0, 100)), rng.integers(50, 500, 100), rng.integers(200, 2000, 100))
+    config = EngineConfig(num_blocks=20_000, enable_prefix_caching=False)
+    kind, coefficients = LINEAR.spec()
+    for concurrency in (None, 3):
+        _, _, runs = _native.serve_simulate_cluster(
+            long.arrival,
+            long.prompt_len,
+            long.output_len,
+            None,
+            None,
+            None,
+            settings={name: getattr(config, name) for name in native._SETTINGS},
+            step_kind=kind,
+            step_coefficients=list(coefficients),
+            replicas=3,
+            router="least-requests",
+            concurrency=concurrency,
+        )
+        assert sum(jumped for _, _, jumped in runs) > sum(len(c["start"]) for c, _, _ in runs) // 3
 
 
 def raw(result: ob.serve.ServeResult, record=None):  # type: ignore[no-untyped-def]
@@ -143,7 +249,9 @@ def raw(result: ob.serve.ServeResult, record=None):  # type: ignore[no-untyped-d
 def test_every_request_is_served_once_and_the_merged_run_is_the_replicas(workload, router, n, concurrency) -> None:  # type: ignore[no-untyped-def]
     reqs, cfg = workload
     result = run_or_livelock(
-        lambda: simulate_cluster(reqs, replicas=n, router=router, step_time=LINEAR, concurrency=concurrency, **cfg)
+        lambda: simulate_cluster(
+            reqs, replicas=n, router=router, engine="reference", step_time=LINEAR, concurrency=concurrency, **cfg
+        )
     )
     if isinstance(result, Exception):
         return
@@ -278,7 +386,7 @@ def test_a_user_rule_sees_each_replicas_state_at_the_arrival() -> None:
         return request.index % 2
 
     reqs = Requests([0.0, 0.0, 0.0, 100.0], [8, 8, 8, 8], [2, 2, 2, 2])
-    simulate_cluster(reqs, replicas=2, router=rule, step_time=LINEAR, **CFG)
+    simulate_cluster(reqs, replicas=2, router=rule, engine="reference", step_time=LINEAR, **CFG)
     # Requests 0..2 arrive together (nothing finished, none reported); request 3 long after.
     assert seen == [(0, [0, 0], [0, 0]), (1, [1, 0], [2, 0]), (2, [1, 1], [2, 2]), (3, [0, 0], [0, 0])]
 
@@ -332,15 +440,80 @@ def test_a_rule_returning_no_replica_is_refused(answer: object) -> None:
         ArgumentError,
         match=f"router=.* returned {answer!r} for request 0: it must return a replica index, an integer from 0 to 1",
     ):
-        simulate_cluster(Requests([0.0], [4], [1]), replicas=2, router=lambda r, v: answer, step_time=LINEAR, **CFG)
+        simulate_cluster(
+            Requests([0.0], [4], [1]),
+            replicas=2,
+            router=lambda r, v: answer,
+            engine="reference",
+            step_time=LINEAR,
+            **CFG,
+        )
 
 
-def test_the_native_engine_is_refused_until_built_and_unknown_arguments_named() -> None:
-    with pytest.raises(ArgumentError, match="engine='native' is not accepted by simulate_cluster"):
-        simulate_cluster(Requests([0.0], [4], [1]), replicas=2, engine="native", step_time=LINEAR, **CFG)
+def test_what_the_native_loop_cannot_run_and_unknown_arguments_are_named() -> None:
+    with pytest.raises(ArgumentTypeError, match=r"router=UserRouter.* is not accepted by engine='native'"):
+        simulate_cluster(Requests([0.0], [4], [1]), replicas=2, router=lambda r, v: 0, step_time=LINEAR, **CFG)
+    with pytest.raises(ArgumentTypeError, match=r"step_time=.* is not accepted by the native engine"):
+        simulate_cluster(Requests([0.0], [4], [1]), replicas=2, step_time=lambda batch: 0.01, **CFG)
     with pytest.raises(ArgumentTypeError, match="routers=2 is not accepted: simulate_cluster takes replicas, router"):
         simulate_cluster(Requests([0.0], [4], [1]), replicas=2, routers=2, step_time=LINEAR, **CFG)
     with pytest.raises(ArgumentError, match=r"cache_threshold=2\.0 is not accepted"):
         PrefixAware(cache_threshold=2)
     with pytest.raises(ArgumentError, match="seed=-1 is not accepted"):
         Random(seed=-1)
+
+
+# --------------------------------------------------------------------------- the command line
+
+
+def test_the_command_line_serves_on_replicas_as_the_api_does() -> None:
+    args = ["--conversations", "30,2", "--replicas", "3", "--router", "prefix-aware", "--seed", "4"]
+    out = subprocess.run(
+        [sys.executable, "-m", "osbench", "serve", "simulate", *args, "--json"], capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    reqs = ob.serve.Requests.conversations(30, 2.0, seed=4)
+    api = simulate_cluster(reqs, replicas=3, router="prefix-aware", model=ob.serve.models.DEFAULT_MODEL, gpu="h100")
+    s = api.summary()
+    assert data["summary"] == json.loads(json.dumps(s.merged.to_dict()))
+    assert data["cluster"]["requests_per_replica"] == list(s.requests_per_replica)
+    assert data["cluster"]["prefix_hit_rates"] == list(s.prefix_hit_rates)
+    refused = subprocess.run(
+        [sys.executable, "-m", "osbench", "serve", "simulate", "--poisson", "5,1", "--router", "kv-aware"],
+        capture_output=True,
+        text=True,
+    )
+    assert refused.returncode == 2 and "--router kv-aware is not accepted without --replicas" in refused.stderr
+
+
+# --------------------------------------------------------------------------- the study
+
+
+def test_routers_compared_on_mooncake(dataset: Callable[[str], Path]) -> None:
+    dataset(MOONCAKE)
+    table = routers_on_mooncake(replicas=4, quick=True)
+    assert [row[0] for row in table.rows] == list(ROUTERS)
+    by = {row[0]: dict(zip(table.columns, row)) for row in table.rows}
+    # Conversations share their history: routing by prefix finds it cached far more often.
+    aware = by.pop("prefix-aware")
+    assert all(aware["prompt tokens from the cache"] > 1.5 * row["prompt tokens from the cache"] for row in by.values())
+    assert all(row[6] <= row[7] for row in table.rows)  # fewest and most requests on a replica
+    assert by["round-robin"]["most requests"] - by["round-robin"]["fewest requests"] <= 1
+    assert table.note.startswith("Prefix-aware routing serves") and "4 x its own rate" in table.setup
+
+
+def test_ctrl_c_stops_a_long_native_cluster_run() -> None:
+    assert_stops(
+        """
+        import numpy as np
+        from osbench.serve import simulate_cluster
+        from osbench.serve.requests import Requests
+        from osbench.serve.steptime import StepTime
+        rng = np.random.default_rng(0)
+        reqs = Requests(np.zeros(3000), rng.integers(100, 2000, 3000), rng.integers(500, 2000, 3000))
+        step = StepTime.linear(0.01, 1e-5, 1e-4, 1e-7)
+        for _ in range(1000):  # minutes of work if nothing stops it
+            simulate_cluster(reqs, replicas=4, router="least-tokens", step_time=step, num_blocks=5000, max_model_len=4096)
+        """
+    )

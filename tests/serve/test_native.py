@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 import threading
 import time
-from dataclasses import fields
+from dataclasses import fields, replace
+from typing import Any, Callable, Union
 
 import numpy as np
 import pytest
@@ -20,9 +21,13 @@ from osbench import _native
 from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.serve import native, reference, simulate
 from osbench.serve.config import POLICIES, EngineConfig
+from osbench.serve.drive import drive
 from osbench.serve.requests import Requests
-from osbench.serve.run import StepRecord
+from osbench.serve.run import EngineRun, Recorder, StepRecord, check_requests
 from osbench.serve.steptime import Batch, StepTime
+from osbench.serve.vllm.config import PREDICTIONS
+from osbench.serve.vllm.request import Request as VllmRequest
+from osbench.serve.vllm.stepper import Stepper
 
 # Coefficients that are not binary fractions: the times are equal only if the arithmetic is.
 LINEAR = StepTime.linear(0.0037, 1.3e-5, 7.1e-4, 3.3e-7)
@@ -67,8 +72,26 @@ def pressured(draw, max_requests: int = 30, max_output: int = 40):  # type: igno
         policy=draw(st.sampled_from(POLICIES)),
         watermark=draw(st.sampled_from([0.0, 0.1, 0.3])),
         scheduler_reserve_full_isl=draw(st.booleans()),
+        aging=draw(st.sampled_from([0.0, 0.25, 3.0])),
+        mlfq_levels=draw(st.integers(1, 5)),
+        mlfq_quantum=draw(st.integers(1, 24)),
+        mlfq_growth=draw(st.integers(1, 3)),
+        mlfq_boost=draw(st.sampled_from([0, 1, 5, 40])),
+        prediction=draw(st.sampled_from(PREDICTIONS)),
+        prediction_sigma=draw(st.sampled_from([0.0, 0.5, 2.0])),
+        prediction_bucket=draw(st.integers(1, 30)),
+        prediction_seed=draw(st.integers(0, 3)),
     )
-    reqs = Requests(np.cumsum(gaps), prompt, output, blocks=content, priority=priority, source_block=source_block)
+    predicted = draw(st.lists(st.integers(0, 2 * max_output), min_size=n, max_size=n))
+    reqs = Requests(
+        np.cumsum(gaps),
+        prompt,
+        output,
+        blocks=content,
+        priority=priority,
+        source_block=source_block,
+        predicted_output_len=predicted,
+    )
     return reqs, cfg
 
 
@@ -86,6 +109,81 @@ def test_native_equals_the_reference_step_for_step(workload, step_time) -> None:
         return
     assert_same_runs(ours, native.run(reqs, cfg, step_time, record=True))
     assert_same_runs(ours, native.run(reqs, cfg, step_time, record=True, jump=False))
+
+
+class _MixedStepper(Stepper):
+    """The reference's stepper with the requests in ``private`` given no content (their blocks
+    keyed by private tags, unhashed), the others their prompt keys."""
+
+    def __init__(self, requests: Requests, config: EngineConfig, priority: np.ndarray, private: set[int]) -> None:
+        super().__init__(requests, config, priority)
+        self.private = private
+
+    def add_request(self, index: int, arrival: float) -> None:
+        if index not in self.private:
+            return super().add_request(index, arrival)
+        r = self.requests
+        prompt, output = int(r.prompt_len[index]), int(r.output_len[index])
+        request = VllmRequest(index, arrival, int(self.priority[index]), prompt, output, None, private=True)
+        self.scheduler.add_request(request)
+
+
+def _outcome(run: Callable[..., EngineRun], *args: Any) -> Union[EngineRun, str]:
+    """The run, or the error of one that cannot end (requests tied under priority)."""
+    try:
+        return run(*args, record=True)
+    except ArgumentError as livelock:
+        return str(livelock)
+
+
+def _assert_same_outcome(a: Union[EngineRun, str], b: Union[EngineRun, str]) -> None:
+    if isinstance(a, str) or isinstance(b, str):
+        assert a == b
+    else:
+        assert_same_runs(a, b)
+
+
+@settings(max_examples=150, deadline=None)
+@given(pressured(), st.sampled_from([LINEAR, ROOFLINES[0]]), st.data())
+def test_prompts_without_content_run_as_if_every_block_had_content_of_its_own(workload, step_time, data) -> None:  # type: ignore[no-untyped-def]
+    """The shortcut for prompts without content (no hash, no map: only the request itself can
+    hit its blocks, after a preemption) against the semantics it stands for: the same prompts
+    with content no other block has, hashed into the prefix cache like any other. Both engines;
+    and, on the reference, with requests with and without content mixed in one run."""
+    reqs, cfg = workload
+    cfg = replace(cfg, enable_prefix_caching=True)
+    fresh = iter(range(1 << 40, 1 << 41))  # ids no drawn content uses
+
+    def unique_content(i: int) -> list[int]:
+        return [next(fresh) for _ in range(-(-int(reqs.prompt_len[i]) // reqs.source_block))]
+
+    def with_blocks(blocks: list) -> Requests:
+        return Requests(
+            reqs.arrival,
+            reqs.prompt_len,
+            reqs.output_len,
+            blocks=blocks,
+            priority=reqs.priority,
+            source_block=reqs.source_block,
+        )
+
+    bare = Requests(reqs.arrival, reqs.prompt_len, reqs.output_len, priority=reqs.priority)
+    hashed = with_blocks([unique_content(i) for i in range(len(reqs))])
+    expected = _outcome(reference.run, hashed, cfg, step_time)
+    _assert_same_outcome(expected, _outcome(reference.run, bare, cfg, step_time))
+    _assert_same_outcome(expected, _outcome(native.run, bare, cfg, step_time))
+    # Mixed: the drawn content (shared prefixes) for some requests, none for the others.
+    private = set(data.draw(st.lists(st.integers(0, len(reqs) - 1), unique=True)))
+    shared = reqs.blocks or [unique_content(i) for i in range(len(reqs))]
+    mixed_hashed = with_blocks([unique_content(i) if i in private else list(shared[i]) for i in range(len(reqs))])
+
+    def mixed(requests: Requests, record: bool) -> EngineRun:
+        stepper = _MixedStepper(requests, cfg, check_requests(requests, cfg), private)
+        guard = reference.LivelockGuard(stepper.state, stepper.livelock_error)
+        return drive(requests, stepper, step_time, Recorder(len(requests), record), guard=guard, concurrency=None)
+
+    expected = _outcome(reference.run, mixed_hashed, cfg, step_time)
+    _assert_same_outcome(expected, _outcome(mixed, with_blocks([list(b) for b in shared])))
 
 
 @settings(max_examples=150, deadline=None)
@@ -276,6 +374,19 @@ def test_bad_input_is_refused_with_the_argument_named(make, error: type, match: 
         make()
 
 
+_POLICY_FIELDS = (
+    "aging",
+    "mlfq_levels",
+    "mlfq_quantum",
+    "mlfq_growth",
+    "mlfq_boost",
+    "prediction",
+    "prediction_sigma",
+    "prediction_bucket",
+    "prediction_seed",
+)
+
+
 def _binding(**changes):  # type: ignore[no-untyped-def]
     """``_native.serve_simulate`` on two valid requests, with ``changes``."""
     args = {
@@ -296,6 +407,7 @@ def _binding(**changes):  # type: ignore[no-untyped-def]
         "policy": "fcfs",
         "watermark": 0.0,
         "scheduler_reserve_full_isl": True,
+        **{name: getattr(EngineConfig(num_blocks=2), name) for name in _POLICY_FIELDS},
         "step_kind": "linear",
         "step_coefficients": [0.01, 0.0, 0.0, 0.0],
         **changes,
@@ -325,6 +437,10 @@ def _binding(**changes):  # type: ignore[no-untyped-def]
         ({"max_num_seqs": 100}, "max_num_batched_tokens=64 is not accepted: at least max_num_seqs=100"),
         ({"enable_chunked_prefill": False, "max_model_len": 128}, "at least max_model_len=128 without chunked"),
         ({"policy": "lifo"}, 'policy="lifo" is not accepted'),
+        ({"policy": "priority", "aging": -1.0}, "aging=-1 is not accepted"),
+        ({"policy": "mlfq", "mlfq_levels": 0}, "mlfq_levels=0 is not accepted"),
+        ({"predicted": np.array([3])}, "predicted_output_len=1 entries is not accepted: 2 entries"),
+        ({"predicted": np.array([3, -1])}, "predicted_output_len=-1 at index 1 is not accepted"),
         ({"step_kind": "cubic"}, 'kind="cubic" is not accepted'),
         ({"step_coefficients": [1.0]}, "coefficients=1 numbers is not accepted: 4 numbers for a linear model"),
         ({"step_coefficients": [-1.0, 0.0, 0.0, 0.0]}, "step_time=.* is not accepted: a model giving a finite"),

@@ -17,6 +17,7 @@ from osbench.serve.config import POLICIES, EngineConfig, server_batch_defaults
 from osbench.serve.requests import Requests
 from osbench.serve.run import EngineRun
 from osbench.serve.steptime import StepTime
+from osbench.serve.vllm.block_pool import Block, BlockPool
 
 # Binary fractions keep every time exact: 1 s a step, 0.25 s a prefill token, 0.5 s a decode.
 STEP = StepTime.linear(1.0, 0.25, 0.5, 0.0)
@@ -126,6 +127,53 @@ def test_evicting_the_prefix_cache_takes_the_least_recently_used_block_a_prompt_
     assert run.cached_tokens.tolist() == [0, 0, 2]
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.integers(2, 12), st.lists(st.tuples(st.sampled_from(["take", "front", "back", "hit"]), st.integers(0, 5))))
+def test_the_lazy_free_queue_hands_out_the_blocks_an_eager_one_would(num_blocks: int, ops: list) -> None:
+    """Blocks made on first use: the same ids in the same order as a queue of every block made
+    up front (vLLM's), whatever is freed to either end or taken out of the middle."""
+    pool = BlockPool(num_blocks, enable_caching=True)
+    eager = list(range(1, num_blocks))  # vLLM's queue, block 0 (the null block) popped at start
+    held: list[Block] = []
+    freed: dict[int, Block] = {}  # made, and in the queue
+    for op, n in ops:
+        if op == "take":
+            n = min(n, len(eager))
+            taken = pool.get_new_blocks(n)
+            assert [b.block_id for b in taken] == eager[:n]
+            del eager[:n]
+            held += taken
+        elif op == "hit":  # a freed block taken back out of the queue, wherever it is (a prefix hit)
+            in_queue = [b for i, b in freed.items() if i in eager]
+            if in_queue:
+                block = in_queue[n % len(in_queue)]
+                pool.touch([block])
+                eager.remove(block.block_id)
+                held.append(block)
+        elif held:
+            some, held = held[: n + 1], held[n + 1 :]
+            ids = [b.block_id for b in some]
+            freed.update((b.block_id, b) for b in some)
+            if op == "front":
+                pool.free_blocks(some)  # no cached content: to the front, the first first
+                eager[:0] = ids
+            else:
+                for b in some:
+                    b.block_hash = -1 - b.block_id  # cached content: to the back
+                pool.free_blocks(some)
+                eager += ids
+                for b in some:
+                    b.block_hash = None
+        assert pool.num_free_blocks == len(eager)
+    assert len(pool.blocks) <= num_blocks
+
+
+def test_a_pool_of_10_to_the_8_blocks_makes_only_those_a_run_touches() -> None:
+    pool = BlockPool(10**8, enable_caching=True)
+    assert pool.num_free_blocks == 10**8 - 1
+    assert [b.block_id for b in pool.get_new_blocks(3)] == [1, 2, 3] and len(pool.blocks) == 4
+
+
 def test_the_long_prefill_cap_applies_only_when_another_request_could_use_the_budget() -> None:
     cfg = EngineConfig(
         num_blocks=64,
@@ -204,7 +252,8 @@ def test_defaults_are_vllm_0_33_online_server_defaults() -> None:
     assert (cfg.block_size, cfg.max_num_batched_tokens, cfg.max_num_seqs) == (16, 8192, 1024)
     assert (cfg.enable_chunked_prefill, cfg.enable_prefix_caching, cfg.scheduler_reserve_full_isl) == (True, True, True)
     assert (cfg.long_prefill_token_threshold, cfg.policy, cfg.watermark, cfg.max_model_len) == (0, "fcfs", 0.0, 8192)
-    assert POLICIES == ("fcfs", "priority")
+    assert POLICIES[:2] == ("fcfs", "priority")  # vLLM's; then sjf, srpt, mlfq (osbench's)
+    assert (cfg.aging, cfg.mlfq_boost, cfg.prediction) == (0.0, 0, "exact")
     assert cfg.usable_blocks == 999
 
 

@@ -84,6 +84,7 @@ def test_closed_loop_and_record_reach_the_reference() -> None:
     assert_same(result, run)
     np.testing.assert_array_equal(result.arrival, run.arrival)  # latencies from when each was sent
     assert result.record is not None and len(result.record.free_blocks) == run.num_steps
+    assert result.alone is None and np.isnan(result.slowdown).all()  # not given for this semantics
 
 
 def test_the_pool_from_a_model_and_gpu_is_sglangs_arithmetic() -> None:

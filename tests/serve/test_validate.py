@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
-from typing import Callable
+from typing import Any, Callable, Optional
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.serve import StepTime, validate
 from osbench.serve.config import EngineConfig
 from osbench.serve.validate import Point, Prediction
@@ -32,6 +34,31 @@ def test_closed_loop_keeps_the_clients_busy() -> None:
     # With the warm-up, the four clients' measured requests arrive one by one, spread over a lifetime.
     ttft, _ = validate.closed_loop(cfg, t, 64, 8, 4, 8)
     assert len(ttft) == 8 and max(ttft) < 0.01 + 2 * 64 * 1e-5 + 3 * 1e-3
+
+
+def test_a_prompt_pool_hits_the_prefix_cache() -> None:
+    # One prompt of 100 tokens sent again and again: with the prefix cache each repeat computes only
+    # its last partial block (100 = 6 blocks of 16 + 4), the first send is not measured.
+    t = StepTime.linear(0.01, 1e-5, 1e-3, 0.0)
+    cached = EngineConfig(num_blocks=1000, enable_prefix_caching=True)
+    ttft, tpot = validate.closed_loop(cached, t, 100, 10, 1, 5, prompts=1)
+    assert len(ttft) == 5 and np.allclose(ttft, 0.01 + 4 * 1e-5) and np.allclose(tpot, 0.01 + 1e-3)
+    # Without the cache, or with every prompt distinct, every prompt is computed in full.
+    plain = EngineConfig(num_blocks=1000, enable_prefix_caching=False)
+    for cfg, prompts in ((plain, 1), (cached, None)):
+        ttft, _ = validate.closed_loop(cfg, t, 100, 10, 1, 5, prompts=prompts)
+        assert np.allclose(ttft, 0.01 + 100 * 1e-5)
+    # A pool of three: the first three requests meet their prompt for the first time and are not
+    # measured, every later one repeats one.
+    ttft, _ = validate.closed_loop(cached, t, 100, 10, 1, 6, prompts=3)
+    assert len(ttft) == 6 and np.allclose(ttft, 0.01 + 4 * 1e-5)
+
+
+@pytest.mark.parametrize("prompts", [0, -1, 2.5, "100"])
+def test_a_prompt_pool_must_be_a_positive_count(prompts: object) -> None:
+    cfg = EngineConfig(num_blocks=1000, enable_prefix_caching=True)
+    with pytest.raises((ArgumentError, ArgumentTypeError), match="prompts"):
+        validate.closed_loop(cfg, StepTime.linear(0.01, 1e-5, 1e-3, 0.0), 100, 10, 1, 5, prompts=prompts)  # type: ignore[arg-type]
 
 
 def test_summary_groups_and_mape() -> None:
@@ -69,15 +96,26 @@ def test_rows_of_the_silicon_sample(dataset: Callable[[str], object]) -> None:
     budget=st.sampled_from([16, 64, 512]),
     seqs=st.integers(1, 16),
     blocks=st.integers(0, 60),
+    prompts=st.none() | st.integers(1, 8),
     step_time=st.sampled_from(
         [StepTime.linear(0.0031, 1.3e-5, 7.1e-4, 3.3e-7), StepTime.roofline("qwen3-32b", "h100", tp=2)]
     ),
 )
 def test_the_closed_loop_on_both_engines(
-    isl: int, osl: int, clients: int, waves: int, warmup: bool, budget: int, seqs: int, blocks: int, step_time: StepTime
+    isl: int,
+    osl: int,
+    clients: int,
+    waves: int,
+    warmup: bool,
+    budget: int,
+    seqs: int,
+    blocks: int,
+    prompts: Optional[int],
+    step_time: StepTime,
 ) -> None:
     """The clients on the native engine and on the reference one: equal to the last bit, send
-    times and all, preemptions included (a small pool)."""
+    times and all, preemptions included (a small pool), and prefix-cache hits where the clients
+    draw from a pool of prompts."""
     need = -(-(isl + osl) // 16) + 1
     cfg = EngineConfig(
         num_blocks=need + blocks,
@@ -86,11 +124,12 @@ def test_the_closed_loop_on_both_engines(
         max_num_seqs=seqs,
         max_model_len=isl + osl,
         enable_chunked_prefill=True,
-        enable_prefix_caching=False,
+        enable_prefix_caching=prompts is not None,
     )
     requests = waves * clients
-    ours = validate.closed_loop(cfg, step_time, isl, osl, clients, requests, warmup=warmup, engine="reference")
-    theirs = validate.closed_loop(cfg, step_time, isl, osl, clients, requests, warmup=warmup)
+    kw: dict[str, Any] = {"warmup": warmup, "prompts": prompts}
+    ours = validate.closed_loop(cfg, step_time, isl, osl, clients, requests, engine="reference", **kw)
+    theirs = validate.closed_loop(cfg, step_time, isl, osl, clients, requests, **kw)
     assert np.array_equal(ours[0], theirs[0]) and np.array_equal(ours[1], theirs[1])
 
 

@@ -19,11 +19,16 @@ from runs import TIED, TIED_CONFIG, assert_same_runs
 
 from osbench.errors import ArgumentError
 from osbench.serve import reference
-from osbench.serve.config import POLICIES, EngineConfig
+from osbench.serve.config import EngineConfig
 from osbench.serve.requests import Requests
 from osbench.serve.run import EngineRun, Recorder
 from osbench.serve.steptime import StepTime
 from osbench.serve.vllm import peer as vllm_peer
+from osbench.serve.vllm.peer import VLLM_POLICIES
+
+# sjf, srpt, mlfq and priority's aging are osbench's, not vLLM's: they are held to the reference
+# (tests/serve/test_native.py), and vLLM cannot check them.
+POLICIES = VLLM_POLICIES
 
 MISSING = vllm_peer.missing_reason()
 needs_vllm = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")

@@ -33,6 +33,7 @@ from osbench.cache.curve import curve
 from osbench.cache.online import OnlineCache, new
 from osbench.cache.policies import (
     COSTED_POLICIES,
+    HASHES_KEYS,
     LIBCACHESIM_NAMES,
     LIBCACHESIM_STATISTICAL,
     MIN_CAPACITY,
@@ -52,6 +53,7 @@ __all__ = [
     "ADMISSION_PARAMETERS",
     "ADMISSION_TABLE",
     "COSTED_POLICIES",
+    "HASHES_KEYS",
     "LIBCACHESIM_NAMES",
     "LIBCACHESIM_STATISTICAL",
     "MIN_CAPACITY",

@@ -10,7 +10,7 @@ import numpy as np
 
 from osbench import _native
 from osbench.cache import _args, reference
-from osbench.cache.policies import OFFLINE
+from osbench.cache.policies import HASHES_KEYS, OFFLINE
 from osbench.cache.reference import admission as ref_admission
 from osbench.traces import Trace
 
@@ -30,7 +30,17 @@ def native(
     ids, n_ids = t.dense()
     next_use = t.next_use() if policy in OFFLINE else None
     hits = _native.cache_curve(
-        policy, ids, n_ids, np.array(caps, dtype=np.uint64), next_use, parameters, threads, sizes, costs, *admission
+        policy,
+        ids,
+        n_ids,
+        np.array(caps, dtype=np.uint64),
+        next_use,
+        parameters,
+        threads,
+        sizes,
+        costs,
+        *admission,
+        keys=t.id_keys() if policy in HASHES_KEYS else None,
     )
     n = len(ids)
     return hits / n if n else np.zeros(len(caps))

@@ -53,6 +53,9 @@ class PolicyInfo:
     randomised: bool
     """It draws random numbers from its ``seed`` parameter: one seed, one sequence of misses in
     both engines; its libCacheSim class (another generator) agrees with it in distribution only."""
+    hashes_keys: bool
+    """It hashes the trace's own keys, as libCacheSim hashes its object ids (W-TinyLFU's
+    sketch): the native engine hands it the key of each dense id."""
 
     @property
     def reads(self) -> tuple[str, ...]:
@@ -69,6 +72,7 @@ TABLE: dict[str, PolicyInfo] = {
         params={p["name"]: Parameter(**p) for p in row["params"]},
         libcachesim=row["libcachesim"],
         randomised=row["randomised"],
+        hashes_keys=row["hashes_keys"],
     )
     for row in _native.CACHE_POLICIES
 }
@@ -105,6 +109,10 @@ counts equal ours request by request (sizes in bytes: give unit sizes for object
 RANDOMISED: tuple[str, ...] = tuple(p.name for p in TABLE.values() if p.randomised)
 """Policies that draw random numbers, from their ``seed`` parameter (splitmix64): one seed gives
 one sequence of misses, the same in both engines."""
+
+HASHES_KEYS: frozenset[str] = frozenset(p.name for p in TABLE.values() if p.hashes_keys)
+"""Policies that hash the trace's own keys (libCacheSim's object ids): given a trace, the
+native engine hands them the key of each dense id (:meth:`osbench.traces.Trace.id_keys`)."""
 
 LIBCACHESIM_STATISTICAL: dict[str, str] = {
     p.name: p.libcachesim for p in TABLE.values() if p.libcachesim and p.randomised

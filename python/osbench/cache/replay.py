@@ -14,7 +14,7 @@ import numpy as np
 from osbench import _checks, _native
 from osbench.cache import _args, reference
 from osbench.cache import admission as _admission
-from osbench.cache.policies import OFFLINE, PARAMETERS
+from osbench.cache.policies import HASHES_KEYS, OFFLINE, PARAMETERS
 from osbench.cache.reference import admission as ref_admission
 from osbench.errors import ArgumentError, ArgumentTypeError, TraceFileError
 from osbench.traces import as_trace, formats
@@ -238,8 +238,9 @@ def replay(
     size_arr = _args.sizes(t, sizes, len(ids))
     cost_arr = _args.costs(costs, policy, len(ids))
     next_use = t.next_use() if policy in OFFLINE else None
+    keys = t.id_keys() if policy in HASHES_KEYS else None
     hits, native_mask = _native.cache_replay(
-        policy, ids, n_ids, capacity, next_use, mask, parameters, size_arr, cost_arr, *gate
+        policy, ids, n_ids, capacity, next_use, mask, parameters, size_arr, cost_arr, *gate, keys=keys
     )
     return _result(policy, capacity, len(ids), int(hits), native_mask)
 
@@ -301,5 +302,6 @@ def replay_grid(
         size_arr,
         cost_arr,
         *gate,
+        keys=t.id_keys() if any(p in HASHES_KEYS for p in policies) else None,
     )
     return [_result(p, c, len(ids), int(h), None) for (p, c), h in zip(cells, hits.tolist())]

@@ -22,6 +22,7 @@ import numpy as np
 
 from osbench import _checks
 from osbench.errors import ArgumentError, ArgumentTypeError
+from osbench.serve import native
 from osbench.serve.models import GPU, Model
 from osbench.serve.replicas import ClusterRun, drive_replicas
 from osbench.serve.requests import Requests
@@ -139,7 +140,7 @@ def simulate_cluster(
     *,
     replicas: int,
     router: Any = "round-robin",
-    engine: str = "reference",
+    engine: str = "native",
     semantics: str = "vllm",
     model: Union[str, Model, None] = None,
     gpu: Union[str, GPU, None] = None,
@@ -161,8 +162,9 @@ def simulate_cluster(
       0.5)``), or a callable ``rule(request, replicas) -> replica index``; what it sees and
       when: :mod:`osbench.serve.routers.base`.
     - ``concurrency``: closed-loop clients over the whole cluster (as in :func:`simulate`).
-    - ``engine``: ``"reference"`` (the Python loop of :mod:`osbench.serve.replicas`);
-      ``"native"`` is refused until the Rust loop is built.
+    - ``engine``: ``"native"`` (Rust, the default; the routers of ``ROUTERS``) or
+      ``"reference"`` (the Python loop of :mod:`osbench.serve.replicas`, which also runs a
+      rule of your own); the two give equal results.
     - the other arguments are :func:`osbench.serve.simulate`'s, with the same defaults; each
       replica's run with ``record=True`` keeps its steps' detail, numbered by its own requests.
 
@@ -198,23 +200,27 @@ def simulate_cluster(
     concurrency = check_concurrency(concurrency)
     record = _checks.flag("record", record)
     if engine == "native":
-        raise ArgumentError(
-            "engine='native' is not accepted by simulate_cluster: the native cluster loop is not built yet; "
-            "use engine='reference'"
+        if semantics != "vllm":
+            raise ArgumentError(
+                f"semantics={semantics!r} is not accepted by simulate_cluster with engine='native': "
+                "the native cluster runs vLLM's semantics; use engine='reference'"
+            )
+        run = native.run_cluster(requests, cfg, step_time, replicas, rule, record=record, concurrency=concurrency)
+    else:
+        if not hasattr(module, "stepper"):
+            raise ArgumentError(
+                f"semantics={semantics!r} is not accepted by simulate_cluster: it has no steppable engine"
+            )
+        run = drive_replicas(
+            requests,
+            [module.stepper(requests, cfg) for _ in range(replicas)],
+            rule,
+            step_time,
+            usable_blocks=cfg.usable_blocks,
+            block_size=cfg.block_size,
+            record=record,
+            concurrency=concurrency,
         )
-    if not hasattr(module, "stepper"):
-        raise ArgumentError(f"semantics={semantics!r} is not accepted by simulate_cluster: it has no steppable engine")
-    engines = [module.stepper(requests, cfg) for _ in range(replicas)]
-    run = drive_replicas(
-        requests,
-        engines,
-        rule,
-        step_time,
-        usable_blocks=cfg.usable_blocks,
-        block_size=cfg.block_size,
-        record=record,
-        concurrency=concurrency,
-    )
     sent = requests
     if concurrency is not None:  # latencies count from when each request was sent
         arrival = np.zeros(len(requests))

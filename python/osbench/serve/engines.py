@@ -4,9 +4,11 @@
 A semantics is a folder on each side (``rust/osbench-core/src/serve/<name>/``,
 ``python/osbench/serve/<name>/``) and one row of that table. Its module
 ``osbench.serve.<name>.engines`` gives ``Config`` (its configuration, whose fields are the
-row's ``config_fields``), ``configure`` (that configuration from a model and GPU, as
-:func:`osbench.serve.simulate` fills it in), ``pool_blocks`` (the KV pool's size in the blocks
-its runs count) and ``run(requests, config, step_time, *, engine, record, concurrency)``. The
+row's ``config_fields``), ``CHOICES`` (the fields taking one of a few names, and those names),
+``configure`` (that configuration from a model and GPU, as :func:`osbench.serve.simulate`
+fills it in), ``pool_blocks`` (the KV pool's size in the blocks its runs count), ``run(requests,
+config, step_time, *, engine, record, concurrency)`` and ``run_alone`` (each request alone, for
+``slowdown``; None when not given). The
 row's ``engines`` say which engines run it, the first being its default: ``("native",
 "reference")`` for vLLM's, ``("reference",)`` for SGLang's, which has no native side yet.
 """

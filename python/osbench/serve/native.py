@@ -1,4 +1,5 @@
-"""The native engine: the reference's algorithm in Rust (``osbench._native.serve_simulate``).
+"""The native engine: the reference's algorithm in Rust (``osbench._native.serve_simulate``, and
+``serve_simulate_cluster`` for replicas behind a router).
 
 Same arguments and the same :class:`~osbench.serve.run.EngineRun` as
 :func:`osbench.serve.reference.run`, held to it step for step (tests/serve/test_native.py),
@@ -15,7 +16,9 @@ from osbench import _native
 from osbench.errors import ArgumentTypeError
 from osbench.serve.config import EngineConfig
 from osbench.serve.engines import ENGINES
+from osbench.serve.replicas import ClusterRun
 from osbench.serve.requests import Requests
+from osbench.serve.routers import ROUTERS, PrefixAware, Random, Router
 from osbench.serve.run import (
     STEP_FIELDS,
     EngineRun,
@@ -26,6 +29,7 @@ from osbench.serve.run import (
     check_requests,
 )
 from osbench.serve.steptime import StepTime
+from osbench.serve.vllm.prediction import predicted_output_len
 
 _SETTINGS = ENGINES["vllm"].config_fields
 """The configuration's fields the binding takes, as the core declares them."""
@@ -71,9 +75,11 @@ def simulate_counted(
         if not isinstance(value, bool):
             raise ArgumentTypeError(f"{name}={value!r} is not accepted: it must be True or False")
     check_memory(requests, config, record)
+    predicted = predicted_output_len(requests, config)
     kind, coefficients = step_time.spec()
     keys = offsets = None
-    if config.enable_prefix_caching:
+    # Prompts without content go keyless: the engine caches their blocks without hashing them.
+    if config.enable_prefix_caching and requests.block_ids is not None:
         keys, offsets = requests.prompt_block_keys(config.block_size)
     columns, detail, jumped = _native.serve_simulate(
         requests.arrival,
@@ -82,6 +88,7 @@ def simulate_counted(
         priority,
         keys,
         offsets,
+        predicted=predicted,
         settings={name: getattr(config, name) for name in _SETTINGS},
         step_kind=kind,
         step_coefficients=list(coefficients),
@@ -90,5 +97,79 @@ def simulate_counted(
         jump=jump,
         concurrency=concurrency,
     )
+    return engine_run(columns, detail), jumped
+
+
+def engine_run(columns: dict[str, Any], detail: Optional[dict[str, Any]]) -> EngineRun:
+    """The binding's arrays of one run, by name, as an :class:`EngineRun`."""
     steps = Steps(**{name: columns.pop(name) for name in STEP_FIELDS})
-    return EngineRun(**columns, steps=steps, record=None if detail is None else StepRecord(**detail)), jumped
+    return EngineRun(**columns, steps=steps, record=None if detail is None else StepRecord(**detail))
+
+
+def run_cluster(
+    requests: Requests,
+    config: EngineConfig,
+    step_time: Any,
+    replicas: int,
+    router: Router,
+    *,
+    record: bool = False,
+    jump: bool = True,
+    concurrency: Optional[int] = None,
+) -> ClusterRun:
+    """Serve ``requests`` on ``replicas`` engines behind ``router`` in Rust
+    (``_native.serve_simulate_cluster``), equal to :func:`osbench.serve.replicas.drive_replicas`
+    over the reference engines; ``router`` one of :data:`osbench.serve.routers.ROUTERS`' own
+    classes (a user's rule runs with the reference loop)."""
+    priority = check_requests(requests, config)
+    concurrency = check_concurrency(concurrency)
+    if not isinstance(step_time, StepTime):
+        raise ArgumentTypeError(
+            f"step_time={step_time!r:.60} is not accepted by the native engine: it takes a StepTime "
+            "(StepTime.linear, roofline, corrected or measured); an arbitrary callable runs with engine='reference'"
+        )
+    name = next((n for n, cls in ROUTERS.items() if type(router) is cls), None)
+    if name is None:
+        raise ArgumentTypeError(
+            f"router={router!r} is not accepted by engine='native': it runs the routers of "
+            f"osbench.serve.routers.ROUTERS ({', '.join(ROUTERS)}); a rule of your own runs with engine='reference'"
+        )
+    params: dict[str, Any] = {}
+    if isinstance(router, Random):
+        params["seed"] = router.seed
+    if isinstance(router, PrefixAware):
+        granularity = config.block_size if router.block_size is None else router.block_size
+        router_keys, router_offsets = requests.prompt_block_keys(granularity)
+        params.update(
+            cache_threshold=router.cache_threshold,
+            balance_abs_threshold=router.balance_abs_threshold,
+            balance_rel_threshold=router.balance_rel_threshold,
+            router_block_size=granularity,
+            router_keys=router_keys,
+            router_key_offsets=router_offsets,
+        )
+    kind, coefficients = step_time.spec()
+    keys = offsets = None
+    # Prompts without content go keyless, as in run().
+    if config.enable_prefix_caching and requests.block_ids is not None:
+        keys, offsets = requests.prompt_block_keys(config.block_size)
+    replica, load, runs = _native.serve_simulate_cluster(
+        requests.arrival,
+        requests.prompt_len,
+        requests.output_len,
+        priority,
+        keys,
+        offsets,
+        predicted=predicted_output_len(requests, config),
+        settings={name: getattr(config, name) for name in _SETTINGS},
+        step_kind=kind,
+        step_coefficients=list(coefficients),
+        step_tables=None if step_time.tables is None else step_time.tables.native,
+        replicas=replicas,
+        router=name,
+        record=record,
+        jump=jump,
+        concurrency=concurrency,
+        **params,
+    )
+    return ClusterRun(replica, load.reshape(len(requests), replicas), tuple(engine_run(c, d) for c, d, _ in runs))

@@ -19,13 +19,20 @@ so the order of every loop and every tie-break below is part of the contract:
 - the running list keeps admission order; preemption takes its last request (``fcfs``) or the
   least urgent one, largest ``(priority, arrival)``, the first such in running order
   (``priority``); a preempted request goes back to the front of the waiting queue (``fcfs``) or
-  to its place by ``(priority, arrival, index)`` (``priority``);
+  to its place by ``(priority, arrival, index)`` (``priority``). The policies vLLM does not
+  have (``sjf``, ``srpt``, ``mlfq``, and ``priority`` with ``aging``) replace only these two
+  rules, with their own rank (:mod:`osbench.serve.vllm.policy`): the waiting queue is a heap by
+  ``rank + (index,)`` and the victim is the running request of the largest ``rank + (index,)``
+  (under ``priority`` with aging, the first one of the largest rank, as vLLM picks); ``mlfq``'s
+  boost re-ranks at the start of every ``mlfq_boost``-th step;
 - a request's blocks are freed last block first; a freed block holding a cached hash goes to the
   back of the free queue (so the least recently used content is evicted first, a prompt's tail
   before its head), one without to the front (it is reused first);
 - a request's blocks are hashed as they are scheduled, chained over the prompt keys of
   :meth:`Requests.prompt_block_keys` and then over content private to the request (the trailing
-  partial prompt block and the output tokens), with :func:`block_hash`;
+  partial prompt block and the output tokens), with :func:`block_hash`; a prompt without content
+  is not hashed: its blocks are keyed by a tag no hash equals (``vllm/request.py: private_tag``),
+  as only the request itself can hit them (after a preemption);
 - finished requests free their blocks in the order the step scheduled them;
 - a run that cannot end is stopped (:class:`LivelockGuard`): under ``priority``, requests that
   tie on ``(priority, arrival)`` can preempt one another forever, as they would in vLLM.
@@ -51,8 +58,9 @@ from osbench.serve.requests import Requests
 from osbench.serve.run import EngineRun, Recorder, StepTimeModel, check_concurrency, check_memory, check_requests
 from osbench.serve.vllm.block_pool import Block, BlockPool, FreeBlockQueue
 from osbench.serve.vllm.kv_cache_manager import KVCacheManager, cdiv
-from osbench.serve.vllm.policy import Policy
-from osbench.serve.vllm.queue import FCFSQueue, PriorityQueue
+from osbench.serve.vllm.policy import Policy, policy_of
+from osbench.serve.vllm.prediction import predicted_output_len
+from osbench.serve.vllm.queue import FCFSQueue, KeyedQueue
 from osbench.serve.vllm.request import FINISHED, PREEMPTED, RUNNING, WAITING, Request
 from osbench.serve.vllm.scheduler import Scheduler, StepPlan, engine_state, livelock_error
 from osbench.serve.vllm.stepper import Stepper
@@ -69,9 +77,9 @@ __all__ = [
     "FCFSQueue",
     "FreeBlockQueue",
     "KVCacheManager",
+    "KeyedQueue",
     "LivelockGuard",
     "Policy",
-    "PriorityQueue",
     "Request",
     "Scheduler",
     "StepPlan",
@@ -80,6 +88,8 @@ __all__ = [
     "cdiv",
     "engine_state",
     "livelock_error",
+    "policy_of",
+    "predicted_output_len",
     "private_content",
     "run",
     "stalled",
@@ -182,7 +192,7 @@ def run(
     concurrency = check_concurrency(concurrency)
     check_memory(requests, config, bool(record))
     recorder = Recorder(len(requests), record)
-    stepper = Stepper(requests, config, priority)
+    stepper = Stepper(requests, config, priority, predicted_output_len(requests, config))
     return drive(
         requests,
         stepper,

@@ -125,6 +125,19 @@ def _priorities(value: Any, n: int) -> np.ndarray:
     return np.array(arr, dtype=np.int64)
 
 
+def _predictions(value: Any, n: int) -> np.ndarray:
+    name = "predicted_output_len"
+    arr = _array(name, value)
+    if arr.size and (arr.dtype.kind not in "iu" or arr.dtype == np.bool_):
+        raise ArgumentTypeError(f"{name} is not accepted: it must hold integers (tokens), got dtype {arr.dtype}")
+    if len(arr) != n:
+        raise ArgumentError(f"{name} is not accepted: it has {len(arr)} entries, one per request is {n}")
+    bad = (arr < 0) | (arr > 2**62)
+    if bad.any():
+        raise _first_bad(name, arr, bad, "integers from 0 to 2**62 (tokens)")
+    return np.array(arr, dtype=np.int64)
+
+
 def _ids(name: str, value: Any) -> np.ndarray:
     """Content ids: integers within int64."""
     arr = _array(name, value)
@@ -187,6 +200,8 @@ class Requests:
     ``block_offsets``: give ``blocks`` packed instead, as one flat id array where request
     ``i``'s ids are ``blocks[block_offsets[i]:block_offsets[i + 1]]``. ``priority``: optional
     integers, smaller is more urgent (vLLM's convention), used by ``policy="priority"``.
+    ``predicted_output_len``: optional predicted output lengths (integers >= 0, one per
+    request), used by ``policy="sjf"`` or ``"srpt"`` with ``prediction="given"``.
 
     Requests are immutable (their arrays are read-only); :meth:`at_rate` and slicing
     (``requests[:1000]``, ``requests[mask]``) make new ones.
@@ -203,6 +218,7 @@ class Requests:
         name: str = "",
         *,
         block_offsets: Any = None,
+        predicted_output_len: Any = None,
     ) -> None:
         self.arrival: np.ndarray = _readonly(_arrivals(arrival))
         n = len(self.arrival)
@@ -210,6 +226,9 @@ class Requests:
         self.output_len: np.ndarray = _readonly(_lengths("output_len", output_len, n))
         self.source_block = _checks.positive_int("source_block", source_block, maximum=MAX_BLOCK)
         self.priority: Optional[np.ndarray] = None if priority is None else _readonly(_priorities(priority, n))
+        self.predicted_output_len: Optional[np.ndarray] = (
+            None if predicted_output_len is None else _readonly(_predictions(predicted_output_len, n))
+        )
         if not isinstance(name, str):
             raise ArgumentTypeError(f"name={name!r} is not accepted: it must be a str")
         self.name = name
@@ -316,6 +335,7 @@ class Requests:
             priority=None if self.priority is None else self.priority[rows],
             source_block=self.source_block,
             name=self.name,
+            predicted_output_len=None if self.predicted_output_len is None else self.predicted_output_len[rows],
         )
         if self.block_ids is not None and self.block_offsets is not None:
             r._set_content(*_gather(self.block_ids, self.block_offsets, rows))
@@ -392,6 +412,7 @@ class Requests:
             priority=self.priority,
             source_block=self.source_block,
             name=self.name,
+            predicted_output_len=self.predicted_output_len,
         )
         if self.block_ids is not None:
             r._set_content(self.block_ids, self.block_offsets)  # read-only: shared, not copied

@@ -19,6 +19,9 @@ from osbench.serve.requests import Requests
 from osbench.serve.run import STEP_FIELDS, STEP_TIMES, Steps
 
 REQUEST_TIMES = ("admitted", "first_token", "finish")
+LENGTH_CLASSES = ("short", "medium", "long")
+"""The output-length classes slowdown is reported by: the workload's output lengths cut at
+their terciles (``short``: at most the first, ``long``: above the second)."""
 REQUEST_COUNTS = ("preemptions", "cached_tokens")
 
 
@@ -98,6 +101,14 @@ class ServeSummary:
     tpot: Stats
     e2e: Stats
     queueing: Stats
+    #: the longest wait before first being scheduled (seconds): starvation shows here
+    max_queueing: float
+    #: E2E over the request's service time alone (:attr:`ServeResult.slowdown`), all requests
+    #: and per output-length class (:data:`LENGTH_CLASSES`); nan without the alone times
+    slowdown: Stats
+    slowdown_short: Stats
+    slowdown_medium: Stats
+    slowdown_long: Stats
     slo_ttft: Optional[float]
     slo_tpot: Optional[float]
     #: requests meeting every SLO given (TTFT <= slo_ttft and TPOT <= slo_tpot; a one-token
@@ -142,13 +153,24 @@ class ServeResult:
     record: Any = None
     """Every step's detail (:class:`~osbench.serve.run.StepRecord`) when the run was recorded
     (``record=True``), else None."""
+    alone: Optional[np.ndarray] = None
+    """Per request, its service time alone: E2E on the same engine with no other request in
+    it and a cold prefix cache (:func:`osbench.serve.simulate` measures it), else None."""
 
     @classmethod
-    def from_run(cls, run: RawRun, requests: Requests, config: Any, num_blocks: Optional[int] = None) -> ServeResult:
+    def from_run(
+        cls,
+        run: RawRun,
+        requests: Requests,
+        config: Any,
+        num_blocks: Optional[int] = None,
+        alone: Optional[np.ndarray] = None,
+    ) -> ServeResult:
         """Check an engine's raw ``run`` against the ``requests`` it served and wrap it.
         ``num_blocks``: the KV pool's size, ``config.num_blocks`` when None. Every request
         must have finished, its times in order: ``arrival <= admitted <= first_token <=
-        finish``."""
+        finish``. ``alone``: each request's service time alone (positive seconds), for
+        :attr:`slowdown`."""
         if not isinstance(requests, Requests):
             raise ArgumentTypeError(
                 f"requests={requests!r:.60} is not accepted: it must be the Requests the engine ran"
@@ -179,7 +201,17 @@ class ServeResult:
                     f"run.{b_name}[{i}]={b[i].item()!r} is not accepted: request {i} needs {a_name} <= {b_name} "
                     f"({a_name}={a[i].item()!r}); did it finish?"
                 )
-        return cls(requests, config, int(num_blocks), steps=steps, record=getattr(run, "record", None), **per_request)
+        if alone is not None:
+            alone = _alone(alone, n)
+        return cls(
+            requests,
+            config,
+            int(num_blocks),
+            steps=steps,
+            record=getattr(run, "record", None),
+            alone=alone,
+            **per_request,
+        )
 
     # ------------------------------------------------------------------ latencies
 
@@ -211,6 +243,23 @@ class ServeResult:
         return np.asarray(self.admitted - self.arrival)
 
     @property
+    def slowdown(self) -> np.ndarray:
+        """E2E over the request's service time alone (:attr:`alone`): 1 when nothing delayed
+        it; nan without the alone times."""
+        if self.alone is None:
+            return np.full(len(self.requests), math.nan)
+        return np.asarray(self.e2e / self.alone)
+
+    def length_class(self) -> np.ndarray:
+        """Each request's output-length class, an index into :data:`LENGTH_CLASSES`: 0 up to
+        the workload's first output-length tercile, 2 above the second, 1 between."""
+        out = self.requests.output_len
+        if len(out) == 0:
+            return np.zeros(0, dtype=np.int64)
+        edges = np.percentile(out, [100 / 3, 200 / 3])
+        return np.searchsorted(edges, out, side="left").astype(np.int64)
+
+    @property
     def duration(self) -> float:
         """Seconds from the first arrival to the last finish (0 without requests)."""
         if len(self.requests) == 0:
@@ -240,6 +289,7 @@ class ServeResult:
             return count / span if span > 0 else math.nan
 
         prompt_tokens = int(self.requests.prompt_len.sum())
+        slowdown, classes = self.slowdown, self.length_class()
         return ServeSummary(
             requests=n,
             duration=span,
@@ -249,6 +299,11 @@ class ServeResult:
             tpot=Stats.of(tpot),
             e2e=Stats.of(self.e2e),
             queueing=Stats.of(self.queueing),
+            max_queueing=float(self.queueing.max()) if n else math.nan,
+            slowdown=Stats.of(slowdown),
+            slowdown_short=Stats.of(slowdown[classes == 0]),
+            slowdown_medium=Stats.of(slowdown[classes == 1]),
+            slowdown_long=Stats.of(slowdown[classes == 2]),
             slo_ttft=None if slo_ttft is None else float(slo_ttft),
             slo_tpot=None if slo_tpot is None else float(slo_tpot),
             slo_met=int(met.sum()),
@@ -288,4 +343,18 @@ class ServeResult:
         }
 
 
-__all__ = ["RawRun", "ServeResult", "ServeSummary", "Stats"]
+def _alone(value: Any, n: int) -> np.ndarray:
+    """The alone times: ``n`` positive finite seconds."""
+    arr = np.asarray(value)
+    if arr.ndim != 1 or len(arr) != n or (arr.size and arr.dtype.kind not in "fiu"):
+        raise ArgumentError(f"alone is not accepted: it must hold {n} numbers (seconds), one per request")
+    arr = np.array(arr, dtype=np.float64)
+    bad = ~(arr > 0) | ~np.isfinite(arr)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ArgumentError(f"alone[{i}]={arr[i].item()!r} is not accepted: it must be a finite number of seconds > 0")
+    arr.setflags(write=False)
+    return arr
+
+
+__all__ = ["LENGTH_CLASSES", "RawRun", "ServeResult", "ServeSummary", "Stats"]

@@ -6,6 +6,8 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any, Optional, Union
 
+import numpy as np
+
 from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.serve.engines import semantics as semantics_of
 from osbench.serve.models import GPU, Model
@@ -82,9 +84,10 @@ def simulate(
         config=config,
     )
     run = module.run(requests, cfg, step_time, engine=engine, record=record, concurrency=concurrency)
+    alone = service_alone(module, requests, cfg, step_time, engine) if isinstance(requests, Requests) else None
     if concurrency is not None:  # latencies count from when each request was sent
         requests = sent_at(requests, run.arrival)
-    return ServeResult.from_run(run, requests, cfg, module.pool_blocks(cfg))
+    return ServeResult.from_run(run, requests, cfg, module.pool_blocks(cfg), alone=alone)
 
 
 def sent_at(requests: Requests, arrival: Any) -> Requests:
@@ -96,6 +99,7 @@ def sent_at(requests: Requests, arrival: Any) -> Requests:
         blocks=requests.block_ids,
         block_offsets=requests.block_offsets,
         priority=requests.priority,
+        predicted_output_len=requests.predicted_output_len,
         source_block=requests.source_block,
         name=requests.name,
     )
@@ -142,3 +146,15 @@ def configure(
     if isinstance(step_time, StepTime) and isinstance(requests, Requests):
         check_clock_moves(requests, step_time(batch_of([(1, 1, 1)])))
     return module, cfg, step_time
+
+
+def service_alone(module: Any, requests: Requests, config: Any, step_time: Any, engine: str) -> Optional[np.ndarray]:
+    """Each request's service time alone on the engine ``config`` describes: its E2E when it is
+    the only request in the engine, with a cold prefix cache (the semantics' ``run_alone``).
+    None when the semantics does not give it, or when some request takes no time at all (a
+    step time of 0), which leaves slowdown undefined."""
+    run = module.run_alone(requests, config, step_time, engine)
+    if run is None:
+        return None
+    seconds = np.asarray(run.finish - run.arrival)
+    return seconds if len(seconds) == 0 or seconds.min() > 0 else None

@@ -64,6 +64,22 @@ number of prompts). With the clients spread by the warm-up, two requests each sa
 steady state at every phase of a request's lifetime twice over. The replays' cost grows in
 proportion (all 245 points with three step-time models: about 30 s on the native engine)."""
 
+DATASET_PROMPTS = 100
+"""Distinct prompts the benchmark client sends: AIPerf's synthetic dataset holds
+``--num-dataset-entries`` prompts, 100 unless given (``InputDefaults.NUM_DATASET_ENTRIES`` in
+``aiperf/common/config/config_defaults.py``; genai-perf's ``DEFAULT_NUM_DATASET_ENTRIES`` is 100
+too), and AIConfigurator's benchmark script does not give it (``aiperf profile ... --num-requests
+$((concurrency * 20)) --warmup-request-count $((concurrency * 2))``, ``generator/config/
+backend_templates/benchmark/bench_run.sh.j2``). Each prompt is a random slice of a tokenised
+corpus (``PromptGenerator._sample_tokens``), so two prompts share no block, and a request
+reuses one of the 100 (``ShuffleSampler``: each entry once in a shuffled order, then reshuffled):
+with vLLM's prefix cache on (its default), a request whose prompt is still cached computes only
+its last block."""
+
+PROMPT_SEED = 100
+"""The seed of the shuffled order the clients draw :data:`DATASET_PROMPTS` in (the benchmark
+script's ``--random-seed 100``; AIPerf's own generator is not reproduced, only its rule)."""
+
 GPU_MEMORY_UTILIZATION = 0.9
 """The KV pool of the measured engines: vLLM's default share of GPU memory in the releases
 measured (0.9 before 0.33.0's 0.92)."""
@@ -134,9 +150,11 @@ def rows(path: Optional[str] = None) -> list[Point]:
     return out
 
 
-def config_for(p: Point) -> EngineConfig:
+def config_for(p: Point, prefix_caching: bool = False) -> EngineConfig:
     """The engine the measured server ran: vLLM's online-server defaults for the GPU, the KV pool
-    its memory leaves at :data:`GPU_MEMORY_UTILIZATION`, no prefix-cache hits (random prompts)."""
+    its memory leaves at :data:`GPU_MEMORY_UTILIZATION`. ``prefix_caching``: vLLM's prefix cache
+    (on by default in vLLM, ``CacheConfig.enable_prefix_caching``), which only matters where the
+    clients repeat a prompt (:data:`DATASET_PROMPTS`); off, every prompt is computed."""
     m, g = Model.preset(p.model), GPU.preset(p.gpu)
     batched_tokens, seqs = server_batch_defaults(g.memory_bytes, g.name)
     blocks = num_blocks(m, g, tp=p.tp, gpu_memory_utilization=GPU_MEMORY_UTILIZATION)
@@ -145,7 +163,7 @@ def config_for(p: Point) -> EngineConfig:
         max_num_batched_tokens=batched_tokens,
         max_num_seqs=seqs,
         max_model_len=m.max_model_len,
-        enable_prefix_caching=False,
+        enable_prefix_caching=prefix_caching,
     )
 
 
@@ -158,6 +176,7 @@ def closed_loop(
     requests: int,
     warmup: bool = True,
     engine: str = "native",
+    prompts: Optional[int] = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Serve ``requests`` measured requests of ``isl`` prompt and ``osl`` output tokens from
     ``concurrency`` clients, each sending its next request the moment its last one finished
@@ -172,18 +191,45 @@ def closed_loop(
     Without it, every client starts at once and, the lengths being fixed, the clients stay in
     lockstep: every request's prefill lands in the same step as all the others'. The clients go
     on sending ``concurrency`` more requests after the measured ones, so the last measured ones
-    are not served by an engine that is running dry."""
+    are not served by an engine that is running dry.
+
+    ``prompts``: the distinct prompts the clients draw from, each once in a shuffled order
+    (seeded by :data:`PROMPT_SEED`), then reshuffled, warm-up requests included, as the
+    benchmark's dataset does (:data:`DATASET_PROMPTS`); two prompts share no block. A repeated
+    prompt hits the prefix cache where ``config`` enables it and its blocks are still cached.
+    The first ``prompts`` requests are not measured: the benchmark measures ``20 x concurrency``
+    requests after ``2 x concurrency`` warm-up ones, so at most ``100 - 2 x concurrency`` of
+    them, under 3%, meet a prompt for the first time; measuring only after every prompt has
+    been sent once is that steady state.
+    ``None`` (the default): every prompt distinct."""
+    if prompts is not None:
+        prompts = _checks.positive_int("prompts", prompts)
     clients = min(concurrency, requests)
-    first_measured = clients if warmup else 0
     warm = [max(1, round(osl * (i + 1) / clients)) for i in range(clients)] if warmup else []
-    outputs = warm + [osl] * (requests + clients)
+    # With a prompt pool, the requests before each prompt's first repeat are not measured either.
+    first_measured = max(len(warm), prompts or 0)
+    outputs = warm + [osl] * (first_measured - len(warm) + requests + clients)
     n = len(outputs)
     loop = native.run if _checks.engine(engine) == "native" else reference.run
-    run = loop(Requests(np.zeros(n), np.full(n, isl), outputs), config, step_time, concurrency=clients)
+    requests_ = Requests(np.zeros(n), np.full(n, isl), outputs, **_prompt_blocks(n, isl, prompts, config.block_size))
+    run = loop(requests_, config, step_time, concurrency=clients)
     measured = slice(first_measured, first_measured + requests)
     ttft = run.first_token[measured] - run.arrival[measured]
     tpot = (run.finish[measured] - run.first_token[measured]) / max(osl - 1, 1)
     return ttft, tpot
+
+
+def _prompt_blocks(n: int, isl: int, prompts: Optional[int], block_size: int) -> dict[str, Any]:
+    """``Requests`` content for ``n`` requests drawn from ``prompts`` distinct prompts of ``isl``
+    tokens (:func:`closed_loop`): prompt ``j``'s blocks are ids ``j * per + 1 ..``, one per
+    ``block_size`` tokens; nothing (no content) when ``prompts`` is None."""
+    if prompts is None:
+        return {}
+    rng = np.random.default_rng(PROMPT_SEED)
+    order = np.concatenate([rng.permutation(prompts) for _ in range(-(-n // prompts))])[:n]
+    per = -(-isl // block_size)
+    ids = (order[:, None] * per + np.arange(1, per + 1)[None, :]).ravel()
+    return {"blocks": ids, "block_offsets": np.arange(n + 1, dtype=np.int64) * per, "source_block": block_size}
 
 
 @dataclass(frozen=True)
@@ -232,12 +278,21 @@ def step_time_for(p: Point, kind: str, host_step: Optional[float] = None) -> Ste
 
 
 def predict(
-    p: Point, kind: str, waves: int = WAVES, step_time: Optional[StepTime] = None, engine: str = "native"
+    p: Point,
+    kind: str,
+    waves: int = WAVES,
+    step_time: Optional[StepTime] = None,
+    engine: str = "native",
+    prompts: Optional[int] = None,
 ) -> Prediction:
     """Replay one measured point with the step-time model ``kind`` (or ``step_time``) with
-    closed-loop clients (:func:`closed_loop`) on the ``engine``."""
+    closed-loop clients (:func:`closed_loop`) on the ``engine``. ``prompts``: the clients draw
+    from that many distinct prompts, with vLLM's prefix cache on (:data:`DATASET_PROMPTS` is
+    AIPerf's default); ``None``: every prompt distinct and computed."""
     model = step_time if step_time is not None else step_time_for(p, kind)
-    ttft, tpot = closed_loop(config_for(p), model, p.isl, p.osl, p.concurrency, waves * p.concurrency, engine=engine)
+    config = config_for(p, prefix_caching=prompts is not None)
+    requests = waves * p.concurrency
+    ttft, tpot = closed_loop(config, model, p.isl, p.osl, p.concurrency, requests, engine=engine, prompts=prompts)
     return Prediction(p, kind, float(np.mean(ttft)), float(np.mean(tpot)))
 
 
@@ -327,10 +382,12 @@ def summary(predictions: list[Prediction]) -> list[dict[str, Any]]:
 
 
 __all__ = [
+    "DATASET_PROMPTS",
     "FIT_SPLIT",
     "GPU_MEMORY_UTILIZATION",
     "MODELS",
     "PROBE",
+    "PROMPT_SEED",
     "SILICON",
     "STEP_TIMES",
     "SYSTEMS",

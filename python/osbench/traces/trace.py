@@ -51,6 +51,7 @@ class Trace:
         self.fields: dict[str, np.ndarray] = {k: np.asarray(v) for k, v in (fields or {}).items()}
         self._dense: Optional[tuple[np.ndarray, int]] = None
         self._next_use: Optional[np.ndarray] = None
+        self._id_keys: Optional[np.ndarray] = None
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -70,6 +71,18 @@ class Trace:
             ids, n = _native.dense_ids(self.native_keys())
             self._dense = (ids, int(n))
         return self._dense
+
+    def id_keys(self) -> np.ndarray:
+        """The key of each dense id (uint64, id order; a negative key as its two's complement,
+        as libCacheSim's 64-bit object ids): what policies that hash keys hash. Computed once,
+        then kept."""
+        if self._id_keys is None:
+            ids, n = self.dense()
+            keys = self.native_keys()
+            out = np.empty(n, dtype=np.uint64)
+            out[ids] = keys.view(np.uint64) if keys.dtype == np.int64 else keys
+            self._id_keys = out
+        return self._id_keys
 
     @property
     def n_distinct(self) -> int:

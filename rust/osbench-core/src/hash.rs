@@ -31,3 +31,23 @@ impl SplitMix64 {
         ((self.next_u64() as u128 * n as u128) >> 64) as u64
     }
 }
+
+const XXH_P1: u64 = 0x9E37_79B1_85EB_CA87;
+const XXH_P2: u64 = 0xC2B2_AE3D_27D4_EB4F;
+const XXH_P3: u64 = 0x1656_67B1_9E37_79F9;
+const XXH_P4: u64 = 0x85EB_CA77_C2B2_AE63;
+const XXH_P5: u64 = 0x27D4_EB2F_1656_67C5;
+
+/// XXH64 (Collet's xxHash, 64-bit) of the 8 little-endian bytes of `value` under `seed`: an
+/// input shorter than one stripe, so one 8-byte round and the final avalanche. libCacheSim
+/// hashes object ids with it (W-TinyLFU's sketch); `osbench.cache.reference.wtinylfu`
+/// reproduces it.
+#[inline]
+pub fn xxh64_u64(value: u64, seed: u64) -> u64 {
+    let mut h = seed.wrapping_add(XXH_P5).wrapping_add(8);
+    let k = value.wrapping_mul(XXH_P2).rotate_left(31).wrapping_mul(XXH_P1);
+    h = (h ^ k).rotate_left(27).wrapping_mul(XXH_P1).wrapping_add(XXH_P4);
+    h = (h ^ (h >> 33)).wrapping_mul(XXH_P2);
+    h = (h ^ (h >> 29)).wrapping_mul(XXH_P3);
+    h ^ (h >> 32)
+}

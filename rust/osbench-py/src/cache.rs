@@ -49,6 +49,7 @@ fn policy_table(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
         row.set_item("params", params_table(py, p.params)?)?;
         row.set_item("libcachesim", p.libcachesim)?;
         row.set_item("randomised", p.randomised())?;
+        row.set_item("hashes_keys", p.hashes_keys)?;
         table.push(row);
     }
     Ok(table)
@@ -215,9 +216,10 @@ fn next_use<'py>(py: Python<'py>, ids: PyReadonlyArray1<'py, u32>, n_ids: usize)
     Ok(out.into_pyarray(py))
 }
 
-/// Replay dense ids through one policy. Returns (hits, per-access hit mask or None).
+/// Replay dense ids through one policy. Returns (hits, per-access hit mask or None). `keys`:
+/// the trace's own key of each id, for the policies that hash keys as libCacheSim does.
 #[pyfunction]
-#[pyo3(signature = (policy, ids, n_ids, capacity, next_use=None, mask=false, params=None, sizes=None, costs=None, admission=None, admission_params=None))]
+#[pyo3(signature = (policy, ids, n_ids, capacity, next_use=None, mask=false, params=None, sizes=None, costs=None, admission=None, admission_params=None, keys=None))]
 #[allow(clippy::too_many_arguments)]
 fn cache_replay<'py>(
     py: Python<'py>,
@@ -232,13 +234,18 @@ fn cache_replay<'py>(
     costs: Option<PyReadonlyArray1<'py, f64>>,
     admission: Option<&str>,
     admission_params: Option<&Bound<'py, PyDict>>,
+    keys: Option<PyReadonlyArray1<'py, u64>>,
 ) -> PyResult<(u64, Option<Bound<'py, PyArray1<bool>>>)> {
     let options = options(params)?;
     let admission = self::admission(admission, admission_params)?;
+    let keys = optional("keys", &keys)?;
     let (ids, next, sizes, costs) =
         (slice("ids", &ids)?, optional("next_use", &next_use)?, optional("sizes", &sizes)?, optional("costs", &costs)?);
     let (hits, flags) = interrupt::run(py, "cache.replay", |cancel| {
-        let accesses = Accesses::from_parts(ids, n_ids, sizes, costs, next)?;
+        let mut accesses = Accesses::from_parts(ids, n_ids, sizes, costs, next)?;
+        if let Some(keys) = keys {
+            accesses = accesses.with_keys(keys)?;
+        }
         let mut flags = if mask { vec![false; ids.len()] } else { Vec::new() };
         let hits =
             cache::replay_admitted(policy, capacity, &accesses, options, admission.as_ref(), &mut flags, cancel)?;
@@ -250,7 +257,7 @@ fn cache_replay<'py>(
 /// Hits at each capacity: one pass for LRU and OPT (stack distances), else one replay per
 /// capacity on `threads` threads (default: every usable CPU).
 #[pyfunction]
-#[pyo3(signature = (policy, ids, n_ids, capacities, next_use=None, params=None, threads=None, sizes=None, costs=None, admission=None, admission_params=None))]
+#[pyo3(signature = (policy, ids, n_ids, capacities, next_use=None, params=None, threads=None, sizes=None, costs=None, admission=None, admission_params=None, keys=None))]
 #[allow(clippy::too_many_arguments)]
 fn cache_curve<'py>(
     py: Python<'py>,
@@ -265,15 +272,20 @@ fn cache_curve<'py>(
     costs: Option<PyReadonlyArray1<'py, f64>>,
     admission: Option<&str>,
     admission_params: Option<&Bound<'py, PyDict>>,
+    keys: Option<PyReadonlyArray1<'py, u64>>,
 ) -> PyResult<U64Array<'py>> {
     let options = options(params)?;
     let admission = self::admission(admission, admission_params)?;
+    let keys = optional("keys", &keys)?;
     let (ids, next, sizes, costs) =
         (slice("ids", &ids)?, optional("next_use", &next_use)?, optional("sizes", &sizes)?, optional("costs", &costs)?);
     let caps = slice("capacities", &capacities)?;
     let threads = threads::threads(py, threads)?;
     let hits = interrupt::run_fanned(py, "cache.curve", threads.min(caps.len()), |cancel| {
-        let accesses = Accesses::from_parts(ids, n_ids, sizes, costs, next)?;
+        let mut accesses = Accesses::from_parts(ids, n_ids, sizes, costs, next)?;
+        if let Some(keys) = keys {
+            accesses = accesses.with_keys(keys)?;
+        }
         cache::curve_admitted(policy, &accesses, caps, options, admission.as_ref(), threads, cancel)
     })?;
     Ok(hits.into_pyarray(py))
@@ -282,7 +294,7 @@ fn cache_curve<'py>(
 /// Hits of each (policies[i], capacities[i]) cell, each a fresh replay of the same dense ids,
 /// on `threads` threads (default: every usable CPU); the same numbers as one replay per cell.
 #[pyfunction]
-#[pyo3(signature = (policies, capacities, ids, n_ids, next_use=None, params=None, threads=None, sizes=None, costs=None, admission=None, admission_params=None))]
+#[pyo3(signature = (policies, capacities, ids, n_ids, next_use=None, params=None, threads=None, sizes=None, costs=None, admission=None, admission_params=None, keys=None))]
 #[allow(clippy::too_many_arguments)]
 fn cache_replay_grid<'py>(
     py: Python<'py>,
@@ -297,9 +309,11 @@ fn cache_replay_grid<'py>(
     costs: Option<PyReadonlyArray1<'py, f64>>,
     admission: Option<&str>,
     admission_params: Option<&Bound<'py, PyDict>>,
+    keys: Option<PyReadonlyArray1<'py, u64>>,
 ) -> PyResult<U64Array<'py>> {
     let options = options(params)?;
     let admission = self::admission(admission, admission_params)?;
+    let keys = optional("keys", &keys)?;
     let (ids, next, sizes, costs) =
         (slice("ids", &ids)?, optional("next_use", &next_use)?, optional("sizes", &sizes)?, optional("costs", &costs)?);
     let caps = slice("capacities", &capacities)?;
@@ -307,7 +321,10 @@ fn cache_replay_grid<'py>(
     let hits = interrupt::run_fanned(py, "cache.replay_grid", threads.min(caps.len()), |cancel| {
         check_len("capacities", caps.len(), policies.len(), "policy")?;
         let cells: Vec<(&str, u64)> = policies.iter().map(String::as_str).zip(caps.iter().copied()).collect();
-        let accesses = Accesses::from_parts(ids, n_ids, sizes, costs, next)?;
+        let mut accesses = Accesses::from_parts(ids, n_ids, sizes, costs, next)?;
+        if let Some(keys) = keys {
+            accesses = accesses.with_keys(keys)?;
+        }
         cache::replay_grid_admitted(&cells, &accesses, options, admission.as_ref(), threads, cancel)
     })?;
     Ok(hits.into_pyarray(py))

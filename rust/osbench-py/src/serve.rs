@@ -5,8 +5,12 @@ use crate::arrays::{self, slice};
 use crate::errors::ToPyResult;
 use crate::interrupt;
 use numpy::{IntoPyArray, PyReadonlyArray1};
+
+use osbench_core::serve::routers::{prefix_aware, Spec, ROUTERS};
 use osbench_core::serve::vllm::CONFIG_FIELDS;
-use osbench_core::serve::{simulate, Config, Options, Record, Requests, Run, Settings, ENGINES, POLICIES};
+use osbench_core::serve::{
+    simulate, simulate_cluster, Config, Options, Parameters, Record, Requests, Run, Settings, ENGINES, POLICIES,
+};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -20,6 +24,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         .collect();
     m.add("SERVE_ENGINES", engines)?;
     m.add_function(wrap_pyfunction!(serve_simulate, m)?)?;
+    m.add("SERVE_ROUTERS", ROUTERS.to_vec())?;
+    m.add_function(wrap_pyfunction!(serve_simulate_cluster, m)?)?;
     Ok(())
 }
 
@@ -29,7 +35,8 @@ fn optional<'a, T: numpy::Element>(name: &str, a: &'a Option<PyReadonlyArray1<'_
 }
 
 /// The engine's settings from one dict holding exactly the core's config fields
-/// (`CONFIG_FIELDS`: `EngineConfig`'s, which checked them), and the policy's name.
+/// (`CONFIG_FIELDS`: `EngineConfig`'s, which checked them), and the policy's name. The
+/// `prediction*` fields are not read: the predictions come drawn (`predicted`).
 fn settings<'a>(d: &Bound<'_, PyDict>, policy: &'a mut String) -> PyResult<Settings<'a>> {
     for key in d.keys() {
         let key = key.extract::<String>()?;
@@ -58,20 +65,29 @@ fn settings<'a>(d: &Bound<'_, PyDict>, policy: &'a mut String) -> PyResult<Setti
         policy: policy.as_str(),
         watermark: item("watermark")?.extract()?,
         scheduler_reserve_full_isl: item("scheduler_reserve_full_isl")?.extract()?,
+        parameters: Parameters {
+            aging: item("aging")?.extract()?,
+            mlfq_levels: item("mlfq_levels")?.extract()?,
+            mlfq_quantum: item("mlfq_quantum")?.extract()?,
+            mlfq_growth: item("mlfq_growth")?.extract()?,
+            mlfq_boost: item("mlfq_boost")?.extract()?,
+        },
     })
 }
 
 /// Serve the requests. `keys` and `key_offsets`: the prompts' block keys
-/// (`Requests.prompt_block_keys(block_size)`), required with prefix caching. `settings`: the
+/// (`Requests.prompt_block_keys(block_size)`), used with prefix caching; None for prompts
+/// without content (every block unique). `settings`: the
 /// configuration's fields by name (`SERVE_ENGINES`' row for vLLM). `step_time`:
 /// `StepTime.spec()`, a kind and its coefficients. Returns (the per-request and per-step
 /// arrays by name, the step records by name or None, the steps the decode jump took).
 /// `concurrency`: at most that many requests in flight (closed-loop clients), or None.
+/// `predicted`: the predicted output lengths (`sjf`, `srpt`), or None for the true ones.
 #[pyfunction]
 #[pyo3(signature = (
     arrival, prompt_len, output_len, priority, keys, key_offsets, *,
     settings, step_kind, step_coefficients,
-    record=false, jump=true, step_tables=None, concurrency=None,
+    record=false, jump=true, step_tables=None, concurrency=None, predicted=None,
 ))]
 #[allow(clippy::too_many_arguments)]
 fn serve_simulate<'py>(
@@ -89,12 +105,14 @@ fn serve_simulate<'py>(
     jump: bool,
     step_tables: Option<PyRef<'py, crate::step_time::MeasuredTables>>,
     concurrency: Option<usize>,
+    predicted: Option<PyReadonlyArray1<'py, i64>>,
 ) -> PyResult<(Bound<'py, PyDict>, Option<Bound<'py, PyDict>>, u64)> {
     let requests = Requests {
         arrival: slice("arrival", &arrival)?,
         prompt_len: slice("prompt_len", &prompt_len)?,
         output_len: slice("output_len", &output_len)?,
         priority: optional("priority", &priority)?,
+        predicted: optional("predicted", &predicted)?,
         keys: optional("keys", &keys)?,
         key_offsets: optional("key_offsets", &key_offsets)?,
     };
@@ -105,6 +123,83 @@ fn serve_simulate<'py>(
     let run = interrupt::run(py, "serve.simulate", |cancel| simulate(&requests, &config, &step_time, options, cancel))?;
     to_python(py, run)
 }
+
+/// Serve the requests on `replicas` engines behind the router `router` (a name of
+/// `SERVE_ROUTERS`, with `seed` for `random` and the `prefix-aware` parameters), as
+/// `osbench.serve.replicas.drive_replicas` does; the other arguments are `serve_simulate`'s,
+/// and `router_keys`, `router_key_offsets` the prompts' block keys at `router_block_size`
+/// (`prefix-aware` only). Returns (the replica of each request, the loads the router saw as
+/// one flat row-major array, and per replica what `serve_simulate` returns for its run).
+/// `predicted`: as `serve_simulate` takes it.
+#[pyfunction]
+#[pyo3(signature = (
+    arrival, prompt_len, output_len, priority, keys, key_offsets, *,
+    settings, step_kind, step_coefficients, replicas, router,
+    seed=0, cache_threshold=0.3, balance_abs_threshold=64, balance_rel_threshold=1.5,
+    router_block_size=16, router_keys=None, router_key_offsets=None,
+    record=false, jump=true, step_tables=None, concurrency=None, predicted=None,
+))]
+#[allow(clippy::too_many_arguments)]
+fn serve_simulate_cluster<'py>(
+    py: Python<'py>,
+    arrival: PyReadonlyArray1<'py, f64>,
+    prompt_len: PyReadonlyArray1<'py, i64>,
+    output_len: PyReadonlyArray1<'py, i64>,
+    priority: Option<PyReadonlyArray1<'py, i64>>,
+    keys: Option<PyReadonlyArray1<'py, u64>>,
+    key_offsets: Option<PyReadonlyArray1<'py, i64>>,
+    settings: Bound<'py, PyDict>,
+    step_kind: &str,
+    step_coefficients: Vec<f64>,
+    replicas: usize,
+    router: &str,
+    seed: u64,
+    cache_threshold: f64,
+    balance_abs_threshold: u64,
+    balance_rel_threshold: f64,
+    router_block_size: u64,
+    router_keys: Option<PyReadonlyArray1<'py, u64>>,
+    router_key_offsets: Option<PyReadonlyArray1<'py, i64>>,
+    record: bool,
+    jump: bool,
+    step_tables: Option<PyRef<'py, crate::step_time::MeasuredTables>>,
+    concurrency: Option<usize>,
+    predicted: Option<PyReadonlyArray1<'py, i64>>,
+) -> PyResult<ClusterOut<'py>> {
+    let requests = Requests {
+        arrival: slice("arrival", &arrival)?,
+        prompt_len: slice("prompt_len", &prompt_len)?,
+        output_len: slice("output_len", &output_len)?,
+        priority: optional("priority", &priority)?,
+        predicted: optional("predicted", &predicted)?,
+        keys: optional("keys", &keys)?,
+        key_offsets: optional("key_offsets", &key_offsets)?,
+    };
+    let mut policy = String::new();
+    let config = Config::new(self::settings(&settings, &mut policy)?).py_err()?;
+    let step_time = crate::step_time::step_time(step_kind, &step_coefficients, step_tables.as_deref())?;
+    let params = prefix_aware::Params {
+        cache_threshold,
+        balance_abs_threshold,
+        balance_rel_threshold,
+        block_size: router_block_size,
+    };
+    let spec = Spec::new(router, seed, params).py_err()?;
+    let (rk, ro) = (optional("router_keys", &router_keys)?, optional("router_key_offsets", &router_key_offsets)?);
+    let options = Options { record, jump, concurrency };
+    let run = interrupt::run(py, "serve.simulate_cluster", |cancel| {
+        simulate_cluster(&requests, &config, &step_time, options, replicas, &spec, rk, ro, cancel)
+    })?;
+    let runs = run.runs.into_iter().map(|r| to_python(py, r)).collect::<PyResult<Vec<_>>>()?;
+    Ok((run.replica.into_pyarray(py), run.load.into_pyarray(py), runs))
+}
+
+/// What `serve_simulate_cluster` returns.
+type ClusterOut<'py> = (
+    Bound<'py, numpy::PyArray1<i64>>,
+    Bound<'py, numpy::PyArray1<i64>>,
+    Vec<(Bound<'py, PyDict>, Option<Bound<'py, PyDict>>, u64)>,
+);
 
 fn to_python(py: Python<'_>, run: Run) -> PyResult<(Bound<'_, PyDict>, Option<Bound<'_, PyDict>>, u64)> {
     let out = PyDict::new(py);

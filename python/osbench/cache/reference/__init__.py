@@ -46,6 +46,7 @@ from osbench.cache.reference.s3fifo import S3FIFO
 from osbench.cache.reference.sieve import Sieve
 from osbench.cache.reference.slru import SLRU
 from osbench.cache.reference.twoq import TwoQ
+from osbench.cache.reference.wtinylfu import WTinyLFU
 from osbench.traces import NEVER, next_use_reference
 
 POLICY_CLASSES: dict[str, Any] = {
@@ -70,6 +71,7 @@ POLICY_CLASSES: dict[str, Any] = {
     "slru": SLRU,
     "lruk": LRUK,
     "mq": MQ,
+    "wtinylfu": WTinyLFU,
     "lfuda": LFUDA,
 }
 """Each policy's class, by the name the policy table gives it."""

@@ -25,6 +25,7 @@ from osbench.serve import engines as serve_engines
 from osbench.serve import readers as serve_readers
 from osbench.serve import source as serve_source
 from osbench.serve.models import DEFAULT_MODEL
+from osbench.serve.routers import ROUTERS
 
 ORDER = 10
 
@@ -85,7 +86,7 @@ def _engine_config_flags(p: argparse.ArgumentParser) -> None:
     """A flag per configuration field of every semantics (``osbench.serve.ENGINES``), its type,
     default and help taken from the semantics' dataclass."""
     for row in serve_engines.ENGINES.values():
-        config = row.module().Config
+        config, choices = row.module().Config, row.module().CHOICES
         group = p.add_argument_group(
             f"--semantics {row.name} configuration ({row.follows}'s options; defaults from "
             f"{config.__module__}.{config.__qualname__})"
@@ -105,8 +106,8 @@ def _engine_config_flags(p: argparse.ArgumentParser) -> None:
                 kind = next(k for k in typing.get_args(kind) if k is not type(None))
             if kind is bool:
                 group.add_argument(flag, action=argparse.BooleanOptionalAction, default=None, help=help_text)
-            elif f.name in ("policy", "schedule_policy"):
-                group.add_argument(flag, type=str.lower, choices=row.policies, default=None, help=help_text)
+            elif f.name in choices:
+                group.add_argument(flag, type=str.lower, choices=choices[f.name], default=None, help=help_text)
             else:
                 metavar = "N" if kind is int else "X"
                 group.add_argument(flag, type=kind, default=None, metavar=metavar, help=help_text)
@@ -165,13 +166,16 @@ REQUEST_CSV_COLUMNS = (
     "tpot",
     "e2e",
     "queueing",
+    "slowdown",
     "preemptions",
     "cached_tokens",
 )
 """The per-request CSV's columns (``--out``): times in seconds, lengths in tokens."""
 
 
-def _request_csv(result: serve.ServeResult) -> str:
+def _request_csv(result: serve.ServeResult, replica: Any = None) -> str:
+    """The per-request CSV; with ``replica`` (a cluster run), a last column naming the replica
+    that served each request."""
     columns = {
         "request": list(range(len(result.requests))),
         "arrival": result.arrival.tolist(),
@@ -179,9 +183,13 @@ def _request_csv(result: serve.ServeResult) -> str:
         "output_len": result.requests.output_len.tolist(),
     }
     values = [columns[c] if c in columns else getattr(result, c).tolist() for c in REQUEST_CSV_COLUMNS]
+    header = list(REQUEST_CSV_COLUMNS)
+    if replica is not None:
+        values.append(replica.tolist())
+        header.append("replica")
     buf = io.StringIO()
     out = csv.writer(buf, lineterminator="\n")
-    out.writerow(REQUEST_CSV_COLUMNS)
+    out.writerow(header)
     for row in zip(*values):
         out.writerow(["" if v != v else v for v in row])  # NaN (no TPOT for one output token): empty
     return buf.getvalue()
@@ -216,12 +224,21 @@ def cmd_serve_simulate(args: argparse.Namespace) -> int:
     if args.out is not None:
         output_file("--out", args.out)
     options = _serve_options(args)
+    if args.router is not None and args.replicas is None:
+        raise ArgumentError(f"--router {args.router} is not accepted without --replicas: it routes among replicas")
     engine = serve_engines.semantics(args.semantics).engine(args.engine)  # None: the semantics' default
     requests, left_out = serve_source.requests(_serve_description(args), options)
-    result = serve.simulate(requests, engine=engine, **options)
+    cluster = None
+    router = args.router or "round-robin"
+    if args.replicas is None:
+        result = serve.simulate(requests, engine=engine, **options)
+    else:
+        cluster = serve.simulate_cluster(requests, replicas=args.replicas, router=router, engine=engine, **options)
+        result = cluster.merged
     s = result.summary(slo_ttft=args.slo_ttft, slo_tpot=args.slo_tpot)
+    c = None if cluster is None else cluster.summary(slo_ttft=args.slo_ttft, slo_tpot=args.slo_tpot)
     if args.out is not None:
-        _files.write_text(args.out, _request_csv(result))
+        _files.write_text(args.out, _request_csv(result, None if cluster is None else cluster.replica))
     if args.json:
         print(
             json.dumps(
@@ -232,6 +249,7 @@ def cmd_serve_simulate(args: argparse.Namespace) -> int:
                     "engine": engine,
                     "config": dataclasses.asdict(result.config),
                     "summary": s.to_dict(),
+                    **({} if c is None else {"cluster": {k: v for k, v in c.to_dict().items() if k != "merged"}}),
                 },
                 default=str,
             )
@@ -268,10 +286,28 @@ def cmd_serve_simulate(args: argparse.Namespace) -> int:
         f"at the peak; {number(s.preemptions)} preemptions of {number(s.preempted_requests)} requests"
     )
     print(f"  {'prefix cache':<13}{percent(s.prefix_hit_rate)} of prompt tokens served from it")
+    slowdowns = ", ".join(
+        f"{label} p50 {number(st.p50)}, p99 {number(st.p99)}"
+        for label, st in (("short", s.slowdown_short), ("medium", s.slowdown_medium), ("long", s.slowdown_long))
+    )
+    print(
+        f"  {'slowdown':<13}E2E over the request alone, by output length: {slowdowns}; "
+        f"the longest wait before first scheduled {duration(s.max_queueing)}"
+    )
     print(
         f"  {'steps':<13}{number(s.steps)}, {duration(s.mean_step_time)} each on average, "
         f"{number(s.mean_batch_size)} requests in a batch on average"
     )
+    if c is not None:
+        print(
+            f"  {'replicas':<13}{c.replicas} behind {router}: requests "
+            f"{', '.join(number(k) for k in c.requests_per_replica)}; prefix hits "
+            f"{', '.join(percent(h) for h in c.prefix_hit_rates)}"
+        )
+        print(
+            f"  {'imbalance':<13}the busiest replica's outstanding requests over the mean at each arrival: "
+            f"mean {c.imbalance_mean:.2f}, p99 {c.imbalance_p99:.2f}, peak {c.imbalance_max:.2f}"
+        )
     if args.out is not None:
         print(f"wrote {args.out} (one row per request)", file=sys.stderr)
     return 0
@@ -329,6 +365,11 @@ def add_commands(sub: Subcommands) -> None:
             f"{r.name}: {r.follows}, engines {one_of(list(r.engines))} ({r.engines[0]} by default)" for r in rows
         )
         + " (default vllm)",
+    )
+    cluster = p.add_argument_group("replicas behind a router (osbench.serve.simulate_cluster)")
+    cluster.add_argument("--replicas", type=int, metavar="N", help="serve on N identical engines, each with its own KV")
+    cluster.add_argument(
+        "--router", choices=list(ROUTERS), help="which replica serves each request (default round-robin)"
     )
     _engine_config_flags(p)
     p.add_argument("--slo-ttft", type=float, metavar="SECONDS", help="time-to-first-token SLO for goodput")

@@ -54,7 +54,7 @@ def cmd_serve_validate(args: argparse.Namespace) -> int:
             key = (p.model, p.gpu, p.tp, kind)
             if key not in cache:
                 cache[key] = validate.step_time_for(p, kind, host)
-            q = validate.predict(p, kind, waves=args.waves, step_time=cache[key])
+            q = validate.predict(p, kind, waves=args.waves, step_time=cache[key], prompts=args.prompts)
             predictions.append(q)
             if not args.json:
                 print(
@@ -103,6 +103,12 @@ def add_commands(sub: Subcommands) -> None:
         type=int,
         default=validate.WAVES,
         help=f"requests measured per client (default {validate.WAVES}, as the measurements' num-prompts)",
+    )
+    p.add_argument(
+        "--prompts",
+        type=int,
+        help=f"clients draw from N distinct prompts with vLLM's prefix cache on (AIPerf's default dataset: "
+        f"{validate.DATASET_PROMPTS}); default every prompt distinct",
     )
     p.add_argument("--limit", type=int, help="only the first N points")
     p.add_argument("--out", help="write every point's prediction to this CSV")

@@ -57,6 +57,11 @@ def _curves_figure(
     return Figure(name, _leaders(capacities, curves, unit), figure_png(fig), setup)
 
 
+LOWEST = max(32, *(p.min_capacity for p in cache.TABLE.values()))
+"""The smallest capacity of the curves: one that every policy takes (W-TinyLFU's window holds
+one object from 100 on; below 20, libCacheSim's S3-FIFO, and so ours, caches nothing)."""
+
+
 def build(quick: bool, seed: int, progress: Optional[Progress] = None) -> Section:
     section = Section(
         "04-cache",
@@ -69,8 +74,7 @@ def build(quick: bool, seed: int, progress: Optional[Progress] = None) -> Sectio
     )
     n_keys, length = (10_000, 200_000) if quick else (1_000_000, 10_000_000)
     trace = traces.zipf(n_keys, 1.0, length, seed=seed)
-    # From 32 objects up: below 20, libCacheSim's S3-FIFO (and so ours) caches nothing at all.
-    capacities = np.unique(np.geomspace(32, n_keys // 2, 12 if quick else 16).astype(np.int64))
+    capacities = np.unique(np.geomspace(LOWEST, n_keys // 2, 12 if quick else 16).astype(np.int64))
     curves = {}
     timing = {}
     for p in cache.POLICIES:
@@ -107,7 +111,7 @@ def build(quick: bool, seed: int, progress: Optional[Progress] = None) -> Sectio
     else:
         section.results["datasets"] = {"cloudphysics": datasets.sha256(real)}
         t = traces.read_oracle_general(real)
-        caps = np.unique(np.geomspace(32, t.n_distinct, 12).astype(np.int64))
+        caps = np.unique(np.geomspace(LOWEST, t.n_distinct, 12).astype(np.int64))
         real_curves = {p: cache.curve(t, p, caps) for p in cache.POLICIES}
         section.figures.append(
             _curves_figure(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from osbench import _native
 from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.serve.routers.base import Replica, Request, Router
 from osbench.serve.routers.kv_aware import KVAware
@@ -19,10 +20,12 @@ from osbench.serve.routers.random import Random
 from osbench.serve.routers.round_robin import RoundRobin
 from osbench.serve.routers.user import UserRouter
 
-ROUTERS: dict[str, type[Router]] = {
+_CLASSES: dict[str, type[Router]] = {
     cls.name: cls for cls in (RoundRobin, Random, LeastRequests, LeastTokens, PrefixAware, KVAware)
 }
-"""Every router by name, each with its defaults (``random``: seed 0)."""
+ROUTERS: dict[str, type[Router]] = {name: _CLASSES[name] for name in _native.SERVE_ROUTERS}
+"""Every router by name, in the core's order (``rust/osbench-core/src/serve/routers/mod.rs:
+ROUTERS``, each rule's twin there), each with its defaults (``random``: seed 0)."""
 
 
 def router_of(router: Any) -> Router:

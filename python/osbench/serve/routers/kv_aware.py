@@ -1,8 +1,12 @@
-"""``kv-aware``: the replica expected to keep the most free KV after admitting the request,
-as llm-d's KV-cache utilisation scorer prefers the emptier pool: its free blocks at its last
-report, less the blocks the prompts routed there since need (the report cannot show them),
-less the blocks this prompt needs (``ceil(prompt_len / block_size)``); ties go to the fewer
-outstanding requests, then to the lowest index."""
+"""``kv-aware``: the replica expected to keep the most free KV after admitting the request.
+llm-d's scheduler (the Gateway API Inference Extension's endpoint picker) scores a replica by
+its reported KV usage, ``1 - KVCacheUsagePercent`` (``pkg/epp/scheduling/framework/plugins/
+scorer/kvcache_utilization.go: KVCacheUtilizationScorer.Score``), preferring the emptier pool;
+this rule counts in blocks and looks ahead to the admission: the replica's free blocks at its
+last report, less the blocks the prompts routed there since need (the report cannot show them),
+less the blocks this prompt needs (``ceil(prompt_len / block_size)``). Ties go to the fewer
+outstanding requests, then to the lowest index. Used alone, as here (llm-d weighs it with a
+queue and a prefix scorer)."""
 
 from __future__ import annotations
 

@@ -33,7 +33,6 @@ from typing import Optional
 import numpy as np
 
 from osbench import _checks
-from osbench.errors import ArgumentError
 from osbench.serve.hashing import ROOT_HASH, block_hash
 from osbench.serve.requests import Requests
 from osbench.serve.routers.base import Replica, Request, Router
@@ -66,8 +65,6 @@ class PrefixAware(Router):
 
     def start(self, replicas: int, requests: Requests, block_size: int) -> None:
         self._granularity = block_size if self.block_size is None else self.block_size
-        if self._granularity > np.iinfo(np.int32).max:
-            raise ArgumentError(f"block_size={self._granularity} is not accepted: it is too large")
         self._keys, self._offsets = requests.prompt_block_keys(self._granularity)
         self.record = {}
         self.sizes = [0] * replicas

@@ -13,6 +13,7 @@ from osbench.serve.requests import Requests
 from osbench.serve.run import EngineRun
 from osbench.serve.sglang import stepper
 from osbench.serve.sglang.config import (
+    POLICIES,
     EngineConfig,
     default_chunked_prefill_size,
     default_mem_fraction_static,
@@ -21,6 +22,9 @@ from osbench.serve.sglang.config import (
 
 Config = EngineConfig
 """The configuration of this semantics."""
+
+CHOICES: dict[str, tuple[str, ...]] = {"schedule_policy": POLICIES}
+"""The configuration fields that take one of a few names, and those names."""
 
 
 def configure(
@@ -83,4 +87,11 @@ def run(
     return stepper.run(requests, config, step_time, record=record, concurrency=concurrency)
 
 
-__all__ = ["Config", "configure", "pool_blocks", "run"]
+def run_alone(requests: Requests, config: EngineConfig, step_time: Any, engine: str) -> None:
+    """Not given for this semantics (so ``ServeResult.slowdown`` is nan): alone, one request at
+    a time, would be a second run on the reference engine at one client, as long as the run
+    itself or longer, and this semantics has no native engine to make it cheap."""
+    return None
+
+
+__all__ = ["CHOICES", "Config", "configure", "pool_blocks", "run", "run_alone"]

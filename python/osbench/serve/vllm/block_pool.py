@@ -9,6 +9,10 @@ from typing import Optional
 
 from osbench.serve.vllm.request import Request
 
+UNTOUCHED = 0
+"""The free queue's entry for its run of untouched blocks: the null block's id, as the null
+block itself is never queued."""
+
 
 class Block:
     """One KV block (``core/kv_cache_utils.py: KVCacheBlock``)."""
@@ -27,16 +31,38 @@ class FreeBlockQueue:
     """``core/kv_cache_utils.py: FreeKVCacheBlockQueue``: the free blocks in the order they will
     be reused (and their cached content evicted), front first. vLLM links the blocks in a doubly
     linked list; an ordered dict does the same four things in O(1): pop the front, remove from
-    the middle, push at either end. At start the blocks are in id order."""
+    the middle, push at either end.
 
-    def __init__(self, blocks: Iterable[Block]) -> None:
-        self._queue: OrderedDict[int, Block] = OrderedDict((b.block_id, b) for b in blocks)
+    At start the queue is blocks ``1..num_blocks-1`` in id order (block 0 is the null block).
+    The blocks no one has taken yet stay one run in that order, wherever freed blocks are put
+    around it: one entry (:data:`UNTOUCHED`) holds the run's place, and a block of it is made
+    when it is taken, the next id first. A pool of 10**8 blocks costs the blocks a run touches."""
+
+    def __init__(self, blocks: list[Block], num_blocks: int) -> None:
+        self._blocks = blocks
+        """The pool's blocks made so far, ids ``0..len - 1``; the next untouched id is ``len``."""
+        self._untouched = num_blocks - len(blocks)
+        """Blocks never taken yet."""
+        self._queue: OrderedDict[int, Optional[Block]] = OrderedDict()
+        if self._untouched > 0:
+            self._queue[UNTOUCHED] = None
 
     def __len__(self) -> int:
-        return len(self._queue)
+        # The run's entry is no block; the run's blocks are.
+        return len(self._queue) + self._untouched - (self._untouched > 0)
 
     def popleft(self) -> Block:
-        return self._queue.popitem(last=False)[1]
+        first = next(iter(self._queue))
+        if first != UNTOUCHED:
+            block = self._queue.pop(first)
+            assert block is not None
+            return block
+        block = Block(len(self._blocks))
+        self._blocks.append(block)
+        self._untouched -= 1
+        if self._untouched == 0:
+            del self._queue[UNTOUCHED]
+        return block
 
     def remove(self, block: Block) -> None:
         del self._queue[block.block_id]
@@ -58,10 +84,12 @@ class BlockPool:
 
     def __init__(self, num_blocks: int, enable_caching: bool) -> None:
         self.enable_caching = enable_caching
-        self.blocks = [Block(i) for i in range(num_blocks)]
-        self.free_queue = FreeBlockQueue(self.blocks)
-        # BlockPool.__init__: block 0 becomes the null block, a placeholder never handed out.
-        self.null_block = self.free_queue.popleft()
+        # BlockPool.__init__: block 0 becomes the null block, a placeholder never handed out
+        # (vLLM pops it from the queue at once: the queue starts at block 1).
+        self.null_block = Block(0)
+        self.blocks = [self.null_block]
+        """The blocks made so far (:class:`FreeBlockQueue` makes the others when first taken)."""
+        self.free_queue = FreeBlockQueue(self.blocks, num_blocks)
         # BlockHashToBlockMap: equal content computed twice is cached twice (vLLM does not
         # de-duplicate, so that block tables stay append-only); a lookup takes the oldest.
         self.cached: dict[int, dict[int, Block]] = {}
@@ -77,9 +105,9 @@ class BlockPool:
 
     def cache_full_blocks(self, request: Request, blocks: list[Block], num_cached: int, num_full: int) -> None:
         """``BlockPool.cache_full_blocks``: blocks ``num_cached:num_full`` of the request are
-        full; enter them in the map under the request's block hashes."""
+        full; enter them in the map under the request's block hashes (or private tags)."""
         for i in range(num_cached, num_full):
-            block, h = blocks[i], request.block_hashes[i]
+            block, h = blocks[i], request.block_key(i)
             block.block_hash = h
             self.cached.setdefault(h, {})[block.block_id] = block
 

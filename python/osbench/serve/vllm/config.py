@@ -12,6 +12,9 @@ from dataclasses import dataclass
 from osbench import _checks, _native
 from osbench.errors import ArgumentError
 
+PREDICTIONS: tuple[str, ...] = ("exact", "noisy", "bucketed", "given")
+"""How ``sjf`` and ``srpt`` learn output lengths (:mod:`osbench.serve.vllm.prediction`)."""
+
 POLICIES: tuple[str, ...] = tuple(_native.SERVE_POLICIES)
 """Scheduling policies, as ``vllm/v1/core/sched/request_queue.py: SchedulingPolicy`` names them
 (declared once, in the native engine's table)."""
@@ -75,13 +78,38 @@ class EngineConfig:
     enable_prefix_caching: bool = True
     """Reuse cached KV blocks of equal prefixes: ``config/cache.py: CacheConfig.enable_prefix_caching``."""
     policy: str = "fcfs"
-    """The scheduling policy, ``"fcfs"`` or ``"priority"``: ``config/scheduler.py: SchedulerConfig.policy``."""
+    """The scheduling policy: vLLM's ``"fcfs"`` or ``"priority"`` (``config/scheduler.py:
+    SchedulerConfig.policy``), or ``"sjf"``, ``"srpt"``, ``"mlfq"``, which vLLM does not have
+    (:mod:`osbench.serve.vllm.policy`)."""
     watermark: float = 0.0
     """Fraction of the blocks kept free when admitting a waiting request while others run:
     ``config/scheduler.py: SchedulerConfig.watermark`` (0 disables it)."""
     scheduler_reserve_full_isl: bool = True
     """Admit a waiting request only if its whole sequence fits in the free blocks, not just its
     first chunk: ``config/scheduler.py: SchedulerConfig.scheduler_reserve_full_isl``."""
+    aging: float = 0.0
+    """``priority`` only: priority a request gains per second of waiting since it reached the
+    engine (lecture section 2.7); 0, vLLM's priority exactly, has none."""
+    mlfq_levels: int = 4
+    """``mlfq`` only: the number of levels (1 to 64)."""
+    mlfq_quantum: int = 64
+    """``mlfq`` only: tokens of attained service (output tokens) level 0 holds before demotion."""
+    mlfq_growth: int = 2
+    """``mlfq`` only: each level holds this many times the quantum of the one above (1: equal
+    quanta)."""
+    mlfq_boost: int = 0
+    """``mlfq`` only: every this many engine steps all requests return to level 0 (0: never)."""
+    prediction: str = "exact"
+    """``sjf``/``srpt`` only: how output lengths are predicted (:data:`~osbench.serve.vllm.prediction.PREDICTIONS`):
+    ``"exact"``, ``"noisy"`` (true length times ``exp(N(0, prediction_sigma**2))``, lecture
+    section 2.6), ``"bucketed"`` (the midpoint of the length's class of ``prediction_bucket``
+    tokens) or ``"given"`` (the requests' ``predicted_output_len``)."""
+    prediction_sigma: float = 1.0
+    """``prediction="noisy"``: the sigma of the lognormal error."""
+    prediction_bucket: int = 128
+    """``prediction="bucketed"``: the width of a length class, in tokens."""
+    prediction_seed: int = 0
+    """``prediction="noisy"``: the seed of the error's draws."""
 
     def __post_init__(self) -> None:
         for name in ("num_blocks", "block_size", "max_num_batched_tokens", "max_num_seqs", "max_model_len"):
@@ -99,6 +127,18 @@ class EngineConfig:
             object.__setattr__(self, name, _checks.flag(name, getattr(self, name)))
         _checks.choice("policy", self.policy, POLICIES)
         object.__setattr__(self, "watermark", _checks.fraction("watermark", self.watermark))
+        object.__setattr__(self, "aging", _checks.real("aging", self.aging, minimum=0.0))
+        object.__setattr__(self, "mlfq_levels", _checks.positive_int("mlfq_levels", self.mlfq_levels, maximum=64))
+        for name in ("mlfq_quantum", "mlfq_growth", "prediction_bucket"):
+            object.__setattr__(self, name, _checks.positive_int(name, getattr(self, name), maximum=2**31))
+        for name in ("mlfq_boost", "prediction_seed"):
+            object.__setattr__(self, name, _checks.non_negative_int(name, getattr(self, name)))
+        if self.mlfq_boost > 2**62:
+            raise ArgumentError(f"mlfq_boost={self.mlfq_boost} is not accepted: it must be at most 2**62 steps")
+        _checks.choice("prediction", self.prediction, PREDICTIONS)
+        object.__setattr__(
+            self, "prediction_sigma", _checks.real("prediction_sigma", self.prediction_sigma, minimum=0.0)
+        )
         # The checks of config/scheduler.py: SchedulerConfig.verify_max_model_len.
         if self.max_num_batched_tokens < self.max_num_seqs:
             raise ArgumentError(

@@ -5,6 +5,7 @@ engine, the native one (:mod:`osbench.serve.native`) or the reference
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Optional
 
 from osbench.errors import ArgumentError
@@ -13,10 +14,15 @@ from osbench.serve.models import GPU, Model
 from osbench.serve.models import num_blocks as model_blocks
 from osbench.serve.requests import Requests
 from osbench.serve.run import EngineRun, check_requests
-from osbench.serve.vllm.config import EngineConfig, server_batch_defaults
+from osbench.serve.steptime import StepTime
+from osbench.serve.vllm.config import POLICIES, PREDICTIONS, EngineConfig, server_batch_defaults
+from osbench.serve.vllm.prediction import predicted_output_len
 
 Config = EngineConfig
 """The configuration of this semantics."""
+
+CHOICES: dict[str, tuple[str, ...]] = {"policy": POLICIES, "prediction": tuple(PREDICTIONS)}
+"""The configuration fields that take one of a few names, and those names."""
 
 
 def configure(
@@ -62,9 +68,19 @@ def run(
     return run_engine(requests, config, step_time, record=record, concurrency=concurrency)
 
 
+def run_alone(requests: Requests, config: EngineConfig, step_time: Any, engine: str) -> EngineRun:
+    """Every request alone on the engine ``config`` describes, with a cold prefix cache, under
+    any policy: one request at a time, prefix caching off (the same engine run with one
+    client). The native engine runs it whenever it can take the step time (it equals the
+    reference)."""
+    alone_config = dataclasses.replace(config, enable_prefix_caching=False, policy="fcfs")
+    engine = "native" if isinstance(step_time, StepTime) else engine
+    return run(requests, alone_config, step_time, engine=engine, concurrency=1)
+
+
 def stepper(requests: Requests, config: EngineConfig) -> tuple[reference.Stepper, reference.LivelockGuard]:
     """The reference scheduler as one engine of a loop that drives several
     (:mod:`osbench.serve.cluster`), with its livelock guard; ``requests`` checked against
     ``config`` first, as :func:`osbench.serve.reference.run` checks them."""
-    s = reference.Stepper(requests, config, check_requests(requests, config))
+    s = reference.Stepper(requests, config, check_requests(requests, config), predicted_output_len(requests, config))
     return s, reference.LivelockGuard(s.state, s.livelock_error)

@@ -36,8 +36,9 @@ class KVCacheManager:
         if not self.enable_caching:
             return [], 0
         hits: list[Block] = []
-        for h in request.block_hashes[: (request.num_tokens - 1) // self.block_size]:
-            block = self.pool.get_cached_block(h)
+        limit = min((request.num_tokens - 1) // self.block_size, request.num_keyed_blocks(self.block_size))
+        for k in range(limit):
+            block = self.pool.get_cached_block(request.block_key(k))
             if block is None:  # hashes are chained: after a miss, everything misses
                 break
             hits.append(block)
@@ -92,7 +93,7 @@ class KVCacheManager:
         if not self.enable_caching:
             return
         num_cached = self.num_cached_block.get(request.index, 0)
-        num_full = min(num_tokens, len(request.block_hashes) * self.block_size) // self.block_size
+        num_full = min(num_tokens, request.num_keyed_blocks(self.block_size) * self.block_size) // self.block_size
         if num_cached >= num_full:
             return
         self.pool.cache_full_blocks(request, self.req_to_blocks[request.index], num_cached, num_full)

@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Optional
 
+from osbench.errors import ArgumentError
 from osbench.serve.drive import Output, Planned, drive
 from osbench.serve.peers.fetch import Wheel, peers_dir
 from osbench.serve.peers.sandbox import Sandbox
@@ -383,6 +384,11 @@ class Stepper:
         return Output(tokens, sum(done for _, _, done in tokens), len(self.pool.cached_block_hash_to_block))
 
 
+VLLM_POLICIES = ("fcfs", "priority")
+"""The policies vLLM's ``SchedulingPolicy`` has (the others are osbench's, checked against the
+reference only)."""
+
+
 def run(
     requests: Requests, config: EngineConfig, step_time: StepTimeModel, *, concurrency: Optional[int] = None
 ) -> EngineRun:
@@ -393,6 +399,11 @@ def run(
     Raises ``FileNotFoundError`` when the vLLM sources are absent (``make vllm-peer``)."""
     priority = check_requests(requests, config)
     concurrency = check_concurrency(concurrency)
+    if config.policy not in VLLM_POLICIES or config.aging != 0:
+        raise ArgumentError(
+            f"config is not accepted by vLLM {VLLM_VERSION}: policy={config.policy!r}, aging={config.aging!r}; "
+            f"its scheduler has policies {', '.join(VLLM_POLICIES)} and no aging"
+        )
     v = _vllm()
     recorder = Recorder(len(requests), record=True)
     with v.active():

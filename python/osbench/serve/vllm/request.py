@@ -11,6 +11,15 @@ from osbench.serve.hashing import ROOT_HASH, block_hash, private_content
 WAITING, RUNNING, PREEMPTED, FINISHED = "waiting", "running", "preempted", "finished"
 
 
+def private_tag(index: int, k: int) -> int:
+    """The prefix-cache key of block ``k`` of request ``index`` when its prompt has no content:
+    below 0, so equal to no block hash (64-bit, from 0), and to no other tag. It stands for the
+    hash such a block would have (:meth:`Requests.prompt_block_keys` without ``blocks``, then
+    :func:`private_content`), which equals no other hash either (up to 64-bit collisions): the
+    cache sees the same equalities, without a hash computed."""
+    return -1 - ((index << 32) | k)
+
+
 class Request:
     """A request as the engine sees it (``request.py: Request``): its progress, its status and
     the hashes of its full blocks."""
@@ -24,19 +33,34 @@ class Request:
         "num_output_tokens",
         "num_preemptions",
         "output_len",
+        "predicted",
         "priority",
+        "private",
         "prompt_len",
+        "service_base",
         "status",
     )
 
     def __init__(
-        self, index: int, arrival: float, priority: int, prompt_len: int, output_len: int, keys: Optional[np.ndarray]
+        self,
+        index: int,
+        arrival: float,
+        priority: int,
+        prompt_len: int,
+        output_len: int,
+        keys: Optional[np.ndarray],
+        predicted: Optional[int] = None,
+        private: bool = False,
     ) -> None:
         self.index = index
         self.arrival = arrival
         self.priority = priority
         self.prompt_len = prompt_len
         self.output_len = output_len
+        self.predicted = output_len if predicted is None else predicted
+        """Its predicted output length (``sjf``, ``srpt``: :mod:`osbench.serve.vllm.prediction`)."""
+        self.service_base = 0
+        """Output tokens it had at the last ``mlfq`` boost: its attained service counts from there."""
         self.status = WAITING
         self.num_computed_tokens = 0
         """Tokens whose KV is in the cache (or being computed in the current step)."""
@@ -44,7 +68,11 @@ class Request:
         self.num_preemptions = 0
         self.block_hashes: list[int] = []
         """One hash per full block of the known tokens (prompt, then outputs):
-        ``request.py: Request.update_block_hashes``. Empty without prefix caching."""
+        ``request.py: Request.update_block_hashes``. Empty without prefix caching, and for a
+        private request."""
+        self.private = private and keys is None
+        """Prefix caching on, a prompt without content: its blocks are keyed by :func:`private_tag`,
+        not hashed (only the request itself can hit them, after a preemption)."""
         self.hashed = keys is not None
         if keys is not None:
             parent = ROOT_HASH
@@ -57,11 +85,13 @@ class Request:
         """Prompt and output tokens so far (``request.py: Request.num_tokens``)."""
         return self.prompt_len + self.num_output_tokens
 
-    @property
-    def sort_key(self) -> tuple[int, float, int]:
-        """``request.py: Request.__lt__``: priority (smaller first), then arrival, then id (the
-        index here; the vLLM peer harness numbers its ids the same way)."""
-        return (self.priority, self.arrival, self.index)
+    def num_keyed_blocks(self, block_size: int) -> int:
+        """Its full blocks so far that have a prefix-cache key (:meth:`block_key`)."""
+        return self.num_tokens // block_size if self.private else len(self.block_hashes)
+
+    def block_key(self, k: int) -> int:
+        """The prefix-cache key of its block ``k``: the block's hash, or its private tag."""
+        return private_tag(self.index, k) if self.private else self.block_hashes[k]
 
     def append_output_token(self, block_size: int) -> None:
         """``request.py: Request.append_output_token_ids``: one more token, and the hash of

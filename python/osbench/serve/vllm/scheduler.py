@@ -7,8 +7,7 @@ from __future__ import annotations
 from osbench.errors import ArgumentError
 from osbench.serve.vllm.config import EngineConfig
 from osbench.serve.vllm.kv_cache_manager import KVCacheManager
-from osbench.serve.vllm.policy import Policy
-from osbench.serve.vllm.queue import FCFSQueue
+from osbench.serve.vllm.policy import Mlfq, policy_of
 from osbench.serve.vllm.request import FINISHED, PREEMPTED, RUNNING, Request
 
 
@@ -38,9 +37,11 @@ class Scheduler:
     def __init__(self, config: EngineConfig) -> None:
         self.config = config
         self.kv_cache_manager = KVCacheManager(config)
-        self.policy = Policy(config.policy)
+        self.policy = policy_of(config)
         self.waiting = self.policy.queue()
         self.running: list[Request] = []
+        self.steps = 0
+        """Steps scheduled so far (``mlfq``'s boost counts them)."""
 
     def add_request(self, request: Request) -> None:
         """``Scheduler.add_request``: a new arrival joins the waiting queue."""
@@ -52,6 +53,11 @@ class Scheduler:
     def schedule(self) -> StepPlan:
         """``Scheduler.schedule``: decide the step."""
         cfg, kv = self.config, self.kv_cache_manager
+        if isinstance(self.policy, Mlfq) and self.policy.boost_due(self.steps):
+            for request in [*self.running, *self.waiting.in_order()]:
+                request.service_base = request.num_output_tokens
+            self.waiting.rekey()
+        self.steps += 1
         plan = StepPlan()
         scheduled = plan.scheduled
         token_budget = cfg.max_num_batched_tokens
@@ -83,8 +89,8 @@ class Scheduler:
                 if victim is request:  # nothing left to preempt: it cannot run this step
                     break
             if not allocated:
-                # It preempted itself; under priority the more urgent requests after it may still
-                # fit (under fcfs it was the last running one: the loop ends).
+                # It preempted itself; under a keyed policy the more urgent requests after it may
+                # still fit (under fcfs it was the last running one: the loop ends).
                 continue
             scheduled[request.index] = (request, num_new_tokens)
             token_budget -= num_new_tokens
@@ -160,14 +166,14 @@ def engine_state(scheduler: Scheduler) -> tuple:
     and waiting requests in order, with their progress and blocks, and the pool (its free
     queue, reference counts, cached content)."""
     kv, pool = scheduler.kv_cache_manager, scheduler.kv_cache_manager.pool
-    waiting = scheduler.waiting
-    order = list(waiting._queue) if isinstance(waiting, FCFSQueue) else [r for _, r in sorted(waiting._heap)]
+    order = scheduler.waiting.in_order()
     requests = tuple(
         (
             r.index,
             r.status,
             r.num_computed_tokens,
             r.num_output_tokens,
+            r.service_base,
             kv.num_cached_block.get(r.index, 0),
             tuple(b.block_id for b in kv.req_to_blocks.get(r.index, ())),
         )
@@ -175,19 +181,21 @@ def engine_state(scheduler: Scheduler) -> tuple:
     )
     blocks = tuple((b.ref_cnt, b.block_hash) for b in pool.blocks)
     cached = tuple(sorted((h, tuple(holders)) for h, holders in pool.cached.items()))
-    return len(scheduler.running), requests, tuple(pool.free_queue._queue), blocks, cached
+    policy = scheduler.policy
+    # mlfq's boost comes every `boost` steps: where the run stands in that period decides too.
+    phase = scheduler.steps % policy.boost if isinstance(policy, Mlfq) and policy.boost else 0
+    return phase, len(scheduler.running), requests, tuple(pool.free_queue._queue), blocks, cached
 
 
 def livelock_error(scheduler: Scheduler, policy: str, stalled: str) -> ArgumentError:
     """The error of a run that repeats itself forever, naming the requests caught in it;
     ``stalled``: since when, and until when (:func:`osbench.serve.reference.stalled`)."""
-    waiting = scheduler.waiting
-    queued = list(waiting._queue) if isinstance(waiting, FCFSQueue) else [r for _, r in waiting._heap]
-    caught = sorted(r.index for r in [*scheduler.running, *queued])
+    caught = sorted(r.index for r in [*scheduler.running, *scheduler.waiting.in_order()])
     more = f" (and {len(caught) - 5} more)" if len(caught) > 5 else ""
     return ArgumentError(
         f"requests={', '.join(map(str, caught[:5]))}{more} is not accepted: requests the scheduler can serve: "
         f"with policy={policy!r} these preempt one another forever, the same steps repeating without a token: "
-        f"{stalled} (vLLM 0.33.0 preempts the first running request of the largest (priority, arrival), so requests that "
-        "tie keep resetting each other's progress); give them distinct priorities or arrivals, or use policy='fcfs'"
+        f"{stalled} (the policy preempts the first running request of the largest key, as vLLM 0.33.0 does under "
+        "priority with (priority, arrival), so requests that tie keep resetting each other's progress); give them "
+        "distinct priorities or arrivals, or use policy='fcfs'"
     )

@@ -19,14 +19,16 @@ class Stepper:
     :class:`Request` objects as they arrive, and each step's plan and output are reported by
     request index."""
 
-    def __init__(self, requests: Requests, config: EngineConfig, priority: np.ndarray) -> None:
+    def __init__(self, requests: Requests, config: EngineConfig, priority: np.ndarray, predicted: np.ndarray) -> None:
         self.config = config
+        self.predicted = predicted
         self.scheduler = Scheduler(config)
         self.requests = requests
         self.priority = priority
         self.keys: Optional[np.ndarray] = None
         self.offsets: Optional[np.ndarray] = None
-        if config.enable_prefix_caching:
+        # Prompts without content are not hashed: their blocks get private tags instead.
+        if config.enable_prefix_caching and requests.block_ids is not None:
             self.keys, self.offsets = requests.prompt_block_keys(config.block_size)
         self.plan = StepPlan()
 
@@ -35,7 +37,14 @@ class Stepper:
         own_keys = None if keys is None or offsets is None else keys[offsets[index] : offsets[index + 1]]
         r = self.requests
         request = Request(
-            index, arrival, int(self.priority[index]), int(r.prompt_len[index]), int(r.output_len[index]), own_keys
+            index,
+            arrival,
+            int(self.priority[index]),
+            int(r.prompt_len[index]),
+            int(r.output_len[index]),
+            own_keys,
+            int(self.predicted[index]),
+            private=self.config.enable_prefix_caching,
         )
         self.scheduler.add_request(request)
 

@@ -17,6 +17,7 @@ pub struct Accesses<'a> {
     sizes: Option<&'a [u64]>,
     costs: Option<&'a [f64]>,
     next_use: Option<&'a [u64]>,
+    keys: Option<&'a [u64]>,
 }
 
 impl<'a> Accesses<'a> {
@@ -30,7 +31,7 @@ impl<'a> Accesses<'a> {
                 return Err(invalid("ids", top, format!("ids below n_ids={n_ids}")));
             }
         }
-        Ok(Accesses { ids, n_ids, sizes: None, costs: None, next_use: None })
+        Ok(Accesses { ids, n_ids, sizes: None, costs: None, next_use: None, keys: None })
     }
 
     /// The view in one call, from the parts a caller has (each checked as its `with_*` does).
@@ -81,6 +82,13 @@ impl<'a> Accesses<'a> {
         Ok(Accesses { next_use: Some(next_use), ..self })
     }
 
+    /// The trace's own key of each id (`n_ids` of them, id order): policies that hash keys as
+    /// libCacheSim does read them ([`Policy::learn_keys`](super::policy::Policy::learn_keys)).
+    pub fn with_keys(self, keys: &'a [u64]) -> Result<Self> {
+        check_len("keys", keys.len(), self.n_ids, "id")?;
+        Ok(Accesses { keys: Some(keys), ..self })
+    }
+
     pub fn len(&self) -> usize {
         self.ids.len()
     }
@@ -102,6 +110,9 @@ impl<'a> Accesses<'a> {
     pub fn next_use(&self) -> Option<&'a [u64]> {
         self.next_use
     }
+    pub fn keys(&self) -> Option<&'a [u64]> {
+        self.keys
+    }
 
     /// Whether object sizes or costs come with the accesses (then no stack-distance curve).
     pub fn weighted(&self) -> bool {
@@ -116,6 +127,7 @@ impl<'a> Accesses<'a> {
             sizes: self.sizes.map(|v| &v[range.clone()]),
             costs: self.costs.map(|v| &v[range.clone()]),
             next_use: self.next_use.map(|v| &v[range.clone()]),
+            keys: self.keys,
         }
     }
 }

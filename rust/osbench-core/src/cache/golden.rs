@@ -11,7 +11,7 @@
 //! hit flags, an online cache fed one access at a time, and (GDSF) a replay with every cost at
 //! its default.
 
-use super::keys::{dense_ids, next_use};
+use super::keys::{dense_ids, id_keys, next_use};
 use super::online::Online;
 use super::*;
 use crate::cancel::Cancel;
@@ -71,6 +71,7 @@ const UNIT_MISSES: &[(&str, [(u64, u64); 3])] = &[
     ("slru", [(20, 16706), (100, 14039), (500, 8292)]),
     ("lruk", [(20, 16446), (100, 13893), (500, 7857)]),
     ("mq", [(20, 16328), (100, 13425), (500, 7741)]),
+    ("wtinylfu", [(100, 13902), (200, 11965), (500, 7797)]),
     ("lfuda", [(20, 17572), (100, 14838), (500, 8654)]),
 ];
 
@@ -98,6 +99,7 @@ const SIZED_MISSES: &[(&str, [(u64, u64); 3])] = &[
     ("slru", [(1000, 16648), (5000, 13830), (25000, 8277)]),
     ("lruk", [(1000, 16442), (5000, 14227), (25000, 7747)]),
     ("mq", [(1000, 16198), (5000, 13319), (25000, 7568)]),
+    ("wtinylfu", [(1000, 18668), (5000, 13668), (25000, 7484)]),
     ("lfuda", [(1000, 17417), (5000, 14757), (25000, 8700)]),
 ];
 
@@ -108,7 +110,8 @@ fn misses_every_way(policy: &str, capacity: u64, keys: &[u64], sizes: &[u64]) ->
     let n = dense_ids(keys, &mut ids, &NO).unwrap();
     let mut next = vec![0; keys.len()];
     next_use(&ids, n, &mut next, &NO).unwrap();
-    let mut a = Accesses::new(&ids, n).unwrap().with_next_use(&next).unwrap();
+    let by_id = id_keys(keys, &ids, n);
+    let mut a = Accesses::new(&ids, n).unwrap().with_next_use(&next).unwrap().with_keys(&by_id).unwrap();
     if !sizes.is_empty() {
         a = a.with_sizes(sizes).unwrap();
     }
@@ -440,6 +443,19 @@ fn lruk_evicts_the_oldest_kth_access_and_the_young_first() {
     // K = 1 is LRU: 2, the least recent, leaves at 3.
     let one = Options::new().with("k", Value::Int(1)).unwrap();
     assert_eq!(mask("lruk", 2, &[1, 1, 2, 2, 1, 3, 2], one), ".H.HH..");
+}
+
+#[test]
+fn wtinylfu_fills_main_from_the_window_then_admits_by_count() {
+    // Capacity 100: a window of 1, main 99 (probation 19, protected 79). 0..=99 fill the cache
+    // (the window holds what the cache has room for); 100 moves 0..=98 into main (19 into
+    // probation, 79 into protected, 98 into probation over its share), then 99, counted once,
+    // loses to probation's oldest, 0, counted twice, and leaves. 99 returns and 100 loses the
+    // same way; 0 hits, rises to protected, whose oldest (19) cools down to probation, whose
+    // oldest (1) then leaves: 1 misses.
+    let mut keys: Vec<u64> = (0..=100).collect();
+    keys.extend([99, 0, 1]);
+    assert_eq!(&plain("wtinylfu", 100, &keys)[100..], "..H.");
 }
 
 #[test]

@@ -34,6 +34,16 @@ impl MapKey for i128 {
     }
 }
 
+/// The key of each dense id (`ids` from [`dense_ids`] over `keys`, `n_ids` of them): what
+/// [`Accesses::with_keys`](super::accesses::Accesses::with_keys) takes.
+pub fn id_keys(keys: &[u64], ids: &[u32], n_ids: usize) -> Vec<u64> {
+    let mut out = vec![0; n_ids];
+    for (&k, &id) in keys.iter().zip(ids) {
+        out[id as usize] = k;
+    }
+    out
+}
+
 /// Key -> dense id, assigned in order of first appearance.
 pub struct KeyMap<K: MapKey = u64> {
     /// Key and id side by side: one cache line visit per probe.
@@ -260,6 +270,11 @@ impl CompactKeyMap {
     }
     pub fn is_empty(&self) -> bool {
         self.keys.is_empty()
+    }
+
+    /// The keys given ids `from..`, in id order.
+    pub fn keys_from(&self, from: usize) -> &[u64] {
+        &self.keys[from.min(self.keys.len())..]
     }
 
     /// The key that was given `id`.

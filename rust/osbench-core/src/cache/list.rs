@@ -58,6 +58,12 @@ impl Slots {
         slot
     }
 
+    /// The id in `slot` (a slot in use).
+    #[inline]
+    pub fn id(&self, slot: u32) -> u32 {
+        self.id_of[slot as usize]
+    }
+
     /// Take the slot away from its id.
     #[inline]
     pub fn release(&mut self, slot: u32) {
@@ -195,6 +201,12 @@ impl<const N: usize> Queues<N> {
     #[inline]
     pub fn held(&self, q: usize) -> u64 {
         self.held[q]
+    }
+
+    /// The oldest slot of queue `q` (its next to leave), or NIL when it is empty.
+    #[inline]
+    pub fn oldest(&self, q: usize) -> u32 {
+        self.lists[q].tail
     }
 
     /// Objects in queue `q`.

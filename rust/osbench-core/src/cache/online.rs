@@ -72,7 +72,12 @@ impl Online {
             (_, Some(c)) => check_cost("cost", c)?,
             _ => {}
         }
+        let known = self.map.len();
         let id = self.map.id_of(key)?;
+        if self.map.len() > known {
+            // libCacheSim's object ids are 64-bit: a negative key is its two's complement.
+            self.policy.learn_keys(id, &[key as u64]);
+        }
         match &mut self.filter {
             None => self.policy.access(id, size, cost),
             Some(f) => self.policy.access_gated(id, size, cost, f),

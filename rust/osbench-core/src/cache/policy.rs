@@ -73,6 +73,12 @@ pub trait Policy {
         Ok(false)
     }
 
+    /// The trace's own keys of ids `first..first + keys.len()`, for a policy that hashes them
+    /// as libCacheSim hashes its object ids (W-TinyLFU's sketch); the others ignore them. Told
+    /// before those ids are accessed; an id never told of is its own key.
+    #[inline(always)]
+    fn learn_keys(&mut self, _first: u32, _keys: &[u64]) {}
+
     /// Whether `id` is cached now.
     fn contains(&self, id: u32) -> bool;
     /// Number of cached objects.
@@ -147,6 +153,9 @@ pub struct PolicyInfo {
     /// The class of libCacheSim that agrees with it: miss for miss, or in distribution for a
     /// randomised policy (`PolicyInfo::randomised`); if there is one.
     pub libcachesim: Option<&'static str>,
+    /// It hashes the trace's own keys, as libCacheSim hashes its object ids, so the entry points
+    /// hand it the keys of the ids ([`Policy::learn_keys`]); a row says so with `hashes_keys: true`.
+    pub hashes_keys: bool,
 }
 
 impl PolicyInfo {
@@ -269,7 +278,8 @@ macro_rules! policy_table {
             offline: $offline:literal,
             takes_costs: $costs:literal,
             params: [$($param:expr),* $(,)?],
-            libcachesim: $peer:expr $(,)?
+            libcachesim: $peer:expr
+            $(, hashes_keys: $keys:literal)? $(,)?
         }
     ),* $(,)?) => {
         /// Every policy's row, in the order users see them.
@@ -281,6 +291,7 @@ macro_rules! policy_table {
                 takes_costs: $costs,
                 params: &[$($param),*],
                 libcachesim: $peer,
+                hashes_keys: false $(|| $keys)?,
             },
         )*];
 
@@ -330,6 +341,11 @@ macro_rules! policy_table {
                 gate: &mut AnyFilter,
             ) -> Result<bool> {
                 match self { $( AnyPolicy::$file(p) => access_gated(p, id, size, cost, gate), )* }
+            }
+
+            /// The trace's own keys of ids `first..` ([`Policy::learn_keys`]).
+            pub fn learn_keys(&mut self, first: u32, keys: &[u64]) {
+                match self { $( AnyPolicy::$file(p) => p.learn_keys(first, keys), )* }
             }
 
             /// Whether `id` is cached now.

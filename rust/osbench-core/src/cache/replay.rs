@@ -102,6 +102,9 @@ impl AnyPolicy {
         if !mask.is_empty() {
             check_len("mask", mask.len(), accesses.len(), "access")?;
         }
+        if let Some(keys) = accesses.keys() {
+            self.learn_keys(0, keys);
+        }
         let mut hits = 0;
         cancel.check()?;
         let mut start = 0;

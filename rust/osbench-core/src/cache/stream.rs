@@ -123,8 +123,12 @@ impl Stream {
     /// One run of at most [`CHUNK`] accesses (lengths checked by [`Stream::feed`]).
     fn run(&mut self, keys: &[u64], next: Option<&[i64]>, sizes: Option<&[u64]>, cancel: &Cancel) -> Result<u64> {
         self.ids.clear();
+        let known = self.map.len();
         for &k in keys {
             self.ids.push(self.map.id_of(k)?);
+        }
+        if self.map.len() > known {
+            self.policy.learn_keys(known as u32, self.map.keys_from(known));
         }
         self.next.clear();
         if let (Some(promises), Some(next)) = (&mut self.promises, next) {

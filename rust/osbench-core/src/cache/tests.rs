@@ -3,7 +3,7 @@
 //! exhaustive native-vs-reference comparison lives in the Python tests (hypothesis).
 
 use super::curve::lru_hits;
-use super::keys::{dense_ids, next_use};
+use super::keys::{dense_ids, id_keys, next_use};
 use super::online::Online;
 use super::*;
 use crate::cancel::Cancel;
@@ -184,8 +184,9 @@ fn online_rows_grow_their_arrays_and_count_what_they_hold() {
         assert!(c.access(1000, None, None).unwrap());
         assert!(c.contains(1000) && !c.contains(999));
         assert_eq!((c.len(), c.used()), (1, 1));
-        // LIRS admits only what fits its HIR set (1% of the capacity), as libCacheSim's does.
-        let size = if p.name == "lirs" { 10 } else { 70 };
+        // LIRS admits only what fits its HIR set (1% of the capacity), W-TinyLFU what fits its
+        // window (1%), as libCacheSim's do.
+        let size = if matches!(p.name, "lirs" | "wtinylfu") { 10 } else { 70 };
         let mut sized = Online::new(p.name, 1000, Options::default(), true, false).unwrap();
         assert!(!sized.access(-5, Some(size), None).unwrap());
         assert_eq!((sized.len(), sized.used()), (1, size), "{}", p.name);
@@ -328,9 +329,10 @@ fn streaming_in_chunks_equals_one_replay() {
     let keys = lcg_trace(30_000, 500, 5);
     let (ids, n, next) = prepare(&keys);
     let next_access: Vec<i64> = next.iter().map(|&t| if t == NEVER { -1 } else { t as i64 }).collect();
+    let by_id = id_keys(&keys, &ids, n);
     for p in TABLE {
         let cap = 50.max(p.min_capacity());
-        let want = replay_hits(p.name, cap, &view(&ids, n, &next));
+        let want = replay_hits(p.name, cap, &view(&ids, n, &next).with_keys(&by_id).unwrap());
         for chunk in [1usize, 7, 4096, 30_000] {
             let mut s = stream::Stream::new(p.name, cap, Options::default()).unwrap();
             let mut hits = 0;

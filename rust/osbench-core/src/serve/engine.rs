@@ -336,6 +336,11 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         Ok(done)
     }
 
+    /// The run so far, as recorded (a loop over several engines reads each step's row).
+    pub fn run(&self) -> &Run {
+        &self.rec.run
+    }
+
     /// The run so far.
     pub fn into_run(self) -> Run {
         self.rec.run
@@ -351,12 +356,14 @@ fn new_request<'r>(reqs: &Requests<'r>, i: usize, arrival: f64) -> NewRequest<'r
         Some(&reqs.keys[a..b])
     };
     let priority = if reqs.priority.is_empty() { 0 } else { reqs.priority[i] };
+    let predicted = if reqs.predicted.is_empty() { reqs.output_len[i] } else { reqs.predicted[i] };
     NewRequest {
         index: i as u32,
         arrival,
         priority,
         prompt_len: reqs.prompt_len[i] as u64,
         output_len: reqs.output_len[i] as u64,
+        predicted: predicted as u64,
         keys,
     }
 }

@@ -11,9 +11,11 @@
 //! engine is held to the reference step for step: same batches, preemptions, block counts and
 //! times.
 
+pub mod cluster;
 pub mod engine;
 pub mod hash;
 pub mod livelock;
+pub mod routers;
 pub mod scheduler;
 pub mod sglang;
 pub mod step_time;
@@ -29,7 +31,7 @@ pub use scheduler::{NewRequest, Occupancy, QuietStretch, Scheduler, StepPlan};
 pub use step_time::{Batch, StepTime, KINDS};
 pub use vllm::config::{Config, Settings};
 pub use vllm::policy::POLICIES;
-pub use vllm::Policy;
+pub use vllm::{Parameters, Policy};
 
 use crate::cancel::Cancel;
 use crate::error::{invalid, Result};
@@ -66,9 +68,14 @@ pub struct Requests<'a> {
     pub output_len: &'a [i64],
     /// One per request, or empty (all 0). Smaller is more urgent.
     pub priority: &'a [i64],
+    /// Predicted output lengths (`sjf`, `srpt`), from 0 to 2**62, one per request, or empty
+    /// (the true lengths). Drawn in Python (`prediction.py`), so both engines see the same.
+    pub predicted: &'a [i64],
     /// With prefix caching: the content keys of every prompt's full blocks
     /// (`Requests.prompt_block_keys(block_size)`), request `i`'s being
-    /// `keys[key_offsets[i]..key_offsets[i + 1]]`. Unused (may be empty) without.
+    /// `keys[key_offsets[i]..key_offsets[i + 1]]`; both empty when the prompts have no content
+    /// (every block unique to its request and position: no hash is computed, and the results
+    /// are those of the keys `prompt_block_keys` gives such prompts). Unused without.
     pub keys: &'a [u64],
     pub key_offsets: &'a [i64],
 }
@@ -154,6 +161,48 @@ pub fn simulate(
     engine::run(scheduler, &requests, step_time, options, cancel)
 }
 
+/// Serve `requests` on `replicas` engines of the configuration `config` behind the router
+/// `spec` ([`cluster`]; `python/osbench/serve/cluster.py: simulate_cluster`), each step taking
+/// `step_time`; `router_keys` and `router_key_offsets`: the prompts' block keys at the router's
+/// granularity, for a router that reads them. Refuses what [`simulate`] refuses.
+#[allow(clippy::too_many_arguments)]
+pub fn simulate_cluster(
+    requests: &Requests,
+    config: &Config,
+    step_time: &StepTime,
+    options: Options,
+    replicas: usize,
+    spec: &routers::Spec,
+    router_keys: &[u64],
+    router_key_offsets: &[i64],
+    cancel: &Cancel,
+) -> Result<cluster::ClusterRun> {
+    check_requests(requests, config)?;
+    if options.concurrency == Some(0) {
+        return Err(invalid("concurrency", 0, "a positive number of requests in flight, or None"));
+    }
+    if !(1..=cluster::MAX_REPLICAS).contains(&replicas) {
+        return Err(invalid("replicas", replicas, format!("a positive integer up to {}", cluster::MAX_REPLICAS)));
+    }
+    let requests =
+        if config.enable_prefix_caching { *requests } else { Requests { keys: &[], key_offsets: &[], ..*requests } };
+    let capacity = requests.arrival.len().div_ceil(replicas);
+    let scheds = (0..replicas).map(|_| vllm::Scheduler::new(config, capacity)).collect();
+    let (usable, block_size) = (config.num_blocks - 1, config.block_size);
+    cluster::run(
+        scheds,
+        &requests,
+        step_time,
+        options,
+        spec,
+        router_keys,
+        router_key_offsets,
+        usable,
+        block_size,
+        cancel,
+    )
+}
+
 fn check_requests(r: &Requests, cfg: &Config) -> Result<()> {
     let n = r.arrival.len();
     if n >= u32::MAX as usize {
@@ -170,6 +219,20 @@ fn check_requests(r: &Requests, cfg: &Config) -> Result<()> {
             "priority",
             format!("{} entries", r.priority.len()),
             format!("{n} entries, one per request (or none)"),
+        ));
+    }
+    if !r.predicted.is_empty() && r.predicted.len() != n {
+        return Err(invalid(
+            "predicted_output_len",
+            format!("{} entries", r.predicted.len()),
+            format!("{n} entries, one per request (or none)"),
+        ));
+    }
+    if let Some(i) = r.predicted.iter().position(|&v| !(0..=1 << 62).contains(&v)) {
+        return Err(invalid(
+            "predicted_output_len",
+            format!("{} at index {i}", r.predicted[i]),
+            "integers from 0 to 2**62 (tokens)",
         ));
     }
     let mut last = 0.0;
@@ -212,7 +275,7 @@ fn check_requests(r: &Requests, cfg: &Config) -> Result<()> {
             ));
         }
     }
-    if cfg.enable_prefix_caching {
+    if cfg.enable_prefix_caching && !(r.keys.is_empty() && r.key_offsets.is_empty()) {
         let o = r.key_offsets;
         let accepted = || {
             format!(

@@ -20,6 +20,8 @@ pub struct NewRequest<'a> {
     pub priority: i64,
     pub prompt_len: u64,
     pub output_len: u64,
+    /// Its predicted output length (the policies that order by it).
+    pub predicted: u64,
     /// The content keys of its prompt's full blocks, with prefix caching (else None).
     pub keys: Option<&'a [u64]>,
 }

@@ -20,6 +20,7 @@ fn settings(num_blocks: u64, block_size: u64, budget: u64, seqs: u64, max_len: u
         policy: "fcfs",
         watermark: 0.0,
         scheduler_reserve_full_isl: true,
+        parameters: Parameters::default(),
     }
 }
 
@@ -146,6 +147,37 @@ fn preemption_frees_the_last_running_request_which_recomputes_and_hits_its_own_p
     assert_eq!((record.admitted_request, record.admitted_hit_tokens), (vec![0, 1, 1], vec![0, 0, 2]));
 }
 
+#[test]
+fn a_prompt_without_content_is_cached_as_one_whose_keys_match_no_other() {
+    // No keys: each request hits only its own blocks (after a preemption), as with keys that
+    // equal no other request's; the cached counts are the same too.
+    let reqs = Requests { arrival: &[0.0, 0.0], prompt_len: &[3, 3], output_len: &[4, 4], ..Requests::default() };
+    let keys = [mix(5, 0), mix(6, 0)];
+    let keyed = Requests { keys: &keys, key_offsets: &[0, 1, 2], ..reqs };
+    let cfg = config(5, 2, 16, 4, 16);
+    let (ours, theirs) = (run(&reqs, &cfg, RECORD).unwrap(), run(&keyed, &cfg, RECORD).unwrap());
+    assert_eq!(ours.record.as_ref().unwrap().admitted_hit_tokens, [0, 0, 2]);
+    assert_eq!(format!("{ours:?}"), format!("{theirs:?}"));
+    // And on a random workload with preemptions, evictions, duplicate cached blocks.
+    let mut rng = Rng(11);
+    let n = 40;
+    let prompt: Vec<i64> = (0..n).map(|_| 1 + rng.below(40) as i64).collect();
+    let output: Vec<i64> = (0..n).map(|_| 1 + rng.below(30) as i64).collect();
+    let arrival: Vec<f64> = (0..n).map(|i| i as f64 * 0.1).collect();
+    let mut offsets = vec![0];
+    for p in &prompt {
+        offsets.push(offsets[offsets.len() - 1] + p / 4);
+    }
+    let keys: Vec<u64> = (0..offsets[n] as u64).map(|k| mix(k + 100, 0)).collect();
+    let reqs = Requests { arrival: &arrival, prompt_len: &prompt, output_len: &output, ..Requests::default() };
+    let keyed = Requests { keys: &keys, key_offsets: &offsets, ..reqs };
+    let cfg = config(24, 4, 32, 6, 80);
+    let (ours, theirs) = (run(&reqs, &cfg, RECORD).unwrap(), run(&keyed, &cfg, RECORD).unwrap());
+    let hits = ours.record.as_ref().unwrap().admitted_hit_tokens.iter().sum::<i64>();
+    assert!(ours.num_preempted.iter().sum::<i64>() > 0 && hits > 0);
+    assert_eq!(format!("{ours:?}"), format!("{theirs:?}"));
+}
+
 // ------------------------------------------------------------------ the decode jump
 
 /// xorshift64*: a small deterministic generator for random workloads.
@@ -177,6 +209,7 @@ fn the_decode_jump_changes_nothing_and_is_taken() {
         let prompt: Vec<i64> = (0..n).map(|_| 1 + rng.below(60) as i64).collect();
         let output: Vec<i64> = (0..n).map(|_| 1 + rng.below(200) as i64).collect();
         let priority: Vec<i64> = (0..n).map(|_| rng.below(3) as i64).collect();
+        let predicted: Vec<i64> = (0..n).map(|_| rng.below(250) as i64).collect();
         let mut keys = Vec::new();
         let mut offsets = vec![0];
         for &p in &prompt {
@@ -189,9 +222,16 @@ fn the_decode_jump_changes_nothing_and_is_taken() {
         let cfg = Config::new(Settings {
             long_prefill_token_threshold: [0, 3][rng.below(2) as usize],
             enable_prefix_caching: rng.below(2) == 0,
-            policy: ["fcfs", "priority"][rng.below(2) as usize],
+            policy: POLICIES[rng.below(POLICIES.len() as u64) as usize],
             watermark: rng.below(2) as f64 * 0.05,
             scheduler_reserve_full_isl: rng.below(2) == 0,
+            parameters: Parameters {
+                aging: [0.0, 0.5][rng.below(2) as usize],
+                mlfq_levels: 1 + rng.below(4),
+                mlfq_quantum: 1 + rng.below(20),
+                mlfq_growth: 1 + rng.below(3),
+                mlfq_boost: [0, 7, 50][rng.below(3) as usize],
+            },
             ..base
         })
         .unwrap();
@@ -200,6 +240,7 @@ fn the_decode_jump_changes_nothing_and_is_taken() {
             prompt_len: &prompt,
             output_len: &output,
             priority: &priority,
+            predicted: &predicted,
             keys: &keys,
             key_offsets: &offsets,
         };
@@ -366,6 +407,7 @@ fn engines_driven_step_by_step_from_one_loop_equal_their_own_runs() {
                     priority: 0,
                     prompt_len: prompt[next] as u64,
                     output_len: output[next] as u64,
+                    predicted: output[next] as u64,
                     keys: None,
                 };
                 e.add_request(request).unwrap();

@@ -42,6 +42,7 @@ pub mod s3fifo;
 pub mod sieve;
 pub mod slru;
 pub mod twoq;
+pub mod wtinylfu;
 
 /// The seed of a randomised policy's draws (splitmix64, [`crate::hash::SplitMix64`]): one seed,
 /// one sequence of evictions, in both engines. A row that reads it is randomised: it agrees
@@ -156,6 +157,12 @@ policy_table! {
             Param::positive("qout_size_ratio", 4.0, 64.0, "Qout's size over the cache's (libCacheSim's Qout-size-ratio)"),
         ],
         libcachesim: Some("MQ"),
+    },
+    // Its window (1%) and probation segment (1/5 of the rest) hold one object from 100 on.
+    wtinylfu => wtinylfu::WTinyLfu {
+        min_capacity: |p| wtinylfu::min_capacity(p.real("window")), offline: false, takes_costs: false,
+        params: [Param::fraction("window", 0.01, "the window LRU's share of the capacity (libCacheSim's window-size)")],
+        libcachesim: Some("WTinyLFU"), hashes_keys: true,
     },
     // libCacheSim's LFUDA crashes or hangs on small caches (see the reference class): no peer.
     lfuda => Demand<lfuda::Lfuda> {

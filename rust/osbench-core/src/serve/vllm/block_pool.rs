@@ -12,6 +12,12 @@
 //! The map from a block hash to the blocks holding that content keeps, per hash, its blocks
 //! in the order they were entered (equal content computed twice is cached twice, as vLLM's
 //! `BlockHashToBlockMap`; a lookup takes the oldest): one more intrusive list per hash.
+//!
+//! A request without content (`Request::private`) has blocks no other request can hit: their
+//! hashes would equal no other. Only the request itself can hit them, after a preemption. So
+//! they are cached under (request, position) in a table of that request's own, with the same
+//! lists, instead of hashed into the map: the same cache as vLLM's (the same blocks cached,
+//! counted, found and evicted, in the same order), without a hash or a map operation.
 
 use crate::error::{internal, invalid, try_grow, Error, Result};
 use crate::radix::tree::MixBuild;
@@ -26,8 +32,11 @@ const UNTOUCHED: u32 = 0;
 struct Block {
     /// Requests holding the block; at 0 it is free (it may still hold cached content).
     ref_cnt: u32,
-    /// Set while the block is in the prefix-cache map.
+    /// Set while the block is in the prefix-cache map (or its request's private table).
     cached: bool,
+    /// Cached under (request, position) in a private table, not under a hash.
+    private: bool,
+    /// The hash, or for a private block `request << 32 | position`.
     hash: u64,
     /// Free-queue links.
     prev: u32,
@@ -38,8 +47,16 @@ struct Block {
 }
 
 impl Block {
-    const NEW: Block =
-        Block { ref_cnt: 0, cached: false, hash: 0, prev: NIL, next: NIL, hash_prev: NIL, hash_next: NIL };
+    const NEW: Block = Block {
+        ref_cnt: 0,
+        cached: false,
+        private: false,
+        hash: 0,
+        prev: NIL,
+        next: NIL,
+        hash_prev: NIL,
+        hash_next: NIL,
+    };
 }
 
 /// The blocks cached under one hash: the ends of their list.
@@ -47,6 +64,11 @@ impl Block {
 struct Holders {
     oldest: u32,
     newest: u32,
+}
+
+impl Holders {
+    /// No block (a private table's empty position).
+    const NONE: Holders = Holders { oldest: NIL, newest: NIL };
 }
 
 /// The pool. Block ids are `u32`; `num_blocks` may be far larger (untouched blocks cost
@@ -62,6 +84,11 @@ pub struct BlockPool {
     /// Materialised blocks in the free queue.
     queued: u64,
     cached: HashMap<u64, Holders, MixBuild>,
+    /// Private tables: per request (by index), per block position, its own cached blocks;
+    /// dropped when it finishes (nothing can look them up any more).
+    private: Vec<Vec<Holders>>,
+    /// Positions with a block in a private table: distinct contents, as the map's hashes.
+    num_private: u64,
     /// Blocks taken from the free queue and blocks entered in the map, since the start: a step
     /// that changes neither left the pool as it was.
     pub allocations: u64,
@@ -80,6 +107,8 @@ impl BlockPool {
             tail: NIL,
             queued: 0,
             cached: HashMap::default(),
+            private: Vec::new(),
+            num_private: 0,
             allocations: 0,
             registrations: 0,
         };
@@ -101,9 +130,10 @@ impl BlockPool {
         self.queued - placeholder + self.untouched()
     }
 
-    /// Distinct hashes in the prefix-cache map.
-    pub fn num_cached_hashes(&self) -> usize {
-        self.cached.len()
+    /// Distinct contents cached (`len(cached_block_hash_to_block)`): hashes in the map and
+    /// positions in the private tables.
+    pub fn num_cached_hashes(&self) -> u64 {
+        self.cached.len() as u64 + self.num_private
     }
 
     pub fn ref_cnt(&self, block: u32) -> u32 {
@@ -191,45 +221,101 @@ impl BlockPool {
         self.cached.get(&hash).map(|h| h.oldest)
     }
 
+    /// The oldest block request `index` cached at `position`, if any: `get_cached_block` for
+    /// a private request.
+    pub fn get_private_block(&self, index: u32, position: u64) -> Option<u32> {
+        let oldest = self.private.get(index as usize)?.get(position as usize)?.oldest;
+        (oldest != NIL).then_some(oldest)
+    }
+
     /// Enter `block` in the map under `hash`, after the blocks already there
     /// (`cache_full_blocks`, one block).
     pub fn cache_block(&mut self, block: u32, hash: u64) -> Result<()> {
         if self.cached.len() == self.cached.capacity() {
             self.cached.try_reserve(1).map_err(|_| Error::OutOfMemory { what: "the prefix-cache map".into() })?;
         }
-        let node = &mut self.blocks[block as usize];
-        debug_assert!(!node.cached, "a block is entered in the map once");
-        node.cached = true;
-        node.hash = hash;
-        node.hash_next = NIL;
-        self.registrations += 1;
-        match self.cached.get_mut(&hash) {
-            None => {
-                node.hash_prev = NIL;
-                self.cached.insert(hash, Holders { oldest: block, newest: block });
-            }
-            Some(holders) => {
-                node.hash_prev = holders.newest;
-                let newest = holders.newest;
-                holders.newest = block;
-                self.blocks[newest as usize].hash_next = block;
-            }
+        let holders = self.cached.entry(hash).or_insert(Holders::NONE);
+        let first = holders.oldest == NIL;
+        let newest = std::mem::replace(&mut holders.newest, block);
+        if first {
+            holders.oldest = block;
         }
+        self.link_holder(block, hash, false, newest);
         Ok(())
+    }
+
+    /// Enter `block` in request `index`'s private table at `position` (`cache_full_blocks` for
+    /// a private request: the same list, without the hash).
+    pub fn cache_private_block(&mut self, block: u32, index: u32, position: u64) -> Result<()> {
+        let (i, k) = (index as usize, position as usize);
+        if self.private.len() <= i {
+            let more = i + 1 - self.private.len();
+            try_grow(&mut self.private, more, "the private prefix-cache tables")?;
+            self.private.resize_with(i + 1, Vec::new);
+        }
+        let table = &mut self.private[i];
+        if table.len() <= k {
+            let more = k + 1 - table.len();
+            try_grow(table, more, "a request's private prefix-cache table")?;
+            table.resize(k + 1, Holders::NONE);
+        }
+        let holders = &mut table[k];
+        if holders.oldest == NIL {
+            holders.oldest = block;
+            self.num_private += 1;
+        }
+        let newest = std::mem::replace(&mut holders.newest, block);
+        self.link_holder(block, u64::from(index) << 32 | position, true, newest);
+        Ok(())
+    }
+
+    /// Mark `block` cached under `key`, after `newest` (NIL: the first) in its list.
+    fn link_holder(&mut self, block: u32, key: u64, private: bool, newest: u32) {
+        let node = &mut self.blocks[block as usize];
+        debug_assert!(!node.cached, "a block is cached once");
+        node.cached = true;
+        node.private = private;
+        node.hash = key;
+        node.hash_prev = newest;
+        node.hash_next = NIL;
+        if newest != NIL {
+            self.blocks[newest as usize].hash_next = block;
+        }
+        self.registrations += 1;
+    }
+
+    /// A finished request's private table goes: nothing can look it up again. Its blocks stay
+    /// cached (and counted) until evicted; their lists still link them.
+    pub fn forget_private(&mut self, index: u32) {
+        if let Some(table) = self.private.get_mut(index as usize) {
+            *table = Vec::new();
+        }
     }
 
     /// Take `block` out of the map: its cached content is evicted (`_maybe_evict_cached_block`).
     fn evict(&mut self, block: u32) {
-        let Block { hash, hash_prev, hash_next, .. } = self.blocks[block as usize];
+        let Block { hash, private, hash_prev, hash_next, .. } = self.blocks[block as usize];
         if hash_prev != NIL {
             self.blocks[hash_prev as usize].hash_next = hash_next;
         }
         if hash_next != NIL {
             self.blocks[hash_next as usize].hash_prev = hash_prev;
         }
-        if hash_prev == NIL && hash_next == NIL {
+        let last = hash_prev == NIL && hash_next == NIL;
+        let holders = if private {
+            if last {
+                self.num_private -= 1;
+            }
+            // A finished request's table is gone; its lists need no ends any more.
+            let (i, k) = ((hash >> 32) as usize, (hash & u64::from(u32::MAX)) as usize);
+            self.private.get_mut(i).and_then(|table| table.get_mut(k))
+        } else if last {
             self.cached.remove(&hash);
-        } else if let Some(holders) = self.cached.get_mut(&hash) {
+            None
+        } else {
+            self.cached.get_mut(&hash)
+        };
+        if let Some(holders) = holders {
             if hash_prev == NIL {
                 holders.oldest = hash_next;
             }
@@ -239,6 +325,7 @@ impl BlockPool {
         }
         let node = &mut self.blocks[block as usize];
         node.cached = false;
+        node.private = false;
         node.hash_prev = NIL;
         node.hash_next = NIL;
     }
@@ -310,7 +397,8 @@ impl BlockPool {
     pub fn write_state(&self, out: &mut Vec<u64>) {
         out.extend([self.blocks.len() as u64, u64::from(self.head), u64::from(self.tail), self.queued]);
         for b in &self.blocks {
-            out.extend([u64::from(b.ref_cnt), u64::from(b.cached), b.hash, u64::from(b.prev), u64::from(b.next)]);
+            out.extend([u64::from(b.ref_cnt), u64::from(b.cached) | u64::from(b.private) << 1, b.hash]);
+            out.extend([u64::from(b.prev), u64::from(b.next)]);
             out.extend([u64::from(b.hash_prev), u64::from(b.hash_next)]);
         }
     }

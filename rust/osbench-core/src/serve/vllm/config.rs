@@ -1,12 +1,14 @@
 //! vLLM's scheduler and cache configuration (`vllm/config/scheduler.py: SchedulerConfig`,
 //! `vllm/config/cache.py: CacheConfig`), as the engine reads it.
 
-use super::policy::Policy;
+use super::policy::{Parameters, Policy};
 use crate::error::{invalid, Result};
 
 /// The configuration's fields, as `python/osbench/serve/config.py: EngineConfig` has them
 /// (`watermark` is a fraction there; the engine reads the blocks it keeps free).
-pub const CONFIG_FIELDS: [&str; 11] = [
+/// The `prediction*` fields are read in Python only, where predictions are drawn once
+/// (`prediction.py`); the engine takes the drawn lengths (`Requests::predicted`).
+pub const CONFIG_FIELDS: [&str; 20] = [
     "num_blocks",
     "block_size",
     "max_num_batched_tokens",
@@ -18,6 +20,15 @@ pub const CONFIG_FIELDS: [&str; 11] = [
     "policy",
     "watermark",
     "scheduler_reserve_full_isl",
+    "aging",
+    "mlfq_levels",
+    "mlfq_quantum",
+    "mlfq_growth",
+    "mlfq_boost",
+    "prediction",
+    "prediction_sigma",
+    "prediction_bucket",
+    "prediction_seed",
 ];
 
 /// What the scheduler reads (`python/osbench/serve/vllm/config.py: EngineConfig`, whose
@@ -57,6 +68,8 @@ pub struct Settings<'a> {
     /// Share of the blocks kept free (`EngineConfig.watermark`).
     pub watermark: f64,
     pub scheduler_reserve_full_isl: bool,
+    /// The policy's parameters (`aging`, `mlfq_*`).
+    pub parameters: Parameters,
 }
 
 impl Config {
@@ -74,8 +87,9 @@ impl Config {
             policy,
             watermark,
             scheduler_reserve_full_isl,
+            parameters,
         } = settings;
-        let policy = Policy::from_name(policy)?;
+        let policy = Policy::new(policy, parameters)?;
         if !(0.0..1.0).contains(&watermark) {
             return Err(invalid("watermark", watermark, "a number in [0, 1)"));
         }

@@ -69,11 +69,22 @@ impl KvCacheManager {
         if !self.enable_caching {
             return 0;
         }
-        let limit = ((request.num_tokens() - 1) / self.block_size) as usize;
-        for &hash in request.block_hashes.iter().take(limit) {
-            match self.pool.get_cached_block(hash) {
-                Some(block) => hits.push(block),
-                None => break, // hashes are chained: after a miss, everything misses
+        let limit = (request.num_tokens() - 1) / self.block_size;
+        // Hashes are chained: after a miss, everything misses.
+        if request.private {
+            // Only its own blocks can match (a request recomputed after a preemption).
+            for k in 0..limit.min(request.num_keyed_blocks(self.block_size)) {
+                match self.pool.get_private_block(request.index, k) {
+                    Some(block) => hits.push(block),
+                    None => break,
+                }
+            }
+        } else {
+            for &hash in request.block_hashes.iter().take(limit as usize) {
+                match self.pool.get_cached_block(hash) {
+                    Some(block) => hits.push(block),
+                    None => break,
+                }
             }
         }
         hits.len() as u64 * self.block_size
@@ -138,14 +149,18 @@ impl KvCacheManager {
         }
         let index = request.index as usize;
         let num_cached = self.num_cached_block[index];
-        let hashed_tokens = request.block_hashes.len() as u64 * self.block_size;
+        let hashed_tokens = request.num_keyed_blocks(self.block_size) * self.block_size;
         let num_full = num_tokens.min(hashed_tokens) / self.block_size;
         if num_cached >= num_full {
             return Ok(());
         }
         for i in num_cached..num_full {
-            let i = i as usize;
-            self.pool.cache_block(self.req_blocks[index][i], request.block_hashes[i])?;
+            let block = self.req_blocks[index][i as usize];
+            if request.private {
+                self.pool.cache_private_block(block, request.index, i)?;
+            } else {
+                self.pool.cache_block(block, request.block_hashes[i as usize])?;
+            }
         }
         self.num_cached_block[index] = num_full;
         Ok(())

@@ -2,7 +2,7 @@
 //! `python/osbench/serve/vllm/`, which states every rule and cites the vLLM source it follows:
 //! [`block_pool`] (free queue, prefix-cache map, reference counts), [`kv_cache_manager`]
 //! (per-request blocks, prefix lookup, slot allocation, tail-first free), [`queue`] (fcfs deque,
-//! priority heap), [`policy`] (the preemption victim and the queue it goes back to),
+//! keyed heap), [`policy`] (one file per policy: the waiting order and the preemption victim),
 //! [`request`] and [`scheduler`] (running first, preemption by recompute, admission), which
 //! implements the engine's [`crate::serve::Scheduler`]; [`config`] is what it reads.
 
@@ -15,7 +15,7 @@ pub mod request;
 pub mod scheduler;
 
 pub use config::{Config, Settings, CONFIG_FIELDS};
-pub use policy::{Policy, POLICIES};
+pub use policy::{Parameters, Policy, POLICIES};
 pub use scheduler::Scheduler;
 
 use super::EngineInfo;

@@ -20,27 +20,43 @@ pub struct Request {
     pub priority: i64,
     pub prompt_len: u64,
     pub output_len: u64,
+    /// Its predicted output length (`sjf`, `srpt`; `python/osbench/serve/vllm/prediction.py`).
+    pub predicted: u64,
+    /// Output tokens it had at `mlfq`'s last boost: its attained service counts from there.
+    pub service_base: u64,
     pub status: Status,
     /// Tokens whose KV is in the cache (or being computed in the current step).
     pub num_computed_tokens: u64,
     pub num_output_tokens: u64,
     /// One hash per full block of the known tokens (prompt, then outputs), chained
-    /// (`Request.update_block_hashes`); empty and never extended without prefix caching.
+    /// (`Request.update_block_hashes`); empty and never extended without prefix caching, or
+    /// for a request without content.
     pub block_hashes: Vec<u64>,
     hashed: bool,
+    /// With prefix caching, a prompt without content: every block of it is unique to this
+    /// request and position, so no other request can hit it. Its blocks are cached under
+    /// their position alone (`BlockPool::cache_private_block`), never hashed: the same cache,
+    /// as vLLM's with the hashes `Requests.prompt_block_keys` gives such a prompt, which equal
+    /// no other hash (up to 64-bit collisions).
+    pub private: bool,
 }
 
 impl Request {
     /// A new arrival. `keys`: the content keys of its prompt's full blocks
-    /// (`Requests.prompt_block_keys`), or None without prefix caching.
+    /// (`Requests.prompt_block_keys`), or None for a prompt without content; `caching`: prefix
+    /// caching is on (else the keys are ignored).
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         index: u32,
         arrival: f64,
         priority: i64,
         prompt_len: u64,
         output_len: u64,
+        predicted: u64,
+        caching: bool,
         keys: Option<&[u64]>,
     ) -> Self {
+        let keys = if caching { keys } else { None };
         let mut block_hashes = Vec::new();
         if let Some(keys) = keys {
             block_hashes.reserve_exact(keys.len());
@@ -56,11 +72,14 @@ impl Request {
             priority,
             prompt_len,
             output_len,
+            predicted,
+            service_base: 0,
             status: Status::Waiting,
             num_computed_tokens: 0,
             num_output_tokens: 0,
             block_hashes,
             hashed: keys.is_some(),
+            private: caching && keys.is_none(),
         }
     }
 
@@ -85,6 +104,16 @@ impl Request {
             }
         }
         Ok(())
+    }
+
+    /// Its full blocks so far that have a prefix-cache key: as many as its hashes, or for a
+    /// private request every full block of its tokens.
+    pub fn num_keyed_blocks(&self, block_size: u64) -> u64 {
+        if self.private {
+            self.num_tokens() / block_size
+        } else {
+            self.block_hashes.len() as u64
+        }
     }
 
     /// A finished request keeps only its counts.

@@ -24,6 +24,8 @@ pub struct Scheduler<'c> {
     /// The pool's (allocations, registrations) before the last step: unchanged after it, the
     /// step left the pool as it was.
     pool_before: (u64, u64),
+    /// Steps scheduled so far, the jumped ones included (`mlfq`'s boost counts them).
+    steps: u64,
 }
 
 impl<'c> Scheduler<'c> {
@@ -43,6 +45,7 @@ impl<'c> Scheduler<'c> {
             plan: StepPlan::default(),
             hits: Vec::new(),
             pool_before: (0, 0),
+            steps: 0,
         }
     }
 
@@ -50,13 +53,17 @@ impl<'c> Scheduler<'c> {
     fn add(&mut self, request: Request) {
         debug_assert_eq!(request.index as usize, self.requests.len());
         self.kv.add_request();
-        self.waiting.add_request(request.index, request.priority, request.arrival);
+        self.waiting.add_request(request.index, self.config.policy.rank(&request));
         self.requests.push(request);
     }
 
     /// Decide the step into `self.plan` (`schedule`).
     fn decide(&mut self) -> Result<()> {
         let cfg = self.config;
+        if cfg.policy.boost_due(self.steps) {
+            self.boost();
+        }
+        self.steps += 1;
         self.plan.clear();
         self.pool_before = (self.kv.pool.allocations, self.kv.pool.registrations);
         let mut token_budget = cfg.max_num_batched_tokens;
@@ -97,8 +104,8 @@ impl<'c> Scheduler<'c> {
                 }
             }
             if !allocated {
-                // It preempted itself; under `priority` the more urgent requests after it may
-                // still fit (under `fcfs` it was the last running one: the loop ends).
+                // It preempted itself; under a keyed policy the more urgent requests after it
+                // may still fit (under `fcfs` it was the last running one: the loop ends).
                 continue;
             }
             self.plan.scheduled.push((index, num_new_tokens));
@@ -175,7 +182,23 @@ impl<'c> Scheduler<'c> {
         let request = &mut self.requests[index as usize];
         request.status = Status::Preempted;
         request.num_computed_tokens = 0;
-        self.waiting.prepend_request(index, request.priority, request.arrival);
+        let rank = self.config.policy.rank(request);
+        self.waiting.prepend_request(index, rank);
+    }
+
+    /// `mlfq`'s boost: every active request's service counts from now, and the waiting queue
+    /// is ranked anew.
+    fn boost(&mut self) {
+        for &index in &self.running {
+            let r = &mut self.requests[index as usize];
+            r.service_base = r.num_output_tokens;
+        }
+        for index in self.waiting.indices() {
+            let r = &mut self.requests[index as usize];
+            r.service_base = r.num_output_tokens;
+        }
+        let (policy, requests) = (self.config.policy, &self.requests);
+        self.waiting.rekey(|i| policy.rank(&requests[i as usize]));
     }
 
     /// The model ran the step (`update_from_output`): each request whose tokens are all
@@ -195,6 +218,7 @@ impl<'c> Scheduler<'c> {
                 request.status = Status::Finished;
                 request.release();
                 self.kv.free(index);
+                self.kv.pool.forget_private(index);
                 self.plan.finished.push(index);
             }
         }
@@ -211,8 +235,13 @@ impl<'c> Scheduler<'c> {
     fn state(&self, out: &mut Vec<u64>) -> Result<()> {
         let active = self.running.len() + self.waiting.len();
         let held: u64 = self.running.iter().map(|&i| self.kv.num_blocks_held(i)).sum();
-        let room = 1 + 7 * active as u64 + held + self.kv.pool.state_len();
+        let room = 2 + 8 * active as u64 + held + self.kv.pool.state_len();
         try_grow(out, usize::try_from(room).unwrap_or(usize::MAX), "the livelock guard's copy of the state")?;
+        // mlfq's boost comes every `boost` steps: where the run stands in that period decides too.
+        out.push(match self.config.policy {
+            crate::serve::vllm::Policy::Mlfq(m) if m.boost > 0 => self.steps % m.boost,
+            _ => 0,
+        });
         out.push(self.running.len() as u64);
         let start = out.len();
         out.extend(self.running.iter().map(|&i| u64::from(i)));
@@ -220,7 +249,7 @@ impl<'c> Scheduler<'c> {
         let active = out.len() - start;
         for k in start..start + active {
             let r = &self.requests[out[k] as usize];
-            out.extend([r.status as u64, r.num_computed_tokens, r.num_output_tokens]);
+            out.extend([r.status as u64, r.num_computed_tokens, r.num_output_tokens, r.service_base]);
             self.kv.write_request_state(r.index, out);
         }
         self.kv.pool.write_state(out);
@@ -230,8 +259,17 @@ impl<'c> Scheduler<'c> {
 
 impl seam::Scheduler for Scheduler<'_> {
     fn add_request(&mut self, r: NewRequest<'_>) {
-        let keys = if self.config.enable_prefix_caching { r.keys } else { None };
-        self.add(Request::new(r.index, r.arrival, r.priority, r.prompt_len, r.output_len, keys));
+        let caching = self.config.enable_prefix_caching;
+        self.add(Request::new(
+            r.index,
+            r.arrival,
+            r.priority,
+            r.prompt_len,
+            r.output_len,
+            r.predicted,
+            caching,
+            r.keys,
+        ));
     }
 
     fn has_unfinished_requests(&self) -> bool {
@@ -262,7 +300,7 @@ impl seam::Scheduler for Scheduler<'_> {
 
     fn occupancy(&self) -> Occupancy {
         let free = self.kv.pool.num_free_blocks();
-        Occupancy { used: self.config.num_blocks - 1 - free, free, cached: self.kv.pool.num_cached_hashes() as u64 }
+        Occupancy { used: self.config.num_blocks - 1 - free, free, cached: self.kv.pool.num_cached_hashes() }
     }
 
     fn running(&self) -> &[u32] {
@@ -285,9 +323,10 @@ impl seam::Scheduler for Scheduler<'_> {
             format!("{}{more}", shown.join(", ")),
             format!(
                 "requests the scheduler can serve: with policy='{policy}' these preempt one another forever, the \
-                 same steps repeating without a token: {stalled} (vLLM 0.33.0 preempts the first running request of the \
-                 largest (priority, arrival), so requests that tie keep resetting each other's progress); give \
-                 them distinct priorities or arrivals, or use policy='fcfs'"
+                 same steps repeating without a token: {stalled} (the policy preempts the first running request of \
+                 the largest key, as vLLM 0.33.0 does under priority with (priority, arrival), so requests that tie \
+                 keep resetting each other's progress); give them distinct priorities or arrivals, or use \
+                 policy='fcfs'"
             ),
         )
     }
@@ -311,8 +350,11 @@ impl seam::Scheduler for Scheduler<'_> {
         }
         let block_size = self.config.block_size;
         // How many steps each running request can take without an event: step i (from 0)
-        // puts its token count T + i in the KV cache.
-        let mut steps = u64::MAX;
+        // puts its token count T + i in the KV cache. A boost is an event (it re-ranks).
+        let mut steps = self.config.policy.steps_to_boost(self.steps);
+        if steps == 0 {
+            return QuietStretch::default();
+        }
         let mut context_tokens = 0;
         for &index in &self.running {
             let r = &self.requests[index as usize];
@@ -336,6 +378,7 @@ impl seam::Scheduler for Scheduler<'_> {
     }
 
     fn skip_quiet(&mut self, steps: u64) -> Result<()> {
+        self.steps += steps;
         let block_size = self.config.block_size;
         for &index in &self.running {
             let r = &mut self.requests[index as usize];
