@@ -259,7 +259,6 @@ VLLM_CONFIG_USERS = {
     "osbench.serve.source",
     "osbench.serve.sweep",
     "osbench.serve.validate",
-    "osbench.cli.serve.simulate",
 }
 """The modules that still read vLLM's configuration by its neutral old name
 (``osbench.serve.config``): this list may only shrink."""

@@ -26,6 +26,7 @@ from osbench.serve.requests import Requests
 from osbench.serve.run import EngineRun, Recorder, StepRecord, check_requests
 from osbench.serve.steptime import Batch, StepTime
 from osbench.serve.vllm.config import PREDICTIONS
+from osbench.serve.vllm.prediction import predicted_output_len
 from osbench.serve.vllm.request import Request as VllmRequest
 from osbench.serve.vllm.stepper import Stepper
 
@@ -116,7 +117,7 @@ class _MixedStepper(Stepper):
     keyed by private tags, unhashed), the others their prompt keys."""
 
     def __init__(self, requests: Requests, config: EngineConfig, priority: np.ndarray, private: set[int]) -> None:
-        super().__init__(requests, config, priority)
+        super().__init__(requests, config, priority, predicted_output_len(requests, config))
         self.private = private
 
     def add_request(self, index: int, arrival: float) -> None:
@@ -124,7 +125,8 @@ class _MixedStepper(Stepper):
             return super().add_request(index, arrival)
         r = self.requests
         prompt, output = int(r.prompt_len[index]), int(r.output_len[index])
-        request = VllmRequest(index, arrival, int(self.priority[index]), prompt, output, None, private=True)
+        predicted = int(self.predicted[index])
+        request = VllmRequest(index, arrival, int(self.priority[index]), prompt, output, None, predicted, private=True)
         self.scheduler.add_request(request)
 
 

@@ -4,6 +4,6 @@
 
 from __future__ import annotations
 
-from osbench.serve.vllm.config import POLICIES, EngineConfig, server_batch_defaults
+from osbench.serve.vllm.config import POLICIES, PREDICTIONS, EngineConfig, server_batch_defaults
 
-__all__ = ["POLICIES", "EngineConfig", "server_batch_defaults"]
+__all__ = ["POLICIES", "PREDICTIONS", "EngineConfig", "server_batch_defaults"]
