@@ -256,11 +256,9 @@ VLLM_CONFIG_USERS = {
     "osbench.serve",
     "osbench.serve.native",
     "osbench.serve.run",
-    "osbench.serve.simulate",
     "osbench.serve.source",
     "osbench.serve.sweep",
     "osbench.serve.validate",
-    "osbench.cli.serve.simulate",
 }
 """The modules that still read vLLM's configuration by its neutral old name
 (``osbench.serve.config``): this list may only shrink."""

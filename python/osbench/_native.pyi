@@ -69,7 +69,8 @@ def progress_hook(
 
 SERVE_POLICIES: list[str]
 SERVE_ROUTERS: list[str]
-SERVE_ENGINES: list[tuple[str, str, list[str], list[str]]]  # (name, release it follows, policies, config fields)
+# (name, release it follows, policies, config fields, engines that run it)
+SERVE_ENGINES: list[tuple[str, str, list[str], list[str], list[str]]]
 
 # cache
 _ParamValue = Union[bool, int, float]

@@ -20,7 +20,7 @@ STEP = StepTime.linear(0.004, 5e-5, 1e-4, 1e-7)
 
 
 def test_the_table_is_the_cores() -> None:
-    assert list(ob.serve.ENGINES) == [row[0] for row in _native.SERVE_ENGINES] == ["vllm"]
+    assert list(ob.serve.ENGINES) == [row[0] for row in _native.SERVE_ENGINES] == ["vllm", "sglang"]
     vllm = ob.serve.ENGINES["vllm"]
     assert vllm.follows.startswith("vLLM 0.33.0") and vllm.policies == POLICIES
 
@@ -44,9 +44,9 @@ def test_semantics_vllm_is_the_default(engine: str) -> None:
 def test_an_unknown_semantics_is_refused_with_the_table() -> None:
     reqs = ob.serve.Requests.poisson(5, rate=1.0, seed=0)
     with pytest.raises(
-        ArgumentError, match=r"semantics='sglang' is not accepted: it must be one of 'vllm' \(vLLM 0\.33\.0"
+        ArgumentError, match=r"semantics='tgi' is not accepted: it must be one of 'vllm' \(vLLM 0\.33\.0"
     ):
-        ob.serve.simulate(reqs, semantics="sglang", step_time=STEP, num_blocks=100)
+        ob.serve.simulate(reqs, semantics="tgi", step_time=STEP, num_blocks=100)
     with pytest.raises(ArgumentTypeError, match="semantics=3"):
         engines.semantics(3)
 

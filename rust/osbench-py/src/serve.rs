@@ -17,9 +17,11 @@ use pyo3::types::PyDict;
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SERVE_POLICIES", POLICIES.to_vec())?;
     // The core's table of engine semantics: (name, the release it follows, its policies, its
-    // configuration's fields) a row.
-    let engines: Vec<_> =
-        ENGINES.iter().map(|e| (e.name, e.follows, e.policies.to_vec(), e.config_fields.to_vec())).collect();
+    // configuration's fields, the engines that run it) a row.
+    let engines: Vec<_> = ENGINES
+        .iter()
+        .map(|e| (e.name, e.follows, e.policies.to_vec(), e.config_fields.to_vec(), e.engines.to_vec()))
+        .collect();
     m.add("SERVE_ENGINES", engines)?;
     m.add_function(wrap_pyfunction!(serve_simulate, m)?)?;
     m.add("SERVE_ROUTERS", ROUTERS.to_vec())?;

@@ -1,5 +1,6 @@
 """``osbench serve simulate``: a trace or generated requests served on a model and GPU, as vLLM
-0.33.0 schedules them; the summary printed, one CSV row per request written."""
+0.33.0 schedules them (or SGLang 0.5.23, ``--semantics sglang``); the summary printed, one CSV
+row per request written."""
 
 from __future__ import annotations
 
@@ -20,10 +21,9 @@ from osbench import _files, serve
 from osbench._format import duration, number, percent
 from osbench.cli._common import Subcommands, common_flags, one_of, output_file
 from osbench.errors import ArgumentError
+from osbench.serve import engines as serve_engines
 from osbench.serve import readers as serve_readers
 from osbench.serve import source as serve_source
-from osbench.serve.config import POLICIES as SERVE_POLICIES
-from osbench.serve.config import PREDICTIONS
 from osbench.serve.models import DEFAULT_MODEL
 from osbench.serve.routers import ROUTERS
 
@@ -31,18 +31,28 @@ ORDER = 10
 
 EPILOG = (
     "example: osbench serve simulate --trace azure-conv-2023 --rate 8 --model llama-3-8b --gpu h100 --slo-ttft 2 "
-    "--slo-tpot 0.1   (or --poisson 2000,10 --prompt-len lognormal:1024,1.0,6000)"
+    "--slo-tpot 0.1   (or --poisson 2000,10 --prompt-len lognormal:1024,1.0,6000; SGLang's scheduler: "
+    "--semantics sglang --schedule-policy lpm)"
 )
 
 SERVE_SOURCES = ("trace", *serve_source.GENERATORS)
 """Where ``osbench serve simulate`` takes its requests from: one of these options."""
 
-# simulate() options whose default comes from the model and GPU presets, not from EngineConfig.
+# simulate() options whose default comes from the model and GPU presets, not from the
+# semantics' configuration class, by semantics.
 _FROM_PRESETS = {
-    "num_blocks": "what the model leaves on the GPU",
-    "max_model_len": "the model's",
-    "max_num_batched_tokens": "vLLM's for the GPU",
-    "max_num_seqs": "vLLM's for the GPU",
+    "vllm": {
+        "num_blocks": "what the model leaves on the GPU",
+        "max_model_len": "the model's",
+        "max_num_batched_tokens": "vLLM's for the GPU",
+        "max_num_seqs": "vLLM's for the GPU",
+    },
+    "sglang": {
+        "max_total_tokens": "what the model leaves on the GPU by SGLang's mem_fraction_static rule",
+        "chunked_prefill_size": "SGLang's for the GPU",
+        "context_len": "the model's",
+        "max_running_requests": "SGLang's from the pool",
+    },
 }
 
 
@@ -73,38 +83,52 @@ def _field_help(doc: str) -> str:
 
 
 def _engine_config_flags(p: argparse.ArgumentParser) -> None:
-    """A flag per EngineConfig field, its type, default and help taken from the dataclass."""
-    group = p.add_argument_group("engine configuration (vLLM 0.33.0's options; defaults from EngineConfig)")
-    docs = _field_docs(serve.EngineConfig)
-    hints = typing.get_type_hints(serve.EngineConfig)
-    for f in dataclasses.fields(serve.EngineConfig):
-        flag = "--" + f.name.replace("_", "-")
-        default = _FROM_PRESETS.get(f.name, f.default)
-        if isinstance(default, bool):
-            shown = "on" if default else "off"
-        else:
-            shown = default if isinstance(default, str) else number(default)
-        help_text = f"{_field_help(docs.get(f.name, f.name))} (default: {shown})"
-        kind = hints[f.name]
-        if kind is bool:
-            group.add_argument(flag, action=argparse.BooleanOptionalAction, default=None, help=help_text)
-        elif f.name == "policy":
-            group.add_argument(flag, type=str.lower, choices=SERVE_POLICIES, default=None, help=help_text)
-        elif f.name == "prediction":
-            group.add_argument(flag, type=str.lower, choices=PREDICTIONS, default=None, help=help_text)
-        else:
-            metavar = "N" if kind is int else "X"
-            group.add_argument(flag, type=kind, default=None, metavar=metavar, help=help_text)
+    """A flag per configuration field of every semantics (``osbench.serve.ENGINES``), its type,
+    default and help taken from the semantics' dataclass."""
+    for row in serve_engines.ENGINES.values():
+        config, choices = row.module().Config, row.module().CHOICES
+        group = p.add_argument_group(
+            f"--semantics {row.name} configuration ({row.follows}'s options; defaults from "
+            f"{config.__module__}.{config.__qualname__})"
+        )
+        docs = _field_docs(config)
+        hints = typing.get_type_hints(config)
+        for f in dataclasses.fields(config):
+            flag = "--" + f.name.replace("_", "-")
+            default = _FROM_PRESETS.get(row.name, {}).get(f.name, f.default)
+            if isinstance(default, bool):
+                shown = "on" if default else "off"
+            else:
+                shown = default if isinstance(default, str) else number(default)
+            help_text = f"{_field_help(docs.get(f.name, f.name))} (default: {shown})"
+            kind = hints[f.name]
+            if typing.get_origin(kind) is typing.Union:  # Optional[int]: an int, left out for None
+                kind = next(k for k in typing.get_args(kind) if k is not type(None))
+            if kind is bool:
+                group.add_argument(flag, action=argparse.BooleanOptionalAction, default=None, help=help_text)
+            elif f.name in choices:
+                group.add_argument(flag, type=str.lower, choices=choices[f.name], default=None, help=help_text)
+            else:
+                metavar = "N" if kind is int else "X"
+                group.add_argument(flag, type=kind, default=None, metavar=metavar, help=help_text)
 
 
 def _serve_options(args: argparse.Namespace) -> dict[str, Any]:
-    """simulate()'s options from the command line: the presets, and every engine flag given."""
-    options: dict[str, Any] = {"model": args.model, "gpu": args.gpu}
+    """simulate()'s options from the command line: the semantics, the presets, and every
+    engine flag given; a flag of another semantics is refused, naming it."""
+    options: dict[str, Any] = {"semantics": args.semantics, "model": args.model, "gpu": args.gpu}
     if args.tp is not None:
         options["tp"] = args.tp
-    for f in dataclasses.fields(serve.EngineConfig):
-        value = getattr(args, f.name)
-        if value is not None:
+    for row in serve_engines.ENGINES.values():
+        for f in dataclasses.fields(row.module().Config):
+            value = getattr(args, f.name)
+            if value is None:
+                continue
+            if row.name != args.semantics:
+                raise ArgumentError(
+                    f"--{f.name.replace('_', '-')} is not accepted with --semantics {args.semantics}: it is an option "
+                    f"of --semantics {row.name} ({row.follows})"
+                )
             options[f.name] = value
     return options
 
@@ -195,19 +219,38 @@ def _latency_line(name: str, stats: Any) -> str:
     )
 
 
+def _config_line(semantics: str, cfg: Any) -> str:
+    """The run's configuration in one line, as the semantics names it."""
+    if semantics == "sglang":
+        chunk = "off" if cfg.chunk_tokens is None else f"{number(cfg.chunk_tokens)} tokens"
+        return (
+            f"SGLang 0.5.23's scheduler, {number(cfg.max_total_tokens)} KV tokens in pages of {cfg.page_size}; "
+            f"{number(cfg.max_prefill_tokens)} prefill tokens a batch, {number(cfg.running_cap)} requests at once; "
+            f"chunked prefill {chunk}, mixed chunk {'on' if cfg.enable_mixed_chunk else 'off'}, radix cache on, "
+            f"{cfg.schedule_policy}"
+        )
+    return (
+        f"{number(cfg.num_blocks)} KV blocks of "
+        f"{cfg.block_size} tokens; {number(cfg.max_num_batched_tokens)} tokens and {number(cfg.max_num_seqs)} "
+        f"requests a step; chunked prefill {'on' if cfg.enable_chunked_prefill else 'off'}, prefix caching "
+        f"{'on' if cfg.enable_prefix_caching else 'off'}, {_policy_words(cfg)}"
+    )
+
+
 def cmd_serve_simulate(args: argparse.Namespace) -> int:
     if args.out is not None:
         output_file("--out", args.out)
     options = _serve_options(args)
     if args.router is not None and args.replicas is None:
         raise ArgumentError(f"--router {args.router} is not accepted without --replicas: it routes among replicas")
+    engine = serve_engines.semantics(args.semantics).engine(args.engine)  # None: the semantics' default
     requests, left_out = serve_source.requests(_serve_description(args), options)
     cluster = None
     router = args.router or "round-robin"
     if args.replicas is None:
-        result = serve.simulate(requests, engine=args.engine, **options)
+        result = serve.simulate(requests, engine=engine, **options)
     else:
-        cluster = serve.simulate_cluster(requests, replicas=args.replicas, router=router, engine=args.engine, **options)
+        cluster = serve.simulate_cluster(requests, replicas=args.replicas, router=router, engine=engine, **options)
         result = cluster.merged
     s = result.summary(slo_ttft=args.slo_ttft, slo_tpot=args.slo_tpot)
     c = None if cluster is None else cluster.summary(slo_ttft=args.slo_ttft, slo_tpot=args.slo_tpot)
@@ -220,7 +263,7 @@ def cmd_serve_simulate(args: argparse.Namespace) -> int:
                     "requests": requests.to_dict(),
                     "left_out": left_out,
                     "options": options,
-                    "engine": args.engine,
+                    "engine": engine,
                     "config": dataclasses.asdict(result.config),
                     "summary": s.to_dict(),
                     **({} if c is None else {"cluster": {k: v for k, v in c.to_dict().items() if k != "merged"}}),
@@ -237,18 +280,13 @@ def cmd_serve_simulate(args: argparse.Namespace) -> int:
         f"{name}: {number(len(requests))} requests over {duration(requests.duration)} "
         f"({number(requests.rate)} requests/s)"
         + (
-            f", {number(left_out)} longer than max_model_len={number(cfg.max_model_len)} left out "
+            f", {number(left_out)} longer than max_model_len={number(serve_source.max_model_len(options))} left out "
             f"({percent(_left_out_token_share(args, requests, options))} of the trace's tokens)"
             if left_out
             else ""
         )
     )
-    print(
-        f"{model.name} on {tp} x {gpu.name}, {args.engine} engine: {number(cfg.num_blocks)} KV blocks of "
-        f"{cfg.block_size} tokens; {number(cfg.max_num_batched_tokens)} tokens and {number(cfg.max_num_seqs)} "
-        f"requests a step; chunked prefill {'on' if cfg.enable_chunked_prefill else 'off'}, prefix caching "
-        f"{'on' if cfg.enable_prefix_caching else 'off'}, {_policy_words(cfg)}"
-    )
+    print(f"{model.name} on {tp} x {gpu.name}, {engine} engine: {_config_line(args.semantics, cfg)}")
     print(
         f"  {'throughput':<13}{number(s.request_throughput)} requests/s, {number(s.output_throughput)} output "
         f"tokens/s, over {duration(s.duration)}"
@@ -295,7 +333,7 @@ def cmd_serve_simulate(args: argparse.Namespace) -> int:
 def add_commands(sub: Subcommands) -> None:
     p = sub.add_parser(
         "simulate",
-        help="serve a trace or generated requests on a model and GPU, as vLLM 0.33.0 schedules them",
+        help="serve a trace or generated requests on a model and GPU, as vLLM 0.33.0 (or SGLang 0.5.23) schedules them",
         epilog=EPILOG,
     )
     src = p.add_argument_group("requests (one source; default --poisson 1000,10)").add_mutually_exclusive_group()
@@ -334,6 +372,17 @@ def add_commands(sub: Subcommands) -> None:
     )
     p.add_argument("--gpu", default="h100", help=f"{one_of(list(serve.GPUS))} (default h100)")
     p.add_argument("--tp", type=int, help="GPUs the model is sharded over (default: the model preset's)")
+    rows = serve_engines.ENGINES.values()
+    p.add_argument(
+        "--semantics",
+        choices=list(serve_engines.ENGINES),
+        default="vllm",
+        help="whose scheduler is reproduced: "
+        + "; ".join(
+            f"{r.name}: {r.follows}, engines {one_of(list(r.engines))} ({r.engines[0]} by default)" for r in rows
+        )
+        + " (default vllm)",
+    )
     cluster = p.add_argument_group("replicas behind a router (osbench.serve.simulate_cluster)")
     cluster.add_argument("--replicas", type=int, metavar="N", help="serve on N identical engines, each with its own KV")
     cluster.add_argument(
@@ -344,4 +393,4 @@ def add_commands(sub: Subcommands) -> None:
     p.add_argument("--slo-tpot", type=float, metavar="SECONDS", help="time-per-output-token SLO for goodput")
     p.add_argument("--out", help="write one CSV row per request to this file (times in seconds)")
     common_flags(p)
-    p.set_defaults(func=cmd_serve_simulate)
+    p.set_defaults(func=cmd_serve_simulate, engine=None)  # no --engine: the semantics' first engine

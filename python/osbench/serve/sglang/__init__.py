@@ -10,9 +10,11 @@ queue policies), :mod:`~osbench.serve.sglang.adder` (prefill admission and its b
 :mod:`~osbench.serve.sglang.stepper` (the scheduler under the shared engine loop, and
 :func:`run`).
 
-What exists: the reference engine (``osbench.serve.sglang.run``). Not yet: a native engine and
-a row in ``osbench.serve.ENGINES`` (so ``simulate(semantics="sglang")`` is not offered), and a
-peer harness driving SGLang's own code.
+What exists: the reference engine (``osbench.serve.sglang.run``) and its row in
+``osbench.serve.ENGINES``, which offers that engine alone: ``osbench.serve.simulate(requests,
+semantics="sglang", ...)`` runs it (:mod:`~osbench.serve.sglang.engines` builds the
+configuration from a model and GPU as SGLang sizes its own). Not yet: a native engine
+(``engine="native"`` is refused).
 
 What it follows, and what it leaves out. SGLang's non-overlapped loop
 (``--disable-overlap-schedule``; SGLang overlaps scheduling with the GPU by default), one GPU,

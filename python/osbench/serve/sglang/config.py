@@ -14,9 +14,10 @@ from typing import Optional
 
 from osbench import _checks
 from osbench.errors import ArgumentError
+from osbench.serve.engines import ENGINES
 
-POLICIES: tuple[str, ...] = ("fcfs", "lpm", "lof", "random", "dfs-weight", "hrrn", "shortest-prefill-first")
-"""Queue policies reproduced, by ``arg_groups/fields/schedule.py: schedule_policy``'s names
+POLICIES: tuple[str, ...] = ENGINES["sglang"].policies
+"""Queue policies (the core's table, ``serve/sglang/mod.rs: POLICIES``) reproduced, by ``arg_groups/fields/schedule.py: schedule_policy``'s names
 (``managers/schedule_policy.py: CacheAwarePolicy, CacheAgnosticPolicy``;
 ``shortest-prefill-first`` is marked experimental there). SGLang 0.5.23 also has ``priority``
 and ``routing-key``; they are not reproduced here and are refused by name."""
@@ -37,6 +38,61 @@ def default_chunked_prefill_size(gpu_memory_bytes: int) -> int:
         if memory < below * _MIB:
             return size
     return 16384
+
+
+# arg_groups/memory_hook.py: the decode CUDA graph's largest batch by GPU memory (MiB below,
+# (max_bs with tp < 4, with tp >= 4)), smallest first; at 160 GiB and above 512.
+_DECODE_GRAPH_TIERS = ((20 * 1024, (8, 8)), (35 * 1024, (48, 160)), (60 * 1024, (32, 160)), (160 * 1024, (256, 512)))
+
+
+def prefill_graph_sizes(max_bs: int) -> list[int]:
+    """The token counts SGLang captures prefill CUDA graphs for, up to ``max_bs``
+    (``arg_groups/cuda_graph_hook.py: generate_prefill_cuda_graph_batch_sizes``)."""
+    sizes = [
+        *range(4, 33, 4),
+        *range(48, 257, 16),
+        *range(288, 513, 32),
+        *range(576, 1025, 64),
+        *range(1280, 4097, 256),
+        *range(4608, max_bs + 1, 512),
+    ]
+    return [s for s in sizes if s <= max_bs]
+
+
+def default_mem_fraction_static(
+    gpu_memory_bytes: int,
+    chunked_prefill_size: int,
+    *,
+    tp: int = 1,
+    max_prefill_tokens: int = 16384,
+    max_running_requests: Optional[int] = None,
+) -> float:
+    """SGLang's ``mem_fraction_static`` when unset (``arg_groups/memory_hook.py:
+    handle_gpu_memory_settings``), for a text model on CUDA with SGLang's default graphs
+    (decode graphs, and the breakable prefill graph ``model_executor/cuda_graph_config.py:
+    default_prefill_backend`` enables on CUDA), no data-parallel attention, no pipeline
+    parallelism: with ``M`` the GPU's MiB, ``(M - reserved) / M`` to 3 decimals, where
+    ``reserved = 512 + 1.5 x max(chunked_prefill_size, 2048) + tp / 8 x 1024 + 2 x
+    decode max_bs + 8 x prefill graph sizes`` MiB (``max_prefill_tokens`` in place of the
+    chunk without chunking; the prefill graph up to the chunk), at least 10 GiB above 60 GiB.
+    The decode ``max_bs`` is the GPU tier's (:data:`_DECODE_GRAPH_TIERS`), capped at
+    ``max_running_requests``."""
+    memory = _checks.positive_int("gpu_memory_bytes", gpu_memory_bytes)
+    tp = _checks.positive_int("tp", tp)
+    gpu_mem = memory / _MIB  # utils: get_device_memory_capacity, in MiB
+    max_bs = 512
+    for below, (small, large) in _DECODE_GRAPH_TIERS:
+        if gpu_mem < below:
+            max_bs = small if tp < 4 else large
+            break
+    if max_running_requests is not None:
+        max_bs = min(max_bs, max_running_requests)
+    activation = max(chunked_prefill_size if chunked_prefill_size > 0 else max_prefill_tokens, 2048)
+    reserved = 512 + activation * 1.5 + tp / 8 * 1024
+    reserved += max_bs * 2 + len(prefill_graph_sizes(chunked_prefill_size)) * 8  # reserve_for_graph_mb
+    if gpu_mem > 60 * 1024:
+        reserved = max(reserved, 10 * 1024)
+    return round((gpu_mem - reserved) / gpu_mem, 3)
 
 
 def pool_tokens(free_gpu_bytes: int, mem_fraction_static: float, weight_bytes: int, kv_bytes_per_token: int) -> int:
@@ -154,4 +210,12 @@ def ceil_pages(tokens: int, page_size: int) -> int:
     return -(-tokens // page_size) if tokens > 0 else 0
 
 
-__all__ = ["POLICIES", "EngineConfig", "ceil_pages", "default_chunked_prefill_size", "pool_tokens"]
+__all__ = [
+    "POLICIES",
+    "EngineConfig",
+    "ceil_pages",
+    "default_chunked_prefill_size",
+    "default_mem_fraction_static",
+    "pool_tokens",
+    "prefill_graph_sizes",
+]

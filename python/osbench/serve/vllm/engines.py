@@ -5,16 +5,53 @@ engine, the native one (:mod:`osbench.serve.native`) or the reference
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Optional
 
+from osbench.errors import ArgumentError
 from osbench.serve import native, reference
+from osbench.serve.models import GPU, Model
+from osbench.serve.models import num_blocks as model_blocks
 from osbench.serve.requests import Requests
 from osbench.serve.run import EngineRun, check_requests
-from osbench.serve.vllm.config import EngineConfig
+from osbench.serve.steptime import StepTime
+from osbench.serve.vllm.config import POLICIES, PREDICTIONS, EngineConfig, server_batch_defaults
 from osbench.serve.vllm.prediction import predicted_output_len
 
 Config = EngineConfig
 """The configuration of this semantics."""
+
+CHOICES: dict[str, tuple[str, ...]] = {"policy": POLICIES, "prediction": tuple(PREDICTIONS)}
+"""The configuration fields that take one of a few names, and those names."""
+
+
+def configure(
+    config: dict[str, Any], model: Optional[Model], gpu: Optional[GPU], tp: Optional[int], num_blocks: Optional[int]
+) -> EngineConfig:
+    """The configuration :func:`osbench.serve.simulate` runs: ``config``'s fields (filled in
+    place) with vLLM's defaults from the presets: ``max_model_len`` the model's, the step's
+    token and sequence budgets the GPU's tier (:func:`~osbench.serve.vllm.config.
+    server_batch_defaults`) when they are not named, and ``num_blocks`` what the model leaves
+    on the GPU (:func:`osbench.serve.num_blocks`)."""
+    if model is not None:
+        config.setdefault("max_model_len", model.max_model_len)
+    if gpu is not None and ("max_num_batched_tokens" not in config or "max_num_seqs" not in config):
+        batched_tokens, seqs = server_batch_defaults(gpu.memory_bytes, gpu.name)
+        config.setdefault("max_num_batched_tokens", batched_tokens)
+        config.setdefault("max_num_seqs", seqs)
+    if num_blocks is None:
+        if model is None or gpu is None:
+            raise ArgumentError(
+                f"{'model' if model is None else 'gpu'}=None is not accepted without num_blocks: name a model and a "
+                "GPU (presets: osbench.serve.MODELS, osbench.serve.GPUS), or give num_blocks"
+            )
+        num_blocks = model_blocks(model, gpu, tp=tp, block_size=config.get("block_size", EngineConfig.block_size))
+    return EngineConfig(num_blocks=num_blocks, **config)
+
+
+def pool_blocks(config: EngineConfig) -> int:
+    """The KV pool in the blocks the runs count: ``num_blocks``."""
+    return config.num_blocks
 
 
 def run(
@@ -29,6 +66,16 @@ def run(
     """Serve ``requests`` with vLLM 0.33.0's scheduler on ``engine`` (checked by the caller)."""
     run_engine = native.run if engine == "native" else reference.run
     return run_engine(requests, config, step_time, record=record, concurrency=concurrency)
+
+
+def run_alone(requests: Requests, config: EngineConfig, step_time: Any, engine: str) -> EngineRun:
+    """Every request alone on the engine ``config`` describes, with a cold prefix cache, under
+    any policy: one request at a time, prefix caching off (the same engine run with one
+    client). The native engine runs it whenever it can take the step time (it equals the
+    reference)."""
+    alone_config = dataclasses.replace(config, enable_prefix_caching=False, policy="fcfs")
+    engine = "native" if isinstance(step_time, StepTime) else engine
+    return run(requests, alone_config, step_time, engine=engine, concurrency=1)
 
 
 def stepper(requests: Requests, config: EngineConfig) -> tuple[reference.Stepper, reference.LivelockGuard]:

@@ -17,6 +17,7 @@ pub mod hash;
 pub mod livelock;
 pub mod routers;
 pub mod scheduler;
+pub mod sglang;
 pub mod step_time;
 pub mod step_time_batch;
 pub mod step_time_measured;
@@ -49,10 +50,13 @@ pub struct EngineInfo {
     pub policies: &'static [&'static str],
     /// Its configuration's fields, in order (the Python configuration class has these).
     pub config_fields: &'static [&'static str],
+    /// The engines that run it (`simulate(..., engine=...)`), the first its default:
+    /// `"native"` (this core) and `"reference"` (the readable Python), or fewer.
+    pub engines: &'static [&'static str],
 }
 
 /// Every engine semantics, declared once; the binding exports it (`SERVE_ENGINES`).
-pub const ENGINES: [EngineInfo; 1] = [vllm::ENGINE];
+pub const ENGINES: [EngineInfo; 2] = [vllm::ENGINE, sglang::ENGINE];
 
 /// The requests, in arrival order (`python/osbench/serve/requests.py: Requests`).
 #[derive(Debug, Clone, Copy, Default)]

@@ -26,4 +26,5 @@ pub const ENGINE: EngineInfo = EngineInfo {
     follows: "vLLM 0.33.0 (v1 scheduler, synchronous scheduling)",
     policies: &POLICIES,
     config_fields: &CONFIG_FIELDS,
+    engines: &["native", "reference"],
 };

@@ -1,0 +1,34 @@
+//! SGLang 0.5.23's scheduler (non-overlapped loop, one GPU, radix cache on): its row of the
+//! table only. Its scheduler runs in the reference engine, `python/osbench/serve/sglang/`,
+//! which states every rule and cites the SGLang source it follows; this core has no scheduler
+//! for it yet, so the row offers the reference engine alone.
+
+use super::EngineInfo;
+
+/// The queue policies reproduced, by SGLang's `--schedule-policy` names
+/// (`managers/schedule_policy.py`), in the order `osbench.serve.sglang.POLICIES` lists them.
+pub const POLICIES: [&str; 7] = ["fcfs", "lpm", "lof", "random", "dfs-weight", "hrrn", "shortest-prefill-first"];
+
+/// The configuration's fields, in the order of `osbench.serve.sglang.EngineConfig`'s, by
+/// SGLang's option names.
+pub const CONFIG_FIELDS: [&str; 10] = [
+    "max_total_tokens",
+    "page_size",
+    "schedule_policy",
+    "max_running_requests",
+    "max_prefill_tokens",
+    "chunked_prefill_size",
+    "schedule_conservativeness",
+    "enable_mixed_chunk",
+    "context_len",
+    "random_seed",
+];
+
+/// This semantics' row of [`super::ENGINES`].
+pub const ENGINE: EngineInfo = EngineInfo {
+    name: "sglang",
+    follows: "SGLang 0.5.23 (non-overlapped scheduler, radix cache)",
+    policies: &POLICIES,
+    config_fields: &CONFIG_FIELDS,
+    engines: &["reference"],
+};
