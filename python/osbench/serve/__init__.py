@@ -15,7 +15,8 @@ scheduling (section 2) to paging (section 3) and prefix caching (sections 4-5).
 - :class:`ServeResult`: per-request latencies, per-step records, and their summary.
 - :func:`simulate`: serve requests on a model and GPU with either engine (``"native"``, Rust,
   or ``"reference"``, readable Python), and get a :class:`ServeResult`; ``semantics`` names the
-  scheduler reproduced (``ENGINES``: ``"vllm"``, in :mod:`osbench.serve.vllm`).
+  scheduler reproduced (``ENGINES``: ``"vllm"``, in :mod:`osbench.serve.vllm`, on either
+  engine; ``"sglang"``, in :mod:`osbench.serve.sglang`, on the reference engine only).
 - :func:`simulate_cluster`: replicas behind a router (:mod:`osbench.serve.routers`) on one
   clock, and its :class:`ClusterResult`.
 """
