@@ -238,9 +238,9 @@ def replay(
     size_arr = _args.sizes(t, sizes, len(ids))
     cost_arr = _args.costs(costs, policy, len(ids))
     next_use = t.next_use() if policy in OFFLINE else None
-    keys = t.id_keys() if policy in HASHES_KEYS else None
+    original = t.id_keys() if policy in HASHES_KEYS else None
     hits, native_mask = _native.cache_replay(
-        policy, ids, n_ids, capacity, next_use, mask, parameters, size_arr, cost_arr, *gate, keys=keys
+        policy, ids, n_ids, capacity, next_use, mask, parameters, size_arr, cost_arr, *gate, keys=original
     )
     return _result(policy, capacity, len(ids), int(hits), native_mask)
 
