@@ -199,6 +199,7 @@ def test_libcachesim_hit_for_hit_with_the_filter(policy: str, name: str, missing
             sized = trial % 2 == 1
             sizes = [int(per_object[k]) for k in keys] if sized else [1] * len(keys)
             capacity = int(rng.integers(600, 3000)) if sized else int(rng.integers(10, 60))
+            capacity = max(capacity, ob.cache.MIN_CAPACITY.get(policy, 1))  # W-TinyLFU: 100
             for params in BUSY[name]:
                 if name == "size" and not sized and params["size"] > 2:
                     params = {"size": 1}  # unit sizes: admit nothing
