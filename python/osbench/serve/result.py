@@ -8,9 +8,10 @@ the requests and the configuration. Every figure is computed here, once, from th
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
-from dataclasses import dataclass
-from typing import Any, Optional, Protocol
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional, Protocol, Union
 
 import numpy as np
 
@@ -153,9 +154,18 @@ class ServeResult:
     record: Any = None
     """Every step's detail (:class:`~osbench.serve.run.StepRecord`) when the run was recorded
     (``record=True``), else None."""
-    alone: Optional[np.ndarray] = None
-    """Per request, its service time alone: E2E on the same engine with no other request in
-    it and a cold prefix cache (:func:`osbench.serve.simulate` measures it), else None."""
+    alone_source: Optional[Callable[[], Optional[np.ndarray]]] = field(default=None, repr=False)
+    """What computes :attr:`alone` on first use (:func:`osbench.serve.simulate` gives a second
+    run, one request at a time, paid only when a slowdown is asked for), else None."""
+
+    @functools.cached_property
+    def alone(self) -> Optional[np.ndarray]:
+        """Per request, its service time alone: E2E on the same engine with no other request in
+        it and a cold prefix cache (:func:`osbench.serve.simulate` measures it), else None."""
+        if self.alone_source is None:
+            return None
+        times = self.alone_source()
+        return None if times is None else _alone(times, len(self.requests))
 
     @classmethod
     def from_run(
@@ -164,13 +174,13 @@ class ServeResult:
         requests: Requests,
         config: Any,
         num_blocks: Optional[int] = None,
-        alone: Optional[np.ndarray] = None,
+        alone: Union[np.ndarray, Callable[[], Optional[np.ndarray]], None] = None,
     ) -> ServeResult:
         """Check an engine's raw ``run`` against the ``requests`` it served and wrap it.
         ``num_blocks``: the KV pool's size, ``config.num_blocks`` when None. Every request
         must have finished, its times in order: ``arrival <= admitted <= first_token <=
         finish``. ``alone``: each request's service time alone (positive seconds), for
-        :attr:`slowdown`."""
+        :attr:`slowdown`, or a function that computes them (or None) when first asked."""
         if not isinstance(requests, Requests):
             raise ArgumentTypeError(
                 f"requests={requests!r:.60} is not accepted: it must be the Requests the engine ran"
@@ -201,15 +211,19 @@ class ServeResult:
                     f"run.{b_name}[{i}]={b[i].item()!r} is not accepted: request {i} needs {a_name} <= {b_name} "
                     f"({a_name}={a[i].item()!r}); did it finish?"
                 )
-        if alone is not None:
-            alone = _alone(alone, n)
+        source: Optional[Callable[[], Optional[np.ndarray]]] = None
+        if callable(alone):
+            source = alone
+        elif alone is not None:
+            checked = _alone(alone, n)
+            source = lambda: checked  # noqa: E731
         return cls(
             requests,
             config,
             int(num_blocks),
             steps=steps,
             record=getattr(run, "record", None),
-            alone=alone,
+            alone_source=source,
             **per_request,
         )
 

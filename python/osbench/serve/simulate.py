@@ -84,7 +84,9 @@ def simulate(
         config=config,
     )
     run = module.run(requests, cfg, step_time, engine=engine, record=record, concurrency=concurrency)
-    alone = service_alone(module, requests, cfg, step_time, engine) if isinstance(requests, Requests) else None
+    served = requests
+    # The slowdown's second run, one request at a time, is paid only when a slowdown is asked for.
+    alone = (lambda: service_alone(module, served, cfg, step_time, engine)) if isinstance(requests, Requests) else None
     if concurrency is not None:  # latencies count from when each request was sent
         requests = sent_at(requests, run.arrival)
     return ServeResult.from_run(run, requests, cfg, module.pool_blocks(cfg), alone=alone)
