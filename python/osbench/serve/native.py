@@ -64,6 +64,15 @@ def simulate_counted(
     concurrency: Optional[int] = None,
 ) -> tuple[EngineRun, int]:
     """:func:`run`, and how many of its steps the decode jump took (tests show it is used)."""
+    columns, detail, jumped = _native.serve_simulate(**_inputs(requests, config, step_time, record, jump, concurrency))
+    return engine_run(columns, detail), jumped
+
+
+def _inputs(
+    requests: Requests, config: EngineConfig, step_time: Any, record: Any, jump: Any, concurrency: Any
+) -> dict[str, Any]:
+    """What both native entry points check and take, by keyword: the request arrays and the
+    engine's settings, step time and options."""
     priority = check_requests(requests, config)
     concurrency = check_concurrency(concurrency)
     if not isinstance(step_time, StepTime):
@@ -75,29 +84,27 @@ def simulate_counted(
         if not isinstance(value, bool):
             raise ArgumentTypeError(f"{name}={value!r} is not accepted: it must be True or False")
     check_memory(requests, config, record)
-    predicted = predicted_output_len(requests, config)
     kind, coefficients = step_time.spec()
     keys = offsets = None
     # Prompts without content go keyless: the engine caches their blocks without hashing them.
     if config.enable_prefix_caching and requests.block_ids is not None:
         keys, offsets = requests.prompt_block_keys(config.block_size)
-    columns, detail, jumped = _native.serve_simulate(
-        requests.arrival,
-        requests.prompt_len,
-        requests.output_len,
-        priority,
-        keys,
-        offsets,
-        predicted=predicted,
-        settings={name: getattr(config, name) for name in _SETTINGS},
-        step_kind=kind,
-        step_coefficients=list(coefficients),
-        step_tables=None if step_time.tables is None else step_time.tables.native,
-        record=record,
-        jump=jump,
-        concurrency=concurrency,
-    )
-    return engine_run(columns, detail), jumped
+    return {
+        "arrival": requests.arrival,
+        "prompt_len": requests.prompt_len,
+        "output_len": requests.output_len,
+        "priority": priority,
+        "keys": keys,
+        "key_offsets": offsets,
+        "predicted": predicted_output_len(requests, config),
+        "settings": {name: getattr(config, name) for name in _SETTINGS},
+        "step_kind": kind,
+        "step_coefficients": list(coefficients),
+        "step_tables": None if step_time.tables is None else step_time.tables.native,
+        "record": record,
+        "jump": jump,
+        "concurrency": concurrency,
+    }
 
 
 def engine_run(columns: dict[str, Any], detail: Optional[dict[str, Any]]) -> EngineRun:
@@ -121,13 +128,7 @@ def run_cluster(
     (``_native.serve_simulate_cluster``), equal to :func:`osbench.serve.replicas.drive_replicas`
     over the reference engines; ``router`` one of :data:`osbench.serve.routers.ROUTERS`' own
     classes (a user's rule runs with the reference loop)."""
-    priority = check_requests(requests, config)
-    concurrency = check_concurrency(concurrency)
-    if not isinstance(step_time, StepTime):
-        raise ArgumentTypeError(
-            f"step_time={step_time!r:.60} is not accepted by the native engine: it takes a StepTime "
-            "(StepTime.linear, roofline, corrected or measured); an arbitrary callable runs with engine='reference'"
-        )
+    inputs = _inputs(requests, config, step_time, record, jump, concurrency)
     name = next((n for n, cls in ROUTERS.items() if type(router) is cls), None)
     if name is None:
         raise ArgumentTypeError(
@@ -148,28 +149,5 @@ def run_cluster(
             router_keys=router_keys,
             router_key_offsets=router_offsets,
         )
-    kind, coefficients = step_time.spec()
-    keys = offsets = None
-    # Prompts without content go keyless, as in run().
-    if config.enable_prefix_caching and requests.block_ids is not None:
-        keys, offsets = requests.prompt_block_keys(config.block_size)
-    replica, load, runs = _native.serve_simulate_cluster(
-        requests.arrival,
-        requests.prompt_len,
-        requests.output_len,
-        priority,
-        keys,
-        offsets,
-        predicted=predicted_output_len(requests, config),
-        settings={name: getattr(config, name) for name in _SETTINGS},
-        step_kind=kind,
-        step_coefficients=list(coefficients),
-        step_tables=None if step_time.tables is None else step_time.tables.native,
-        replicas=replicas,
-        router=name,
-        record=record,
-        jump=jump,
-        concurrency=concurrency,
-        **params,
-    )
+    replica, load, runs = _native.serve_simulate_cluster(**inputs, replicas=replicas, router=name, **params)
     return ClusterRun(replica, load.reshape(len(requests), replicas), tuple(engine_run(c, d) for c, d, _ in runs))
