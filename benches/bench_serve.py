@@ -169,7 +169,7 @@ def test_azure_conversation(benchmark: Any, row: str, azure: tuple[Requests, Ser
         if row == "native-no-jump":
             cfg, step_time = expected.config, expected_step_time()
             run = native.run(reqs, cfg, step_time, jump=False)
-            result = ServeResult.from_run(run, reqs, cfg)
+            result = ServeResult.from_run(run, reqs, cfg, alone=expected.alone)  # the same requests alone
         elif row == "native-no-prefix-caching":
             result = simulate(reqs, enable_prefix_caching=False, **AZURE)
         else:
