@@ -400,9 +400,15 @@ impl OnlineCache {
     }
 
     /// Access `key`; True on a hit. A miss inserts it. `size` is given exactly when the cache
-    /// was made with sizes, `cost` exactly when it was made with costs.
+    /// was made with sizes, `cost` exactly when it was made with costs. An access that sets
+    /// off an admission filter's long work (AdaptSize's reconfiguration) does it first with
+    /// the GIL released, stopped by Ctrl-C.
     #[pyo3(signature = (key, size=None, cost=None))]
-    fn access(&mut self, key: OnlineKey, size: Option<u64>, cost: Option<f64>) -> PyResult<bool> {
+    fn access(&mut self, py: Python<'_>, key: OnlineKey, size: Option<u64>, cost: Option<f64>) -> PyResult<bool> {
+        if self.cache.long_work_next() {
+            let cache = &mut self.cache;
+            interrupt::run(py, "cache.access", |cancel| cache.prepare(cancel))?;
+        }
         self.cache.access(key.0, size, cost).py_err()
     }
 

@@ -4,8 +4,9 @@
 use super::admission::{Admission, AnyFilter};
 use super::keys::KeyMap;
 use super::lookup::{costs_refused, info};
-use super::policy::{check_cost, Options};
+use super::policy::{check_cost, Gate, Options};
 use super::AnyPolicy;
+use crate::cancel::Cancel;
 use crate::error::{invalid, Result};
 
 /// The keys an online cache takes.
@@ -84,6 +85,22 @@ impl Online {
         }
     }
 
+    /// Whether the next access starts long work of its admission filter (AdaptSize's
+    /// reconfiguration, most of a second over a million objects), which [`Online::prepare`]
+    /// can do first with a cancel at hand.
+    pub fn long_work_next(&self) -> bool {
+        self.filter.as_ref().is_some_and(|f| f.light_accesses() == 0)
+    }
+
+    /// Do now, stopped by `cancel`, the long work the next access would do; that access's
+    /// result is the same. Interrupted, the work is done again by the next call (or access).
+    pub fn prepare(&mut self, cancel: &Cancel) -> Result<()> {
+        match &mut self.filter {
+            Some(f) if f.light_accesses() == 0 => f.prepare(cancel),
+            _ => Ok(()),
+        }
+    }
+
     pub fn contains(&self, key: i128) -> bool {
         self.map.get(key).is_some_and(|id| self.policy.contains(id))
     }
@@ -97,5 +114,36 @@ impl Online {
     /// Bytes held (with sizes), else objects held.
     pub fn used(&self) -> u64 {
         self.policy.used()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cache::Value;
+
+    /// An online cache's access that sets off AdaptSize's reconfiguration can have it done
+    /// first, stopped by the cancel and taken up again, with the hits of an uninterrupted twin.
+    #[test]
+    fn adaptsize_long_work_is_prepared_under_a_cancel_with_the_same_hits() {
+        let mut o = Options::new();
+        o.set("reconf_interval", Value::Int(1000)).unwrap();
+        let a = Admission::new("adaptsize", &o).unwrap();
+        let make = || Online::admitted("lru", 100, Options::new(), Some(&a), true, false).unwrap();
+        let (mut whole, mut stopped) = (make(), make());
+        let mut prepared = 0;
+        for i in 0..3000i128 {
+            let key = i % 1700;
+            if stopped.long_work_next() {
+                assert_eq!(stopped.prepare(&Cancel::raised()), Err(crate::Error::Interrupted));
+                assert!(stopped.long_work_next());
+                stopped.prepare(&Cancel::new()).unwrap();
+                assert!(!stopped.long_work_next());
+                prepared += 1;
+            }
+            assert_eq!(whole.access(key, Some(10), None), stopped.access(key, Some(10), None), "access {i}");
+        }
+        assert_eq!(prepared, 3); // one per reconf_interval of accesses
+        assert_eq!(whole.used(), stopped.used());
     }
 }
