@@ -29,6 +29,32 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
+/// The request arrays both serving entry points take, as Python gave them.
+struct RequestArrays<'py> {
+    arrival: PyReadonlyArray1<'py, f64>,
+    prompt_len: PyReadonlyArray1<'py, i64>,
+    output_len: PyReadonlyArray1<'py, i64>,
+    priority: Option<PyReadonlyArray1<'py, i64>>,
+    predicted: Option<PyReadonlyArray1<'py, i64>>,
+    keys: Option<PyReadonlyArray1<'py, u64>>,
+    key_offsets: Option<PyReadonlyArray1<'py, i64>>,
+}
+
+impl RequestArrays<'_> {
+    /// The core's view of them (an optional array absent is empty).
+    fn view(&self) -> PyResult<Requests<'_>> {
+        Ok(Requests {
+            arrival: slice("arrival", &self.arrival)?,
+            prompt_len: slice("prompt_len", &self.prompt_len)?,
+            output_len: slice("output_len", &self.output_len)?,
+            priority: optional("priority", &self.priority)?,
+            predicted: optional("predicted", &self.predicted)?,
+            keys: optional("keys", &self.keys)?,
+            key_offsets: optional("key_offsets", &self.key_offsets)?,
+        })
+    }
+}
+
 /// An optional array as a slice, empty when not given.
 fn optional<'a, T: numpy::Element>(name: &str, a: &'a Option<PyReadonlyArray1<'_, T>>) -> PyResult<&'a [T]> {
     Ok(arrays::optional(name, a)?.unwrap_or(&[]))
@@ -107,15 +133,8 @@ fn serve_simulate<'py>(
     concurrency: Option<usize>,
     predicted: Option<PyReadonlyArray1<'py, i64>>,
 ) -> PyResult<(Bound<'py, PyDict>, Option<Bound<'py, PyDict>>, u64)> {
-    let requests = Requests {
-        arrival: slice("arrival", &arrival)?,
-        prompt_len: slice("prompt_len", &prompt_len)?,
-        output_len: slice("output_len", &output_len)?,
-        priority: optional("priority", &priority)?,
-        predicted: optional("predicted", &predicted)?,
-        keys: optional("keys", &keys)?,
-        key_offsets: optional("key_offsets", &key_offsets)?,
-    };
+    let requests = RequestArrays { arrival, prompt_len, output_len, priority, predicted, keys, key_offsets };
+    let requests = requests.view()?;
     let mut policy = String::new();
     let config = Config::new(self::settings(&settings, &mut policy)?).py_err()?;
     let step_time = crate::step_time::step_time(step_kind, &step_coefficients, step_tables.as_deref())?;
@@ -166,15 +185,8 @@ fn serve_simulate_cluster<'py>(
     concurrency: Option<usize>,
     predicted: Option<PyReadonlyArray1<'py, i64>>,
 ) -> PyResult<ClusterOut<'py>> {
-    let requests = Requests {
-        arrival: slice("arrival", &arrival)?,
-        prompt_len: slice("prompt_len", &prompt_len)?,
-        output_len: slice("output_len", &output_len)?,
-        priority: optional("priority", &priority)?,
-        predicted: optional("predicted", &predicted)?,
-        keys: optional("keys", &keys)?,
-        key_offsets: optional("key_offsets", &key_offsets)?,
-    };
+    let requests = RequestArrays { arrival, prompt_len, output_len, priority, predicted, keys, key_offsets };
+    let requests = requests.view()?;
     let mut policy = String::new();
     let config = Config::new(self::settings(&settings, &mut policy)?).py_err()?;
     let step_time = crate::step_time::step_time(step_kind, &step_coefficients, step_tables.as_deref())?;

@@ -21,6 +21,7 @@ it is sent under closed-loop clients):
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
@@ -68,7 +69,7 @@ class Replica:
         return self.usable_blocks - self.blocks_used
 
 
-class Router:
+class Router(abc.ABC):
     """A routing rule. :meth:`start` is called once before a run (a router keeps state from
     request to request, such as a round-robin counter or a prefix record, and starts afresh
     there); :meth:`route` once per request, in arrival order."""
@@ -78,10 +79,11 @@ class Router:
     def start(self, replicas: int, requests: Requests, block_size: int) -> None:
         """Forget every earlier run: ``replicas`` engines will serve ``requests``, each with
         KV blocks of ``block_size`` tokens."""
+        return  # a router without state has nothing to forget
 
+    @abc.abstractmethod
     def route(self, request: Request, replicas: Sequence[Replica]) -> int:
         """The index of the replica that serves ``request``."""
-        raise NotImplementedError  # every router overrides it
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
