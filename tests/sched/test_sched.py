@@ -208,3 +208,15 @@ def test_boost_below_clock_resolution() -> None:
     r = simulate(w, "mlfq", quantum=10.0, boost=1.0, engine="reference")
     np.testing.assert_array_equal(s.completion, r.completion)
     assert np.all(s.completion >= w.arrival) and np.all(np.isfinite(s.completion))
+
+
+def test_arrivals_out_of_order_over_many_sort_runs_are_taken_as_the_reference_takes_them() -> None:
+    # More than two runs of the native arrival sort (65,536 jobs each), merged: ties across
+    # runs keep id order, as the reference's sort by (arrival, id).
+    n = 2 * 65_536 + 7
+    rng = np.random.default_rng(3)
+    arrival = rng.choice(np.array([0.0, 0.5, 1.0, 7.25, 30.0]), n) + rng.integers(0, 2, n) * rng.random(n)
+    w = Workload(arrival, np.full(n, 1e-3))
+    a, b = simulate(w, "fcfs"), simulate(w, "fcfs", engine="reference")
+    np.testing.assert_array_equal(a.completion, b.completion)
+    np.testing.assert_array_equal(np.argsort(a.first_start, kind="stable"), np.lexsort((np.arange(n), arrival)))
