@@ -7,10 +7,12 @@ import math
 import numpy as np
 import pytest
 from hypothesis import event, given, settings
+from hypothesis import strategies as st
 from strategies import workloads
 
 import osbench as ob
 from osbench.sched import Workload, simulate
+from osbench.sched.schedule import _largest
 
 POLICY_PARAMS = [
     ("fcfs", {}),
@@ -165,6 +167,19 @@ def test_summary_fields() -> None:
     assert m.switches == 2
     d = s.to_dict()
     assert d["summary"]["jobs"] == 3 and d["completion"] == [3.0, 1.0, 7.0]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    sizes=st.lists(st.sampled_from([0.5, 1.0, 2.0, 3.0, 1e-300]) | st.floats(0.1, 9.0), min_size=1, max_size=400),
+    k=st.integers(1, 400),
+)
+def test_the_largest_jobs_are_a_stable_sorts_last_in_its_order(sizes: list[float], k: int) -> None:
+    # Ties at the cut (many equal sizes) are the later ids, as the sort's tail; the same order
+    # too, so the mean of their slowdowns adds the same numbers in the same order.
+    size = np.array(sizes)
+    k = min(k, len(size))
+    np.testing.assert_array_equal(_largest(size, k), np.argsort(size, kind="stable")[-k:])
 
 
 def test_empty_workload() -> None:
