@@ -28,10 +28,12 @@ const CHECK_WORK: u64 = 1 << 16;
 /// Collects a run step by step (`run.py: Recorder`).
 struct Recorder {
     run: Run,
+    /// Keep the per-step rows ([`Options::steps`]).
+    steps: bool,
 }
 
 impl Recorder {
-    fn new(capacity: usize, record: bool) -> Self {
+    fn new(capacity: usize, record: bool, steps: bool) -> Self {
         let mut run = Run {
             arrival: Vec::with_capacity(capacity),
             admitted: Vec::with_capacity(capacity),
@@ -49,7 +51,7 @@ impl Recorder {
                 ..Record::default()
             });
         }
-        Recorder { run }
+        Recorder { run, steps }
     }
 
     fn request(&mut self, arrival: f64) {
@@ -73,6 +75,9 @@ impl Recorder {
         num_waiting: usize,
         pool: Occupancy,
     ) -> Result<()> {
+        if !self.steps {
+            return Ok(());
+        }
         let s = &mut self.run;
         if s.start.len() == s.start.capacity() {
             const WHAT: &str = "the steps' records";
@@ -159,7 +164,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             step_time,
             options,
             cancel,
-            rec: Recorder::new(capacity, options.record),
+            rec: Recorder::new(capacity, options.record, options.steps),
             now: 0.0,
             next_arrival: Some(0.0),
             arrived: false,

@@ -32,7 +32,7 @@ fn run(reqs: &Requests, cfg: &Config, options: Options) -> Result<Run> {
     simulate(reqs, cfg, &STEP, options, &Cancel::new())
 }
 
-const RECORD: Options = Options { record: true, jump: true, concurrency: None };
+const RECORD: Options = Options { record: true, jump: true, concurrency: None, steps: true };
 
 /// Step `j`'s scheduled (request, tokens).
 fn scheduled(run: &Run, j: usize) -> Vec<(i64, i64)> {
@@ -244,8 +244,27 @@ fn the_decode_jump_changes_nothing_and_is_taken() {
             keys: &keys,
             key_offsets: &offsets,
         };
-        let stepped = run(&reqs, &cfg, Options { record: true, jump: false, concurrency: None });
+        let stepped = run(&reqs, &cfg, Options { record: true, jump: false, concurrency: None, steps: true });
         let with_jump = run(&reqs, &cfg, RECORD);
+        // Without its step rows, the same run: the same per-request times, the same errors.
+        let bare = run(&reqs, &cfg, Options { record: false, jump: true, concurrency: None, steps: false });
+        match (&with_jump, bare) {
+            (Ok(full), Ok(bare)) => {
+                assert!(bare.start.is_empty() && bare.num_seqs.is_empty() && !full.start.is_empty());
+                let times = |r: &Run| {
+                    (r.arrival.clone(), r.admitted.clone(), r.first_token.clone(), r.finish.clone(), r.jumped_steps)
+                };
+                let same = |a: &[f64], b: &[f64]| a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
+                let (a, b) = (times(full), times(&bare));
+                assert!(same(&a.0, &b.0) && same(&a.1, &b.1) && same(&a.2, &b.2) && same(&a.3, &b.3), "seed {seed}");
+                assert_eq!(
+                    (a.4, &full.preemptions, &full.cached_tokens),
+                    (b.4, &bare.preemptions, &bare.cached_tokens)
+                );
+            }
+            (Err(a), Err(b)) => assert_eq!(a, &b, "seed {seed}"),
+            (a, b) => panic!("seed {seed}: {a:?} against {b:?}"),
+        }
         match (stepped, with_jump) {
             (Ok(a), Ok(mut b)) => {
                 jumped += b.jumped_steps;
