@@ -15,6 +15,7 @@ from osbench import datasets
 from osbench._format import duration, number, percent
 from osbench.report.findings import compute
 from osbench.serve import lecture
+from osbench.serve.slo import highest_within_slo
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +75,7 @@ def test_the_rate_sweep_is_the_engine_run(section: dict[str, Any]) -> None:
 def test_the_serving_findings_quote_the_tables(results: dict[str, Any], section: dict[str, Any]) -> None:
     found = by_key(results)
     rows = records(section, "rate_sweep")
-    best = lecture.highest_within_slo(rows)
+    best = highest_within_slo(rows, lecture.SLO_TTFT, lecture.SLO_TPOT)
     assert best is not None
     assert (
         f"up to {number(best['requests/s'])} requests/s (p99 TTFT {duration(best['TTFT p99'])}"

@@ -22,7 +22,7 @@ from typing import Any, Callable, Optional
 from osbench._format import duration, duration_ns, number, percent, ratio, size
 from osbench.cache.policies import OFFLINE
 from osbench.report.model import figure_anchor, table_anchor
-from osbench.serve.lecture import highest_within_slo
+from osbench.serve.slo import highest_within_slo
 
 Results = dict[str, Any]
 

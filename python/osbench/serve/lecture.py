@@ -18,7 +18,7 @@ here prints or writes files.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -30,6 +30,7 @@ from osbench.serve.models import GPUS, MODELS, num_blocks
 from osbench.serve.requests import Requests
 from osbench.serve.result import ServeResult, ServeSummary
 from osbench.serve.simulate import simulate
+from osbench.serve.slo import RATE, highest_within_slo
 from osbench.serve.source import fit
 from osbench.serve.workloads import Lognormal
 
@@ -572,7 +573,6 @@ RATE_SWEEP: dict[str, tuple[str, Callable[[ServeSummary], Any]]] = {
 """The rate sweep's columns after the rate (``requests/s``): each its unit and what it reads from
 the run's summary at the SLO. Rows are read by these names, never by position."""
 
-RATE = "requests/s"
 RATE_COLUMNS = [RATE, *RATE_SWEEP]
 
 
@@ -596,19 +596,6 @@ def rate_workload(quick: bool, seed: int) -> tuple[Requests, str, Optional[str]]
         + ")"
     )
     return reqs, what, None
-
-
-def highest_within_slo(
-    records: Sequence[Mapping[str, Any]],
-    slo_ttft: float = SLO_TTFT,
-    slo_tpot: float = SLO_TPOT,
-    value: Callable[[Any], float] = float,
-) -> Optional[Mapping[str, Any]]:
-    """The record (a rate sweep row by column name) of the highest rate whose p99 TTFT and p99
-    TPOT meet the SLO; None if none does. ``value`` reads a cell as a number (the report's
-    findings pass one that refuses damaged cells)."""
-    ok = [r for r in records if value(r["TTFT p99"]) <= slo_ttft and value(r["TPOT p99"]) <= slo_tpot]
-    return max(ok, key=lambda r: value(r[RATE])) if ok else None
 
 
 def slo_words() -> str:
@@ -643,7 +630,7 @@ def rate_sweep(
         setup=setup,
         extra={"workload": workload, "served_on": served_on, "slo_ttft": SLO_TTFT, "slo_tpot": SLO_TPOT},
     )
-    best = highest_within_slo(table.records())
+    best = highest_within_slo(table.records(), SLO_TTFT, SLO_TPOT)
     table.note = (
         f"The p99 latencies stay within the SLO up to {number(best[RATE])} requests/s (p99 TTFT "
         f"{duration(best['TTFT p99'])}, p99 TPOT {duration(best['TPOT p99'])}); beyond, arrivals outrun the engine "
@@ -674,7 +661,6 @@ __all__ = [
     "SLO_TTFT",
     "batch_over_time",
     "chunked_prefill",
-    "highest_within_slo",
     "policies_on_unknown_lengths",
     "preemption_vs_kv",
     "prefix_caching_mooncake",

@@ -14,7 +14,8 @@ from osbench._table import Table
 from osbench.report.model import Figure, Progress, Section
 from osbench.report.sections._shared import pyplot
 from osbench.serve import lecture as serve_lecture
-from osbench.serve.lecture import RATE, highest_within_slo, slo_words
+from osbench.serve.lecture import slo_words
+from osbench.serve.slo import RATE, highest_within_slo
 
 KEY = "06-serve"
 ORDER = 60
@@ -36,7 +37,7 @@ def _latency_figure(rows: Sequence[Record], setup: str) -> Figure:
         ax.set_title(name)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
-    best = highest_within_slo(rows)
+    best = highest_within_slo(rows, serve_lecture.SLO_TTFT, serve_lecture.SLO_TPOT)
     beyond = [r for r in rows if best is None or r[RATE] > best[RATE]]
     if best is not None:
         caption = (
