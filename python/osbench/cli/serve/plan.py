@@ -64,7 +64,11 @@ def cmd_serve_plan(args: argparse.Namespace) -> int:
         except MissingDependency as exc:  # the plan stands without its figure
             drawn = f" (no figure: {exc})"
     if args.json:
-        print(json.dumps({**result.to_dict(), "left_out": left_out}, default=str))
+        print(
+            json.dumps(
+                {**result.to_dict(), "left_out": left_out.requests, "left_out_tokens": left_out.tokens}, default=str
+            )
+        )
     else:
         print_table(result.table())
     say(f"{result.simulations} cells" + (f", kept in {args.out}" if args.out else "") + drawn)
