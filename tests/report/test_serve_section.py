@@ -44,8 +44,13 @@ def by_key(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def test_the_section_has_its_tables_figures_and_numbers(section: dict[str, Any], quick_report: Path) -> None:
-    assert [t["key"] for t in section["tables"]] == ["rate_sweep", "06-1", "06-2", "06-3", "06-4", "06-5"]
-    assert section["figures"] == ["serve-latency-vs-rate", "serve-goodput-vs-rate", "serve-kv-over-time"]
+    assert [t["key"] for t in section["tables"]] == ["rate_sweep", "06-1", "06-2", "06-3", "06-4", "06-5", "06-6"]
+    assert section["figures"] == [
+        "serve-latency-vs-rate",
+        "serve-goodput-vs-rate",
+        "serve-kv-over-time",
+        "serve-capacity-vs-rate",
+    ]
     for name in section["figures"]:
         assert (quick_report / "figures" / f"{name}.png").read_bytes()[:4] == b"\x89PNG"
     raw = section["rate_sweep"]
@@ -87,6 +92,8 @@ def test_the_serving_findings_quote_the_tables(results: dict[str, Any], section:
     assert f"to {duration(chunk[-1]['TPOT p99'])}" in found["serve.chunked_prefill"]["text"]
     quarter = min(records(section, "06-2"), key=lambda r: abs(r["share of the pool"] - 0.25))
     assert f"preempted {number(quarter['preemptions'])} times" in found["serve.preemption"]["text"]
+    capacity = [r for r in records(section, "06-6") if r["GPUs"] is not None]
+    assert f"and {number(capacity[-1]['GPUs'])} ({capacity[-1]['deployment']}) at" in found["serve.capacity"]["text"]
     assert found["serve.kv_bound"]["agrees"] is True and "lecture 2.8" in found["serve.kv_bound"]["text"]
     if table(section, "06-3")["rows"]:
         on = records(section, "06-3")[1]

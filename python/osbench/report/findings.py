@@ -694,6 +694,28 @@ def serve_chunked_prefill(d: _Data) -> Finding:
     )
 
 
+def serve_capacity(d: _Data) -> Finding:
+    t = d.table("06-serve", "06-6")
+    _, _, words = _slo(t)
+    rows = [r for r in d.records("06-serve", "06-6") if r["GPUs"] is not None]
+    low, high = rows[0], rows[-1]
+    if low is high:
+        raise ValueError("one rate planned: nothing to compare")
+    grows = _num(high["knee per GPU"]) > _num(low["knee per GPU"])
+    return Finding(
+        "serve.capacity",
+        "06-serve",
+        "Capacity planning",
+        f"Within {words} at p99, {t['served_on']} needs {number(int(_num(low['GPUs'])))} GPU"
+        f"{'s' if _num(low['GPUs']) != 1 else ''} at {number(_num(low['requests/s']))} requests/s and "
+        f"{number(int(_num(high['GPUs'])))} ({high['deployment']}) at {number(_num(high['requests/s']))}, where each "
+        f"GPU sustains {number(_num(high['knee per GPU']))} requests/s at the knee against "
+        f"{number(_num(low['knee per GPU']))} for the smallest deployment"
+        + (": more replicas absorb the bursts that queue on fewer." if grows else "."),
+        *d.link("06-serve", "06-6"),
+    )
+
+
 # --- engines ---------------------------------------------------------------------------------
 
 
@@ -734,6 +756,7 @@ FINDINGS: tuple[Callable[[_Data], Finding], ...] = (
     serve_preemption,
     serve_prefix_caching,
     serve_chunked_prefill,
+    serve_capacity,
     engines,
 )
 """Every finding, in the report's order."""

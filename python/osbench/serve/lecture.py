@@ -27,6 +27,7 @@ from osbench import datasets
 from osbench._format import duration, number, percent
 from osbench._table import Table
 from osbench.serve.models import GPUS, MODELS, num_blocks
+from osbench.serve.plan import plan
 from osbench.serve.requests import Requests
 from osbench.serve.result import ServeResult, ServeSummary
 from osbench.serve.simulate import simulate
@@ -644,6 +645,101 @@ def rate_sweep(
     return table
 
 
+# --- capacity for one SLO over rates ----------------------------------------------------------
+
+CAPACITY_RATES = (8, 16, 32, 64, 128)
+"""The rates (requests/s) the capacity table plans for: from about half a GPU's knee to eight GPUs'."""
+
+CAPACITY_PLAN: dict[str, Any] = {"max_gpus": 64, "tp": (1, 2), "router": "least-tokens"}
+"""What the capacity table plans over: up to 64 GPUs, replicas of TP1 or TP2 behind least-tokens."""
+
+CAPACITY_COLUMNS = [
+    RATE,
+    "GPUs",
+    "deployment",
+    "TTFT p99",
+    "TPOT p99",
+    "goodput per GPU",
+    "knee",
+    "knee per GPU",
+    "candidates tried",
+    "simulations",
+]
+
+
+def capacity_over_rates(quick: bool = False) -> Table:
+    """06-6: the smallest deployment that meets the SLO (:data:`SLO_TTFT`, :data:`SLO_TPOT` at
+    p99) for the rate sweep's requests rescaled to each of :data:`CAPACITY_RATES`
+    (:func:`osbench.serve.plan`), with its goodput per GPU and its knee (the highest rate at
+    which it still meets the SLO). ``quick``: three rates, on the first 4,000 requests."""
+    reqs, workload, _ = rate_workload(quick, SEED)
+    rates = CAPACITY_RATES[::2] if quick else CAPACITY_RATES
+    rows: list[list[Any]] = []
+    for qps in rates:
+        p = plan(
+            reqs.at_rate(qps), slo_ttft=SLO_TTFT, slo_tpot=SLO_TPOT, executor="threads", **CAPACITY_PLAN, **RATE_PRESET
+        )
+        b = p.best
+        if b is None:
+            rows.append(
+                [float(qps), None, "none up to 64 GPUs", None, None, None, None, None, len(p.candidates), p.simulations]
+            )
+            continue
+        rows.append(
+            [
+                float(qps),
+                b.gpus,
+                b.deployment.label,
+                b.ttft,
+                b.tpot,
+                b.goodput_per_gpu,
+                b.knee,
+                b.knee_per_gpu,
+                len(p.candidates),
+                p.simulations,
+            ]
+        )
+    served_on = f"{MODELS[RATE_PRESET['model']].name} on {GPUS[RATE_PRESET['gpu']].name}"
+    table = Table(
+        "Capacity for one SLO over rates: the fewest GPUs that meet it",
+        CAPACITY_COLUMNS,
+        rows,
+        key="06-6",
+        units={
+            RATE: "/s",
+            "TTFT p99": "s",
+            "TPOT p99": "s",
+            "goodput per GPU": "/s",
+            "knee": "/s",
+            "knee per GPU": "/s",
+        },
+        setup=(
+            f"{workload} rescaled to each rate; replicas of {served_on} at TP1 or TP2 behind least-tokens, up to "
+            f"{CAPACITY_PLAN['max_gpus']} GPUs, vLLM's defaults; SLO: {slo_words()} at p99"
+        ),
+        extra={"workload": workload, "served_on": served_on, "slo_ttft": SLO_TTFT, "slo_tpot": SLO_TPOT},
+    )
+    found = [r for r in table.records() if r["GPUs"] is not None]
+    if len(found) >= 2:
+        low, high = found[0], found[-1]
+        table.note = (
+            f"At {number(low[RATE])} requests/s {number(low['GPUs'])} GPU{'s' if low['GPUs'] != 1 else ''} meet the "
+            f"SLO and at {number(high[RATE])} requests/s {number(high['GPUs'])} do, each then saturating at "
+            f"{number(high['knee per GPU'])} requests/s per GPU against {number(low['knee per GPU'])} for the "
+            "smallest deployment: "
+            + (
+                "more replicas behind a load-aware router absorb a burst that would queue on fewer. "
+                if high["knee per GPU"] > low["knee per GPU"]
+                else "the requests a GPU sustains do not grow with the cluster here. "
+            )
+            + "Goodput per GPU is what the answer delivers at the rate asked; the knee, the highest rate (the same "
+            "requests rescaled, 9% steps) at which it still meets the SLO."
+        )
+    else:
+        table.note = f"No rate here has two deployments within 64 GPUs that meet the SLO ({slo_words()})."
+    return table
+
+
 def tables(quick: bool = False) -> list[Table]:
     """Every table of lecture demo 06 (Mooncake's rows when its trace can be had)."""
     return [
@@ -652,10 +748,14 @@ def tables(quick: bool = False) -> list[Table]:
         prefix_caching_mooncake(quick),
         chunked_prefill(quick),
         policies_on_unknown_lengths(quick),
+        capacity_over_rates(quick),
     ]
 
 
 __all__ = [
+    "CAPACITY_COLUMNS",
+    "CAPACITY_PLAN",
+    "CAPACITY_RATES",
     "RATE_COLUMNS",
     "RATE_PRESET",
     "RATE_SWEEP",
@@ -663,6 +763,7 @@ __all__ = [
     "SLO_TPOT",
     "SLO_TTFT",
     "batch_over_time",
+    "capacity_over_rates",
     "chunked_prefill",
     "policies_on_unknown_lengths",
     "preemption_vs_kv",
