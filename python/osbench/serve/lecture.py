@@ -723,8 +723,9 @@ def capacity_over_rates(quick: bool = False) -> Table:
     if len(found) >= 2:
         low, high = found[0], found[-1]
         table.note = (
-            f"At {number(low[RATE])} requests/s {number(low['GPUs'])} GPU{'s' if low['GPUs'] != 1 else ''} meet the "
-            f"SLO and at {number(high[RATE])} requests/s {number(high['GPUs'])} do, each then saturating at "
+            f"At {number(low[RATE])} requests/s {number(low['GPUs'])} "
+            f"{'GPU meets' if low['GPUs'] == 1 else 'GPUs meet'} the SLO and at {number(high[RATE])} requests/s "
+            f"{number(high['GPUs'])} do, each then saturating at "
             f"{number(high['knee per GPU'])} requests/s per GPU against {number(low['knee per GPU'])} for the "
             "smallest deployment: "
             + (
