@@ -37,6 +37,7 @@ ALWAYS = {
     "serve.kv_bound",
     "serve.preemption",
     "serve.chunked_prefill",
+    "serve.capacity",
     "engines.speedup",
 }
 NEEDS_DATA = {

@@ -22,7 +22,7 @@ from typing import Any, Callable, Optional
 from osbench._format import duration, duration_ns, number, percent, ratio, size
 from osbench.cache.policies import OFFLINE
 from osbench.report.model import figure_anchor, table_anchor
-from osbench.serve.lecture import highest_within_slo
+from osbench.serve.slo import highest_within_slo
 
 Results = dict[str, Any]
 
@@ -694,8 +694,30 @@ def serve_chunked_prefill(d: _Data) -> Finding:
     )
 
 
+def serve_capacity(d: _Data) -> Finding:
+    t = d.table("06-serve", "06-6")
+    _, _, words = _slo(t)
+    rows = [r for r in d.records("06-serve", "06-6") if r["GPUs"] is not None]
+    low, high = rows[0], rows[-1]
+    if low is high:
+        raise ValueError("one rate planned: nothing to compare")
+    grows = _num(high["knee per GPU"]) > _num(low["knee per GPU"])
+    return Finding(
+        "serve.capacity",
+        "06-serve",
+        "Capacity planning",
+        f"Within {words} at p99, {t['served_on']} needs {number(int(_num(low['GPUs'])))} GPU"
+        f"{'s' if _num(low['GPUs']) != 1 else ''} at {number(_num(low['requests/s']))} requests/s and "
+        f"{number(int(_num(high['GPUs'])))} ({high['deployment']}) at {number(_num(high['requests/s']))}, where each "
+        f"GPU sustains {number(_num(high['knee per GPU']))} requests/s at the knee against "
+        f"{number(_num(low['knee per GPU']))} for the smallest deployment"
+        + (": more replicas absorb the bursts that queue on fewer." if grows else "."),
+        *d.link("06-serve", "06-6"),
+    )
+
+
 def serve_semantics(d: _Data) -> Finding:
-    rows = [r for r in d.records("06-serve", "06-6") if r["trace"] == "mooncake-conversation"]
+    rows = [r for r in d.records("06-serve", "06-8") if r["trace"] == "mooncake-conversation"]
     by = {r["engine"]: r for r in rows}
     vllm, sglang = by["vLLM 0.33.0"], by["SGLang 0.5.23, fcfs"]
     mixed = by["SGLang 0.5.23, fcfs, mixed chunk"]
@@ -707,7 +729,7 @@ def serve_semantics(d: _Data) -> Finding:
         f"{duration(_num(sglang['TPOT p99']))} against vLLM's {duration(_num(vllm['TPOT p99']))}, and "
         f"{duration(_num(mixed['TPOT p99']))} with its mixed chunk, which puts prefill into the decode steps as "
         "vLLM's chunked prefill does.",
-        *d.link("06-serve", "06-6"),
+        *d.link("06-serve", "06-8"),
     )
 
 
@@ -751,6 +773,7 @@ FINDINGS: tuple[Callable[[_Data], Finding], ...] = (
     serve_preemption,
     serve_prefix_caching,
     serve_chunked_prefill,
+    serve_capacity,
     serve_semantics,
     engines,
 )

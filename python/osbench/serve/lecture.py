@@ -18,7 +18,7 @@ here prints or writes files.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -27,9 +27,11 @@ from osbench import datasets
 from osbench._format import duration, number, percent, ratio
 from osbench._table import Table
 from osbench.serve.models import GPUS, MODELS, num_blocks
+from osbench.serve.plan import plan
 from osbench.serve.requests import Requests
 from osbench.serve.result import ServeResult, ServeSummary
 from osbench.serve.simulate import simulate
+from osbench.serve.slo import RATE, highest_within_slo
 from osbench.serve.source import fit
 from osbench.serve.workloads import Lognormal
 
@@ -574,7 +576,6 @@ RATE_SWEEP: dict[str, tuple[str, Callable[[ServeSummary], Any]]] = {
 """The rate sweep's columns after the rate (``requests/s``): each its unit and what it reads from
 the run's summary at the SLO. Rows are read by these names, never by position."""
 
-RATE = "requests/s"
 RATE_COLUMNS = [RATE, *RATE_SWEEP]
 
 
@@ -599,19 +600,6 @@ def rate_workload(quick: bool, seed: int) -> tuple[Requests, str, Optional[str]]
         + ")"
     )
     return reqs, what, None
-
-
-def highest_within_slo(
-    records: Sequence[Mapping[str, Any]],
-    slo_ttft: float = SLO_TTFT,
-    slo_tpot: float = SLO_TPOT,
-    value: Callable[[Any], float] = float,
-) -> Optional[Mapping[str, Any]]:
-    """The record (a rate sweep row by column name) of the highest rate whose p99 TTFT and p99
-    TPOT meet the SLO; None if none does. ``value`` reads a cell as a number (the report's
-    findings pass one that refuses damaged cells)."""
-    ok = [r for r in records if value(r["TTFT p99"]) <= slo_ttft and value(r["TPOT p99"]) <= slo_tpot]
-    return max(ok, key=lambda r: value(r[RATE])) if ok else None
 
 
 def slo_words() -> str:
@@ -646,7 +634,7 @@ def rate_sweep(
         setup=setup,
         extra={"workload": workload, "served_on": served_on, "slo_ttft": SLO_TTFT, "slo_tpot": SLO_TPOT},
     )
-    best = highest_within_slo(table.records())
+    best = highest_within_slo(table.records(), SLO_TTFT, SLO_TPOT)
     table.note = (
         f"The p99 latencies stay within the SLO up to {number(best[RATE])} requests/s (p99 TTFT "
         f"{duration(best['TTFT p99'])}, p99 TPOT {duration(best['TPOT p99'])}); beyond, arrivals outrun the engine "
@@ -657,7 +645,103 @@ def rate_sweep(
     return table
 
 
-# --- 06-6: vLLM against SGLang (lecture section 2.8, two schedulers of one idea): the same
+# --- capacity for one SLO over rates ----------------------------------------------------------
+
+CAPACITY_RATES = (8, 16, 32, 64, 128)
+"""The rates (requests/s) the capacity table plans for: from about half a GPU's knee to eight GPUs'."""
+
+CAPACITY_PLAN: dict[str, Any] = {"max_gpus": 64, "tp": (1, 2), "router": "least-tokens"}
+"""What the capacity table plans over: up to 64 GPUs, replicas of TP1 or TP2 behind least-tokens."""
+
+CAPACITY_COLUMNS = [
+    RATE,
+    "GPUs",
+    "deployment",
+    "TTFT p99",
+    "TPOT p99",
+    "goodput per GPU",
+    "knee",
+    "knee per GPU",
+    "candidates tried",
+    "simulations",
+]
+
+
+def capacity_over_rates(quick: bool = False) -> Table:
+    """06-6: the smallest deployment that meets the SLO (:data:`SLO_TTFT`, :data:`SLO_TPOT` at
+    p99) for the rate sweep's requests rescaled to each of :data:`CAPACITY_RATES`
+    (:func:`osbench.serve.plan`), with its goodput per GPU and its knee (the highest rate at
+    which it still meets the SLO). ``quick``: three rates, on the first 4,000 requests."""
+    reqs, workload, _ = rate_workload(quick, SEED)
+    rates = CAPACITY_RATES[::2] if quick else CAPACITY_RATES
+    rows: list[list[Any]] = []
+    for qps in rates:
+        p = plan(
+            reqs.at_rate(qps), slo_ttft=SLO_TTFT, slo_tpot=SLO_TPOT, executor="threads", **CAPACITY_PLAN, **RATE_PRESET
+        )
+        b = p.best
+        if b is None:
+            rows.append(
+                [float(qps), None, "none up to 64 GPUs", None, None, None, None, None, len(p.candidates), p.simulations]
+            )
+            continue
+        rows.append(
+            [
+                float(qps),
+                b.gpus,
+                b.deployment.label,
+                b.ttft,
+                b.tpot,
+                b.goodput_per_gpu,
+                b.knee,
+                b.knee_per_gpu,
+                len(p.candidates),
+                p.simulations,
+            ]
+        )
+    served_on = f"{MODELS[RATE_PRESET['model']].name} on {GPUS[RATE_PRESET['gpu']].name}"
+    table = Table(
+        "Capacity for one SLO over rates: the fewest GPUs that meet it",
+        CAPACITY_COLUMNS,
+        rows,
+        key="06-6",
+        units={
+            RATE: "/s",
+            "TTFT p99": "s",
+            "TPOT p99": "s",
+            "goodput per GPU": "/s",
+            "knee": "/s",
+            "knee per GPU": "/s",
+        },
+        setup=(
+            f"{workload} rescaled to each rate; replicas of {served_on} at TP1 or TP2 behind least-tokens, up to "
+            f"{CAPACITY_PLAN['max_gpus']} GPUs, vLLM's defaults; SLO: {slo_words()} at p99"
+        ),
+        extra={"workload": workload, "served_on": served_on, "slo_ttft": SLO_TTFT, "slo_tpot": SLO_TPOT},
+    )
+    found = [r for r in table.records() if r["GPUs"] is not None]
+    if len(found) >= 2:
+        low, high = found[0], found[-1]
+        table.note = (
+            f"At {number(low[RATE])} requests/s {number(low['GPUs'])} "
+            f"{'GPU meets' if low['GPUs'] == 1 else 'GPUs meet'} the SLO and at {number(high[RATE])} requests/s "
+            f"{number(high['GPUs'])} do, each then saturating at "
+            f"{number(high['knee per GPU'])} requests/s per GPU against {number(low['knee per GPU'])} for the "
+            "smallest deployment: "
+            + (
+                "more replicas behind a load-aware router absorb a burst that would queue on fewer. "
+                if high["knee per GPU"] > low["knee per GPU"]
+                else "the requests a GPU sustains do not grow with the cluster here. "
+            )
+            + "Goodput per GPU is what the answer delivers at the rate asked; the knee, the highest rate (the same "
+            "requests rescaled, 9% steps) at which it still meets the SLO."
+        )
+    else:
+        table.note = f"No rate here has two deployments within 64 GPUs that meet the SLO ({slo_words()})."
+    return table
+
+
+# --- 06-8: vLLM against SGLang (lecture section 2.8, two schedulers of one idea): the same
 # requests on the same model, GPU and KV memory, as vLLM 0.33.0 schedules them (chunked prefill
 # mixed into the decode steps) and as SGLang 0.5.23 does (a prefill batch first whenever one can
 # be formed, decodes otherwise; enable_mixed_chunk mixes them as vLLM does; lpm orders the queue
@@ -733,11 +817,11 @@ def vllm_vs_sglang(quick: bool = False) -> Table:
     if missing:
         note += f" Not shown: {datasets.missing_note(missing)}"
     return Table(
-        title="06-6  vLLM against SGLang on the same trace: prefill-first batches against mixed steps",
+        title="06-8  vLLM against SGLang on the same trace: prefill-first batches against mixed steps",
         columns=SEMANTICS_COLUMNS,
         rows=rows,
         note=note.strip(),
-        key="06-6",
+        key="06-8",
         units=SEMANTICS_UNITS,
         setup=(
             f"the first {number(n)} requests of each trace at its own rate, those longer than {number(limit)} tokens "
@@ -783,11 +867,15 @@ def tables(quick: bool = False) -> list[Table]:
         prefix_caching_mooncake(quick),
         chunked_prefill(quick),
         policies_on_unknown_lengths(quick),
+        capacity_over_rates(quick),
         vllm_vs_sglang(quick),
     ]
 
 
 __all__ = [
+    "CAPACITY_COLUMNS",
+    "CAPACITY_PLAN",
+    "CAPACITY_RATES",
     "RATE_COLUMNS",
     "RATE_PRESET",
     "RATE_SWEEP",
@@ -795,8 +883,8 @@ __all__ = [
     "SLO_TPOT",
     "SLO_TTFT",
     "batch_over_time",
+    "capacity_over_rates",
     "chunked_prefill",
-    "highest_within_slo",
     "policies_on_unknown_lengths",
     "preemption_vs_kv",
     "prefix_caching_mooncake",

@@ -82,7 +82,7 @@ def _field_help(doc: str) -> str:
     return sentence.split(": ``")[0].replace("``", "").rstrip(".")
 
 
-def _engine_config_flags(p: argparse.ArgumentParser) -> None:
+def engine_config_flags(p: argparse.ArgumentParser) -> None:
     """A flag per configuration field of every semantics (``osbench.serve.ENGINES``), its type,
     default and help taken from the semantics' dataclass."""
     for row in serve_engines.ENGINES.values():
@@ -113,7 +113,7 @@ def _engine_config_flags(p: argparse.ArgumentParser) -> None:
                 group.add_argument(flag, type=kind, default=None, metavar=metavar, help=help_text)
 
 
-def _serve_options(args: argparse.Namespace) -> dict[str, Any]:
+def serve_options(args: argparse.Namespace) -> dict[str, Any]:
     """simulate()'s options from the command line: the semantics, the presets, and every
     engine flag given; a flag of another semantics is refused, naming it."""
     options: dict[str, Any] = {"semantics": args.semantics, "model": args.model, "gpu": args.gpu}
@@ -133,7 +133,7 @@ def _serve_options(args: argparse.Namespace) -> dict[str, Any]:
     return options
 
 
-def _serve_description(args: argparse.Namespace) -> dict[str, Any]:
+def serve_description(args: argparse.Namespace) -> dict[str, Any]:
     """The requests the command line describes (see osbench.serve.source)."""
     given = [k for k in SERVE_SOURCES if getattr(args, k) is not None]
     description: dict[str, Any] = {given[0] if given else "poisson": getattr(args, given[0]) if given else "1000,10"}
@@ -232,11 +232,11 @@ def _config_line(semantics: str, cfg: Any) -> str:
 def cmd_serve_simulate(args: argparse.Namespace) -> int:
     if args.out is not None:
         output_file("--out", args.out)
-    options = _serve_options(args)
+    options = serve_options(args)
     if args.router is not None and args.replicas is None:
         raise ArgumentError(f"--router {args.router} is not accepted without --replicas: it routes among replicas")
     engine = serve_engines.semantics(args.semantics).engine(args.engine)  # None: the semantics' default
-    requests, left_out = serve_source.requests(_serve_description(args), options)
+    requests, left_out = serve_source.requests(serve_description(args), options)
     cluster = None
     router = args.router or "round-robin"
     if args.replicas is None:
@@ -323,12 +323,8 @@ def cmd_serve_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_commands(sub: Subcommands) -> None:
-    p = sub.add_parser(
-        "simulate",
-        help="serve a trace or generated requests on a model and GPU, as vLLM 0.33.0 (or SGLang 0.5.23) schedules them",
-        epilog=EPILOG,
-    )
+def request_flags(p: argparse.ArgumentParser) -> None:
+    """The options that describe the requests (read back by :func:`serve_description`)."""
     src = p.add_argument_group("requests (one source; default --poisson 1000,10)").add_mutually_exclusive_group()
     src.add_argument("--trace", help="a request log (Azure or Mooncake; format detected) or a dataset name")
     src.add_argument("--poisson", metavar="N,RATE", help="N requests arriving as a Poisson process of RATE per second")
@@ -358,6 +354,15 @@ def add_commands(sub: Subcommands) -> None:
         help="leave out the requests longer than max_model_len (counted in the output) instead of refusing the run",
     )
     p.add_argument("--rate", type=float, metavar="QPS", help="rescale the arrivals to QPS requests per second")
+
+
+def add_commands(sub: Subcommands) -> None:
+    p = sub.add_parser(
+        "simulate",
+        help="serve a trace or generated requests on a model and GPU, as vLLM 0.33.0 (or SGLang 0.5.23) schedules them",
+        epilog=EPILOG,
+    )
+    request_flags(p)
     p.add_argument(
         "--model",
         default=DEFAULT_MODEL,
@@ -381,7 +386,7 @@ def add_commands(sub: Subcommands) -> None:
     cluster.add_argument(
         "--router", choices=list(ROUTERS), help="which replica serves each request (default round-robin)"
     )
-    _engine_config_flags(p)
+    engine_config_flags(p)
     p.add_argument("--slo-ttft", type=float, metavar="SECONDS", help="time-to-first-token SLO for goodput")
     p.add_argument("--slo-tpot", type=float, metavar="SECONDS", help="time-per-output-token SLO for goodput")
     p.add_argument("--out", help="write one CSV row per request to this file (times in seconds)")
