@@ -389,6 +389,11 @@ _POLICY_FIELDS = (
     "prediction_sigma",
     "prediction_bucket",
     "prediction_seed",
+    "preemption",
+    "swap_space",
+    "link",
+    "swap_bandwidth",
+    "kv_block_bytes",
 )
 
 
@@ -444,6 +449,13 @@ def _binding(**changes):  # type: ignore[no-untyped-def]
         ({"policy": "lifo"}, 'policy="lifo" is not accepted'),
         ({"policy": "priority", "aging": -1.0}, "aging=-1 is not accepted"),
         ({"policy": "mlfq", "mlfq_levels": 0}, "mlfq_levels=0 is not accepted"),
+        ({"preemption": "drop"}, 'preemption="drop" is not accepted'),
+        ({"swap_space": -1.0}, "swap_space=-1 is not accepted"),
+        ({"swap_space": np.inf}, "swap_space=inf is not accepted"),
+        ({"link": "usb"}, 'link="usb" is not accepted: one of pcie5, pcie4, nvlink-c2c'),
+        ({"swap_bandwidth": -1.0}, "swap_bandwidth=-1 is not accepted"),
+        ({"swap_bandwidth": np.nan}, "swap_bandwidth=NaN is not accepted"),
+        ({"preemption": "swap"}, "kv_block_bytes=0 is not accepted"),
         ({"predicted": np.array([3])}, "predicted_output_len=1 entries is not accepted: 2 entries"),
         ({"predicted": np.array([3, -1])}, "predicted_output_len=-1 at index 1 is not accepted"),
         ({"step_kind": "cubic"}, 'kind="cubic" is not accepted'),
@@ -521,11 +533,11 @@ def test_a_long_native_run_releases_the_gil() -> None:
 @pytest.mark.parametrize(
     ("reqs", "record", "need", "named"),
     [
-        # 10 steps of 12 eight-byte fields; with record=True 4 more each, and 16 bytes per token.
-        (Requests([0.0], [1], [10]), False, 10 * 96, "output_len=10 (request 0)"),
-        (Requests([0.0], [1], [10]), True, 10 * 128 + 16 * 10, "output_len=10 (request 0)"),
+        # 10 steps of 16 eight-byte fields; with record=True 4 more each, and 16 bytes per token.
+        (Requests([0.0], [1], [10]), False, 10 * 128, "output_len=10 (request 0)"),
+        (Requests([0.0], [1], [10]), True, 10 * 160 + 16 * 10, "output_len=10 (request 0)"),
         # 4 sequences at most per step: 13 tokens take 4 steps at the least.
-        (Requests([0.0] * 13, [1] * 13, [1] * 13), False, 4 * 96, "output_len (summing to 13 tokens, max_num_seqs=4)"),
+        (Requests([0.0] * 13, [1] * 13, [1] * 13), False, 4 * 128, "output_len (summing to 13 tokens, max_num_seqs=4)"),
         # 1000 prompt tokens in blocks of 16: 63 blocks held at once.
         (Requests([0.0], [1000], [1]), False, 63 * 36, "prompt_len=1000 (request 0)"),
     ],

@@ -21,6 +21,7 @@ fn settings(num_blocks: u64, block_size: u64, budget: u64, seqs: u64, max_len: u
         watermark: 0.0,
         scheduler_reserve_full_isl: true,
         parameters: Parameters::default(),
+        swap: SwapSettings::default(),
     }
 }
 
