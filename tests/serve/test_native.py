@@ -29,6 +29,7 @@ from osbench.serve.vllm.config import PREDICTIONS
 from osbench.serve.vllm.prediction import predicted_output_len
 from osbench.serve.vllm.request import Request as VllmRequest
 from osbench.serve.vllm.stepper import Stepper
+from osbench.serve.vllm.swap import LINKS, PREEMPTIONS
 
 # Coefficients that are not binary fractions: the times are equal only if the arithmetic is.
 LINEAR = StepTime.linear(0.0037, 1.3e-5, 7.1e-4, 3.3e-7)
@@ -82,6 +83,13 @@ def pressured(draw, max_requests: int = 30, max_output: int = 40):  # type: igno
         prediction_sigma=draw(st.sampled_from([0.0, 0.5, 2.0])),
         prediction_bucket=draw(st.integers(1, 30)),
         prediction_seed=draw(st.integers(0, 3)),
+        # Preemption by swap into host pools from none to unbounded (blocks of 1 MiB: swap_space
+        # = host blocks / 1024 GiB, exactly), at rated, measured-looking and infinite bandwidths.
+        preemption=draw(st.sampled_from(PREEMPTIONS)),
+        swap_space=draw(st.sampled_from([0, 1, need // 2, need, 2 * need, 10**6])) / 1024,
+        link=draw(st.sampled_from(tuple(LINKS))),
+        swap_bandwidth=draw(st.sampled_from([None, np.inf, 3.7e8, 1.1e10])),
+        kv_block_bytes=2**20,
     )
     predicted = draw(st.lists(st.integers(0, 2 * max_output), min_size=n, max_size=n))
     reqs = Requests(
@@ -110,6 +118,39 @@ def test_native_equals_the_reference_step_for_step(workload, step_time) -> None:
         return
     assert_same_runs(ours, native.run(reqs, cfg, step_time, record=True))
     assert_same_runs(ours, native.run(reqs, cfg, step_time, record=True, jump=False))
+
+
+@settings(max_examples=200, deadline=None)
+@given(pressured(), st.data())
+def test_native_equals_the_reference_with_swap_under_kv_pressure(workload, data) -> None:  # type: ignore[no-untyped-def]
+    """Preemption by swap on a pool barely large enough for the largest request, so that
+    requests are swapped out and in, and a host pool from none to unbounded, so that some are
+    recomputed when it is full."""
+    reqs, cfg = workload
+    need = max(-(-(int(p) + int(o) - 1) // cfg.block_size) for p, o in zip(reqs.prompt_len, reqs.output_len))
+    host = data.draw(st.sampled_from([0, 1, max(need // 2, 1), need, 3 * need, 10**6]))
+    cfg = replace(
+        cfg,
+        num_blocks=need + 1 + data.draw(st.integers(0, max(need // 2, 1))),
+        preemption="swap",
+        swap_space=host / 1024,
+        watermark=0.0,
+    )
+    step_time = data.draw(st.sampled_from([LINEAR, ROOFLINES[0]]))
+    try:
+        ours = reference.run(reqs, cfg, step_time, record=True)
+    except ArgumentError as livelock:
+        with pytest.raises(ArgumentError) as caught:
+            native.run(reqs, cfg, step_time)
+        assert str(caught.value) == str(livelock)
+        return
+    assert_same_runs(ours, native.run(reqs, cfg, step_time, record=True))
+    assert_same_runs(ours, native.run(reqs, cfg, step_time, record=True, jump=False))
+    steps = ours.steps
+    # Every byte that went out came back, and each copy's time is in its step.
+    assert steps.swap_out_bytes.sum() == steps.swap_in_bytes.sum()
+    expected = (steps.swap_out_bytes + steps.swap_in_bytes) / cfg.swap.bandwidth
+    np.testing.assert_array_equal(steps.swap_time, expected)
 
 
 class _MixedStepper(Stepper):
@@ -231,6 +272,18 @@ def test_the_random_workloads_do_exercise_preemption_eviction_hits_and_the_jump(
         assert_same_runs(ours, theirs)
         assert ours.preemptions.sum() > 0 and ours.cached_tokens.sum() > 0 and jumped > 0
         assert (np.diff(ours.steps.blocks_cached) < 0).any()  # the prefix cache evicted
+    # Swap into a host pool that fills: requests are swapped out and in, and some recomputed.
+    for policy in POLICIES:
+        cfg = EngineConfig(
+            num_blocks=60, block_size=8, max_num_batched_tokens=48, max_num_seqs=6, max_model_len=512, policy=policy,
+            preemption="swap", swap_space=24 / 1024, kv_block_bytes=2**20, swap_bandwidth=3.7e8,
+        )  # fmt: skip
+        ours = reference.run(reqs, cfg, LINEAR, record=True)
+        assert_same_runs(ours, native.run(reqs, cfg, LINEAR, record=True))
+        steps = ours.steps
+        assert steps.swap_out_bytes.sum() > 0 and steps.swap_in_bytes.sum() > 0, policy
+        assert steps.recomputed_tokens.sum() > 0, policy  # the host pool was full at times
+        assert ((steps.swap_out_bytes > 0) & (steps.swap_in_bytes > 0)).sum() == 0  # one way a step
 
 
 def test_simulate_gives_equal_results_with_either_engine() -> None:
