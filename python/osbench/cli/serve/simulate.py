@@ -312,7 +312,8 @@ def cmd_serve_simulate(args: argparse.Namespace) -> int:
         f"  {'KV cache':<13}{percent(s.kv_utilization)} of the blocks in use on average, {percent(s.kv_utilization_peak)} "
         f"at the peak; {number(s.preemptions)} preemptions of {number(s.preempted_requests)} requests"
     )
-    if s.preemptions or getattr(cfg, "preemption", "recompute") == "swap":
+    # (SGLang's semantics does not count its retracted requests' tokens computed again.)
+    if hasattr(cfg, "preemption") and (s.preemptions or cfg.preemption == "swap"):
         print(f"  {'preemption':<13}{_preemption_words(cfg, s)}")
     print(f"  {'prefix cache':<13}{percent(s.prefix_hit_rate)} of prompt tokens served from it")
     slowdowns = ", ".join(
