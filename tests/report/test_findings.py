@@ -37,6 +37,7 @@ ALWAYS = {
     "serve.kv_bound",
     "serve.preemption",
     "serve.chunked_prefill",
+    "serve.swap",
     "engines.speedup",
 }
 NEEDS_DATA = {
