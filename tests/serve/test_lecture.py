@@ -27,7 +27,7 @@ def rows_by(t: Table) -> list[dict[str, Any]]:
 
 
 def test_tables_are_complete(tables: dict[str, Table]) -> None:
-    assert list(tables) == ["06-1", "06-2", "06-3", "06-4", "06-5", "06-6"]
+    assert list(tables) == ["06-1", "06-2", "06-3", "06-4", "06-5", "06-7"]
     for key, t in tables.items():
         assert all(len(r) == len(t.columns) for r in t.rows)
         assert t.to_text() and t.to_markdown() and t.to_html() and t.takeaway
@@ -147,7 +147,7 @@ def test_06_6_swap_against_recompute_as_the_pool_shrinks(
     the smaller pools preempt more; the finding states the table's numbers."""
     for name, *_ in lecture.SWAP_TRACES:
         dataset(name)
-    t = tables["06-6"]
+    t = tables["06-7"]
     rows = rows_by(t)
     assert len(rows) == 2 * len(lecture.SWAP_TRACES) * len(lecture.SWAP_SHARES)
     for again, swap in zip(rows[0::2], rows[1::2]):
@@ -173,4 +173,4 @@ def test_osbench_lecture_06() -> None:
     )
     assert out.returncode == 0, out.stderr
     keys = [t["key"] for t in json.loads(out.stdout)["06"]]
-    assert keys == ["06-1", "06-2", "06-3", "06-4", "06-5", "06-6"]
+    assert keys == ["06-1", "06-2", "06-3", "06-4", "06-5", "06-7"]

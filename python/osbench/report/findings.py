@@ -695,7 +695,7 @@ def serve_chunked_prefill(d: _Data) -> Finding:
 
 
 def serve_swap(d: _Data) -> Finding:
-    rows = d.records("06-serve", "06-6")
+    rows = d.records("06-serve", "06-7")
     parts = []
     for trace in dict.fromkeys(r["trace"] for r in rows):
         own = [r for r in rows if r["trace"] == trace]
@@ -713,7 +713,7 @@ def serve_swap(d: _Data) -> Finding:
         "06-serve",
         "Swap or recompute",
         f"On {percent(share)} of the KV pool, preemption by swap instead of recompute " + "; ".join(parts) + ".",
-        *d.link("06-serve", "06-6"),
+        *d.link("06-serve", "06-7"),
     )
 
 

@@ -14,7 +14,7 @@ here prints or writes files.
 4. Chunked prefill: the step's token budget trades TTFT against TPOT.
 5. Section 2.6 in a batch server: SRPT on exact and on noisy predicted output lengths against
    FCFS and MLFQ, on Azure's conversation trace (generated chat requests without it).
-6. Section 3.6: preemption by swap against recompute as the KV pool shrinks, on Azure's code and
+7. Section 3.6: preemption by swap against recompute as the KV pool shrinks, on Azure's code and
    conversation traces.
 """
 
@@ -558,12 +558,12 @@ SWAP_TRACES: tuple[tuple[str, float, str, Lognormal, Lognormal], ...] = (
     ("azure-code-2023", 1.0, "code", Lognormal(2048, 0.8, 7000), Lognormal(32, 1.0, 400)),
     ("azure-conv-2023", 2.0, "conversation", CHAT_PROMPT, CHAT_OUTPUT),
 )
-"""06-6's workloads: Azure's 2023 code trace (long prompts, short outputs) and conversation trace
+"""06-7's workloads: Azure's 2023 code trace (long prompts, short outputs) and conversation trace
 (shorter prompts, longer outputs), rescaled to a rate (requests/s) the whole pool serves without
 preempting; without a trace, generated requests of its kind (its prompt and output lengths)."""
 
 SWAP_SHARES = (0.3, 0.15, 0.08)
-"""06-6's pools: shares of what the model leaves on the GPU."""
+"""06-7's pools: shares of what the model leaves on the GPU."""
 
 SWAP_LINK = "pcie4"
 """The L40S's host link: PCIe 4.0 x16 (NVIDIA L40S datasheet)."""
@@ -572,7 +572,7 @@ SWAP_LINK = "pcie4"
 def _swap_workload(
     name: str, rate: float, kind: str, prompt: Lognormal, output: Lognormal, n: int
 ) -> tuple[Requests, str, Optional[str]]:
-    """One of 06-6's workloads, what it is in words, and why its trace is not used (None)."""
+    """One of 06-7's workloads, what it is in words, and why its trace is not used (None)."""
     path, _ = datasets.try_fetch(name)
     if path is None:
         reqs = Requests.poisson(n, rate, prompt_len=prompt, output_len=output, seed=SEED)
@@ -586,7 +586,7 @@ def _swap_workload(
 
 
 def _swap_finding(kind: str, rows: Sequence[Mapping[str, Any]]) -> str:
-    """06-6's finding for one workload, from its rows by pool: where swap's mean E2E is below
+    """06-7's finding for one workload, from its rows by pool: where swap's mean E2E is below
     recompute's, and what each paid."""
     pairs = [(r, s) for r, s in zip(rows[0::2], rows[1::2]) if r["preemptions"] > 0 or s["preemptions"] > 0]
     if not pairs:
@@ -606,7 +606,7 @@ def _swap_finding(kind: str, rows: Sequence[Mapping[str, Any]]) -> str:
 
 
 def swap_vs_recompute(quick: bool = False) -> Table:
-    """06-6: preemption by swap (vLLM v0's) against recompute (v1's) as the KV pool shrinks."""
+    """06-7: preemption by swap (vLLM v0's) against recompute (v1's) as the KV pool shrinks."""
     n = 600 if quick else 2_000
     full = num_blocks(SMALL_GPU["model"], SMALL_GPU["gpu"])
     columns = [
@@ -658,7 +658,7 @@ def swap_vs_recompute(quick: bool = False) -> Table:
     assert first is not None and first_swap is not None
     swap = first_swap.config.swap
     table = Table(
-        title="06-6  Swap against recompute as the KV cache shrinks",
+        title="06-7  Swap against recompute as the KV cache shrinks",
         columns=columns,
         rows=rows,
         note=(
@@ -671,7 +671,7 @@ def swap_vs_recompute(quick: bool = False) -> Table:
             "pool small enough to evict their blocks; with long prompts and short outputs few are preempted and "
             "the prefix cache gives the prompt back. A full host pool recomputes."
         ),
-        key="06-6",
+        key="06-7",
         units={
             "share of the pool": "%",
             "TTFT mean": "s",
