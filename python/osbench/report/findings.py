@@ -741,8 +741,13 @@ def serve_swap(d: _Data) -> Finding:
         smallest = min(_num(r["share of the pool"]) for r in own)
         again, swap = (r for r in own if _num(r["share of the pool"]) == smallest)
         change = _num(swap["E2E mean"]) / _num(again["E2E mean"]) - 1
+        effect = (
+            "leaves the mean E2E within 0.1%"
+            if abs(change) < 1e-3
+            else f"{'lowers' if change < 0 else 'raises'} the mean E2E by {percent(abs(change))}"
+        )
         parts.append(
-            f"on the {trace} trace {'lowers' if change < 0 else 'raises'} the mean E2E by {percent(abs(change))} "
+            f"on the {trace} trace {effect} "
             f"({number(int(_num(again['tokens recomputed'])))} tokens recomputed against "
             f"{number(_num(swap['swapped GiB']))} GiB copied each way)"
         )
