@@ -19,12 +19,15 @@ scheduling (section 2) to paging (section 3) and prefix caching (sections 4-5).
   engine; ``"sglang"``, in :mod:`osbench.serve.sglang`, on the reference engine only).
 - :func:`simulate_cluster`: replicas behind a router (:mod:`osbench.serve.routers`) on one
   clock, and its :class:`ClusterResult`.
+- :func:`plan`: the smallest deployment (replicas by tensor-parallel degree) that meets an SLO
+  on the requests, every candidate's goodput per GPU and knee, as a :class:`Plan`.
 """
 
 from osbench.serve.cluster import ClusterResult, ClusterSummary, simulate_cluster
 from osbench.serve.config import EngineConfig
 from osbench.serve.engines import ENGINES
 from osbench.serve.models import GPU, GPUS, MODELS, Model, num_blocks
+from osbench.serve.plan import Plan, plan
 from osbench.serve.requests import Requests, RequestsSummary
 from osbench.serve.result import ServeResult, ServeSummary, Stats
 from osbench.serve.run import EngineRun, Steps
@@ -45,6 +48,7 @@ __all__ = [
     "EngineRun",
     "Lognormal",
     "Model",
+    "Plan",
     "Requests",
     "RequestsSummary",
     "ServeResult",
@@ -54,6 +58,7 @@ __all__ = [
     "Steps",
     "SystemPrompts",
     "num_blocks",
+    "plan",
     "simulate",
     "simulate_cluster",
 ]
