@@ -730,6 +730,7 @@ def serve_semantics(d: _Data) -> Finding:
         f"{duration(_num(mixed['TPOT p99']))} with its mixed chunk, which puts prefill into the decode steps as "
         "vLLM's chunked prefill does.",
         *d.link("06-serve", "06-8"),
+    )
 
 
 def serve_swap(d: _Data) -> Finding:
