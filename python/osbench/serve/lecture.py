@@ -20,7 +20,7 @@ here prints or writes files.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Callable, Optional
 
 import numpy as np
