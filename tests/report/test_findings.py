@@ -44,6 +44,7 @@ NEEDS_DATA = {
     "cache.cloudphysics": "cloudphysics",
     "radix.mooncake": "mooncake-conversation",
     "serve.prefix_caching": "mooncake-conversation",
+    "serve.semantics": "mooncake-conversation",
 }
 
 

@@ -28,7 +28,7 @@ def rows_by(t: Table) -> list[dict[str, Any]]:
 
 
 def test_tables_are_complete(tables: dict[str, Table]) -> None:
-    assert list(tables) == ["06-1", "06-2", "06-3", "06-4", "06-5", "06-6"]
+    assert list(tables) == ["06-1", "06-2", "06-3", "06-4", "06-5", "06-6", "06-8"]
     for key, t in tables.items():
         assert all(len(r) == len(t.columns) for r in t.rows)
         assert t.to_text() and t.to_markdown() and t.to_html() and t.takeaway
@@ -160,10 +160,30 @@ def test_06_6_the_fewest_gpus_grow_with_the_rate_and_meet_the_slo(tables: dict[s
     assert f"at {number(last['requests/s'])} requests/s {number(last['GPUs'])} do" in tables["06-6"].note
 
 
+def test_06_8_vllm_against_sglang(tables: dict[str, Table], dataset: Callable[[str], Path]) -> None:
+    """Both schedulers on the same requests and memory: SGLang's prefill-first batches stall the
+    decodes (a higher p99 TPOT than vLLM's mixed steps), and its mixed chunk mixes as vLLM does;
+    every row is a real run of its engine (the trace's request count, a prefix hit on Mooncake)."""
+    for trace in lecture.SEMANTICS_TRACES:
+        dataset(trace)
+    t = tables["06-8"]
+    rows = rows_by(t)
+    assert {r["trace"] for r in rows} == set(lecture.SEMANTICS_TRACES)
+    for trace in lecture.SEMANTICS_TRACES:
+        by = {r["engine"]: r for r in rows if r["trace"] == trace}
+        vllm, sglang = by["vLLM 0.33.0"], by["SGLang 0.5.23, fcfs"]
+        mixed = by["SGLang 0.5.23, fcfs, mixed chunk"]
+        assert sglang["TPOT p99"] > vllm["TPOT p99"]
+        assert abs(mixed["TPOT p99"] - vllm["TPOT p99"]) <= lecture.MIXED_AGREES * vllm["TPOT p99"]
+        assert ("SGLang 0.5.23, lpm" in by) == (trace == lecture.MOONCAKE)
+    assert all(r["prompt tokens from the cache"] > 0 for r in rows if r["trace"] == lecture.MOONCAKE)
+    assert t.takeaway.startswith(f"On {lecture.MOONCAKE} SGLang's prefill-first steps")
+
+
 def test_osbench_lecture_06() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "osbench", "lecture", "06", "--quick", "--json"], capture_output=True, text=True
     )
     assert out.returncode == 0, out.stderr
     keys = [t["key"] for t in json.loads(out.stdout)["06"]]
-    assert keys == ["06-1", "06-2", "06-3", "06-4", "06-5", "06-6"]
+    assert keys == ["06-1", "06-2", "06-3", "06-4", "06-5", "06-6", "06-8"]

@@ -716,6 +716,23 @@ def serve_capacity(d: _Data) -> Finding:
     )
 
 
+def serve_semantics(d: _Data) -> Finding:
+    rows = [r for r in d.records("06-serve", "06-8") if r["trace"] == "mooncake-conversation"]
+    by = {r["engine"]: r for r in rows}
+    vllm, sglang = by["vLLM 0.33.0"], by["SGLang 0.5.23, fcfs"]
+    mixed = by["SGLang 0.5.23, fcfs, mixed chunk"]
+    return Finding(
+        "serve.semantics",
+        "06-serve",
+        "vLLM against SGLang",
+        f"On Mooncake's conversation trace SGLang's prefill-first steps give a p99 TPOT of "
+        f"{duration(_num(sglang['TPOT p99']))} against vLLM's {duration(_num(vllm['TPOT p99']))}, and "
+        f"{duration(_num(mixed['TPOT p99']))} with its mixed chunk, which puts prefill into the decode steps as "
+        "vLLM's chunked prefill does.",
+        *d.link("06-serve", "06-8"),
+    )
+
+
 # --- engines ---------------------------------------------------------------------------------
 
 
@@ -757,6 +774,7 @@ FINDINGS: tuple[Callable[[_Data], Finding], ...] = (
     serve_prefix_caching,
     serve_chunked_prefill,
     serve_capacity,
+    serve_semantics,
     engines,
 )
 """Every finding, in the report's order."""

@@ -24,7 +24,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from osbench import datasets
-from osbench._format import duration, number, percent
+from osbench._format import duration, number, percent, ratio
 from osbench._table import Table
 from osbench.serve.models import GPUS, MODELS, num_blocks
 from osbench.serve.plan import plan
@@ -741,6 +741,124 @@ def capacity_over_rates(quick: bool = False) -> Table:
     return table
 
 
+# --- 06-8: vLLM against SGLang (lecture section 2.8, two schedulers of one idea): the same
+# requests on the same model, GPU and KV memory, as vLLM 0.33.0 schedules them (chunked prefill
+# mixed into the decode steps) and as SGLang 0.5.23 does (a prefill batch first whenever one can
+# be formed, decodes otherwise; enable_mixed_chunk mixes them as vLLM does; lpm orders the queue
+# by the longest cached prefix).
+
+SEMANTICS_TRACES = (MOONCAKE, "azure-code-2023")
+"""Mooncake's conversation trace (its prompts' content: shared prefixes) and Azure's 2023 code
+trace (no content: long prompts, short outputs)."""
+
+SEMANTICS_REQUESTS = 3_000
+"""Each trace's first requests served (1,000 with ``quick``): SGLang's scheduler runs on the
+reference engine, about 20k steps a second."""
+
+SEMANTICS_ENGINES: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    ("vLLM 0.33.0", "vllm", {}),
+    ("SGLang 0.5.23, fcfs", "sglang", {}),
+    ("SGLang 0.5.23, lpm", "sglang", {"schedule_policy": "lpm"}),
+    ("SGLang 0.5.23, fcfs, mixed chunk", "sglang", {"enable_mixed_chunk": True}),
+)
+"""The engines compared: each row's name, semantics and options (``lpm`` only where the trace has
+content, since without it every prefix match is empty and LPM orders as FCFS)."""
+
+SEMANTICS_COLUMNS = [
+    "trace",
+    "engine",
+    "prompt tokens from the cache",
+    "TTFT p50",
+    "TTFT p99",
+    "TPOT p50",
+    "TPOT p99",
+    "preemptions",
+    "goodput",
+]
+SEMANTICS_UNITS = {
+    "prompt tokens from the cache": "%",
+    "TTFT p50": "s",
+    "TTFT p99": "s",
+    "TPOT p50": "s",
+    "TPOT p99": "s",
+}
+SEMANTICS_UNITS["goodput"] = "/s"
+MIXED_AGREES = 0.1
+"""How close (relative) SGLang's p99 TPOT with the mixed chunk must come to vLLM's on every trace
+for the note to say that mixing prefill into the decode steps is what separates them."""
+
+
+def vllm_vs_sglang(quick: bool = False) -> Table:
+    """Every engine of :data:`SEMANTICS_ENGINES` on each trace of :data:`SEMANTICS_TRACES` that can be had (its first
+    :data:`SEMANTICS_REQUESTS`, those longer than the model's context left out), at the trace's own rate,
+    Qwen2.5-7B on an H200 as in table 06-3; both schedulers get the same KV memory (vLLM's pool
+    by ``gpu_memory_utilization``, SGLang's by its ``mem_fraction_static`` rule)."""
+    n = 1_000 if quick else SEMANTICS_REQUESTS
+    rows: list[list[Any]] = []
+    sha256: dict[str, str] = {}
+    missing = []
+    limit = MODELS[MOONCAKE_GPU["model"]].max_model_len
+    for trace in SEMANTICS_TRACES:
+        path, _ = datasets.try_fetch(trace)
+        if path is None:
+            missing.append(trace)
+            continue
+        sha256[trace] = datasets.sha256(path)
+        reqs, _ = fit(Requests.read(trace)[:n], limit)
+        for name, semantics, options in SEMANTICS_ENGINES:
+            if options.get("schedule_policy") == "lpm" and reqs.block_ids is None:
+                continue
+            s = simulate(reqs, semantics=semantics, **MOONCAKE_GPU, **options).summary(
+                slo_ttft=SLO_TTFT, slo_tpot=SLO_TPOT
+            )
+            latency = [s.ttft.p50, s.ttft.p99, s.tpot.p50, s.tpot.p99]
+            rows.append([trace, name, s.prefix_hit_rate, *latency, s.preemptions, s.goodput])
+    note = _semantics_finding(rows) if rows else ""
+    if missing:
+        note += f" Not shown: {datasets.missing_note(missing)}"
+    return Table(
+        title="06-8  vLLM against SGLang on the same trace: prefill-first batches against mixed steps",
+        columns=SEMANTICS_COLUMNS,
+        rows=rows,
+        note=note.strip(),
+        key="06-8",
+        units=SEMANTICS_UNITS,
+        setup=(
+            f"the first {number(n)} requests of each trace at its own rate, those longer than {number(limit)} tokens "
+            f"left out; {MOONCAKE_GPU['model']} on one {MOONCAKE_GPU['gpu']}, each engine's defaults; goodput within "
+            f"TTFT {duration(SLO_TTFT)} and TPOT {duration(SLO_TPOT)}"
+        ),
+        extra={"sha256": sha256},
+    )
+
+
+def _semantics_finding(rows: list[list[Any]]) -> str:
+    """What the rows show, computed from them: SGLang's prefill-first steps against vLLM's mixed
+    ones on the p99 TPOT, and how close the mixed chunk brings the two."""
+    parts, gaps = [], []
+    for trace in dict.fromkeys(r[0] for r in rows):
+        by = {r[1]: r for r in rows if r[0] == trace}
+        v, s, m = by[SEMANTICS_ENGINES[0][0]], by[SEMANTICS_ENGINES[1][0]], by[SEMANTICS_ENGINES[3][0]]
+        parts.append(
+            f"On {trace} SGLang's prefill-first steps give a p99 TPOT of {duration(s[6])} against vLLM's "
+            f"{duration(v[6])} ({ratio(s[6] / v[6])}), with p99 TTFTs of {duration(s[4])} and {duration(v[4])}; "
+            f"with the mixed chunk SGLang's p99 TPOT is {duration(m[6])}."
+        )
+        lpm = by.get(SEMANTICS_ENGINES[2][0])
+        if lpm is not None:
+            parts.append(
+                f"LPM serves {percent(lpm[2])} of its prompt tokens from the cache against FCFS's {percent(s[2])}."
+            )
+        gaps.append(abs(m[6] - v[6]) / v[6] if v[6] else 0.0)
+    if max(gaps) <= MIXED_AGREES:
+        parts.append(
+            f"With the mixed chunk the two agree on the p99 TPOT within {percent(max(max(gaps), 1e-3))}: a prefill batch stalls "
+            "every running decode for its whole step, while chunked prefill shares each step's token budget between "
+            "new prompts and decodes (lecture 2.8), and that, not the cache, is what separates the two schedulers here."
+        )
+    return " ".join(parts)
+
+
 def tables(quick: bool = False) -> list[Table]:
     """Every table of lecture demo 06 (Mooncake's rows when its trace can be had)."""
     return [
@@ -750,6 +868,7 @@ def tables(quick: bool = False) -> list[Table]:
         chunked_prefill(quick),
         policies_on_unknown_lengths(quick),
         capacity_over_rates(quick),
+        vllm_vs_sglang(quick),
     ]
 
 
@@ -773,4 +892,5 @@ __all__ = [
     "rate_workload",
     "recomputed_share",
     "tables",
+    "vllm_vs_sglang",
 ]
