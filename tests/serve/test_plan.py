@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from interrupts import SETUP, assert_stops
 
 import osbench as ob
 from osbench.errors import ArgumentError, ArgumentTypeError
@@ -210,6 +211,7 @@ def test_an_slo_nothing_meets_is_a_clear_verdict(reqs: ob.serve.Requests) -> Non
         ({"block_sz": 8}, ArgumentTypeError, "block_sz=8 is not accepted: plan takes"),
         ({"executor": 3}, ArgumentTypeError, "executor=3 is not accepted"),
         ({"engine": "fast"}, ArgumentError, "engine='fast' is not accepted"),
+        ({"workers": 0}, ArgumentError, "workers=0 is not accepted"),
     ],
 )
 def test_bad_input_is_refused_naming_it(
@@ -248,3 +250,16 @@ def test_the_plan_command(reqs: ob.serve.Requests, planned: Plan, tmp_path: Path
     for bad, message in ((["--max-gpus", "0"], "max_gpus=0 is not accepted"), (["--router", "x"], "invalid choice")):
         refused = osbench("serve", "plan", "--poisson", "400,60", "--slo-ttft", "1", *bad)
         assert refused.returncode == 2 and message in refused.stderr
+
+
+@pytest.mark.parametrize("executor", ["threads", "process"])
+def test_ctrl_c_stops_a_long_plan(executor: str) -> None:
+    setup = SETUP + "\nimport osbench as ob\nreqs = ob.serve.Requests.poisson(60_000, rate=3_000.0, seed=1)"
+    assert_stops(
+        f"""
+        ob.serve.plan(reqs, slo_ttft=0.2, slo_tpot=0.02, model="llama-3-8b", gpu="h100", max_gpus=64, tp=[1, 2],
+                      executor={executor!r}, workers=2)
+        """,
+        setup=setup,
+        settle=3.0,
+    )

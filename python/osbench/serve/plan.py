@@ -568,6 +568,8 @@ def plan(
     rule = router_of(router)
     engine = _checks.engine(engine)
     knee = _checks.flag("knee", knee)
+    if workers is not None:
+        workers = _checks.positive_int("workers", workers, maximum=1024)
     for t in degrees:  # every option checked here, before any worker starts
         configure(
             requests,
@@ -594,7 +596,8 @@ def plan(
         if out is None:
             out = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="osbench-plan-"))) / "cells.jsonl"
         if executor == "threads":
-            pool: cf.Executor = stack.enter_context(cf.ThreadPoolExecutor(max_workers=workers or os.cpu_count()))
+            pool: cf.Executor = cf.ThreadPoolExecutor(max_workers=workers or os.cpu_count())
+            stack.callback(pool.shutdown, wait=True, cancel_futures=True)  # Ctrl-C: the cells not started never run
         else:
             pool = stack.enter_context(_sweep.opened("process" if executor is None else executor, workers))
         _drive(search, degrees, knee, lambda cells: _sweep.run(cells, run_cell, out, pool), progress)
