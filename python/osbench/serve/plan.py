@@ -5,9 +5,10 @@ saturates (its knee), and returns a :class:`Plan` (a table, a figure, the verdic
 
 **Deployments.** A candidate is a :class:`Replicas`: ``replicas`` engines of ``tp`` GPUs each
 behind the router (:func:`osbench.serve.simulate_cluster`). A deployment kind is a small frozen
-type with ``kind``, ``gpus``, ``label``, ``to_dict()`` and ``serve(requests, options)``, found by
-its kind in :data:`DEPLOYMENTS`; a prefill:decode split is another such kind, with a search over
-its two pool sizes beside the search over replicas below.
+type with ``kind``, ``gpus``, ``label``, ``family`` (what its search holds fixed), ``size`` (what
+it grows), ``smaller()``, ``to_dict()`` and ``serve(requests, options)``, found by its kind in
+:data:`DEPLOYMENTS`; a prefill:decode split is another such kind, with a search over its pool
+sizes beside the search over replicas below.
 
 **The search, and what it assumes.** It assumes two monotonicities, and checks them on every
 candidate it tried (:attr:`Plan.violations` lists any pair that contradicts them): at a given
@@ -98,6 +99,21 @@ class Replicas:
     def label(self) -> str:
         """``4 x TP2``: replicas by tensor-parallel degree."""
         return f"{self.replicas} x TP{self.tp}"
+
+    @property
+    def family(self) -> tuple[Any, ...]:
+        """What a search holds fixed while it grows the deployment (its degree): the candidates
+        the monotonicity check compares are those of one family, by :attr:`size`."""
+        return (self.kind, self.tp)
+
+    @property
+    def size(self) -> int:
+        """What the search grows: the replicas."""
+        return self.replicas
+
+    def smaller(self) -> Optional[Replicas]:
+        """The next smaller deployment of the family (None below one replica)."""
+        return Replicas(self.replicas - 1, self.tp) if self.replicas > 1 else None
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "replicas": self.replicas, "tp": self.tp}
@@ -244,9 +260,7 @@ class Plan:
                 f"requests at {rate(self.rate)} ({what}, tp {', '.join(map(str, self.tp))})."
             )
         b = self.best
-        below = next(
-            (c for c in self.candidates if c.deployment == Replicas(b.deployment.replicas - 1, b.deployment.tp)), None
-        )
+        below = next((c for c in self.candidates if c.deployment == b.deployment.smaller()), None)
         return (
             f"{b.deployment.label} ({b.gpus} GPUs) is the smallest deployment that meets {self.slo_words()} on "
             f"{number(self.count)} requests at {rate(self.rate)} ({what}): TTFT {label(self.percentile)} "
@@ -661,16 +675,17 @@ def _drive(
                     start(search.knee(d))
 
 
-def violations(candidates: Iterable[Candidate], degrees: Iterable[int]) -> list[str]:
-    """The pairs of candidates that contradict the search's assumptions: at one degree, a
-    deployment that meets the SLO and a larger one that misses it; a deployment that meets it at
-    a rate and misses it at a lower one."""
+def violations(candidates: Iterable[Candidate]) -> list[str]:
+    """The pairs of candidates that contradict the search's assumptions: in one family (one
+    degree), a deployment that meets the SLO and a larger one that misses it; a deployment that
+    meets it at a rate and misses it at a lower one."""
     candidates = list(candidates)
     found = []
-    for t in degrees:
-        mine = sorted((c for c in candidates if c.deployment.tp == t), key=lambda c: c.deployment.replicas)
+    families = dict.fromkeys(c.deployment.family for c in sorted(candidates, key=lambda c: c.deployment.family))
+    for family in families:
+        mine = sorted((c for c in candidates if c.deployment.family == family), key=lambda c: c.deployment.size)
         for a in mine:
-            later = [b for b in mine if b.deployment.replicas > a.deployment.replicas and not b.meets]
+            later = [b for b in mine if b.deployment.size > a.deployment.size and not b.meets]
             if a.meets and later:
                 found.append(f"{a.deployment.label} meets the SLO but {later[0].deployment.label} misses it")
     for c in candidates:
@@ -728,7 +743,7 @@ def _result(search: _Search, requests: Requests, degrees: tuple[int, ...], rule:
         tp=degrees,
         candidates=tuple(candidates),
         best=best,
-        violations=tuple(violations(candidates, degrees)),
+        violations=tuple(violations(candidates)),
         simulations=len(search.records),
     )
 
