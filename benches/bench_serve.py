@@ -6,7 +6,8 @@ group serves the same requests, and its results are asserted equal to the native
   vLLM 0.33.0's online-server defaults with 3,000 blocks of 16 tokens (~1,600 preemptions, ~60%
   of prompt tokens from the prefix cache), a linear step time. Rows: native, native without the
   decode jump, the reference, the real vLLM scheduler under the fidelity harness
-  (``make vllm-peer``).
+  (``make vllm-peer``). The same with preemption by swap (4 GiB of host memory, PCIe 5.0):
+  native, native without the jump, the reference.
 - **Azure 2023 conversation trace** at its real rate (19,366 requests over 58 minutes; the one
   request longer than Llama-3-8B's 8,192 tokens left out), Llama-3-8B on an H100 with the
   roofline step time and the pool the model leaves: ``simulate()`` end to end, from the
@@ -139,6 +140,25 @@ def test_kv_pressure_policies(benchmark: Any, row: str, pressure: tuple[Requests
     if len(reqs) <= 150:  # under --benchmark-disable: the reference agrees
         assert_equal_runs(reference.run(reqs, cfg, STEP), run)
     assert run.preemptions.sum() > 0
+    report(benchmark, run.num_steps, float(run.finish.max()))
+
+
+SWAP = {"preemption": "swap", "swap_space": 4.0, "link": "pcie5", "kv_block_bytes": 2**21}
+"""Preemption by swap on the KV-pressure workload: vLLM v0's 4 GiB of host memory, Llama-3-8B's
+2 MiB block, over PCIe 5.0."""
+
+
+@pytest.mark.parametrize("row", ["native", "native-nojump", "reference"])
+def test_kv_pressure_swap(benchmark: Any, row: str, pressure: tuple[Requests, EngineConfig, EngineRun]) -> None:
+    benchmark.group = "serve: 3k requests, KV pressure, preemption by swap"
+    reqs, cfg, _ = pressure
+    cfg = dataclasses.replace(cfg, **SWAP)
+    if row == "reference":
+        run = once(benchmark, lambda: reference.run(reqs, cfg, STEP), rounds=1)
+    else:
+        run = once(benchmark, lambda: native.run(reqs, cfg, STEP, jump=row == "native"), rounds=5)
+    assert_equal_runs(native.run(reqs, cfg, STEP), run)
+    assert run.preemptions.sum() > 0 and run.steps.swap_in_bytes.sum() > 0
     report(benchmark, run.num_steps, float(run.finish.max()))
 
 

@@ -38,6 +38,7 @@ ALWAYS = {
     "serve.preemption",
     "serve.chunked_prefill",
     "serve.capacity",
+    "serve.swap",
     "engines.speedup",
 }
 NEEDS_DATA = {

@@ -28,7 +28,7 @@ def rows_by(t: Table) -> list[dict[str, Any]]:
 
 
 def test_tables_are_complete(tables: dict[str, Table]) -> None:
-    assert list(tables) == ["06-1", "06-2", "06-3", "06-4", "06-5", "06-6", "06-8"]
+    assert list(tables) == ["06-1", "06-2", "06-3", "06-4", "06-5", "06-6", "06-7", "06-8"]
     for key, t in tables.items():
         assert all(len(r) == len(t.columns) for r in t.rows)
         assert t.to_text() and t.to_markdown() and t.to_html() and t.takeaway
@@ -180,10 +180,38 @@ def test_06_8_vllm_against_sglang(tables: dict[str, Table], dataset: Callable[[s
     assert t.takeaway.startswith(f"On {lecture.MOONCAKE} SGLang's prefill-first steps")
 
 
+def test_06_6_swap_against_recompute_as_the_pool_shrinks(
+    tables: dict[str, Table], dataset: Callable[[str], Path]
+) -> None:
+    """Section 3.6: with a host pool that never fills, swap recomputes nothing and copies what
+    it preempts; recompute copies nothing; a pool that preempts nothing runs alike either way;
+    the smaller pools preempt more; the finding states the table's numbers."""
+    for name, *_ in lecture.SWAP_TRACES:
+        dataset(name)
+    t = tables["06-7"]
+    rows = rows_by(t)
+    assert len(rows) == 2 * len(lecture.SWAP_TRACES) * len(lecture.SWAP_SHARES)
+    for again, swap in zip(rows[0::2], rows[1::2]):
+        assert again["preemption"] == "recompute" and swap["preemption"] == f"swap over {lecture.SWAP_LINK}"
+        assert again["KV blocks"] == swap["KV blocks"] and again["swapped GiB"] == again["copy time"] == 0
+        assert swap["tokens recomputed"] == 0 and (swap["swapped GiB"] > 0) == (swap["preemptions"] > 0)
+        if again["preemptions"] == swap["preemptions"] == 0:
+            assert {k: v for k, v in again.items() if k != "preemption"} == {
+                k: v for k, v in swap.items() if k != "preemption"
+            }
+        else:
+            assert again["tokens recomputed"] > 0
+    conversation = [r for r in rows if r["trace"] == "conversation" and r["preemption"] == "recompute"]
+    assert conversation[-1]["preemptions"] > conversation[0]["preemptions"]
+    smallest = rows[-2:]
+    assert ob._format.percent(smallest[1]["E2E mean"] / smallest[0]["E2E mean"] - 1) in t.note
+    assert "On the code trace" in t.takeaway
+
+
 def test_osbench_lecture_06() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "osbench", "lecture", "06", "--quick", "--json"], capture_output=True, text=True
     )
     assert out.returncode == 0, out.stderr
     keys = [t["key"] for t in json.loads(out.stdout)["06"]]
-    assert keys == ["06-1", "06-2", "06-3", "06-4", "06-5", "06-6", "06-8"]
+    assert keys == ["06-1", "06-2", "06-3", "06-4", "06-5", "06-6", "06-7", "06-8"]

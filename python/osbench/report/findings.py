@@ -733,6 +733,29 @@ def serve_semantics(d: _Data) -> Finding:
     )
 
 
+def serve_swap(d: _Data) -> Finding:
+    rows = d.records("06-serve", "06-7")
+    parts = []
+    for trace in dict.fromkeys(r["trace"] for r in rows):
+        own = [r for r in rows if r["trace"] == trace]
+        smallest = min(_num(r["share of the pool"]) for r in own)
+        again, swap = (r for r in own if _num(r["share of the pool"]) == smallest)
+        change = _num(swap["E2E mean"]) / _num(again["E2E mean"]) - 1
+        parts.append(
+            f"on the {trace} trace {'lowers' if change < 0 else 'raises'} the mean E2E by {percent(abs(change))} "
+            f"({number(int(_num(again['tokens recomputed'])))} tokens recomputed against "
+            f"{number(_num(swap['swapped GiB']))} GiB copied each way)"
+        )
+    share = min(_num(r["share of the pool"]) for r in rows)
+    return Finding(
+        "serve.swap",
+        "06-serve",
+        "Swap or recompute",
+        f"On {percent(share)} of the KV pool, preemption by swap instead of recompute " + "; ".join(parts) + ".",
+        *d.link("06-serve", "06-7"),
+    )
+
+
 # --- engines ---------------------------------------------------------------------------------
 
 
@@ -774,6 +797,7 @@ FINDINGS: tuple[Callable[[_Data], Finding], ...] = (
     serve_prefix_caching,
     serve_chunked_prefill,
     serve_capacity,
+    serve_swap,
     serve_semantics,
     engines,
 )

@@ -14,11 +14,13 @@ here prints or writes files.
 4. Chunked prefill: the step's token budget trades TTFT against TPOT.
 5. Section 2.6 in a batch server: SRPT on exact and on noisy predicted output lengths against
    FCFS and MLFQ, on Azure's conversation trace (generated chat requests without it).
+7. Section 3.6: preemption by swap against recompute as the KV pool shrinks, on Azure's code and
+   conversation traces.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -554,6 +556,145 @@ def policies_on_unknown_lengths(quick: bool = False) -> Table:
     return table
 
 
+SWAP_TRACES: tuple[tuple[str, float, str, Lognormal, Lognormal], ...] = (
+    ("azure-code-2023", 1.0, "code", Lognormal(2048, 0.8, 7000), Lognormal(32, 1.0, 400)),
+    ("azure-conv-2023", 2.0, "conversation", CHAT_PROMPT, CHAT_OUTPUT),
+)
+"""06-7's workloads: Azure's 2023 code trace (long prompts, short outputs) and conversation trace
+(shorter prompts, longer outputs), rescaled to a rate (requests/s) the whole pool serves without
+preempting; without a trace, generated requests of its kind (its prompt and output lengths)."""
+
+SWAP_SHARES = (0.3, 0.15, 0.08)
+"""06-7's pools: shares of what the model leaves on the GPU."""
+
+SWAP_LINK = "pcie4"
+"""The L40S's host link: PCIe 4.0 x16 (NVIDIA L40S datasheet)."""
+
+
+def _swap_workload(
+    name: str, rate: float, kind: str, prompt: Lognormal, output: Lognormal, n: int
+) -> tuple[Requests, str, Optional[str]]:
+    """One of 06-7's workloads, what it is in words, and why its trace is not used (None)."""
+    path, _ = datasets.try_fetch(name)
+    if path is None:
+        reqs = Requests.poisson(n, rate, prompt_len=prompt, output_len=output, seed=SEED)
+        return reqs, f"{number(n)} generated {kind}-like requests at {number(rate)}/s", datasets.missing_note([name])
+    reqs, _ = fit(Requests.read(name)[:n], MODELS[SMALL_GPU["model"]].max_model_len)
+    return (
+        reqs.at_rate(rate),
+        f"the first {number(len(reqs))} requests of Azure's 2023 {kind} trace at {number(rate)}/s",
+        None,
+    )
+
+
+def _swap_finding(kind: str, rows: Sequence[Mapping[str, Any]]) -> str:
+    """06-7's finding for one workload, from its rows by pool: where swap's mean E2E is below
+    recompute's, and what each paid."""
+    pairs = [(r, s) for r, s in zip(rows[0::2], rows[1::2]) if r["preemptions"] > 0 or s["preemptions"] > 0]
+    if not pairs:
+        return f"On the {kind} trace no pool here preempts: swap and recompute are the same run."
+    wins = [(r, s) for r, s in pairs if s["E2E mean"] < r["E2E mean"]]
+    r, s = pairs[-1]  # the smallest pool
+    per = r["tokens recomputed"] / r["preemptions"] if r["preemptions"] else 0.0
+    change = s["E2E mean"] / r["E2E mean"] - 1
+    words = (
+        f"On the {kind} trace swap has the lower mean E2E on {len(wins)} of the {len(pairs)} pools that preempt; on "
+        f"the smallest ({percent(r['share of the pool'])}) it moves the mean E2E by {percent(change)} "
+        f"({duration(r['E2E mean'])} to {duration(s['E2E mean'])}) and the p99 TTFT from {duration(r['TTFT p99'])} to "
+        f"{duration(s['TTFT p99'])}: recompute computes {number(per)} tokens again a preemption, swap copies "
+        f"{number(s['swapped GiB'])} GiB each way in {duration(s['copy time'])} of steps."
+    )
+    return words
+
+
+def swap_vs_recompute(quick: bool = False) -> Table:
+    """06-7: preemption by swap (vLLM v0's) against recompute (v1's) as the KV pool shrinks."""
+    n = 600 if quick else 2_000
+    full = num_blocks(SMALL_GPU["model"], SMALL_GPU["gpu"])
+    columns = [
+        "trace",
+        "KV blocks",
+        "share of the pool",
+        "preemption",
+        "TTFT mean",
+        "TTFT p99",
+        "E2E mean",
+        "E2E p99",
+        "preemptions",
+        "swapped GiB",
+        "copy time",
+        "tokens recomputed",
+    ]
+    rows: list[list[Any]] = []
+    findings, whats, missing = [], [], []
+    first = first_swap = None
+    for name, rate, kind, prompt, output in SWAP_TRACES:
+        reqs, what, absent = _swap_workload(name, rate, kind, prompt, output, n)
+        whats.append(what)
+        if absent:
+            missing.append(absent)
+        own: list[dict[str, Any]] = []
+        for share in SWAP_SHARES:
+            for preemption in ("recompute", "swap"):
+                r = simulate(reqs, **SMALL_GPU, num_blocks=int(full * share), preemption=preemption, link=SWAP_LINK)
+                first = first or r
+                first_swap = first_swap or (r if preemption == "swap" else None)
+                s = r.summary()
+                row = [
+                    kind,
+                    r.num_blocks,
+                    r.num_blocks / full,
+                    preemption if preemption == "recompute" else f"swap over {SWAP_LINK}",
+                    s.ttft.mean,
+                    s.ttft.p99,
+                    s.e2e.mean,
+                    s.e2e.p99,
+                    s.preemptions,
+                    s.swapped_out_bytes / 2**30,
+                    s.swap_time,
+                    s.recomputed_tokens,
+                ]
+                rows.append(row)
+                own.append(dict(zip(columns, row)))
+        findings.append(_swap_finding(kind, own))
+    assert first is not None and first_swap is not None
+    swap = first_swap.config.swap
+    table = Table(
+        title="06-7  Swap against recompute as the KV cache shrinks",
+        columns=columns,
+        rows=rows,
+        note=(
+            f"{' '.join(findings)} Lecture section 3.6: when KV does not fit, swap the preempted request's KV to host "
+            "memory and back, or recompute it; vLLM v1 only recomputes. Swap copies the request's whole block "
+            "table both ways (as vLLM v0 did), its time added to the steps that copy, which every running request "
+            "waits for; recompute prefills the lost tokens again, but its blocks stay in the prefix cache until "
+            "their space is needed, so a request preempted and soon readmitted finds most of them there. Swap pays "
+            "off where recompute loses the most: requests that have generated many tokens (long outputs) under a "
+            "pool small enough to evict their blocks; with long prompts and short outputs few are preempted and "
+            "the prefix cache gives the prompt back. A full host pool recomputes."
+        ),
+        key="06-7",
+        units={
+            "share of the pool": "%",
+            "TTFT mean": "s",
+            "TTFT p99": "s",
+            "E2E mean": "s",
+            "E2E p99": "s",
+            "copy time": "s",
+        },
+        setup=(
+            f"{'; '.join(whats)}; {_preset_setup(SMALL_GPU['model'], SMALL_GPU['gpu'], first)}, the pool cut to a share "
+            f"of it; swap into vLLM v0's default {number(first.config.swap_space)} GiB of host memory over "
+            f"{SWAP_LINK} ({number(swap.bandwidth / 1e9)} GB/s each way, rated) with "
+            f"{number(swap.block_bytes / 2**20)} MiB a block"
+        ),
+        seed=SEED,
+    )
+    if missing:
+        table.note = f"{table.note} {' '.join(missing)}"
+    return table
+
+
 # --- the rate sweep (the report's serving section) -------------------------------------------
 
 RATE_PRESET: dict[str, Any] = {"model": "llama-3-8b", "gpu": "h100"}
@@ -868,6 +1009,7 @@ def tables(quick: bool = False) -> list[Table]:
         chunked_prefill(quick),
         policies_on_unknown_lengths(quick),
         capacity_over_rates(quick),
+        swap_vs_recompute(quick),
         vllm_vs_sglang(quick),
     ]
 
@@ -891,6 +1033,7 @@ __all__ = [
     "rate_sweep",
     "rate_workload",
     "recomputed_share",
+    "swap_vs_recompute",
     "tables",
     "vllm_vs_sglang",
 ]

@@ -18,7 +18,7 @@ import typing
 from typing import Any
 
 from osbench import _files, serve
-from osbench._format import duration, number, percent
+from osbench._format import duration, number, percent, size
 from osbench.cli._common import Subcommands, common_flags, one_of, output_file
 from osbench.errors import ArgumentError
 from osbench.serve import engines as serve_engines
@@ -46,6 +46,7 @@ _FROM_PRESETS = {
         "max_model_len": "the model's",
         "max_num_batched_tokens": "vLLM's for the GPU",
         "max_num_seqs": "vLLM's for the GPU",
+        "kv_block_bytes": "a block of the model's KV on one GPU",
     },
     "sglang": {
         "max_total_tokens": "what the model leaves on the GPU by SGLang's mem_fraction_static rule",
@@ -204,6 +205,22 @@ def _policy_words(cfg: Any) -> str:
     return str(cfg.policy)
 
 
+def _preemption_words(cfg: Any, s: Any) -> str:
+    """How preempted requests kept their KV, and what it cost: ``swap to 4 GiB of host memory
+    (512 blocks) over pcie5 (63 GB/s): 1.2 GiB out, 1.2 GiB in, 20 ms of copies; 0 tokens
+    recomputed``."""
+    recomputed = f"{number(s.recomputed_tokens)} tokens recomputed"
+    swap = getattr(cfg, "swap", None)
+    if swap is None:
+        return f"by recompute: {recomputed}"
+    link = cfg.link if cfg.swap_bandwidth is None else "a link"
+    return (
+        f"by swap to {number(cfg.swap_space)} GiB of host memory ({number(swap.host_blocks)} blocks) over {link} "
+        f"({number(swap.bandwidth / 1e9)} GB/s): {size(s.swapped_out_bytes)} out, {size(s.swapped_in_bytes)} in, "
+        f"{duration(s.swap_time)} of copies; {recomputed} (when the host pool was full)"
+    )
+
+
 def _latency_line(name: str, stats: Any) -> str:
     return (
         f"  {name:<13}mean {duration(stats.mean)}, p50 {duration(stats.p50)}, p90 {duration(stats.p90)}, "
@@ -295,6 +312,9 @@ def cmd_serve_simulate(args: argparse.Namespace) -> int:
         f"  {'KV cache':<13}{percent(s.kv_utilization)} of the blocks in use on average, {percent(s.kv_utilization_peak)} "
         f"at the peak; {number(s.preemptions)} preemptions of {number(s.preempted_requests)} requests"
     )
+    # (SGLang's semantics does not count its retracted requests' tokens computed again.)
+    if hasattr(cfg, "preemption") and (s.preemptions or cfg.preemption == "swap"):
+        print(f"  {'preemption':<13}{_preemption_words(cfg, s)}")
     print(f"  {'prefix cache':<13}{percent(s.prefix_hit_rate)} of prompt tokens served from it")
     slowdowns = ", ".join(
         f"{label} p50 {number(st.p50)}, p99 {number(st.p99)}"

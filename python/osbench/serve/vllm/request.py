@@ -27,6 +27,7 @@ class Request:
     __slots__ = (
         "arrival",
         "block_hashes",
+        "computed_high",
         "hashed",
         "index",
         "num_computed_tokens",
@@ -39,6 +40,7 @@ class Request:
         "prompt_len",
         "service_base",
         "status",
+        "swapped_blocks",
     )
 
     def __init__(
@@ -66,6 +68,10 @@ class Request:
         """Tokens whose KV is in the cache (or being computed in the current step)."""
         self.num_output_tokens = 0
         self.num_preemptions = 0
+        self.computed_high = 0
+        """The most tokens its KV has held: a token scheduled below this is computed again."""
+        self.swapped_blocks = 0
+        """Host blocks holding its KV while it waits, swapped out (0: none)."""
         self.block_hashes: list[int] = []
         """One hash per full block of the known tokens (prompt, then outputs):
         ``request.py: Request.update_block_hashes``. Empty without prefix caching, and for a
