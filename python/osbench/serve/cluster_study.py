@@ -4,7 +4,7 @@ is loaded at its own rate, each router's prefix hit rate, TTFT and the load imba
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
@@ -35,6 +35,9 @@ UNITS = {"prompt tokens from the cache": "%", "TTFT p50": "s", "TTFT p99": "s", 
 UNITS["imbalance p99"] = "x"
 UNITS["imbalance, worst stretch"] = "x"
 
+KEY = "routers"
+"""The table's key (in the report's serving section)."""
+
 STRETCHES = 60
 """The stretches of time the imbalance over time is averaged over (the trace's span cut in 60)."""
 
@@ -50,7 +53,7 @@ def routers_on_mooncake(replicas: int = 8, quick: bool = False) -> Table:
     title = f"Routers on Mooncake's conversation trace, {replicas} replicas"
     path, _ = datasets.try_fetch(MOONCAKE)
     if path is None:
-        return Table(title, COLUMNS, [], note=f"Not shown: {datasets.missing_note([MOONCAKE])}", units=UNITS)
+        return Table(title, COLUMNS, [], note=f"Not shown: {datasets.missing_note([MOONCAKE])}", key=KEY, units=UNITS)
     reqs = Requests.read(MOONCAKE)
     if quick:
         reqs = reqs[:3_000]
@@ -58,13 +61,13 @@ def routers_on_mooncake(replicas: int = 8, quick: bool = False) -> Table:
     left_out = dropped.requests
     sped = reqs.at_rate(reqs.rate * replicas)
     rows: list[list[Any]] = []
-    over_time: dict[str, list[float]] = {}
+    over_time: dict[str, list[Optional[float]]] = {}
     for name, cls in ROUTERS.items():
         router = PrefixAware(block_size=reqs.source_block or None) if cls is PrefixAware else cls()
         result = simulate_cluster(sped, replicas=replicas, router=router, **MOONCAKE_GPU)
         s = result.summary()
         seconds, means = result.imbalance_over_time(STRETCHES)
-        over_time[name] = means.tolist()
+        over_time[name] = [None if np.isnan(m) else float(m) for m in means]  # None: no arrival in the stretch
         counts = s.requests_per_replica
         rows.append(
             [
@@ -103,7 +106,9 @@ def routers_on_mooncake(replicas: int = 8, quick: bool = False) -> Table:
             f"out, at {number(sped.rate)} requests/s ({replicas} x its own rate); {replicas} x "
             f"{MOONCAKE_GPU['model']} on {MOONCAKE_GPU['gpu']}, vLLM 0.33.0's defaults"
         ),
+        key=KEY,
         extra={
+            "replicas": replicas,
             "sha256": datasets.sha256(path),
             "left_out": left_out,
             "imbalance_over_time": {"seconds": seconds.tolist(), **over_time},
@@ -121,7 +126,8 @@ def imbalance_figure(table: Table) -> bytes:
     series = table.extra["imbalance_over_time"]
     fig, ax = plt.subplots(figsize=(9, 4))
     for name in OVER_TIME:
-        ax.plot(series["seconds"], series[name], marker=".", markersize=3, label=name)
+        means = [np.nan if m is None else m for m in series[name]]
+        ax.plot(series["seconds"], means, marker=".", markersize=3, label=name)
     ax.axhline(1.0, color="gray", linewidth=0.8, linestyle=":", label="even")
     ax.set_xlabel("seconds from the first arrival")
     ax.set_ylabel("busiest replica's outstanding / mean")
