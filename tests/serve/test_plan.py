@@ -222,6 +222,18 @@ def test_bad_input_is_refused_naming_it(
         ob.serve.plan(reqs, **args)
 
 
+def test_a_rule_that_cannot_go_to_another_process_is_refused(reqs: ob.serve.Requests) -> None:
+    def rule(request: Any, replicas: Any) -> int:
+        return int(request.index % len(replicas))
+
+    with pytest.raises(ArgumentError, match="is not accepted with executor=None: the cells run in other processes"):
+        ob.serve.plan(reqs, **SLO, **PRESET, max_gpus=2, router=rule, engine="reference")
+    p = ob.serve.plan(
+        reqs, **SLO, **PRESET, max_gpus=2, router=rule, engine="reference", executor="threads", knee=False
+    )
+    assert "UserRouter" in p.router and p.candidates
+
+
 def test_requests_without_a_rate_are_refused() -> None:
     one = ob.serve.Requests.poisson(1, rate=1.0, seed=1)
     with pytest.raises(ArgumentError, match="at least two requests"):

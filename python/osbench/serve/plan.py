@@ -49,6 +49,7 @@ import hashlib
 import json
 import math
 import os
+import pickle
 import tempfile
 from collections.abc import Generator, Iterable
 from dataclasses import dataclass
@@ -262,7 +263,7 @@ class Plan:
         b = self.best
         below = next((c for c in self.candidates if c.deployment == b.deployment.smaller()), None)
         return (
-            f"{b.deployment.label} ({b.gpus} GPUs) is the smallest deployment that meets {self.slo_words()} on "
+            f"{b.deployment.label} ({b.gpus} GPU{'s' if b.gpus != 1 else ''}) is the smallest deployment that meets {self.slo_words()} on "
             f"{number(self.count)} requests at {rate(self.rate)} ({what}): TTFT {label(self.percentile)} "
             f"{duration(b.ttft)}, TPOT {label(self.percentile)} {duration(b.tpot)}"
             + (
@@ -599,6 +600,14 @@ def plan(
             "executor, workers, out, progress",
         )
     options = {"router": router, "engine": engine, "semantics": semantics, "model": model, "gpu": gpu, **config}
+    if executor is None or (isinstance(executor, str) and executor != "threads"):
+        try:  # the cells go to other processes
+            pickle.dumps(options)
+        except (pickle.PicklingError, TypeError, AttributeError) as exc:
+            raise ArgumentError(
+                f"router={router!r:.60} is not accepted with executor={executor!r}: the cells run in other processes, "
+                f"which need it pickled ({exc}); use a module-level function, or executor='threads'"
+            ) from None
     base = {"options": options, "slo_ttft": slos["slo_ttft"], "slo_tpot": slos["slo_tpot"], "percentile": percentile}
     base_key = json.dumps(
         {"requests": _fingerprint(requests), "router": repr(rule)}
