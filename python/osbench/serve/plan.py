@@ -183,8 +183,9 @@ class Candidate:
     the plan's percentile (seconds), the share of requests within the SLO, its goodput (requests/s
     within the SLO), throughput, prefix hit rate and the router's load imbalance (p99); its knee
     (requests/s: the highest rate tried at which it meets the SLO; None if it missed at every
-    rate tried, or the knee was not searched) and ``knee_above`` (the lowest rate tried at which
-    it missed; None if none did); ``rates``: every (rate, meets) tried, by rate."""
+    rate tried) and ``knee_above`` (the lowest rate tried at which it missed; None if none did);
+    ``rates``: every (rate, meets) tried, by rate (with ``knee=False``, the requests' own rate
+    alone)."""
 
     deployment: Deployment
     meets: bool
