@@ -761,6 +761,25 @@ def serve_swap(d: _Data) -> Finding:
     )
 
 
+def serve_routers(d: _Data) -> Finding:
+    t = d.table("06-serve", "routers")
+    by = {r["router"]: r for r in d.records("06-serve", "routers")}
+    aware, rr, lt = by["prefix-aware"], by["round-robin"], by["least-tokens"]
+    return Finding(
+        "serve.routers",
+        "06-serve",
+        "Routers",
+        f"Over {number(int(_num(t['replicas'])))} replicas on Mooncake's conversation trace, prefix-aware routing "
+        f"serves {percent(_num(aware['prompt tokens from the cache']))} of prompt tokens from the replicas' caches "
+        f"against {percent(_num(rr['prompt tokens from the cache']))} for round-robin, for a p99 TTFT of "
+        f"{duration(_num(aware['TTFT p99']))} against {duration(_num(rr['TTFT p99']))} (least-tokens: "
+        f"{duration(_num(lt['TTFT p99']))}), at a worst-stretch imbalance of "
+        f"{ratio(_num(aware['imbalance, worst stretch']))} against round-robin's "
+        f"{ratio(_num(rr['imbalance, worst stretch']))} and least-tokens' {ratio(_num(lt['imbalance, worst stretch']))}.",
+        *d.link("06-serve", "routers"),
+    )
+
+
 # --- engines ---------------------------------------------------------------------------------
 
 
@@ -804,6 +823,7 @@ FINDINGS: tuple[Callable[[_Data], Finding], ...] = (
     serve_capacity,
     serve_swap,
     serve_semantics,
+    serve_routers,
     engines,
 )
 """Every finding, in the report's order."""
