@@ -19,11 +19,15 @@ scheduling (section 2) to paging (section 3) and prefix caching (sections 4-5).
   engine; ``"sglang"``, in :mod:`osbench.serve.sglang`, on the reference engine only).
 - :func:`simulate_cluster`: replicas behind a router (:mod:`osbench.serve.routers`) on one
   clock, and its :class:`ClusterResult`.
+- :func:`simulate_disaggregated`: a prefill pool handing requests to a decode pool over a
+  :class:`Link` (presets ``LINKS``), and its :class:`DisaggResult`.
 """
 
 from osbench.serve.cluster import ClusterResult, ClusterSummary, simulate_cluster
 from osbench.serve.config import EngineConfig
+from osbench.serve.disagg import DisaggResult, DisaggSummary, simulate_disaggregated
 from osbench.serve.engines import ENGINES
+from osbench.serve.links import LINKS, Link
 from osbench.serve.models import GPU, GPUS, MODELS, Model, num_blocks
 from osbench.serve.requests import Requests, RequestsSummary
 from osbench.serve.result import ServeResult, ServeSummary, Stats
@@ -36,13 +40,17 @@ __all__ = [
     "ENGINES",
     "GPU",
     "GPUS",
+    "LINKS",
     "MODELS",
     "Batch",
     "ClusterResult",
     "ClusterSummary",
+    "DisaggResult",
+    "DisaggSummary",
     "Empirical",
     "EngineConfig",
     "EngineRun",
+    "Link",
     "Lognormal",
     "Model",
     "Requests",
@@ -56,4 +64,5 @@ __all__ = [
     "num_blocks",
     "simulate",
     "simulate_cluster",
+    "simulate_disaggregated",
 ]

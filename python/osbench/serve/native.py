@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from osbench import _native
-from osbench.errors import ArgumentTypeError
+from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.serve.config import EngineConfig
 from osbench.serve.engines import ENGINES
 from osbench.serve.replicas import ClusterRun
@@ -151,3 +151,7 @@ def run_cluster(
         )
     replica, load, runs = _native.serve_simulate_cluster(**inputs, replicas=replicas, router=name, **params)
     return ClusterRun(replica, load.reshape(len(requests), replicas), tuple(engine_run(c, d) for c, d, _ in runs))
+
+
+def run_disaggregated(*args: Any, **kwargs: Any) -> Any:
+    raise ArgumentError("engine='native' is not yet available for simulate_disaggregated: use engine='reference'")

@@ -27,6 +27,7 @@ class Request:
     __slots__ = (
         "arrival",
         "block_hashes",
+        "external",
         "hashed",
         "index",
         "num_computed_tokens",
@@ -51,6 +52,7 @@ class Request:
         keys: Optional[np.ndarray],
         predicted: Optional[int] = None,
         private: bool = False,
+        external: int = 0,
     ) -> None:
         self.index = index
         self.arrival = arrival
@@ -66,6 +68,9 @@ class Request:
         """Tokens whose KV is in the cache (or being computed in the current step)."""
         self.num_output_tokens = 0
         self.num_preemptions = 0
+        self.external = external
+        """Prompt tokens whose KV another instance computed and sent (a disaggregated prefill:
+        the KV connector's remote prefill), taken as computed at its first admission."""
         self.block_hashes: list[int] = []
         """One hash per full block of the known tokens (prompt, then outputs):
         ``request.py: Request.update_block_hashes``. Empty without prefix caching, and for a

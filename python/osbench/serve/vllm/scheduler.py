@@ -102,7 +102,11 @@ class Scheduler:
             while token_budget > 0 and len(self.waiting) > 0 and len(self.running) < cfg.max_num_seqs:
                 request = self.waiting.peek_request()
                 hits, num_hit_tokens = kv.get_computed_blocks(request)
-                num_new_tokens = request.num_tokens - num_hit_tokens
+                # KV sent by a prefill instance (the connector's get_num_new_matched_tokens):
+                # computed beyond the local hit, in fresh blocks, outside the token budget.
+                num_external = max(request.external - num_hit_tokens, 0)
+                num_computed = num_hit_tokens + num_external
+                num_new_tokens = request.num_tokens - num_computed
                 if 0 < threshold < num_new_tokens:
                     num_new_tokens = threshold
                 if not cfg.enable_chunked_prefill and num_new_tokens > token_budget:
@@ -110,7 +114,7 @@ class Scheduler:
                 num_new_tokens = min(num_new_tokens, token_budget)
                 if not kv.allocate_slots(
                     request,
-                    num_new_tokens,
+                    num_new_tokens + num_external,
                     hits,
                     full_sequence_must_fit=cfg.scheduler_reserve_full_isl,
                     has_scheduled_reqs=bool(self.running),
@@ -119,7 +123,8 @@ class Scheduler:
                 self.waiting.pop_request()
                 self.running.append(request)
                 request.status = RUNNING
-                request.num_computed_tokens = num_hit_tokens
+                request.num_computed_tokens = num_computed
+                request.external = 0  # a preempted request recomputes its prompt here
                 scheduled[request.index] = (request, num_new_tokens)
                 plan.admitted.append((request, num_hit_tokens))
                 token_budget -= num_new_tokens

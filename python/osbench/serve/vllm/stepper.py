@@ -19,8 +19,17 @@ class Stepper:
     :class:`Request` objects as they arrive, and each step's plan and output are reported by
     request index."""
 
-    def __init__(self, requests: Requests, config: EngineConfig, priority: np.ndarray, predicted: np.ndarray) -> None:
+    def __init__(
+        self,
+        requests: Requests,
+        config: EngineConfig,
+        priority: np.ndarray,
+        predicted: np.ndarray,
+        external: Optional[np.ndarray] = None,
+    ) -> None:
         self.config = config
+        self.external = external
+        """Per request, prompt tokens whose KV a prefill instance sent (None: none)."""
         self.predicted = predicted
         self.scheduler = Scheduler(config)
         self.requests = requests
@@ -45,6 +54,7 @@ class Stepper:
             own_keys,
             int(self.predicted[index]),
             private=self.config.enable_prefix_caching,
+            external=0 if self.external is None else int(self.external[index]),
         )
         self.scheduler.add_request(request)
 

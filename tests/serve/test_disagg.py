@@ -1,0 +1,200 @@
+"""Disaggregated prefill and decode (osbench.serve.disagg): the facts of issue 26 on random
+small workloads, the link's charge, the decode pool's admission, and bad input."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+from cluster_workloads import LINEAR, raw, routers, run_or_livelock, workloads
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from runs import assert_same_runs
+
+import osbench as ob
+from osbench.errors import ArgumentError, ArgumentTypeError
+from osbench.serve.disagg import one_token, simulate_disaggregated
+from osbench.serve.links import LINKS, Link
+from osbench.serve.requests import Requests
+from osbench.serve.routers import Router
+from osbench.serve.run import batch_of
+
+MODEL = "llama-3-8b"
+
+
+def disagg(reqs: Requests, cfg: dict[str, Any], **kwargs: Any) -> Any:
+    kwargs.setdefault("step_time", LINEAR)
+    return simulate_disaggregated(reqs, model=MODEL, **kwargs, **cfg)
+
+
+# --------------------------------------------------------------------------- the issue's fact
+
+
+@settings(max_examples=60, deadline=None)
+@given(workloads(max_requests=12), routers(), st.integers(1, 3), st.sampled_from(["reference"]))
+def test_with_an_instant_link_and_room_ttft_is_queueing_and_prefill_then_the_first_decode_step(  # type: ignore[no-untyped-def]
+    workload, router, p, engine
+) -> None:
+    """With ``link="ideal"`` and a decode instance per request (each idle when its KV comes),
+    the prefill side is the cluster serving one token per request, and each request's TTFT is
+    that cluster's TTFT (its queueing and prefill) plus one decode step of its last prompt token
+    over the rest of its prompt, priced by the step time on its own."""
+    reqs, cfg = workload
+    if engine == "native" and callable(router) and not isinstance(router, Router):
+        engine = "reference"
+    n = len(reqs)
+    result = run_or_livelock(
+        lambda: disagg(reqs, cfg, prefill=p, decode=n, link="ideal", router=router, engine=engine, record=True)
+    )
+    alone = run_or_livelock(
+        lambda: ob.serve.simulate_cluster(
+            one_token(reqs), replicas=p, router=router, engine="reference", step_time=LINEAR, record=True, **cfg
+        )
+    )
+    if isinstance(alone, Exception) or isinstance(result, Exception):
+        assert isinstance(alone, Exception) and isinstance(result, Exception)
+        return
+    np.testing.assert_array_equal(result.run.prefill_replica, alone.replica)
+    for own, expected in zip(result.prefill, alone.replicas):
+        assert_same_runs(raw(expected), raw(own))
+    np.testing.assert_array_equal(result.transfer, 0.0)
+    np.testing.assert_array_equal(result.run.kv_arrival, alone.merged.first_token)
+    np.testing.assert_array_equal(np.sort(result.run.decode_replica), np.arange(n))  # one each: all idle
+    step = np.array([LINEAR(batch_of([(1, int(q) - 1, 1)])) for q in reqs.prompt_len])
+    np.testing.assert_allclose(result.merged.ttft, alone.merged.ttft + step, rtol=0, atol=1e-9)
+    # The parts add up to TTFT, from the run's own records.
+    np.testing.assert_allclose(
+        result.queueing + result.prefill_time + result.transfer + result.first_decode_step,
+        result.merged.ttft,
+        rtol=0,
+        atol=1e-9,
+    )
+    np.testing.assert_allclose(result.queueing, alone.merged.queueing, rtol=0, atol=1e-9)
+
+
+# --------------------------------------------------------------------------- the link
+
+
+def test_the_link_charges_bytes_over_bandwidth_and_latency_after_the_prefill() -> None:
+    reqs = Requests([0.0], [1000], [5])
+    link = Link("test", 1e9, 2e-3)
+    r = simulate_disaggregated(
+        reqs, prefill=1, decode=1, link=link, model=MODEL, gpu="h100", engine="reference", num_blocks=200
+    )
+    per_token = ob.serve.Model.preset(MODEL).kv_bytes_per_token()
+    wire = 63 * 16 * per_token  # the whole blocks of the prompt
+    assert int(r.kv_bytes[0]) == wire and r.summary().bytes_moved == wire
+    assert r.transfer[0] == pytest.approx(wire / 1e9 + 2e-3, rel=1e-12)
+    assert r.run.transfer_start[0] == r.prefill_end[0]
+
+
+def test_transfers_from_one_prefill_instance_take_the_link_in_turn() -> None:
+    reqs = Requests([0.0, 0.0, 0.0], [512, 512, 512], [3, 3, 3])
+    link = Link("slow", 1e8, 0.0)
+    r = simulate_disaggregated(
+        reqs, prefill=1, decode=3, link=link, model=MODEL, gpu="h100", engine="reference", num_blocks=400
+    )
+    wire = float(r.kv_bytes[0]) / 1e8
+    start, arrive = r.run.transfer_start, r.run.kv_arrival
+    assert (r.prefill_end == r.prefill_end[0]).all()  # one step prefilled all three
+    np.testing.assert_allclose(start, r.prefill_end[0] + wire * np.arange(3), rtol=1e-12)
+    np.testing.assert_allclose(arrive - start, wire, rtol=1e-12)
+
+
+def test_every_link_preset_is_a_link_and_the_alias_names_infiniband() -> None:
+    assert set(LINKS) == {"nvlink-4", "nvlink-5", "ib-ndr-400g", "roce-200g", "roce-400g", "pcie-5-x16", "ideal"}
+    assert ob.serve.links.link_of("ib-400g") is LINKS["ib-ndr-400g"]
+    assert LINKS["ib-ndr-400g"].bandwidth == 50e9 and LINKS["nvlink-4"].bandwidth == 450e9
+    assert math.isinf(LINKS["ideal"].bandwidth) and LINKS["ideal"].latency == 0.0
+
+
+# --------------------------------------------------------------------------- the decode pool
+
+
+def test_the_decode_pool_admits_only_what_its_kv_holds() -> None:
+    rng = np.random.default_rng(4)
+    n = 40
+    reqs = Requests(np.zeros(n), rng.integers(100, 300, n), rng.integers(20, 80, n))
+    cfg = {"num_blocks": 80, "block_size": 16, "max_num_batched_tokens": 4096, "max_num_seqs": 64}
+    r = disagg(reqs, cfg, prefill=2, decode=1, link="ideal", engine="reference", record=True)
+    dec = r.decode[0]
+    assert (dec.steps.blocks_used <= 79).all()
+    assert dec.steps.num_waiting.max() > 0  # requests waited for room
+    decode_admitted = np.zeros(n)
+    decode_admitted[r.run.decode_order[0]] = dec.admitted
+    assert (decode_admitted >= r.run.kv_arrival).all() and (decode_admitted > r.run.kv_arrival).any()
+
+
+def test_the_decode_instance_takes_the_prompt_as_computed_and_recomputes_its_last_token() -> None:
+    reqs = Requests([0.0], [100], [4])
+    cfg = {"num_blocks": 50, "block_size": 16}
+    r = disagg(reqs, cfg, prefill=1, decode=1, link="ideal", engine="reference", record=True)
+    steps = r.decode[0].steps
+    assert len(steps) == 4  # one step per output token: no prefill of the prompt there
+    assert steps.decode_seqs[0] == 1 and steps.prefill_tokens[0] == 0 and steps.context_tokens[0] == 99
+    assert r.decode[0].record.step(0)["scheduled"] == [(0, 1)]
+
+
+def test_prefix_caching_serves_shared_prompts_on_the_prefill_side() -> None:
+    n = 30
+    reqs = Requests(
+        np.arange(n) * 0.05,
+        [64] * n,
+        [4] * n,
+        blocks=[[1, 2, 3, 4, 5, 6, 7, 100 + k] for k in range(n)],
+        source_block=8,
+    )
+    cfg = {"num_blocks": 200, "block_size": 8}
+    r = disagg(reqs, cfg, prefill=1, decode=2, engine="reference")
+    assert r.summary().prefix_hit_rate == pytest.approx(r.merged.cached_tokens.sum() / reqs.prompt_len.sum())
+    assert (r.merged.cached_tokens[1:] == 56).all()
+
+
+# --------------------------------------------------------------------------- heterogeneous pools
+
+
+def test_each_pool_takes_its_own_gpu() -> None:
+    reqs = Requests.poisson(20, rate=10.0, seed=2)
+    r = simulate_disaggregated(
+        reqs, prefill=1, decode=1, model=MODEL, prefill_gpu="h100", decode_gpu="a100-80gb", engine="reference"
+    )
+    assert r.prefill_config.num_blocks == ob.serve.num_blocks(MODEL, "h100")
+    assert r.decode_config.num_blocks == ob.serve.num_blocks(MODEL, "a100-80gb")
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "named"),
+    [
+        ({"prefill": 0}, "prefill=0"),
+        ({"decode": 0}, "decode=0"),
+        ({"prefill": 1.5}, "prefill=1.5"),
+        ({"link": "warp"}, "link='warp'"),
+        ({"link": 3}, "link=3"),
+        ({"model": None}, "model=None"),
+        ({"router": "fastest"}, "router='fastest'"),
+        ({"flux": 1}, "flux=1"),
+        ({"decode_gpu": "a99"}, "decode_gpu='a99'"),
+    ],
+)
+def test_bad_input_is_refused_naming_the_argument(kwargs: dict[str, Any], named: str) -> None:
+    args: dict[str, Any] = {"prefill": 1, "decode": 1, "model": MODEL, "gpu": "h100", "engine": "reference", **kwargs}
+    with pytest.raises((ArgumentError, ArgumentTypeError), match=named.replace("(", r"\(").replace(".", r"\.")):
+        simulate_disaggregated(Requests([0.0], [10], [2]), **args)
+
+
+def test_a_negative_or_zero_bandwidth_and_a_shared_router_are_refused() -> None:
+    for bad in (-1.0, 0.0, math.nan):
+        with pytest.raises(ArgumentError, match="bandwidth="):
+            Link("bad", bad, 0.0)
+    with pytest.raises(ArgumentError, match="latency="):
+        Link("bad", 1e9, -1.0)
+    rule = ob.serve.routers.RoundRobin()
+    with pytest.raises(ArgumentError, match="decode_router="):
+        simulate_disaggregated(
+            Requests([0.0], [10], [2]), prefill=1, decode=1, model=MODEL, gpu="h100", router=rule, decode_router=rule
+        )
