@@ -11,15 +11,21 @@ import pytest
 from cluster_workloads import LINEAR, raw, routers, run_or_livelock, workloads
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from interrupts import assert_stops
 from runs import assert_same_runs
 
 import osbench as ob
 from osbench.errors import ArgumentError, ArgumentTypeError
-from osbench.serve.disagg import one_token, simulate_disaggregated
+from osbench.serve import native
+from osbench.serve.config import EngineConfig
+from osbench.serve.disagg import kv_bytes_per_gpu, simulate_disaggregated
 from osbench.serve.links import LINKS, Link
+from osbench.serve.pools import Pool, drive_disaggregated, one_token
 from osbench.serve.requests import Requests
 from osbench.serve.routers import Router
 from osbench.serve.run import batch_of
+from osbench.serve.steptime import StepTime
+from osbench.serve.vllm.engines import decode_stepper, stepper
 
 MODEL = "llama-3-8b"
 
@@ -33,7 +39,7 @@ def disagg(reqs: Requests, cfg: dict[str, Any], **kwargs: Any) -> Any:
 
 
 @settings(max_examples=60, deadline=None)
-@given(workloads(max_requests=12), routers(), st.integers(1, 3), st.sampled_from(["reference"]))
+@given(workloads(max_requests=12), routers(), st.integers(1, 3), st.sampled_from(["reference", "native"]))
 def test_with_an_instant_link_and_room_ttft_is_queueing_and_prefill_then_the_first_decode_step(  # type: ignore[no-untyped-def]
     workload, router, p, engine
 ) -> None:
@@ -72,6 +78,136 @@ def test_with_an_instant_link_and_room_ttft_is_queueing_and_prefill_then_the_fir
         atol=1e-9,
     )
     np.testing.assert_allclose(result.queueing, alone.merged.queueing, rtol=0, atol=1e-9)
+
+
+links = st.one_of(
+    st.sampled_from(list(LINKS)),
+    st.builds(Link, st.just("drawn"), st.sampled_from([1e6, 3e7, 1e9, math.inf]), st.sampled_from([0.0, 1e-3, 0.02])),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    workloads(max_requests=20),
+    routers(),
+    routers(),
+    st.integers(1, 3),
+    st.integers(1, 3),
+    links,
+    st.one_of(st.none(), st.integers(1, 5)),
+    st.sampled_from([LINEAR, StepTime.roofline(MODEL, "h100-sxm")]),
+    st.booleans(),
+)
+def test_native_equals_the_reference_request_for_request_and_step_for_step(  # type: ignore[no-untyped-def]
+    workload, router, decode_router, p, d, link, concurrency, step_time, jump
+) -> None:
+    reqs, cfg = workload
+    rules = []
+    for rule in (router, decode_router):
+        if callable(rule) and not isinstance(rule, Router):
+            rule = "least-tokens"  # the native loop runs the table's routers
+        rules.append(ob.serve.routers.router_of(rule))
+    config = EngineConfig(**cfg)
+    kv = kv_bytes_per_gpu(reqs, ob.serve.Model.preset(MODEL), None, config.block_size)
+    the_link = ob.serve.links.link_of(link)
+    prefill_requests = one_token(reqs)
+
+    def ours():  # type: ignore[no-untyped-def]
+        return drive_disaggregated(
+            reqs,
+            prefill_requests,
+            Pool(
+                [stepper(prefill_requests, config) for _ in range(p)],
+                rules[0],
+                step_time,
+                config.usable_blocks,
+                config.block_size,
+            ),
+            Pool(
+                [decode_stepper(reqs, config, reqs.prompt_len - 1) for _ in range(d)],
+                rules[1],
+                step_time,
+                config.usable_blocks,
+                config.block_size,
+            ),
+            the_link,
+            kv,
+            record=True,
+            concurrency=concurrency,
+        )
+
+    expected = run_or_livelock(ours)
+    got = run_or_livelock(
+        lambda: native.run_disaggregated(
+            reqs,
+            (config, config),
+            (step_time, step_time),
+            (p, d),
+            tuple(rules),
+            the_link,
+            kv,
+            record=True,
+            jump=jump,
+            concurrency=concurrency,
+        )
+    )
+    if isinstance(expected, Exception):
+        assert isinstance(got, Exception)  # each names the requests by its own numbering
+        return
+    for name in ("prefill_replica", "decode_replica", "transfer_start", "kv_arrival"):
+        np.testing.assert_array_equal(getattr(got, name), getattr(expected, name), err_msg=name)
+    for a, b in zip(expected.decode_order, got.decode_order):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(expected.prefill_runs + expected.decode_runs, got.prefill_runs + got.decode_runs):
+        assert_same_runs(a, b)
+
+
+def test_the_native_loop_takes_the_decode_jump() -> None:
+    rng = np.random.default_rng(5)
+    n = 200
+    reqs = Requests(np.cumsum(rng.exponential(0.5, n)), rng.integers(50, 500, n), rng.integers(200, 2000, n))
+    config = EngineConfig(num_blocks=20_000, enable_prefix_caching=False)
+    kv = kv_bytes_per_gpu(reqs, ob.serve.Model.preset(MODEL), None, config.block_size)
+    for concurrency in (None, 3):
+        args = (reqs, (config, config), (LINEAR, LINEAR), (2, 3))
+        rules = (ob.serve.routers.RoundRobin(), ob.serve.routers.LeastRequests())
+        out = native.disaggregated_call(*args, rules, LINKS["roce-200g"], kv, concurrency=concurrency)
+        decode_runs = out[5]
+        steps = sum(len(c["start"]) for c, _, _ in decode_runs)
+        # Open loop, a stretch runs to the next send; closed loop, to the other decode
+        # instances' next steps (a send waits for a finish), which leaves few.
+        assert sum(jumped for _, _, jumped in decode_runs) > (steps // 4 if concurrency is None else 0)
+        expected = drive_disaggregated(
+            reqs,
+            one_token(reqs),
+            Pool([stepper(one_token(reqs), config) for _ in range(2)], rules[0], LINEAR, 19_999, 16),
+            Pool([decode_stepper(reqs, config, reqs.prompt_len - 1) for _ in range(3)], rules[1], LINEAR, 19_999, 16),
+            LINKS["roce-200g"],
+            kv,
+            concurrency=concurrency,
+        )
+        got = native.run_disaggregated(*args, rules, LINKS["roce-200g"], kv, concurrency=concurrency)
+        for a, b in zip(expected.decode_runs, got.decode_runs):
+            assert_same_runs(a, b)
+
+
+def test_ctrl_c_stops_a_long_native_disaggregated_run() -> None:
+    assert_stops(
+        """
+        import numpy as np
+        from osbench.serve import simulate_disaggregated
+        from osbench.serve.requests import Requests
+        from osbench.serve.steptime import StepTime
+        rng = np.random.default_rng(0)
+        reqs = Requests(np.zeros(3000), rng.integers(100, 2000, 3000), rng.integers(500, 2000, 3000))
+        step = StepTime.linear(0.01, 1e-5, 1e-4, 1e-7)
+        for _ in range(1000):  # minutes of work if nothing stops it
+            simulate_disaggregated(
+                reqs, prefill=2, decode=2, model="llama-3-8b", router="least-tokens", step_time=step,
+                num_blocks=5000, max_model_len=4096,
+            )
+        """
+    )
 
 
 # --------------------------------------------------------------------------- the link

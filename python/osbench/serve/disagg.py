@@ -30,7 +30,7 @@ from osbench.serve import native
 from osbench.serve.cluster import pool_size
 from osbench.serve.links import Link, link_of
 from osbench.serve.models import GPU, GPUS, Model
-from osbench.serve.pools import DisaggRun, Pool, drive_disaggregated
+from osbench.serve.pools import DisaggRun, Pool, drive_disaggregated, one_token
 from osbench.serve.requests import Requests
 from osbench.serve.result import ServeResult, ServeSummary, Stats
 from osbench.serve.routers import router_of
@@ -206,21 +206,6 @@ def _decode_steps(run: DisaggRun) -> Steps:
     owner = np.concatenate([np.full(len(o.steps), k) for k, o in enumerate(own)])
     order = np.lexsort((owner, starts))
     return Steps(**{f: np.concatenate([getattr(o.steps, f) for o in own])[order] for f in STEP_FIELDS})
-
-
-def one_token(requests: Requests) -> Requests:
-    """``requests`` as a prefill instance serves them: one output token each (``max_tokens=1``,
-    as vLLM's disaggregated proxy sends a request to its prefill instance)."""
-    return Requests(
-        requests.arrival,
-        requests.prompt_len,
-        np.ones(len(requests), dtype=np.int64),
-        blocks=requests.block_ids,
-        block_offsets=requests.block_offsets,
-        priority=requests.priority,
-        source_block=requests.source_block,
-        name=requests.name,
-    )
 
 
 def kv_bytes_per_gpu(requests: Requests, model: Model, tp: Optional[int], block_size: int) -> np.ndarray:

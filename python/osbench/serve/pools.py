@@ -16,7 +16,8 @@ disaggregated_serving``'s proxy, the NixlConnector):
    blocks of its prompt, after the prefill completes (not streamed layer by layer): transfers
    from one prefill instance go one at a time, in the order their prefills completed, each
    taking ``bytes / bandwidth`` on the wire and arriving ``latency`` later;
-3. when its KV arrives, the decode router picks a decode instance (the link's time does not
+3. when its KV arrives, the decode router picks a decode instance (which numbers its requests
+   as it receives them, as an engine of its own would: in any order) (the link's time does not
    depend on which: every pair is joined by the same link), which takes the request with the
    KV of all its prompt but the last token as computed (the scheduler's remote prefill,
    ``num_external_computed_tokens``; the last token is computed again for its logits, as
@@ -105,10 +106,11 @@ def views(reps: Sequence[_Engine], now: float, tokens: np.ndarray, pool: Pool) -
     return out
 
 
-def give(rep: _Engine, index: int, when: float, prompt_len: int, tokens: int, block_size: int) -> None:
-    """Request ``index`` reaches instance ``rep`` at ``when``."""
+def give(rep: _Engine, index: int, when: float, prompt_len: int, tokens: int, block_size: int, local: bool) -> None:
+    """Request ``index`` reaches instance ``rep`` at ``when``; ``local``: the instance numbers
+    its requests as it receives them (its recorder too), else by their index."""
     rep.stepper.add_request(index, when)
-    rep.recorder.arrival[index] = when
+    rep.recorder.arrival[len(rep.given) if local else index] = when
     rep.clock = max(rep.clock, when)
     rep.arrived = True
     rep.given.append(index)
@@ -117,12 +119,15 @@ def give(rep: _Engine, index: int, when: float, prompt_len: int, tokens: int, bl
     rep.tokens += tokens
 
 
-def step(rep: _Engine, pool: Pool, tokens: np.ndarray, next_send: float) -> tuple[float, list[int]]:
-    """The next step of ``rep``: when it ends and the requests it finished, in order."""
+def step(
+    rep: _Engine, pool: Pool, tokens: np.ndarray, next_send: Optional[float], local: bool
+) -> tuple[float, list[int]]:
+    """The next step of ``rep``: when it ends and the requests it finished (by index), in
+    order; ``local``: as :func:`give`."""
     rep.publish(rep.clock, tokens)
     added_before = len(rep.given)
     end, plan, out = take_step(rep.stepper, pool.step_time, rep.recorder, rep.clock)
-    finished = [index for index, _, last in out.tokens if last]
+    finished = [rep.given[index] if local else index for index, _, last in out.tokens if last]
     rep.pending = (end, _Report(plan.blocks_used, plan.num_waiting, len(plan.scheduled), added_before), finished)
     rep.clock = end
     progressed, rep.arrived = rep.arrived or bool(out.tokens), False
@@ -130,6 +135,21 @@ def step(rep: _Engine, pool: Pool, tokens: np.ndarray, next_send: float) -> tupl
     if rep.guard is not None and rep.guard.repeats(progressed, end):
         raise rep.guard.error(next_send)
     return end, finished
+
+
+def one_token(requests: Requests) -> Requests:
+    """``requests`` as a prefill instance serves them: one output token each (``max_tokens=1``,
+    as vLLM's disaggregated proxy sends a request to its prefill instance)."""
+    return Requests(
+        requests.arrival,
+        requests.prompt_len,
+        np.ones(len(requests), dtype=np.int64),
+        blocks=requests.block_ids,
+        block_offsets=requests.block_offsets,
+        priority=requests.priority,
+        source_block=requests.source_block,
+        name=requests.name,
+    )
 
 
 def drive_disaggregated(
@@ -181,19 +201,20 @@ def drive_disaggregated(
                 prefill.router.route(Request(index, sent, prompt_len[index], 1), seen), len(pre), prefill.router, index
             )
             prefill_replica[index] = k
-            give(pre[k], index, sent, prompt_len[index], prompt_len[index] + 1, prefill.block_size)
+            give(pre[k], index, sent, prompt_len[index], prompt_len[index] + 1, prefill.block_size, False)
         elif t_kv <= t_step:
             when, _, index = heapq.heappop(arrivals)
             seen = views(dec, when, dec_tokens, decode)
             route = Request(index, when, prompt_len[index], output_len[index])
             k = checked(decode.router.route(route, seen), len(dec), decode.router, index)
             decode_replica[index] = k
-            give(dec[k], index, when, prompt_len[index], prompt_len[index] + output_len[index], decode.block_size)
+            tokens = prompt_len[index] + output_len[index]
+            give(dec[k], index, when, prompt_len[index], tokens, decode.block_size, True)
         else:
             assert busy is not None
             next_send = sender.time() if sender.more() else None
             if any(busy is rep for rep in pre):
-                end, finished = step(busy, prefill, pre_tokens, next_send)
+                end, finished = step(busy, prefill, pre_tokens, next_send, False)
                 k = next(j for j, rep in enumerate(pre) if rep is busy)
                 for index in finished:  # its prefill done: the KV goes on the wire
                     start = max(end, link_free[k])
@@ -203,7 +224,7 @@ def drive_disaggregated(
                     heapq.heappush(arrivals, (float(kv_arrival[index]), transfers, index))
                     transfers += 1
             else:
-                end, finished = step(busy, decode, dec_tokens, next_send)
+                end, finished = step(busy, decode, dec_tokens, next_send, True)
                 num_finished += len(finished)
                 sender.finished(end, len(finished))
     return DisaggRun(
@@ -212,9 +233,9 @@ def drive_disaggregated(
         transfer_start,
         kv_arrival,
         tuple(_own(rep.recorder.result(), rep.given, n) for rep in pre),
-        tuple(_own(rep.recorder.result(), rep.given, n) for rep in dec),
+        tuple(_own(rep.recorder.result(), list(range(len(rep.given))), n) for rep in dec),
         tuple(np.asarray(rep.given, dtype=np.int64) for rep in dec),
     )
 
 
-__all__ = ["DisaggRun", "Pool", "drive_disaggregated"]
+__all__ = ["DisaggRun", "Pool", "drive_disaggregated", "one_token"]

@@ -96,7 +96,9 @@ def decode_stepper(
     (:mod:`osbench.serve.disagg`): request ``i`` comes with the KV of its first ``external[i]``
     prompt tokens computed elsewhere, which its first admission takes as computed, as vLLM's
     scheduler takes a KV connector's remote prefill (``v1/core/sched/scheduler.py:
-    Scheduler.schedule``, ``num_external_computed_tokens``)."""
+    Scheduler.schedule``, ``num_external_computed_tokens``). Its requests come in any order:
+    it numbers them as it receives them (``add_request`` takes a request's index in
+    ``requests``, the steps report its number)."""
     priority = check_requests(requests, config)
     s = reference.Stepper(requests, config, priority, predicted_output_len(requests, config), external)
     return s, reference.LivelockGuard(s.state, s.livelock_error)

@@ -29,7 +29,10 @@ class Stepper:
     ) -> None:
         self.config = config
         self.external = external
-        """Per request, prompt tokens whose KV a prefill instance sent (None: none)."""
+        """Per request, prompt tokens whose KV a prefill instance sent (None: none). With it,
+        the engine numbers its requests as it receives them (0, 1, 2...: they come in any
+        order), and reports them so."""
+        self.received = 0
         self.predicted = predicted
         self.scheduler = Scheduler(config)
         self.requests = requests
@@ -45,8 +48,10 @@ class Stepper:
         keys, offsets = self.keys, self.offsets
         own_keys = None if keys is None or offsets is None else keys[offsets[index] : offsets[index + 1]]
         r = self.requests
+        number = index if self.external is None else self.received
+        self.received += 1
         request = Request(
-            index,
+            number,
             arrival,
             int(self.priority[index]),
             int(r.prompt_len[index]),

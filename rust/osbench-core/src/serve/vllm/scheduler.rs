@@ -120,7 +120,11 @@ impl<'c> Scheduler<'c> {
                 let Some(index) = self.waiting.peek_request() else { break };
                 let request = &self.requests[index as usize];
                 let num_hit_tokens = self.kv.get_computed_blocks(request, &mut self.hits);
-                let mut num_new_tokens = request.num_tokens() - num_hit_tokens;
+                // KV sent by a prefill instance (the connector's get_num_new_matched_tokens):
+                // computed beyond the local hit, in fresh blocks, outside the token budget.
+                let num_external = request.external.saturating_sub(num_hit_tokens);
+                let num_computed = num_hit_tokens + num_external;
+                let mut num_new_tokens = request.num_tokens() - num_computed;
                 if 0 < threshold && threshold < num_new_tokens {
                     num_new_tokens = threshold;
                 }
@@ -131,7 +135,7 @@ impl<'c> Scheduler<'c> {
                 let has_scheduled_reqs = !self.running.is_empty();
                 if !self.kv.allocate_slots(
                     request,
-                    num_new_tokens,
+                    num_new_tokens + num_external,
                     &self.hits,
                     cfg.scheduler_reserve_full_isl,
                     has_scheduled_reqs,
@@ -142,7 +146,8 @@ impl<'c> Scheduler<'c> {
                 self.running.push(index);
                 let request = &mut self.requests[index as usize];
                 request.status = Status::Running;
-                request.num_computed_tokens = num_hit_tokens;
+                request.num_computed_tokens = num_computed;
+                request.external = 0; // a preempted request recomputes its prompt here
                 self.plan.scheduled.push((index, num_new_tokens));
                 self.plan.admitted.push((index, num_hit_tokens));
                 token_budget -= num_new_tokens;
@@ -260,16 +265,10 @@ impl<'c> Scheduler<'c> {
 impl seam::Scheduler for Scheduler<'_> {
     fn add_request(&mut self, r: NewRequest<'_>) {
         let caching = self.config.enable_prefix_caching;
-        self.add(Request::new(
-            r.index,
-            r.arrival,
-            r.priority,
-            r.prompt_len,
-            r.output_len,
-            r.predicted,
-            caching,
-            r.keys,
-        ));
+        let mut request =
+            Request::new(r.index, r.arrival, r.priority, r.prompt_len, r.output_len, r.predicted, caching, r.keys);
+        request.external = r.external;
+        self.add(request);
     }
 
     fn has_unfinished_requests(&self) -> bool {
