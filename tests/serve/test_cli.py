@@ -115,11 +115,13 @@ def test_a_trace_limited_fitted_and_rescaled(dataset: Callable[[str], Path], tmp
     out = tmp_path / "requests.csv"
     args = ("--trace", "mooncake-conversation", "--model", "llama-3-8b", "--limit", "400", "--fit", "--rate", "2")
     data = run_json(*args, "--no-enable-prefix-caching", "--out", str(out))
-    reqs = ob.serve.Requests.read("mooncake-conversation")[:400]
-    fits = (reqs.prompt_len + reqs.output_len) <= 8192
-    reqs = reqs[fits].at_rate(2.0)
+    reqs_all = ob.serve.Requests.read("mooncake-conversation")[:400]
+    fits = (reqs_all.prompt_len + reqs_all.output_len) <= 8192
+    reqs = reqs_all[fits].at_rate(2.0)
     result = ob.serve.simulate(reqs, model="llama-3-8b", gpu="h100", enable_prefix_caching=False)
     assert data["left_out"] == int((~fits).sum()) > 0
+    lengths = reqs_all.prompt_len.astype(np.int64) + reqs_all.output_len
+    assert data["left_out_tokens"] == int(lengths[~fits].sum())
     assert data["summary"] == summary_of(result)
     with open(out, newline="") as f:
         rows = list(csv.DictReader(f))
@@ -220,7 +222,10 @@ def test_source_fit_uses_the_max_model_len_simulate_runs_with() -> None:
     ):
         limit = source.max_model_len(options)
         kept, left_out = source.fit(reqs, limit)
-        assert left_out == int(((reqs.prompt_len + reqs.output_len) > limit).sum()) > 0
+        lengths = reqs.prompt_len.astype(np.int64) + reqs.output_len
+        assert left_out.requests == int((lengths > limit).sum()) > 0
+        assert left_out.tokens == int(lengths[lengths > limit].sum()) and left_out.total_tokens == int(lengths.sum())
+        assert left_out.token_share == left_out.tokens / left_out.total_tokens
         assert ob.serve.simulate(kept, **options).config.max_model_len == limit  # every request kept fits
         with pytest.raises(ValueError, match="exceeds max_model_len"):
             ob.serve.simulate(reqs, **options)

@@ -23,8 +23,9 @@ from osbench.serve import native, reference, simulate
 from osbench.serve.config import POLICIES, EngineConfig
 from osbench.serve.drive import drive
 from osbench.serve.requests import Requests
-from osbench.serve.run import EngineRun, Recorder, StepRecord, check_requests
+from osbench.serve.run import EngineRun, Recorder, StepRecord
 from osbench.serve.steptime import Batch, StepTime
+from osbench.serve.vllm.checks import check_requests
 from osbench.serve.vllm.config import PREDICTIONS
 from osbench.serve.vllm.prediction import predicted_output_len
 from osbench.serve.vllm.request import Request as VllmRequest

@@ -42,7 +42,8 @@ def routers_on_mooncake(replicas: int = 8, quick: bool = False) -> Table:
     reqs = Requests.read(MOONCAKE)
     if quick:
         reqs = reqs[:3_000]
-    reqs, left_out = fit(reqs, MODELS[MOONCAKE_GPU["model"]].max_model_len)
+    reqs, dropped = fit(reqs, MODELS[MOONCAKE_GPU["model"]].max_model_len)
+    left_out = dropped.requests
     sped = reqs.at_rate(reqs.rate * replicas)
     rows: list[list[Any]] = []
     for name, cls in ROUTERS.items():

@@ -297,7 +297,8 @@ def prefix_caching_mooncake(quick: bool = False) -> Table:
     reqs = Requests.read(MOONCAKE)
     if quick:
         reqs = reqs[:3_000]
-    reqs, left_out = fit(reqs, MODELS[MOONCAKE_GPU["model"]].max_model_len)
+    reqs, dropped = fit(reqs, MODELS[MOONCAKE_GPU["model"]].max_model_len)
+    left_out = dropped.requests
     own = reqs.rate
     rows: list[list[Any]] = []
     last = None
@@ -472,7 +473,8 @@ def policies_on_unknown_lengths(quick: bool = False) -> Table:
         what = f"{number(n)} generated chat requests at 5/s ({_lengths_setup()})"
         missing = datasets.missing_note([POLICY_TRACE])
     else:
-        reqs, left_out = fit(Requests.read(POLICY_TRACE)[:n], MODELS[SMALL_GPU["model"]].max_model_len)
+        reqs, dropped = fit(Requests.read(POLICY_TRACE)[:n], MODELS[SMALL_GPU["model"]].max_model_len)
+        left_out = dropped.requests
         what = f"the first {number(len(reqs))} requests of Azure's 2023 conversation trace" + (
             f" ({number(left_out)} longer than the context left out)" if left_out else ""
         )
@@ -589,7 +591,8 @@ def rate_workload(quick: bool, seed: int) -> tuple[Requests, str, Optional[str]]
     reqs = Requests.read(RATE_TRACE)
     if quick:
         reqs = reqs[:4_000]
-    reqs, left_out = fit(reqs, MODELS[RATE_PRESET["model"]].max_model_len)
+    reqs, dropped = fit(reqs, MODELS[RATE_PRESET["model"]].max_model_len)
+    left_out = dropped.requests
     what = (
         f"Azure's 2023 conversation trace ({'its first ' if quick else ''}{number(len(reqs))} requests"
         + (f"; {number(left_out)} longer than the model's context left out" if left_out else "")

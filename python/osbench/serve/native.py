@@ -31,9 +31,9 @@ from osbench.serve.run import (
     Steps,
     check_concurrency,
     check_memory,
-    check_requests,
 )
 from osbench.serve.steptime import StepTime
+from osbench.serve.vllm.checks import check_requests
 from osbench.serve.vllm.prediction import predicted_output_len
 
 _SETTINGS = ENGINES["vllm"].config_fields
@@ -88,7 +88,7 @@ def _inputs(
     for name, value in (("record", record), ("jump", jump)):
         if not isinstance(value, bool):
             raise ArgumentTypeError(f"{name}={value!r} is not accepted: it must be True or False")
-    check_memory(requests, config, record)
+    check_memory(requests, config.max_num_seqs, config.block_size, record)
     kind, coefficients = step_time.spec()
     keys = offsets = None
     # Prompts without content go keyless: the engine caches their blocks without hashing them.

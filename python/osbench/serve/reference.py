@@ -55,8 +55,9 @@ from osbench.serve.config import EngineConfig
 from osbench.serve.drive import drive
 from osbench.serve.hashing import ROOT_HASH, block_hash, private_content
 from osbench.serve.requests import Requests
-from osbench.serve.run import EngineRun, Recorder, StepTimeModel, check_concurrency, check_memory, check_requests
+from osbench.serve.run import EngineRun, Recorder, StepTimeModel, check_concurrency, check_memory
 from osbench.serve.vllm.block_pool import Block, BlockPool, FreeBlockQueue
+from osbench.serve.vllm.checks import check_requests
 from osbench.serve.vllm.kv_cache_manager import KVCacheManager, cdiv
 from osbench.serve.vllm.policy import Policy, policy_of
 from osbench.serve.vllm.prediction import predicted_output_len
@@ -190,7 +191,7 @@ def run(
     """
     priority = check_requests(requests, config)
     concurrency = check_concurrency(concurrency)
-    check_memory(requests, config, bool(record))
+    check_memory(requests, config.max_num_seqs, config.block_size, bool(record))
     recorder = Recorder(len(requests), record)
     stepper = Stepper(requests, config, priority, predicted_output_len(requests, config))
     return drive(

@@ -133,14 +133,6 @@ def _serve_options(args: argparse.Namespace) -> dict[str, Any]:
     return options
 
 
-def _left_out_token_share(args: argparse.Namespace, kept: serve.Requests, options: dict[str, Any]) -> float:
-    """The share of the described requests' tokens (prompt and output) that ``--fit`` left out:
-    the requests read again without it."""
-    everything, _ = serve_source.requests({**_serve_description(args), "fit": False}, options)
-    total = int(everything.prompt_len.sum() + everything.output_len.sum())
-    return 1.0 - int(kept.prompt_len.sum() + kept.output_len.sum()) / total if total else 0.0
-
-
 def _serve_description(args: argparse.Namespace) -> dict[str, Any]:
     """The requests the command line describes (see osbench.serve.source)."""
     given = [k for k in SERVE_SOURCES if getattr(args, k) is not None]
@@ -261,7 +253,8 @@ def cmd_serve_simulate(args: argparse.Namespace) -> int:
             json.dumps(
                 {
                     "requests": requests.to_dict(),
-                    "left_out": left_out,
+                    "left_out": left_out.requests,
+                    "left_out_tokens": left_out.tokens,
                     "options": options,
                     "engine": engine,
                     "config": dataclasses.asdict(result.config),
@@ -280,9 +273,9 @@ def cmd_serve_simulate(args: argparse.Namespace) -> int:
         f"{name}: {number(len(requests))} requests over {duration(requests.duration)} "
         f"({number(requests.rate)} requests/s)"
         + (
-            f", {number(left_out)} longer than max_model_len={number(serve_source.max_model_len(options))} left out "
-            f"({percent(_left_out_token_share(args, requests, options))} of the trace's tokens)"
-            if left_out
+            f", {number(left_out.requests)} longer than max_model_len={number(serve_source.max_model_len(options))} "
+            f"left out ({percent(left_out.token_share)} of the trace's tokens)"
+            if left_out.requests
             else ""
         )
     )

@@ -15,8 +15,9 @@ from osbench.serve import native, reference
 from osbench.serve.models import GPU, Model
 from osbench.serve.models import num_blocks as model_blocks
 from osbench.serve.requests import Requests
-from osbench.serve.run import EngineRun, check_requests
+from osbench.serve.run import EngineRun
 from osbench.serve.steptime import StepTime
+from osbench.serve.vllm.checks import check_requests
 from osbench.serve.vllm.config import POLICIES, PREDICTIONS, EngineConfig, server_batch_defaults
 from osbench.serve.vllm.prediction import predicted_output_len
 

@@ -38,8 +38,9 @@ from osbench.serve.drive import Output, Planned, drive
 from osbench.serve.peers.fetch import Wheel, peers_dir
 from osbench.serve.peers.sandbox import Sandbox
 from osbench.serve.requests import Requests
-from osbench.serve.run import EngineRun, Recorder, StepTimeModel, check_concurrency, check_requests
+from osbench.serve.run import EngineRun, Recorder, StepTimeModel, check_concurrency
 from osbench.serve.steptime import StepWork
+from osbench.serve.vllm.checks import check_requests
 from osbench.serve.vllm.config import EngineConfig
 
 VLLM_VERSION = "0.33.0"

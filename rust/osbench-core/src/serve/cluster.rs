@@ -15,12 +15,11 @@
 use super::engine::Engine;
 use super::routers::{self, Arrival, View};
 use super::scheduler::{NewRequest, Scheduler};
+use super::send::Sender;
 use super::step_time::StepTime;
 use super::{Options, Requests, Run};
 use crate::cancel::Cancel;
 use crate::error::{internal, invalid, Result};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 /// The most replicas accepted (`cluster.py: MAX_REPLICAS`).
 pub const MAX_REPLICAS: usize = 4096;
@@ -34,53 +33,6 @@ pub struct ClusterRun {
     pub load: Vec<i64>,
     /// Per replica: its run, its requests numbered as it received them.
     pub runs: Vec<Run>,
-}
-
-/// When each request is sent (`drive.py: Sender`): at its arrival, or under `concurrency` at
-/// its arrival or when a request finishes and leaves room, whichever is later.
-pub(super) struct Sender<'a> {
-    arrival: &'a [f64],
-    next: usize,
-    /// When each free place in flight became free (a min-heap of times' bits: all >= 0).
-    room: Option<BinaryHeap<Reverse<u64>>>,
-}
-
-impl<'a> Sender<'a> {
-    pub(super) fn new(arrival: &'a [f64], concurrency: Option<usize>) -> Self {
-        let room = concurrency.map(|c| std::iter::repeat_n(Reverse(0.0f64.to_bits()), c.min(arrival.len())).collect());
-        Sender { arrival, next: 0, room }
-    }
-
-    pub(super) fn more(&self) -> bool {
-        self.next < self.arrival.len()
-    }
-
-    pub(super) fn time(&self) -> f64 {
-        if !self.more() {
-            return f64::INFINITY;
-        }
-        match &self.room {
-            None => self.arrival[self.next],
-            Some(room) => {
-                room.peek().map_or(f64::INFINITY, |&Reverse(t)| self.arrival[self.next].max(f64::from_bits(t)))
-            }
-        }
-    }
-
-    pub(super) fn send(&mut self) -> (usize, f64) {
-        let sent = (self.next, self.time());
-        if let Some(room) = self.room.as_mut() {
-            room.pop();
-        }
-        self.next += 1;
-        sent
-    }
-
-    pub(super) fn finished(&mut self, end: f64, count: usize) {
-        if let Some(room) = self.room.as_mut() {
-            room.extend(std::iter::repeat_n(Reverse(end.to_bits()), count));
-        }
-    }
 }
 
 /// What a replica's step shows the router once it has ended (`replicas.py: _Report`).

@@ -13,10 +13,11 @@
 //! earlier than it starts), or from a request not yet sent; under closed-loop clients a send
 //! waiting for a finish waits for the end of some decode instance's step.
 
-use super::cluster::{Replica, Report, Sender};
+use super::cluster::{Replica, Report};
 use super::engine::Engine;
 use super::routers::{self, Arrival, View};
 use super::scheduler::{NewRequest, Scheduler};
+use super::send::Sender;
 use super::step_time::StepTime;
 use super::{Options, Requests, Run};
 use crate::cancel::Cancel;

@@ -15,11 +15,11 @@
 
 use super::livelock::Guard;
 use super::scheduler::{NewRequest, Occupancy, Scheduler};
+use super::send::Sender;
 use super::step_time::{Batch, StepTime};
 use super::{Options, Record, Requests, Run};
 use crate::cancel::Cancel;
 use crate::error::{internal, try_grow, Result};
-use std::collections::VecDeque;
 
 /// Requests scheduled (summed over steps) between two looks at the cancel: a millisecond or
 /// two of work.
@@ -380,39 +380,23 @@ pub fn run<S: Scheduler>(
     options: Options,
     cancel: &Cancel,
 ) -> Result<Run> {
-    let concurrency = options.concurrency;
     let n = reqs.arrival.len();
     let mut engine = Engine::new(sched, step_time, options, cancel, n);
-    // When each free place in flight became free, oldest first.
-    let mut room: VecDeque<f64> = VecDeque::new();
-    if let Some(c) = concurrency {
-        room.extend(std::iter::repeat_n(0.0, c.min(n)));
-    }
+    let mut sender = Sender::new(reqs.arrival, options.concurrency);
     let mut now = 0.0_f64;
-    let mut next = 0;
     while engine.num_finished() < n {
-        // When request `next` is sent: its arrival, or later when it waits for room.
-        let send_time = |room: &VecDeque<f64>, next: usize| match (concurrency, room.front()) {
-            (None, _) => reqs.arrival[next],
-            (Some(_), Some(&free)) => reqs.arrival[next].max(free),
-            (Some(_), None) => f64::INFINITY,
-        };
-        while next < n && send_time(&room, next) <= now {
-            let sent = send_time(&room, next);
-            room.pop_front();
-            engine.add_request(new_request(reqs, next, sent))?;
-            next += 1;
+        while sender.more() && sender.time() <= now {
+            let (i, sent) = sender.send();
+            engine.add_request(new_request(reqs, i, sent))?;
         }
-        engine.next_arrival((next < n).then(|| send_time(&room, next)));
+        engine.next_arrival(sender.more().then(|| sender.time()));
         match engine.next_event_time() {
             Some(_) => {
                 engine.step(now)?;
                 now = engine.clock();
-                if concurrency.is_some() {
-                    room.extend(std::iter::repeat_n(now, engine.finished().len()));
-                }
+                sender.finished(now, engine.finished().len());
             }
-            None => now = send_time(&room, next),
+            None => now = sender.time(),
         }
     }
     Ok(engine.into_run())

@@ -18,6 +18,7 @@ pub mod hash;
 pub mod livelock;
 pub mod routers;
 pub mod scheduler;
+mod send;
 pub mod sglang;
 pub mod step_time;
 pub mod step_time_batch;
