@@ -3,7 +3,10 @@ small workloads, the link's charge, the decode pool's admission, and bad input."
 
 from __future__ import annotations
 
+import json
 import math
+import subprocess
+import sys
 from typing import Any
 
 import numpy as np
@@ -334,3 +337,39 @@ def test_a_negative_or_zero_bandwidth_and_a_shared_router_are_refused() -> None:
         simulate_disaggregated(
             Requests([0.0], [10], [2]), prefill=1, decode=1, model=MODEL, gpu="h100", router=rule, decode_router=rule
         )
+
+
+# --------------------------------------------------------------------------- the command line
+
+
+def test_the_command_line_serves_on_two_pools_as_the_api_does() -> None:
+    args = ["--poisson", "40,5", "--prefill", "2", "--decode", "1", "--link", "roce-400g", "--seed", "3"]
+    out = subprocess.run(
+        [sys.executable, "-m", "osbench", "serve", "simulate", *args, "--json"], capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    reqs = ob.serve.Requests.poisson(40, 5.0, seed=3)
+    api = simulate_disaggregated(
+        reqs, prefill=2, decode=1, link="roce-400g", model=ob.serve.models.DEFAULT_MODEL, gpu="h100"
+    )
+    s = api.summary()
+    assert data["summary"] == json.loads(json.dumps(s.merged.to_dict()))
+    assert data["disaggregated"]["bytes_moved"] == s.bytes_moved
+    assert data["disaggregated"]["transfer"] == json.loads(json.dumps(s.transfer.to_dict()))
+    text = subprocess.run(
+        [sys.executable, "-m", "osbench", "serve", "simulate", *args], capture_output=True, text=True
+    ).stdout
+    assert "TTFT parts" in text and "roce-400g" in text
+    for bad, words in (
+        (["--prefill", "1"], "--decode is needed with --prefill"),
+        (["--prefill", "1", "--decode", "1", "--replicas", "2"], "--replicas is not accepted with --prefill"),
+        (["--link", "ideal"], "--link is not accepted without --prefill and --decode"),
+        (["--prefill", "0", "--decode", "1"], "prefill=0 is not accepted"),
+    ):
+        refused = subprocess.run(
+            [sys.executable, "-m", "osbench", "serve", "simulate", "--poisson", "5,1", *bad],
+            capture_output=True,
+            text=True,
+        )
+        assert refused.returncode == 2 and words in refused.stderr, refused.stderr
