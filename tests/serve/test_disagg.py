@@ -7,7 +7,8 @@ import json
 import math
 import subprocess
 import sys
-from typing import Any
+from pathlib import Path
+from typing import Any, Callable
 
 import numpy as np
 import pytest
@@ -19,9 +20,11 @@ from runs import assert_same_runs
 
 import osbench as ob
 from osbench.errors import ArgumentError, ArgumentTypeError
+from osbench.report.findings import _Data, serve_disaggregation
 from osbench.serve import native
 from osbench.serve.config import EngineConfig
 from osbench.serve.disagg import kv_bytes_per_gpu, simulate_disaggregated
+from osbench.serve.disagg_study import TRACES, aggregated_vs_disaggregated, deployments
 from osbench.serve.links import LINKS, Link
 from osbench.serve.pools import Pool, drive_disaggregated, one_token
 from osbench.serve.requests import Requests
@@ -373,3 +376,27 @@ def test_the_command_line_serves_on_two_pools_as_the_api_does() -> None:
             text=True,
         )
         assert refused.returncode == 2 and words in refused.stderr, refused.stderr
+
+
+# --------------------------------------------------------------------------- the study
+
+
+def test_the_study_compares_every_deployment_on_both_traces_and_states_its_finding(
+    dataset: Callable[[str], Path],
+) -> None:
+    for name in TRACES:
+        dataset(name)
+    table = aggregated_vs_disaggregated(quick=True)
+    assert {r[0] for r in table.rows} == set(TRACES.values())
+    assert len(table.rows) == len(TRACES) * len(deployments())
+    for row in table.records():
+        split = row["deployment"].startswith("disaggregated")
+        assert (row["KV moved"] != "-") == split and row["goodput"] <= row["throughput"] + 1e-9
+        if split:  # a decode pool never waits for a prefill: its TPOT is all decode
+            agg = next(r for r in table.records() if r["trace"] == row["trace"] and r["deployment"] == "aggregated")
+            assert row["TPOT p50"] < agg["TPOT p50"] or row["trace"] != "Azure code"
+    assert table.note.startswith("On Azure code the most goodput is")
+    # The report's finding reads the same table from the results alone.
+    results = {"sections": {"06-serve": {"tables": [json.loads(json.dumps(table.to_dict()))], "figures": {}}}}
+    f = serve_disaggregation(_Data(results))
+    assert f.key == "serve.disaggregation" and "Azure's code trace" in f.text and f.text.endswith(").")

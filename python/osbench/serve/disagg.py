@@ -78,7 +78,8 @@ class DisaggResult:
     """The outcome of one disaggregated run: the ``requests`` (their arrivals as sent), each
     pool's engine configuration, the ``link``, the routers, the loop's raw ``run`` (which
     instance served each request, when its KV moved), each instance's own
-    :class:`ServeResult` (``prefill``: its requests with one output token each; ``decode``),
+    :class:`ServeResult` (``prefill``: its requests with one output token each; ``decode``: its
+    requests in the order it received them, arriving when their KV did),
     ``merged`` (every request from arrival to last token), and ``kv_bytes``: the KV bytes of
     each request moved over all GPUs."""
 
@@ -113,7 +114,10 @@ class DisaggResult:
         pre = tuple(
             ServeResult.from_run(o, prefill_requests[r], configs[0]) for r, o in zip(pre_rows, run.prefill_runs)
         )
-        dec = tuple(ServeResult.from_run(o, requests[r], configs[1]) for r, o in zip(dec_rows, run.decode_runs))
+        dec = tuple(
+            ServeResult.from_run(o, requests.received(r, run.kv_arrival[r]), configs[1])
+            for r, o in zip(dec_rows, run.decode_runs)
+        )
 
         def column(runs: tuple[EngineRun, ...], rows: list[np.ndarray], name: str) -> np.ndarray:
             out = np.zeros(n, dtype=np.asarray(getattr(runs[0], name)).dtype)
