@@ -18,6 +18,9 @@ group serves the same requests, and its results are asserted equal to the native
 - **Replicas behind a router**: the Azure conversation trace above at 16x its rate on 16
   replicas behind ``least-tokens``, ``simulate_cluster()`` end to end. Rows: native, the
   reference loop (target: under 10 s natively, at least 20x the reference).
+- **Disaggregated prefill and decode**: the same requests on 16 GPUs split 8:8, least-tokens in
+  front of both pools, KV over InfiniBand NDR, ``simulate_disaggregated()`` end to end. Rows:
+  native, the reference loop.
 
 Steps per second, and simulated seconds per wall second, are in ``extra_info``. The measured
 figures, against the targets, are in the README's performance section (one place for them).
@@ -42,7 +45,7 @@ import numpy as np
 import pytest
 
 from osbench import datasets
-from osbench.serve import native, reference, simulate, simulate_cluster
+from osbench.serve import native, reference, simulate, simulate_cluster, simulate_disaggregated
 from osbench.serve.config import EngineConfig
 from osbench.serve.requests import Requests
 from osbench.serve.result import ServeResult
@@ -247,3 +250,33 @@ def test_cluster(benchmark: Any, row: str, cluster: tuple[Requests, Any]) -> Non
     np.testing.assert_array_equal(result.replica, expected.replica)
     np.testing.assert_array_equal(result.merged.finish, expected.merged.finish)
     report(benchmark, len(result.merged.steps), float(result.merged.finish.max() - reqs.arrival[0]))
+
+
+# ------------------------------------------------------------------ disaggregated prefill and decode
+
+DISAGG = {"prefill": 8, "decode": 8, "router": "least-tokens", "decode_router": "least-tokens", "link": "ib-ndr-400g"}
+
+
+@pytest.fixture(scope="module")
+def disaggregated(cluster: tuple[Requests, Any]) -> tuple[Requests, Any]:
+    reqs, _ = cluster
+    return reqs, simulate_disaggregated(reqs, **DISAGG, **AZURE)
+
+
+@pytest.mark.parametrize("row", ["native", "reference"])
+def test_disaggregated(benchmark: Any, row: str, disaggregated: tuple[Requests, Any]) -> None:
+    """End to end: ``simulate_disaggregated()`` from the requests to the summary, on the
+    cluster rows' requests and GPU count."""
+    benchmark.group = "serve: Azure 2023 conversation at 16x its rate, 8 prefill + 8 decode GPUs"
+    reqs, expected = disaggregated
+
+    def serve() -> Any:
+        result = simulate_disaggregated(reqs, engine=row, **DISAGG, **AZURE)
+        result.summary()
+        return result
+
+    result = once(benchmark, serve, rounds=1 if row == "reference" else 3)
+    np.testing.assert_array_equal(result.run.decode_replica, expected.run.decode_replica)
+    np.testing.assert_array_equal(result.merged.finish, expected.merged.finish)
+    steps = len(result.merged.steps) + sum(len(r.steps) for r in result.prefill)
+    report(benchmark, steps, float(result.merged.finish.max() - reqs.arrival[0]))
