@@ -52,6 +52,7 @@ __all__ = [
     "sched_simulate",
     "serve_simulate",
     "serve_simulate_cluster",
+    "serve_simulate_disaggregated",
     "serve_step_seconds",
     "traces_drift",
     "traces_loop",

@@ -707,9 +707,9 @@ def serve_disaggregation(d: _Data) -> Finding:
         "Disaggregated prefill and decode",
         f"On Azure's code trace over 4 GPUs the best prefill:decode split ({split['deployment']}) cuts the p99 TPOT "
         f"from {duration(_num(agg['TPOT p99']))} to {duration(_num(split['TPOT p99']))} but its p99 TTFT is "
-        f"{duration(_num(split['TTFT p99']))} against {duration(_num(agg['TTFT p99']))}, and the most goodput is "
-        f"{best['deployment']}'s ({number(_num(best['goodput']))} requests/s against {number(_num(split['goodput']))} "
-        "for the split).",
+        f"{duration(_num(split['TTFT p99']))} against {duration(_num(agg['TTFT p99']))}, and the most goodput comes "
+        f"from {best['deployment']} ({number(_num(best['goodput']))} requests/s against "
+        f"{number(_num(split['goodput']))} for the split).",
         *d.link("06-serve", DISAGG_KEY),
     )
 

@@ -31,6 +31,8 @@ LINK = "ib-ndr-400g"
 SMALL_CHUNK = 512
 """The aggregated engines' prefill token budget in the row that bounds interference harder."""
 ROUTER = "least-requests"
+TIE = 0.01
+"""Goodputs within this share of the highest tie."""
 KEY = "06-disagg"
 """The table's key in the report's serving section."""
 
@@ -57,7 +59,7 @@ def deployments() -> list[tuple[str, dict[str, Any]]]:
         ("aggregated", aggregated),
         # vLLM holds the step's sequences to its token budget.
         (
-            f"aggregated, {SMALL_CHUNK}-token chunks",
+            f"aggregated with {SMALL_CHUNK}-token chunks",
             {**aggregated, "max_num_batched_tokens": SMALL_CHUNK, "max_num_seqs": SMALL_CHUNK},
         ),
     ]
@@ -135,19 +137,25 @@ def aggregated_vs_disaggregated(quick: bool = False) -> Table:
 
 def finding(rows: list[list[Any]]) -> str:
     """What the rows show, in words computed from them: per trace, the deployment of the
-    highest goodput against the others, and the p99 TPOT and TTFT of the best split against
-    the aggregated engines'."""
+    highest goodput (or those that tie with it) against the others, and the p99 TPOT and TTFT
+    of the best split against the aggregated engines'."""
     out = []
     for label in dict.fromkeys(r[0] for r in rows):
         mine = {r[1]: r for r in rows if r[0] == label}
-        best = max(mine.values(), key=lambda r: r[6])
-        agg, chunks = mine["aggregated"], mine[f"aggregated, {SMALL_CHUNK}-token chunks"]
+        top = max(r[6] for r in mine.values())
+        leaders = [name for name, r in mine.items() if r[6] >= top * (1 - TIE)]
+        agg = mine["aggregated"]
         split = max((r for r in mine.values() if r[1].startswith("disaggregated")), key=lambda r: r[6])
+        if len(leaders) == 1:
+            lead = (
+                f"On {label} {leaders[0]} gives the most goodput ({number(top)}/s, against {number(agg[6])}/s for "
+                f"vLLM's defaults and {number(split[6])}/s for the best split, {split[1]})"
+            )
+        else:
+            lead = f"On {label} {len(leaders)} deployments tie on goodput near {number(top)}/s ({', '.join(leaders)})"
         out.append(
-            f"On {label} the most goodput is {best[1]}'s ({number(best[6])}/s; aggregated {number(agg[6])}/s, with "
-            f"{SMALL_CHUNK}-token chunks {number(chunks[6])}/s, the best split, {split[1]}, {number(split[6])}/s): "
-            f"that split's p99 TPOT is {duration(split[5])} against {duration(agg[5])} aggregated "
-            f"({duration(chunks[5])} with small chunks), its p99 TTFT {duration(split[3])} against {duration(agg[3])}."
+            f"{lead}: {split[1]} has a p99 TPOT of {duration(split[5])} against {duration(agg[5])} aggregated and a "
+            f"p99 TTFT of {duration(split[3])} against {duration(agg[3])}."
         )
     return (
         " ".join(out)
