@@ -19,7 +19,9 @@ __all__ = [
     "RADIX_MODES",
     "SCHED_POLICIES",
     "SERVE_ENGINES",
+    "SERVE_LINKS",
     "SERVE_POLICIES",
+    "SERVE_PREEMPTIONS",
     "SERVE_ROUTERS",
     "CacheStream",
     "MeasuredTables",
@@ -68,7 +70,9 @@ def progress_hook(
     hook: Optional[Callable[[str, int, Optional[int]], object]], every: float = ...
 ) -> Optional[tuple[Callable[[str, int, Optional[int]], object], float]]: ...
 
+SERVE_LINKS: list[tuple[str, float, str]]
 SERVE_POLICIES: list[str]
+SERVE_PREEMPTIONS: list[str]
 SERVE_ROUTERS: list[str]
 # (name, release it follows, policies, config fields, engines that run it)
 SERVE_ENGINES: list[tuple[str, str, list[str], list[str], list[str]]]

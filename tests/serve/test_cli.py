@@ -73,7 +73,8 @@ def test_every_engine_option_is_a_flag_and_reaches_the_engine() -> None:
         "--no-enable-prefix-caching", "--policy", "priority", "--watermark", "0.01",
         "--no-scheduler-reserve-full-isl", "--aging", "0.5", "--mlfq-levels", "3", "--mlfq-quantum", "32",
         "--mlfq-growth", "4", "--mlfq-boost", "100", "--prediction", "noisy", "--prediction-sigma", "0.5",
-        "--prediction-bucket", "64", "--prediction-seed", "3",
+        "--prediction-bucket", "64", "--prediction-seed", "3", "--preemption", "swap", "--swap-space", "2",
+        "--link", "pcie4", "--swap-bandwidth", "2e10", "--kv-block-bytes", "65536",
     )  # fmt: skip
     assert data["config"] == {
         "num_blocks": 4000,
@@ -96,11 +97,17 @@ def test_every_engine_option_is_a_flag_and_reaches_the_engine() -> None:
         "prediction_sigma": 0.5,
         "prediction_bucket": 64,
         "prediction_seed": 3,
+        "preemption": "swap",
+        "swap_space": 2.0,
+        "link": "pcie4",
+        "swap_bandwidth": 2e10,
+        "kv_block_bytes": 65536,
     }
     # Left out, the budgets are vLLM's for the GPU and max_model_len the model's, as simulate() has them.
     defaults = run_json("--poisson", "20,5", "--gpu", "l40s", "--model", "qwen2.5-7b")["config"]
     assert (defaults["max_num_batched_tokens"], defaults["max_num_seqs"]) == (2048, 256)
     assert defaults["max_model_len"] == ob.serve.MODELS["qwen2.5-7b"].max_model_len
+    assert defaults["kv_block_bytes"] == 16 * ob.serve.MODELS["qwen2.5-7b"].kv_bytes_per_token()
 
 
 def test_help_text_comes_from_the_dataclass() -> None:

@@ -49,7 +49,7 @@ def disagg(reqs: Requests, cfg: dict[str, Any], **kwargs: Any) -> Any:
 def test_with_an_instant_link_and_room_ttft_is_queueing_and_prefill_then_the_first_decode_step(  # type: ignore[no-untyped-def]
     workload, router, p, engine
 ) -> None:
-    """With ``link="ideal"`` and a decode instance per request (each idle when its KV comes),
+    """With ``kv_link="ideal"`` and a decode instance per request (each idle when its KV comes),
     the prefill side is the cluster serving one token per request, and each request's TTFT is
     that cluster's TTFT (its queueing and prefill) plus one decode step of its last prompt token
     over the rest of its prompt, priced by the step time on its own."""
@@ -58,7 +58,7 @@ def test_with_an_instant_link_and_room_ttft_is_queueing_and_prefill_then_the_fir
         engine = "reference"
     n = len(reqs)
     result = run_or_livelock(
-        lambda: disagg(reqs, cfg, prefill=p, decode=n, link="ideal", router=router, engine=engine, record=True)
+        lambda: disagg(reqs, cfg, prefill=p, decode=n, kv_link="ideal", router=router, engine=engine, record=True)
     )
     alone = run_or_livelock(
         lambda: ob.serve.simulate_cluster(
@@ -223,7 +223,7 @@ def test_the_link_charges_bytes_over_bandwidth_and_latency_after_the_prefill() -
     reqs = Requests([0.0], [1000], [5])
     link = Link("test", 1e9, 2e-3)
     r = simulate_disaggregated(
-        reqs, prefill=1, decode=1, link=link, model=MODEL, gpu="h100", engine="reference", num_blocks=200
+        reqs, prefill=1, decode=1, kv_link=link, model=MODEL, gpu="h100", engine="reference", num_blocks=200
     )
     per_token = ob.serve.Model.preset(MODEL).kv_bytes_per_token()
     wire = 63 * 16 * per_token  # the whole blocks of the prompt
@@ -236,7 +236,7 @@ def test_transfers_from_one_prefill_instance_take_the_link_in_turn() -> None:
     reqs = Requests([0.0, 0.0, 0.0], [512, 512, 512], [3, 3, 3])
     link = Link("slow", 1e8, 0.0)
     r = simulate_disaggregated(
-        reqs, prefill=1, decode=3, link=link, model=MODEL, gpu="h100", engine="reference", num_blocks=400
+        reqs, prefill=1, decode=3, kv_link=link, model=MODEL, gpu="h100", engine="reference", num_blocks=400
     )
     wire = float(r.kv_bytes[0]) / 1e8
     start, arrive = r.run.transfer_start, r.run.kv_arrival
@@ -260,7 +260,7 @@ def test_the_decode_pool_admits_only_what_its_kv_holds() -> None:
     n = 40
     reqs = Requests(np.zeros(n), rng.integers(100, 300, n), rng.integers(20, 80, n))
     cfg = {"num_blocks": 80, "block_size": 16, "max_num_batched_tokens": 4096, "max_num_seqs": 64}
-    r = disagg(reqs, cfg, prefill=2, decode=1, link="ideal", engine="reference", record=True)
+    r = disagg(reqs, cfg, prefill=2, decode=1, kv_link="ideal", engine="reference", record=True)
     dec = r.decode[0]
     assert (dec.steps.blocks_used <= 79).all()
     assert dec.steps.num_waiting.max() > 0  # requests waited for room
@@ -272,7 +272,7 @@ def test_the_decode_pool_admits_only_what_its_kv_holds() -> None:
 def test_the_decode_instance_takes_the_prompt_as_computed_and_recomputes_its_last_token() -> None:
     reqs = Requests([0.0], [100], [4])
     cfg = {"num_blocks": 50, "block_size": 16}
-    r = disagg(reqs, cfg, prefill=1, decode=1, link="ideal", engine="reference", record=True)
+    r = disagg(reqs, cfg, prefill=1, decode=1, kv_link="ideal", engine="reference", record=True)
     steps = r.decode[0].steps
     assert len(steps) == 4  # one step per output token: no prefill of the prompt there
     assert steps.decode_seqs[0] == 1 and steps.prefill_tokens[0] == 0 and steps.context_tokens[0] == 99
@@ -315,8 +315,8 @@ def test_each_pool_takes_its_own_gpu() -> None:
         ({"prefill": 0}, "prefill=0"),
         ({"decode": 0}, "decode=0"),
         ({"prefill": 1.5}, "prefill=1.5"),
-        ({"link": "warp"}, "link='warp'"),
-        ({"link": 3}, "link=3"),
+        ({"kv_link": "warp"}, "kv_link='warp'"),
+        ({"kv_link": 3}, "kv_link=3"),
         ({"model": None}, "model=None"),
         ({"router": "fastest"}, "router='fastest'"),
         ({"flux": 1}, "flux=1"),
@@ -346,7 +346,7 @@ def test_a_negative_or_zero_bandwidth_and_a_shared_router_are_refused() -> None:
 
 
 def test_the_command_line_serves_on_two_pools_as_the_api_does() -> None:
-    args = ["--poisson", "40,5", "--prefill", "2", "--decode", "1", "--link", "roce-400g", "--seed", "3"]
+    args = ["--poisson", "40,5", "--prefill", "2", "--decode", "1", "--kv-link", "roce-400g", "--seed", "3"]
     out = subprocess.run(
         [sys.executable, "-m", "osbench", "serve", "simulate", *args, "--json"], capture_output=True, text=True
     )
@@ -354,7 +354,7 @@ def test_the_command_line_serves_on_two_pools_as_the_api_does() -> None:
     data = json.loads(out.stdout)
     reqs = ob.serve.Requests.poisson(40, 5.0, seed=3)
     api = simulate_disaggregated(
-        reqs, prefill=2, decode=1, link="roce-400g", model=ob.serve.models.DEFAULT_MODEL, gpu="h100"
+        reqs, prefill=2, decode=1, kv_link="roce-400g", model=ob.serve.models.DEFAULT_MODEL, gpu="h100"
     )
     s = api.summary()
     assert data["summary"] == json.loads(json.dumps(s.merged.to_dict()))
@@ -367,7 +367,7 @@ def test_the_command_line_serves_on_two_pools_as_the_api_does() -> None:
     for bad, words in (
         (["--prefill", "1"], "--decode is needed with --prefill"),
         (["--prefill", "1", "--decode", "1", "--replicas", "2"], "--replicas is not accepted with --prefill"),
-        (["--link", "ideal"], "--link is not accepted without --prefill and --decode"),
+        (["--kv-link", "ideal"], "--kv-link is not accepted without --prefill and --decode"),
         (["--prefill", "0", "--decode", "1"], "prefill=0 is not accepted"),
     ):
         refused = subprocess.run(

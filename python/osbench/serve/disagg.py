@@ -3,14 +3,14 @@ serving with the NixlConnector): :func:`simulate_disaggregated` serves requests 
 ``prefill`` instances and a pool of ``decode`` instances, each with its own KV cache and GPU,
 driven on one clock by one deterministic event loop (:mod:`osbench.serve.pools`, whose
 docstring states the rules): a request prefills on a prefill instance picked by ``router``,
-its KV moves over ``link`` after the prefill completes (:mod:`osbench.serve.links`), and a
+its KV moves over ``kv_link`` after the prefill completes (:mod:`osbench.serve.links`), and a
 decode instance picked by ``decode_router`` admits it when its blocks fit and produces its
 output. It returns a :class:`DisaggResult`: every instance's own
 :class:`~osbench.serve.ServeResult`, the merged one (each request from its arrival to its last
 token), where each request went, when its KV moved, and TTFT split into queueing, prefill,
 transfer and the decode instance's first step.
 
-The fact it keeps (tests/serve/test_disagg.py): with an instant link (``link="ideal"``) and
+The fact it keeps (tests/serve/test_disagg.py): with an instant link (``kv_link="ideal"``) and
 pools large enough, the prefill side is the cluster of :func:`osbench.serve.simulate_cluster`
 serving one token per request, and TTFT is its queueing and prefill plus the decode step that
 produces the first token.
@@ -38,7 +38,7 @@ from osbench.serve.run import STEP_FIELDS, EngineRun, Steps, check_concurrency
 from osbench.serve.simulate import configure, sent_at
 
 TAKES = (
-    "prefill, decode, link, router, decode_router, engine, semantics, model, gpu, prefill_gpu, decode_gpu, tp, "
+    "prefill, decode, kv_link, router, decode_router, engine, semantics, model, gpu, prefill_gpu, decode_gpu, tp, "
     "step_time, num_blocks, record, concurrency"
 )
 
@@ -224,7 +224,7 @@ def simulate_disaggregated(
     *,
     prefill: int,
     decode: int,
-    link: Union[str, Link] = "ib-ndr-400g",
+    kv_link: Union[str, Link] = "ib-ndr-400g",
     router: Any = "round-robin",
     decode_router: Any = "round-robin",
     engine: str = "native",
@@ -241,13 +241,13 @@ def simulate_disaggregated(
     **config: Any,
 ) -> DisaggResult:
     """Serve ``requests`` on ``prefill`` prefill instances and ``decode`` decode instances
-    joined by ``link``, and return the :class:`DisaggResult` (the rules:
+    joined by ``kv_link``, and return the :class:`DisaggResult` (the rules:
     :mod:`osbench.serve.pools`).
 
     - ``prefill``, ``decode``: the pools' sizes, each instance an engine of ``semantics`` with
       its own KV pool (``num_blocks``, by default what ``model`` leaves on its GPU) and
       ``tp`` GPUs.
-    - ``link``: a name of :data:`osbench.serve.links.LINKS` (``nvlink-4``, ``nvlink-5``,
+    - ``kv_link``: a name of :data:`osbench.serve.links.LINKS` (``nvlink-4``, ``nvlink-5``,
       ``ib-ndr-400g``, ``roce-200g``, ``roce-400g``, ``pcie-5-x16``, ``ideal``) or a
       :class:`~osbench.serve.links.Link`; the KV of a prompt moves over it once its prefill
       completes.
@@ -271,7 +271,7 @@ def simulate_disaggregated(
     engine = _checks.engine(engine)
     prefill = pool_size("prefill", prefill, "prefill instances")
     decode = pool_size("decode", decode, "decode instances")
-    the_link = link_of(link)
+    the_link = link_of(kv_link)
     routers = (router_of(router), router_of(decode_router))
     if routers[0] is routers[1]:
         raise ArgumentError(

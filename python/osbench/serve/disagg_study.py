@@ -64,7 +64,7 @@ def deployments() -> list[tuple[str, dict[str, Any]]]:
         ),
     ]
     for p in range(1, GPUS):
-        split = {"prefill": p, "decode": GPUS - p, "router": ROUTER, "decode_router": ROUTER, "link": LINK}
+        split = {"prefill": p, "decode": GPUS - p, "router": ROUTER, "decode_router": ROUTER, "kv_link": LINK}
         rows.append((f"disaggregated {p}:{GPUS - p}", split))
     return rows
 

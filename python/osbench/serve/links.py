@@ -13,7 +13,8 @@ Bandwidths are the datasheets' figures, per direction:
   datasheet; one port per GPU as in DGX H100): 50 GB/s;
 - ``roce-200g`` / ``roce-400g``: RoCE v2 over 200 / 400 GbE (ConnectX-7 datasheet): 25 / 50 GB/s;
 - ``pcie-5-x16``: PCIe 5.0 x16, 32 GT/s per lane with 128b/130b coding (PCI-SIG, PCI Express
-  Base Specification 5.0): 63.0 GB/s each way;
+  Base Specification 5.0): 63.0 GB/s each way, the figure of the host links' table in the core
+  (``SERVE_LINKS``' ``pcie5``, the link swap preemption copies over);
 - ``ideal``: infinitely fast, no latency (the bound the tests check against).
 
 Latencies are not datasheet figures: they are a stated assumption of the end-to-end cost of one
@@ -27,6 +28,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Union
 
+from osbench import _native
 from osbench.errors import ArgumentError, ArgumentTypeError
 
 
@@ -57,6 +59,8 @@ class Link:
 
 
 GB = 1e9
+_HOST = {name: bandwidth for name, bandwidth, _ in _native.SERVE_LINKS}
+"""The host links' rated bandwidths, declared once in the core."""
 LINKS: dict[str, Link] = {
     link.name: link
     for link in (
@@ -65,7 +69,7 @@ LINKS: dict[str, Link] = {
         Link("ib-ndr-400g", 50 * GB, 5e-6),
         Link("roce-200g", 25 * GB, 10e-6),
         Link("roce-400g", 50 * GB, 10e-6),
-        Link("pcie-5-x16", 32e9 * 16 * 128 / 130 / 8, 1e-6),
+        Link("pcie-5-x16", _HOST["pcie5"], 1e-6),
         Link("ideal", math.inf, 0.0),
     )
 }
@@ -73,19 +77,22 @@ LINKS: dict[str, Link] = {
 ALIASES = {"ib-400g": "ib-ndr-400g"}
 
 
-def link_of(link: Union[str, Link, Any]) -> Link:
-    """The :class:`Link` ``link=`` names: a name of :data:`LINKS` (or ``ib-400g``) or a Link."""
+def link_of(link: Union[str, Link, Any], argument: str = "kv_link") -> Link:
+    """The :class:`Link` ``argument=link`` names: a name of :data:`LINKS` (or ``ib-400g``) or a
+    Link."""
     if isinstance(link, Link):
         return link
     if isinstance(link, str):
         name = ALIASES.get(link, link)
         if name not in LINKS:
             raise ArgumentError(
-                f"link={link!r} is not accepted: use one of {', '.join([*LINKS, *ALIASES])}, "
+                f"{argument}={link!r} is not accepted: use one of {', '.join([*LINKS, *ALIASES])}, "
                 "or osbench.serve.Link(name, bandwidth, latency)"
             )
         return LINKS[name]
-    raise ArgumentTypeError(f"link={link!r:.60} is not accepted: use a name ({', '.join(LINKS)}) or osbench.serve.Link")
+    raise ArgumentTypeError(
+        f"{argument}={link!r:.60} is not accepted: use a name ({', '.join(LINKS)}) or osbench.serve.Link"
+    )
 
 
 __all__ = ["ALIASES", "LINKS", "Link", "link_of"]

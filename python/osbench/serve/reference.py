@@ -33,6 +33,10 @@ so the order of every loop and every tie-break below is part of the contract:
   partial prompt block and the output tokens), with :func:`block_hash`; a prompt without content
   is not hashed: its blocks are keyed by a tag no hash equals (``vllm/request.py: private_tag``),
   as only the request itself can hit them (after a preemption);
+- with ``preemption="swap"`` (vLLM v0's, not v1's) a preempted request's computed blocks go to a
+  host pool and its progress is kept; readmitted, its whole block table comes back, without a
+  prefix lookup, and the copies' time is added to the step; a full host pool recomputes
+  (:mod:`osbench.serve.vllm.swap`);
 - finished requests free their blocks in the order the step scheduled them;
 - a run that cannot end is stopped (:class:`LivelockGuard`): under ``priority``, requests that
   tie on ``(priority, arrival)`` can preempt one another forever, as they would in vLLM.

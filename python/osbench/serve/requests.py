@@ -283,6 +283,16 @@ class Requests:
             )
         return ids, offsets
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Unpickled (in a worker): every array aligned and read-only again. Pickle's out-of-band
+        buffers, as Dask sends them, may land at any offset of a frame, and the native engine
+        reads arrays in place, which needs them aligned."""
+        for name, value in state.items():
+            if isinstance(value, np.ndarray):
+                state[name] = _readonly(np.require(value, requirements=["C", "A"]))
+        state["_blocks"] = None  # views of the ids it had, rebuilt on demand
+        self.__dict__.update(state)
+
     # ------------------------------------------------------------------ sequence protocol
 
     def __len__(self) -> int:

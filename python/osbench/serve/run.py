@@ -83,6 +83,15 @@ class Steps:
     """KV blocks held by requests after the step's allocations."""
     blocks_cached: np.ndarray
     """Distinct block hashes in the prefix-cache map at the step's end."""
+    swap_out_bytes: np.ndarray
+    """KV bytes the step copied to host memory (preemption by swap)."""
+    swap_in_bytes: np.ndarray
+    """KV bytes the step copied back from host memory (a swapped request readmitted)."""
+    swap_time: np.ndarray
+    """Seconds those copies added to the step (part of its ``duration``)."""
+    recomputed_tokens: np.ndarray
+    """Tokens the step computed whose KV the request had held before (lost to a preemption by
+    recompute, less what the prefix cache gave back)."""
 
     def __len__(self) -> int:
         return len(self.start)
@@ -101,7 +110,7 @@ class Steps:
 
 
 STEP_FIELDS = tuple(f.name for f in fields(Steps))
-STEP_TIMES = ("start", "duration")
+STEP_TIMES = ("start", "duration", "swap_time")
 """The float64 fields of :class:`Steps`; the others are int64 counts."""
 
 
@@ -276,9 +285,11 @@ class Recorder:
         blocks_used: int,
         free_blocks: int,
         blocks_cached: int,
+        swap: tuple[int, int, float, int] = (0, 0, 0.0, 0),
     ) -> None:
         """One step: its requests ``(index, new tokens)``, its preemptions, its admissions
-        ``(index, prefix-hit tokens)``, and the engine's state after it."""
+        ``(index, prefix-hit tokens)``, the engine's state after it, and ``swap``: its bytes
+        copied out and in, their seconds, and its tokens computed again."""
         for index in preempted:
             self.preemptions[index] += 1
         for index, hit in admitted:
@@ -294,6 +305,7 @@ class Recorder:
                 num_waiting,
                 blocks_used,
                 blocks_cached,
+                *swap,
             )
         )
         if self.record:

@@ -10,13 +10,17 @@ use osbench_core::serve::routers::{prefix_aware, Spec, ROUTERS};
 use osbench_core::serve::vllm::CONFIG_FIELDS;
 use osbench_core::serve::{
     disagg, simulate, simulate_cluster, simulate_disaggregated, Config, Options, Parameters, Record, Requests, Run,
-    Settings, ENGINES, POLICIES,
+    Settings, SwapSettings, ENGINES, LINKS, POLICIES, PREEMPTIONS,
 };
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SERVE_POLICIES", POLICIES.to_vec())?;
+    m.add("SERVE_PREEMPTIONS", PREEMPTIONS.to_vec())?;
+    // The host links of preemption by swap: (name, bytes per second each way, source) a row.
+    let links: Vec<_> = LINKS.iter().map(|l| (l.name, l.bandwidth, l.source)).collect();
+    m.add("SERVE_LINKS", links)?;
     // The core's table of engine semantics: (name, the release it follows, its policies, its
     // configuration's fields, the engines that run it) a row.
     let engines: Vec<_> = ENGINES
@@ -63,9 +67,10 @@ fn optional<'a, T: numpy::Element>(name: &str, a: &'a Option<PyReadonlyArray1<'_
 }
 
 /// The engine's settings from one dict holding exactly the core's config fields
-/// (`CONFIG_FIELDS`: `EngineConfig`'s, which checked them), and the policy's name. The
+/// (`CONFIG_FIELDS`: `EngineConfig`'s, which checked them), and the names it holds (`policy`,
+/// `preemption`, `link`) in `names`. The
 /// `prediction*` fields are not read: the predictions come drawn (`predicted`).
-fn settings<'a>(d: &Bound<'_, PyDict>, policy: &'a mut String) -> PyResult<Settings<'a>> {
+fn settings<'a>(d: &Bound<'_, PyDict>, names: &'a mut [String; 3]) -> PyResult<Settings<'a>> {
     for key in d.keys() {
         let key = key.extract::<String>()?;
         if !CONFIG_FIELDS.contains(&key.as_str()) {
@@ -80,7 +85,10 @@ fn settings<'a>(d: &Bound<'_, PyDict>, policy: &'a mut String) -> PyResult<Setti
             crate::errors::ArgumentError::new_err(format!("settings is not accepted: it has no {name:?}"))
         })
     };
-    *policy = item("policy")?.extract::<String>()?;
+    for (name, slot) in ["policy", "preemption", "link"].into_iter().zip(names.iter_mut()) {
+        *slot = item(name)?.extract::<String>()?;
+    }
+    let [policy, preemption, link] = names;
     Ok(Settings {
         num_blocks: item("num_blocks")?.extract()?,
         block_size: item("block_size")?.extract()?,
@@ -99,6 +107,13 @@ fn settings<'a>(d: &Bound<'_, PyDict>, policy: &'a mut String) -> PyResult<Setti
             mlfq_quantum: item("mlfq_quantum")?.extract()?,
             mlfq_growth: item("mlfq_growth")?.extract()?,
             mlfq_boost: item("mlfq_boost")?.extract()?,
+        },
+        swap: SwapSettings {
+            preemption: preemption.as_str(),
+            swap_space: item("swap_space")?.extract()?,
+            link: link.as_str(),
+            swap_bandwidth: item("swap_bandwidth")?.extract()?,
+            kv_block_bytes: item("kv_block_bytes")?.extract()?,
         },
     })
 }
@@ -137,8 +152,8 @@ fn serve_simulate<'py>(
 ) -> PyResult<(Bound<'py, PyDict>, Option<Bound<'py, PyDict>>, u64)> {
     let requests = RequestArrays { arrival, prompt_len, output_len, priority, predicted, keys, key_offsets };
     let requests = requests.view()?;
-    let mut policy = String::new();
-    let config = Config::new(self::settings(&settings, &mut policy)?).py_err()?;
+    let mut names = Default::default();
+    let config = Config::new(self::settings(&settings, &mut names)?).py_err()?;
     let step_time = crate::step_time::step_time(step_kind, &step_coefficients, step_tables.as_deref())?;
     let options = Options { record, jump, concurrency };
     let run = interrupt::run(py, "serve.simulate", |cancel| simulate(&requests, &config, &step_time, options, cancel))?;
@@ -189,8 +204,8 @@ fn serve_simulate_cluster<'py>(
 ) -> PyResult<ClusterOut<'py>> {
     let requests = RequestArrays { arrival, prompt_len, output_len, priority, predicted, keys, key_offsets };
     let requests = requests.view()?;
-    let mut policy = String::new();
-    let config = Config::new(self::settings(&settings, &mut policy)?).py_err()?;
+    let mut names = Default::default();
+    let config = Config::new(self::settings(&settings, &mut names)?).py_err()?;
     let step_time = crate::step_time::step_time(step_kind, &step_coefficients, step_tables.as_deref())?;
     let params = prefix_aware::Params {
         cache_threshold,
@@ -279,9 +294,9 @@ fn serve_simulate_disaggregated<'py>(
 ) -> PyResult<DisaggOut<'py>> {
     let requests = RequestArrays { arrival, prompt_len, output_len, priority, predicted, keys, key_offsets };
     let requests = requests.view()?;
-    let (mut p_policy, mut d_policy) = (String::new(), String::new());
-    let p_config = Config::new(self::settings(&prefill_settings, &mut p_policy)?).py_err()?;
-    let d_config = Config::new(self::settings(&decode_settings, &mut d_policy)?).py_err()?;
+    let (mut p_names, mut d_names) = (Default::default(), Default::default());
+    let p_config = Config::new(self::settings(&prefill_settings, &mut p_names)?).py_err()?;
+    let d_config = Config::new(self::settings(&decode_settings, &mut d_names)?).py_err()?;
     let p_step =
         crate::step_time::step_time(prefill_step_kind, &prefill_step_coefficients, prefill_step_tables.as_deref())?;
     let d_step =
@@ -363,6 +378,10 @@ fn to_python(py: Python<'_>, run: Run) -> PyResult<(Bound<'_, PyDict>, Option<Bo
         num_waiting,
         blocks_used,
         blocks_cached,
+        swap_out_bytes,
+        swap_in_bytes,
+        swap_time,
+        recomputed_tokens,
         record,
         jumped_steps,
     } = run;
@@ -373,6 +392,7 @@ fn to_python(py: Python<'_>, run: Run) -> PyResult<(Bound<'_, PyDict>, Option<Bo
     }
     out.set_item("start", start.into_pyarray(py))?;
     out.set_item("duration", duration.into_pyarray(py))?;
+    out.set_item("swap_time", swap_time.into_pyarray(py))?;
     let counts = [
         ("preemptions", preemptions),
         ("cached_tokens", cached_tokens),
@@ -386,6 +406,9 @@ fn to_python(py: Python<'_>, run: Run) -> PyResult<(Bound<'_, PyDict>, Option<Bo
         ("num_waiting", num_waiting),
         ("blocks_used", blocks_used),
         ("blocks_cached", blocks_cached),
+        ("swap_out_bytes", swap_out_bytes),
+        ("swap_in_bytes", swap_in_bytes),
+        ("recomputed_tokens", recomputed_tokens),
     ];
     for (name, column) in counts {
         out.set_item(name, column.into_pyarray(py))?;

@@ -48,6 +48,7 @@ _FROM_PRESETS = {
         "max_model_len": "the model's",
         "max_num_batched_tokens": "vLLM's for the GPU",
         "max_num_seqs": "vLLM's for the GPU",
+        "kv_block_bytes": "a block of the model's KV on one GPU",
     },
     "sglang": {
         "max_total_tokens": "what the model leaves on the GPU by SGLang's mem_fraction_static rule",
@@ -84,7 +85,7 @@ def _field_help(doc: str) -> str:
     return sentence.split(": ``")[0].replace("``", "").rstrip(".")
 
 
-def _engine_config_flags(p: argparse.ArgumentParser) -> None:
+def engine_config_flags(p: argparse.ArgumentParser) -> None:
     """A flag per configuration field of every semantics (``osbench.serve.ENGINES``), its type,
     default and help taken from the semantics' dataclass."""
     for row in serve_engines.ENGINES.values():
@@ -115,7 +116,7 @@ def _engine_config_flags(p: argparse.ArgumentParser) -> None:
                 group.add_argument(flag, type=kind, default=None, metavar=metavar, help=help_text)
 
 
-def _serve_options(args: argparse.Namespace) -> dict[str, Any]:
+def serve_options(args: argparse.Namespace) -> dict[str, Any]:
     """simulate()'s options from the command line: the semantics, the presets, and every
     engine flag given; a flag of another semantics is refused, naming it."""
     options: dict[str, Any] = {"semantics": args.semantics, "model": args.model, "gpu": args.gpu}
@@ -135,7 +136,7 @@ def _serve_options(args: argparse.Namespace) -> dict[str, Any]:
     return options
 
 
-def _serve_description(args: argparse.Namespace) -> dict[str, Any]:
+def serve_description(args: argparse.Namespace) -> dict[str, Any]:
     """The requests the command line describes (see osbench.serve.source)."""
     given = [k for k in SERVE_SOURCES if getattr(args, k) is not None]
     description: dict[str, Any] = {given[0] if given else "poisson": getattr(args, given[0]) if given else "1000,10"}
@@ -206,6 +207,22 @@ def _policy_words(cfg: Any) -> str:
     return str(cfg.policy)
 
 
+def _preemption_words(cfg: Any, s: Any) -> str:
+    """How preempted requests kept their KV, and what it cost: ``swap to 4 GiB of host memory
+    (512 blocks) over pcie5 (63 GB/s): 1.2 GiB out, 1.2 GiB in, 20 ms of copies; 0 tokens
+    recomputed``."""
+    recomputed = f"{number(s.recomputed_tokens)} tokens recomputed"
+    swap = getattr(cfg, "swap", None)
+    if swap is None:
+        return f"by recompute: {recomputed}"
+    link = cfg.link if cfg.swap_bandwidth is None else "a link"
+    return (
+        f"by swap to {number(cfg.swap_space)} GiB of host memory ({number(swap.host_blocks)} blocks) over {link} "
+        f"({number(swap.bandwidth / 1e9)} GB/s): {size(s.swapped_out_bytes)} out, {size(s.swapped_in_bytes)} in, "
+        f"{duration(s.swap_time)} of copies; {recomputed} (when the host pool was full)"
+    )
+
+
 def _latency_line(name: str, stats: Any) -> str:
     return (
         f"  {name:<13}mean {duration(stats.mean)}, p50 {duration(stats.p50)}, p90 {duration(stats.p90)}, "
@@ -234,14 +251,14 @@ def _config_line(semantics: str, cfg: Any) -> str:
 def cmd_serve_simulate(args: argparse.Namespace) -> int:
     if args.out is not None:
         output_file("--out", args.out)
-    options = _serve_options(args)
+    options = serve_options(args)
     disaggregated = _disaggregation(args)
     if args.router is not None and args.replicas is None and disaggregated is None:
         raise ArgumentError(
             f"--router {args.router} is not accepted without --replicas or --prefill/--decode: it routes among instances"
         )
     engine = serve_engines.semantics(args.semantics).engine(args.engine)  # None: the semantics' default
-    requests, left_out = serve_source.requests(_serve_description(args), options)
+    requests, left_out = serve_source.requests(serve_description(args), options)
     cluster = pools = None
     router = args.router or "round-robin"
     if disaggregated is not None:
@@ -305,6 +322,9 @@ def cmd_serve_simulate(args: argparse.Namespace) -> int:
         f"  {'KV cache':<13}{percent(s.kv_utilization)} of the blocks in use on average, {percent(s.kv_utilization_peak)} "
         f"at the peak; {number(s.preemptions)} preemptions of {number(s.preempted_requests)} requests"
     )
+    # (SGLang's semantics does not count its retracted requests' tokens computed again.)
+    if hasattr(cfg, "preemption") and (s.preemptions or cfg.preemption == "swap"):
+        print(f"  {'preemption':<13}{_preemption_words(cfg, s)}")
     print(f"  {'prefix cache':<13}{percent(s.prefix_hit_rate)} of prompt tokens served from it")
     slowdowns = ", ".join(
         f"{label} p50 {number(st.p50)}, p99 {number(st.p99)}"
@@ -353,7 +373,7 @@ def _disaggregation(args: argparse.Namespace) -> Any:
     """simulate_disaggregated()'s own options from the command line, or None without
     --prefill and --decode (which go together, and not with --replicas)."""
     own = {
-        "--link": args.link,
+        "--kv-link": args.kv_link,
         "--decode-router": args.decode_router,
         "--prefill-gpu": args.prefill_gpu,
         "--decode-gpu": args.decode_gpu,
@@ -375,19 +395,15 @@ def _disaggregation(args: argparse.Namespace) -> Any:
     return {
         "prefill": args.prefill,
         "decode": args.decode,
-        "link": args.link or "ib-ndr-400g",
+        "kv_link": args.kv_link or "ib-ndr-400g",
         "decode_router": args.decode_router or "round-robin",
         "prefill_gpu": args.prefill_gpu,
         "decode_gpu": args.decode_gpu,
     }
 
 
-def add_commands(sub: Subcommands) -> None:
-    p = sub.add_parser(
-        "simulate",
-        help="serve a trace or generated requests on a model and GPU, as vLLM 0.33.0 (or SGLang 0.5.23) schedules them",
-        epilog=EPILOG,
-    )
+def request_flags(p: argparse.ArgumentParser) -> None:
+    """The options that describe the requests (read back by :func:`serve_description`)."""
     src = p.add_argument_group("requests (one source; default --poisson 1000,10)").add_mutually_exclusive_group()
     src.add_argument("--trace", help="a request log (Azure or Mooncake; format detected) or a dataset name")
     src.add_argument("--poisson", metavar="N,RATE", help="N requests arriving as a Poisson process of RATE per second")
@@ -417,6 +433,15 @@ def add_commands(sub: Subcommands) -> None:
         help="leave out the requests longer than max_model_len (counted in the output) instead of refusing the run",
     )
     p.add_argument("--rate", type=float, metavar="QPS", help="rescale the arrivals to QPS requests per second")
+
+
+def add_commands(sub: Subcommands) -> None:
+    p = sub.add_parser(
+        "simulate",
+        help="serve a trace or generated requests on a model and GPU, as vLLM 0.33.0 (or SGLang 0.5.23) schedules them",
+        epilog=EPILOG,
+    )
+    request_flags(p)
     p.add_argument(
         "--model",
         default=DEFAULT_MODEL,
@@ -446,7 +471,7 @@ def add_commands(sub: Subcommands) -> None:
     pools.add_argument("--prefill", type=int, metavar="P", help="prefill instances, each with its own KV")
     pools.add_argument("--decode", type=int, metavar="D", help="decode instances, each with its own KV")
     pools.add_argument(
-        "--link",
+        "--kv-link",
         metavar="NAME",
         help=f"the link the KV moves over: {one_of([*LINKS, *LINK_ALIASES])} (default ib-ndr-400g)",
     )
@@ -455,7 +480,7 @@ def add_commands(sub: Subcommands) -> None:
     )
     pools.add_argument("--prefill-gpu", help="the prefill pool's GPU (default --gpu)")
     pools.add_argument("--decode-gpu", help="the decode pool's GPU (default --gpu)")
-    _engine_config_flags(p)
+    engine_config_flags(p)
     p.add_argument("--slo-ttft", type=float, metavar="SECONDS", help="time-to-first-token SLO for goodput")
     p.add_argument("--slo-tpot", type=float, metavar="SECONDS", help="time-per-output-token SLO for goodput")
     p.add_argument("--out", help="write one CSV row per request to this file (times in seconds)")

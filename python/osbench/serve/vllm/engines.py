@@ -20,11 +20,17 @@ from osbench.serve.steptime import StepTime
 from osbench.serve.vllm.checks import check_requests
 from osbench.serve.vllm.config import POLICIES, PREDICTIONS, EngineConfig, server_batch_defaults
 from osbench.serve.vllm.prediction import predicted_output_len
+from osbench.serve.vllm.swap import LINKS, PREEMPTIONS
 
 Config = EngineConfig
 """The configuration of this semantics."""
 
-CHOICES: dict[str, tuple[str, ...]] = {"policy": POLICIES, "prediction": tuple(PREDICTIONS)}
+CHOICES: dict[str, tuple[str, ...]] = {
+    "policy": POLICIES,
+    "prediction": tuple(PREDICTIONS),
+    "preemption": PREEMPTIONS,
+    "link": tuple(LINKS),
+}
 """The configuration fields that take one of a few names, and those names."""
 
 
@@ -32,12 +38,15 @@ def configure(
     config: dict[str, Any], model: Optional[Model], gpu: Optional[GPU], tp: Optional[int], num_blocks: Optional[int]
 ) -> EngineConfig:
     """The configuration :func:`osbench.serve.simulate` runs: ``config``'s fields (filled in
-    place) with vLLM's defaults from the presets: ``max_model_len`` the model's, the step's
+    place) with vLLM's defaults from the presets: ``max_model_len`` the model's,
+    ``kv_block_bytes`` a block of the model's KV on one GPU, the step's
     token and sequence budgets the GPU's tier (:func:`~osbench.serve.vllm.config.
     server_batch_defaults`) when they are not named, and ``num_blocks`` what the model leaves
     on the GPU (:func:`osbench.serve.num_blocks`)."""
     if model is not None:
         config.setdefault("max_model_len", model.max_model_len)
+        block_size = config.get("block_size", EngineConfig.block_size)
+        config.setdefault("kv_block_bytes", block_size * model.kv_bytes_per_token(tp))
     if gpu is not None and ("max_num_batched_tokens" not in config or "max_num_seqs" not in config):
         batched_tokens, seqs = server_batch_defaults(gpu.memory_bytes, gpu.name)
         config.setdefault("max_num_batched_tokens", batched_tokens)

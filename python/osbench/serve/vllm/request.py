@@ -27,6 +27,7 @@ class Request:
     __slots__ = (
         "arrival",
         "block_hashes",
+        "computed_high",
         "external",
         "hashed",
         "index",
@@ -40,6 +41,7 @@ class Request:
         "prompt_len",
         "service_base",
         "status",
+        "swapped_blocks",
     )
 
     def __init__(
@@ -68,6 +70,10 @@ class Request:
         """Tokens whose KV is in the cache (or being computed in the current step)."""
         self.num_output_tokens = 0
         self.num_preemptions = 0
+        self.computed_high = 0
+        """The most tokens its KV has held: a token scheduled below this is computed again."""
+        self.swapped_blocks = 0
+        """Host blocks holding its KV while it waits, swapped out (0: none)."""
         self.external = external
         """Prompt tokens whose KV another instance computed and sent (a disaggregated prefill:
         the KV connector's remote prefill), taken as computed at its first admission."""

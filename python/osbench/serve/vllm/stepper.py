@@ -77,6 +77,10 @@ class Stepper:
             len(self.scheduler.waiting),
             self.config.usable_blocks - free_blocks,
             free_blocks,
+            plan.swap_out_bytes,
+            plan.swap_in_bytes,
+            plan.swap_time,
+            plan.recomputed_tokens,
         )
 
     def update_from_output(self) -> Output:

@@ -263,6 +263,7 @@ mod tests {
             watermark: 0.0,
             scheduler_reserve_full_isl: false,
             parameters: Parameters::default(),
+            swap: crate::serve::SwapSettings::default(),
         })
         .unwrap()
     }

@@ -25,6 +25,15 @@ use crate::error::{internal, try_grow, Result};
 /// two of work.
 const CHECK_WORK: u64 = 1 << 16;
 
+/// A step's swap copies and recomputation, as recorded.
+#[derive(Debug, Clone, Copy, Default)]
+struct SwapRow {
+    out_bytes: u64,
+    in_bytes: u64,
+    time: f64,
+    recomputed: u64,
+}
+
 /// Collects a run step by step (`run.py: Recorder`).
 struct Recorder {
     run: Run,
@@ -64,6 +73,7 @@ impl Recorder {
 
     /// One step's row: its start, duration and Batch, and the engine's state after it. The
     /// columns grow together; out of memory is an error, not an abort.
+    #[allow(clippy::too_many_arguments)]
     fn row(
         &mut self,
         start: f64,
@@ -72,12 +82,14 @@ impl Recorder {
         num_preempted: usize,
         num_waiting: usize,
         pool: Occupancy,
+        swap: SwapRow,
     ) -> Result<()> {
         let s = &mut self.run;
         if s.start.len() == s.start.capacity() {
             const WHAT: &str = "the steps' records";
             try_grow(&mut s.start, 1, WHAT)?;
             try_grow(&mut s.duration, 1, WHAT)?;
+            try_grow(&mut s.swap_time, 1, WHAT)?;
             for column in [
                 &mut s.num_seqs,
                 &mut s.prefill_seqs,
@@ -89,6 +101,9 @@ impl Recorder {
                 &mut s.num_waiting,
                 &mut s.blocks_used,
                 &mut s.blocks_cached,
+                &mut s.swap_out_bytes,
+                &mut s.swap_in_bytes,
+                &mut s.recomputed_tokens,
             ] {
                 try_grow(column, 1, WHAT)?;
             }
@@ -105,6 +120,10 @@ impl Recorder {
         s.num_waiting.push(num_waiting as i64);
         s.blocks_used.push(pool.used as i64);
         s.blocks_cached.push(pool.cached as i64);
+        s.swap_out_bytes.push(swap.out_bytes as i64);
+        s.swap_in_bytes.push(swap.in_bytes as i64);
+        s.swap_time.push(swap.time);
+        s.recomputed_tokens.push(swap.recomputed as i64);
         Ok(())
     }
 }
@@ -234,7 +253,14 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             return Err(internal(format!("the engine scheduled nothing at t={now} with requests waiting")));
         }
         let batch = plan.batch;
-        let duration = self.step_time.duration_with(&batch, &plan.prefill_chunks)?;
+        // The swap copies block the step (`swap.py`): their time is added to the model's.
+        let swap = SwapRow {
+            out_bytes: plan.swap_out_bytes,
+            in_bytes: plan.swap_in_bytes,
+            time: plan.swap_time,
+            recomputed: plan.recomputed_tokens,
+        };
+        let duration = self.step_time.duration_with(&batch, &plan.prefill_chunks)? + swap.time;
         let end = now + duration;
         let num_waiting = self.sched.num_waiting();
         let pool = self.sched.occupancy();
@@ -259,7 +285,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             }
         }
         let pool = Occupancy { cached: self.sched.occupancy().cached, ..pool };
-        self.rec.row(now, duration, &batch, plan.preempted.len(), num_waiting, pool)?;
+        self.rec.row(now, duration, &batch, plan.preempted.len(), num_waiting, pool, swap)?;
         if let Some(r) = self.rec.run.record.as_mut() {
             r.grow(plan.scheduled.len(), plan.preempted.len(), plan.admitted.len())?;
             r.scheduled_request.extend(plan.scheduled.iter().map(|&(i, _)| i64::from(i)));
@@ -317,7 +343,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
                 attention_pairs: context + num_seqs,
             };
             let duration = self.step_time.duration(&batch)?;
-            self.rec.row(now, duration, &batch, 0, num_waiting, pool)?;
+            self.rec.row(now, duration, &batch, 0, num_waiting, pool, SwapRow::default())?;
             if let Some(r) = self.rec.run.record.as_mut() {
                 r.grow(running.len(), 0, 0)?;
                 r.scheduled_request.extend(running.iter().map(|&i| i64::from(i)));

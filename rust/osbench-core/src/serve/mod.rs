@@ -33,7 +33,7 @@ pub use scheduler::{NewRequest, Occupancy, QuietStretch, Scheduler, StepPlan};
 pub use step_time::{Batch, StepTime, KINDS};
 pub use vllm::config::{Config, Settings};
 pub use vllm::policy::POLICIES;
-pub use vllm::{Parameters, Policy};
+pub use vllm::{Parameters, Policy, SwapSettings, LINKS, PREEMPTIONS};
 
 use crate::cancel::Cancel;
 use crate::error::{invalid, Result};
@@ -136,6 +136,12 @@ pub struct Run {
     pub num_waiting: Vec<i64>,
     pub blocks_used: Vec<i64>,
     pub blocks_cached: Vec<i64>,
+    /// KV bytes copied to host memory and back (preemption by swap), the seconds the copies
+    /// added to the step, and the tokens computed again (lost to a preemption by recompute).
+    pub swap_out_bytes: Vec<i64>,
+    pub swap_in_bytes: Vec<i64>,
+    pub swap_time: Vec<f64>,
+    pub recomputed_tokens: Vec<i64>,
     pub record: Option<Record>,
     /// Steps taken by the decode jump rather than one by one (0 with `jump: false`).
     pub jumped_steps: u64,
