@@ -22,6 +22,7 @@ from typing import Any, Callable, Optional
 from osbench._format import duration, duration_ns, number, percent, ratio, size
 from osbench.cache.policies import OFFLINE
 from osbench.report.model import figure_anchor, table_anchor
+from osbench.serve.disagg_study import KEY as DISAGG_KEY
 from osbench.serve.slo import highest_within_slo
 
 Results = dict[str, Any]
@@ -780,6 +781,25 @@ def serve_routers(d: _Data) -> Finding:
     )
 
 
+def serve_disaggregation(d: _Data) -> Finding:
+    rows = d.records("06-serve", DISAGG_KEY)
+    code = [r for r in rows if r["trace"] == "Azure code"]
+    best = max(code, key=lambda r: _num(r["goodput"]))
+    agg = next(r for r in code if r["deployment"] == "aggregated")
+    split = max((r for r in code if r["deployment"].startswith("disaggregated")), key=lambda r: _num(r["goodput"]))
+    return Finding(
+        "serve.disaggregation",
+        "06-serve",
+        "Disaggregated prefill and decode",
+        f"On Azure's code trace over 4 GPUs the best prefill:decode split ({split['deployment']}) cuts the p99 TPOT "
+        f"from {duration(_num(agg['TPOT p99']))} to {duration(_num(split['TPOT p99']))} but its p99 TTFT is "
+        f"{duration(_num(split['TTFT p99']))} against {duration(_num(agg['TTFT p99']))}, and the most goodput comes "
+        f"from {best['deployment']} ({number(_num(best['goodput']))} requests/s against "
+        f"{number(_num(split['goodput']))} for the split).",
+        *d.link("06-serve", DISAGG_KEY),
+    )
+
+
 # --- engines ---------------------------------------------------------------------------------
 
 
@@ -824,6 +844,7 @@ FINDINGS: tuple[Callable[[_Data], Finding], ...] = (
     serve_swap,
     serve_semantics,
     serve_routers,
+    serve_disaggregation,
     engines,
 )
 """Every finding, in the report's order."""
