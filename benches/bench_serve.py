@@ -6,7 +6,8 @@ group serves the same requests, and its results are asserted equal to the native
   vLLM 0.33.0's online-server defaults with 3,000 blocks of 16 tokens (~1,600 preemptions, ~60%
   of prompt tokens from the prefix cache), a linear step time. Rows: native, native without the
   decode jump, the reference, the real vLLM scheduler under the fidelity harness
-  (``make vllm-peer``).
+  (``make vllm-peer``). The same with preemption by swap (4 GiB of host memory, PCIe 5.0):
+  native, native without the jump, the reference.
 - **Azure 2023 conversation trace** at its real rate (19,366 requests over 58 minutes; the one
   request longer than Llama-3-8B's 8,192 tokens left out), Llama-3-8B on an H100 with the
   roofline step time and the pool the model leaves: ``simulate()`` end to end, from the
@@ -18,6 +19,14 @@ group serves the same requests, and its results are asserted equal to the native
 - **Replicas behind a router**: the Azure conversation trace above at 16x its rate on 16
   replicas behind ``least-tokens``, ``simulate_cluster()`` end to end. Rows: native, the
   reference loop (target: under 10 s natively, at least 20x the reference).
+- **Capacity planning**: ``plan()`` over up to 64 GPUs (TP1 and TP2, ``least-tokens``) for the
+  Azure conversation trace at 160x its rate (885 requests/s) within TTFT p99 2 s and TPOT p99
+  100 ms, each candidate's knee searched too. Rows: the local process pool (the default), threads,
+  a Dask LocalCluster; two workers each (target: under a minute). The answer is checked: it meets
+  the SLO when simulated, and one replica fewer does not.
+- **Disaggregated prefill and decode**: the same requests on 16 GPUs split 8:8, least-tokens in
+  front of both pools, KV over InfiniBand NDR, ``simulate_disaggregated()`` end to end. Rows:
+  native, the reference loop.
 
 Steps per second, and simulated seconds per wall second, are in ``extra_info``. The measured
 figures, against the targets, are in the README's performance section (one place for them).
@@ -42,7 +51,7 @@ import numpy as np
 import pytest
 
 from osbench import datasets
-from osbench.serve import native, reference, simulate, simulate_cluster
+from osbench.serve import native, plan, reference, simulate, simulate_cluster, simulate_disaggregated
 from osbench.serve.config import EngineConfig
 from osbench.serve.requests import Requests
 from osbench.serve.result import ServeResult
@@ -134,6 +143,25 @@ def test_kv_pressure_policies(benchmark: Any, row: str, pressure: tuple[Requests
     if len(reqs) <= 150:  # under --benchmark-disable: the reference agrees
         assert_equal_runs(reference.run(reqs, cfg, STEP), run)
     assert run.preemptions.sum() > 0
+    report(benchmark, run.num_steps, float(run.finish.max()))
+
+
+SWAP = {"preemption": "swap", "swap_space": 4.0, "link": "pcie5", "kv_block_bytes": 2**21}
+"""Preemption by swap on the KV-pressure workload: vLLM v0's 4 GiB of host memory, Llama-3-8B's
+2 MiB block, over PCIe 5.0."""
+
+
+@pytest.mark.parametrize("row", ["native", "native-nojump", "reference"])
+def test_kv_pressure_swap(benchmark: Any, row: str, pressure: tuple[Requests, EngineConfig, EngineRun]) -> None:
+    benchmark.group = "serve: 3k requests, KV pressure, preemption by swap"
+    reqs, cfg, _ = pressure
+    cfg = dataclasses.replace(cfg, **SWAP)
+    if row == "reference":
+        run = once(benchmark, lambda: reference.run(reqs, cfg, STEP), rounds=1)
+    else:
+        run = once(benchmark, lambda: native.run(reqs, cfg, STEP, jump=row == "native"), rounds=5)
+    assert_equal_runs(native.run(reqs, cfg, STEP), run)
+    assert run.preemptions.sum() > 0 and run.steps.swap_in_bytes.sum() > 0
     report(benchmark, run.num_steps, float(run.finish.max()))
 
 
@@ -247,3 +275,78 @@ def test_cluster(benchmark: Any, row: str, cluster: tuple[Requests, Any]) -> Non
     np.testing.assert_array_equal(result.replica, expected.replica)
     np.testing.assert_array_equal(result.merged.finish, expected.merged.finish)
     report(benchmark, len(result.merged.steps), float(result.merged.finish.max() - reqs.arrival[0]))
+
+
+# ------------------------------------------------------------------ capacity planning
+
+PLAN: dict[str, Any] = {"slo_ttft": 2.0, "slo_tpot": 0.1, "max_gpus": 64, "tp": [1, 2], "router": "least-tokens"}
+PLAN_SPEEDUP = 160
+"""The Azure trace at 160x its rate (885 requests/s): an answer near 50 of the 64 GPUs."""
+
+
+@pytest.fixture(scope="module")
+def plan_requests(full_size: bool) -> Requests:
+    path, reason = datasets.try_fetch("azure-conv-2023")
+    if path is None:
+        pytest.skip(reason)
+    reqs = Requests.read("azure-conv-2023")
+    reqs = reqs[(reqs.prompt_len + reqs.output_len) <= 8192]  # Llama-3-8B's max_model_len
+    if not full_size:
+        reqs = reqs[:300]
+    return reqs.at_rate(reqs.rate * PLAN_SPEEDUP)
+
+
+def meets_slo(reqs: Requests, replicas: int, tp: int) -> bool:
+    s = simulate_cluster(reqs, replicas=replicas, tp=tp, router=PLAN["router"], **AZURE).merged
+    tpot = s.tpot[~np.isnan(s.tpot)]
+    return bool(np.percentile(s.ttft, 99) <= PLAN["slo_ttft"] and np.percentile(tpot, 99) <= PLAN["slo_tpot"])
+
+
+@pytest.mark.parametrize("row", ["process", "threads", "dask"])
+def test_plan(benchmark: Any, row: str, plan_requests: Requests) -> None:
+    """``plan()`` end to end, from the requests to the answer, the issue's target (64 GPUs in
+    under a minute)."""
+    benchmark.group = "serve: capacity plan, Azure conversation at 160x its rate, up to 64 GPUs, TP1 and TP2"
+    if row == "dask":
+        pytest.importorskip("distributed")
+    p = once(benchmark, lambda: plan(plan_requests, **PLAN, **AZURE, executor=row, workers=2), rounds=1)
+    assert p.best is not None and not p.violations
+    n, tp = p.best.deployment.replicas, p.best.deployment.tp
+    assert meets_slo(plan_requests, n, tp) and (n == 1 or not meets_slo(plan_requests, n - 1, tp))
+    benchmark.extra_info.update(answer=p.best.deployment.label, gpus=p.best.gpus, simulations=p.simulations)
+
+
+# ------------------------------------------------------------------ disaggregated prefill and decode
+
+DISAGG = {
+    "prefill": 8,
+    "decode": 8,
+    "router": "least-tokens",
+    "decode_router": "least-tokens",
+    "kv_link": "ib-ndr-400g",
+}
+
+
+@pytest.fixture(scope="module")
+def disaggregated(cluster: tuple[Requests, Any]) -> tuple[Requests, Any]:
+    reqs, _ = cluster
+    return reqs, simulate_disaggregated(reqs, **DISAGG, **AZURE)
+
+
+@pytest.mark.parametrize("row", ["native", "reference"])
+def test_disaggregated(benchmark: Any, row: str, disaggregated: tuple[Requests, Any]) -> None:
+    """End to end: ``simulate_disaggregated()`` from the requests to the summary, on the
+    cluster rows' requests and GPU count."""
+    benchmark.group = "serve: Azure 2023 conversation at 16x its rate, 8 prefill + 8 decode GPUs"
+    reqs, expected = disaggregated
+
+    def serve() -> Any:
+        result = simulate_disaggregated(reqs, engine=row, **DISAGG, **AZURE)
+        result.summary()
+        return result
+
+    result = once(benchmark, serve, rounds=1 if row == "reference" else 3)
+    np.testing.assert_array_equal(result.run.decode_replica, expected.run.decode_replica)
+    np.testing.assert_array_equal(result.merged.finish, expected.merged.finish)
+    steps = len(result.merged.steps) + sum(len(r.steps) for r in result.prefill)
+    report(benchmark, steps, float(result.merged.finish.max() - reqs.arrival[0]))

@@ -255,7 +255,6 @@ VLLM_USERS = {
 VLLM_CONFIG_USERS = {
     "osbench.serve",
     "osbench.serve.native",
-    "osbench.serve.run",
     "osbench.serve.source",
     "osbench.serve.sweep",
     "osbench.serve.validate",

@@ -19,7 +19,9 @@ __all__ = [
     "RADIX_MODES",
     "SCHED_POLICIES",
     "SERVE_ENGINES",
+    "SERVE_LINKS",
     "SERVE_POLICIES",
+    "SERVE_PREEMPTIONS",
     "SERVE_ROUTERS",
     "CacheStream",
     "MeasuredTables",
@@ -52,6 +54,7 @@ __all__ = [
     "sched_simulate",
     "serve_simulate",
     "serve_simulate_cluster",
+    "serve_simulate_disaggregated",
     "serve_step_seconds",
     "traces_drift",
     "traces_loop",
@@ -67,7 +70,9 @@ def progress_hook(
     hook: Optional[Callable[[str, int, Optional[int]], object]], every: float = ...
 ) -> Optional[tuple[Callable[[str, int, Optional[int]], object], float]]: ...
 
+SERVE_LINKS: list[tuple[str, float, str]]
 SERVE_POLICIES: list[str]
+SERVE_PREEMPTIONS: list[str]
 SERVE_ROUTERS: list[str]
 # (name, release it follows, policies, config fields, engines that run it)
 SERVE_ENGINES: list[tuple[str, str, list[str], list[str], list[str]]]
@@ -395,6 +400,47 @@ def serve_simulate_cluster(
     npt.NDArray[np.int64],
     npt.NDArray[np.int64],
     list[tuple[dict[str, npt.NDArray[Any]], Optional[dict[str, npt.NDArray[np.int64]]], int]],
+]: ...
+def serve_simulate_disaggregated(
+    arrival: npt.NDArray[np.float64],
+    prompt_len: npt.NDArray[np.int64],
+    output_len: npt.NDArray[np.int64],
+    priority: Optional[npt.NDArray[np.int64]],
+    keys: Optional[npt.NDArray[np.uint64]],
+    key_offsets: Optional[npt.NDArray[np.int64]],
+    *,
+    prefill_settings: dict[str, Union[int, bool, float, str]],
+    decode_settings: dict[str, Union[int, bool, float, str]],
+    prefill_step_kind: str,
+    prefill_step_coefficients: list[float],
+    decode_step_kind: str,
+    decode_step_coefficients: list[float],
+    prefill: int,
+    decode: int,
+    router: tuple[str, int, float, int, float, int],
+    decode_router: tuple[str, int, float, int, float, int],
+    bandwidth: float,
+    latency: float,
+    kv_bytes: npt.NDArray[np.int64],
+    router_keys: Optional[npt.NDArray[np.uint64]] = None,
+    router_key_offsets: Optional[npt.NDArray[np.int64]] = None,
+    decode_router_keys: Optional[npt.NDArray[np.uint64]] = None,
+    decode_router_key_offsets: Optional[npt.NDArray[np.int64]] = None,
+    record: bool = False,
+    jump: bool = True,
+    prefill_step_tables: Optional[MeasuredTables] = None,
+    decode_step_tables: Optional[MeasuredTables] = None,
+    concurrency: Optional[int] = None,
+    predicted: Optional[npt.NDArray[np.int64]] = None,
+    prefill_predicted: Optional[npt.NDArray[np.int64]] = None,
+) -> tuple[
+    npt.NDArray[np.int64],
+    npt.NDArray[np.int64],
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64],
+    list[tuple[dict[str, npt.NDArray[Any]], Optional[dict[str, npt.NDArray[np.int64]]], int]],
+    list[tuple[dict[str, npt.NDArray[Any]], Optional[dict[str, npt.NDArray[np.int64]]], int]],
+    list[npt.NDArray[np.int64]],
 ]: ...
 
 @final

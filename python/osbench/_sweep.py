@@ -22,6 +22,7 @@ import json
 import os
 import stat
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Optional, Union
 
@@ -177,6 +178,23 @@ def _executor(executor: Any, workers: Optional[int]) -> tuple[cf.Executor, Calla
     )
 
 
+@contextmanager
+def opened(executor: Any = None, workers: Optional[int] = None) -> Iterator[cf.Executor]:
+    """The executor ``executor=`` names (as :func:`run` takes it, "threads" aside), open for
+    several rounds of cells (a study whose next cells depend on the last ones' results, as the
+    capacity planner's search does), closed on leaving; an error or Ctrl-C inside ends a local
+    pool's workers at once."""
+    if workers is not None:
+        workers = _checks.positive_int("workers", workers, maximum=1024)
+    pool, close = _executor(executor, workers)
+    interrupted = True
+    try:
+        yield pool
+        interrupted = False
+    finally:
+        close(interrupted)
+
+
 def _stop_workers(pool: cf.ProcessPoolExecutor) -> None:
     """End a process pool's workers now: Ctrl-C in a terminal reaches the whole process group,
     but a SIGINT to the sweep alone (or an error) would otherwise wait for every cell in flight."""
@@ -241,4 +259,4 @@ def run(
     return [done[c["key"]] for c in cells]
 
 
-__all__ = ["MAX_LINE", "finished", "read_spec", "results_path", "run"]
+__all__ = ["MAX_LINE", "finished", "opened", "read_spec", "results_path", "run"]

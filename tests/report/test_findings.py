@@ -37,12 +37,17 @@ ALWAYS = {
     "serve.kv_bound",
     "serve.preemption",
     "serve.chunked_prefill",
+    "serve.capacity",
+    "serve.swap",
     "engines.speedup",
 }
 NEEDS_DATA = {
     "cache.cloudphysics": "cloudphysics",
     "radix.mooncake": "mooncake-conversation",
     "serve.prefix_caching": "mooncake-conversation",
+    "serve.routers": "mooncake-conversation",
+    "serve.semantics": "mooncake-conversation",
+    "serve.disaggregation": "azure-code-2023",
 }
 
 

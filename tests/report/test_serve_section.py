@@ -15,6 +15,7 @@ from osbench import datasets
 from osbench._format import duration, number, percent
 from osbench.report.findings import compute
 from osbench.serve import lecture
+from osbench.serve.slo import highest_within_slo
 
 
 @pytest.fixture(scope="module")
@@ -43,8 +44,25 @@ def by_key(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def test_the_section_has_its_tables_figures_and_numbers(section: dict[str, Any], quick_report: Path) -> None:
-    assert [t["key"] for t in section["tables"]] == ["rate_sweep", "06-1", "06-2", "06-3", "06-4", "06-5"]
-    assert section["figures"] == ["serve-latency-vs-rate", "serve-goodput-vs-rate", "serve-kv-over-time"]
+    assert [t["key"] for t in section["tables"]] == [
+        "rate_sweep",
+        "06-1",
+        "06-2",
+        "06-3",
+        "06-4",
+        "06-5",
+        "06-6",
+        "06-7",
+        "06-8",
+        "06-disagg",
+        "routers",
+    ]
+    assert section["figures"] == [
+        "serve-latency-vs-rate",
+        "serve-goodput-vs-rate",
+        "serve-kv-over-time",
+        "serve-capacity-vs-rate",
+    ] + (["serve-routers-imbalance"] if table(section, "routers")["rows"] else [])
     for name in section["figures"]:
         assert (quick_report / "figures" / f"{name}.png").read_bytes()[:4] == b"\x89PNG"
     raw = section["rate_sweep"]
@@ -74,7 +92,7 @@ def test_the_rate_sweep_is_the_engine_run(section: dict[str, Any]) -> None:
 def test_the_serving_findings_quote_the_tables(results: dict[str, Any], section: dict[str, Any]) -> None:
     found = by_key(results)
     rows = records(section, "rate_sweep")
-    best = lecture.highest_within_slo(rows)
+    best = highest_within_slo(rows, lecture.SLO_TTFT, lecture.SLO_TPOT)
     assert best is not None
     assert (
         f"up to {number(best['requests/s'])} requests/s (p99 TTFT {duration(best['TTFT p99'])}"
@@ -86,6 +104,11 @@ def test_the_serving_findings_quote_the_tables(results: dict[str, Any], section:
     assert f"to {duration(chunk[-1]['TPOT p99'])}" in found["serve.chunked_prefill"]["text"]
     quarter = min(records(section, "06-2"), key=lambda r: abs(r["share of the pool"] - 0.25))
     assert f"preempted {number(quarter['preemptions'])} times" in found["serve.preemption"]["text"]
+    capacity = [r for r in records(section, "06-6") if r["GPUs"] is not None]
+    assert f"and {number(capacity[-1]['GPUs'])} ({capacity[-1]['deployment']}) at" in found["serve.capacity"]["text"]
+    if table(section, "routers")["rows"]:
+        aware = next(r for r in records(section, "routers") if r["router"] == "prefix-aware")
+        assert f"serves {percent(aware['prompt tokens from the cache'])} of prompt" in found["serve.routers"]["text"]
     assert found["serve.kv_bound"]["agrees"] is True and "lecture 2.8" in found["serve.kv_bound"]["text"]
     if table(section, "06-3")["rows"]:
         on = records(section, "06-3")[1]

@@ -73,7 +73,8 @@ def test_every_engine_option_is_a_flag_and_reaches_the_engine() -> None:
         "--no-enable-prefix-caching", "--policy", "priority", "--watermark", "0.01",
         "--no-scheduler-reserve-full-isl", "--aging", "0.5", "--mlfq-levels", "3", "--mlfq-quantum", "32",
         "--mlfq-growth", "4", "--mlfq-boost", "100", "--prediction", "noisy", "--prediction-sigma", "0.5",
-        "--prediction-bucket", "64", "--prediction-seed", "3",
+        "--prediction-bucket", "64", "--prediction-seed", "3", "--preemption", "swap", "--swap-space", "2",
+        "--link", "pcie4", "--swap-bandwidth", "2e10", "--kv-block-bytes", "65536",
     )  # fmt: skip
     assert data["config"] == {
         "num_blocks": 4000,
@@ -96,11 +97,17 @@ def test_every_engine_option_is_a_flag_and_reaches_the_engine() -> None:
         "prediction_sigma": 0.5,
         "prediction_bucket": 64,
         "prediction_seed": 3,
+        "preemption": "swap",
+        "swap_space": 2.0,
+        "link": "pcie4",
+        "swap_bandwidth": 2e10,
+        "kv_block_bytes": 65536,
     }
     # Left out, the budgets are vLLM's for the GPU and max_model_len the model's, as simulate() has them.
     defaults = run_json("--poisson", "20,5", "--gpu", "l40s", "--model", "qwen2.5-7b")["config"]
     assert (defaults["max_num_batched_tokens"], defaults["max_num_seqs"]) == (2048, 256)
     assert defaults["max_model_len"] == ob.serve.MODELS["qwen2.5-7b"].max_model_len
+    assert defaults["kv_block_bytes"] == 16 * ob.serve.MODELS["qwen2.5-7b"].kv_bytes_per_token()
 
 
 def test_help_text_comes_from_the_dataclass() -> None:
@@ -115,11 +122,13 @@ def test_a_trace_limited_fitted_and_rescaled(dataset: Callable[[str], Path], tmp
     out = tmp_path / "requests.csv"
     args = ("--trace", "mooncake-conversation", "--model", "llama-3-8b", "--limit", "400", "--fit", "--rate", "2")
     data = run_json(*args, "--no-enable-prefix-caching", "--out", str(out))
-    reqs = ob.serve.Requests.read("mooncake-conversation")[:400]
-    fits = (reqs.prompt_len + reqs.output_len) <= 8192
-    reqs = reqs[fits].at_rate(2.0)
+    reqs_all = ob.serve.Requests.read("mooncake-conversation")[:400]
+    fits = (reqs_all.prompt_len + reqs_all.output_len) <= 8192
+    reqs = reqs_all[fits].at_rate(2.0)
     result = ob.serve.simulate(reqs, model="llama-3-8b", gpu="h100", enable_prefix_caching=False)
     assert data["left_out"] == int((~fits).sum()) > 0
+    lengths = reqs_all.prompt_len.astype(np.int64) + reqs_all.output_len
+    assert data["left_out_tokens"] == int(lengths[~fits].sum())
     assert data["summary"] == summary_of(result)
     with open(out, newline="") as f:
         rows = list(csv.DictReader(f))
@@ -220,7 +229,10 @@ def test_source_fit_uses_the_max_model_len_simulate_runs_with() -> None:
     ):
         limit = source.max_model_len(options)
         kept, left_out = source.fit(reqs, limit)
-        assert left_out == int(((reqs.prompt_len + reqs.output_len) > limit).sum()) > 0
+        lengths = reqs.prompt_len.astype(np.int64) + reqs.output_len
+        assert left_out.requests == int((lengths > limit).sum()) > 0
+        assert left_out.tokens == int(lengths[lengths > limit].sum()) and left_out.total_tokens == int(lengths.sum())
+        assert left_out.token_share == left_out.tokens / left_out.total_tokens
         assert ob.serve.simulate(kept, **options).config.max_model_len == limit  # every request kept fits
         with pytest.raises(ValueError, match="exceeds max_model_len"):
             ob.serve.simulate(reqs, **options)

@@ -13,6 +13,7 @@ import pytest
 
 import osbench as ob
 from osbench import datasets
+from osbench._format import number
 from osbench._table import Table
 from osbench.serve import lecture
 
@@ -27,7 +28,7 @@ def rows_by(t: Table) -> list[dict[str, Any]]:
 
 
 def test_tables_are_complete(tables: dict[str, Table]) -> None:
-    assert list(tables) == ["06-1", "06-2", "06-3", "06-4", "06-5"]
+    assert list(tables) == ["06-1", "06-2", "06-3", "06-4", "06-5", "06-6", "06-7", "06-8"]
     for key, t in tables.items():
         assert all(len(r) == len(t.columns) for r in t.rows)
         assert t.to_text() and t.to_markdown() and t.to_html() and t.takeaway
@@ -139,10 +140,78 @@ def test_06_5_srpt_beats_fcfs_once_a_queue_forms_and_degrades_with_noise(
     )
 
 
+def test_06_6_the_fewest_gpus_grow_with_the_rate_and_meet_the_slo(tables: dict[str, Table]) -> None:
+    rows = rows_by(tables["06-6"])
+    assert [r["requests/s"] for r in rows] == [float(q) for q in lecture.CAPACITY_RATES[::2]]
+    gpus = [r["GPUs"] for r in rows]
+    assert gpus == sorted(gpus) and gpus[0] < gpus[-1]
+    for r in rows:
+        replicas, tp = (int(x) for x in r["deployment"].split(" x TP"))
+        assert replicas * tp == r["GPUs"] and r["knee"] >= r["requests/s"]
+        assert r["TTFT p99"] <= lecture.SLO_TTFT and r["TPOT p99"] <= lecture.SLO_TPOT
+        assert r["knee per GPU"] == r["knee"] / r["GPUs"]
+    last = rows[-1]
+    replicas, tp = (int(x) for x in last["deployment"].split(" x TP"))
+    reqs, _, _ = lecture.rate_workload(True, lecture.SEED)
+    run = ob.serve.simulate_cluster(
+        reqs.at_rate(last["requests/s"]), replicas=replicas, tp=tp, router="least-tokens", **lecture.RATE_PRESET
+    ).merged
+    assert float(np.percentile(run.ttft, 99)) == last["TTFT p99"]
+    assert f"at {number(last['requests/s'])} requests/s {number(last['GPUs'])} do" in tables["06-6"].note
+
+
+def test_06_8_vllm_against_sglang(tables: dict[str, Table], dataset: Callable[[str], Path]) -> None:
+    """Both schedulers on the same requests and memory: SGLang's prefill-first batches stall the
+    decodes (a higher p99 TPOT than vLLM's mixed steps), and its mixed chunk mixes as vLLM does;
+    every row is a real run of its engine (the trace's request count, a prefix hit on Mooncake)."""
+    for trace in lecture.SEMANTICS_TRACES:
+        dataset(trace)
+    t = tables["06-8"]
+    rows = rows_by(t)
+    assert {r["trace"] for r in rows} == set(lecture.SEMANTICS_TRACES)
+    for trace in lecture.SEMANTICS_TRACES:
+        by = {r["engine"]: r for r in rows if r["trace"] == trace}
+        vllm, sglang = by["vLLM 0.33.0"], by["SGLang 0.5.23, fcfs"]
+        mixed = by["SGLang 0.5.23, fcfs, mixed chunk"]
+        assert sglang["TPOT p99"] > vllm["TPOT p99"]
+        assert abs(mixed["TPOT p99"] - vllm["TPOT p99"]) <= lecture.MIXED_AGREES * vllm["TPOT p99"]
+        assert ("SGLang 0.5.23, lpm" in by) == (trace == lecture.MOONCAKE)
+    assert all(r["prompt tokens from the cache"] > 0 for r in rows if r["trace"] == lecture.MOONCAKE)
+    assert t.takeaway.startswith(f"On {lecture.MOONCAKE} SGLang's prefill-first steps")
+
+
+def test_06_6_swap_against_recompute_as_the_pool_shrinks(
+    tables: dict[str, Table], dataset: Callable[[str], Path]
+) -> None:
+    """Section 3.6: with a host pool that never fills, swap recomputes nothing and copies what
+    it preempts; recompute copies nothing; a pool that preempts nothing runs alike either way;
+    the smaller pools preempt more; the finding states the table's numbers."""
+    for name, *_ in lecture.SWAP_TRACES:
+        dataset(name)
+    t = tables["06-7"]
+    rows = rows_by(t)
+    assert len(rows) == 2 * len(lecture.SWAP_TRACES) * len(lecture.SWAP_SHARES)
+    for again, swap in zip(rows[0::2], rows[1::2]):
+        assert again["preemption"] == "recompute" and swap["preemption"] == f"swap over {lecture.SWAP_LINK}"
+        assert again["KV blocks"] == swap["KV blocks"] and again["swapped GiB"] == again["copy time"] == 0
+        assert swap["tokens recomputed"] == 0 and (swap["swapped GiB"] > 0) == (swap["preemptions"] > 0)
+        if again["preemptions"] == swap["preemptions"] == 0:
+            assert {k: v for k, v in again.items() if k != "preemption"} == {
+                k: v for k, v in swap.items() if k != "preemption"
+            }
+        else:
+            assert again["tokens recomputed"] > 0
+    conversation = [r for r in rows if r["trace"] == "conversation" and r["preemption"] == "recompute"]
+    assert conversation[-1]["preemptions"] > conversation[0]["preemptions"]
+    smallest = rows[-2:]
+    assert ob._format.percent(smallest[1]["E2E mean"] / smallest[0]["E2E mean"] - 1) in t.note
+    assert "On the code trace" in t.takeaway
+
+
 def test_osbench_lecture_06() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "osbench", "lecture", "06", "--quick", "--json"], capture_output=True, text=True
     )
     assert out.returncode == 0, out.stderr
     keys = [t["key"] for t in json.loads(out.stdout)["06"]]
-    assert keys == ["06-1", "06-2", "06-3", "06-4", "06-5"]
+    assert keys == ["06-1", "06-2", "06-3", "06-4", "06-5", "06-6", "06-7", "06-8"]

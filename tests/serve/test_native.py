@@ -23,12 +23,14 @@ from osbench.serve import native, reference, simulate
 from osbench.serve.config import POLICIES, EngineConfig
 from osbench.serve.drive import drive
 from osbench.serve.requests import Requests
-from osbench.serve.run import EngineRun, Recorder, StepRecord, check_requests
+from osbench.serve.run import EngineRun, Recorder, StepRecord
 from osbench.serve.steptime import Batch, StepTime
+from osbench.serve.vllm.checks import check_requests
 from osbench.serve.vllm.config import PREDICTIONS
 from osbench.serve.vllm.prediction import predicted_output_len
 from osbench.serve.vllm.request import Request as VllmRequest
 from osbench.serve.vllm.stepper import Stepper
+from osbench.serve.vllm.swap import LINKS, PREEMPTIONS
 
 # Coefficients that are not binary fractions: the times are equal only if the arithmetic is.
 LINEAR = StepTime.linear(0.0037, 1.3e-5, 7.1e-4, 3.3e-7)
@@ -82,6 +84,13 @@ def pressured(draw, max_requests: int = 30, max_output: int = 40):  # type: igno
         prediction_sigma=draw(st.sampled_from([0.0, 0.5, 2.0])),
         prediction_bucket=draw(st.integers(1, 30)),
         prediction_seed=draw(st.integers(0, 3)),
+        # Preemption by swap into host pools from none to unbounded (blocks of 1 MiB: swap_space
+        # = host blocks / 1024 GiB, exactly), at rated, measured-looking and infinite bandwidths.
+        preemption=draw(st.sampled_from(PREEMPTIONS)),
+        swap_space=draw(st.sampled_from([0, 1, need // 2, need, 2 * need, 10**6])) / 1024,
+        link=draw(st.sampled_from(tuple(LINKS))),
+        swap_bandwidth=draw(st.sampled_from([None, np.inf, 3.7e8, 1.1e10])),
+        kv_block_bytes=2**20,
     )
     predicted = draw(st.lists(st.integers(0, 2 * max_output), min_size=n, max_size=n))
     reqs = Requests(
@@ -110,6 +119,39 @@ def test_native_equals_the_reference_step_for_step(workload, step_time) -> None:
         return
     assert_same_runs(ours, native.run(reqs, cfg, step_time, record=True))
     assert_same_runs(ours, native.run(reqs, cfg, step_time, record=True, jump=False))
+
+
+@settings(max_examples=200, deadline=None)
+@given(pressured(), st.data())
+def test_native_equals_the_reference_with_swap_under_kv_pressure(workload, data) -> None:  # type: ignore[no-untyped-def]
+    """Preemption by swap on a pool barely large enough for the largest request, so that
+    requests are swapped out and in, and a host pool from none to unbounded, so that some are
+    recomputed when it is full."""
+    reqs, cfg = workload
+    need = max(-(-(int(p) + int(o) - 1) // cfg.block_size) for p, o in zip(reqs.prompt_len, reqs.output_len))
+    host = data.draw(st.sampled_from([0, 1, max(need // 2, 1), need, 3 * need, 10**6]))
+    cfg = replace(
+        cfg,
+        num_blocks=need + 1 + data.draw(st.integers(0, max(need // 2, 1))),
+        preemption="swap",
+        swap_space=host / 1024,
+        watermark=0.0,
+    )
+    step_time = data.draw(st.sampled_from([LINEAR, ROOFLINES[0]]))
+    try:
+        ours = reference.run(reqs, cfg, step_time, record=True)
+    except ArgumentError as livelock:
+        with pytest.raises(ArgumentError) as caught:
+            native.run(reqs, cfg, step_time)
+        assert str(caught.value) == str(livelock)
+        return
+    assert_same_runs(ours, native.run(reqs, cfg, step_time, record=True))
+    assert_same_runs(ours, native.run(reqs, cfg, step_time, record=True, jump=False))
+    steps = ours.steps
+    # Every byte that went out came back, and each copy's time is in its step.
+    assert steps.swap_out_bytes.sum() == steps.swap_in_bytes.sum()
+    expected = (steps.swap_out_bytes + steps.swap_in_bytes) / cfg.swap.bandwidth
+    np.testing.assert_array_equal(steps.swap_time, expected)
 
 
 class _MixedStepper(Stepper):
@@ -231,6 +273,18 @@ def test_the_random_workloads_do_exercise_preemption_eviction_hits_and_the_jump(
         assert_same_runs(ours, theirs)
         assert ours.preemptions.sum() > 0 and ours.cached_tokens.sum() > 0 and jumped > 0
         assert (np.diff(ours.steps.blocks_cached) < 0).any()  # the prefix cache evicted
+    # Swap into a host pool that fills: requests are swapped out and in, and some recomputed.
+    for policy in POLICIES:
+        cfg = EngineConfig(
+            num_blocks=60, block_size=8, max_num_batched_tokens=48, max_num_seqs=6, max_model_len=512, policy=policy,
+            preemption="swap", swap_space=24 / 1024, kv_block_bytes=2**20, swap_bandwidth=3.7e8,
+        )  # fmt: skip
+        ours = reference.run(reqs, cfg, LINEAR, record=True)
+        assert_same_runs(ours, native.run(reqs, cfg, LINEAR, record=True))
+        steps = ours.steps
+        assert steps.swap_out_bytes.sum() > 0 and steps.swap_in_bytes.sum() > 0, policy
+        assert steps.recomputed_tokens.sum() > 0, policy  # the host pool was full at times
+        assert ((steps.swap_out_bytes > 0) & (steps.swap_in_bytes > 0)).sum() == 0  # one way a step
 
 
 def test_simulate_gives_equal_results_with_either_engine() -> None:
@@ -389,6 +443,11 @@ _POLICY_FIELDS = (
     "prediction_sigma",
     "prediction_bucket",
     "prediction_seed",
+    "preemption",
+    "swap_space",
+    "link",
+    "swap_bandwidth",
+    "kv_block_bytes",
 )
 
 
@@ -444,6 +503,13 @@ def _binding(**changes):  # type: ignore[no-untyped-def]
         ({"policy": "lifo"}, 'policy="lifo" is not accepted'),
         ({"policy": "priority", "aging": -1.0}, "aging=-1 is not accepted"),
         ({"policy": "mlfq", "mlfq_levels": 0}, "mlfq_levels=0 is not accepted"),
+        ({"preemption": "drop"}, 'preemption="drop" is not accepted'),
+        ({"swap_space": -1.0}, "swap_space=-1 is not accepted"),
+        ({"swap_space": np.inf}, "swap_space=inf is not accepted"),
+        ({"link": "usb"}, 'link="usb" is not accepted: one of pcie5, pcie4, nvlink-c2c'),
+        ({"swap_bandwidth": -1.0}, "swap_bandwidth=-1 is not accepted"),
+        ({"swap_bandwidth": np.nan}, "swap_bandwidth=NaN is not accepted"),
+        ({"preemption": "swap"}, "kv_block_bytes=0 is not accepted"),
         ({"predicted": np.array([3])}, "predicted_output_len=1 entries is not accepted: 2 entries"),
         ({"predicted": np.array([3, -1])}, "predicted_output_len=-1 at index 1 is not accepted"),
         ({"step_kind": "cubic"}, 'kind="cubic" is not accepted'),
@@ -521,11 +587,11 @@ def test_a_long_native_run_releases_the_gil() -> None:
 @pytest.mark.parametrize(
     ("reqs", "record", "need", "named"),
     [
-        # 10 steps of 12 eight-byte fields; with record=True 4 more each, and 16 bytes per token.
-        (Requests([0.0], [1], [10]), False, 10 * 96, "output_len=10 (request 0)"),
-        (Requests([0.0], [1], [10]), True, 10 * 128 + 16 * 10, "output_len=10 (request 0)"),
+        # 10 steps of 16 eight-byte fields; with record=True 4 more each, and 16 bytes per token.
+        (Requests([0.0], [1], [10]), False, 10 * 128, "output_len=10 (request 0)"),
+        (Requests([0.0], [1], [10]), True, 10 * 160 + 16 * 10, "output_len=10 (request 0)"),
         # 4 sequences at most per step: 13 tokens take 4 steps at the least.
-        (Requests([0.0] * 13, [1] * 13, [1] * 13), False, 4 * 96, "output_len (summing to 13 tokens, max_num_seqs=4)"),
+        (Requests([0.0] * 13, [1] * 13, [1] * 13), False, 4 * 128, "output_len (summing to 13 tokens, max_num_seqs=4)"),
         # 1000 prompt tokens in blocks of 16: 63 blocks held at once.
         (Requests([0.0], [1000], [1]), False, 63 * 36, "prompt_len=1000 (request 0)"),
     ],

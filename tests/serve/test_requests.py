@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import pickle
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -472,3 +473,24 @@ def test_empty_generations() -> None:
 
 def test_serve_is_a_topic() -> None:
     assert ob.serve.Requests is Requests
+
+
+def test_requests_unpickled_from_misaligned_buffers_are_aligned() -> None:
+    """Pickle's out-of-band buffers (as Dask sends them) may land at any offset; the native
+    engine reads arrays in place, so an unpickled Requests realigns its own."""
+    r = ob.serve.Requests.conversations(20, rate=2.0, seed=1)
+    buffers: list[pickle.PickleBuffer] = []
+    data = pickle.dumps(r, protocol=5, buffer_callback=buffers.append)
+    shifted = []
+    for b in buffers:
+        raw = b.raw()
+        room = bytearray(len(raw) + 1)
+        room[1:] = raw
+        shifted.append(memoryview(room)[1:])
+    back = pickle.loads(data, buffers=shifted)
+    for name in ("arrival", "prompt_len", "output_len", "block_ids", "block_offsets"):
+        arr = getattr(back, name)
+        assert arr.flags.aligned and not arr.flags.writeable, name
+        np.testing.assert_array_equal(arr, getattr(r, name))
+    a = ob.serve.simulate(back, model="llama-3-8b", gpu="h100")
+    np.testing.assert_array_equal(a.finish, ob.serve.simulate(r, model="llama-3-8b", gpu="h100").finish)

@@ -35,6 +35,10 @@ class Run:
     num_waiting: Any = field(default_factory=lambda: [0, 1, 0, 0])
     blocks_used: Any = field(default_factory=lambda: [7, 13, 20, 4])
     blocks_cached: Any = field(default_factory=lambda: [6, 12, 18, 18])
+    swap_out_bytes: Any = field(default_factory=lambda: [0, 0, 4096, 0])
+    swap_in_bytes: Any = field(default_factory=lambda: [0, 0, 0, 4096])
+    swap_time: Any = field(default_factory=lambda: [0.0, 0.0, 0.25, 0.25])
+    recomputed_tokens: Any = field(default_factory=lambda: [0, 0, 0, 0])
 
     @property
     def steps(self) -> Run:  # the per-step arrays sit beside the per-request ones here
@@ -75,6 +79,7 @@ def test_summary_worked_by_hand() -> None:
     assert math.isclose(s.kv_utilization, (7 * 0.5 + 13 * 1 + 20 * 1 + 4 * 2) / 4.5 / 40)
     assert s.kv_utilization_peak == 0.5
     assert (s.preemptions, s.preempted_requests) == (1, 1)
+    assert (s.swapped_out_bytes, s.swapped_in_bytes, s.swap_time, s.recomputed_tokens) == (4096, 4096, 0.5, 0)
     assert math.isclose(s.prefix_hit_rate, 125 / 350)
     assert (s.steps, s.mean_step_time, s.mean_batch_size) == (4, 1.125, 1.25)
 

@@ -26,14 +26,21 @@ from osbench.serve.steptime import StepTime
 from osbench.serve.vllm import peer as vllm_peer
 from osbench.serve.vllm.peer import VLLM_POLICIES
 
-# sjf, srpt, mlfq and priority's aging are osbench's, not vLLM's: they are held to the reference
-# (tests/serve/test_native.py), and vLLM cannot check them.
+# sjf, srpt, mlfq, priority's aging and preemption by swap are osbench's, not vLLM 0.33.0's: they
+# are held to the reference (tests/serve/test_native.py), and vLLM cannot check them.
 POLICIES = VLLM_POLICIES
 
 MISSING = vllm_peer.missing_reason()
 needs_vllm = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
 
 STEP = StepTime.linear(0.004, 5e-5, 1e-4, 1e-7)
+
+
+@pytest.mark.parametrize("change", [{"policy": "srpt"}, {"policy": "priority", "aging": 1.0}, {"preemption": "swap"}])
+def test_the_peer_refuses_what_vllm_has_not(change: dict) -> None:
+    cfg = EngineConfig(num_blocks=10, kv_block_bytes=1024, **change)
+    with pytest.raises(ArgumentError, match=r"is not accepted by vLLM .*preemption by recompute only"):
+        vllm_peer.run(Requests([0.0], [4], [2]), cfg, STEP)
 
 
 def same_as_vllm(reqs: Requests, cfg: EngineConfig) -> EngineRun:

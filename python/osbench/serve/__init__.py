@@ -19,12 +19,19 @@ scheduling (section 2) to paging (section 3) and prefix caching (sections 4-5).
   engine; ``"sglang"``, in :mod:`osbench.serve.sglang`, on the reference engine only).
 - :func:`simulate_cluster`: replicas behind a router (:mod:`osbench.serve.routers`) on one
   clock, and its :class:`ClusterResult`.
+- :func:`plan`: the smallest deployment (replicas by tensor-parallel degree) that meets an SLO
+  on the requests, every candidate's goodput per GPU and knee, as a :class:`Plan`.
+- :func:`simulate_disaggregated`: a prefill pool handing requests to a decode pool over a
+  :class:`Link` (presets ``LINKS``), and its :class:`DisaggResult`.
 """
 
 from osbench.serve.cluster import ClusterResult, ClusterSummary, simulate_cluster
 from osbench.serve.config import EngineConfig
+from osbench.serve.disagg import DisaggResult, DisaggSummary, simulate_disaggregated
 from osbench.serve.engines import ENGINES
+from osbench.serve.links import LINKS, Link
 from osbench.serve.models import GPU, GPUS, MODELS, Model, num_blocks
+from osbench.serve.plan import Plan, plan
 from osbench.serve.requests import Requests, RequestsSummary
 from osbench.serve.result import ServeResult, ServeSummary, Stats
 from osbench.serve.run import EngineRun, Steps
@@ -36,15 +43,20 @@ __all__ = [
     "ENGINES",
     "GPU",
     "GPUS",
+    "LINKS",
     "MODELS",
     "Batch",
     "ClusterResult",
     "ClusterSummary",
+    "DisaggResult",
+    "DisaggSummary",
     "Empirical",
     "EngineConfig",
     "EngineRun",
+    "Link",
     "Lognormal",
     "Model",
+    "Plan",
     "Requests",
     "RequestsSummary",
     "ServeResult",
@@ -54,6 +66,8 @@ __all__ = [
     "Steps",
     "SystemPrompts",
     "num_blocks",
+    "plan",
     "simulate",
     "simulate_cluster",
+    "simulate_disaggregated",
 ]

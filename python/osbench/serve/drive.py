@@ -40,6 +40,13 @@ class Planned:
     num_waiting: int
     blocks_used: int
     free_blocks: int
+    swap_out_bytes: int = 0
+    swap_in_bytes: int = 0
+    """KV bytes the step copies to host memory and back (preemption by swap)."""
+    swap_time: float = 0.0
+    """Seconds those copies add to the step's time (:mod:`osbench.serve.vllm.swap`)."""
+    recomputed_tokens: int = 0
+    """Tokens the step computes whose KV the request had held before."""
 
 
 @dataclass(frozen=True)
@@ -130,7 +137,8 @@ def take_step(
     plan = stepper.schedule()
     if not plan.scheduled:  # cannot happen when check_requests passed; a guard against a hang
         raise RuntimeError(f"the engine scheduled nothing at t={now} with requests waiting: this is a bug")
-    duration = step_duration(step_time, plan.batch)
+    # Swap copies block the step: their time is added to the model's.
+    duration = step_duration(step_time, plan.batch) + plan.swap_time
     end = now + duration
     out = stepper.update_from_output()
     for index, first, last in out.tokens:
@@ -146,6 +154,7 @@ def take_step(
         plan.blocks_used,
         plan.free_blocks,
         out.blocks_cached,
+        (plan.swap_out_bytes, plan.swap_in_bytes, plan.swap_time, plan.recomputed_tokens),
     )
     return end, plan, out
 

@@ -33,6 +33,10 @@ so the order of every loop and every tie-break below is part of the contract:
   partial prompt block and the output tokens), with :func:`block_hash`; a prompt without content
   is not hashed: its blocks are keyed by a tag no hash equals (``vllm/request.py: private_tag``),
   as only the request itself can hit them (after a preemption);
+- with ``preemption="swap"`` (vLLM v0's, not v1's) a preempted request's computed blocks go to a
+  host pool and its progress is kept; readmitted, its whole block table comes back, without a
+  prefix lookup, and the copies' time is added to the step; a full host pool recomputes
+  (:mod:`osbench.serve.vllm.swap`);
 - finished requests free their blocks in the order the step scheduled them;
 - a run that cannot end is stopped (:class:`LivelockGuard`): under ``priority``, requests that
   tie on ``(priority, arrival)`` can preempt one another forever, as they would in vLLM.
@@ -55,8 +59,9 @@ from osbench.serve.config import EngineConfig
 from osbench.serve.drive import drive
 from osbench.serve.hashing import ROOT_HASH, block_hash, private_content
 from osbench.serve.requests import Requests
-from osbench.serve.run import EngineRun, Recorder, StepTimeModel, check_concurrency, check_memory, check_requests
+from osbench.serve.run import EngineRun, Recorder, StepTimeModel, check_concurrency, check_memory
 from osbench.serve.vllm.block_pool import Block, BlockPool, FreeBlockQueue
+from osbench.serve.vllm.checks import check_requests
 from osbench.serve.vllm.kv_cache_manager import KVCacheManager, cdiv
 from osbench.serve.vllm.policy import Policy, policy_of
 from osbench.serve.vllm.prediction import predicted_output_len
@@ -190,7 +195,7 @@ def run(
     """
     priority = check_requests(requests, config)
     concurrency = check_concurrency(concurrency)
-    check_memory(requests, config, bool(record))
+    check_memory(requests, config.max_num_seqs, config.block_size, bool(record))
     recorder = Recorder(len(requests), record)
     stepper = Stepper(requests, config, priority, predicted_output_len(requests, config))
     return drive(

@@ -283,6 +283,16 @@ class Requests:
             )
         return ids, offsets
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Unpickled (in a worker): every array aligned and read-only again. Pickle's out-of-band
+        buffers, as Dask sends them, may land at any offset of a frame, and the native engine
+        reads arrays in place, which needs them aligned."""
+        for name, value in state.items():
+            if isinstance(value, np.ndarray):
+                state[name] = _readonly(np.require(value, requirements=["C", "A"]))
+        state["_blocks"] = None  # views of the ids it had, rebuilt on demand
+        self.__dict__.update(state)
+
     # ------------------------------------------------------------------ sequence protocol
 
     def __len__(self) -> int:
@@ -330,6 +340,23 @@ class Requests:
             rows = np.where(rows < 0, rows + n, rows)
         r = Requests(
             self.arrival[rows],
+            self.prompt_len[rows],
+            self.output_len[rows],
+            priority=None if self.priority is None else self.priority[rows],
+            source_block=self.source_block,
+            name=self.name,
+            predicted_output_len=None if self.predicted_output_len is None else self.predicted_output_len[rows],
+        )
+        if self.block_ids is not None and self.block_offsets is not None:
+            r._set_content(*_gather(self.block_ids, self.block_offsets, rows))
+        return r
+
+    def received(self, rows: np.ndarray, arrival: np.ndarray) -> Requests:
+        """Requests ``rows`` (int indices) in that order, reaching an engine at ``arrival``
+        (non-decreasing): what an engine that receives them in another order than theirs sees
+        (the decode instance of a disaggregated deployment)."""
+        r = Requests(
+            arrival,
             self.prompt_len[rows],
             self.output_len[rows],
             priority=None if self.priority is None else self.priority[rows],

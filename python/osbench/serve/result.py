@@ -124,6 +124,12 @@ class ServeSummary:
     #: preemption events, and requests preempted at least once
     preemptions: int
     preempted_requests: int
+    #: KV bytes copied to host memory and back (preemption by swap), the seconds the copies
+    #: added to the steps, and the tokens computed again (lost to a preemption by recompute)
+    swapped_out_bytes: int
+    swapped_in_bytes: int
+    swap_time: float
+    recomputed_tokens: int
     #: prompt tokens served from the prefix cache / prompt tokens
     prefix_hit_rate: float
     steps: int
@@ -284,7 +290,8 @@ class ServeResult:
 
     def summary(self, slo_ttft: Optional[float] = None, slo_tpot: Optional[float] = None) -> ServeSummary:
         """Throughput, TTFT/TPOT/E2E/queueing (mean, p50, p90, p99), goodput at the SLOs
-        given (seconds; None: not required), KV utilisation, preemptions, prefix hit rate."""
+        given (seconds; None: not required), KV utilisation, preemptions, swapped bytes and
+        recomputed tokens, prefix hit rate."""
         for name, value in (("slo_ttft", slo_ttft), ("slo_tpot", slo_tpot)):
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0):
                 raise ArgumentError(f"{name}={value!r} is not accepted: a positive number of seconds, or None")
@@ -328,6 +335,10 @@ class ServeResult:
             num_blocks=self.num_blocks,
             preemptions=int(self.preemptions.sum()),
             preempted_requests=int((self.preemptions > 0).sum()),
+            swapped_out_bytes=int(steps.swap_out_bytes.sum()),
+            swapped_in_bytes=int(steps.swap_in_bytes.sum()),
+            swap_time=float(steps.swap_time.sum()),
+            recomputed_tokens=int(steps.recomputed_tokens.sum()),
             prefix_hit_rate=int(self.cached_tokens.sum()) / prompt_tokens if prompt_tokens else math.nan,
             steps=len(steps),
             mean_step_time=busy / len(steps) if len(steps) else math.nan,

@@ -17,8 +17,7 @@ import numpy as np
 
 from osbench import _checks
 from osbench._format import size
-from osbench.errors import ArgumentError, ArgumentTypeError
-from osbench.serve.config import EngineConfig
+from osbench.errors import ArgumentError
 from osbench.serve.requests import Requests
 from osbench.serve.steptime import Batch
 
@@ -84,6 +83,15 @@ class Steps:
     """KV blocks held by requests after the step's allocations."""
     blocks_cached: np.ndarray
     """Distinct block hashes in the prefix-cache map at the step's end."""
+    swap_out_bytes: np.ndarray
+    """KV bytes the step copied to host memory (preemption by swap)."""
+    swap_in_bytes: np.ndarray
+    """KV bytes the step copied back from host memory (a swapped request readmitted)."""
+    swap_time: np.ndarray
+    """Seconds those copies added to the step (part of its ``duration``)."""
+    recomputed_tokens: np.ndarray
+    """Tokens the step computed whose KV the request had held before (lost to a preemption by
+    recompute, less what the prefix cache gave back)."""
 
     def __len__(self) -> int:
         return len(self.start)
@@ -102,7 +110,7 @@ class Steps:
 
 
 STEP_FIELDS = tuple(f.name for f in fields(Steps))
-STEP_TIMES = ("start", "duration")
+STEP_TIMES = ("start", "duration", "swap_time")
 """The float64 fields of :class:`Steps`; the others are int64 counts."""
 
 
@@ -134,44 +142,6 @@ class EngineRun:
         return len(self.steps)
 
 
-def check_requests(requests: Requests, config: EngineConfig) -> np.ndarray:
-    """Refuse what no engine can serve, before it starts; return the priorities (zeros when
-    ``requests`` has none). :class:`Requests` has checked its own arrays (lengths of at least one
-    token, arrivals finite and in order, one priority per request); this checks them against
-    the configuration.
-
-    A request is refused when its prompt and output do not fit in ``max_model_len`` (vLLM would
-    cut its output short), or when it needs more KV blocks than the whole pool even alone (it
-    would preempt itself forever): its last step computes ``prompt_len + output_len - 1`` tokens.
-    """
-    if not isinstance(requests, Requests):
-        raise ArgumentTypeError(
-            f"requests={type(requests).__name__} is not accepted: it must be osbench.serve.Requests"
-        )
-    if not isinstance(config, EngineConfig):
-        raise ArgumentTypeError(
-            f"config={type(config).__name__} is not accepted: it must be osbench.serve.EngineConfig"
-        )
-    total = requests.prompt_len + requests.output_len
-    too_long = np.flatnonzero(total > config.max_model_len)
-    if len(too_long):
-        raise ArgumentError(
-            f"{_refused(too_long)}: prompt_len + output_len exceeds max_model_len={config.max_model_len} "
-            "(leave such requests out first: osbench.serve.source.fit, or the command line's --fit)"
-        )
-    blocks_needed = -(-(total - 1) // config.block_size)
-    too_big = np.flatnonzero(blocks_needed > config.usable_blocks)
-    if len(too_big):
-        raise ArgumentError(
-            f"{_refused(too_big)}: prompt_len + output_len - 1 tokens need more KV blocks of "
-            f"block_size={config.block_size} tokens than the {config.usable_blocks} the pool has "
-            f"(num_blocks={config.num_blocks}, one is the null block)"
-        )
-    if requests.priority is None:
-        return np.zeros(len(requests), dtype=np.int64)
-    return requests.priority
-
-
 STEP_BYTES = 8 * len(STEP_FIELDS)
 """Bytes a step's row takes at the least (:class:`Steps`: one float64 or int64 per field)."""
 RECORD_STEP_BYTES = 8 * 4
@@ -183,38 +153,39 @@ BLOCK_BYTES = 36
 its request's block table)."""
 
 
-def check_memory(requests: Requests, config: EngineConfig, record: bool) -> None:
+def check_memory(requests: Requests, max_num_seqs: int, block_size: int, record: bool) -> None:
     """Refuse, up front, a run that cannot fit in the memory free (MemoryError, naming the
     argument): what it must keep at the least, whatever the engine. Every output token takes a
     step, a step gives each request at most one and serves at most ``max_num_seqs``, and every
-    step is recorded; a request holds the blocks of all its tokens at once. (A run that passes
-    may still run out; the native engine then raises MemoryError too.)"""
+    step is recorded; a request holds the blocks of all its tokens at once, in blocks of
+    ``block_size`` tokens. (A run that passes may still run out; the native engine then raises
+    MemoryError too.)"""
     free = _checks.available_memory()
     if free is None or len(requests) == 0:
         return
     output = requests.output_len
     longest = int(np.argmax(output))
     total = int(output.sum())
-    steps = max(int(output[longest]), -(-total // config.max_num_seqs))
+    steps = max(int(output[longest]), -(-total // max_num_seqs))
     need = steps * (STEP_BYTES + (RECORD_STEP_BYTES if record else 0)) + (SCHEDULED_BYTES * total if record else 0)
     if need > free:
         named = (
             f"output_len={int(output[longest])} (request {longest})"
             if steps == int(output[longest])
-            else f"output_len (summing to {total} tokens, max_num_seqs={config.max_num_seqs})"
+            else f"output_len (summing to {total} tokens, max_num_seqs={max_num_seqs})"
         )
         raise MemoryError(
             f"{named} is not accepted here: the run takes at least {steps} steps, whose records"
             f"{' (record=True)' if record else ''} need about {size(need)} of memory, more than the {size(free)} free"
         )
-    blocks = -(-(requests.prompt_len + output - 1) // config.block_size)
+    blocks = -(-(requests.prompt_len + output - 1) // block_size)
     biggest = int(np.argmax(blocks))
     need = int(blocks[biggest]) * BLOCK_BYTES
     if need > free:
         raise MemoryError(
             f"prompt_len={int(requests.prompt_len[biggest])} (request {biggest}) is not accepted here: with "
             f"output_len={int(output[biggest])} it holds {int(blocks[biggest])} KV blocks of block_size="
-            f"{config.block_size} at once, which need about {size(need)} of memory, more than the {size(free)} free"
+            f"{block_size} at once, which need about {size(need)} of memory, more than the {size(free)} free"
         )
 
 
@@ -232,7 +203,8 @@ def _indices(idx: np.ndarray) -> str:
     return f"request{'s' if len(idx) > 1 else ''} {shown}{more}"
 
 
-def _refused(idx: np.ndarray) -> str:
+def refused(idx: np.ndarray) -> str:
+    """``request 3 is not accepted`` or ``requests 3, 5 are not accepted`` (:func:`_indices`)."""
     return f"{_indices(idx)} {'are' if len(idx) > 1 else 'is'} not accepted"
 
 
@@ -313,9 +285,11 @@ class Recorder:
         blocks_used: int,
         free_blocks: int,
         blocks_cached: int,
+        swap: tuple[int, int, float, int] = (0, 0, 0.0, 0),
     ) -> None:
         """One step: its requests ``(index, new tokens)``, its preemptions, its admissions
-        ``(index, prefix-hit tokens)``, and the engine's state after it."""
+        ``(index, prefix-hit tokens)``, the engine's state after it, and ``swap``: its bytes
+        copied out and in, their seconds, and its tokens computed again."""
         for index in preempted:
             self.preemptions[index] += 1
         for index, hit in admitted:
@@ -331,6 +305,7 @@ class Recorder:
                 num_waiting,
                 blocks_used,
                 blocks_cached,
+                *swap,
             )
         )
         if self.record:

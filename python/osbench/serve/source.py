@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import inspect
 import numbers
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 import numpy as np
 
@@ -182,15 +182,30 @@ def max_model_len(options: dict[str, Any]) -> int:
     return EngineConfig.max_model_len
 
 
-def fit(requests: Requests, limit: int) -> tuple[Requests, int]:
-    """The requests whose prompt and output fit in ``limit`` tokens, and how many were left out."""
-    keep = (requests.prompt_len + requests.output_len) <= limit
-    left_out = int(len(requests) - keep.sum())
-    return (requests[keep] if left_out else requests), left_out
+class LeftOut(NamedTuple):
+    """What :func:`fit` left out: how many requests, and their tokens (prompt and output)."""
+
+    requests: int
+    tokens: int
+    total_tokens: int
+    """The tokens of every request, the left-out ones included."""
+
+    @property
+    def token_share(self) -> float:
+        """The share of the tokens left out (0 when there were none)."""
+        return self.tokens / self.total_tokens if self.total_tokens else 0.0
 
 
-def requests(description: dict[str, Any], options: Optional[dict[str, Any]] = None) -> tuple[Requests, int]:
-    """The requests a description names (see the module docstring), and how many ``fit`` left
+def fit(requests: Requests, limit: int) -> tuple[Requests, LeftOut]:
+    """The requests whose prompt and output fit in ``limit`` tokens, and what was left out."""
+    lengths = requests.prompt_len.astype(np.int64) + requests.output_len
+    keep = lengths <= limit
+    left_out = LeftOut(int(len(requests) - keep.sum()), int(lengths[~keep].sum()), int(lengths.sum()))
+    return (requests[keep] if left_out.requests else requests), left_out
+
+
+def requests(description: dict[str, Any], options: Optional[dict[str, Any]] = None) -> tuple[Requests, LeftOut]:
+    """The requests a description names (see the module docstring), and what ``fit`` left
     out. ``options``: the :func:`~osbench.serve.simulate` options of the run, which ``fit``
     reads its ``max_model_len`` from."""
     if not isinstance(description, dict):
@@ -223,7 +238,7 @@ def requests(description: dict[str, Any], options: Optional[dict[str, Any]] = No
         reqs = _generated(kind, description)
     if description.get("limit") is not None:
         reqs = reqs[: _checks.positive_int("limit", description["limit"])]
-    left_out = 0
+    left_out = LeftOut(0, 0, 0)
     if description.get("fit"):
         reqs, left_out = fit(reqs, max_model_len(options or {}))
     if description.get("rate") is not None:
@@ -231,4 +246,14 @@ def requests(description: dict[str, Any], options: Optional[dict[str, Any]] = No
     return reqs, left_out
 
 
-__all__ = ["GENERATORS", "KEYS", "LENGTH_FORMS", "fit", "generator_default", "length", "max_model_len", "requests"]
+__all__ = [
+    "GENERATORS",
+    "KEYS",
+    "LENGTH_FORMS",
+    "LeftOut",
+    "fit",
+    "generator_default",
+    "length",
+    "max_model_len",
+    "requests",
+]

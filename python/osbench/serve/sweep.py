@@ -153,7 +153,8 @@ def run_cell(cell: dict[str, Any]) -> dict[str, Any]:
         "options": cell["options"],
         "rate": reqs.rate if cell["rate"] is None else cell["rate"],
         "requests": len(reqs),
-        "left_out": left_out,
+        "left_out": left_out.requests,
+        "left_out_tokens": left_out.tokens,
         "num_blocks": result.num_blocks,
         "summary": summary.to_dict(),
     }

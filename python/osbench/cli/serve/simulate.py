@@ -18,12 +18,14 @@ import typing
 from typing import Any
 
 from osbench import _files, serve
-from osbench._format import duration, number, percent
+from osbench._format import duration, number, percent, size
 from osbench.cli._common import Subcommands, common_flags, one_of, output_file
 from osbench.errors import ArgumentError
 from osbench.serve import engines as serve_engines
 from osbench.serve import readers as serve_readers
 from osbench.serve import source as serve_source
+from osbench.serve.links import ALIASES as LINK_ALIASES
+from osbench.serve.links import LINKS
 from osbench.serve.models import DEFAULT_MODEL
 from osbench.serve.routers import ROUTERS
 
@@ -46,6 +48,7 @@ _FROM_PRESETS = {
         "max_model_len": "the model's",
         "max_num_batched_tokens": "vLLM's for the GPU",
         "max_num_seqs": "vLLM's for the GPU",
+        "kv_block_bytes": "a block of the model's KV on one GPU",
     },
     "sglang": {
         "max_total_tokens": "what the model leaves on the GPU by SGLang's mem_fraction_static rule",
@@ -82,7 +85,7 @@ def _field_help(doc: str) -> str:
     return sentence.split(": ``")[0].replace("``", "").rstrip(".")
 
 
-def _engine_config_flags(p: argparse.ArgumentParser) -> None:
+def engine_config_flags(p: argparse.ArgumentParser) -> None:
     """A flag per configuration field of every semantics (``osbench.serve.ENGINES``), its type,
     default and help taken from the semantics' dataclass."""
     for row in serve_engines.ENGINES.values():
@@ -113,7 +116,7 @@ def _engine_config_flags(p: argparse.ArgumentParser) -> None:
                 group.add_argument(flag, type=kind, default=None, metavar=metavar, help=help_text)
 
 
-def _serve_options(args: argparse.Namespace) -> dict[str, Any]:
+def serve_options(args: argparse.Namespace) -> dict[str, Any]:
     """simulate()'s options from the command line: the semantics, the presets, and every
     engine flag given; a flag of another semantics is refused, naming it."""
     options: dict[str, Any] = {"semantics": args.semantics, "model": args.model, "gpu": args.gpu}
@@ -133,15 +136,7 @@ def _serve_options(args: argparse.Namespace) -> dict[str, Any]:
     return options
 
 
-def _left_out_token_share(args: argparse.Namespace, kept: serve.Requests, options: dict[str, Any]) -> float:
-    """The share of the described requests' tokens (prompt and output) that ``--fit`` left out:
-    the requests read again without it."""
-    everything, _ = serve_source.requests({**_serve_description(args), "fit": False}, options)
-    total = int(everything.prompt_len.sum() + everything.output_len.sum())
-    return 1.0 - int(kept.prompt_len.sum() + kept.output_len.sum()) / total if total else 0.0
-
-
-def _serve_description(args: argparse.Namespace) -> dict[str, Any]:
+def serve_description(args: argparse.Namespace) -> dict[str, Any]:
     """The requests the command line describes (see osbench.serve.source)."""
     given = [k for k in SERVE_SOURCES if getattr(args, k) is not None]
     description: dict[str, Any] = {given[0] if given else "poisson": getattr(args, given[0]) if given else "1000,10"}
@@ -212,6 +207,22 @@ def _policy_words(cfg: Any) -> str:
     return str(cfg.policy)
 
 
+def _preemption_words(cfg: Any, s: Any) -> str:
+    """How preempted requests kept their KV, and what it cost: ``swap to 4 GiB of host memory
+    (512 blocks) over pcie5 (63 GB/s): 1.2 GiB out, 1.2 GiB in, 20 ms of copies; 0 tokens
+    recomputed``."""
+    recomputed = f"{number(s.recomputed_tokens)} tokens recomputed"
+    swap = getattr(cfg, "swap", None)
+    if swap is None:
+        return f"by recompute: {recomputed}"
+    link = cfg.link if cfg.swap_bandwidth is None else "a link"
+    return (
+        f"by swap to {number(cfg.swap_space)} GiB of host memory ({number(swap.host_blocks)} blocks) over {link} "
+        f"({number(swap.bandwidth / 1e9)} GB/s): {size(s.swapped_out_bytes)} out, {size(s.swapped_in_bytes)} in, "
+        f"{duration(s.swap_time)} of copies; {recomputed} (when the host pool was full)"
+    )
+
+
 def _latency_line(name: str, stats: Any) -> str:
     return (
         f"  {name:<13}mean {duration(stats.mean)}, p50 {duration(stats.p50)}, p90 {duration(stats.p90)}, "
@@ -240,20 +251,27 @@ def _config_line(semantics: str, cfg: Any) -> str:
 def cmd_serve_simulate(args: argparse.Namespace) -> int:
     if args.out is not None:
         output_file("--out", args.out)
-    options = _serve_options(args)
-    if args.router is not None and args.replicas is None:
-        raise ArgumentError(f"--router {args.router} is not accepted without --replicas: it routes among replicas")
+    options = serve_options(args)
+    disaggregated = _disaggregation(args)
+    if args.router is not None and args.replicas is None and disaggregated is None:
+        raise ArgumentError(
+            f"--router {args.router} is not accepted without --replicas or --prefill/--decode: it routes among instances"
+        )
     engine = serve_engines.semantics(args.semantics).engine(args.engine)  # None: the semantics' default
-    requests, left_out = serve_source.requests(_serve_description(args), options)
-    cluster = None
+    requests, left_out = serve_source.requests(serve_description(args), options)
+    cluster = pools = None
     router = args.router or "round-robin"
-    if args.replicas is None:
+    if disaggregated is not None:
+        pools = serve.simulate_disaggregated(requests, router=router, engine=engine, **disaggregated, **options)
+        result = pools.merged
+    elif args.replicas is None:
         result = serve.simulate(requests, engine=engine, **options)
     else:
         cluster = serve.simulate_cluster(requests, replicas=args.replicas, router=router, engine=engine, **options)
         result = cluster.merged
     s = result.summary(slo_ttft=args.slo_ttft, slo_tpot=args.slo_tpot)
     c = None if cluster is None else cluster.summary(slo_ttft=args.slo_ttft, slo_tpot=args.slo_tpot)
+    d = None if pools is None else pools.summary(slo_ttft=args.slo_ttft, slo_tpot=args.slo_tpot)
     if args.out is not None:
         _files.write_text(args.out, _request_csv(result, None if cluster is None else cluster.replica))
     if args.json:
@@ -261,12 +279,14 @@ def cmd_serve_simulate(args: argparse.Namespace) -> int:
             json.dumps(
                 {
                     "requests": requests.to_dict(),
-                    "left_out": left_out,
+                    "left_out": left_out.requests,
+                    "left_out_tokens": left_out.tokens,
                     "options": options,
                     "engine": engine,
                     "config": dataclasses.asdict(result.config),
                     "summary": s.to_dict(),
                     **({} if c is None else {"cluster": {k: v for k, v in c.to_dict().items() if k != "merged"}}),
+                    **({} if d is None else {"disaggregated": {k: v for k, v in d.to_dict().items() if k != "merged"}}),
                 },
                 default=str,
             )
@@ -280,9 +300,9 @@ def cmd_serve_simulate(args: argparse.Namespace) -> int:
         f"{name}: {number(len(requests))} requests over {duration(requests.duration)} "
         f"({number(requests.rate)} requests/s)"
         + (
-            f", {number(left_out)} longer than max_model_len={number(serve_source.max_model_len(options))} left out "
-            f"({percent(_left_out_token_share(args, requests, options))} of the trace's tokens)"
-            if left_out
+            f", {number(left_out.requests)} longer than max_model_len={number(serve_source.max_model_len(options))} "
+            f"left out ({percent(left_out.token_share)} of the trace's tokens)"
+            if left_out.requests
             else ""
         )
     )
@@ -302,6 +322,9 @@ def cmd_serve_simulate(args: argparse.Namespace) -> int:
         f"  {'KV cache':<13}{percent(s.kv_utilization)} of the blocks in use on average, {percent(s.kv_utilization_peak)} "
         f"at the peak; {number(s.preemptions)} preemptions of {number(s.preempted_requests)} requests"
     )
+    # (SGLang's semantics does not count its retracted requests' tokens computed again.)
+    if hasattr(cfg, "preemption") and (s.preemptions or cfg.preemption == "swap"):
+        print(f"  {'preemption':<13}{_preemption_words(cfg, s)}")
     print(f"  {'prefix cache':<13}{percent(s.prefix_hit_rate)} of prompt tokens served from it")
     slowdowns = ", ".join(
         f"{label} p50 {number(st.p50)}, p99 {number(st.p99)}"
@@ -325,17 +348,62 @@ def cmd_serve_simulate(args: argparse.Namespace) -> int:
             f"  {'imbalance':<13}the busiest replica's outstanding requests over the mean at each arrival: "
             f"mean {c.imbalance_mean:.2f}, p99 {c.imbalance_p99:.2f}, peak {c.imbalance_max:.2f}"
         )
+    if d is not None and disaggregated is not None:
+        gpus = (args.prefill_gpu or args.gpu, args.decode_gpu or args.gpu)
+        print(
+            f"  {'pools':<13}{d.prefill} prefill ({gpus[0]}) behind {router}, {d.decode} decode "
+            f"({gpus[1]}) behind {disaggregated['decode_router']}, KV over {d.link}: {size(d.bytes_moved)} moved"
+        )
+        parts = (
+            ("queueing", d.queueing),
+            ("prefill", d.prefill_time),
+            ("transfer", d.transfer),
+            ("first decode step", d.first_decode_step),
+        )
+        print(
+            f"  {'TTFT parts':<13}"
+            + ", ".join(f"{label} {duration(st.mean)} (p99 {duration(st.p99)})" for label, st in parts)
+        )
     if args.out is not None:
         print(f"wrote {args.out} (one row per request)", file=sys.stderr)
     return 0
 
 
-def add_commands(sub: Subcommands) -> None:
-    p = sub.add_parser(
-        "simulate",
-        help="serve a trace or generated requests on a model and GPU, as vLLM 0.33.0 (or SGLang 0.5.23) schedules them",
-        epilog=EPILOG,
-    )
+def _disaggregation(args: argparse.Namespace) -> Any:
+    """simulate_disaggregated()'s own options from the command line, or None without
+    --prefill and --decode (which go together, and not with --replicas)."""
+    own = {
+        "--kv-link": args.kv_link,
+        "--decode-router": args.decode_router,
+        "--prefill-gpu": args.prefill_gpu,
+        "--decode-gpu": args.decode_gpu,
+    }
+    if args.prefill is None and args.decode is None:
+        given = next((flag for flag, value in own.items() if value is not None), None)
+        if given is not None:
+            raise ArgumentError(
+                f"{given} is not accepted without --prefill and --decode: it is a disaggregation option"
+            )
+        return None
+    if args.prefill is None or args.decode is None:
+        missing = "--prefill" if args.prefill is None else "--decode"
+        raise ArgumentError(
+            f"{missing} is needed with {'--decode' if args.prefill is None else '--prefill'}: give both pools' sizes"
+        )
+    if args.replicas is not None:
+        raise ArgumentError("--replicas is not accepted with --prefill/--decode: a deployment is one or the other")
+    return {
+        "prefill": args.prefill,
+        "decode": args.decode,
+        "kv_link": args.kv_link or "ib-ndr-400g",
+        "decode_router": args.decode_router or "round-robin",
+        "prefill_gpu": args.prefill_gpu,
+        "decode_gpu": args.decode_gpu,
+    }
+
+
+def request_flags(p: argparse.ArgumentParser) -> None:
+    """The options that describe the requests (read back by :func:`serve_description`)."""
     src = p.add_argument_group("requests (one source; default --poisson 1000,10)").add_mutually_exclusive_group()
     src.add_argument("--trace", help="a request log (Azure or Mooncake; format detected) or a dataset name")
     src.add_argument("--poisson", metavar="N,RATE", help="N requests arriving as a Poisson process of RATE per second")
@@ -365,6 +433,15 @@ def add_commands(sub: Subcommands) -> None:
         help="leave out the requests longer than max_model_len (counted in the output) instead of refusing the run",
     )
     p.add_argument("--rate", type=float, metavar="QPS", help="rescale the arrivals to QPS requests per second")
+
+
+def add_commands(sub: Subcommands) -> None:
+    p = sub.add_parser(
+        "simulate",
+        help="serve a trace or generated requests on a model and GPU, as vLLM 0.33.0 (or SGLang 0.5.23) schedules them",
+        epilog=EPILOG,
+    )
+    request_flags(p)
     p.add_argument(
         "--model",
         default=DEFAULT_MODEL,
@@ -388,7 +465,22 @@ def add_commands(sub: Subcommands) -> None:
     cluster.add_argument(
         "--router", choices=list(ROUTERS), help="which replica serves each request (default round-robin)"
     )
-    _engine_config_flags(p)
+    pools = p.add_argument_group(
+        "disaggregated prefill and decode (osbench.serve.simulate_disaggregated; --router picks the prefill instance)"
+    )
+    pools.add_argument("--prefill", type=int, metavar="P", help="prefill instances, each with its own KV")
+    pools.add_argument("--decode", type=int, metavar="D", help="decode instances, each with its own KV")
+    pools.add_argument(
+        "--kv-link",
+        metavar="NAME",
+        help=f"the link the KV moves over: {one_of([*LINKS, *LINK_ALIASES])} (default ib-ndr-400g)",
+    )
+    pools.add_argument(
+        "--decode-router", choices=list(ROUTERS), help="which decode instance takes each request (default round-robin)"
+    )
+    pools.add_argument("--prefill-gpu", help="the prefill pool's GPU (default --gpu)")
+    pools.add_argument("--decode-gpu", help="the decode pool's GPU (default --gpu)")
+    engine_config_flags(p)
     p.add_argument("--slo-ttft", type=float, metavar="SECONDS", help="time-to-first-token SLO for goodput")
     p.add_argument("--slo-tpot", type=float, metavar="SECONDS", help="time-per-output-token SLO for goodput")
     p.add_argument("--out", help="write one CSV row per request to this file (times in seconds)")

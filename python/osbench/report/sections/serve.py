@@ -9,12 +9,14 @@ from typing import Any, Optional
 
 from osbench import datasets
 from osbench._files import figure_png
-from osbench._format import duration, number
+from osbench._format import duration, number, ratio
 from osbench._table import Table
 from osbench.report.model import Figure, Progress, Section
 from osbench.report.sections._shared import pyplot
+from osbench.serve import cluster_study, disagg_study
 from osbench.serve import lecture as serve_lecture
-from osbench.serve.lecture import RATE, highest_within_slo, slo_words
+from osbench.serve.lecture import slo_words
+from osbench.serve.slo import RATE, highest_within_slo
 
 KEY = "06-serve"
 ORDER = 60
@@ -36,7 +38,7 @@ def _latency_figure(rows: Sequence[Record], setup: str) -> Figure:
         ax.set_title(name)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
-    best = highest_within_slo(rows)
+    best = highest_within_slo(rows, serve_lecture.SLO_TTFT, serve_lecture.SLO_TPOT)
     beyond = [r for r in rows if best is None or r[RATE] > best[RATE]]
     if best is not None:
         caption = (
@@ -69,6 +71,54 @@ def _goodput_figure(rows: Sequence[Record], setup: str) -> Figure:
         f"the queue takes the SLO, and at {number(last[RATE])} only {number(last['goodput'])} requests/s meet it",
         figure_png(fig),
         setup,
+    )
+
+
+def _capacity_figure(t: Table) -> Figure:
+    """The fewest GPUs that meet the SLO against the rate, and what each GPU then sustains, from
+    table 06-6."""
+    plt = pyplot()
+    rows = [r for r in t.records() if r["GPUs"] is not None]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    rates = [r[RATE] for r in rows]
+    left.plot(rates, [r["GPUs"] for r in rows], marker="o", markersize=3, label="the plan's answer")
+    first = rows[0]
+    left.plot(
+        rates,
+        [r / first["knee per GPU"] for r in rates],
+        color="gray",
+        linewidth=0.8,
+        linestyle=":",
+        label=f"rate / {number(first['knee per GPU'])} (the smallest deployment's knee per GPU)",
+    )
+    left.set_xlabel("request rate (requests/s)")
+    left.set_ylabel("GPUs")
+    left.set_title("The fewest GPUs that meet the SLO")
+    right.plot([r["GPUs"] for r in rows], [r["knee per GPU"] for r in rows], marker="o", markersize=3)
+    right.set_xlabel("GPUs of the answer")
+    right.set_ylabel("knee per GPU (requests/s)")
+    right.set_title("The highest rate within the SLO, per GPU")
+    for ax in (left, right):
+        ax.grid(True, alpha=0.3)
+    left.legend(fontsize=8)
+    last = rows[-1]
+    caption = (
+        f"{number(first['GPUs'])} GPU{'s' if first['GPUs'] != 1 else ''} at {number(first[RATE])} requests/s, "
+        f"{number(last['GPUs'])} at {number(last[RATE])} ({last['deployment']}); each GPU of the answer sustains "
+        f"{number(last['knee per GPU'])} requests/s at the largest, {number(first['knee per GPU'])} at the smallest"
+    )
+    return Figure("serve-capacity-vs-rate", caption, figure_png(fig), t.setup_line)
+
+
+def _imbalance_figure(t: Table) -> Figure:
+    """The routers' load imbalance over time, from the router table's series."""
+    by = {r["router"]: r for r in t.records()}
+    worst = ", ".join(f"{name} {ratio(by[name]['imbalance, worst stretch'])}" for name in cluster_study.OVER_TIME)
+    return Figure(
+        "serve-routers-imbalance",
+        f"The busiest replica's outstanding requests over the mean, at its worst stretch of the run: {worst}",
+        cluster_study.imbalance_figure(t),
+        t.setup_line,
     )
 
 
@@ -140,8 +190,31 @@ def build(quick: bool, seed: int, progress: Optional[Progress] = None) -> Sectio
             "Prefix caching on Mooncake's conversation trace (table 06-3) is not shown: "
             + datasets.missing_note([serve_lecture.MOONCAKE])
         )
+    if progress:
+        progress("  aggregated against disaggregated serving")
+    split = disagg_study.aggregated_vs_disaggregated(quick=quick)
+    section.tables.append(split)
+    section.results.setdefault("datasets", {}).update(split.extra["sha256"])
+    if len(split.extra["sha256"]) < len(disagg_study.TRACES):
+        section.skipped.append(
+            "Aggregated against disaggregated serving shows only the traces here: "
+            + datasets.missing_note([t for t in disagg_study.TRACES if t not in split.extra["sha256"]])
+        )
     records = rate_table.records()
     section.figures.append(_latency_figure(records, rate_table.setup))
     section.figures.append(_goodput_figure(records, rate_table.setup))
     section.figures.append(_kv_figure(by_key["06-1"]))
+    if sum(r["GPUs"] is not None for r in by_key["06-6"].records()) >= 2:
+        section.figures.append(_capacity_figure(by_key["06-6"]))
+    if progress:
+        progress("  routers on Mooncake's conversation trace")
+    routers = cluster_study.routers_on_mooncake(8, quick=quick)
+    section.tables.append(routers)
+    if routers.rows:
+        section.figures.append(_imbalance_figure(routers))
+    else:
+        section.skipped.append(
+            "Routers compared on Mooncake's conversation trace are not shown: "
+            + datasets.missing_note([serve_lecture.MOONCAKE])
+        )
     return section

@@ -7,10 +7,14 @@ inside the ``vllm`` package).
 
 from __future__ import annotations
 
+import math
+import numbers
 from dataclasses import dataclass
+from typing import Optional
 
 from osbench import _checks, _native
-from osbench.errors import ArgumentError
+from osbench.errors import ArgumentError, ArgumentTypeError
+from osbench.serve.vllm.swap import LINKS, PREEMPTIONS, Swap
 
 PREDICTIONS: tuple[str, ...] = ("exact", "noisy", "bucketed", "given")
 """How ``sjf`` and ``srpt`` learn output lengths (:mod:`osbench.serve.vllm.prediction`)."""
@@ -110,6 +114,24 @@ class EngineConfig:
     """``prediction="bucketed"``: the width of a length class, in tokens."""
     prediction_seed: int = 0
     """``prediction="noisy"``: the seed of the error's draws."""
+    preemption: str = "recompute"
+    """How a preempted request's KV is kept: ``"recompute"`` (its blocks freed and its progress
+    reset, vLLM v1's only way: ``core/sched/scheduler.py: Scheduler._preempt_request``) or
+    ``"swap"`` (copied to host memory and back, vLLM v0's ``preemption_mode="swap"``, which v1
+    does not have: :mod:`osbench.serve.vllm.swap`)."""
+    swap_space: float = 4.0
+    """``swap`` only: host memory for swapped KV blocks, GiB per GPU: vLLM v0's ``--swap-space``
+    (``config.py: CacheConfig.swap_space``, 4 by default); a full host pool recomputes."""
+    link: str = "pcie5"
+    """``swap`` only: the host link the copies cross, ``pcie5``, ``pcie4`` or ``nvlink-c2c``
+    (:data:`osbench.serve.vllm.swap.LINKS`, with their sources)."""
+    swap_bandwidth: Optional[float] = None
+    """``swap`` only: bytes per second each way, instead of the link's rated figure (``inf``:
+    the copies take no time)."""
+    kv_block_bytes: int = 0
+    """Bytes one KV block takes on one GPU (``block_size`` tokens of the model's KV over its
+    tensor-parallel degree); :func:`osbench.serve.simulate` sets it from the model, and
+    ``preemption="swap"`` needs it."""
 
     def __post_init__(self) -> None:
         for name in ("num_blocks", "block_size", "max_num_batched_tokens", "max_num_seqs", "max_model_len"):
@@ -139,6 +161,29 @@ class EngineConfig:
         object.__setattr__(
             self, "prediction_sigma", _checks.real("prediction_sigma", self.prediction_sigma, minimum=0.0)
         )
+        _checks.choice("preemption", self.preemption, PREEMPTIONS)
+        object.__setattr__(self, "swap_space", _checks.real("swap_space", self.swap_space, minimum=0.0))
+        _checks.choice("link", self.link, LINKS)
+        if self.swap_bandwidth is not None:
+            bandwidth = self.swap_bandwidth
+            if isinstance(bandwidth, bool) or not isinstance(bandwidth, numbers.Real):
+                raise ArgumentTypeError(
+                    f"swap_bandwidth={bandwidth!r} is not accepted: it must be a number of bytes per second, or None"
+                )
+            if math.isnan(bandwidth) or bandwidth < 1:
+                raise ArgumentError(
+                    f"swap_bandwidth={bandwidth!r} is not accepted: it must be a number of bytes per second >= 1 "
+                    "(inf: copies take no time), or None for the link's"
+                )
+            object.__setattr__(self, "swap_bandwidth", float(bandwidth))
+        object.__setattr__(self, "kv_block_bytes", _checks.non_negative_int("kv_block_bytes", self.kv_block_bytes))
+        if self.kv_block_bytes > 2**62:
+            raise ArgumentError(f"kv_block_bytes={self.kv_block_bytes} is not accepted: it must be at most 2**62")
+        if self.preemption == "swap" and self.kv_block_bytes == 0:
+            raise ArgumentError(
+                "kv_block_bytes=0 is not accepted with preemption='swap': the host pool and the copies are counted in "
+                "bytes; name a model (simulate sets it from the model) or give kv_block_bytes"
+            )
         # The checks of config/scheduler.py: SchedulerConfig.verify_max_model_len.
         if self.max_num_batched_tokens < self.max_num_seqs:
             raise ArgumentError(
@@ -155,6 +200,13 @@ class EngineConfig:
                 f"long_prefill_token_threshold={self.long_prefill_token_threshold} is not accepted: "
                 f"it must be at most max_model_len={self.max_model_len}"
             )
+
+    @property
+    def swap(self) -> Optional[Swap]:
+        """Preemption by swap, configured; None with ``preemption="recompute"``."""
+        if self.preemption != "swap":
+            return None
+        return Swap.of(self.swap_space, self.kv_block_bytes, self.link, self.swap_bandwidth)
 
     @property
     def usable_blocks(self) -> int:

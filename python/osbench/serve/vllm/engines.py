@@ -8,20 +8,29 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Optional
 
+import numpy as np
+
 from osbench.errors import ArgumentError
 from osbench.serve import native, reference
 from osbench.serve.models import GPU, Model
 from osbench.serve.models import num_blocks as model_blocks
 from osbench.serve.requests import Requests
-from osbench.serve.run import EngineRun, check_requests
+from osbench.serve.run import EngineRun
 from osbench.serve.steptime import StepTime
+from osbench.serve.vllm.checks import check_requests
 from osbench.serve.vllm.config import POLICIES, PREDICTIONS, EngineConfig, server_batch_defaults
 from osbench.serve.vllm.prediction import predicted_output_len
+from osbench.serve.vllm.swap import LINKS, PREEMPTIONS
 
 Config = EngineConfig
 """The configuration of this semantics."""
 
-CHOICES: dict[str, tuple[str, ...]] = {"policy": POLICIES, "prediction": tuple(PREDICTIONS)}
+CHOICES: dict[str, tuple[str, ...]] = {
+    "policy": POLICIES,
+    "prediction": tuple(PREDICTIONS),
+    "preemption": PREEMPTIONS,
+    "link": tuple(LINKS),
+}
 """The configuration fields that take one of a few names, and those names."""
 
 
@@ -29,12 +38,15 @@ def configure(
     config: dict[str, Any], model: Optional[Model], gpu: Optional[GPU], tp: Optional[int], num_blocks: Optional[int]
 ) -> EngineConfig:
     """The configuration :func:`osbench.serve.simulate` runs: ``config``'s fields (filled in
-    place) with vLLM's defaults from the presets: ``max_model_len`` the model's, the step's
+    place) with vLLM's defaults from the presets: ``max_model_len`` the model's,
+    ``kv_block_bytes`` a block of the model's KV on one GPU, the step's
     token and sequence budgets the GPU's tier (:func:`~osbench.serve.vllm.config.
     server_batch_defaults`) when they are not named, and ``num_blocks`` what the model leaves
     on the GPU (:func:`osbench.serve.num_blocks`)."""
     if model is not None:
         config.setdefault("max_model_len", model.max_model_len)
+        block_size = config.get("block_size", EngineConfig.block_size)
+        config.setdefault("kv_block_bytes", block_size * model.kv_bytes_per_token(tp))
     if gpu is not None and ("max_num_batched_tokens" not in config or "max_num_seqs" not in config):
         batched_tokens, seqs = server_batch_defaults(gpu.memory_bytes, gpu.name)
         config.setdefault("max_num_batched_tokens", batched_tokens)
@@ -86,4 +98,19 @@ def stepper(requests: Requests, config: EngineConfig) -> tuple[reference.Stepper
     ``config`` first, as :func:`osbench.serve.reference.run` checks them."""
     priority = check_requests(requests, config)
     s = reference.Stepper(requests, config, priority, predicted_output_len(requests, config))
+    return s, reference.LivelockGuard(s.state, s.livelock_error)
+
+
+def decode_stepper(
+    requests: Requests, config: EngineConfig, external: np.ndarray
+) -> tuple[reference.Stepper, reference.LivelockGuard]:
+    """:func:`stepper` as a decode instance of a disaggregated deployment
+    (:mod:`osbench.serve.disagg`): request ``i`` comes with the KV of its first ``external[i]``
+    prompt tokens computed elsewhere, which its first admission takes as computed, as vLLM's
+    scheduler takes a KV connector's remote prefill (``v1/core/sched/scheduler.py:
+    Scheduler.schedule``, ``num_external_computed_tokens``). Its requests come in any order:
+    it numbers them as it receives them (``add_request`` takes a request's index in
+    ``requests``, the steps report its number)."""
+    priority = check_requests(requests, config)
+    s = reference.Stepper(requests, config, priority, predicted_output_len(requests, config), external)
     return s, reference.LivelockGuard(s.state, s.livelock_error)

@@ -38,8 +38,9 @@ from osbench.serve.drive import Output, Planned, drive
 from osbench.serve.peers.fetch import Wheel, peers_dir
 from osbench.serve.peers.sandbox import Sandbox
 from osbench.serve.requests import Requests
-from osbench.serve.run import EngineRun, Recorder, StepTimeModel, check_concurrency, check_requests
+from osbench.serve.run import EngineRun, Recorder, StepTimeModel, check_concurrency
 from osbench.serve.steptime import StepWork
+from osbench.serve.vllm.checks import check_requests
 from osbench.serve.vllm.config import EngineConfig
 
 VLLM_VERSION = "0.33.0"
@@ -292,6 +293,9 @@ class Stepper:
         self.produced = [0] * len(requests)
         self.output: Any = None
         self.sampled: list[list[int]] = []
+        self.high: dict[str, int] = {}
+        """The most tokens each request's KV has held (its tokens computed again are counted
+        from it, as the reference counts them)."""
 
     def add_request(self, i: int, arrival: float) -> None:
         v, requests = self.v, self.requests
@@ -331,10 +335,15 @@ class Stepper:
         num_scheduled = self.output.num_scheduled_tokens
         work = []
         self.sampled = []
+        recomputed = 0
         for request_id, tokens in num_scheduled.items():
             request = scheduler.requests[request_id]
-            cached = request.num_computed_tokens - tokens
+            done = request.num_computed_tokens
+            cached = done - tokens
             work.append((tokens, cached, request.num_tokens - cached))
+            high = self.high.get(request_id, 0)
+            recomputed += max(min(done, high) - cached, 0)
+            self.high[request_id] = max(high, done)
             if request.num_computed_tokens >= request.num_tokens:  # the model samples a token
                 self.sampled.append([_private_token(index_of[request_id], request.num_tokens)])
             else:
@@ -353,6 +362,7 @@ class Stepper:
             len(scheduler.waiting),
             self.config.usable_blocks - free_blocks,
             free_blocks,
+            recomputed_tokens=recomputed,
         )
 
     def update_from_output(self) -> Output:
@@ -399,10 +409,11 @@ def run(
     Raises ``FileNotFoundError`` when the vLLM sources are absent (``make vllm-peer``)."""
     priority = check_requests(requests, config)
     concurrency = check_concurrency(concurrency)
-    if config.policy not in VLLM_POLICIES or config.aging != 0:
+    if config.policy not in VLLM_POLICIES or config.aging != 0 or config.preemption != "recompute":
         raise ArgumentError(
-            f"config is not accepted by vLLM {VLLM_VERSION}: policy={config.policy!r}, aging={config.aging!r}; "
-            f"its scheduler has policies {', '.join(VLLM_POLICIES)} and no aging"
+            f"config is not accepted by vLLM {VLLM_VERSION}: policy={config.policy!r}, aging={config.aging!r}, "
+            f"preemption={config.preemption!r}; its scheduler has policies {', '.join(VLLM_POLICIES)}, no aging and "
+            "preemption by recompute only"
         )
     v = _vllm()
     recorder = Recorder(len(requests), record=True)

@@ -22,6 +22,13 @@ class StepPlan:
         """Requests admitted from the waiting queue, with their prefix-hit tokens."""
         self.work: list[tuple[int, int, int]] = []
         """Per scheduled request: new tokens, tokens already cached, tokens outstanding."""
+        self.swap_out_bytes = 0
+        self.swap_in_bytes = 0
+        """KV bytes the step copies to host memory and back (:mod:`osbench.serve.vllm.swap`)."""
+        self.swap_time = 0.0
+        """Seconds those copies add to the step."""
+        self.recomputed_tokens = 0
+        """Tokens the step computes whose KV the request had held before."""
 
     @property
     def prefill_chunks(self) -> list[tuple[int, int]]:
@@ -40,8 +47,13 @@ class Scheduler:
         self.policy = policy_of(config)
         self.waiting = self.policy.queue()
         self.running: list[Request] = []
+        self._plan = StepPlan()
+        """The plan being decided (preemption by swap counts its bytes there)."""
         self.steps = 0
         """Steps scheduled so far (``mlfq``'s boost counts them)."""
+        self.swap = config.swap
+        self.host_free = 0 if self.swap is None else self.swap.host_blocks
+        """Free blocks of the host pool (preemption by swap)."""
 
     def add_request(self, request: Request) -> None:
         """``Scheduler.add_request``: a new arrival joins the waiting queue."""
@@ -58,7 +70,7 @@ class Scheduler:
                 request.service_base = request.num_output_tokens
             self.waiting.rekey()
         self.steps += 1
-        plan = StepPlan()
+        plan = self._plan = StepPlan()
         scheduled = plan.scheduled
         token_budget = cfg.max_num_batched_tokens
         # The long-prefill cap only applies when another request could use the budget.
@@ -101,8 +113,15 @@ class Scheduler:
         if not plan.preempted:
             while token_budget > 0 and len(self.waiting) > 0 and len(self.running) < cfg.max_num_seqs:
                 request = self.waiting.peek_request()
-                hits, num_hit_tokens = kv.get_computed_blocks(request)
-                num_new_tokens = request.num_tokens - num_hit_tokens
+                # A swapped request brings its KV back from the host pool, the whole block
+                # table, without a prefix lookup (osbench.serve.vllm.swap).
+                swapped = request.swapped_blocks
+                hits, num_hit_tokens = ([], 0) if swapped else kv.get_computed_blocks(request)
+                # KV sent by a prefill instance (the connector's get_num_new_matched_tokens):
+                # computed beyond the local hit, in fresh blocks, outside the token budget.
+                num_external = 0 if swapped else max(request.external - num_hit_tokens, 0)
+                num_computed = request.num_computed_tokens if swapped else num_hit_tokens + num_external
+                num_new_tokens = request.num_tokens - num_computed
                 if 0 < threshold < num_new_tokens:
                     num_new_tokens = threshold
                 if not cfg.enable_chunked_prefill and num_new_tokens > token_budget:
@@ -110,7 +129,7 @@ class Scheduler:
                 num_new_tokens = min(num_new_tokens, token_budget)
                 if not kv.allocate_slots(
                     request,
-                    num_new_tokens,
+                    num_new_tokens + num_external,
                     hits,
                     full_sequence_must_fit=cfg.scheduler_reserve_full_isl,
                     has_scheduled_reqs=bool(self.running),
@@ -119,7 +138,12 @@ class Scheduler:
                 self.waiting.pop_request()
                 self.running.append(request)
                 request.status = RUNNING
-                request.num_computed_tokens = num_hit_tokens
+                request.num_computed_tokens = num_computed
+                request.external = 0  # a preempted request recomputes its prompt here
+                if swapped:
+                    request.swapped_blocks = 0
+                    self.host_free += swapped
+                    plan.swap_in_bytes += swapped * self._block_bytes()
                 scheduled[request.index] = (request, num_new_tokens)
                 plan.admitted.append((request, num_hit_tokens))
                 token_budget -= num_new_tokens
@@ -128,15 +152,33 @@ class Scheduler:
         for request, num_new_tokens in scheduled.values():
             computed = request.num_computed_tokens
             plan.work.append((num_new_tokens, computed, request.num_tokens - computed))
-            request.num_computed_tokens = computed + num_new_tokens
+            done = computed + num_new_tokens
+            # Tokens below the most its KV held are computed again.
+            plan.recomputed_tokens += max(min(done, request.computed_high) - computed, 0)
+            request.computed_high = max(request.computed_high, done)
+            request.num_computed_tokens = done
+        if self.swap is not None:
+            plan.swap_time = self.swap.seconds(plan.swap_out_bytes + plan.swap_in_bytes)
         return plan
 
+    def _block_bytes(self) -> int:
+        return 0 if self.swap is None else self.swap.block_bytes
+
     def _preempt_request(self, request: Request) -> None:
-        """``Scheduler._preempt_request``: recompute preemption. The request's blocks are freed
-        and its progress reset; it waits again, at the front of the queue."""
+        """``Scheduler._preempt_request``: the request's blocks are freed; it waits again, at
+        the front of the queue. By recompute its progress is reset; by swap
+        (:mod:`osbench.serve.vllm.swap`) the blocks of its computed tokens go to the host pool
+        first and its progress is kept, unless the host pool has too few free blocks: then it
+        is recomputed."""
         self.kv_cache_manager.free(request)
         request.status = PREEMPTED
-        request.num_computed_tokens = 0
+        blocks = -(-request.num_computed_tokens // self.config.block_size)
+        if self.swap is not None and 0 < blocks <= self.host_free:
+            self.host_free -= blocks
+            request.swapped_blocks = blocks
+            self._plan.swap_out_bytes += blocks * self.swap.block_bytes
+        else:
+            request.num_computed_tokens = 0
         request.num_preemptions += 1
         self.waiting.prepend_request(request)
 
@@ -174,6 +216,7 @@ def engine_state(scheduler: Scheduler) -> tuple:
             r.num_computed_tokens,
             r.num_output_tokens,
             r.service_base,
+            r.swapped_blocks,
             kv.num_cached_block.get(r.index, 0),
             tuple(b.block_id for b in kv.req_to_blocks.get(r.index, ())),
         )
@@ -184,7 +227,8 @@ def engine_state(scheduler: Scheduler) -> tuple:
     policy = scheduler.policy
     # mlfq's boost comes every `boost` steps: where the run stands in that period decides too.
     phase = scheduler.steps % policy.boost if isinstance(policy, Mlfq) and policy.boost else 0
-    return phase, len(scheduler.running), requests, tuple(pool.free_queue._queue), blocks, cached
+    free_queue = tuple(pool.free_queue._queue)
+    return phase, scheduler.host_free, len(scheduler.running), requests, free_queue, blocks, cached
 
 
 def livelock_error(scheduler: Scheduler, policy: str, stalled: str) -> ArgumentError:

@@ -15,12 +15,11 @@
 use super::engine::Engine;
 use super::routers::{self, Arrival, View};
 use super::scheduler::{NewRequest, Scheduler};
+use super::send::Sender;
 use super::step_time::StepTime;
 use super::{Options, Requests, Run};
 use crate::cancel::Cancel;
 use crate::error::{internal, invalid, Result};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 /// The most replicas accepted (`cluster.py: MAX_REPLICAS`).
 pub const MAX_REPLICAS: usize = 4096;
@@ -36,78 +35,31 @@ pub struct ClusterRun {
     pub runs: Vec<Run>,
 }
 
-/// When each request is sent (`drive.py: Sender`): at its arrival, or under `concurrency` at
-/// its arrival or when a request finishes and leaves room, whichever is later.
-struct Sender<'a> {
-    arrival: &'a [f64],
-    next: usize,
-    /// When each free place in flight became free (a min-heap of times' bits: all >= 0).
-    room: Option<BinaryHeap<Reverse<u64>>>,
-}
-
-impl<'a> Sender<'a> {
-    fn new(arrival: &'a [f64], concurrency: Option<usize>) -> Self {
-        let room = concurrency.map(|c| std::iter::repeat_n(Reverse(0.0f64.to_bits()), c.min(arrival.len())).collect());
-        Sender { arrival, next: 0, room }
-    }
-
-    fn more(&self) -> bool {
-        self.next < self.arrival.len()
-    }
-
-    fn time(&self) -> f64 {
-        if !self.more() {
-            return f64::INFINITY;
-        }
-        match &self.room {
-            None => self.arrival[self.next],
-            Some(room) => {
-                room.peek().map_or(f64::INFINITY, |&Reverse(t)| self.arrival[self.next].max(f64::from_bits(t)))
-            }
-        }
-    }
-
-    fn send(&mut self) -> (usize, f64) {
-        let sent = (self.next, self.time());
-        if let Some(room) = self.room.as_mut() {
-            room.pop();
-        }
-        self.next += 1;
-        sent
-    }
-
-    fn finished(&mut self, end: f64, count: usize) {
-        if let Some(room) = self.room.as_mut() {
-            room.extend(std::iter::repeat_n(Reverse(end.to_bits()), count));
-        }
-    }
-}
-
 /// What a replica's step shows the router once it has ended (`replicas.py: _Report`).
 #[derive(Debug, Clone, Copy, Default)]
-struct Report {
-    blocks_used: u64,
-    num_waiting: u64,
-    num_running: u64,
-    added_before: usize,
+pub(super) struct Report {
+    pub(super) blocks_used: u64,
+    pub(super) num_waiting: u64,
+    pub(super) num_running: u64,
+    pub(super) added_before: usize,
 }
 
 /// One replica on the loop's clock (`replicas.py: _Engine`).
-struct Replica<'a, S: Scheduler> {
-    engine: Engine<'a, S>,
+pub(super) struct Replica<'a, S: Scheduler> {
+    pub(super) engine: Engine<'a, S>,
     /// The requests given to it, in order.
-    given: Vec<u32>,
+    pub(super) given: Vec<u32>,
     /// Prompt blocks of the requests given to it, summed in order.
-    blocks: Vec<u64>,
-    outstanding: u64,
-    tokens: u64,
-    report: Report,
+    pub(super) blocks: Vec<u64>,
+    pub(super) outstanding: u64,
+    pub(super) tokens: u64,
+    pub(super) report: Report,
     /// The step in progress: when it ends, its report, the requests it finishes.
-    pending: Option<(f64, Report, Vec<u32>)>,
+    pub(super) pending: Option<(f64, Report, Vec<u32>)>,
 }
 
 impl<S: Scheduler> Replica<'_, S> {
-    fn publish(&mut self, now: f64, tokens: &dyn Fn(u32) -> u64) {
+    pub(super) fn publish(&mut self, now: f64, tokens: &dyn Fn(u32) -> u64) {
         if let Some((end, report, finished)) = &self.pending {
             if *end <= now {
                 self.report = *report;
@@ -274,6 +226,7 @@ fn drive<S: Scheduler>(
                     output_len: reqs.output_len[i] as u64,
                     predicted: predicted as u64,
                     keys: own_keys,
+                    external: 0,
                 })?;
                 rep.given.push(i as u32);
                 let total = rep.blocks[rep.blocks.len() - 1] + prompt_len.div_ceil(block_size);
@@ -310,6 +263,7 @@ mod tests {
             watermark: 0.0,
             scheduler_reserve_full_isl: false,
             parameters: Parameters::default(),
+            swap: crate::serve::SwapSettings::default(),
         })
         .unwrap()
     }

@@ -15,15 +15,24 @@
 
 use super::livelock::Guard;
 use super::scheduler::{NewRequest, Occupancy, Scheduler};
+use super::send::Sender;
 use super::step_time::{Batch, StepTime};
 use super::{Options, Record, Requests, Run};
 use crate::cancel::Cancel;
 use crate::error::{internal, try_grow, Result};
-use std::collections::VecDeque;
 
 /// Requests scheduled (summed over steps) between two looks at the cancel: a millisecond or
 /// two of work.
 const CHECK_WORK: u64 = 1 << 16;
+
+/// A step's swap copies and recomputation, as recorded.
+#[derive(Debug, Clone, Copy, Default)]
+struct SwapRow {
+    out_bytes: u64,
+    in_bytes: u64,
+    time: f64,
+    recomputed: u64,
+}
 
 /// Collects a run step by step (`run.py: Recorder`).
 struct Recorder {
@@ -66,6 +75,7 @@ impl Recorder {
 
     /// One step's row: its start, duration and Batch, and the engine's state after it. The
     /// columns grow together; out of memory is an error, not an abort.
+    #[allow(clippy::too_many_arguments)]
     fn row(
         &mut self,
         start: f64,
@@ -74,6 +84,7 @@ impl Recorder {
         num_preempted: usize,
         num_waiting: usize,
         pool: Occupancy,
+        swap: SwapRow,
     ) -> Result<()> {
         if !self.steps {
             return Ok(());
@@ -83,6 +94,7 @@ impl Recorder {
             const WHAT: &str = "the steps' records";
             try_grow(&mut s.start, 1, WHAT)?;
             try_grow(&mut s.duration, 1, WHAT)?;
+            try_grow(&mut s.swap_time, 1, WHAT)?;
             for column in [
                 &mut s.num_seqs,
                 &mut s.prefill_seqs,
@@ -94,6 +106,9 @@ impl Recorder {
                 &mut s.num_waiting,
                 &mut s.blocks_used,
                 &mut s.blocks_cached,
+                &mut s.swap_out_bytes,
+                &mut s.swap_in_bytes,
+                &mut s.recomputed_tokens,
             ] {
                 try_grow(column, 1, WHAT)?;
             }
@@ -110,6 +125,10 @@ impl Recorder {
         s.num_waiting.push(num_waiting as i64);
         s.blocks_used.push(pool.used as i64);
         s.blocks_cached.push(pool.cached as i64);
+        s.swap_out_bytes.push(swap.out_bytes as i64);
+        s.swap_in_bytes.push(swap.in_bytes as i64);
+        s.swap_time.push(swap.time);
+        s.recomputed_tokens.push(swap.recomputed as i64);
         Ok(())
     }
 }
@@ -239,7 +258,14 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             return Err(internal(format!("the engine scheduled nothing at t={now} with requests waiting")));
         }
         let batch = plan.batch;
-        let duration = self.step_time.duration_with(&batch, &plan.prefill_chunks)?;
+        // The swap copies block the step (`swap.py`): their time is added to the model's.
+        let swap = SwapRow {
+            out_bytes: plan.swap_out_bytes,
+            in_bytes: plan.swap_in_bytes,
+            time: plan.swap_time,
+            recomputed: plan.recomputed_tokens,
+        };
+        let duration = self.step_time.duration_with(&batch, &plan.prefill_chunks)? + swap.time;
         let end = now + duration;
         let num_waiting = self.sched.num_waiting();
         let pool = self.sched.occupancy();
@@ -264,7 +290,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             }
         }
         let pool = Occupancy { cached: self.sched.occupancy().cached, ..pool };
-        self.rec.row(now, duration, &batch, plan.preempted.len(), num_waiting, pool)?;
+        self.rec.row(now, duration, &batch, plan.preempted.len(), num_waiting, pool, swap)?;
         if let Some(r) = self.rec.run.record.as_mut() {
             r.grow(plan.scheduled.len(), plan.preempted.len(), plan.admitted.len())?;
             r.scheduled_request.extend(plan.scheduled.iter().map(|&(i, _)| i64::from(i)));
@@ -322,7 +348,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
                 attention_pairs: context + num_seqs,
             };
             let duration = self.step_time.duration(&batch)?;
-            self.rec.row(now, duration, &batch, 0, num_waiting, pool)?;
+            self.rec.row(now, duration, &batch, 0, num_waiting, pool, SwapRow::default())?;
             if let Some(r) = self.rec.run.record.as_mut() {
                 r.grow(running.len(), 0, 0)?;
                 r.scheduled_request.extend(running.iter().map(|&i| i64::from(i)));
@@ -370,6 +396,7 @@ fn new_request<'r>(reqs: &Requests<'r>, i: usize, arrival: f64) -> NewRequest<'r
         output_len: reqs.output_len[i] as u64,
         predicted: predicted as u64,
         keys,
+        external: 0,
     }
 }
 
@@ -384,39 +411,23 @@ pub fn run<S: Scheduler>(
     options: Options,
     cancel: &Cancel,
 ) -> Result<Run> {
-    let concurrency = options.concurrency;
     let n = reqs.arrival.len();
     let mut engine = Engine::new(sched, step_time, options, cancel, n);
-    // When each free place in flight became free, oldest first.
-    let mut room: VecDeque<f64> = VecDeque::new();
-    if let Some(c) = concurrency {
-        room.extend(std::iter::repeat_n(0.0, c.min(n)));
-    }
+    let mut sender = Sender::new(reqs.arrival, options.concurrency);
     let mut now = 0.0_f64;
-    let mut next = 0;
     while engine.num_finished() < n {
-        // When request `next` is sent: its arrival, or later when it waits for room.
-        let send_time = |room: &VecDeque<f64>, next: usize| match (concurrency, room.front()) {
-            (None, _) => reqs.arrival[next],
-            (Some(_), Some(&free)) => reqs.arrival[next].max(free),
-            (Some(_), None) => f64::INFINITY,
-        };
-        while next < n && send_time(&room, next) <= now {
-            let sent = send_time(&room, next);
-            room.pop_front();
-            engine.add_request(new_request(reqs, next, sent))?;
-            next += 1;
+        while sender.more() && sender.time() <= now {
+            let (i, sent) = sender.send();
+            engine.add_request(new_request(reqs, i, sent))?;
         }
-        engine.next_arrival((next < n).then(|| send_time(&room, next)));
+        engine.next_arrival(sender.more().then(|| sender.time()));
         match engine.next_event_time() {
             Some(_) => {
                 engine.step(now)?;
                 now = engine.clock();
-                if concurrency.is_some() {
-                    room.extend(std::iter::repeat_n(now, engine.finished().len()));
-                }
+                sender.finished(now, engine.finished().len());
             }
-            None => now = send_time(&room, next),
+            None => now = sender.time(),
         }
     }
     Ok(engine.into_run())

@@ -24,6 +24,9 @@ pub struct NewRequest<'a> {
     pub predicted: u64,
     /// The content keys of its prompt's full blocks, with prefix caching (else None).
     pub keys: Option<&'a [u64]>,
+    /// Prompt tokens whose KV another instance computed and sent (a disaggregated prefill), taken
+    /// as computed at its first admission; 0 for a request served from its prompt.
+    pub external: u64,
 }
 
 /// What one step decided and did (`SchedulerOutput`, and what `update_from_output` made of
@@ -39,6 +42,14 @@ pub struct StepPlan {
     /// Per prefill request of the batch, in scheduling order: (new tokens, tokens already in
     /// its KV cache before this chunk), for step times that price each chunk.
     pub prefill_chunks: Vec<(u64, u64)>,
+    /// KV bytes the step copies to host memory (preemption by swap) and back (their
+    /// readmission), and the seconds those copies add to the step.
+    pub swap_out_bytes: u64,
+    pub swap_in_bytes: u64,
+    pub swap_time: f64,
+    /// Tokens the step computes whose KV the request had held before (lost to a preemption by
+    /// recompute, less what the prefix cache gave back).
+    pub recomputed_tokens: u64,
     /// Requests that got an output token, and those that finished, in order.
     pub produced: Vec<u32>,
     pub finished: Vec<u32>,
@@ -53,6 +64,10 @@ impl StepPlan {
         self.produced.clear();
         self.finished.clear();
         self.batch = Batch::default();
+        self.swap_out_bytes = 0;
+        self.swap_in_bytes = 0;
+        self.swap_time = 0.0;
+        self.recomputed_tokens = 0;
     }
 }
 

@@ -21,6 +21,7 @@ fn settings(num_blocks: u64, block_size: u64, budget: u64, seqs: u64, max_len: u
         watermark: 0.0,
         scheduler_reserve_full_isl: true,
         parameters: Parameters::default(),
+        swap: SwapSettings::default(),
     }
 }
 
@@ -398,6 +399,68 @@ fn bad_input_is_an_error_never_a_panic() {
     assert!(matches!(result, Err(Error::InvalidArgument { name: "step_time", .. })));
 }
 
+// ------------------------------------------------------------------ preemption by swap (tests/serve/test_swap.py)
+
+/// Four usable blocks of 4 tokens, two 8-token prompts: the second is preempted in step 1.
+fn two_requests(swap: SwapSettings<'static>) -> Config {
+    let base = settings(5, 4, 16, 2, 32);
+    Config::new(Settings { enable_prefix_caching: false, scheduler_reserve_full_isl: false, swap, ..base }).unwrap()
+}
+
+#[test]
+fn a_swapped_request_comes_back_where_it_stopped() {
+    // Request 1's 8 computed tokens fill 2 blocks of 16 bytes: 32 bytes out in step 1 and in
+    // at its readmission in step 6, 0.5 s each at 64 B/s; it decodes at once on its return.
+    let reqs = Requests { arrival: &[0.0, 0.0], prompt_len: &[8, 8], output_len: &[6, 2], ..Requests::default() };
+    let one_second = StepTime::Linear([1.0, 0.0, 0.0, 0.0]);
+    let swap = SwapSettings {
+        preemption: "swap",
+        swap_space: 64.0 / (1u64 << 30) as f64,
+        kv_block_bytes: 16,
+        swap_bandwidth: Some(64.0),
+        ..SwapSettings::default()
+    };
+    for jump in [true, false] {
+        let options = Options { record: true, jump, ..Options::default() };
+        let r = simulate(&reqs, &two_requests(swap), &one_second, options, &Cancel::new()).unwrap();
+        assert_eq!(r.swap_out_bytes, vec![0, 32, 0, 0, 0, 0, 0]);
+        assert_eq!(r.swap_in_bytes, vec![0, 0, 0, 0, 0, 0, 32]);
+        assert_eq!(r.duration, vec![1.0, 1.5, 1.0, 1.0, 1.0, 1.0, 1.5]);
+        assert_eq!((r.finish.clone(), r.preemptions.clone()), (vec![6.5, 8.0], vec![0, 1]));
+        assert_eq!(scheduled(&r, 6), vec![(1, 1)]);
+        assert!(r.recomputed_tokens.iter().all(|&t| t == 0));
+        // By recompute its 8 tokens are computed again, with its ninth.
+        let again = simulate(&reqs, &two_requests(SwapSettings::default()), &one_second, options, &Cancel::new());
+        let again = again.unwrap();
+        assert_eq!((scheduled(&again, 6), again.recomputed_tokens[6]), (vec![(1, 9)], 8));
+        // A host pool of one block cannot take its two: recompute.
+        let full = SwapSettings { swap_space: 16.0 / (1u64 << 30) as f64, ..swap };
+        let full = simulate(&reqs, &two_requests(full), &one_second, options, &Cancel::new()).unwrap();
+        assert_eq!(Run { jumped_steps: 0, ..full }, Run { jumped_steps: 0, ..again });
+    }
+}
+
+#[test]
+fn bad_swap_options_are_refused_with_the_argument_named() {
+    let swap = SwapSettings { preemption: "swap", kv_block_bytes: 1024, ..SwapSettings::default() };
+    for (name, bad) in [
+        ("preemption", SwapSettings { preemption: "drop", ..swap }),
+        ("swap_space", SwapSettings { swap_space: -1.0, ..swap }),
+        ("swap_space", SwapSettings { swap_space: f64::INFINITY, ..swap }),
+        ("link", SwapSettings { link: "usb4", ..swap }),
+        ("swap_bandwidth", SwapSettings { swap_bandwidth: Some(-1.0), ..swap }),
+        ("swap_bandwidth", SwapSettings { swap_bandwidth: Some(f64::NAN), ..swap }),
+        ("swap_bandwidth", SwapSettings { swap_bandwidth: Some(0.0), ..swap }),
+        ("kv_block_bytes", SwapSettings { kv_block_bytes: 0, ..swap }),
+    ] {
+        let bad = Settings { swap: bad, ..settings(100, 8, 64, 4, 64) };
+        assert!(matches!(Config::new(bad), Err(Error::InvalidArgument { name: n, .. }) if n == name), "{name}");
+    }
+    let inf = SwapSettings { swap_bandwidth: Some(f64::INFINITY), ..swap };
+    let cfg = Config::new(Settings { swap: inf, ..settings(100, 8, 64, 4, 64) }).unwrap();
+    assert_eq!(cfg.swap.map(|s| (s.host_blocks, s.seconds(1 << 40))), Some((4 << 20, 0.0)));
+}
+
 #[test]
 fn a_raised_cancel_flag_stops_a_run() {
     let n = 20_000;
@@ -486,6 +549,7 @@ fn engines_driven_step_by_step_from_one_loop_equal_their_own_runs() {
                     output_len: output[next] as u64,
                     predicted: output[next] as u64,
                     keys: None,
+                    external: 0,
                 };
                 e.add_request(request).unwrap();
                 next += 1;

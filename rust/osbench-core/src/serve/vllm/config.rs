@@ -2,13 +2,14 @@
 //! `vllm/config/cache.py: CacheConfig`), as the engine reads it.
 
 use super::policy::{Parameters, Policy};
+use super::swap::{Swap, SwapSettings};
 use crate::error::{invalid, Result};
 
 /// The configuration's fields, as `python/osbench/serve/config.py: EngineConfig` has them
 /// (`watermark` is a fraction there; the engine reads the blocks it keeps free).
 /// The `prediction*` fields are read in Python only, where predictions are drawn once
 /// (`prediction.py`); the engine takes the drawn lengths (`Requests::predicted`).
-pub const CONFIG_FIELDS: [&str; 20] = [
+pub const CONFIG_FIELDS: [&str; 25] = [
     "num_blocks",
     "block_size",
     "max_num_batched_tokens",
@@ -29,6 +30,11 @@ pub const CONFIG_FIELDS: [&str; 20] = [
     "prediction_sigma",
     "prediction_bucket",
     "prediction_seed",
+    "preemption",
+    "swap_space",
+    "link",
+    "swap_bandwidth",
+    "kv_block_bytes",
 ];
 
 /// What the scheduler reads (`python/osbench/serve/vllm/config.py: EngineConfig`, whose
@@ -50,6 +56,8 @@ pub struct Config {
     /// Blocks kept free when admitting while others run (`EngineConfig.watermark_blocks`).
     pub watermark_blocks: u64,
     pub scheduler_reserve_full_isl: bool,
+    /// Preemption by swap (None: by recompute, vLLM v1's only way).
+    pub swap: Option<Swap>,
 }
 
 /// The engine's options as given (vLLM's names; `policy` by name), before [`Config::new`]
@@ -70,6 +78,8 @@ pub struct Settings<'a> {
     pub scheduler_reserve_full_isl: bool,
     /// The policy's parameters (`aging`, `mlfq_*`).
     pub parameters: Parameters,
+    /// How a preempted request's KV is kept (`preemption`, `swap_space`, `link`...).
+    pub swap: SwapSettings<'a>,
 }
 
 impl Config {
@@ -88,8 +98,10 @@ impl Config {
             watermark,
             scheduler_reserve_full_isl,
             parameters,
+            swap,
         } = settings;
         let policy = Policy::new(policy, parameters)?;
+        let swap = Swap::new(swap)?;
         if !(0.0..1.0).contains(&watermark) {
             return Err(invalid("watermark", watermark, "a number in [0, 1)"));
         }
@@ -135,6 +147,7 @@ impl Config {
             // `int(watermark * num_blocks)`, as `KVCacheManager.__init__` rounds it.
             watermark_blocks: (watermark * num_blocks as f64) as u64,
             scheduler_reserve_full_isl,
+            swap,
         })
     }
 }

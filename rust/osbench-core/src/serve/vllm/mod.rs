@@ -4,7 +4,8 @@
 //! (per-request blocks, prefix lookup, slot allocation, tail-first free), [`queue`] (fcfs deque,
 //! keyed heap), [`policy`] (one file per policy: the waiting order and the preemption victim),
 //! [`request`] and [`scheduler`] (running first, preemption by recompute, admission), which
-//! implements the engine's [`crate::serve::Scheduler`]; [`config`] is what it reads.
+//! implements the engine's [`crate::serve::Scheduler`]; [`swap`] (preemption by swap, vLLM
+//! v0's, and the host links); [`config`] is what it reads.
 
 pub mod block_pool;
 pub mod config;
@@ -13,10 +14,12 @@ pub mod policy;
 pub mod queue;
 pub mod request;
 pub mod scheduler;
+pub mod swap;
 
 pub use config::{Config, Settings, CONFIG_FIELDS};
 pub use policy::{Parameters, Policy, POLICIES};
 pub use scheduler::Scheduler;
+pub use swap::{Swap, SwapSettings, LINKS, PREEMPTIONS};
 
 use super::EngineInfo;
 

@@ -28,6 +28,10 @@ pub struct Request {
     /// Tokens whose KV is in the cache (or being computed in the current step).
     pub num_computed_tokens: u64,
     pub num_output_tokens: u64,
+    /// The most tokens its KV has held: a token scheduled below this is computed again.
+    pub computed_high: u64,
+    /// Host blocks holding its KV while it waits, swapped out (0: none).
+    pub swapped_blocks: u64,
     /// One hash per full block of the known tokens (prompt, then outputs), chained
     /// (`Request.update_block_hashes`); empty and never extended without prefix caching, or
     /// for a request without content.
@@ -39,6 +43,9 @@ pub struct Request {
     /// as vLLM's with the hashes `Requests.prompt_block_keys` gives such a prompt, which equal
     /// no other hash (up to 64-bit collisions).
     pub private: bool,
+    /// Prompt tokens whose KV a prefill instance sent, taken as computed at its first
+    /// admission (`request.py: Request.external`).
+    pub external: u64,
 }
 
 impl Request {
@@ -77,9 +84,12 @@ impl Request {
             status: Status::Waiting,
             num_computed_tokens: 0,
             num_output_tokens: 0,
+            computed_high: 0,
+            swapped_blocks: 0,
             block_hashes,
             hashed: keys.is_some(),
             private: caching && keys.is_none(),
+            external: 0,
         }
     }
 

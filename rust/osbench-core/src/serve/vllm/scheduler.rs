@@ -26,6 +26,8 @@ pub struct Scheduler<'c> {
     pool_before: (u64, u64),
     /// Steps scheduled so far, the jumped ones included (`mlfq`'s boost counts them).
     steps: u64,
+    /// Free blocks of the host pool (preemption by swap).
+    host_free: u64,
 }
 
 impl<'c> Scheduler<'c> {
@@ -46,6 +48,7 @@ impl<'c> Scheduler<'c> {
             hits: Vec::new(),
             pool_before: (0, 0),
             steps: 0,
+            host_free: config.swap.map_or(0, |s| s.host_blocks),
         }
     }
 
@@ -119,8 +122,21 @@ impl<'c> Scheduler<'c> {
             while token_budget > 0 && self.running.len() < cfg.max_num_seqs {
                 let Some(index) = self.waiting.peek_request() else { break };
                 let request = &self.requests[index as usize];
-                let num_hit_tokens = self.kv.get_computed_blocks(request, &mut self.hits);
-                let mut num_new_tokens = request.num_tokens() - num_hit_tokens;
+                // A swapped request brings its KV back from the host pool, the whole block
+                // table, without a prefix lookup (`swap.py`).
+                let swapped = request.swapped_blocks;
+                let num_hit_tokens = if swapped > 0 {
+                    self.hits.clear();
+                    0
+                } else {
+                    self.kv.get_computed_blocks(request, &mut self.hits)
+                };
+                // KV sent by a prefill instance (the connector's get_num_new_matched_tokens):
+                // computed beyond the local hit, in fresh blocks, outside the token budget.
+                let num_external = if swapped > 0 { 0 } else { request.external.saturating_sub(num_hit_tokens) };
+                let num_computed =
+                    if swapped > 0 { request.num_computed_tokens } else { num_hit_tokens + num_external };
+                let mut num_new_tokens = request.num_tokens() - num_computed;
                 if 0 < threshold && threshold < num_new_tokens {
                     num_new_tokens = threshold;
                 }
@@ -131,7 +147,7 @@ impl<'c> Scheduler<'c> {
                 let has_scheduled_reqs = !self.running.is_empty();
                 if !self.kv.allocate_slots(
                     request,
-                    num_new_tokens,
+                    num_new_tokens + num_external,
                     &self.hits,
                     cfg.scheduler_reserve_full_isl,
                     has_scheduled_reqs,
@@ -142,7 +158,13 @@ impl<'c> Scheduler<'c> {
                 self.running.push(index);
                 let request = &mut self.requests[index as usize];
                 request.status = Status::Running;
-                request.num_computed_tokens = num_hit_tokens;
+                request.num_computed_tokens = num_computed;
+                request.external = 0; // a preempted request recomputes its prompt here
+                if swapped > 0 {
+                    request.swapped_blocks = 0;
+                    self.host_free += swapped;
+                    self.plan.swap_in_bytes += swapped * self.swap_block_bytes();
+                }
                 self.plan.scheduled.push((index, num_new_tokens));
                 self.plan.admitted.push((index, num_hit_tokens));
                 token_budget -= num_new_tokens;
@@ -163,6 +185,10 @@ impl<'c> Scheduler<'c> {
                 b.decode_seqs += 1;
             }
             b.context_tokens += cached;
+            // Tokens below the most its KV held are computed again.
+            let done = cached + new;
+            self.plan.recomputed_tokens += done.min(request.computed_high).saturating_sub(cached);
+            request.computed_high = request.computed_high.max(done);
             b.attention_pairs = new
                 .checked_mul(cached)
                 .and_then(|p| p.checked_add(new * (new + 1) / 2))
@@ -172,16 +198,35 @@ impl<'c> Scheduler<'c> {
             request.num_computed_tokens = cached + new;
         }
         self.plan.batch = b;
+        if let Some(swap) = cfg.swap {
+            self.plan.swap_time = swap.seconds(self.plan.swap_out_bytes + self.plan.swap_in_bytes);
+        }
         Ok(())
     }
 
-    /// Recompute preemption (`_preempt_request`): the request's blocks are freed and its
-    /// progress reset; it waits again, at the front of the queue.
+    /// The bytes of one KV block (preemption by swap; 0 without).
+    fn swap_block_bytes(&self) -> u64 {
+        self.config.swap.map_or(0, |s| s.block_bytes)
+    }
+
+    /// Preemption (`_preempt_request`): the request's blocks are freed; it waits again, at the
+    /// front of the queue. By recompute its progress is reset; by swap (`swap.py`) the blocks
+    /// of its computed tokens are copied to the host pool first and its progress kept, unless
+    /// the host pool has too few free blocks: then it is recomputed.
     fn preempt_request(&mut self, index: u32) {
+        let block_size = self.config.block_size;
+        let bytes = self.swap_block_bytes();
         self.kv.free(index);
         let request = &mut self.requests[index as usize];
         request.status = Status::Preempted;
-        request.num_computed_tokens = 0;
+        let blocks = request.num_computed_tokens.div_ceil(block_size);
+        if bytes > 0 && blocks > 0 && blocks <= self.host_free {
+            self.host_free -= blocks;
+            request.swapped_blocks = blocks;
+            self.plan.swap_out_bytes += blocks * bytes;
+        } else {
+            request.num_computed_tokens = 0;
+        }
         let rank = self.config.policy.rank(request);
         self.waiting.prepend_request(index, rank);
     }
@@ -235,13 +280,14 @@ impl<'c> Scheduler<'c> {
     fn state(&self, out: &mut Vec<u64>) -> Result<()> {
         let active = self.running.len() + self.waiting.len();
         let held: u64 = self.running.iter().map(|&i| self.kv.num_blocks_held(i)).sum();
-        let room = 2 + 8 * active as u64 + held + self.kv.pool.state_len();
+        let room = 3 + 9 * active as u64 + held + self.kv.pool.state_len();
         try_grow(out, usize::try_from(room).unwrap_or(usize::MAX), "the livelock guard's copy of the state")?;
         // mlfq's boost comes every `boost` steps: where the run stands in that period decides too.
         out.push(match self.config.policy {
             crate::serve::vllm::Policy::Mlfq(m) if m.boost > 0 => self.steps % m.boost,
             _ => 0,
         });
+        out.push(self.host_free);
         out.push(self.running.len() as u64);
         let start = out.len();
         out.extend(self.running.iter().map(|&i| u64::from(i)));
@@ -250,6 +296,7 @@ impl<'c> Scheduler<'c> {
         for k in start..start + active {
             let r = &self.requests[out[k] as usize];
             out.extend([r.status as u64, r.num_computed_tokens, r.num_output_tokens, r.service_base]);
+            out.push(r.swapped_blocks);
             self.kv.write_request_state(r.index, out);
         }
         self.kv.pool.write_state(out);
@@ -260,16 +307,10 @@ impl<'c> Scheduler<'c> {
 impl seam::Scheduler for Scheduler<'_> {
     fn add_request(&mut self, r: NewRequest<'_>) {
         let caching = self.config.enable_prefix_caching;
-        self.add(Request::new(
-            r.index,
-            r.arrival,
-            r.priority,
-            r.prompt_len,
-            r.output_len,
-            r.predicted,
-            caching,
-            r.keys,
-        ));
+        let mut request =
+            Request::new(r.index, r.arrival, r.priority, r.prompt_len, r.output_len, r.predicted, caching, r.keys);
+        request.external = r.external;
+        self.add(request);
     }
 
     fn has_unfinished_requests(&self) -> bool {
@@ -383,6 +424,7 @@ impl seam::Scheduler for Scheduler<'_> {
         for &index in &self.running {
             let r = &mut self.requests[index as usize];
             r.num_computed_tokens += steps;
+            r.computed_high = r.computed_high.max(r.num_computed_tokens);
             r.append_output_tokens(steps, block_size)?;
         }
         Ok(())
