@@ -312,7 +312,7 @@ fn serve_simulate_disaggregated<'py>(
     let link = disagg::Link::new(bandwidth, latency).py_err()?;
     let kv_bytes = slice("kv_bytes", &kv_bytes)?;
     let prefill_predicted = optional("prefill_predicted", &prefill_predicted)?;
-    let options = Options { record, jump, concurrency };
+    let options = Options { record, jump, concurrency, steps: true };
     let run = interrupt::run(py, "serve.simulate_disaggregated", |cancel| {
         simulate_disaggregated(
             &requests,

@@ -272,6 +272,8 @@ pub fn simulate_disaggregated(
     }
     let prefill = pool(configs.0, sizes.0, n, specs.0, step_times.0, router_keys.0);
     let decode = pool(configs.1, sizes.1, n, specs.1, step_times.1, router_keys.1);
+    // The routers read each step's row, as a cluster's.
+    let options = Options { steps: true, ..options };
     disagg::run(&requests, prefill_predicted, prefill, decode, link, kv_bytes, options, cancel)
 }
 
