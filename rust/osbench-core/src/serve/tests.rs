@@ -128,6 +128,32 @@ fn a_prefix_cached_in_a_step_is_hit_by_a_request_admitted_later_in_the_same_step
     assert_eq!(run.record.unwrap().free_blocks, [5, 5, 5]);
 }
 
+/// A prompt already cached whole: vLLM caps a hit at `num_tokens - 1` in whole blocks
+/// (`kv_cache_manager.py: get_computed_blocks`), so a block-aligned prompt recomputes its last
+/// block, one whose last block is partial hits every full block; each case tells the cap apart
+/// from no cap and from a cap of one token (tests/serve/test_cached_prompt.py, both engines).
+#[test]
+fn a_fully_cached_block_aligned_prompt_recomputes_its_last_block() {
+    // (prompt_len, block_size, blocks shared with the first request, the second's hit)
+    for (prompt, block, shared, hit) in [(8, 4, 2, 4), (10, 4, 2, 8), (12, 4, 2, 8), (8, 1, 8, 7), (4, 4, 1, 0)] {
+        let full = prompt / block;
+        let first: Vec<u64> = (0..full).map(|k| mix(1, k)).collect();
+        let second: Vec<u64> = (0..full).map(|k| if k < shared { mix(1, k) } else { mix(2, k) }).collect();
+        let keys = [first, second].concat();
+        let (p, n) = (prompt as i64, full as i64);
+        let reqs = Requests {
+            arrival: &[0.0, 100.0],
+            prompt_len: &[p, p],
+            output_len: &[2, 2],
+            keys: &keys,
+            key_offsets: &[0, n, 2 * n],
+            ..Requests::default()
+        };
+        let run = run(&reqs, &config(64, block, 64, 4, 64), RECORD).unwrap();
+        assert_eq!(run.cached_tokens, [0, hit], "prompt {prompt}, blocks of {block}, {shared} shared");
+    }
+}
+
 /// Any distinct content key (the engine only compares them).
 fn mix(content: u64, k: u64) -> u64 {
     crate::hash::splitmix64(content << 8 | k)
