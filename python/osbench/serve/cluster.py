@@ -153,6 +153,18 @@ class ClusterResult:
         )
 
 
+def pool_size(name: str, value: Any, what: str) -> int:
+    """A number of engines, ``name=value``: a positive integer up to :data:`MAX_REPLICAS`
+    (``what`` they are, for the error)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ArgumentTypeError(f"{name}={value!r} is not accepted: it must be a positive integer ({what})")
+    if not 1 <= value <= MAX_REPLICAS:
+        raise ArgumentError(
+            f"{name}={value!r} is not accepted: it must be a positive integer up to {MAX_REPLICAS} ({what})"
+        )
+    return value
+
+
 def simulate_cluster(
     requests: Requests,
     *,
@@ -193,15 +205,7 @@ def simulate_cluster(
     (21, 19)
     """
     engine = _checks.engine(engine)
-    if isinstance(replicas, bool) or not isinstance(replicas, int):
-        raise ArgumentTypeError(
-            f"replicas={replicas!r} is not accepted: it must be a positive integer (engines behind the router)"
-        )
-    if not 1 <= replicas <= MAX_REPLICAS:
-        raise ArgumentError(
-            f"replicas={replicas!r} is not accepted: it must be a positive integer up to {MAX_REPLICAS} "
-            "(engines behind the router)"
-        )
+    replicas = pool_size("replicas", replicas, "engines behind the router")
     rule = router_of(router)
     module, cfg, step_time = configure(
         requests,
@@ -248,4 +252,4 @@ def simulate_cluster(
     return ClusterResult.from_run(run, sent, cfg, repr(rule))
 
 
-__all__ = ["MAX_REPLICAS", "ClusterResult", "ClusterSummary", "simulate_cluster"]
+__all__ = ["MAX_REPLICAS", "ClusterResult", "ClusterSummary", "pool_size", "simulate_cluster"]

@@ -13,7 +13,7 @@ from osbench._format import duration, number, ratio
 from osbench._table import Table
 from osbench.report.model import Figure, Progress, Section
 from osbench.report.sections._shared import pyplot
-from osbench.serve import cluster_study
+from osbench.serve import cluster_study, disagg_study
 from osbench.serve import lecture as serve_lecture
 from osbench.serve.lecture import slo_words
 from osbench.serve.slo import RATE, highest_within_slo
@@ -189,6 +189,16 @@ def build(quick: bool, seed: int, progress: Optional[Progress] = None) -> Sectio
         section.skipped.append(
             "Prefix caching on Mooncake's conversation trace (table 06-3) is not shown: "
             + datasets.missing_note([serve_lecture.MOONCAKE])
+        )
+    if progress:
+        progress("  aggregated against disaggregated serving")
+    split = disagg_study.aggregated_vs_disaggregated(quick=quick)
+    section.tables.append(split)
+    section.results.setdefault("datasets", {}).update(split.extra["sha256"])
+    if len(split.extra["sha256"]) < len(disagg_study.TRACES):
+        section.skipped.append(
+            "Aggregated against disaggregated serving shows only the traces here: "
+            + datasets.missing_note([t for t in disagg_study.TRACES if t not in split.extra["sha256"]])
         )
     records = rate_table.records()
     section.figures.append(_latency_figure(records, rate_table.setup))
