@@ -22,7 +22,7 @@ from osbench import _native
 from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.serve import native, reference
 from osbench.serve.cluster import simulate_cluster
-from osbench.serve.cluster_study import routers_on_mooncake
+from osbench.serve.cluster_study import STRETCHES, imbalance_figure, routers_on_mooncake
 from osbench.serve.config import EngineConfig
 from osbench.serve.lecture import MOONCAKE
 from osbench.serve.replicas import drive_replicas
@@ -425,6 +425,27 @@ def test_routers_compared_on_mooncake(dataset: Callable[[str], Path]) -> None:
     assert all(row[6] <= row[7] for row in table.rows)  # fewest and most requests on a replica
     assert by["round-robin"]["most requests"] - by["round-robin"]["fewest requests"] <= 1
     assert table.note.startswith("Prefix-aware routing serves") and "4 x its own rate" in table.setup
+    for row in [aware, *by.values()]:  # the worst stretch's mean is at least the mean over all
+        assert row["imbalance, worst stretch"] >= row["imbalance mean"] - 1e-12
+    series = table.extra["imbalance_over_time"]
+    assert len(series["seconds"]) == STRETCHES and all(len(series[name]) == STRETCHES for name in ROUTERS)
+    pytest.importorskip("matplotlib")
+    assert imbalance_figure(table)[:4] == b"\x89PNG"
+
+
+def test_the_imbalance_over_time_averages_each_stretch() -> None:
+    reqs = ob.serve.Requests.poisson(400, rate=40.0, seed=3)
+    r = ob.serve.simulate_cluster(reqs, replicas=3, router="random", model="llama-3-8b", gpu="h100")
+    seconds, means = r.imbalance_over_time(7)
+    width = reqs.duration / 7
+    np.testing.assert_allclose(seconds, (np.arange(7) + 0.5) * width)
+    which = np.minimum(((reqs.arrival - reqs.arrival[0]) // width).astype(int), 6)
+    for k in range(7):
+        assert means[k] == pytest.approx(r.imbalance[which == k].mean())
+    counts = np.bincount(which, minlength=7)
+    assert np.sum(counts * means) / counts.sum() == pytest.approx(r.imbalance.mean())
+    with pytest.raises(ArgumentError, match="spans=0 is not accepted"):
+        r.imbalance_over_time(0)
 
 
 def test_ctrl_c_stops_a_long_native_cluster_run() -> None:

@@ -110,6 +110,24 @@ class ClusterResult:
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(mean > 0, load.max(axis=1) / np.where(mean > 0, mean, 1.0), 1.0)
 
+    def imbalance_over_time(self, spans: int = 60) -> tuple[np.ndarray, np.ndarray]:
+        """The imbalance (:attr:`imbalance`) over time: the run's arrivals cut into ``spans``
+        equal stretches of time, from the first arrival to the last, and the mean imbalance at
+        the arrivals of each (NaN where none arrived). Returns (each stretch's middle in seconds
+        from the first arrival, its mean)."""
+        spans = _checks.positive_int("spans", spans, maximum=1 << 20)
+        imbalance = self.imbalance
+        arrival = self.requests.arrival
+        if imbalance.size == 0:
+            return np.zeros(0), np.zeros(0)
+        start, width = float(arrival[0]), max(float(arrival[-1] - arrival[0]), 1e-300) / spans
+        which = np.minimum(((arrival - start) / width).astype(np.int64), spans - 1)
+        counts = np.bincount(which, minlength=spans)
+        sums = np.bincount(which, weights=imbalance, minlength=spans)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = np.where(counts > 0, sums / np.where(counts > 0, counts, 1), np.nan)
+        return (np.arange(spans) + 0.5) * width, means
+
     def summary(self, slo_ttft: Optional[float] = None, slo_tpot: Optional[float] = None) -> ClusterSummary:
         """The merged and per-replica summaries (:meth:`ServeResult.summary`, at the SLOs
         given), requests per replica, prefix hit rates and load imbalance."""
