@@ -330,6 +330,15 @@ def test_each_pool_takes_its_own_gpu() -> None:
     )
     assert r.prefill_config.num_blocks == ob.serve.num_blocks(MODEL, "h100")
     assert r.decode_config.num_blocks == ob.serve.num_blocks(MODEL, "a100-80gb")
+    # Each pool steps at its own GPU's roofline, natively too.
+    native_run = simulate_disaggregated(
+        reqs, prefill=1, decode=1, model=MODEL, prefill_gpu="h100", decode_gpu="a100-80gb"
+    )
+    np.testing.assert_array_equal(native_run.merged.finish, r.merged.finish)
+    same = simulate_disaggregated(reqs, prefill=1, decode=1, model=MODEL, gpu="h100")
+    # The prefill pool is the same H100 either way, the A100 decodes slower.
+    np.testing.assert_array_equal(same.prefill_end, r.prefill_end)
+    assert same.first_decode_step.mean() < r.first_decode_step.mean() and same.merged.tpot.mean() < r.merged.tpot.mean()
 
 
 # --------------------------------------------------------------------------- bad input
