@@ -421,6 +421,7 @@ def serve_simulate_disaggregated(
     bandwidth: float,
     latency: float,
     kv_bytes: npt.NDArray[np.int64],
+    layers: int = 0,
     router_keys: Optional[npt.NDArray[np.uint64]] = None,
     router_key_offsets: Optional[npt.NDArray[np.int64]] = None,
     decode_router_keys: Optional[npt.NDArray[np.uint64]] = None,

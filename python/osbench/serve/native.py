@@ -183,6 +183,7 @@ def disaggregated_call(
     record: bool = False,
     jump: bool = True,
     concurrency: Optional[int] = None,
+    layers: int = 0,
 ) -> Any:
     """:func:`run_disaggregated`'s call of the binding, and what it returns as it returns it
     (each run's jumped steps included: tests show the jump is taken)."""
@@ -213,6 +214,7 @@ def disaggregated_call(
         bandwidth=float(link.bandwidth),
         latency=float(link.latency),
         kv_bytes=np.ascontiguousarray(kv_bytes, dtype=np.int64),
+        layers=layers,
         prefill_predicted=prefill["predicted"],
     )
 
@@ -229,14 +231,25 @@ def run_disaggregated(
     record: bool = False,
     jump: bool = True,
     concurrency: Optional[int] = None,
+    layers: int = 0,
 ) -> DisaggRun:
     """Serve ``requests`` on a prefill pool and a decode pool (``configs``, ``step_times``,
     ``sizes`` and ``routers``: the prefill pool's, then the decode pool's) joined by ``link``,
-    request ``i``'s KV taking ``kv_bytes[i]`` bytes per GPU, in Rust
-    (``_native.serve_simulate_disaggregated``), equal to
+    request ``i``'s KV taking ``kv_bytes[i]`` bytes per GPU (after its prefill, or layer by layer
+    over ``layers``), in Rust (``_native.serve_simulate_disaggregated``), equal to
     :func:`osbench.serve.pools.drive_disaggregated` over the reference engines."""
     out = disaggregated_call(
-        requests, configs, step_times, sizes, routers, link, kv_bytes, record=record, jump=jump, concurrency=concurrency
+        requests,
+        configs,
+        step_times,
+        sizes,
+        routers,
+        link,
+        kv_bytes,
+        record=record,
+        jump=jump,
+        concurrency=concurrency,
+        layers=layers,
     )
     pre_replica, dec_replica, start, arrival, pre_runs, dec_runs, order = out
     return DisaggRun(

@@ -239,7 +239,8 @@ fn spec(router: &RouterArgs) -> PyResult<Spec> {
 }
 
 /// Serve the requests on `prefill` prefill instances and `decode` decode instances joined by
-/// a link of `bandwidth` bytes per second and `latency` seconds, as
+/// a link of `bandwidth` bytes per second and `latency` seconds (the KV after the prefill, or
+/// layer by layer over the model's `layers` during its last step when not 0), as
 /// `osbench.serve.pools.drive_disaggregated` does: each pool with its own settings, step time
 /// and router (`router`, `decode_router`: see `RouterArgs`; their block keys for
 /// `prefix-aware`); `kv_bytes`: each request's KV bytes per GPU; `prefill_predicted`: the
@@ -253,7 +254,7 @@ fn spec(router: &RouterArgs) -> PyResult<Spec> {
     arrival, prompt_len, output_len, priority, keys, key_offsets, *,
     prefill_settings, decode_settings, prefill_step_kind, prefill_step_coefficients,
     decode_step_kind, decode_step_coefficients, prefill, decode, router, decode_router,
-    bandwidth, latency, kv_bytes, router_keys=None, router_key_offsets=None,
+    bandwidth, latency, kv_bytes, layers=0, router_keys=None, router_key_offsets=None,
     decode_router_keys=None, decode_router_key_offsets=None, record=false, jump=true,
     prefill_step_tables=None, decode_step_tables=None, concurrency=None, predicted=None,
     prefill_predicted=None,
@@ -280,6 +281,7 @@ fn serve_simulate_disaggregated<'py>(
     bandwidth: f64,
     latency: f64,
     kv_bytes: PyReadonlyArray1<'py, i64>,
+    layers: u32,
     router_keys: Option<PyReadonlyArray1<'py, u64>>,
     router_key_offsets: Option<PyReadonlyArray1<'py, i64>>,
     decode_router_keys: Option<PyReadonlyArray1<'py, u64>>,
@@ -307,7 +309,7 @@ fn serve_simulate_disaggregated<'py>(
         optional("decode_router_keys", &decode_router_keys)?,
         optional("decode_router_key_offsets", &decode_router_key_offsets)?,
     );
-    let link = disagg::Link::new(bandwidth, latency).py_err()?;
+    let link = disagg::Link::new(bandwidth, latency, layers).py_err()?;
     let kv_bytes = slice("kv_bytes", &kv_bytes)?;
     let prefill_predicted = optional("prefill_predicted", &prefill_predicted)?;
     let options = Options { record, jump, concurrency };
