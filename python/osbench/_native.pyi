@@ -369,6 +369,7 @@ def serve_simulate(
     concurrency: Optional[int] = None,
     step_tables: Optional[MeasuredTables] = None,
     predicted: Optional[npt.NDArray[np.int64]] = None,
+    steps: bool = True,
 ) -> tuple[dict[str, npt.NDArray[Any]], Optional[dict[str, npt.NDArray[np.int64]]], int]: ...
 def serve_simulate_cluster(
     arrival: npt.NDArray[np.float64],

@@ -48,15 +48,19 @@ def run(
     record: bool = False,
     jump: bool = True,
     concurrency: Optional[int] = None,
+    steps: bool = True,
 ) -> EngineRun:
     """Serve ``requests`` with the engine ``config`` describes, each step taking
     ``step_time(batch)`` seconds; see :func:`osbench.serve.reference.run`.
 
     ``jump``: skip decode-only stretches in one jump when nothing but token counts can change
     (no arrival, admission, preemption, finish or block boundary); every step is still recorded,
-    and the results are the same with ``jump=False``. The run releases the GIL and stops on
-    Ctrl-C (``KeyboardInterrupt``)."""
-    return simulate_counted(requests, config, step_time, record=record, jump=jump, concurrency=concurrency)[0]
+    and the results are the same with ``jump=False``. ``steps=False``: keep no per-step rows
+    (the run's ``steps`` come back empty), for a run that needs only its per-request times. The
+    run releases the GIL and stops on Ctrl-C (``KeyboardInterrupt``)."""
+    return simulate_counted(
+        requests, config, step_time, record=record, jump=jump, concurrency=concurrency, steps=steps
+    )[0]
 
 
 def simulate_counted(
@@ -67,9 +71,13 @@ def simulate_counted(
     record: bool = False,
     jump: bool = True,
     concurrency: Optional[int] = None,
+    steps: bool = True,
 ) -> tuple[EngineRun, int]:
     """:func:`run`, and how many of its steps the decode jump took (tests show it is used)."""
-    columns, detail, jumped = _native.serve_simulate(**_inputs(requests, config, step_time, record, jump, concurrency))
+    if not isinstance(steps, bool):
+        raise ArgumentTypeError(f"steps={steps!r} is not accepted: it must be True or False")
+    inputs = _inputs(requests, config, step_time, record, jump, concurrency)
+    columns, detail, jumped = _native.serve_simulate(**inputs, steps=steps)
     return engine_run(columns, detail), jumped
 
 

@@ -126,11 +126,12 @@ fn settings<'a>(d: &Bound<'_, PyDict>, names: &'a mut [String; 3]) -> PyResult<S
 /// arrays by name, the step records by name or None, the steps the decode jump took).
 /// `concurrency`: at most that many requests in flight (closed-loop clients), or None.
 /// `predicted`: the predicted output lengths (`sjf`, `srpt`), or None for the true ones.
+/// `steps`: keep the per-step rows (false: their arrays come back empty).
 #[pyfunction]
 #[pyo3(signature = (
     arrival, prompt_len, output_len, priority, keys, key_offsets, *,
     settings, step_kind, step_coefficients,
-    record=false, jump=true, step_tables=None, concurrency=None, predicted=None,
+    record=false, jump=true, step_tables=None, concurrency=None, predicted=None, steps=true,
 ))]
 #[allow(clippy::too_many_arguments)]
 fn serve_simulate<'py>(
@@ -149,13 +150,14 @@ fn serve_simulate<'py>(
     step_tables: Option<PyRef<'py, crate::step_time::MeasuredTables>>,
     concurrency: Option<usize>,
     predicted: Option<PyReadonlyArray1<'py, i64>>,
+    steps: bool,
 ) -> PyResult<(Bound<'py, PyDict>, Option<Bound<'py, PyDict>>, u64)> {
     let requests = RequestArrays { arrival, prompt_len, output_len, priority, predicted, keys, key_offsets };
     let requests = requests.view()?;
     let mut names = Default::default();
     let config = Config::new(self::settings(&settings, &mut names)?).py_err()?;
     let step_time = crate::step_time::step_time(step_kind, &step_coefficients, step_tables.as_deref())?;
-    let options = Options { record, jump, concurrency };
+    let options = Options { record, jump, concurrency, steps };
     let run = interrupt::run(py, "serve.simulate", |cancel| simulate(&requests, &config, &step_time, options, cancel))?;
     to_python(py, run)
 }
@@ -215,7 +217,7 @@ fn serve_simulate_cluster<'py>(
     };
     let spec = Spec::new(router, seed, params).py_err()?;
     let (rk, ro) = (optional("router_keys", &router_keys)?, optional("router_key_offsets", &router_key_offsets)?);
-    let options = Options { record, jump, concurrency };
+    let options = Options { record, jump, concurrency, steps: true };
     let run = interrupt::run(py, "serve.simulate_cluster", |cancel| {
         simulate_cluster(&requests, &config, &step_time, options, replicas, &spec, rk, ro, cancel)
     })?;
@@ -312,7 +314,7 @@ fn serve_simulate_disaggregated<'py>(
     let link = disagg::Link::new(bandwidth, latency, layers).py_err()?;
     let kv_bytes = slice("kv_bytes", &kv_bytes)?;
     let prefill_predicted = optional("prefill_predicted", &prefill_predicted)?;
-    let options = Options { record, jump, concurrency };
+    let options = Options { record, jump, concurrency, steps: true };
     let run = interrupt::run(py, "serve.simulate_disaggregated", |cancel| {
         simulate_disaggregated(
             &requests,
