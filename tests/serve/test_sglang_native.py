@@ -146,6 +146,14 @@ def test_the_binding_takes_exactly_the_rows_fields() -> None:
     call = {"settings": base, "step_kind": kind, "step_coefficients": list(coefficients)}
     columns, _, _ = _native.serve_simulate_sglang(reqs.arrival, reqs.prompt_len, reqs.output_len, keys, offsets, **call)
     assert len(columns["start"]) == 5
+    # Prompts without content go keyless: the keys the core makes serve as those Python makes.
+    many = Requests(np.zeros(30), np.arange(1, 31) * 7, np.full(30, 9))
+    k, o = many.prompt_block_keys(1)
+    wide = {**call, "settings": {**base, "max_total_tokens": 2000}}
+    keyed, _, _ = _native.serve_simulate_sglang(many.arrival, many.prompt_len, many.output_len, k, o, **wide)
+    keyless, _, _ = _native.serve_simulate_sglang(many.arrival, many.prompt_len, many.output_len, None, None, **wide)
+    for name, column in keyed.items():
+        np.testing.assert_array_equal(column, keyless[name], err_msg=name)
     with pytest.raises(ArgumentTypeError, match=r'settings\["block_size"\] is not accepted: the settings are'):
         _native.serve_simulate_sglang(
             reqs.arrival,

@@ -262,7 +262,8 @@ fn sglang_settings<'a>(d: &Bound<'_, PyDict>, policy: &'a mut String) -> PyResul
 }
 
 /// Serve the requests with SGLang 0.5.23's scheduler. `keys` and `key_offsets`: the prompts'
-/// tokens as one-token block keys (`Requests.prompt_block_keys(1)`); `settings`: the
+/// tokens as one-token block keys (`Requests.prompt_block_keys(1)`), None for prompts without
+/// content (the core makes the keys that method gives them); `settings`: the
 /// configuration's fields by name (`SERVE_ENGINES`' row for SGLang). The other arguments and
 /// what it returns are `serve_simulate`'s (no decode jump: it takes none).
 #[pyfunction]
@@ -276,8 +277,8 @@ fn serve_simulate_sglang<'py>(
     arrival: PyReadonlyArray1<'py, f64>,
     prompt_len: PyReadonlyArray1<'py, i64>,
     output_len: PyReadonlyArray1<'py, i64>,
-    keys: PyReadonlyArray1<'py, u64>,
-    key_offsets: PyReadonlyArray1<'py, i64>,
+    keys: Option<PyReadonlyArray1<'py, u64>>,
+    key_offsets: Option<PyReadonlyArray1<'py, i64>>,
     settings: Bound<'py, PyDict>,
     step_kind: &str,
     step_coefficients: Vec<f64>,
@@ -285,15 +286,8 @@ fn serve_simulate_sglang<'py>(
     step_tables: Option<PyRef<'py, crate::step_time::MeasuredTables>>,
     concurrency: Option<usize>,
 ) -> PyResult<(Bound<'py, PyDict>, Option<Bound<'py, PyDict>>, u64)> {
-    let requests = RequestArrays {
-        arrival,
-        prompt_len,
-        output_len,
-        priority: None,
-        predicted: None,
-        keys: Some(keys),
-        key_offsets: Some(key_offsets),
-    };
+    let requests =
+        RequestArrays { arrival, prompt_len, output_len, priority: None, predicted: None, keys, key_offsets };
     let requests = requests.view()?;
     let mut policy = String::new();
     let config = SglangConfig::new(sglang_settings(&settings, &mut policy)?).py_err()?;

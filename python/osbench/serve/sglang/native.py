@@ -37,7 +37,7 @@ def run(
     """Serve ``requests`` with SGLang 0.5.23's scheduler as ``config`` describes it, natively;
     see :func:`osbench.serve.sglang.stepper.run`. The prompts' tokens are those the reference
     takes (:func:`~osbench.serve.sglang.stepper.prompt_tokens`), passed as the one-token block
-    keys they are made from."""
+    keys they are made from (made in the core for prompts without content)."""
     check_requests(requests, config)
     concurrency = check_concurrency(concurrency)
     if not isinstance(step_time, StepTime):
@@ -49,7 +49,10 @@ def run(
         raise ArgumentTypeError(f"record={record!r} is not accepted: it must be True or False")
     check_memory(requests, config.running_cap, config.page_size, record)
     kind, coefficients = step_time.spec()
-    keys, offsets = requests.prompt_block_keys(1)
+    keys = offsets = None
+    # Prompts without content go keyless: the core makes the keys prompt_block_keys gives them.
+    if requests.block_ids is not None:
+        keys, offsets = requests.prompt_block_keys(1)
     columns, detail, _ = _native.serve_simulate_sglang(
         requests.arrival,
         requests.prompt_len,

@@ -214,7 +214,8 @@ pub fn simulate_cluster(
 /// (`python/osbench/serve/sglang/stepper.py: run`), each step taking `step_time`. The requests'
 /// `keys` are their prompts' tokens as keys of one-token blocks
 /// (`Requests.prompt_block_keys(1)`, each key a token shifted left by two bits), every request's
-/// `prompt_len` of them. Refuses what SGLang would never admit (`stepper.py: check_requests`);
+/// `prompt_len` of them; both `keys` and `key_offsets` empty for prompts without content (the
+/// scheduler makes the keys `prompt_block_keys` gives such prompts). Refuses what SGLang would never admit (`stepper.py: check_requests`);
 /// stops with `Error::Interrupted` when `cancel` is raised. There is no decode jump.
 pub fn simulate_sglang(
     requests: &Requests,
@@ -226,7 +227,8 @@ pub fn simulate_sglang(
     check_shapes(requests)?;
     let (r, n) = (requests, requests.arrival.len());
     let o = r.key_offsets;
-    if o.len() != n + 1 || o[0] != 0 || o[n] != r.keys.len() as i64 {
+    let keyless = r.keys.is_empty() && o.is_empty();
+    if !keyless && (o.len() != n + 1 || o[0] != 0 || o[n] != r.keys.len() as i64) {
         return Err(invalid(
             "key_offsets",
             format!("{} offsets", o.len()),
@@ -234,7 +236,7 @@ pub fn simulate_sglang(
         ));
     }
     for i in 0..n {
-        if o[i + 1].checked_sub(o[i]) != Some(r.prompt_len[i]) {
+        if !keyless && o[i + 1].checked_sub(o[i]) != Some(r.prompt_len[i]) {
             return Err(invalid("key_offsets", format!("request {i}'s keys"), "prompt_len[i] keys for request i"));
         }
         let need = (r.prompt_len[i] + r.output_len[i]) as u64 + config.page_size;

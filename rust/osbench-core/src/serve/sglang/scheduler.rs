@@ -11,6 +11,7 @@ use super::kv::{ceil_pages, KvCache};
 use super::policy::{shortest_prefill_chunk_limit, SchedulePolicy};
 use super::request::Req;
 use crate::error::{internal, invalid, Error, Result};
+use crate::hash::splitmix64;
 use crate::serve::scheduler::{NewRequest, Occupancy, QuietStretch, Scheduler as Semantics, StepPlan};
 use crate::serve::step_time::Batch as Work;
 
@@ -380,8 +381,17 @@ impl Scheduler {
 
 impl Semantics for Scheduler {
     fn add_request(&mut self, request: NewRequest<'_>) {
-        // The prompt's tokens: its block keys at one token a block, as `stepper.prompt_tokens`.
-        let prompt: Vec<i64> = request.keys.unwrap_or(&[]).iter().map(|&k| (k >> 2) as i64).collect();
+        // The prompt's tokens: its block keys at one token a block, shifted into 62 bits, as
+        // `stepper.prompt_tokens` makes them; without keys (prompts without content), the keys
+        // `Requests.prompt_block_keys(1)` gives such prompts: token `k` of request `i` is
+        // `mix64(2**63 ^ i << 32 ^ k)`, of that request and position alone.
+        let prompt: Vec<i64> = match request.keys {
+            Some(keys) => keys.iter().map(|&k| (k >> 2) as i64).collect(),
+            None => {
+                let tag = (1u64 << 63) ^ (u64::from(request.index) << 32);
+                (0..request.prompt_len).map(|k| (splitmix64(tag ^ k) >> 2) as i64).collect()
+            }
+        };
         self.reqs.push(Req::new(request.index, request.arrival, prompt, request.output_len));
         self.enqueue(request.index);
     }
