@@ -24,6 +24,9 @@ group serves the same requests, and its results are asserted equal to the native
   100 ms, each candidate's knee searched too. Rows: the local process pool (the default), threads,
   a Dask LocalCluster; two workers each (target: under a minute). The answer is checked: it meets
   the SLO when simulated, and one replica fewer does not.
+- **Disaggregated prefill and decode**: the same requests on 16 GPUs split 8:8, least-tokens in
+  front of both pools, KV over InfiniBand NDR, ``simulate_disaggregated()`` end to end. Rows:
+  native, the reference loop.
 
 Steps per second, and simulated seconds per wall second, are in ``extra_info``. The measured
 figures, against the targets, are in the README's performance section (one place for them).
@@ -48,7 +51,7 @@ import numpy as np
 import pytest
 
 from osbench import datasets
-from osbench.serve import native, plan, reference, simulate, simulate_cluster
+from osbench.serve import native, plan, reference, simulate, simulate_cluster, simulate_disaggregated
 from osbench.serve.config import EngineConfig
 from osbench.serve.requests import Requests
 from osbench.serve.result import ServeResult
@@ -311,3 +314,39 @@ def test_plan(benchmark: Any, row: str, plan_requests: Requests) -> None:
     n, tp = p.best.deployment.replicas, p.best.deployment.tp
     assert meets_slo(plan_requests, n, tp) and (n == 1 or not meets_slo(plan_requests, n - 1, tp))
     benchmark.extra_info.update(answer=p.best.deployment.label, gpus=p.best.gpus, simulations=p.simulations)
+
+
+# ------------------------------------------------------------------ disaggregated prefill and decode
+
+DISAGG = {
+    "prefill": 8,
+    "decode": 8,
+    "router": "least-tokens",
+    "decode_router": "least-tokens",
+    "kv_link": "ib-ndr-400g",
+}
+
+
+@pytest.fixture(scope="module")
+def disaggregated(cluster: tuple[Requests, Any]) -> tuple[Requests, Any]:
+    reqs, _ = cluster
+    return reqs, simulate_disaggregated(reqs, **DISAGG, **AZURE)
+
+
+@pytest.mark.parametrize("row", ["native", "reference"])
+def test_disaggregated(benchmark: Any, row: str, disaggregated: tuple[Requests, Any]) -> None:
+    """End to end: ``simulate_disaggregated()`` from the requests to the summary, on the
+    cluster rows' requests and GPU count."""
+    benchmark.group = "serve: Azure 2023 conversation at 16x its rate, 8 prefill + 8 decode GPUs"
+    reqs, expected = disaggregated
+
+    def serve() -> Any:
+        result = simulate_disaggregated(reqs, engine=row, **DISAGG, **AZURE)
+        result.summary()
+        return result
+
+    result = once(benchmark, serve, rounds=1 if row == "reference" else 3)
+    np.testing.assert_array_equal(result.run.decode_replica, expected.run.decode_replica)
+    np.testing.assert_array_equal(result.merged.finish, expected.merged.finish)
+    steps = len(result.merged.steps) + sum(len(r.steps) for r in result.prefill)
+    report(benchmark, steps, float(result.merged.finish.max() - reqs.arrival[0]))

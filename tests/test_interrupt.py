@@ -144,3 +144,30 @@ def test_ctrl_c_of_a_sweep_alone_does_not_wait_for_its_cells_in_flight(tmp_path:
         settle=1.0,
     )
     assert time.perf_counter() - started < 30
+
+
+def test_work_set_aside_returns_its_result_and_raises_its_error() -> None:
+    from osbench import _steps
+
+    where: list[str] = []
+
+    def work() -> int:
+        where.append(threading.current_thread().name)
+        return 7
+
+    assert _steps.aside(_steps.CHUNK, work) == 7 and _steps.aside(_steps.CHUNK + 1, work) == 7
+    assert where == [threading.current_thread().name, "osbench-aside"], "inline up to CHUNK elements"
+    with pytest.raises(ArgumentTypeError, match="raised aside"):
+        _steps.aside(_steps.CHUNK + 1, lambda: (_ for _ in ()).throw(ArgumentTypeError("raised aside")))
+
+
+def test_ctrl_c_stops_work_set_aside_while_it_runs() -> None:
+    # A whole-array numpy call (here: a minute of one call releasing the GIL) on the worker.
+    assert_stops(
+        """
+        import time
+        from osbench import _steps
+        _steps.aside(_steps.CHUNK + 1, lambda: time.sleep(60))
+        """,
+        settle=0.5,
+    )

@@ -4,13 +4,16 @@ released, for the whole of one call), and the temporaries stay small."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 import numpy as np
 
 CHUNK = 1 << 20
 """Elements per step (8 MiB of int64): a few milliseconds of numpy work."""
+
+R = TypeVar("R")
 
 
 def spans(n: int) -> Iterator[tuple[int, int]]:
@@ -59,3 +62,29 @@ def cumsum_from(values: np.ndarray, out: np.ndarray, carry: Any) -> Any:
 
 
 __all__ = ["CHUNK", "cumsum_from", "filled", "groups", "offsets", "spans"]
+
+
+def aside(n: int, work: Callable[[], R]) -> R:
+    """``work()``, run on a worker thread when it is over ``n`` > :data:`CHUNK` elements, the
+    caller waiting in 50 ms slices, so that Ctrl-C is answered at once: for whole-array numpy
+    calls that cannot be split into steps without changing their result (a partition for a
+    percentile, a pairwise sum), and release the GIL while they run. Interrupted, the caller
+    raises KeyboardInterrupt and the worker's result, when it comes, is dropped."""
+    if n <= CHUNK:
+        return work()
+    out: list[Any] = []
+
+    def run() -> None:
+        try:
+            out.append((True, work()))
+        except BaseException as exc:  # handed to the caller
+            out.append((False, exc))
+
+    worker = threading.Thread(target=run, name="osbench-aside", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.05)
+    ok, value = out[0]
+    if not ok:
+        raise value
+    return value  # type: ignore[no-any-return]

@@ -55,7 +55,16 @@ def test_the_derived_lists_are_the_tables() -> None:
     assert PARAMETERS == {p.name: p.reads for p in TABLE.values()}
     # The golden facts behind them.
     assert (MIN_CAPACITY, OFFLINE, COSTED_POLICIES) == (
-        {"s3fifo": 10, "twoq": 4, "slru": 4, "lirs": 2, "clockpro": 2, "clock2qplus": 20, "wtinylfu": 100},
+        {
+            "s3fifo": 10,
+            "twoq": 4,
+            "slru": 4,
+            "lirs": 2,
+            "clockpro": 2,
+            "cacheus": 2,
+            "clock2qplus": 20,
+            "wtinylfu": 100,
+        },
         {"opt", "belady-size"},
         ("gdsf",),
     )
@@ -64,6 +73,7 @@ def test_the_derived_lists_are_the_tables() -> None:
         "random": ("seed",),
         "hyperbolic": ("seed", "samples"),
         "lecar": ("seed",),
+        "cacheus": ("seed",),
         "lhd": ("seed",),
         "slru": ("segments",),
         "lruk": ("k",),
@@ -77,7 +87,7 @@ def test_the_derived_lists_are_the_tables() -> None:
     assert (
         RANDOMISED
         == tuple(p.name for p in TABLE.values() if "seed" in p.params)
-        == ("random", "hyperbolic", "lecar", "lhd")
+        == ("random", "hyperbolic", "lecar", "cacheus", "lhd")
     )
     assert LIBCACHESIM_STATISTICAL == {p: TABLE[p].libcachesim for p in RANDOMISED if TABLE[p].libcachesim}
     assert not set(LIBCACHESIM_NAMES) & set(RANDOMISED)

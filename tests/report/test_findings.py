@@ -45,7 +45,9 @@ NEEDS_DATA = {
     "cache.cloudphysics": "cloudphysics",
     "radix.mooncake": "mooncake-conversation",
     "serve.prefix_caching": "mooncake-conversation",
+    "serve.routers": "mooncake-conversation",
     "serve.semantics": "mooncake-conversation",
+    "serve.disaggregation": "azure-code-2023",
 }
 
 

@@ -54,13 +54,15 @@ def test_the_section_has_its_tables_figures_and_numbers(section: dict[str, Any],
         "06-6",
         "06-7",
         "06-8",
+        "06-disagg",
+        "routers",
     ]
     assert section["figures"] == [
         "serve-latency-vs-rate",
         "serve-goodput-vs-rate",
         "serve-kv-over-time",
         "serve-capacity-vs-rate",
-    ]
+    ] + (["serve-routers-imbalance"] if table(section, "routers")["rows"] else [])
     for name in section["figures"]:
         assert (quick_report / "figures" / f"{name}.png").read_bytes()[:4] == b"\x89PNG"
     raw = section["rate_sweep"]
@@ -104,6 +106,9 @@ def test_the_serving_findings_quote_the_tables(results: dict[str, Any], section:
     assert f"preempted {number(quarter['preemptions'])} times" in found["serve.preemption"]["text"]
     capacity = [r for r in records(section, "06-6") if r["GPUs"] is not None]
     assert f"and {number(capacity[-1]['GPUs'])} ({capacity[-1]['deployment']}) at" in found["serve.capacity"]["text"]
+    if table(section, "routers")["rows"]:
+        aware = next(r for r in records(section, "routers") if r["router"] == "prefix-aware")
+        assert f"serves {percent(aware['prompt tokens from the cache'])} of prompt" in found["serve.routers"]["text"]
     assert found["serve.kv_bound"]["agrees"] is True and "lecture 2.8" in found["serve.kv_bound"]["text"]
     if table(section, "06-3")["rows"]:
         on = records(section, "06-3")[1]

@@ -7,10 +7,12 @@ import math
 import numpy as np
 import pytest
 from hypothesis import event, given, settings
+from hypothesis import strategies as st
 from strategies import workloads
 
 import osbench as ob
 from osbench.sched import Workload, simulate
+from osbench.sched.schedule import _largest
 
 POLICY_PARAMS = [
     ("fcfs", {}),
@@ -167,6 +169,19 @@ def test_summary_fields() -> None:
     assert d["summary"]["jobs"] == 3 and d["completion"] == [3.0, 1.0, 7.0]
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    sizes=st.lists(st.sampled_from([0.5, 1.0, 2.0, 3.0, 1e-300]) | st.floats(0.1, 9.0), min_size=1, max_size=400),
+    k=st.integers(1, 400),
+)
+def test_the_largest_jobs_are_a_stable_sorts_last_in_its_order(sizes: list[float], k: int) -> None:
+    # Ties at the cut (many equal sizes) are the later ids, as the sort's tail; the same order
+    # too, so the mean of their slowdowns adds the same numbers in the same order.
+    size = np.array(sizes)
+    k = min(k, len(size))
+    np.testing.assert_array_equal(_largest(size, k), np.argsort(size, kind="stable")[-k:])
+
+
 def test_empty_workload() -> None:
     w = Workload(np.zeros(0), np.zeros(0))
     for policy in ob.sched.POLICIES:
@@ -208,3 +223,15 @@ def test_boost_below_clock_resolution() -> None:
     r = simulate(w, "mlfq", quantum=10.0, boost=1.0, engine="reference")
     np.testing.assert_array_equal(s.completion, r.completion)
     assert np.all(s.completion >= w.arrival) and np.all(np.isfinite(s.completion))
+
+
+def test_arrivals_out_of_order_over_many_sort_runs_are_taken_as_the_reference_takes_them() -> None:
+    # More than two runs of the native arrival sort (65,536 jobs each), merged: ties across
+    # runs keep id order, as the reference's sort by (arrival, id).
+    n = 2 * 65_536 + 7
+    rng = np.random.default_rng(3)
+    arrival = rng.choice(np.array([0.0, 0.5, 1.0, 7.25, 30.0]), n) + rng.integers(0, 2, n) * rng.random(n)
+    w = Workload(arrival, np.full(n, 1e-3))
+    a, b = simulate(w, "fcfs"), simulate(w, "fcfs", engine="reference")
+    np.testing.assert_array_equal(a.completion, b.completion)
+    np.testing.assert_array_equal(np.argsort(a.first_start, kind="stable"), np.lexsort((np.arange(n), arrival)))

@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 import numpy as np
 import pytest
+from cluster_workloads import LINEAR, raw, routers, run_or_livelock, workloads
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from interrupts import assert_stops
@@ -21,77 +22,14 @@ from osbench import _native
 from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.serve import native, reference
 from osbench.serve.cluster import simulate_cluster
-from osbench.serve.cluster_study import routers_on_mooncake
-from osbench.serve.config import POLICIES, EngineConfig
+from osbench.serve.cluster_study import STRETCHES, imbalance_figure, routers_on_mooncake
+from osbench.serve.config import EngineConfig
 from osbench.serve.lecture import MOONCAKE
 from osbench.serve.replicas import drive_replicas
 from osbench.serve.requests import Requests
 from osbench.serve.routers import ROUTERS, PrefixAware, Random, Router
 from osbench.serve.steptime import StepTime
 from osbench.serve.vllm.engines import stepper
-
-LINEAR = StepTime.linear(0.0037, 1.3e-5, 7.1e-4, 3.3e-7)
-
-
-@st.composite
-def workloads(draw, max_requests: int = 16):  # type: ignore[no-untyped-def]
-    """Small workloads that make things happen: few blocks (preemptions, evictions), tiny
-    budgets (chunks), shared prefixes (hits), priorities."""
-    n = draw(st.integers(1, max_requests))
-    block_size = draw(st.sampled_from([1, 2, 4, 8]))
-    prompt = draw(st.lists(st.integers(1, 60), min_size=n, max_size=n))
-    output = draw(st.lists(st.integers(1, 20), min_size=n, max_size=n))
-    gaps = draw(st.lists(st.sampled_from([0.0, 0.003, 0.05, 1.0]), min_size=n, max_size=n))
-    source_block = draw(st.sampled_from([4, 8]))
-    content = None
-    if draw(st.booleans()):
-        alphabet = draw(st.integers(1, 3))
-        content = [[draw(st.integers(0, alphabet - 1)) for _ in range(-(-p // source_block))] for p in prompt]
-    priority = draw(st.one_of(st.none(), st.lists(st.integers(0, 2), min_size=n, max_size=n)))
-    need = max(-(-(p + o - 1) // block_size) for p, o in zip(prompt, output))
-    seqs = draw(st.integers(1, 6))
-    chunked = draw(st.booleans())
-    max_len = max(p + o for p, o in zip(prompt, output))
-    cfg = {
-        "num_blocks": need + 1 + draw(st.integers(0, 2 * need)),
-        "block_size": block_size,
-        "max_num_batched_tokens": max(draw(st.integers(seqs, 64)), seqs if chunked else max_len),
-        "max_num_seqs": seqs,
-        "max_model_len": max_len,
-        "enable_chunked_prefill": chunked,
-        "enable_prefix_caching": draw(st.booleans()),
-        "policy": draw(st.sampled_from(POLICIES)),
-    }
-    reqs = Requests(np.cumsum(gaps), prompt, output, blocks=content, priority=priority, source_block=source_block)
-    return reqs, cfg
-
-
-def routers() -> st.SearchStrategy:
-    """Every router by name, some with other parameters, and a user's rule."""
-    return st.one_of(
-        st.sampled_from(list(ROUTERS)),
-        st.builds(Random, st.integers(0, 2**64 - 1)),
-        st.builds(
-            PrefixAware,
-            st.sampled_from([0.0, 0.3, 0.9]),
-            st.integers(0, 3),
-            st.sampled_from([1.0, 1.5]),
-            st.sampled_from([None, 1, 3]),
-        ),
-        st.just(lambda request, replicas: (request.index * 7 + request.prompt_len) % len(replicas)),
-    )
-
-
-def run_or_livelock(fn):  # type: ignore[no-untyped-def]
-    """``fn()``, or the livelock error it raised (requests tied under priority can preempt
-    one another forever, in a cluster as in one engine)."""
-    try:
-        return fn()
-    except ArgumentError as error:
-        if "forever" not in str(error):
-            raise
-        return error
-
 
 # --------------------------------------------------------------------------- the issue's facts
 
@@ -228,20 +166,6 @@ def test_the_random_cluster_workloads_do_exercise_routing_on_state() -> None:
             concurrency=concurrency,
         )
         assert sum(jumped for _, _, jumped in runs) > sum(len(c["start"]) for c, _, _ in runs) // 3
-
-
-def raw(result: ob.serve.ServeResult, record=None):  # type: ignore[no-untyped-def]
-    """A ServeResult's arrays as an engine's run, to compare with one."""
-    return ob.serve.EngineRun(
-        arrival=np.asarray(result.arrival, dtype=np.float64),
-        admitted=result.admitted,
-        first_token=result.first_token,
-        finish=result.finish,
-        preemptions=result.preemptions,
-        cached_tokens=result.cached_tokens,
-        steps=result.steps,
-        record=result.record if record is None else record,
-    )
 
 
 @settings(max_examples=60, deadline=None)
@@ -501,6 +425,27 @@ def test_routers_compared_on_mooncake(dataset: Callable[[str], Path]) -> None:
     assert all(row[6] <= row[7] for row in table.rows)  # fewest and most requests on a replica
     assert by["round-robin"]["most requests"] - by["round-robin"]["fewest requests"] <= 1
     assert table.note.startswith("Prefix-aware routing serves") and "4 x its own rate" in table.setup
+    for row in [aware, *by.values()]:  # the worst stretch's mean is at least the mean over all
+        assert row["imbalance, worst stretch"] >= row["imbalance mean"] - 1e-12
+    series = table.extra["imbalance_over_time"]
+    assert len(series["seconds"]) == STRETCHES and all(len(series[name]) == STRETCHES for name in ROUTERS)
+    pytest.importorskip("matplotlib")
+    assert imbalance_figure(table)[:4] == b"\x89PNG"
+
+
+def test_the_imbalance_over_time_averages_each_stretch() -> None:
+    reqs = ob.serve.Requests.poisson(400, rate=40.0, seed=3)
+    r = ob.serve.simulate_cluster(reqs, replicas=3, router="random", model="llama-3-8b", gpu="h100")
+    seconds, means = r.imbalance_over_time(7)
+    width = reqs.duration / 7
+    np.testing.assert_allclose(seconds, (np.arange(7) + 0.5) * width)
+    which = np.minimum(((reqs.arrival - reqs.arrival[0]) // width).astype(int), 6)
+    for k in range(7):
+        assert means[k] == pytest.approx(r.imbalance[which == k].mean())
+    counts = np.bincount(which, minlength=7)
+    assert np.sum(counts * means) / counts.sum() == pytest.approx(r.imbalance.mean())
+    with pytest.raises(ArgumentError, match="spans=0 is not accepted"):
+        r.imbalance_over_time(0)
 
 
 def test_ctrl_c_stops_a_long_native_cluster_run() -> None:

@@ -13,7 +13,7 @@ from runs import assert_same_runs
 
 import osbench as ob
 from osbench.errors import ArgumentError, ArgumentTypeError
-from osbench.serve import native, reference
+from osbench.serve import lecture, native, reference
 from osbench.serve.config import EngineConfig
 from osbench.serve.requests import Requests
 from osbench.serve.steptime import StepTime
@@ -186,3 +186,17 @@ def test_bad_swap_options_are_refused_with_the_argument_named(change: dict, erro
     if "kv_block_bytes" not in change:  # simulate takes them as keywords, with the same errors
         with pytest.raises(error, match=match):
             ob.serve.simulate(Requests([0.0], [10], [2]), model="llama-3-8b", gpu="h100", **change)
+
+
+@pytest.mark.parametrize("caching", [False, True])
+def test_recomputed_tokens_are_the_work_a_recompute_throws_away(caching: bool) -> None:
+    """Without shared content, every token a request computes is computed once, or again after a
+    preemption by recompute (less what its own cached blocks give back): the recomputed tokens
+    are what the steps computed beyond the tokens the requests needed (the lecture's
+    ``recomputed_share``, table 06-2)."""
+    reqs = _pressure()
+    r = ob.serve.simulate(reqs, step_time=LINEAR, **dataclasses.asdict(_config(enable_prefix_caching=caching, enable_chunked_prefill=True, max_num_batched_tokens=96)))  # fmt: skip
+    needed = int((reqs.prompt_len - r.cached_tokens).sum() + (reqs.output_len - 1).sum())
+    computed = int(r.steps.prefill_tokens.sum() + r.steps.decode_seqs.sum())
+    assert r.preemptions.sum() > 0 and r.steps.recomputed_tokens.sum() == computed - needed > 0
+    assert lecture.recomputed_share(r) == (computed - needed) / needed

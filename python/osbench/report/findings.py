@@ -22,6 +22,7 @@ from typing import Any, Callable, Optional
 from osbench._format import duration, duration_ns, number, percent, ratio, size
 from osbench.cache.policies import OFFLINE
 from osbench.report.model import figure_anchor, table_anchor
+from osbench.serve.disagg_study import KEY as DISAGG_KEY
 from osbench.serve.slo import highest_within_slo
 
 Results = dict[str, Any]
@@ -741,8 +742,13 @@ def serve_swap(d: _Data) -> Finding:
         smallest = min(_num(r["share of the pool"]) for r in own)
         again, swap = (r for r in own if _num(r["share of the pool"]) == smallest)
         change = _num(swap["E2E mean"]) / _num(again["E2E mean"]) - 1
+        effect = (
+            "leaves the mean E2E within 0.1%"
+            if abs(change) < 1e-3
+            else f"{'lowers' if change < 0 else 'raises'} the mean E2E by {percent(abs(change))}"
+        )
         parts.append(
-            f"on the {trace} trace {'lowers' if change < 0 else 'raises'} the mean E2E by {percent(abs(change))} "
+            f"on the {trace} trace {effect} "
             f"({number(int(_num(again['tokens recomputed'])))} tokens recomputed against "
             f"{number(_num(swap['swapped GiB']))} GiB copied each way)"
         )
@@ -753,6 +759,44 @@ def serve_swap(d: _Data) -> Finding:
         "Swap or recompute",
         f"On {percent(share)} of the KV pool, preemption by swap instead of recompute " + "; ".join(parts) + ".",
         *d.link("06-serve", "06-7"),
+    )
+
+
+def serve_routers(d: _Data) -> Finding:
+    t = d.table("06-serve", "routers")
+    by = {r["router"]: r for r in d.records("06-serve", "routers")}
+    aware, rr, lt = by["prefix-aware"], by["round-robin"], by["least-tokens"]
+    return Finding(
+        "serve.routers",
+        "06-serve",
+        "Routers",
+        f"Over {number(int(_num(t['replicas'])))} replicas on Mooncake's conversation trace, prefix-aware routing "
+        f"serves {percent(_num(aware['prompt tokens from the cache']))} of prompt tokens from the replicas' caches "
+        f"against {percent(_num(rr['prompt tokens from the cache']))} for round-robin, for a p99 TTFT of "
+        f"{duration(_num(aware['TTFT p99']))} against {duration(_num(rr['TTFT p99']))} (least-tokens: "
+        f"{duration(_num(lt['TTFT p99']))}), at a worst-stretch imbalance of "
+        f"{ratio(_num(aware['imbalance, worst stretch']))} against round-robin's "
+        f"{ratio(_num(rr['imbalance, worst stretch']))} and least-tokens' {ratio(_num(lt['imbalance, worst stretch']))}.",
+        *d.link("06-serve", "routers"),
+    )
+
+
+def serve_disaggregation(d: _Data) -> Finding:
+    rows = d.records("06-serve", DISAGG_KEY)
+    code = [r for r in rows if r["trace"] == "Azure code"]
+    best = max(code, key=lambda r: _num(r["goodput"]))
+    agg = next(r for r in code if r["deployment"] == "aggregated")
+    split = max((r for r in code if r["deployment"].startswith("disaggregated")), key=lambda r: _num(r["goodput"]))
+    return Finding(
+        "serve.disaggregation",
+        "06-serve",
+        "Disaggregated prefill and decode",
+        f"On Azure's code trace over 4 GPUs the best prefill:decode split ({split['deployment']}) cuts the p99 TPOT "
+        f"from {duration(_num(agg['TPOT p99']))} to {duration(_num(split['TPOT p99']))} but its p99 TTFT is "
+        f"{duration(_num(split['TTFT p99']))} against {duration(_num(agg['TTFT p99']))}, and the most goodput comes "
+        f"from {best['deployment']} ({number(_num(best['goodput']))} requests/s against "
+        f"{number(_num(split['goodput']))} for the split).",
+        *d.link("06-serve", DISAGG_KEY),
     )
 
 
@@ -799,6 +843,8 @@ FINDINGS: tuple[Callable[[_Data], Finding], ...] = (
     serve_capacity,
     serve_swap,
     serve_semantics,
+    serve_routers,
+    serve_disaggregation,
     engines,
 )
 """Every finding, in the report's order."""

@@ -12,7 +12,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from osbench import _checks, _native
+from osbench import _checks, _native, _steps
 from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.sched import reference
 from osbench.sched.policies import PARAMETERS, POLICIES
@@ -60,14 +60,25 @@ def _ci95(values: np.ndarray) -> float:
     return float(_T_19 * means.std(ddof=1) / math.sqrt(BATCHES))
 
 
+def _largest(size: np.ndarray, k: int) -> np.ndarray:
+    """The ``k`` largest jobs in the order ``np.argsort(size, kind="stable")[-k:]`` lists them
+    (ties at the cut: the later ids), found by a partition, not a sort of every job (a stable
+    sort of 30M sizes is seconds of one numpy call, which Ctrl-C cannot stop)."""
+    n = len(size)
+    cut = np.partition(size, n - k)[n - k]  # the k-th largest size
+    above = np.flatnonzero(size > cut)
+    tied = np.flatnonzero(size == cut)
+    chosen = np.concatenate([above, tied[len(tied) - (k - len(above)) :]])
+    return chosen[np.lexsort((chosen, size[chosen]))]
+
+
 def _figures(size: np.ndarray, response: np.ndarray, first_wait: np.ndarray) -> Summary:
     n = len(size)
     if n == 0:
         nan = math.nan
         return Summary(0, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan)
     slowdown = response / size
-    k = max(1, math.ceil(n / 100))
-    largest = np.argsort(size, kind="stable")[-k:]
+    largest = _largest(size, max(1, math.ceil(n / 100)))
     p50, p99, p999 = np.percentile(response, [50, 99, 99.9])
     return Summary(
         jobs=n,
@@ -122,6 +133,10 @@ class Schedule:
 
     def summary(self) -> Summary:
         """Mean and tail response, slowdowns, first waits, switch overhead; per class too."""
+        # Whole-array numpy calls (a partition, pairwise sums): seconds at 100M jobs.
+        return _steps.aside(len(self.completion), self._summary)
+
+    def _summary(self) -> Summary:
         w = self.workload
         response, first_wait = self.response, self.first_wait
         s = _figures(w.size, response, first_wait)

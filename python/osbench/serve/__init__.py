@@ -21,11 +21,15 @@ scheduling (section 2) to paging (section 3) and prefix caching (sections 4-5).
   clock, and its :class:`ClusterResult`.
 - :func:`plan`: the smallest deployment (replicas by tensor-parallel degree) that meets an SLO
   on the requests, every candidate's goodput per GPU and knee, as a :class:`Plan`.
+- :func:`simulate_disaggregated`: a prefill pool handing requests to a decode pool over a
+  :class:`Link` (presets ``LINKS``), and its :class:`DisaggResult`.
 """
 
 from osbench.serve.cluster import ClusterResult, ClusterSummary, simulate_cluster
 from osbench.serve.config import EngineConfig
+from osbench.serve.disagg import DisaggResult, DisaggSummary, simulate_disaggregated
 from osbench.serve.engines import ENGINES
+from osbench.serve.links import LINKS, Link
 from osbench.serve.models import GPU, GPUS, MODELS, Model, num_blocks
 from osbench.serve.plan import Plan, plan
 from osbench.serve.requests import Requests, RequestsSummary
@@ -39,13 +43,17 @@ __all__ = [
     "ENGINES",
     "GPU",
     "GPUS",
+    "LINKS",
     "MODELS",
     "Batch",
     "ClusterResult",
     "ClusterSummary",
+    "DisaggResult",
+    "DisaggSummary",
     "Empirical",
     "EngineConfig",
     "EngineRun",
+    "Link",
     "Lognormal",
     "Model",
     "Plan",
@@ -61,4 +69,5 @@ __all__ = [
     "plan",
     "simulate",
     "simulate_cluster",
+    "simulate_disaggregated",
 ]

@@ -110,6 +110,24 @@ class ClusterResult:
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(mean > 0, load.max(axis=1) / np.where(mean > 0, mean, 1.0), 1.0)
 
+    def imbalance_over_time(self, spans: int = 60) -> tuple[np.ndarray, np.ndarray]:
+        """The imbalance (:attr:`imbalance`) over time: the run's arrivals cut into ``spans``
+        equal stretches of time, from the first arrival to the last, and the mean imbalance at
+        the arrivals of each (NaN where none arrived). Returns (each stretch's middle in seconds
+        from the first arrival, its mean)."""
+        spans = _checks.positive_int("spans", spans, maximum=1 << 20)
+        imbalance = self.imbalance
+        arrival = self.requests.arrival
+        if imbalance.size == 0:
+            return np.zeros(0), np.zeros(0)
+        start, width = float(arrival[0]), max(float(arrival[-1] - arrival[0]), 1e-300) / spans
+        which = np.minimum(((arrival - start) / width).astype(np.int64), spans - 1)
+        counts = np.bincount(which, minlength=spans)
+        sums = np.bincount(which, weights=imbalance, minlength=spans)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = np.where(counts > 0, sums / np.where(counts > 0, counts, 1), np.nan)
+        return (np.arange(spans) + 0.5) * width, means
+
     def summary(self, slo_ttft: Optional[float] = None, slo_tpot: Optional[float] = None) -> ClusterSummary:
         """The merged and per-replica summaries (:meth:`ServeResult.summary`, at the SLOs
         given), requests per replica, prefix hit rates and load imbalance."""
@@ -133,6 +151,18 @@ class ClusterResult:
             imbalance_p99=stats[1],
             imbalance_max=stats[2],
         )
+
+
+def pool_size(name: str, value: Any, what: str) -> int:
+    """A number of engines, ``name=value``: a positive integer up to :data:`MAX_REPLICAS`
+    (``what`` they are, for the error)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ArgumentTypeError(f"{name}={value!r} is not accepted: it must be a positive integer ({what})")
+    if not 1 <= value <= MAX_REPLICAS:
+        raise ArgumentError(
+            f"{name}={value!r} is not accepted: it must be a positive integer up to {MAX_REPLICAS} ({what})"
+        )
+    return value
 
 
 def simulate_cluster(
@@ -175,15 +205,7 @@ def simulate_cluster(
     (21, 19)
     """
     engine = _checks.engine(engine)
-    if isinstance(replicas, bool) or not isinstance(replicas, int):
-        raise ArgumentTypeError(
-            f"replicas={replicas!r} is not accepted: it must be a positive integer (engines behind the router)"
-        )
-    if not 1 <= replicas <= MAX_REPLICAS:
-        raise ArgumentError(
-            f"replicas={replicas!r} is not accepted: it must be a positive integer up to {MAX_REPLICAS} "
-            "(engines behind the router)"
-        )
+    replicas = pool_size("replicas", replicas, "engines behind the router")
     rule = router_of(router)
     module, cfg, step_time = configure(
         requests,
@@ -230,4 +252,4 @@ def simulate_cluster(
     return ClusterResult.from_run(run, sent, cfg, repr(rule))
 
 
-__all__ = ["MAX_REPLICAS", "ClusterResult", "ClusterSummary", "simulate_cluster"]
+__all__ = ["MAX_REPLICAS", "ClusterResult", "ClusterSummary", "pool_size", "simulate_cluster"]

@@ -4,10 +4,14 @@ is loaded at its own rate, each router's prefix hit rate, TTFT and the load imba
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
+
+import numpy as np
 
 from osbench import datasets
+from osbench._files import figure_png
 from osbench._format import number, percent
+from osbench._optional import require
 from osbench._table import Table
 from osbench.serve.cluster import simulate_cluster
 from osbench.serve.lecture import MOONCAKE, MOONCAKE_GPU
@@ -25,9 +29,20 @@ COLUMNS = [
     "imbalance p99",
     "fewest requests",
     "most requests",
+    "imbalance, worst stretch",
 ]
 UNITS = {"prompt tokens from the cache": "%", "TTFT p50": "s", "TTFT p99": "s", "imbalance mean": "x"}
 UNITS["imbalance p99"] = "x"
+UNITS["imbalance, worst stretch"] = "x"
+
+KEY = "routers"
+"""The table's key (in the report's serving section)."""
+
+STRETCHES = 60
+"""The stretches of time the imbalance over time is averaged over (the trace's span cut in 60)."""
+
+OVER_TIME = ("prefix-aware", "round-robin", "least-tokens")
+"""The routers whose imbalance over time the figure draws."""
 
 
 def routers_on_mooncake(replicas: int = 8, quick: bool = False) -> Table:
@@ -38,7 +53,7 @@ def routers_on_mooncake(replicas: int = 8, quick: bool = False) -> Table:
     title = f"Routers on Mooncake's conversation trace, {replicas} replicas"
     path, _ = datasets.try_fetch(MOONCAKE)
     if path is None:
-        return Table(title, COLUMNS, [], note=f"Not shown: {datasets.missing_note([MOONCAKE])}", units=UNITS)
+        return Table(title, COLUMNS, [], note=f"Not shown: {datasets.missing_note([MOONCAKE])}", key=KEY, units=UNITS)
     reqs = Requests.read(MOONCAKE)
     if quick:
         reqs = reqs[:3_000]
@@ -46,9 +61,13 @@ def routers_on_mooncake(replicas: int = 8, quick: bool = False) -> Table:
     left_out = dropped.requests
     sped = reqs.at_rate(reqs.rate * replicas)
     rows: list[list[Any]] = []
+    over_time: dict[str, list[Optional[float]]] = {}
     for name, cls in ROUTERS.items():
         router = PrefixAware(block_size=reqs.source_block or None) if cls is PrefixAware else cls()
-        s = simulate_cluster(sped, replicas=replicas, router=router, **MOONCAKE_GPU).summary()
+        result = simulate_cluster(sped, replicas=replicas, router=router, **MOONCAKE_GPU)
+        s = result.summary()
+        seconds, means = result.imbalance_over_time(STRETCHES)
+        over_time[name] = [None if np.isnan(m) else float(m) for m in means]  # None: no arrival in the stretch
         counts = s.requests_per_replica
         rows.append(
             [
@@ -60,6 +79,7 @@ def routers_on_mooncake(replicas: int = 8, quick: bool = False) -> Table:
                 s.imbalance_p99,
                 min(counts),
                 max(counts),
+                float(np.nanmax(means)),
             ]
         )
     by = {row[0]: row for row in rows}
@@ -76,7 +96,7 @@ def routers_on_mooncake(replicas: int = 8, quick: bool = False) -> Table:
             "A conversation's turns share their history: sent to the replica that served the previous turn, "
             "a prompt finds it cached there, while a load-only router spreads a conversation over every cache. "
             "Imbalance: the busiest replica's outstanding requests over the mean, as the router saw them at each "
-            "arrival."
+            f"arrival; its worst stretch: the highest mean over {STRETCHES} equal stretches of the run."
         ),
         units=UNITS,
         setup=(
@@ -86,5 +106,32 @@ def routers_on_mooncake(replicas: int = 8, quick: bool = False) -> Table:
             f"out, at {number(sped.rate)} requests/s ({replicas} x its own rate); {replicas} x "
             f"{MOONCAKE_GPU['model']} on {MOONCAKE_GPU['gpu']}, vLLM 0.33.0's defaults"
         ),
-        extra={"sha256": datasets.sha256(path), "left_out": left_out},
+        key=KEY,
+        extra={
+            "replicas": replicas,
+            "sha256": datasets.sha256(path),
+            "left_out": left_out,
+            "imbalance_over_time": {"seconds": seconds.tolist(), **over_time},
+        },
     )
+
+
+def imbalance_figure(table: Table) -> bytes:
+    """The load imbalance over time of :data:`OVER_TIME`'s routers, from
+    :func:`routers_on_mooncake`'s table: PNG bytes. Needs matplotlib."""
+    matplotlib = require("matplotlib", "the imbalance figure")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    series = table.extra["imbalance_over_time"]
+    fig, ax = plt.subplots(figsize=(9, 4))
+    for name in OVER_TIME:
+        means = [np.nan if m is None else m for m in series[name]]
+        ax.plot(series["seconds"], means, marker=".", markersize=3, label=name)
+    ax.axhline(1.0, color="gray", linewidth=0.8, linestyle=":", label="even")
+    ax.set_xlabel("seconds from the first arrival")
+    ax.set_ylabel("busiest replica's outstanding / mean")
+    ax.set_title(f"Load imbalance over time ({STRETCHES} stretches, mean at the arrivals of each)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    return figure_png(fig)

@@ -1,5 +1,6 @@
 """The native engine: the reference's algorithm in Rust (``osbench._native.serve_simulate``, and
-``serve_simulate_cluster`` for replicas behind a router).
+``serve_simulate_cluster`` for replicas behind a router, ``serve_simulate_disaggregated`` for a
+prefill pool and a decode pool).
 
 Same arguments and the same :class:`~osbench.serve.run.EngineRun` as
 :func:`osbench.serve.reference.run`, held to it step for step (tests/serve/test_native.py),
@@ -12,10 +13,14 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+import numpy as np
+
 from osbench import _native
 from osbench.errors import ArgumentTypeError
 from osbench.serve.config import EngineConfig
 from osbench.serve.engines import ENGINES
+from osbench.serve.links import Link
+from osbench.serve.pools import DisaggRun, one_token
 from osbench.serve.replicas import ClusterRun
 from osbench.serve.requests import Requests
 from osbench.serve.routers import ROUTERS, PrefixAware, Random, Router
@@ -116,17 +121,26 @@ def run_cluster(
     over the reference engines; ``router`` one of :data:`osbench.serve.routers.ROUTERS`' own
     classes (a user's rule runs with the reference loop)."""
     inputs = _inputs(requests, config, step_time, record, jump, concurrency)
+    name, params = _router(router, requests, config.block_size, "router")
+    replica, load, runs = _native.serve_simulate_cluster(**inputs, replicas=replicas, router=name, **params)
+    return ClusterRun(replica, load.reshape(len(requests), replicas), tuple(engine_run(c, d) for c, d, _ in runs))
+
+
+def _router(router: Router, requests: Requests, block_size: int, argument: str) -> tuple[str, dict[str, Any]]:
+    """A router of :data:`ROUTERS` as the binding takes it: its name and parameters by the
+    binding's keywords (``prefix-aware``'s with the prompts' block keys at its granularity,
+    ``block_size`` by default); ``argument``: its name, for the error."""
     name = next((n for n, cls in ROUTERS.items() if type(router) is cls), None)
     if name is None:
         raise ArgumentTypeError(
-            f"router={router!r} is not accepted by engine='native': it runs the routers of "
+            f"{argument}={router!r} is not accepted by engine='native': it runs the routers of "
             f"osbench.serve.routers.ROUTERS ({', '.join(ROUTERS)}); a rule of your own runs with engine='reference'"
         )
     params: dict[str, Any] = {}
     if isinstance(router, Random):
         params["seed"] = router.seed
     if isinstance(router, PrefixAware):
-        granularity = config.block_size if router.block_size is None else router.block_size
+        granularity = block_size if router.block_size is None else router.block_size
         router_keys, router_offsets = requests.prompt_block_keys(granularity)
         params.update(
             cache_threshold=router.cache_threshold,
@@ -136,5 +150,88 @@ def run_cluster(
             router_keys=router_keys,
             router_key_offsets=router_offsets,
         )
-    replica, load, runs = _native.serve_simulate_cluster(**inputs, replicas=replicas, router=name, **params)
-    return ClusterRun(replica, load.reshape(len(requests), replicas), tuple(engine_run(c, d) for c, d, _ in runs))
+    return name, params
+
+
+ROUTER_DEFAULTS = {"seed": 0, "cache_threshold": 0.3, "balance_abs_threshold": 64, "balance_rel_threshold": 1.5}
+"""The router parameters the binding's cluster entry takes by default (a router that does not
+read one ignores it)."""
+
+
+def disaggregated_call(
+    requests: Requests,
+    configs: tuple[EngineConfig, EngineConfig],
+    step_times: tuple[Any, Any],
+    sizes: tuple[int, int],
+    routers: tuple[Router, Router],
+    link: Link,
+    kv_bytes: np.ndarray,
+    *,
+    record: bool = False,
+    jump: bool = True,
+    concurrency: Optional[int] = None,
+) -> Any:
+    """:func:`run_disaggregated`'s call of the binding, and what it returns as it returns it
+    (each run's jumped steps included: tests show the jump is taken)."""
+    inputs = _inputs(requests, configs[1], step_times[1], record, jump, concurrency)
+    prefill = _inputs(one_token(requests), configs[0], step_times[0], record, jump, concurrency)
+    args: dict[str, Any] = {}
+    for prefix, router, config, argument in (
+        ("", routers[0], configs[0], "router"),
+        ("decode_", routers[1], configs[1], "decode_router"),
+    ):
+        name, params = _router(router, requests, config.block_size, argument)
+        args[f"{prefix}router"] = (
+            name,
+            *(params.get(k, v) for k, v in ROUTER_DEFAULTS.items()),
+            params.get("router_block_size", 16),
+        )
+        if "router_keys" in params:
+            args[f"{prefix}router_keys"] = params["router_keys"]
+            args[f"{prefix}router_key_offsets"] = params["router_key_offsets"]
+    for name in ("settings", "step_kind", "step_coefficients", "step_tables"):
+        args[f"prefill_{name}"] = prefill[name]
+        args[f"decode_{name}"] = inputs.pop(name)
+    return _native.serve_simulate_disaggregated(
+        **inputs,
+        **args,
+        prefill=sizes[0],
+        decode=sizes[1],
+        bandwidth=float(link.bandwidth),
+        latency=float(link.latency),
+        kv_bytes=np.ascontiguousarray(kv_bytes, dtype=np.int64),
+        prefill_predicted=prefill["predicted"],
+    )
+
+
+def run_disaggregated(
+    requests: Requests,
+    configs: tuple[EngineConfig, EngineConfig],
+    step_times: tuple[Any, Any],
+    sizes: tuple[int, int],
+    routers: tuple[Router, Router],
+    link: Link,
+    kv_bytes: np.ndarray,
+    *,
+    record: bool = False,
+    jump: bool = True,
+    concurrency: Optional[int] = None,
+) -> DisaggRun:
+    """Serve ``requests`` on a prefill pool and a decode pool (``configs``, ``step_times``,
+    ``sizes`` and ``routers``: the prefill pool's, then the decode pool's) joined by ``link``,
+    request ``i``'s KV taking ``kv_bytes[i]`` bytes per GPU, in Rust
+    (``_native.serve_simulate_disaggregated``), equal to
+    :func:`osbench.serve.pools.drive_disaggregated` over the reference engines."""
+    out = disaggregated_call(
+        requests, configs, step_times, sizes, routers, link, kv_bytes, record=record, jump=jump, concurrency=concurrency
+    )
+    pre_replica, dec_replica, start, arrival, pre_runs, dec_runs, order = out
+    return DisaggRun(
+        pre_replica,
+        dec_replica,
+        start,
+        arrival,
+        tuple(engine_run(c, d) for c, d, _ in pre_runs),
+        tuple(engine_run(c, d) for c, d, _ in dec_runs),
+        tuple(order),
+    )

@@ -5,9 +5,10 @@ saturates (its knee), and returns a :class:`Plan` (a table, a figure, the verdic
 
 **Deployments.** A candidate is a :class:`Replicas`: ``replicas`` engines of ``tp`` GPUs each
 behind the router (:func:`osbench.serve.simulate_cluster`). A deployment kind is a small frozen
-type with ``kind``, ``gpus``, ``label``, ``to_dict()`` and ``serve(requests, options)``, found by
-its kind in :data:`DEPLOYMENTS`; a prefill:decode split is another such kind, with a search over
-its two pool sizes beside the search over replicas below.
+type with ``kind``, ``gpus``, ``label``, ``family`` (what its search holds fixed), ``size`` (what
+it grows), ``smaller()``, ``to_dict()`` and ``serve(requests, options)``, found by its kind in
+:data:`DEPLOYMENTS`; a prefill:decode split is another such kind, with a search over its pool
+sizes beside the search over replicas below.
 
 **The search, and what it assumes.** It assumes two monotonicities, and checks them on every
 candidate it tried (:attr:`Plan.violations` lists any pair that contradicts them): at a given
@@ -48,6 +49,7 @@ import hashlib
 import json
 import math
 import os
+import pickle
 import tempfile
 from collections.abc import Generator, Iterable
 from dataclasses import dataclass
@@ -98,6 +100,21 @@ class Replicas:
     def label(self) -> str:
         """``4 x TP2``: replicas by tensor-parallel degree."""
         return f"{self.replicas} x TP{self.tp}"
+
+    @property
+    def family(self) -> tuple[Any, ...]:
+        """What a search holds fixed while it grows the deployment (its degree): the candidates
+        the monotonicity check compares are those of one family, by :attr:`size`."""
+        return (self.kind, self.tp)
+
+    @property
+    def size(self) -> int:
+        """What the search grows: the replicas."""
+        return self.replicas
+
+    def smaller(self) -> Optional[Replicas]:
+        """The next smaller deployment of the family (None below one replica)."""
+        return Replicas(self.replicas - 1, self.tp) if self.replicas > 1 else None
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "replicas": self.replicas, "tp": self.tp}
@@ -166,8 +183,9 @@ class Candidate:
     the plan's percentile (seconds), the share of requests within the SLO, its goodput (requests/s
     within the SLO), throughput, prefix hit rate and the router's load imbalance (p99); its knee
     (requests/s: the highest rate tried at which it meets the SLO; None if it missed at every
-    rate tried, or the knee was not searched) and ``knee_above`` (the lowest rate tried at which
-    it missed; None if none did); ``rates``: every (rate, meets) tried, by rate."""
+    rate tried) and ``knee_above`` (the lowest rate tried at which it missed; None if none did);
+    ``rates``: every (rate, meets) tried, by rate (with ``knee=False``, the requests' own rate
+    alone)."""
 
     deployment: Deployment
     meets: bool
@@ -244,11 +262,9 @@ class Plan:
                 f"requests at {rate(self.rate)} ({what}, tp {', '.join(map(str, self.tp))})."
             )
         b = self.best
-        below = next(
-            (c for c in self.candidates if c.deployment == Replicas(b.deployment.replicas - 1, b.deployment.tp)), None
-        )
+        below = next((c for c in self.candidates if c.deployment == b.deployment.smaller()), None)
         return (
-            f"{b.deployment.label} ({b.gpus} GPUs) is the smallest deployment that meets {self.slo_words()} on "
+            f"{b.deployment.label} ({b.gpus} GPU{'s' if b.gpus != 1 else ''}) is the smallest deployment that meets {self.slo_words()} on "
             f"{number(self.count)} requests at {rate(self.rate)} ({what}): TTFT {label(self.percentile)} "
             f"{duration(b.ttft)}, TPOT {label(self.percentile)} {duration(b.tpot)}"
             + (
@@ -568,6 +584,8 @@ def plan(
     rule = router_of(router)
     engine = _checks.engine(engine)
     knee = _checks.flag("knee", knee)
+    if workers is not None:
+        workers = _checks.positive_int("workers", workers, maximum=1024)
     for t in degrees:  # every option checked here, before any worker starts
         configure(
             requests,
@@ -583,6 +601,14 @@ def plan(
             "executor, workers, out, progress",
         )
     options = {"router": router, "engine": engine, "semantics": semantics, "model": model, "gpu": gpu, **config}
+    if executor is None or (isinstance(executor, str) and executor != "threads"):
+        try:  # the cells go to other processes
+            pickle.dumps(options)
+        except (pickle.PicklingError, TypeError, AttributeError) as exc:
+            raise ArgumentError(
+                f"router={router!r:.60} is not accepted with executor={executor!r}: the cells run in other processes, "
+                f"which need it pickled ({exc}); use a module-level function, or executor='threads'"
+            ) from None
     base = {"options": options, "slo_ttft": slos["slo_ttft"], "slo_tpot": slos["slo_tpot"], "percentile": percentile}
     base_key = json.dumps(
         {"requests": _fingerprint(requests), "router": repr(rule)}
@@ -594,7 +620,8 @@ def plan(
         if out is None:
             out = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="osbench-plan-"))) / "cells.jsonl"
         if executor == "threads":
-            pool: cf.Executor = stack.enter_context(cf.ThreadPoolExecutor(max_workers=workers or os.cpu_count()))
+            pool: cf.Executor = cf.ThreadPoolExecutor(max_workers=workers or os.cpu_count())
+            stack.callback(pool.shutdown, wait=True, cancel_futures=True)  # Ctrl-C: the cells not started never run
         else:
             pool = stack.enter_context(_sweep.opened("process" if executor is None else executor, workers))
         _drive(search, degrees, knee, lambda cells: _sweep.run(cells, run_cell, out, pool), progress)
@@ -658,16 +685,17 @@ def _drive(
                     start(search.knee(d))
 
 
-def violations(candidates: Iterable[Candidate], degrees: Iterable[int]) -> list[str]:
-    """The pairs of candidates that contradict the search's assumptions: at one degree, a
-    deployment that meets the SLO and a larger one that misses it; a deployment that meets it at
-    a rate and misses it at a lower one."""
+def violations(candidates: Iterable[Candidate]) -> list[str]:
+    """The pairs of candidates that contradict the search's assumptions: in one family (one
+    degree), a deployment that meets the SLO and a larger one that misses it; a deployment that
+    meets it at a rate and misses it at a lower one."""
     candidates = list(candidates)
     found = []
-    for t in degrees:
-        mine = sorted((c for c in candidates if c.deployment.tp == t), key=lambda c: c.deployment.replicas)
+    families = dict.fromkeys(c.deployment.family for c in sorted(candidates, key=lambda c: c.deployment.family))
+    for family in families:
+        mine = sorted((c for c in candidates if c.deployment.family == family), key=lambda c: c.deployment.size)
         for a in mine:
-            later = [b for b in mine if b.deployment.replicas > a.deployment.replicas and not b.meets]
+            later = [b for b in mine if b.deployment.size > a.deployment.size and not b.meets]
             if a.meets and later:
                 found.append(f"{a.deployment.label} meets the SLO but {later[0].deployment.label} misses it")
     for c in candidates:
@@ -725,7 +753,7 @@ def _result(search: _Search, requests: Requests, degrees: tuple[int, ...], rule:
         tp=degrees,
         candidates=tuple(candidates),
         best=best,
-        violations=tuple(violations(candidates, degrees)),
+        violations=tuple(violations(candidates)),
         simulations=len(search.records),
     )
 

@@ -351,6 +351,23 @@ class Requests:
             r._set_content(*_gather(self.block_ids, self.block_offsets, rows))
         return r
 
+    def received(self, rows: np.ndarray, arrival: np.ndarray) -> Requests:
+        """Requests ``rows`` (int indices) in that order, reaching an engine at ``arrival``
+        (non-decreasing): what an engine that receives them in another order than theirs sees
+        (the decode instance of a disaggregated deployment)."""
+        r = Requests(
+            arrival,
+            self.prompt_len[rows],
+            self.output_len[rows],
+            priority=None if self.priority is None else self.priority[rows],
+            source_block=self.source_block,
+            name=self.name,
+            predicted_output_len=None if self.predicted_output_len is None else self.predicted_output_len[rows],
+        )
+        if self.block_ids is not None and self.block_offsets is not None:
+            r._set_content(*_gather(self.block_ids, self.block_offsets, rows))
+        return r
+
     # ------------------------------------------------------------------ figures
 
     @property

@@ -10,8 +10,8 @@ use osbench_core::serve::routers::{prefix_aware, Spec, ROUTERS};
 use osbench_core::serve::sglang::{Config as SglangConfig, Settings as SglangSettings, CONFIG_FIELDS as SGLANG_FIELDS};
 use osbench_core::serve::vllm::CONFIG_FIELDS;
 use osbench_core::serve::{
-    simulate, simulate_cluster, simulate_sglang, Config, Options, Parameters, Record, Requests, Run, Settings,
-    SwapSettings, ENGINES, LINKS, POLICIES, PREEMPTIONS,
+    disagg, simulate, simulate_cluster, simulate_disaggregated, simulate_sglang, Config, Options, Parameters, Record,
+    Requests, Run, Settings, SwapSettings, ENGINES, LINKS, POLICIES, PREEMPTIONS,
 };
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -33,6 +33,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(serve_simulate_sglang, m)?)?;
     m.add("SERVE_ROUTERS", ROUTERS.to_vec())?;
     m.add_function(wrap_pyfunction!(serve_simulate_cluster, m)?)?;
+    m.add_function(wrap_pyfunction!(serve_simulate_disaggregated, m)?)?;
     Ok(())
 }
 
@@ -223,6 +224,133 @@ fn serve_simulate_cluster<'py>(
     let runs = run.runs.into_iter().map(|r| to_python(py, r)).collect::<PyResult<Vec<_>>>()?;
     Ok((run.replica.into_pyarray(py), run.load.into_pyarray(py), runs))
 }
+
+/// A pool's router as Python gives it: (name, seed, cache_threshold, balance_abs_threshold,
+/// balance_rel_threshold, router_block_size), as `serve_simulate_cluster` takes them.
+type RouterArgs = (String, u64, f64, u64, f64, u64);
+
+fn spec(router: &RouterArgs) -> PyResult<Spec> {
+    let (name, seed, cache_threshold, balance_abs_threshold, balance_rel_threshold, block_size) = router;
+    let params = prefix_aware::Params {
+        cache_threshold: *cache_threshold,
+        balance_abs_threshold: *balance_abs_threshold,
+        balance_rel_threshold: *balance_rel_threshold,
+        block_size: *block_size,
+    };
+    Spec::new(name, *seed, params).py_err()
+}
+
+/// Serve the requests on `prefill` prefill instances and `decode` decode instances joined by
+/// a link of `bandwidth` bytes per second and `latency` seconds, as
+/// `osbench.serve.pools.drive_disaggregated` does: each pool with its own settings, step time
+/// and router (`router`, `decode_router`: see `RouterArgs`; their block keys for
+/// `prefix-aware`); `kv_bytes`: each request's KV bytes per GPU; `prefill_predicted`: the
+/// predicted output lengths the prefill instances see; the other arguments are
+/// `serve_simulate`'s. Returns (prefill instance of each request, decode instance of each,
+/// transfer starts, KV arrivals, per prefill instance and per decode instance what
+/// `serve_simulate` returns for its run, per decode instance its requests in the order it
+/// received them).
+#[pyfunction]
+#[pyo3(signature = (
+    arrival, prompt_len, output_len, priority, keys, key_offsets, *,
+    prefill_settings, decode_settings, prefill_step_kind, prefill_step_coefficients,
+    decode_step_kind, decode_step_coefficients, prefill, decode, router, decode_router,
+    bandwidth, latency, kv_bytes, router_keys=None, router_key_offsets=None,
+    decode_router_keys=None, decode_router_key_offsets=None, record=false, jump=true,
+    prefill_step_tables=None, decode_step_tables=None, concurrency=None, predicted=None,
+    prefill_predicted=None,
+))]
+#[allow(clippy::too_many_arguments)]
+fn serve_simulate_disaggregated<'py>(
+    py: Python<'py>,
+    arrival: PyReadonlyArray1<'py, f64>,
+    prompt_len: PyReadonlyArray1<'py, i64>,
+    output_len: PyReadonlyArray1<'py, i64>,
+    priority: Option<PyReadonlyArray1<'py, i64>>,
+    keys: Option<PyReadonlyArray1<'py, u64>>,
+    key_offsets: Option<PyReadonlyArray1<'py, i64>>,
+    prefill_settings: Bound<'py, PyDict>,
+    decode_settings: Bound<'py, PyDict>,
+    prefill_step_kind: &str,
+    prefill_step_coefficients: Vec<f64>,
+    decode_step_kind: &str,
+    decode_step_coefficients: Vec<f64>,
+    prefill: usize,
+    decode: usize,
+    router: RouterArgs,
+    decode_router: RouterArgs,
+    bandwidth: f64,
+    latency: f64,
+    kv_bytes: PyReadonlyArray1<'py, i64>,
+    router_keys: Option<PyReadonlyArray1<'py, u64>>,
+    router_key_offsets: Option<PyReadonlyArray1<'py, i64>>,
+    decode_router_keys: Option<PyReadonlyArray1<'py, u64>>,
+    decode_router_key_offsets: Option<PyReadonlyArray1<'py, i64>>,
+    record: bool,
+    jump: bool,
+    prefill_step_tables: Option<PyRef<'py, crate::step_time::MeasuredTables>>,
+    decode_step_tables: Option<PyRef<'py, crate::step_time::MeasuredTables>>,
+    concurrency: Option<usize>,
+    predicted: Option<PyReadonlyArray1<'py, i64>>,
+    prefill_predicted: Option<PyReadonlyArray1<'py, i64>>,
+) -> PyResult<DisaggOut<'py>> {
+    let requests = RequestArrays { arrival, prompt_len, output_len, priority, predicted, keys, key_offsets };
+    let requests = requests.view()?;
+    let (mut p_names, mut d_names) = (Default::default(), Default::default());
+    let p_config = Config::new(self::settings(&prefill_settings, &mut p_names)?).py_err()?;
+    let d_config = Config::new(self::settings(&decode_settings, &mut d_names)?).py_err()?;
+    let p_step =
+        crate::step_time::step_time(prefill_step_kind, &prefill_step_coefficients, prefill_step_tables.as_deref())?;
+    let d_step =
+        crate::step_time::step_time(decode_step_kind, &decode_step_coefficients, decode_step_tables.as_deref())?;
+    let specs = (spec(&router)?, spec(&decode_router)?);
+    let p_keys = (optional("router_keys", &router_keys)?, optional("router_key_offsets", &router_key_offsets)?);
+    let d_keys = (
+        optional("decode_router_keys", &decode_router_keys)?,
+        optional("decode_router_key_offsets", &decode_router_key_offsets)?,
+    );
+    let link = disagg::Link::new(bandwidth, latency).py_err()?;
+    let kv_bytes = slice("kv_bytes", &kv_bytes)?;
+    let prefill_predicted = optional("prefill_predicted", &prefill_predicted)?;
+    let options = Options { record, jump, concurrency };
+    let run = interrupt::run(py, "serve.simulate_disaggregated", |cancel| {
+        simulate_disaggregated(
+            &requests,
+            (&p_config, &d_config),
+            (&p_step, &d_step),
+            options,
+            (prefill, decode),
+            specs,
+            (p_keys, d_keys),
+            prefill_predicted,
+            link,
+            kv_bytes,
+            cancel,
+        )
+    })?;
+    let runs = |runs: Vec<Run>| runs.into_iter().map(|r| to_python(py, r)).collect::<PyResult<Vec<_>>>();
+    let order = run.decode_order.into_iter().map(|o| o.into_pyarray(py)).collect();
+    Ok((
+        run.prefill_replica.into_pyarray(py),
+        run.decode_replica.into_pyarray(py),
+        run.transfer_start.into_pyarray(py),
+        run.kv_arrival.into_pyarray(py),
+        runs(run.prefill_runs)?,
+        runs(run.decode_runs)?,
+        order,
+    ))
+}
+
+/// What `serve_simulate_disaggregated` returns.
+type DisaggOut<'py> = (
+    Bound<'py, numpy::PyArray1<i64>>,
+    Bound<'py, numpy::PyArray1<i64>>,
+    Bound<'py, numpy::PyArray1<f64>>,
+    Bound<'py, numpy::PyArray1<f64>>,
+    Vec<(Bound<'py, PyDict>, Option<Bound<'py, PyDict>>, u64)>,
+    Vec<(Bound<'py, PyDict>, Option<Bound<'py, PyDict>>, u64)>,
+    Vec<Bound<'py, numpy::PyArray1<i64>>>,
+);
 
 /// SGLang's settings from one dict holding exactly its row's config fields
 /// (`osbench.serve.sglang.EngineConfig`'s, which checked them); `names` keeps the policy name.

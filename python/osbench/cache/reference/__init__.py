@@ -26,6 +26,7 @@ from typing import Any, Optional
 from osbench.cache.policies import OFFLINE
 from osbench.cache.reference.arc import ARC
 from osbench.cache.reference.belady_size import BeladySize
+from osbench.cache.reference.cacheus import Cacheus
 from osbench.cache.reference.clock import Clock
 from osbench.cache.reference.clock2qplus import Clock2QPlus
 from osbench.cache.reference.clockpro import ClockPro
@@ -67,6 +68,7 @@ POLICY_CLASSES: dict[str, Any] = {
     "random": Random,
     "hyperbolic": Hyperbolic,
     "lecar": LeCaR,
+    "cacheus": Cacheus,
     "lhd": LHD,
     "slru": SLRU,
     "lruk": LRUK,

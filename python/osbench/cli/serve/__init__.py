@@ -1,4 +1,4 @@
-"""``osbench serve``: LLM serving, one module per subcommand (``simulate``, ``sweep``)."""
+"""``osbench serve``: LLM serving, one module per subcommand (``simulate``, ``plan``, ``sweep``, ``validate``)."""
 
 from __future__ import annotations
 

@@ -24,6 +24,8 @@ from osbench.errors import ArgumentError
 from osbench.serve import engines as serve_engines
 from osbench.serve import readers as serve_readers
 from osbench.serve import source as serve_source
+from osbench.serve.links import ALIASES as LINK_ALIASES
+from osbench.serve.links import LINKS
 from osbench.serve.models import DEFAULT_MODEL
 from osbench.serve.routers import ROUTERS
 
@@ -250,19 +252,26 @@ def cmd_serve_simulate(args: argparse.Namespace) -> int:
     if args.out is not None:
         output_file("--out", args.out)
     options = serve_options(args)
-    if args.router is not None and args.replicas is None:
-        raise ArgumentError(f"--router {args.router} is not accepted without --replicas: it routes among replicas")
+    disaggregated = _disaggregation(args)
+    if args.router is not None and args.replicas is None and disaggregated is None:
+        raise ArgumentError(
+            f"--router {args.router} is not accepted without --replicas or --prefill/--decode: it routes among instances"
+        )
     engine = serve_engines.semantics(args.semantics).engine(args.engine)  # None: the semantics' default
     requests, left_out = serve_source.requests(serve_description(args), options)
-    cluster = None
+    cluster = pools = None
     router = args.router or "round-robin"
-    if args.replicas is None:
+    if disaggregated is not None:
+        pools = serve.simulate_disaggregated(requests, router=router, engine=engine, **disaggregated, **options)
+        result = pools.merged
+    elif args.replicas is None:
         result = serve.simulate(requests, engine=engine, **options)
     else:
         cluster = serve.simulate_cluster(requests, replicas=args.replicas, router=router, engine=engine, **options)
         result = cluster.merged
     s = result.summary(slo_ttft=args.slo_ttft, slo_tpot=args.slo_tpot)
     c = None if cluster is None else cluster.summary(slo_ttft=args.slo_ttft, slo_tpot=args.slo_tpot)
+    d = None if pools is None else pools.summary(slo_ttft=args.slo_ttft, slo_tpot=args.slo_tpot)
     if args.out is not None:
         _files.write_text(args.out, _request_csv(result, None if cluster is None else cluster.replica))
     if args.json:
@@ -277,6 +286,7 @@ def cmd_serve_simulate(args: argparse.Namespace) -> int:
                     "config": dataclasses.asdict(result.config),
                     "summary": s.to_dict(),
                     **({} if c is None else {"cluster": {k: v for k, v in c.to_dict().items() if k != "merged"}}),
+                    **({} if d is None else {"disaggregated": {k: v for k, v in d.to_dict().items() if k != "merged"}}),
                 },
                 default=str,
             )
@@ -338,9 +348,58 @@ def cmd_serve_simulate(args: argparse.Namespace) -> int:
             f"  {'imbalance':<13}the busiest replica's outstanding requests over the mean at each arrival: "
             f"mean {c.imbalance_mean:.2f}, p99 {c.imbalance_p99:.2f}, peak {c.imbalance_max:.2f}"
         )
+    if d is not None and disaggregated is not None:
+        gpus = (args.prefill_gpu or args.gpu, args.decode_gpu or args.gpu)
+        print(
+            f"  {'pools':<13}{d.prefill} prefill ({gpus[0]}) behind {router}, {d.decode} decode "
+            f"({gpus[1]}) behind {disaggregated['decode_router']}, KV over {d.link}: {size(d.bytes_moved)} moved"
+        )
+        parts = (
+            ("queueing", d.queueing),
+            ("prefill", d.prefill_time),
+            ("transfer", d.transfer),
+            ("first decode step", d.first_decode_step),
+        )
+        print(
+            f"  {'TTFT parts':<13}"
+            + ", ".join(f"{label} {duration(st.mean)} (p99 {duration(st.p99)})" for label, st in parts)
+        )
     if args.out is not None:
         print(f"wrote {args.out} (one row per request)", file=sys.stderr)
     return 0
+
+
+def _disaggregation(args: argparse.Namespace) -> Any:
+    """simulate_disaggregated()'s own options from the command line, or None without
+    --prefill and --decode (which go together, and not with --replicas)."""
+    own = {
+        "--kv-link": args.kv_link,
+        "--decode-router": args.decode_router,
+        "--prefill-gpu": args.prefill_gpu,
+        "--decode-gpu": args.decode_gpu,
+    }
+    if args.prefill is None and args.decode is None:
+        given = next((flag for flag, value in own.items() if value is not None), None)
+        if given is not None:
+            raise ArgumentError(
+                f"{given} is not accepted without --prefill and --decode: it is a disaggregation option"
+            )
+        return None
+    if args.prefill is None or args.decode is None:
+        missing = "--prefill" if args.prefill is None else "--decode"
+        raise ArgumentError(
+            f"{missing} is needed with {'--decode' if args.prefill is None else '--prefill'}: give both pools' sizes"
+        )
+    if args.replicas is not None:
+        raise ArgumentError("--replicas is not accepted with --prefill/--decode: a deployment is one or the other")
+    return {
+        "prefill": args.prefill,
+        "decode": args.decode,
+        "kv_link": args.kv_link or "ib-ndr-400g",
+        "decode_router": args.decode_router or "round-robin",
+        "prefill_gpu": args.prefill_gpu,
+        "decode_gpu": args.decode_gpu,
+    }
 
 
 def request_flags(p: argparse.ArgumentParser) -> None:
@@ -406,6 +465,21 @@ def add_commands(sub: Subcommands) -> None:
     cluster.add_argument(
         "--router", choices=list(ROUTERS), help="which replica serves each request (default round-robin)"
     )
+    pools = p.add_argument_group(
+        "disaggregated prefill and decode (osbench.serve.simulate_disaggregated; --router picks the prefill instance)"
+    )
+    pools.add_argument("--prefill", type=int, metavar="P", help="prefill instances, each with its own KV")
+    pools.add_argument("--decode", type=int, metavar="D", help="decode instances, each with its own KV")
+    pools.add_argument(
+        "--kv-link",
+        metavar="NAME",
+        help=f"the link the KV moves over: {one_of([*LINKS, *LINK_ALIASES])} (default ib-ndr-400g)",
+    )
+    pools.add_argument(
+        "--decode-router", choices=list(ROUTERS), help="which decode instance takes each request (default round-robin)"
+    )
+    pools.add_argument("--prefill-gpu", help="the prefill pool's GPU (default --gpu)")
+    pools.add_argument("--decode-gpu", help="the decode pool's GPU (default --gpu)")
     engine_config_flags(p)
     p.add_argument("--slo-ttft", type=float, metavar="SECONDS", help="time-to-first-token SLO for goodput")
     p.add_argument("--slo-tpot", type=float, metavar="SECONDS", help="time-per-output-token SLO for goodput")

@@ -9,10 +9,11 @@ from typing import Any, Optional
 
 from osbench import datasets
 from osbench._files import figure_png
-from osbench._format import duration, number
+from osbench._format import duration, number, ratio
 from osbench._table import Table
 from osbench.report.model import Figure, Progress, Section
 from osbench.report.sections._shared import pyplot
+from osbench.serve import cluster_study, disagg_study
 from osbench.serve import lecture as serve_lecture
 from osbench.serve.lecture import slo_words
 from osbench.serve.slo import RATE, highest_within_slo
@@ -109,6 +110,18 @@ def _capacity_figure(t: Table) -> Figure:
     return Figure("serve-capacity-vs-rate", caption, figure_png(fig), t.setup_line)
 
 
+def _imbalance_figure(t: Table) -> Figure:
+    """The routers' load imbalance over time, from the router table's series."""
+    by = {r["router"]: r for r in t.records()}
+    worst = ", ".join(f"{name} {ratio(by[name]['imbalance, worst stretch'])}" for name in cluster_study.OVER_TIME)
+    return Figure(
+        "serve-routers-imbalance",
+        f"The busiest replica's outstanding requests over the mean, at its worst stretch of the run: {worst}",
+        cluster_study.imbalance_figure(t),
+        t.setup_line,
+    )
+
+
 def _kv_figure(t: Table) -> Figure:
     """The batch and the KV blocks over time, from table 06-1's run."""
     plt = pyplot()
@@ -177,10 +190,31 @@ def build(quick: bool, seed: int, progress: Optional[Progress] = None) -> Sectio
             "Prefix caching on Mooncake's conversation trace (table 06-3) is not shown: "
             + datasets.missing_note([serve_lecture.MOONCAKE])
         )
+    if progress:
+        progress("  aggregated against disaggregated serving")
+    split = disagg_study.aggregated_vs_disaggregated(quick=quick)
+    section.tables.append(split)
+    section.results.setdefault("datasets", {}).update(split.extra["sha256"])
+    if len(split.extra["sha256"]) < len(disagg_study.TRACES):
+        section.skipped.append(
+            "Aggregated against disaggregated serving shows only the traces here: "
+            + datasets.missing_note([t for t in disagg_study.TRACES if t not in split.extra["sha256"]])
+        )
     records = rate_table.records()
     section.figures.append(_latency_figure(records, rate_table.setup))
     section.figures.append(_goodput_figure(records, rate_table.setup))
     section.figures.append(_kv_figure(by_key["06-1"]))
     if sum(r["GPUs"] is not None for r in by_key["06-6"].records()) >= 2:
         section.figures.append(_capacity_figure(by_key["06-6"]))
+    if progress:
+        progress("  routers on Mooncake's conversation trace")
+    routers = cluster_study.routers_on_mooncake(8, quick=quick)
+    section.tables.append(routers)
+    if routers.rows:
+        section.figures.append(_imbalance_figure(routers))
+    else:
+        section.skipped.append(
+            "Routers compared on Mooncake's conversation trace are not shown: "
+            + datasets.missing_note([serve_lecture.MOONCAKE])
+        )
     return section

@@ -6,7 +6,17 @@ this rule counts in blocks and looks ahead to the admission: the replica's free 
 last report, less the blocks the prompts routed there since need (the report cannot show them),
 less the blocks this prompt needs (``ceil(prompt_len / block_size)``). Ties go to the fewer
 outstanding requests, then to the lowest index. Used alone, as here (llm-d weighs it with a
-queue and a prefix scorer)."""
+queue and a prefix scorer).
+
+Why it does worst on Mooncake's conversation trace at 8 replicas (``osbench.serve.
+cluster_study``): a request waiting in a replica's queue holds no KV block (vLLM allocates a
+prompt's blocks as its chunks are scheduled), so once a report shows it waiting its prompt drops
+out of this score. There, KV never binds (a quarter of the pool in use on average, no preemption)
+and prefill time does: the score sees free blocks where a queue of long prompts waits, and sends
+to the replica with on average 9.3 more outstanding requests than the least loaded (41 at the
+p99). The same rule counting the reported queue (``num_waiting`` times the mean prompt's blocks
+so far, as a rule of one's own can) brings its p99 TTFT from 8.58 s to 3.31 s, least-requests'
+3.23 s: the queue, not the KV, is what this trace's load is."""
 
 from __future__ import annotations
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Optional
 
+import numpy as np
+
 from osbench.errors import ArgumentError
 from osbench.serve import native, reference
 from osbench.serve.models import GPU, Model
@@ -94,4 +96,19 @@ def stepper(requests: Requests, config: EngineConfig) -> tuple[reference.Stepper
     ``config`` first, as :func:`osbench.serve.reference.run` checks them."""
     priority = check_requests(requests, config)
     s = reference.Stepper(requests, config, priority, predicted_output_len(requests, config))
+    return s, reference.LivelockGuard(s.state, s.livelock_error)
+
+
+def decode_stepper(
+    requests: Requests, config: EngineConfig, external: np.ndarray
+) -> tuple[reference.Stepper, reference.LivelockGuard]:
+    """:func:`stepper` as a decode instance of a disaggregated deployment
+    (:mod:`osbench.serve.disagg`): request ``i`` comes with the KV of its first ``external[i]``
+    prompt tokens computed elsewhere, which its first admission takes as computed, as vLLM's
+    scheduler takes a KV connector's remote prefill (``v1/core/sched/scheduler.py:
+    Scheduler.schedule``, ``num_external_computed_tokens``). Its requests come in any order:
+    it numbers them as it receives them (``add_request`` takes a request's index in
+    ``requests``, the steps report its number)."""
+    priority = check_requests(requests, config)
+    s = reference.Stepper(requests, config, priority, predicted_output_len(requests, config), external)
     return s, reference.LivelockGuard(s.state, s.livelock_error)

@@ -28,6 +28,7 @@ class Request:
         "arrival",
         "block_hashes",
         "computed_high",
+        "external",
         "hashed",
         "index",
         "num_computed_tokens",
@@ -53,6 +54,7 @@ class Request:
         keys: Optional[np.ndarray],
         predicted: Optional[int] = None,
         private: bool = False,
+        external: int = 0,
     ) -> None:
         self.index = index
         self.arrival = arrival
@@ -72,6 +74,9 @@ class Request:
         """The most tokens its KV has held: a token scheduled below this is computed again."""
         self.swapped_blocks = 0
         """Host blocks holding its KV while it waits, swapped out (0: none)."""
+        self.external = external
+        """Prompt tokens whose KV another instance computed and sent (a disaggregated prefill:
+        the KV connector's remote prefill), taken as computed at its first admission."""
         self.block_hashes: list[int] = []
         """One hash per full block of the known tokens (prompt, then outputs):
         ``request.py: Request.update_block_hashes``. Empty without prefix caching, and for a

@@ -117,7 +117,10 @@ class Scheduler:
                 # table, without a prefix lookup (osbench.serve.vllm.swap).
                 swapped = request.swapped_blocks
                 hits, num_hit_tokens = ([], 0) if swapped else kv.get_computed_blocks(request)
-                num_computed = request.num_computed_tokens if swapped else num_hit_tokens
+                # KV sent by a prefill instance (the connector's get_num_new_matched_tokens):
+                # computed beyond the local hit, in fresh blocks, outside the token budget.
+                num_external = 0 if swapped else max(request.external - num_hit_tokens, 0)
+                num_computed = request.num_computed_tokens if swapped else num_hit_tokens + num_external
                 num_new_tokens = request.num_tokens - num_computed
                 if 0 < threshold < num_new_tokens:
                     num_new_tokens = threshold
@@ -126,7 +129,7 @@ class Scheduler:
                 num_new_tokens = min(num_new_tokens, token_budget)
                 if not kv.allocate_slots(
                     request,
-                    num_new_tokens,
+                    num_new_tokens + num_external,
                     hits,
                     full_sequence_must_fit=cfg.scheduler_reserve_full_isl,
                     has_scheduled_reqs=bool(self.running),
@@ -136,6 +139,7 @@ class Scheduler:
                 self.running.append(request)
                 request.status = RUNNING
                 request.num_computed_tokens = num_computed
+                request.external = 0  # a preempted request recomputes its prompt here
                 if swapped:
                     request.swapped_blocks = 0
                     self.host_free += swapped

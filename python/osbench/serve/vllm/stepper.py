@@ -19,8 +19,20 @@ class Stepper:
     :class:`Request` objects as they arrive, and each step's plan and output are reported by
     request index."""
 
-    def __init__(self, requests: Requests, config: EngineConfig, priority: np.ndarray, predicted: np.ndarray) -> None:
+    def __init__(
+        self,
+        requests: Requests,
+        config: EngineConfig,
+        priority: np.ndarray,
+        predicted: np.ndarray,
+        external: Optional[np.ndarray] = None,
+    ) -> None:
         self.config = config
+        self.external = external
+        """Per request, prompt tokens whose KV a prefill instance sent (None: none). With it,
+        the engine numbers its requests as it receives them (0, 1, 2...: they come in any
+        order), and reports them so."""
+        self.received = 0
         self.predicted = predicted
         self.scheduler = Scheduler(config)
         self.requests = requests
@@ -36,8 +48,10 @@ class Stepper:
         keys, offsets = self.keys, self.offsets
         own_keys = None if keys is None or offsets is None else keys[offsets[index] : offsets[index + 1]]
         r = self.requests
+        number = index if self.external is None else self.received
+        self.received += 1
         request = Request(
-            index,
+            number,
             arrival,
             int(self.priority[index]),
             int(r.prompt_len[index]),
@@ -45,6 +59,7 @@ class Stepper:
             own_keys,
             int(self.predicted[index]),
             private=self.config.enable_prefix_caching,
+            external=0 if self.external is None else int(self.external[index]),
         )
         self.scheduler.add_request(request)
 

@@ -67,6 +67,7 @@ const UNIT_MISSES: &[(&str, [(u64, u64); 3])] = &[
     ("random", [(20, 18450), (100, 16063), (500, 10391)]),
     ("hyperbolic", [(20, 17808), (100, 15302), (500, 8899)]),
     ("lecar", [(20, 17943), (100, 15629), (500, 9275)]),
+    ("cacheus", [(20, 17623), (100, 14116), (500, 7800)]),
     ("lhd", [(20, 16724), (100, 14286), (500, 9134)]),
     ("slru", [(20, 16706), (100, 14039), (500, 8292)]),
     ("lruk", [(20, 16446), (100, 13893), (500, 7857)]),
@@ -95,6 +96,7 @@ const SIZED_MISSES: &[(&str, [(u64, u64); 3])] = &[
     ("random", [(1000, 18341), (5000, 16052), (25000, 10337)]),
     ("hyperbolic", [(1000, 17769), (5000, 15207), (25000, 8826)]),
     ("lecar", [(1000, 17643), (5000, 15147), (25000, 9037)]),
+    ("cacheus", [(1000, 17329), (5000, 14684), (25000, 8223)]),
     ("lhd", [(1000, 16857), (5000, 13602), (25000, 7685)]),
     ("slru", [(1000, 16648), (5000, 13830), (25000, 8277)]),
     ("lruk", [(1000, 16442), (5000, 14227), (25000, 7747)]),
@@ -400,6 +402,18 @@ fn lecar_follows_the_drawn_expert_and_learns_from_its_history() {
     assert_eq!(plain("lecar", 2, &[1, 1, 2, 3, 1, 2]), ".H..H.");
     // The same with LRU's choice (seed 3's first draw is below 50): 1 leaves and misses.
     assert_eq!(mask("lecar", 2, &[1, 1, 2, 3, 1], seeded(3)), ".H...");
+}
+
+#[test]
+fn cacheus_keeps_hit_objects_through_a_scan_and_follows_the_drawn_expert() {
+    // Capacity 4: SR and R hold 2 each. 1 and 2, hit once, move from SR to R (count 2); the
+    // scan 3, 4 fills SR, and 5 needs an eviction: SR-LRU's candidate is SR's oldest (3),
+    // CR-LFU's the last to reach the lowest count (4). Either way 1 and 2 stay and hit, where
+    // LRU evicts 1 at 5. Seed 0's eviction draw (43 of 100, after the learning rate's) is
+    // below w_lru = 0.5: 3 leaves and misses; seed 1's (74) is not: 4 leaves and 3 hits.
+    assert_eq!(plain("cacheus", 4, &[1, 1, 2, 2, 3, 4, 5, 1, 2, 3]), ".H.H...HH.");
+    assert_eq!(mask("cacheus", 4, &[1, 1, 2, 2, 3, 4, 5, 1, 2, 3], seeded(1)), ".H.H...HHH");
+    assert_eq!(plain("lru", 4, &[1, 1, 2, 2, 3, 4, 5, 1, 2, 3]), ".H.H......");
 }
 
 #[test]

@@ -296,3 +296,39 @@ fn the_job_table_orders_jobs_as_a_stable_sort_and_stops_on_the_cancel() {
     let size = vec![1.0; n];
     assert!(matches!(make_jobs(&in_order, &size, &[], &[], 0.0, &Cancel::raised()), Err(Error::Interrupted)));
 }
+
+/// The sort of arrivals not in order gives a stable sort's order (ties by id across the runs
+/// it merges, -0.0 before 0.0, runs that do not fill a step), and looks at the cancel in every
+/// step of every pass: raised at any of its looks, it stops there.
+#[test]
+fn the_arrival_sort_is_a_stable_sort_and_stops_at_each_of_its_looks() {
+    let step = CHECK_EVERY as usize;
+    let stable = |arrival: &[f64]| {
+        let mut order: Vec<u32> = (0..arrival.len() as u32).collect();
+        order.sort_by(|&a, &b| arrival[a as usize].total_cmp(&arrival[b as usize]));
+        order
+    };
+    let values = [-3.5, -0.0, 0.0, 1.0, 2.5, 1e300, f64::MIN_POSITIVE, -f64::MIN_POSITIVE];
+    let n = 5 * step + 11;
+    let ties: Vec<f64> = (0..n).map(|i| values[(crate::hash::splitmix64(i as u64) % 8) as usize]).collect();
+    let spread: Vec<f64> = (0..n).map(|i| (crate::hash::splitmix64(i as u64) >> 11) as f64 - 1e15).collect();
+    let falling: Vec<f64> = (0..n).map(|i| (n - i) as f64).collect();
+    for arrival in [&ties[..], &spread[..], &falling[..], &[], &[2.0, 1.0], &[0.0, -0.0]] {
+        assert_eq!(arrival_order(arrival, &Cancel::new()).unwrap(), stable(arrival));
+    }
+    let looks = |raise_at: u64| {
+        let count = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let seen = count.clone();
+        let hook = Box::new(move |_: &Cancel| seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1 == raise_at);
+        let got = arrival_order(&spread, &Cancel::polled_every(hook, std::time::Duration::ZERO));
+        (got, count.load(std::sync::atomic::Ordering::Relaxed))
+    };
+    let (got, total) = looks(0);
+    assert_eq!(got.unwrap(), stable(&spread));
+    // At least one look a step: building the pairs, each of the three merge passes, the ids.
+    let steps = n.div_ceil(step) as u64;
+    assert!(total >= 5 * steps, "{total} looks for {steps} steps");
+    for k in 1..=total {
+        assert!(matches!(looks(k).0, Err(Error::Interrupted)), "raised at look {k} of {total}");
+    }
+}

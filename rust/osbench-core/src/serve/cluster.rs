@@ -37,29 +37,29 @@ pub struct ClusterRun {
 
 /// What a replica's step shows the router once it has ended (`replicas.py: _Report`).
 #[derive(Debug, Clone, Copy, Default)]
-struct Report {
-    blocks_used: u64,
-    num_waiting: u64,
-    num_running: u64,
-    added_before: usize,
+pub(super) struct Report {
+    pub(super) blocks_used: u64,
+    pub(super) num_waiting: u64,
+    pub(super) num_running: u64,
+    pub(super) added_before: usize,
 }
 
 /// One replica on the loop's clock (`replicas.py: _Engine`).
-struct Replica<'a, S: Scheduler> {
-    engine: Engine<'a, S>,
+pub(super) struct Replica<'a, S: Scheduler> {
+    pub(super) engine: Engine<'a, S>,
     /// The requests given to it, in order.
-    given: Vec<u32>,
+    pub(super) given: Vec<u32>,
     /// Prompt blocks of the requests given to it, summed in order.
-    blocks: Vec<u64>,
-    outstanding: u64,
-    tokens: u64,
-    report: Report,
+    pub(super) blocks: Vec<u64>,
+    pub(super) outstanding: u64,
+    pub(super) tokens: u64,
+    pub(super) report: Report,
     /// The step in progress: when it ends, its report, the requests it finishes.
-    pending: Option<(f64, Report, Vec<u32>)>,
+    pub(super) pending: Option<(f64, Report, Vec<u32>)>,
 }
 
 impl<S: Scheduler> Replica<'_, S> {
-    fn publish(&mut self, now: f64, tokens: &dyn Fn(u32) -> u64) {
+    pub(super) fn publish(&mut self, now: f64, tokens: &dyn Fn(u32) -> u64) {
         if let Some((end, report, finished)) = &self.pending {
             if *end <= now {
                 self.report = *report;
@@ -226,6 +226,7 @@ fn drive<S: Scheduler>(
                     output_len: reqs.output_len[i] as u64,
                     predicted: predicted as u64,
                     keys: own_keys,
+                    external: 0,
                 })?;
                 rep.given.push(i as u32);
                 let total = rep.blocks[rep.blocks.len() - 1] + prompt_len.div_ceil(block_size);

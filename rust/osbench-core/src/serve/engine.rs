@@ -396,6 +396,7 @@ fn new_request<'r>(reqs: &Requests<'r>, i: usize, arrival: f64) -> NewRequest<'r
         output_len: reqs.output_len[i] as u64,
         predicted: predicted as u64,
         keys,
+        external: 0,
     }
 }
 

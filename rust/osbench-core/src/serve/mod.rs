@@ -12,6 +12,7 @@
 //! times.
 
 pub mod cluster;
+pub mod disagg;
 pub mod engine;
 pub mod hash;
 pub mod livelock;
@@ -208,6 +209,63 @@ pub fn simulate_cluster(
         block_size,
         cancel,
     )
+}
+
+/// Serve `requests` on `prefill` instances of `configs.0` and `decode` instances of
+/// `configs.1` joined by `link` ([`disagg`]; `python/osbench/serve/disagg.py:
+/// simulate_disaggregated`), each pool's steps taking its own step time and its router its
+/// own spec and block keys; request `i`'s KV takes `kv_bytes[i]` bytes per GPU.
+/// `prefill_predicted`: the predicted output lengths the prefill instances see (empty: one).
+/// Refuses what [`simulate`] refuses of either pool (a prefill instance serves one token).
+#[allow(clippy::too_many_arguments)]
+pub fn simulate_disaggregated(
+    requests: &Requests,
+    configs: (&Config, &Config),
+    step_times: (&StepTime, &StepTime),
+    options: Options,
+    sizes: (usize, usize),
+    specs: (routers::Spec, routers::Spec),
+    router_keys: (disagg::RouterKeys<'_>, disagg::RouterKeys<'_>),
+    prefill_predicted: &[i64],
+    link: disagg::Link,
+    kv_bytes: &[i64],
+    cancel: &Cancel,
+) -> Result<disagg::DisaggRun> {
+    check_requests(requests, configs.1)?;
+    let one = vec![1i64; requests.arrival.len()];
+    check_requests(&Requests { output_len: &one, predicted: prefill_predicted, ..*requests }, configs.0)?;
+    if options.concurrency == Some(0) {
+        return Err(invalid("concurrency", 0, "a positive number of requests in flight, or None"));
+    }
+    for (name, num) in [("prefill", sizes.0), ("decode", sizes.1)] {
+        if !(1..=cluster::MAX_REPLICAS).contains(&num) {
+            return Err(invalid(name, num, format!("a positive integer up to {}", cluster::MAX_REPLICAS)));
+        }
+    }
+    let caching = configs.0.enable_prefix_caching && configs.1.enable_prefix_caching;
+    let requests = if caching { *requests } else { Requests { keys: &[], key_offsets: &[], ..*requests } };
+    let n = requests.arrival.len();
+    fn pool<'a>(
+        config: &'a Config,
+        size: usize,
+        n: usize,
+        spec: routers::Spec,
+        step_time: &'a StepTime,
+        (keys, offsets): disagg::RouterKeys<'a>,
+    ) -> disagg::Pool<'a, vllm::Scheduler<'a>> {
+        disagg::Pool {
+            scheds: (0..size).map(|_| vllm::Scheduler::new(config, n.div_ceil(size))).collect(),
+            spec,
+            step_time,
+            usable_blocks: config.num_blocks - 1,
+            block_size: config.block_size,
+            router_keys: keys,
+            router_key_offsets: offsets,
+        }
+    }
+    let prefill = pool(configs.0, sizes.0, n, specs.0, step_times.0, router_keys.0);
+    let decode = pool(configs.1, sizes.1, n, specs.1, step_times.1, router_keys.1);
+    disagg::run(&requests, prefill_predicted, prefill, decode, link, kv_bytes, options, cancel)
 }
 
 /// Serve `requests` with SGLang 0.5.23's scheduler as `config` describes it

@@ -24,6 +24,9 @@ pub struct NewRequest<'a> {
     pub predicted: u64,
     /// The content keys of its prompt's full blocks, with prefix caching (else None).
     pub keys: Option<&'a [u64]>,
+    /// Prompt tokens whose KV another instance computed and sent (a disaggregated prefill), taken
+    /// as computed at its first admission; 0 for a request served from its prompt.
+    pub external: u64,
 }
 
 /// What one step decided and did (`SchedulerOutput`, and what `update_from_output` made of

@@ -530,6 +530,7 @@ fn engines_driven_step_by_step_from_one_loop_equal_their_own_runs() {
                     output_len: output[next] as u64,
                     predicted: output[next] as u64,
                     keys: None,
+                    external: 0,
                 };
                 e.add_request(request).unwrap();
                 next += 1;

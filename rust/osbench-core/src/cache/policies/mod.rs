@@ -22,6 +22,7 @@ use crate::error::Result;
 // the source without expanding macros (cargo-mutants, rust-analyzer) find them.
 pub mod arc;
 pub mod belady_size;
+pub mod cacheus;
 pub mod clock;
 pub mod clock2qplus;
 pub mod clockpro;
@@ -134,6 +135,10 @@ policy_table! {
     },
     lecar => lecar::LeCaR {
         min_capacity: |_| 1, offline: false, takes_costs: false, params: [SEED], libcachesim: Some("LeCaR"),
+    },
+    // Its SR and R lists (half the capacity each) hold one object from 2 on.
+    cacheus => cacheus::Cacheus {
+        min_capacity: |_| 2, offline: false, takes_costs: false, params: [SEED], libcachesim: Some("Cacheus"),
     },
     lhd => lhd::Lhd {
         min_capacity: |_| 1, offline: false, takes_costs: false, params: [SEED], libcachesim: Some("LHD"),

@@ -43,6 +43,9 @@ pub struct Request {
     /// as vLLM's with the hashes `Requests.prompt_block_keys` gives such a prompt, which equal
     /// no other hash (up to 64-bit collisions).
     pub private: bool,
+    /// Prompt tokens whose KV a prefill instance sent, taken as computed at its first
+    /// admission (`request.py: Request.external`).
+    pub external: u64,
 }
 
 impl Request {
@@ -86,6 +89,7 @@ impl Request {
             block_hashes,
             hashed: keys.is_some(),
             private: caching && keys.is_none(),
+            external: 0,
         }
     }
 

@@ -131,7 +131,11 @@ impl<'c> Scheduler<'c> {
                 } else {
                     self.kv.get_computed_blocks(request, &mut self.hits)
                 };
-                let num_computed = if swapped > 0 { request.num_computed_tokens } else { num_hit_tokens };
+                // KV sent by a prefill instance (the connector's get_num_new_matched_tokens):
+                // computed beyond the local hit, in fresh blocks, outside the token budget.
+                let num_external = if swapped > 0 { 0 } else { request.external.saturating_sub(num_hit_tokens) };
+                let num_computed =
+                    if swapped > 0 { request.num_computed_tokens } else { num_hit_tokens + num_external };
                 let mut num_new_tokens = request.num_tokens() - num_computed;
                 if 0 < threshold && threshold < num_new_tokens {
                     num_new_tokens = threshold;
@@ -143,7 +147,7 @@ impl<'c> Scheduler<'c> {
                 let has_scheduled_reqs = !self.running.is_empty();
                 if !self.kv.allocate_slots(
                     request,
-                    num_new_tokens,
+                    num_new_tokens + num_external,
                     &self.hits,
                     cfg.scheduler_reserve_full_isl,
                     has_scheduled_reqs,
@@ -155,6 +159,7 @@ impl<'c> Scheduler<'c> {
                 let request = &mut self.requests[index as usize];
                 request.status = Status::Running;
                 request.num_computed_tokens = num_computed;
+                request.external = 0; // a preempted request recomputes its prompt here
                 if swapped > 0 {
                     request.swapped_blocks = 0;
                     self.host_free += swapped;
@@ -302,16 +307,10 @@ impl<'c> Scheduler<'c> {
 impl seam::Scheduler for Scheduler<'_> {
     fn add_request(&mut self, r: NewRequest<'_>) {
         let caching = self.config.enable_prefix_caching;
-        self.add(Request::new(
-            r.index,
-            r.arrival,
-            r.priority,
-            r.prompt_len,
-            r.output_len,
-            r.predicted,
-            caching,
-            r.keys,
-        ));
+        let mut request =
+            Request::new(r.index, r.arrival, r.priority, r.prompt_len, r.output_len, r.predicted, caching, r.keys);
+        request.external = r.external;
+        self.add(request);
     }
 
     fn has_unfinished_requests(&self) -> bool {

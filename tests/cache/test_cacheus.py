@@ -1,0 +1,87 @@
+"""Cacheus's rules against libCacheSim's own, miss for miss: libCacheSim draws from a
+thread-local lehmer64 generator that starts every new thread at the same state, so the
+reference class, given that generator in place of its seeded splitmix64, makes libCacheSim's
+draws and must then make its every hit and miss. (With its own generator it agrees in
+distribution only: tests/cache/test_randomised.py.)"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import osbench as ob
+from osbench.cache.reference.cacheus import Cacheus
+
+MASK128 = (1 << 128) - 1
+
+
+class Lehmer64:
+    """libCacheSim's ``next_rand`` (``libCacheSim/utils/include/mymath.h``: a 128-bit lehmer
+    generator, state 0xdeadbeef at a thread's start), with its ``next_rand() % n`` as ``below``."""
+
+    def __init__(self) -> None:
+        self.state = 0xDEADBEEF
+
+    def below(self, n: int) -> int:
+        self.state = (self.state * 0xDA942042E4DD58B5) & MASK128
+        return (self.state >> 64) % n
+
+
+def reference_hits(keys: list[int], sizes: list[int], capacity: int) -> list[bool]:
+    cache = Cacheus(capacity)
+    cache.rng = Lehmer64()  # type: ignore[assignment]
+    cache.lr = cache._draw_lr()  # the first draw, as libCacheSim's Cacheus_init makes it
+    return [cache.access(k, None, s) for k, s in zip(keys, sizes)]
+
+
+def libcachesim_hits(keys: list[int], sizes: list[int], capacity: int) -> list[bool]:
+    lcs = pytest.importorskip("libcachesim")
+    hits: list[bool] = []
+
+    def run() -> None:  # a fresh thread: the generator at its starting state
+        cache = lcs.Cacheus(capacity)
+        req = lcs.Request()
+        for k, s in zip(keys, sizes):
+            req.obj_id = k
+            req.obj_size = s
+            hits.append(cache.get(req))
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    return hits
+
+
+def traces(dataset) -> dict[str, ob.traces.Trace]:  # type: ignore[no-untyped-def]
+    real = ob.traces.read_oracle_general(dataset("cloudphysics"))
+    i = np.arange(30_000)
+    return {
+        "zipf-0.9": ob.traces.zipf(3000, 0.9, 40_000, seed=1),
+        "zipf-1.2": ob.traces.zipf(5000, 1.2, 40_000, seed=2),
+        # A loop of 70 keys under a scan of keys never seen again (every third access).
+        "loop-and-scan": ob.traces.Trace(np.where(i % 3 == 0, 1_000_000 + i, i % 70).astype(np.uint64)),
+        "cloudphysics": ob.traces.Trace(real.keys[:60_000]),
+    }
+
+
+@pytest.mark.parametrize("capacity", [51, 100, 1000])
+def test_with_libcachesims_generator_the_reference_is_libcachesim(capacity: int, dataset) -> None:  # type: ignore[no-untyped-def]
+    pytest.importorskip("libcachesim")
+    for name, trace in traces(dataset).items():
+        keys = trace.keys.tolist()
+        ones = [1] * len(keys)
+        want = libcachesim_hits(keys, ones, capacity)
+        assert reference_hits(keys, ones, capacity) == want, (name, capacity)
+        assert sum(want) > 0, (name, capacity)
+
+
+def test_with_libcachesims_generator_the_sized_reference_is_libcachesim() -> None:
+    pytest.importorskip("libcachesim")
+    rng = np.random.default_rng(4)
+    for n, alpha, capacity in [(300, 0.8, 2000), (2000, 0.7, 20_000)]:
+        keys = ob.traces.zipf(n, alpha, 30_000, seed=n).keys.tolist()
+        size_of = rng.integers(1, 200, n + 1)
+        sizes = [int(size_of[k]) for k in keys]
+        assert reference_hits(keys, sizes, capacity) == libcachesim_hits(keys, sizes, capacity), capacity
