@@ -55,6 +55,7 @@ __all__ = [
     "serve_simulate",
     "serve_simulate_cluster",
     "serve_simulate_disaggregated",
+    "serve_simulate_sglang",
     "serve_step_seconds",
     "traces_drift",
     "traces_loop",
@@ -370,6 +371,20 @@ def serve_simulate(
     step_tables: Optional[MeasuredTables] = None,
     predicted: Optional[npt.NDArray[np.int64]] = None,
     steps: bool = True,
+) -> tuple[dict[str, npt.NDArray[Any]], Optional[dict[str, npt.NDArray[np.int64]]], int]: ...
+def serve_simulate_sglang(
+    arrival: npt.NDArray[np.float64],
+    prompt_len: npt.NDArray[np.int64],
+    output_len: npt.NDArray[np.int64],
+    keys: Optional[npt.NDArray[np.uint64]],
+    key_offsets: Optional[npt.NDArray[np.int64]],
+    *,
+    settings: dict[str, Union[int, bool, float, str, None]],
+    step_kind: str,
+    step_coefficients: list[float],
+    record: bool = False,
+    step_tables: Optional[MeasuredTables] = None,
+    concurrency: Optional[int] = None,
 ) -> tuple[dict[str, npt.NDArray[Any]], Optional[dict[str, npt.NDArray[np.int64]]], int]: ...
 def serve_simulate_cluster(
     arrival: npt.NDArray[np.float64],

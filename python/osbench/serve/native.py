@@ -24,14 +24,7 @@ from osbench.serve.pools import DisaggRun, one_token
 from osbench.serve.replicas import ClusterRun
 from osbench.serve.requests import Requests
 from osbench.serve.routers import ROUTERS, PrefixAware, Random, Router
-from osbench.serve.run import (
-    STEP_FIELDS,
-    EngineRun,
-    StepRecord,
-    Steps,
-    check_concurrency,
-    check_memory,
-)
+from osbench.serve.run import EngineRun, check_concurrency, check_memory, engine_run
 from osbench.serve.steptime import StepTime
 from osbench.serve.vllm.checks import check_requests
 from osbench.serve.vllm.prediction import predicted_output_len
@@ -118,12 +111,6 @@ def _inputs(
         "jump": jump,
         "concurrency": concurrency,
     }
-
-
-def engine_run(columns: dict[str, Any], detail: Optional[dict[str, Any]]) -> EngineRun:
-    """The binding's arrays of one run, by name, as an :class:`EngineRun`."""
-    steps = Steps(**{name: columns.pop(name) for name in STEP_FIELDS})
-    return EngineRun(**columns, steps=steps, record=None if detail is None else StepRecord(**detail))
 
 
 def run_cluster(
