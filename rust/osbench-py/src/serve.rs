@@ -424,7 +424,7 @@ fn serve_simulate_sglang<'py>(
     let mut policy = String::new();
     let config = SglangConfig::new(sglang_settings(&settings, &mut policy)?).py_err()?;
     let step_time = crate::step_time::step_time(step_kind, &step_coefficients, step_tables.as_deref())?;
-    let options = Options { record, jump: false, concurrency };
+    let options = Options { record, jump: false, concurrency, steps: true };
     let run = interrupt::run(py, "serve.simulate", |cancel| {
         simulate_sglang(&requests, &config, &step_time, options, cancel)
     })?;
