@@ -19,9 +19,12 @@ from typing import Any
 import numpy as np
 import pytest
 
+from osbench import datasets
+from osbench.serve import simulate
 from osbench.serve.requests import Requests
+from osbench.serve.result import ServeResult
 from osbench.serve.run import EngineRun
-from osbench.serve.sglang import EngineConfig, run
+from osbench.serve.sglang import EngineConfig, native, run
 from osbench.serve.sglang import peer as sglang_peer
 from osbench.serve.steptime import StepTime
 
@@ -40,7 +43,7 @@ def pressure(full_size: bool) -> tuple[Requests, EngineConfig, EngineRun]:
     return reqs, cfg, run(reqs, cfg, STEP)
 
 
-@pytest.mark.parametrize("row", ["reference", "sglang"])
+@pytest.mark.parametrize("row", ["native", "reference", "sglang"])
 def test_kv_pressure(benchmark: Any, row: str, pressure: tuple[Requests, EngineConfig, EngineRun]) -> None:
     benchmark.group = "serve, SGLang semantics: 3k requests, shared prefixes, KV pressure"
     reqs, cfg, expected = pressure
@@ -49,6 +52,8 @@ def test_kv_pressure(benchmark: Any, row: str, pressure: tuple[Requests, EngineC
         if reason is not None:
             pytest.skip(reason)
         result = benchmark.pedantic(lambda: sglang_peer.run(reqs, cfg, STEP), rounds=1, iterations=1)
+    elif row == "native":
+        result = benchmark.pedantic(lambda: native.run(reqs, cfg, STEP), rounds=5, iterations=1)
     else:
         result = benchmark.pedantic(lambda: run(reqs, cfg, STEP), rounds=1, iterations=1)
     assert result.num_steps == expected.num_steps
@@ -58,3 +63,37 @@ def test_kv_pressure(benchmark: Any, row: str, pressure: tuple[Requests, EngineC
     benchmark.extra_info["steps"] = result.num_steps
     if benchmark.stats:
         benchmark.extra_info["steps_per_s"] = result.num_steps / benchmark.stats.stats.median
+
+
+AZURE = {"semantics": "sglang", "model": "llama-3-8b", "gpu": "h100"}
+
+
+@pytest.fixture(scope="module")
+def azure(full_size: bool) -> tuple[Requests, ServeResult]:
+    path, reason = datasets.try_fetch("azure-conv-2023")
+    if path is None:
+        pytest.skip(reason)
+    reqs = Requests.read("azure-conv-2023")
+    reqs = reqs[(reqs.prompt_len + reqs.output_len) <= 8192]  # Llama-3-8B's context
+    if not full_size:
+        reqs = reqs[:300]
+    return reqs, simulate(reqs, engine="reference", **AZURE)
+
+
+@pytest.mark.parametrize("row", ["native", "reference"])
+def test_azure_conversation(benchmark: Any, row: str, azure: tuple[Requests, ServeResult]) -> None:
+    """End to end: ``simulate()`` from the requests to the summary, on each engine."""
+    benchmark.group = "serve, SGLang semantics: Azure 2023 conversation trace, real rate, Llama-3-8B on H100"
+    reqs, expected = azure
+
+    def serve() -> ServeResult:
+        result = simulate(reqs, engine=row, **AZURE)
+        result.summary(slo_ttft=0.5, slo_tpot=0.05)
+        return result
+
+    result = benchmark.pedantic(serve, rounds=1 if row == "reference" else 5, iterations=1, warmup_rounds=0)
+    assert result.summary() == expected.summary()
+    np.testing.assert_array_equal(result.finish, expected.finish)
+    benchmark.extra_info["steps"] = len(result.steps)
+    if benchmark.stats:
+        benchmark.extra_info["steps_per_s"] = len(result.steps) / benchmark.stats.stats.median

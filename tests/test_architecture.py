@@ -288,3 +288,21 @@ def test_the_engine_loop_reaches_no_semantics_in_the_core() -> None:
     }
     assert "crate::serve::tests" in reaching  # the finder sees a use of vllm::block_pool
     assert reaching <= {"crate::serve", "crate::serve::tests"}, sorted(reaching)
+
+
+def test_the_semantics_reach_one_another_nowhere_in_the_core() -> None:
+    """Outside ``serve/sglang/`` only the table's row and ``simulate_sglang`` (``serve/mod.rs``)
+    name SGLang's modules, and no semantics names another's: each is a folder behind the seam."""
+    sources = {m: p.read_text() for m, p in rust_modules().items()}
+    sglang, vllm = "crate::serve::sglang", "crate::serve::vllm"
+    reaching = {
+        m
+        for m, text in sources.items()
+        if not m.startswith(sglang) and any(ref.startswith(sglang) for ref in rust_references(m, text))
+    }
+    assert reaching <= {"crate::serve"}, sorted(reaching)
+    inside = [m for m in sources if m.startswith(sglang)]
+    assert len(inside) >= 6  # mod, config, request, kv, policy, adder, scheduler...
+    scheduler = set(rust_references(sglang + "::scheduler", sources[sglang + "::scheduler"]))
+    assert any(ref.startswith(sglang + "::kv") for ref in scheduler)  # the finder sees the folder's own uses
+    assert not [m for m in inside if any(ref.startswith(vllm) for ref in rust_references(m, sources[m]))]

@@ -55,6 +55,7 @@ __all__ = [
     "serve_simulate",
     "serve_simulate_cluster",
     "serve_simulate_disaggregated",
+    "serve_simulate_sglang",
     "serve_step_seconds",
     "traces_drift",
     "traces_loop",
@@ -371,6 +372,20 @@ def serve_simulate(
     predicted: Optional[npt.NDArray[np.int64]] = None,
     steps: bool = True,
 ) -> tuple[dict[str, npt.NDArray[Any]], Optional[dict[str, npt.NDArray[np.int64]]], int]: ...
+def serve_simulate_sglang(
+    arrival: npt.NDArray[np.float64],
+    prompt_len: npt.NDArray[np.int64],
+    output_len: npt.NDArray[np.int64],
+    keys: Optional[npt.NDArray[np.uint64]],
+    key_offsets: Optional[npt.NDArray[np.int64]],
+    *,
+    settings: dict[str, Union[int, bool, float, str, None]],
+    step_kind: str,
+    step_coefficients: list[float],
+    record: bool = False,
+    step_tables: Optional[MeasuredTables] = None,
+    concurrency: Optional[int] = None,
+) -> tuple[dict[str, npt.NDArray[Any]], Optional[dict[str, npt.NDArray[np.int64]]], int]: ...
 def serve_simulate_cluster(
     arrival: npt.NDArray[np.float64],
     prompt_len: npt.NDArray[np.int64],
@@ -422,6 +437,7 @@ def serve_simulate_disaggregated(
     bandwidth: float,
     latency: float,
     kv_bytes: npt.NDArray[np.int64],
+    layers: int = 0,
     router_keys: Optional[npt.NDArray[np.uint64]] = None,
     router_key_offsets: Optional[npt.NDArray[np.int64]] = None,
     decode_router_keys: Optional[npt.NDArray[np.uint64]] = None,

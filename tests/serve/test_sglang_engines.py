@@ -1,4 +1,4 @@
-"""SGLang's semantics where users meet it: its row of ``ENGINES`` (reference engine only),
+"""SGLang's semantics where users meet it: its row of ``ENGINES`` (native and reference engines),
 ``simulate(semantics="sglang")``, its configuration from a model and GPU, and the command line."""
 
 from __future__ import annotations
@@ -36,13 +36,13 @@ def shared(n: int, seed: int, rate: float = 20.0) -> ob.serve.Requests:
     )
 
 
-def test_the_row_offers_the_reference_engine_alone() -> None:
+def test_the_row_offers_both_engines_native_first() -> None:
     assert list(ob.serve.ENGINES) == [row[0] for row in _native.SERVE_ENGINES] == ["vllm", "sglang"]
     row = ob.serve.ENGINES["sglang"]
     assert row.follows.startswith("SGLang 0.5.23") and row.policies == POLICIES
-    assert row.engines == ("reference",) and ob.serve.ENGINES["vllm"].engines == ("native", "reference")
+    assert row.engines == ("native", "reference") and ob.serve.ENGINES["vllm"].engines == ("native", "reference")
     assert row.module().Config is EngineConfig
-    assert row.engine() == "reference" and row.engine("reference") == "reference"
+    assert row.engine() == "native" and row.engine("reference") == "reference"
 
 
 def assert_same(result: ob.serve.ServeResult, run: ob.serve.run.EngineRun) -> None:
@@ -112,10 +112,8 @@ def test_the_pool_from_a_model_and_gpu_is_sglangs_arithmetic() -> None:
 
 def test_bad_input_is_refused_by_name() -> None:
     reqs = shared(5, 0)
-    with pytest.raises(
-        ArgumentError, match=r"engine='native' is not accepted with semantics='sglang': use 'reference'"
-    ):
-        ob.serve.simulate(reqs, semantics="sglang", engine="native", step_time=STEP, max_total_tokens=2000)
+    with pytest.raises(ArgumentTypeError, match=r"step_time=.* is not accepted by the native engine"):
+        ob.serve.simulate(reqs, semantics="sglang", engine="native", step_time=lambda b: 0.01, max_total_tokens=2000)
     with pytest.raises(ArgumentError, match=r"engine='gpu' is not accepted: use one of native, reference"):
         ob.serve.simulate(reqs, semantics="sglang", engine="gpu", step_time=STEP, max_total_tokens=2000)
     with pytest.raises(
@@ -128,7 +126,9 @@ def test_bad_input_is_refused_by_name() -> None:
         ob.serve.simulate(reqs, semantics="sglang", step_time=STEP)
     with pytest.raises(ArgumentError, match=r"schedule_policy='sjf' is not accepted"):
         ob.serve.simulate(reqs, semantics="sglang", step_time=STEP, max_total_tokens=2000, schedule_policy="sjf")
-    table = r"'vllm' \(vLLM 0\.33\.0.*engines native, reference\); 'sglang' \(SGLang 0\.5\.23.*engines reference\)"
+    table = (
+        r"'vllm' \(vLLM 0\.33\.0.*engines native, reference\); 'sglang' \(SGLang 0\.5\.23.*engines native, reference\)"
+    )
     with pytest.raises(ArgumentError, match=r"semantics='tgi' is not accepted: it must be one of " + table):
         ob.serve.simulate(reqs, semantics="tgi", step_time=STEP)
 
@@ -144,10 +144,10 @@ def test_the_command_line_runs_sglang() -> None:
     data = json.loads(out.stdout)
     reqs = ob.serve.Requests.poisson(60, 5.0, system_prompts=ob.serve.SystemPrompts(2, 300, 0.8), seed=3)
     result = ob.serve.simulate(reqs, semantics="sglang", model="llama-3-8b", gpu="h100", schedule_policy="lpm")
-    assert data["engine"] == "reference" and data["config"]["schedule_policy"] == "lpm"
+    assert data["engine"] == "native" and data["config"]["schedule_policy"] == "lpm"
     assert data["summary"] == json.loads(json.dumps(result.summary().to_dict()))
     text = osbench("serve", "simulate", *args, "--semantics", "sglang", "--max-total-tokens", "60000").stdout
-    assert "reference engine: SGLang 0.5.23's scheduler, 60,000 KV tokens in pages of 1" in text
+    assert "native engine: SGLang 0.5.23's scheduler, 60,000 KV tokens in pages of 1" in text
 
 
 def test_the_command_line_documents_and_refuses() -> None:
@@ -159,5 +159,10 @@ def test_the_command_line_documents_and_refuses() -> None:
         assert name in text
     wrong = osbench("serve", "simulate", "--poisson", "5,1", "--semantics", "sglang", "--block-size", "32")
     assert wrong.returncode != 0 and "--block-size is not accepted with --semantics sglang" in wrong.stderr
-    native = osbench("serve", "simulate", "--poisson", "5,1", "--semantics", "sglang", "--engine", "native")
-    assert native.returncode != 0 and "engine='native' is not accepted with semantics='sglang'" in native.stderr
+    runs = [
+        osbench("serve", "simulate", "--poisson", "5,1", "--semantics", "sglang", "--engine", engine, "--json")
+        for engine in ("native", "reference")
+    ]
+    assert all(r.returncode == 0 for r in runs), [r.stderr for r in runs]
+    native, reference = (json.loads(r.stdout) for r in runs)
+    assert native["summary"] == reference["summary"]

@@ -293,7 +293,7 @@ def test_a_run_where_sglang_runs_out_of_kv_is_refused_saying_so() -> None:
         chunked_prefill_size=128,
         enable_mixed_chunk=True,
     )
-    with pytest.raises(ArgumentError, match=r"max_total_tokens=4000 is not accepted .* runs out of KV in a prefill"):
+    with pytest.raises(ArgumentError, match=r"max_total_tokens=4000 is not accepted: .* runs out of KV in a prefill"):
         run(reqs, cfg, STEP)
 
 

@@ -24,14 +24,7 @@ from osbench.serve.pools import DisaggRun, one_token
 from osbench.serve.replicas import ClusterRun
 from osbench.serve.requests import Requests
 from osbench.serve.routers import ROUTERS, PrefixAware, Random, Router
-from osbench.serve.run import (
-    STEP_FIELDS,
-    EngineRun,
-    StepRecord,
-    Steps,
-    check_concurrency,
-    check_memory,
-)
+from osbench.serve.run import EngineRun, check_concurrency, check_memory, engine_run
 from osbench.serve.steptime import StepTime
 from osbench.serve.vllm.checks import check_requests
 from osbench.serve.vllm.prediction import predicted_output_len
@@ -120,12 +113,6 @@ def _inputs(
     }
 
 
-def engine_run(columns: dict[str, Any], detail: Optional[dict[str, Any]]) -> EngineRun:
-    """The binding's arrays of one run, by name, as an :class:`EngineRun`."""
-    steps = Steps(**{name: columns.pop(name) for name in STEP_FIELDS})
-    return EngineRun(**columns, steps=steps, record=None if detail is None else StepRecord(**detail))
-
-
 def run_cluster(
     requests: Requests,
     config: EngineConfig,
@@ -191,6 +178,7 @@ def disaggregated_call(
     record: bool = False,
     jump: bool = True,
     concurrency: Optional[int] = None,
+    layers: int = 0,
 ) -> Any:
     """:func:`run_disaggregated`'s call of the binding, and what it returns as it returns it
     (each run's jumped steps included: tests show the jump is taken)."""
@@ -221,6 +209,7 @@ def disaggregated_call(
         bandwidth=float(link.bandwidth),
         latency=float(link.latency),
         kv_bytes=np.ascontiguousarray(kv_bytes, dtype=np.int64),
+        layers=layers,
         prefill_predicted=prefill["predicted"],
     )
 
@@ -237,14 +226,25 @@ def run_disaggregated(
     record: bool = False,
     jump: bool = True,
     concurrency: Optional[int] = None,
+    layers: int = 0,
 ) -> DisaggRun:
     """Serve ``requests`` on a prefill pool and a decode pool (``configs``, ``step_times``,
     ``sizes`` and ``routers``: the prefill pool's, then the decode pool's) joined by ``link``,
-    request ``i``'s KV taking ``kv_bytes[i]`` bytes per GPU, in Rust
-    (``_native.serve_simulate_disaggregated``), equal to
+    request ``i``'s KV taking ``kv_bytes[i]`` bytes per GPU (after its prefill, or layer by layer
+    over ``layers``), in Rust (``_native.serve_simulate_disaggregated``), equal to
     :func:`osbench.serve.pools.drive_disaggregated` over the reference engines."""
     out = disaggregated_call(
-        requests, configs, step_times, sizes, routers, link, kv_bytes, record=record, jump=jump, concurrency=concurrency
+        requests,
+        configs,
+        step_times,
+        sizes,
+        routers,
+        link,
+        kv_bytes,
+        record=record,
+        jump=jump,
+        concurrency=concurrency,
+        layers=layers,
     )
     pre_replica, dec_replica, start, arrival, pre_runs, dec_runs, order = out
     return DisaggRun(

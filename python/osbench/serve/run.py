@@ -189,6 +189,12 @@ def check_memory(requests: Requests, max_num_seqs: int, block_size: int, record:
         )
 
 
+def engine_run(columns: dict[str, Any], detail: Optional[dict[str, Any]]) -> EngineRun:
+    """The binding's arrays of one native run, by name, as an :class:`EngineRun`."""
+    steps = Steps(**{name: columns.pop(name) for name in STEP_FIELDS})
+    return EngineRun(**columns, steps=steps, record=None if detail is None else StepRecord(**detail))
+
+
 def check_concurrency(concurrency: Any) -> Optional[int]:
     """``concurrency``: None (each request sent at its arrival) or the most requests in flight."""
     if concurrency is None:

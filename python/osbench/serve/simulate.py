@@ -50,10 +50,10 @@ def simulate(
       they are named.
     - ``engine``: ``"native"`` (Rust) or ``"reference"`` (readable Python), which give equal
       results; None (the default): the semantics' first engine in ``ENGINES`` (``"native"``
-      for vLLM's). An engine the semantics has not is refused.
+      for vLLM's and SGLang's). An engine the semantics has not is refused.
     - ``semantics``: the engine whose scheduling is reproduced, by name (``ENGINES``):
       ``"vllm"`` (vLLM 0.33.0, the default) or ``"sglang"`` (SGLang 0.5.23,
-      :mod:`osbench.serve.sglang`, on the reference engine only). SGLang's configuration
+      :mod:`osbench.serve.sglang`, native or reference). SGLang's configuration
       is :class:`osbench.serve.sglang.EngineConfig`, by SGLang's option names
       (``schedule_policy``, ``page_size``, ``max_running_requests``...); its pool is
       ``max_total_tokens`` (``num_blocks`` is refused), by default what ``model`` leaves on

@@ -7,10 +7,11 @@ use crate::interrupt;
 use numpy::{IntoPyArray, PyReadonlyArray1};
 
 use osbench_core::serve::routers::{prefix_aware, Spec, ROUTERS};
+use osbench_core::serve::sglang::{Config as SglangConfig, Settings as SglangSettings, CONFIG_FIELDS as SGLANG_FIELDS};
 use osbench_core::serve::vllm::CONFIG_FIELDS;
 use osbench_core::serve::{
-    disagg, simulate, simulate_cluster, simulate_disaggregated, Config, Options, Parameters, Record, Requests, Run,
-    Settings, SwapSettings, ENGINES, LINKS, POLICIES, PREEMPTIONS,
+    disagg, simulate, simulate_cluster, simulate_disaggregated, simulate_sglang, Config, Options, Parameters, Record,
+    Requests, Run, Settings, SwapSettings, ENGINES, LINKS, POLICIES, PREEMPTIONS,
 };
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -29,6 +30,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         .collect();
     m.add("SERVE_ENGINES", engines)?;
     m.add_function(wrap_pyfunction!(serve_simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(serve_simulate_sglang, m)?)?;
     m.add("SERVE_ROUTERS", ROUTERS.to_vec())?;
     m.add_function(wrap_pyfunction!(serve_simulate_cluster, m)?)?;
     m.add_function(wrap_pyfunction!(serve_simulate_disaggregated, m)?)?;
@@ -241,7 +243,8 @@ fn spec(router: &RouterArgs) -> PyResult<Spec> {
 }
 
 /// Serve the requests on `prefill` prefill instances and `decode` decode instances joined by
-/// a link of `bandwidth` bytes per second and `latency` seconds, as
+/// a link of `bandwidth` bytes per second and `latency` seconds (the KV after the prefill, or
+/// layer by layer over the model's `layers` during its last step when not 0), as
 /// `osbench.serve.pools.drive_disaggregated` does: each pool with its own settings, step time
 /// and router (`router`, `decode_router`: see `RouterArgs`; their block keys for
 /// `prefix-aware`); `kv_bytes`: each request's KV bytes per GPU; `prefill_predicted`: the
@@ -255,7 +258,7 @@ fn spec(router: &RouterArgs) -> PyResult<Spec> {
     arrival, prompt_len, output_len, priority, keys, key_offsets, *,
     prefill_settings, decode_settings, prefill_step_kind, prefill_step_coefficients,
     decode_step_kind, decode_step_coefficients, prefill, decode, router, decode_router,
-    bandwidth, latency, kv_bytes, router_keys=None, router_key_offsets=None,
+    bandwidth, latency, kv_bytes, layers=0, router_keys=None, router_key_offsets=None,
     decode_router_keys=None, decode_router_key_offsets=None, record=false, jump=true,
     prefill_step_tables=None, decode_step_tables=None, concurrency=None, predicted=None,
     prefill_predicted=None,
@@ -282,6 +285,7 @@ fn serve_simulate_disaggregated<'py>(
     bandwidth: f64,
     latency: f64,
     kv_bytes: PyReadonlyArray1<'py, i64>,
+    layers: u32,
     router_keys: Option<PyReadonlyArray1<'py, u64>>,
     router_key_offsets: Option<PyReadonlyArray1<'py, i64>>,
     decode_router_keys: Option<PyReadonlyArray1<'py, u64>>,
@@ -309,7 +313,7 @@ fn serve_simulate_disaggregated<'py>(
         optional("decode_router_keys", &decode_router_keys)?,
         optional("decode_router_key_offsets", &decode_router_key_offsets)?,
     );
-    let link = disagg::Link::new(bandwidth, latency).py_err()?;
+    let link = disagg::Link::new(bandwidth, latency, layers).py_err()?;
     let kv_bytes = slice("kv_bytes", &kv_bytes)?;
     let prefill_predicted = optional("prefill_predicted", &prefill_predicted)?;
     let options = Options { record, jump, concurrency, steps: true };
@@ -351,6 +355,81 @@ type DisaggOut<'py> = (
     Vec<(Bound<'py, PyDict>, Option<Bound<'py, PyDict>>, u64)>,
     Vec<Bound<'py, numpy::PyArray1<i64>>>,
 );
+
+/// SGLang's settings from one dict holding exactly its row's config fields
+/// (`osbench.serve.sglang.EngineConfig`'s, which checked them); `names` keeps the policy name.
+fn sglang_settings<'a>(d: &Bound<'_, PyDict>, policy: &'a mut String) -> PyResult<SglangSettings<'a>> {
+    for key in d.keys() {
+        let key = key.extract::<String>()?;
+        if !SGLANG_FIELDS.contains(&key.as_str()) {
+            return Err(crate::errors::ArgumentTypeError::new_err(format!(
+                "settings[{key:?}] is not accepted: the settings are {}",
+                SGLANG_FIELDS.join(", ")
+            )));
+        }
+    }
+    let item = |name: &str| -> PyResult<Bound<'_, PyAny>> {
+        d.get_item(name)?.ok_or_else(|| {
+            crate::errors::ArgumentError::new_err(format!("settings is not accepted: it has no {name:?}"))
+        })
+    };
+    *policy = item("schedule_policy")?.extract::<String>()?;
+    // Python's random.seed(int) reads the int's 32-bit words, least significant first.
+    let seed = item("random_seed")?;
+    let bits: usize = seed.call_method0("bit_length")?.extract()?;
+    let bytes: Vec<u8> = seed.call_method1("to_bytes", (bits.div_ceil(32).max(1) * 4, "little"))?.extract()?;
+    let words = bytes.chunks(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect();
+    Ok(SglangSettings {
+        max_total_tokens: item("max_total_tokens")?.extract()?,
+        page_size: item("page_size")?.extract()?,
+        schedule_policy: policy.as_str(),
+        max_running_requests: item("max_running_requests")?.extract()?,
+        max_prefill_tokens: item("max_prefill_tokens")?.extract()?,
+        chunked_prefill_size: item("chunked_prefill_size")?.extract()?,
+        schedule_conservativeness: item("schedule_conservativeness")?.extract()?,
+        enable_mixed_chunk: item("enable_mixed_chunk")?.extract()?,
+        context_len: item("context_len")?.extract()?,
+        random_seed_words: words,
+    })
+}
+
+/// Serve the requests with SGLang 0.5.23's scheduler. `keys` and `key_offsets`: the prompts'
+/// tokens as one-token block keys (`Requests.prompt_block_keys(1)`), None for prompts without
+/// content (the core makes the keys that method gives them); `settings`: the
+/// configuration's fields by name (`SERVE_ENGINES`' row for SGLang). The other arguments and
+/// what it returns are `serve_simulate`'s (no decode jump: it takes none).
+#[pyfunction]
+#[pyo3(signature = (
+    arrival, prompt_len, output_len, keys, key_offsets, *,
+    settings, step_kind, step_coefficients, record=false, step_tables=None, concurrency=None,
+))]
+#[allow(clippy::too_many_arguments)]
+fn serve_simulate_sglang<'py>(
+    py: Python<'py>,
+    arrival: PyReadonlyArray1<'py, f64>,
+    prompt_len: PyReadonlyArray1<'py, i64>,
+    output_len: PyReadonlyArray1<'py, i64>,
+    keys: Option<PyReadonlyArray1<'py, u64>>,
+    key_offsets: Option<PyReadonlyArray1<'py, i64>>,
+    settings: Bound<'py, PyDict>,
+    step_kind: &str,
+    step_coefficients: Vec<f64>,
+    record: bool,
+    step_tables: Option<PyRef<'py, crate::step_time::MeasuredTables>>,
+    concurrency: Option<usize>,
+) -> PyResult<(Bound<'py, PyDict>, Option<Bound<'py, PyDict>>, u64)> {
+    let requests =
+        RequestArrays { arrival, prompt_len, output_len, priority: None, predicted: None, keys, key_offsets };
+    let requests = requests.view()?;
+    let mut policy = String::new();
+    let config = SglangConfig::new(sglang_settings(&settings, &mut policy)?).py_err()?;
+    let step_time = crate::step_time::step_time(step_kind, &step_coefficients, step_tables.as_deref())?;
+    let options = Options { record, jump: false, concurrency, steps: true };
+    let run = interrupt::run(py, "serve.simulate", |cancel| {
+        simulate_sglang(&requests, &config, &step_time, options, cancel)
+    })?;
+    to_python(py, run)
+}
 
 /// What `serve_simulate_cluster` returns.
 type ClusterOut<'py> = (

@@ -24,6 +24,7 @@ from osbench.errors import ArgumentError
 from osbench.serve import engines as serve_engines
 from osbench.serve import readers as serve_readers
 from osbench.serve import source as serve_source
+from osbench.serve.disagg import OVERLAPS
 from osbench.serve.links import ALIASES as LINK_ALIASES
 from osbench.serve.links import LINKS
 from osbench.serve.models import DEFAULT_MODEL
@@ -352,7 +353,8 @@ def cmd_serve_simulate(args: argparse.Namespace) -> int:
         gpus = (args.prefill_gpu or args.gpu, args.decode_gpu or args.gpu)
         print(
             f"  {'pools':<13}{d.prefill} prefill ({gpus[0]}) behind {router}, {d.decode} decode "
-            f"({gpus[1]}) behind {disaggregated['decode_router']}, KV over {d.link}: {size(d.bytes_moved)} moved"
+            f"({gpus[1]}) behind {disaggregated['decode_router']}, KV over {d.link} ({d.overlap}): "
+            f"{size(d.bytes_moved)} moved"
         )
         parts = (
             ("queueing", d.queueing),
@@ -374,6 +376,7 @@ def _disaggregation(args: argparse.Namespace) -> Any:
     --prefill and --decode (which go together, and not with --replicas)."""
     own = {
         "--kv-link": args.kv_link,
+        "--overlap": args.overlap,
         "--decode-router": args.decode_router,
         "--prefill-gpu": args.prefill_gpu,
         "--decode-gpu": args.decode_gpu,
@@ -396,6 +399,7 @@ def _disaggregation(args: argparse.Namespace) -> Any:
         "prefill": args.prefill,
         "decode": args.decode,
         "kv_link": args.kv_link or "ib-ndr-400g",
+        "overlap": args.overlap or "after-prefill",
         "decode_router": args.decode_router or "round-robin",
         "prefill_gpu": args.prefill_gpu,
         "decode_gpu": args.decode_gpu,
@@ -474,6 +478,11 @@ def add_commands(sub: Subcommands) -> None:
         "--kv-link",
         metavar="NAME",
         help=f"the link the KV moves over: {one_of([*LINKS, *LINK_ALIASES])} (default ib-ndr-400g)",
+    )
+    pools.add_argument(
+        "--overlap",
+        choices=list(OVERLAPS),
+        help="when the KV moves: after the prefill (vLLM's NixlConnector, the default) or layer by layer during it",
     )
     pools.add_argument(
         "--decode-router", choices=list(ROUTERS), help="which decode instance takes each request (default round-robin)"

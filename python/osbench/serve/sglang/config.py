@@ -167,6 +167,12 @@ class EngineConfig:
             raise ArgumentError(
                 f"chunked_prefill_size={chunk!r} is not accepted: it must be a positive integer, or -1 for no chunking"
             )
+        if 0 < chunk < self.page_size:
+            raise ArgumentError(
+                f"chunked_prefill_size={chunk!r} is not accepted: a chunk must hold at least one page of "
+                f"page_size={self.page_size} tokens (chunks end on page boundaries: a smaller one never admits a "
+                "prompt longer than it)"
+            )
         _checks.choice("schedule_policy", self.schedule_policy, POLICIES)
         ratio = _checks.positive_float("schedule_conservativeness", self.schedule_conservativeness)
         object.__setattr__(self, "schedule_conservativeness", ratio)

@@ -1,6 +1,7 @@
 """SGLang's semantics as ``osbench.serve.ENGINES`` runs it: its configuration, built from a
-model and GPU as SGLang sizes its own, and its run on the reference engine
-(:func:`osbench.serve.sglang.stepper.run`), the only one its row lists. Imported by name
+model and GPU as SGLang sizes its own, and its run on the engines its row lists: the
+reference (:func:`osbench.serve.sglang.stepper.run`) and the native one
+(:func:`osbench.serve.sglang.native.run`), equal step for step. Imported by name
 (:meth:`osbench.serve.engines.Semantics.module`)."""
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from osbench.errors import ArgumentError
 from osbench.serve.models import GPU, Model
 from osbench.serve.requests import Requests
 from osbench.serve.run import EngineRun
-from osbench.serve.sglang import stepper
+from osbench.serve.sglang import native, stepper
 from osbench.serve.sglang.config import (
     POLICIES,
     EngineConfig,
@@ -80,17 +81,18 @@ def run(
     record: bool = False,
     concurrency: Optional[int] = None,
 ) -> EngineRun:
-    """Serve ``requests`` with SGLang 0.5.23's scheduler on ``engine``, which must be
-    ``"reference"`` (checked by the caller against the row's engines)."""
+    """Serve ``requests`` with SGLang 0.5.23's scheduler on ``engine``, ``"reference"`` or
+    ``"native"`` (checked by the caller against the row's engines)."""
+    if engine == "native":
+        return native.run(requests, config, step_time, record=record, concurrency=concurrency)
     if engine != "reference":
-        raise ArgumentError(f"engine={engine!r} is not accepted with semantics='sglang': use 'reference'")
+        raise ArgumentError(f"engine={engine!r} is not accepted with semantics='sglang': use 'reference' or 'native'")
     return stepper.run(requests, config, step_time, record=record, concurrency=concurrency)
 
 
 def run_alone(requests: Requests, config: EngineConfig, step_time: Any, engine: str) -> None:
-    """Not given for this semantics (so ``ServeResult.slowdown`` is nan): alone, one request at
-    a time, would be a second run on the reference engine at one client, as long as the run
-    itself or longer, and this semantics has no native engine to make it cheap."""
+    """Not given for this semantics (so ``ServeResult.slowdown`` is nan): each request served
+    alone, with a cold radix cache, is not built for SGLang's scheduler."""
     return None
 
 

@@ -247,7 +247,7 @@ class Scheduler:
         )
         if pages > kv.free_pages:
             raise ArgumentError(
-                f"max_total_tokens={self.config.max_total_tokens} is not accepted for these requests: SGLang 0.5.23 "
+                f"max_total_tokens={self.config.max_total_tokens} is not accepted: for these requests SGLang 0.5.23 "
                 f"runs out of KV in a prefill of requests {', '.join(str(r.index) for r in batch.reqs)} "
                 f"({pages * kv.page_size} tokens wanted, {kv.free_pages * kv.page_size} free after eviction), "
                 "where it raises 'Out of memory. Try to lower your batch size.' (mem_cache/allocation.py: "

@@ -90,6 +90,10 @@ struct Node {
     n_children: u32,
     generation: u32,
     alive: bool,
+    /// When it took its place among its parent's children: they are listed in this order, the
+    /// order Python's dict keeps them in (insertion; a split's upper node takes the place of
+    /// the node it was split from).
+    order: u64,
 }
 
 /// One node as seen from outside: for tests, snapshots and drawings.
@@ -120,6 +124,8 @@ pub struct RadixTree {
     evicted_tokens: u64,
     /// Reused buffer for paths.
     scratch: Vec<u32>,
+    /// The last child order handed out (`Node::order`).
+    orders: u64,
 }
 
 /// Length of the common prefix of `a` and `b`, cut down to whole pages.
@@ -151,6 +157,7 @@ impl RadixTree {
             n_children: 0,
             generation: 0,
             alive: true,
+            order: 0,
         };
         Ok(RadixTree {
             page_size,
@@ -165,6 +172,7 @@ impl RadixTree {
             evicted_nodes: 0,
             evicted_tokens: 0,
             scratch: Vec::new(),
+            orders: 0,
         })
     }
 
@@ -254,6 +262,8 @@ impl RadixTree {
         let head = self.children.insert((parent, first), child).unwrap_or(NIL);
         self.nodes[child as usize].next_same = head;
         self.nodes[child as usize].parent = parent;
+        self.orders += 1;
+        self.nodes[child as usize].order = self.orders;
     }
 
     /// Unlink `child` from its parent's chain (the parent's child count is left to the caller).
@@ -315,6 +325,7 @@ impl RadixTree {
                 n_children,
                 generation: 0,
                 alive: true,
+                order: 0,
             });
             i
         }
@@ -329,6 +340,7 @@ impl RadixTree {
         let lock_ref = self.nodes[c].lock_ref;
         // The upper node replaces the child in the parent's chain (same first page).
         let upper = self.alloc(parent, head, lock_ref, 1);
+        self.nodes[upper as usize].order = self.nodes[c].order;
         let first = self.nodes[upper as usize].tokens[0];
         self.nodes[upper as usize].next_same = self.nodes[c].next_same;
         self.replace_in_chain((parent, first), child, upper);
@@ -556,6 +568,14 @@ impl RadixTree {
     pub fn parent(&self, h: Handle) -> Result<Option<Handle>> {
         let i = self.check(h)?;
         Ok(if i == ROOT { None } else { Some(self.handle(self.nodes[i as usize].parent)) })
+    }
+
+    /// Where a node stands among its parent's children: their order is that of this number,
+    /// the order of insertion, a split's upper node in the place of the node it was split from
+    /// (the order Python's dict of children keeps, which SGLang's `dfs-weight` walks).
+    pub fn child_order(&self, h: Handle) -> Result<u64> {
+        let i = self.check(h)?;
+        Ok(self.nodes[i as usize].order)
     }
 
     /// The handle of the node at arena index `i`, if it is alive (for listing nodes).

@@ -224,6 +224,11 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         self.sched.has_unfinished_requests().then_some(self.now)
     }
 
+    /// Nothing runs or waits: the loop waits for its next request ([`Scheduler::on_idle`]).
+    pub fn idle(&mut self) {
+        self.sched.on_idle();
+    }
+
     /// The clock: when the last step ended (or the time given to [`Engine::step`]).
     pub fn clock(&self) -> f64 {
         self.now
@@ -427,7 +432,10 @@ pub fn run<S: Scheduler>(
                 now = engine.clock();
                 sender.finished(now, engine.finished().len());
             }
-            None => now = sender.time(),
+            None => {
+                engine.idle();
+                now = sender.time();
+            }
         }
     }
     Ok(engine.into_run())

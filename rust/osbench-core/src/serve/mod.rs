@@ -277,7 +277,58 @@ pub fn simulate_disaggregated(
     disagg::run(&requests, prefill_predicted, prefill, decode, link, kv_bytes, options, cancel)
 }
 
-fn check_requests(r: &Requests, cfg: &Config) -> Result<()> {
+/// Serve `requests` with SGLang 0.5.23's scheduler as `config` describes it
+/// (`python/osbench/serve/sglang/stepper.py: run`), each step taking `step_time`. The requests'
+/// `keys` are their prompts' tokens as keys of one-token blocks
+/// (`Requests.prompt_block_keys(1)`, each key a token shifted left by two bits), every request's
+/// `prompt_len` of them; both `keys` and `key_offsets` empty for prompts without content (the
+/// scheduler makes the keys `prompt_block_keys` gives such prompts). Refuses what SGLang would never admit (`stepper.py: check_requests`);
+/// stops with `Error::Interrupted` when `cancel` is raised. There is no decode jump.
+pub fn simulate_sglang(
+    requests: &Requests,
+    config: &sglang::Config,
+    step_time: &StepTime,
+    options: Options,
+    cancel: &Cancel,
+) -> Result<Run> {
+    check_shapes(requests)?;
+    let (r, n) = (requests, requests.arrival.len());
+    let o = r.key_offsets;
+    let keyless = r.keys.is_empty() && o.is_empty();
+    if !keyless && (o.len() != n + 1 || o[0] != 0 || o[n] != r.keys.len() as i64) {
+        return Err(invalid(
+            "key_offsets",
+            format!("{} offsets", o.len()),
+            format!("{} offsets from 0 to len(keys)={}, one key per prompt token", n + 1, r.keys.len()),
+        ));
+    }
+    for i in 0..n {
+        if !keyless && o[i + 1].checked_sub(o[i]) != Some(r.prompt_len[i]) {
+            return Err(invalid("key_offsets", format!("request {i}'s keys"), "prompt_len[i] keys for request i"));
+        }
+        let need = (r.prompt_len[i] + r.output_len[i]) as u64 + config.page_size;
+        if need >= config.max_total_tokens {
+            return Err(invalid(
+                "requests",
+                i,
+                format!(
+                    "prompt_len + output_len + page_size={} must be below the pool's max_total_tokens={}, else \
+                     SGLang never admits the request",
+                    config.page_size, config.max_total_tokens
+                ),
+            ));
+        }
+    }
+    if options.concurrency == Some(0) {
+        return Err(invalid("concurrency", 0, "a positive number of requests in flight, or None"));
+    }
+    let scheduler = sglang::Scheduler::new(config, n)?;
+    engine::run(scheduler, requests, step_time, Options { jump: false, ..options }, cancel)
+}
+
+/// What every semantics refuses: arrays of other lengths, arrivals out of order, lengths out
+/// of range.
+fn check_shapes(r: &Requests) -> Result<()> {
     let n = r.arrival.len();
     if n >= u32::MAX as usize {
         return Err(invalid("arrival", format!("{n} requests"), "fewer than 2**32 - 1 requests"));
@@ -328,6 +379,12 @@ fn check_requests(r: &Requests, cfg: &Config) -> Result<()> {
             ));
         }
     }
+    Ok(())
+}
+
+fn check_requests(r: &Requests, cfg: &Config) -> Result<()> {
+    check_shapes(r)?;
+    let n = r.arrival.len();
     for i in 0..n {
         let total = (r.prompt_len[i] + r.output_len[i]) as u64;
         if total > cfg.max_model_len {

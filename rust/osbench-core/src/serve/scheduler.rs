@@ -100,6 +100,11 @@ pub trait Scheduler {
     /// Whether any request is running or waiting.
     fn has_unfinished_requests(&self) -> bool;
 
+    /// The loop found nothing running or waiting and waits for the next request (the
+    /// reference's `Stepper.has_unfinished_requests` answering False): SGLang resets its
+    /// ratio there (`Scheduler.on_idle`). Nothing by default.
+    fn on_idle(&mut self) {}
+
     /// Decide the next step (`schedule`): its requests and their tokens, its batch.
     fn schedule(&mut self) -> Result<&StepPlan>;
 

@@ -1,7 +1,21 @@
-//! SGLang 0.5.23's scheduler (non-overlapped loop, one GPU, radix cache on): its row of the
-//! table only. Its scheduler runs in the reference engine, `python/osbench/serve/sglang/`,
-//! which states every rule and cites the SGLang source it follows; this core has no scheduler
-//! for it yet, so the row offers the reference engine alone.
+//! SGLang 0.5.23's scheduler (non-overlapped loop, one GPU, radix cache on), one file per
+//! component, mirroring `python/osbench/serve/sglang/`, which states every rule and cites the
+//! SGLang source it follows: [`config`], [`request`], [`kv`] (the token pool over the core's
+//! radix tree, [`crate::radix::RadixTree`], the tree `osbench.radix` runs), [`policy`] (the
+//! queue orders; [`random`] is Python's seeded `random` that `random` shuffles with),
+//! [`adder`] (prefill admission) and [`scheduler`], which implements the engine's
+//! [`crate::serve::Scheduler`].
+
+pub mod adder;
+pub mod config;
+pub mod kv;
+pub mod policy;
+pub mod random;
+pub mod request;
+pub mod scheduler;
+
+pub use config::{Config, Settings};
+pub use scheduler::Scheduler;
 
 use super::EngineInfo;
 
@@ -30,5 +44,5 @@ pub const ENGINE: EngineInfo = EngineInfo {
     follows: "SGLang 0.5.23 (non-overlapped scheduler, radix cache)",
     policies: &POLICIES,
     config_fields: &CONFIG_FIELDS,
-    engines: &["reference"],
+    engines: &["native", "reference"],
 };

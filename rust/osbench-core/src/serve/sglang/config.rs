@@ -1,0 +1,105 @@
+//! What SGLang's scheduler reads (`python/osbench/serve/sglang/config.py: EngineConfig`, under
+//! SGLang 0.5.23's option names; the Python class checks the values and states where each
+//! default comes from). [`Config::new`] checks again what would break the engine.
+
+use super::policy::Policy;
+use crate::error::{invalid, Result};
+
+/// The settings as the binding passes them (`EngineConfig`'s fields, [`super::CONFIG_FIELDS`]).
+#[derive(Debug, Clone)]
+pub struct Settings<'a> {
+    pub max_total_tokens: u64,
+    pub page_size: u64,
+    pub schedule_policy: &'a str,
+    /// None: SGLang's own choice ([`Config::running_cap`]).
+    pub max_running_requests: Option<u64>,
+    pub max_prefill_tokens: u64,
+    /// -1: no chunking.
+    pub chunked_prefill_size: i64,
+    pub schedule_conservativeness: f64,
+    pub enable_mixed_chunk: bool,
+    pub context_len: u64,
+    /// The `random` policy's seed as Python's `random.seed` reads an int: its 32-bit words,
+    /// least significant first (`[0]` for 0).
+    pub random_seed_words: Vec<u32>,
+}
+
+/// A checked configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub max_total_tokens: u64,
+    pub page_size: u64,
+    pub policy: Policy,
+    pub max_prefill_tokens: u64,
+    /// The chunk budget, None without chunking (`managers/scheduler.py: init_chunked_prefill`).
+    pub chunk_tokens: Option<u64>,
+    /// Mixed chunks need chunking (`init_chunked_prefill`).
+    pub mixed_chunk: bool,
+    /// Requests that may run at once (`config.py: EngineConfig.running_cap`).
+    pub running_cap: u64,
+    /// `min(0.7 x schedule_conservativeness, 1)` (`NewTokenRatioTracker.from_config`).
+    pub init_new_token_ratio: f64,
+    pub random_seed_words: Vec<u32>,
+}
+
+impl Config {
+    pub fn new(s: Settings<'_>) -> Result<Config> {
+        const MAX: u64 = 1 << 62;
+        for (name, v) in [
+            ("max_total_tokens", s.max_total_tokens),
+            ("page_size", s.page_size),
+            ("max_prefill_tokens", s.max_prefill_tokens),
+            ("context_len", s.context_len),
+        ] {
+            if !(1..=MAX).contains(&v) {
+                return Err(invalid(name, v, "a positive integer up to 2**62"));
+            }
+        }
+        let page = s.page_size;
+        if s.max_total_tokens % page != 0 || s.max_total_tokens < 2 * page {
+            return Err(invalid(
+                "max_total_tokens",
+                s.max_total_tokens,
+                format!("a whole number of pages of page_size={page} tokens, at least two"),
+            ));
+        }
+        let policy = Policy::from_name(s.schedule_policy)?;
+        let chunk_tokens = match s.chunked_prefill_size {
+            -1 => None,
+            c if c > 0 => Some(c as u64),
+            c => return Err(invalid("chunked_prefill_size", c, "a positive integer, or -1 for no chunking")),
+        };
+        let ratio = s.schedule_conservativeness;
+        if !(ratio.is_finite() && ratio > 0.0) {
+            return Err(invalid("schedule_conservativeness", ratio, "a positive number"));
+        }
+        if s.random_seed_words.is_empty() {
+            return Err(invalid("random_seed", "no words", "the seed's 32-bit words, least significant first"));
+        }
+        let tokens = s.max_total_tokens;
+        // resolve_max_num_reqs: the option capped at half the pool; unset, from the context length.
+        let running_cap = match s.max_running_requests {
+            Some(0) => return Err(invalid("max_running_requests", 0, "a positive integer, or None")),
+            Some(m) => m.min(tokens / 2).max(1),
+            None => {
+                let estimated = ((tokens as f64 / s.context_len as f64 * 512.0) as u64).clamp(2048, 4096);
+                estimated.min(tokens / 2).max(1)
+            }
+        };
+        Ok(Config {
+            max_total_tokens: tokens,
+            page_size: page,
+            policy,
+            max_prefill_tokens: s.max_prefill_tokens,
+            chunk_tokens,
+            mixed_chunk: chunk_tokens.is_some() && s.enable_mixed_chunk,
+            running_cap,
+            init_new_token_ratio: (0.7 * ratio).min(1.0),
+            random_seed_words: s.random_seed_words,
+        })
+    }
+
+    pub fn num_pages(&self) -> u64 {
+        self.max_total_tokens / self.page_size
+    }
+}
