@@ -254,3 +254,19 @@ def test_mooncake_limit_and_bad_file(tmp_path, dataset):
     bad.write_text('{"timestamp": 0}\n')
     with pytest.raises(ValueError, match="hash_ids"):
         ob.radix.mooncake(bad)
+
+
+def test_requests_are_packed_in_steps_as_one_concatenation():
+    # More than one step of tokens (osbench._steps.CHUNK), a sequence longer than a step, empty ones.
+    from osbench import _steps
+    from osbench.radix.workloads import _pack
+
+    rng = np.random.default_rng(4)
+    lengths = [0, 3, _steps.CHUNK + 5, 0, *rng.integers(0, 50, 60_000).tolist(), 0]
+    seqs = [rng.integers(0, 1000, n) for n in lengths]
+    tokens, offsets = _pack(seqs)
+    np.testing.assert_array_equal(tokens, np.concatenate(seqs))
+    np.testing.assert_array_equal(offsets, np.concatenate([[0], np.cumsum(lengths)]))
+    assert tokens.dtype == offsets.dtype == np.int64
+    empty_tokens, empty_offsets = _pack([])
+    assert len(empty_tokens) == 0 and empty_offsets.tolist() == [0]
