@@ -247,11 +247,14 @@ def conversations(
         for k in range(turns):
             question, answer = draw(q_len), draw(a_len)
             history.append(question)
-            events.append((t, c, k, app, np.concatenate(history), answer))
+            # The prompt as its segments (the history so far), joined once when packed: a copy
+            # of the history per turn would hold every earlier turn again.
+            events.append((t, c, k, app, tuple(history), answer))
             history.append(answer)
             t += float(rng.exponential(think_time)) if think_time > 0 else 0.0
     events.sort(key=lambda e: (e[0], e[1], e[2]))
-    tokens, offsets = _pack([e[4] for e in events])
+    tokens, segment_offsets = _pack([segment for e in events for segment in e[4]])
+    offsets = segment_offsets[np.concatenate([[0], np.cumsum([len(e[4]) for e in events], dtype=np.int64)])]
     out_tokens, out_offsets = _pack([e[5] for e in events])
     return Requests(
         tokens,
