@@ -270,3 +270,15 @@ def test_requests_are_packed_in_steps_as_one_concatenation():
     assert tokens.dtype == offsets.dtype == np.int64
     empty_tokens, empty_offsets = _pack([])
     assert len(empty_tokens) == 0 and empty_offsets.tolist() == [0]
+
+
+def test_conversations_are_the_requests_they_were_when_prompts_were_copied_whole():
+    # Digest recorded from the generation that copied each turn's whole history into its prompt.
+    import hashlib
+
+    r = ob.radix.conversations(3000, seed=5, max_turns=4, think_time=2.0)
+    h = hashlib.sha256()
+    for name in ["app", "conversation", "offsets", "output_offsets", "output_tokens", "tokens", "turn"]:
+        h.update(name.encode())
+        h.update(np.ascontiguousarray(getattr(r, name)).tobytes())
+    assert h.hexdigest() == "e510a0d75a0f557ea0e060e4fde237cc9047c5815449e9cbeedcc9c615ca8e69"
