@@ -21,7 +21,7 @@ from interrupts import SETUP, assert_stops
 
 import osbench as ob
 from osbench.errors import ArgumentError, ArgumentTypeError
-from osbench.serve.plan import KNEE_STEPS, Candidate, Plan, Replicas, boundary, violations
+from osbench.serve.plan import KNEE_STEPS, Candidate, Plan, Replicas, Split, boundary, violations
 from osbench.serve.slo import within_slo
 
 PRESET = {"model": "llama-3-8b", "gpu": "h100"}
@@ -212,6 +212,14 @@ def test_an_slo_nothing_meets_is_a_clear_verdict(reqs: ob.serve.Requests) -> Non
         ({"executor": 3}, ArgumentTypeError, "executor=3 is not accepted"),
         ({"engine": "fast"}, ArgumentError, "engine='fast' is not accepted"),
         ({"workers": 0}, ArgumentError, "workers=0 is not accepted"),
+        ({"disaggregated": True, "kv_link": "warp"}, ArgumentError, "kv_link='warp' is not accepted: use one of"),
+        ({"disaggregated": True, "kv_link": 3}, ArgumentTypeError, "kv_link=3 is not accepted"),
+        (
+            {"disaggregated": True, "tp": 2, "max_gpus": 3},
+            ArgumentError,
+            "tp=2 is not accepted with disaggregated=True and max_gpus=3: the smallest split",
+        ),
+        ({"disaggregated": "yes"}, ArgumentTypeError, "disaggregated='yes' is not accepted"),
     ],
 )
 def test_bad_input_is_refused_naming_it(
@@ -275,3 +283,49 @@ def test_ctrl_c_stops_a_long_plan(executor: str) -> None:
         setup=setup,
         settle=3.0,
     )
+
+
+def split_meets(reqs: ob.serve.Requests, prefill: int, decode: int, p: float = 99) -> bool:
+    """Whether the split meets SLO at the percentile, simulated here and judged from the raw
+    latencies."""
+    merged = ob.serve.simulate_disaggregated(
+        reqs,
+        prefill=prefill,
+        decode=decode,
+        kv_link="ib-400g",
+        router="least-tokens",
+        decode_router="least-tokens",
+        **PRESET,
+    ).merged
+    tpot = merged.tpot[~np.isnan(merged.tpot)]
+    record = {"TTFT p99": float(np.percentile(merged.ttft, p)), "TPOT p99": float(np.percentile(tpot, p))}
+    return within_slo(record, SLO["slo_ttft"], SLO["slo_tpot"], p)
+
+
+def test_a_split_plan_meets_the_slo_and_no_split_of_fewer_gpus_does(reqs: ob.serve.Requests) -> None:
+    planned = ob.serve.plan(
+        reqs, **SLO, **PRESET, max_gpus=12, disaggregated=True, kv_link="ib-400g", executor="threads", workers=2
+    )
+    best = planned.best
+    assert best is not None and isinstance(best.deployment, Split)
+    d = best.deployment
+    assert d.prefill + d.decode > 2 and d.gpus == d.prefill + d.decode
+    assert split_meets(reqs, d.prefill, d.decode)
+    # every split of one instance fewer misses it, simulated here (not only those the search tried)
+    n = d.prefill + d.decode - 1
+    assert not any(split_meets(reqs, p, n - p) for p in range(1, n))
+    assert all(not c.meets for c in planned.candidates if c.gpus < best.gpus)
+    assert all(isinstance(c.deployment, Split) for c in planned.candidates)
+    for c in planned.candidates:  # goodput per GPU and a knee searched for every split tried
+        assert c.goodput_per_gpu == c.goodput / c.gpus and len(c.rates) > 1
+    assert planned.violations == ()
+    assert f"{d.label} ({d.gpus} GPUs) is the smallest deployment" in planned.verdict()
+    assert "smaller split" in planned.verdict()
+
+
+def test_the_split_monotonicity_check() -> None:
+    def c(p: int, d: int, meets: bool) -> Candidate:
+        return Candidate(Split(p, d, 1, "ib-ndr-400g"), meets, 0.1, 0.01, 1.0, 1.0, 1.0, 0.0, 1.0, None, None, ())
+
+    assert violations([c(2, 1, True), c(1, 2, False), c(1, 1, False)]) == []
+    assert violations([c(2, 1, True), c(2, 2, False)]) == ["2P:1D x TP1 meets the SLO but 2P:2D x TP1 misses it"]

@@ -4,11 +4,12 @@ requests, with the goodput per GPU of every candidate it tried and the rate at w
 saturates (its knee), and returns a :class:`Plan` (a table, a figure, the verdict).
 
 **Deployments.** A candidate is a :class:`Replicas`: ``replicas`` engines of ``tp`` GPUs each
-behind the router (:func:`osbench.serve.simulate_cluster`). A deployment kind is a small frozen
+behind the router (:func:`osbench.serve.simulate_cluster`); or, with ``disaggregated=True``, a
+:class:`Split`: ``prefill`` prefill and ``decode`` decode instances of ``tp`` GPUs each, the KV
+moving over ``kv_link`` (:func:`osbench.serve.simulate_disaggregated`). A deployment kind is a small frozen
 type with ``kind``, ``gpus``, ``label``, ``family`` (what its search holds fixed), ``size`` (what
 it grows), ``smaller()``, ``to_dict()`` and ``serve(requests, options)``, found by its kind in
-:data:`DEPLOYMENTS`; a prefill:decode split is another such kind, with a search over its pool
-sizes beside the search over replicas below.
+:data:`DEPLOYMENTS`.
 
 **The search, and what it assumes.** It assumes two monotonicities, and checks them on every
 candidate it tried (:attr:`Plan.violations` lists any pair that contradicts them): at a given
@@ -21,7 +22,21 @@ doubling, but jumping further where a miss's throughput (an overloaded cluster f
 at its capacity) says more replicas are needed (``replicas x rate / throughput``); once a count
 meets, bisection between it and the largest count that missed. It ends on the smallest count that
 meets, the count below it tried and missed. The search of each degree stops at ``max_gpus`` and at
-the fewest GPUs any degree has met the SLO with so far. A cell (one deployment at one rate) is
+the fewest GPUs any degree has met the SLO with so far.
+
+**Splits.** The split search assumes that a split that meets the SLO still meets it with more
+instances in either pool (checked as above: :attr:`Plan.violations` names a split that meets
+and one that holds as many instances in each pool and misses), so that "some split of ``n``
+instances meets" is monotone in ``n``; it searches ``n`` as it searches replicas (from two
+up). The splits of one ``n`` are not monotone in the prefill share, and it does not scan them
+all: it bisects ``P`` in ``[1, n - 1]`` by the side that misses (TTFT alone -> more prefill,
+TPOT alone -> more decode) and takes ``n`` as missed when both miss or the bracket empties,
+assuming then that no split of ``n`` meets (the tests check it by simulating every split of
+the count below the answer). Ties at the fewest GPUs: the highest knee, the lowest degree, the
+most goodput per GPU. The knee is searched for splits as for replicas (``knee=False`` skips
+it).
+
+A cell (one deployment at one rate) is
 simulated once: a search asking for it again reads it, and with ``out=`` every cell is written to
 a results file as it finishes, which a rerun reads instead of simulating.
 
@@ -44,6 +59,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
+import copy
 import dataclasses
 import hashlib
 import json
@@ -64,6 +80,8 @@ from osbench._optional import require
 from osbench._table import Table
 from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.serve.cluster import MAX_REPLICAS, ClusterResult, simulate_cluster
+from osbench.serve.disagg import DisaggResult, simulate_disaggregated
+from osbench.serve.links import link_of
 from osbench.serve.models import GPU, Model
 from osbench.serve.requests import Requests
 from osbench.serve.routers import router_of
@@ -124,11 +142,83 @@ class Replicas:
         its ``replicas`` and ``tp`` aside)."""
         return simulate_cluster(requests, replicas=self.replicas, tp=self.tp, **options)
 
+    def covers(self, other: Any) -> bool:
+        """Whether this deployment holds at least ``other``'s engines of its family (the
+        monotonicity the search assumes: it meets the SLO if ``other`` does)."""
+        return isinstance(other, Replicas) and other.tp == self.tp and self.replicas >= other.replicas
 
-Deployment = Replicas
-"""Every deployment kind (a Union once there are several)."""
 
-DEPLOYMENTS: dict[str, type[Deployment]] = {Replicas.kind: Replicas}
+@dataclass(frozen=True)
+class Split:
+    """``prefill`` prefill instances and ``decode`` decode instances of ``tp`` GPUs each, the KV
+    moving over ``kv_link`` (:func:`osbench.serve.simulate_disaggregated`)."""
+
+    kind: ClassVar[str] = "split"
+    prefill: int
+    decode: int
+    tp: int
+    kv_link: str
+
+    @property
+    def gpus(self) -> int:
+        return (self.prefill + self.decode) * self.tp
+
+    @property
+    def label(self) -> str:
+        """``2P:3D x TP1``: prefill and decode instances by tensor-parallel degree."""
+        return f"{self.prefill}P:{self.decode}D x TP{self.tp}"
+
+    @property
+    def family(self) -> tuple[Any, ...]:
+        return (self.kind, self.tp, self.kv_link)
+
+    @property
+    def size(self) -> int:
+        """What the search grows: the instances of both pools."""
+        return self.prefill + self.decode
+
+    def smaller(self) -> Optional[Split]:
+        """None: a split has no single next smaller deployment (every split of one instance fewer
+        is one; :attr:`Plan.violations` and the tests compare them all)."""
+        return None
+
+    def covers(self, other: Any) -> bool:
+        """Whether this split holds at least ``other``'s instances in each pool (the search
+        assumes more of either pool does not miss an SLO a smaller split meets)."""
+        return (
+            isinstance(other, Split)
+            and self.family == other.family
+            and self.prefill >= other.prefill
+            and self.decode >= other.decode
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "prefill": self.prefill,
+            "decode": self.decode,
+            "tp": self.tp,
+            "kv_link": self.kv_link,
+        }
+
+    def serve(self, requests: Requests, options: dict[str, Any]) -> DisaggResult:
+        """The requests served on this split with ``options``: the plan's router picks the
+        instance in both pools (each pool its own copy)."""
+        return simulate_disaggregated(
+            requests,
+            prefill=self.prefill,
+            decode=self.decode,
+            tp=self.tp,
+            kv_link=self.kv_link,
+            decode_router=copy.deepcopy(options["router"]),
+            **options,
+        )
+
+
+Deployment = Union[Replicas, Split]
+"""Every deployment kind."""
+
+DEPLOYMENTS: dict[str, type[Deployment]] = {Replicas.kind: Replicas, Split.kind: Split}
 """The deployment kinds by name."""
 
 
@@ -168,7 +258,7 @@ def run_cell(cell: dict[str, Any]) -> dict[str, Any]:
         "goodput": s.merged.goodput,
         "within the SLO": s.merged.slo_attainment,
         "prefix hit rate": s.prefix_hit_rate,
-        "imbalance p99": s.imbalance_p99,
+        "imbalance p99": getattr(s, "imbalance_p99", math.nan),  # a split has no one router's imbalance
         "steps": len(merged.steps),
     }
     return dict(json.loads(json.dumps(record)))  # the same values whether a worker's or a file's
@@ -271,10 +361,17 @@ class Plan:
                 f"; {below.deployment.label} misses it (TTFT {label(self.percentile)} {duration(below.ttft)}, "
                 f"TPOT {label(self.percentile)} {duration(below.tpot)})"
                 if below is not None
-                else ""
+                else self._smaller_splits(b)
             )
             + "."
         )
+
+    def _smaller_splits(self, b: Candidate) -> str:
+        """For a split answer: how many splits with fewer GPUs were tried (each missed)."""
+        if not isinstance(b.deployment, Split):
+            return ""
+        fewer = [c for c in self.candidates if isinstance(c.deployment, Split) and c.gpus < b.gpus]
+        return f"; the {len(fewer)} smaller split{'s' if len(fewer) != 1 else ''} tried miss it" if fewer else ""
 
     def table(self) -> Table:
         """Every candidate tried, the answer marked."""
@@ -456,6 +553,50 @@ class _Search:
             except StopIteration:
                 return
 
+    def misses(self, record: dict[str, Any]) -> tuple[bool, bool]:
+        """Whether the record misses the TTFT SLO, and the TPOT SLO (an SLO not given: never)."""
+        p = label(self.base["percentile"])
+        out = []
+        for name, slo in (("TTFT", self.base["slo_ttft"]), ("TPOT", self.base["slo_tpot"])):
+            v = record[f"{name} {p}"]
+            out.append(slo is not None and not (v <= slo))  # NaN (none measured): a miss
+        return out[0], out[1]
+
+    def splits(self, tp: int, kv_link: str) -> Generator[tuple[Deployment, int], dict[str, Any], None]:
+        """The split search of one degree: over the instances ``n`` (both pools), the same
+        exponential search and bisection as over replicas, on "some split of ``n`` meets the
+        SLO"; for each ``n``, a bisection on the prefill instances ``P`` in ``[1, n - 1]`` by the
+        side that misses: TTFT alone missed -> more prefill, TPOT alone -> more decode, both ->
+        no split of ``n`` meets (taking from one pool for the other cannot mend both)."""
+
+        def high() -> int:
+            cap = self.max_gpus if self.best_gpus is None else min(self.max_gpus, self.best_gpus)
+            return cap // tp
+
+        probe = boundary(2, high, 2, 1)
+        n = next(probe)
+        while True:
+            lo, hi, met, throughput = 1, n - 1, False, 0.0
+            while lo <= hi:
+                p = (lo + hi) // 2
+                record = yield Split(p, n - p, tp, kv_link), 0
+                throughput = max(throughput, record["throughput"])
+                if self.meets(record):
+                    met = True
+                    break
+                ttft, tpot = self.misses(record)
+                if ttft and not tpot:
+                    lo = p + 1
+                elif tpot and not ttft:
+                    hi = p - 1
+                else:
+                    break
+            hint = math.ceil(n * self.rate / throughput) if throughput > 0 else None
+            try:
+                n = probe.send((met, hint))
+            except StopIteration:
+                return
+
     def knee(self, deployment: Deployment) -> Generator[tuple[Deployment, int], dict[str, Any], None]:
         """The knee search of one deployment, on the grid's steps (the first step missed)."""
         probe = boundary(KNEE_RANGE[0], lambda: KNEE_RANGE[1], 0, KNEE_STEPS)
@@ -526,6 +667,8 @@ def plan(
     engine: str = "native",
     semantics: str = "vllm",
     knee: bool = True,
+    disaggregated: bool = False,
+    kv_link: str = "ib-ndr-400g",
     executor: Any = None,
     workers: Optional[int] = None,
     out: Union[str, os.PathLike[str], None] = None,
@@ -544,6 +687,11 @@ def plan(
     - ``router`` (default :data:`DEFAULT_ROUTER`), ``engine``, ``semantics`` and ``**config``:
       :func:`osbench.serve.simulate_cluster`'s.
     - ``knee``: search each candidate's knee (False: only whether it meets the SLO, faster).
+    - ``disaggregated``: search prefill:decode splits (:class:`Split`: ``P`` prefill and ``D``
+      decode instances of each degree in ``tp``, ``(P + D) x tp <= max_gpus``, the KV moving
+      over ``kv_link``, a name of :data:`osbench.serve.links.LINKS`) instead of replicas; the
+      router picks the instance in both pools. Ties at the fewest GPUs: the highest knee, then
+      the lowest degree, then the most goodput per GPU.
     - ``executor``, ``workers``: where the cells run (None or ``"process"``: a local process pool
       of ``workers``; ``"threads"``; ``"dask"``: a Dask LocalCluster; a scheduler address; a
       ``concurrent.futures.Executor``). ``out``: a results file (JSON lines) that keeps every cell
@@ -584,6 +732,17 @@ def plan(
     rule = router_of(router)
     engine = _checks.engine(engine)
     knee = _checks.flag("knee", knee)
+    disaggregated = _checks.flag("disaggregated", disaggregated)
+    if disaggregated:
+        if not isinstance(kv_link, str):
+            raise ArgumentTypeError(f"kv_link={kv_link!r:.60} is not accepted: a plan takes a link's name")
+        link_of(kv_link)  # a name it does not know: its error
+        for t in degrees:
+            if 2 * t > max_gpus:
+                raise ArgumentError(
+                    f"tp={t} is not accepted with disaggregated=True and max_gpus={max_gpus}: the smallest split "
+                    f"(1 prefill + 1 decode instance) spans {2 * t} GPUs, more than max_gpus allows"
+                )
     if workers is not None:
         workers = _checks.positive_int("workers", workers, maximum=1024)
     for t in degrees:  # every option checked here, before any worker starts
@@ -598,7 +757,7 @@ def plan(
             num_blocks=None,
             config=dict(config),
             takes="slo_ttft, slo_tpot, percentile, model, gpu, max_gpus, tp, router, engine, semantics, knee, "
-            "executor, workers, out, progress",
+            "disaggregated, kv_link, executor, workers, out, progress",
         )
     options = {"router": router, "engine": engine, "semantics": semantics, "model": model, "gpu": gpu, **config}
     if executor is None or (isinstance(executor, str) and executor != "threads"):
@@ -624,7 +783,14 @@ def plan(
             stack.callback(pool.shutdown, wait=True, cancel_futures=True)  # Ctrl-C: the cells not started never run
         else:
             pool = stack.enter_context(_sweep.opened("process" if executor is None else executor, workers))
-        _drive(search, degrees, knee, lambda cells: _sweep.run(cells, run_cell, out, pool), progress)
+        _drive(
+            search,
+            degrees,
+            knee,
+            kv_link if disaggregated else None,
+            lambda cells: _sweep.run(cells, run_cell, out, pool),
+            progress,
+        )
     return _result(search, requests, degrees, rule, model, gpu)
 
 
@@ -632,6 +798,7 @@ def _drive(
     search: _Search,
     degrees: tuple[int, ...],
     knee: bool,
+    kv_link: Optional[str],
     run: Callable[[list[dict[str, Any]]], list[dict[str, Any]]],
     progress: Optional[Callable[[int, int], None]],
 ) -> None:
@@ -645,7 +812,7 @@ def _drive(
         active.append((gen, next(gen)))
 
     for t in degrees:
-        start(search.replicas(t))
+        start(search.replicas(t) if kv_link is None else search.splits(t, kv_link))
     asked = 0
     while active:
         # answer from what is known until each search asks for a new cell
@@ -691,13 +858,11 @@ def violations(candidates: Iterable[Candidate]) -> list[str]:
     meets it at a rate and misses it at a lower one."""
     candidates = list(candidates)
     found = []
-    families = dict.fromkeys(c.deployment.family for c in sorted(candidates, key=lambda c: c.deployment.family))
-    for family in families:
-        mine = sorted((c for c in candidates if c.deployment.family == family), key=lambda c: c.deployment.size)
-        for a in mine:
-            later = [b for b in mine if b.deployment.size > a.deployment.size and not b.meets]
-            if a.meets and later:
-                found.append(f"{a.deployment.label} meets the SLO but {later[0].deployment.label} misses it")
+    ordered = sorted(candidates, key=lambda c: (str(c.deployment.family), c.deployment.size, c.deployment.label))
+    for a in ordered:
+        later = [b for b in ordered if b is not a and not b.meets and b.deployment.covers(a.deployment)]
+        if a.meets and later:
+            found.append(f"{a.deployment.label} meets the SLO but {later[0].deployment.label} misses it")
     for c in candidates:
         bad = [(lo, hi) for lo, ok_lo in c.rates for hi, ok_hi in c.rates if lo < hi and ok_hi and not ok_lo]
         if bad:
@@ -735,9 +900,11 @@ def _result(search: _Search, requests: Requests, degrees: tuple[int, ...], rule:
                 rates=tried,
             )
         )
-    candidates.sort(key=lambda c: (c.deployment.tp, c.deployment.replicas))
+    candidates.sort(key=lambda c: (c.deployment.tp, c.gpus, c.deployment.label))
     meeting = [c for c in candidates if c.meets]
-    best = min(meeting, key=lambda c: (c.gpus, -(c.knee or 0.0), c.deployment.tp)) if meeting else None
+    best = (
+        min(meeting, key=lambda c: (c.gpus, -(c.knee or 0.0), c.deployment.tp, -c.goodput_per_gpu)) if meeting else None
+    )
     candidates.sort(key=lambda c: (c.gpus, c.deployment.tp))
     return Plan(
         requests=requests.name or "requests",
@@ -766,6 +933,7 @@ __all__ = [
     "Candidate",
     "Plan",
     "Replicas",
+    "Split",
     "boundary",
     "deployment_of",
     "plan",

@@ -1,4 +1,5 @@
-"""``osbench serve plan``: the smallest deployment (replicas by tensor-parallel degree) that
+"""``osbench serve plan``: the smallest deployment (replicas, or with ``--split LINK`` a
+prefill:decode split, by tensor-parallel degree) that
 serves the requests within an SLO, every candidate tried with its goodput per GPU and knee; the
 cells on a local process pool or on Dask, resumable (osbench.serve.plan)."""
 
@@ -50,6 +51,8 @@ def cmd_serve_plan(args: argparse.Namespace) -> int:
         engine=args.engine,
         semantics=args.semantics,
         knee=args.knee,
+        disaggregated=args.kv_link is not None,
+        kv_link=args.kv_link or "ib-ndr-400g",
         executor=executor,
         workers=args.workers,
         out=args.out,
@@ -105,6 +108,13 @@ def add_commands(sub: Subcommands) -> None:
         "--router", choices=list(ROUTERS), default=DEFAULT_ROUTER, help=f"the router (default {DEFAULT_ROUTER})"
     )
     p.add_argument("--no-knee", dest="knee", action="store_false", help="do not search each candidate's knee (faster)")
+    p.add_argument(
+        "--split",
+        dest="kv_link",
+        metavar="LINK",
+        help=f"search prefill:decode splits (P prefill + D decode instances of each degree) joined by LINK "
+        f"({one_of(list(serve.LINKS))}) instead of replicas",
+    )
     p.add_argument("--out", help="keep every cell in this results file (JSON lines); a rerun resumes from it")
     p.add_argument("--dask", metavar="ADDRESS", help="run on a Dask cluster at ADDRESS, or 'local' for a LocalCluster")
     p.add_argument("--workers", type=int, default=None, help="local process pool size (default: every core)")
