@@ -335,6 +335,12 @@ def cmd_serve_simulate(args: argparse.Namespace) -> int:
         f"  {'slowdown':<13}E2E over the request alone, by output length: {slowdowns}; "
         f"the longest wait before first scheduled {duration(s.max_queueing)}"
     )
+    for k in s.by_priority:
+        print(
+            f"  {'priority ' + str(k.priority):<13}{number(k.requests)} requests: E2E p50 {duration(k.e2e.p50)}, "
+            f"slowdown p50 {number(k.slowdown.p50)}, p99 {number(k.slowdown.p99)}; the longest wait "
+            f"{duration(k.max_queueing)}"
+        )
     print(
         f"  {'steps':<13}{number(s.steps)}, {duration(s.mean_step_time)} each on average, "
         f"{number(s.mean_batch_size)} requests in a batch on average"
