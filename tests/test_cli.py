@@ -262,7 +262,7 @@ def _never_run(*args: object, **kwargs: object) -> None:
     [
         (["serve", "simulate", "--poisson", "100,10", "--out", ""], "--out '' is not accepted: give a file name"),
         (["serve", "simulate", "--poisson", "100,10", "--out", "{tmp}"], "is not accepted: it is a folder"),
-        (["serve", "simulate", "--poisson", "100,10", "--out", "{tmp}/f/x.csv"], "cannot write there"),
+        (["serve", "simulate", "--poisson", "100,10", "--out", "{tmp}/f/x.csv"], "/f is a file, not a folder"),
         (["serve", "sweep", "{spec}", "--out", "{tmp}/r.jsonl", "--figure", "{tmp}/f/x.png"], "--figure"),
         (["serve", "sweep", "{spec}", "--out", ""], "--out '' is not accepted"),
         (["sweep", "{spec}", "--out", "{tmp}"], "is not accepted: it is a folder"),

@@ -370,6 +370,7 @@ def serve_simulate(
     concurrency: Optional[int] = None,
     step_tables: Optional[MeasuredTables] = None,
     predicted: Optional[npt.NDArray[np.int64]] = None,
+    steps: bool = True,
 ) -> tuple[dict[str, npt.NDArray[Any]], Optional[dict[str, npt.NDArray[np.int64]]], int]: ...
 def serve_simulate_sglang(
     arrival: npt.NDArray[np.float64],
@@ -437,6 +438,7 @@ def serve_simulate_disaggregated(
     bandwidth: float,
     latency: float,
     kv_bytes: npt.NDArray[np.int64],
+    layers: int = 0,
     router_keys: Optional[npt.NDArray[np.uint64]] = None,
     router_key_offsets: Optional[npt.NDArray[np.int64]] = None,
     decode_router_keys: Optional[npt.NDArray[np.uint64]] = None,

@@ -277,6 +277,29 @@ CLI = {
     "serve-out-directory": (["serve", "simulate", "--poisson", "10,1", "--out", "/tmp"], "--out"),
     "serve-out-unwritable": (["serve", "simulate", "--poisson", "10,1", "--out", "/proc/no/such.csv"], "--out"),
     "serve-sweep-missing": (["serve", "sweep", "/no/such/spec.toml"], "spec"),
+    "serve-out-under-a-file": (
+        ["serve", "simulate", "--poisson", "10,1", "--out", "README.md/x.csv"],
+        "README.md is a file, not a folder",
+    ),
+    "serve-replicas": (["serve", "simulate", "--poisson", "10,1", "--replicas", "0"], "replicas"),
+    "serve-router": (["serve", "simulate", "--poisson", "10,1", "--router", "nope"], "--router"),
+    "serve-rate": (["serve", "simulate", "--poisson", "10,1", "--rate", "0"], "qps"),
+    "serve-limit": (["serve", "simulate", "--poisson", "10,1", "--limit", "0"], "limit"),
+    "serve-slo-ttft": (["serve", "simulate", "--poisson", "10,1", "--slo-ttft", "-1"], "slo_ttft"),
+    "serve-max-num-seqs": (["serve", "simulate", "--poisson", "10,1", "--max-num-seqs", "0"], "max_num_seqs"),
+    "serve-max-model-len": (["serve", "simulate", "--poisson", "10,1", "--max-model-len", "0"], "max_model_len"),
+    "serve-semantics": (["serve", "simulate", "--poisson", "10,1", "--semantics", "nope"], "--semantics"),
+    "serve-prompt-len": (["serve", "simulate", "--poisson", "10,1", "--prompt-len", "0"], "prompt_len"),
+    "serve-turns-order": (["serve", "simulate", "--conversations", "10,1", "--turns", "3,1"], "turns"),
+    "serve-turns-poisson": (["serve", "simulate", "--poisson", "10,1", "--turns", "3,1"], "turns"),
+    "serve-think-time": (["serve", "simulate", "--conversations", "10,1", "--think-time", "-1"], "think_time"),
+    "serve-gamma-cv": (["serve", "simulate", "--gamma", "10,1,-1"], "cv"),
+    "serve-two-sources": (["serve", "simulate", "--poisson", "10,1", "--gamma", "10,1,1"], "--gamma"),
+    "serve-sweep-workers": (["serve", "sweep", "examples/serve-sweep.toml", "--workers", "0"], "workers"),
+    "serve-sweep-figure-unwritable": (
+        ["serve", "sweep", "examples/serve-sweep.toml", "--figure", "/proc/no/such/f.png"],
+        "--figure",
+    ),
 }
 CLI_XFAIL: dict[str, str] = {}
 

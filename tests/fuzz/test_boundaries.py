@@ -54,6 +54,20 @@ edge("drift-p_hot-high", "p_hot", lambda v: ob.traces.drift(100, 10, 5, 2, p_hot
 edge("write-level-low", "level", lambda v: ob.traces.write([1], "/dev/null", "npy", level=v), 1, 0)
 edge("write-level-high", "level", lambda v: ob.traces.write([1], "/dev/null", "npy", level=v), 22, 23)
 edge(
+    "oracleGeneral-times-high",
+    "times",
+    lambda v: ob.traces.write(ob.traces.Trace([1, 2], times=[0, v]), "/dev/null", format="oracleGeneral"),
+    2**32 - 1,
+    2**32,
+)
+edge(
+    "oracleGeneral-times-low",
+    "times",
+    lambda v: ob.traces.write(ob.traces.Trace([1, 2], times=[v, 3]), "/dev/null", format="oracleGeneral"),
+    0,
+    -1,
+)
+edge(
     "struct-fields",
     "struct",
     lambda v: binary.struct_dtype(f"<{v}B"),
@@ -100,6 +114,9 @@ FILE_EDGES: dict[str, tuple[str, Callable[[Path, Any], Any], Any, Any, type]] = 
         2,
         ArgumentError,
     ),
+    "csv-size": ("size", lambda t, v: ob.traces.read(_sized(t, v), size_column="size"), 1, 0, OsbenchError),
+    "azure-ContextTokens": ("ContextTokens", lambda t, v: ob.traces.read(_azure(t, v)), 1, 0, OsbenchError),
+    "azure-prompt_len": ("prompt_len[1]", lambda t, v: ob.serve.Requests.read(_azure(t, v)), 1, 0, OsbenchError),
     "mooncake-limit": ("limit", lambda t, v: ob.radix.mooncake(_mooncake(t), limit=v), 1, 0, ArgumentError),
     "chunk_size-low": (
         "chunk_size",
@@ -123,6 +140,20 @@ FILE_EDGES: dict[str, tuple[str, Callable[[Path, Any], Any], Any, Any, type]] = 
         ArgumentError,
     ),
 }
+
+
+def _sized(tmp: Path, size: int) -> Path:
+    p = tmp / "sized.csv"
+    p.write_text(f"key,size\n1,5\n2,{size}\n")
+    return p
+
+
+def _azure(tmp: Path, tokens: int) -> Path:
+    p = tmp / "azure.csv"
+    p.write_text(
+        f"TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.68,10,5\n2023-11-16 18:15:47.68,{tokens},5\n"
+    )
+    return p
 
 
 def _npy(tmp: Path) -> Path:
@@ -210,6 +241,35 @@ edge("requests-arrival", "arrival[0]", lambda v: requests(arrival=[v]), 0.0, bel
 edge("requests-arrival-order", "arrival[1]", lambda v: ob.serve.Requests([1.0, v], [1, 1], [1, 1]), 1.0, below(1.0))
 edge("requests-source_block-low", "source_block", lambda v: requests(source_block=v), 1, 0)
 edge("requests-source_block-high", "source_block", lambda v: requests(source_block=v), 2**31 - 1, 2**31)
+
+
+def _last_moved(step: float) -> float:
+    """The largest arrival that a step of ``step`` seconds still moves (``a + step > a``)."""
+    lo, hi = 0, int(np.float64(step * 2.0**54).view(np.int64))  # bits of a moved and of an unmoved time
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        a = float(np.int64(mid).view(np.float64))
+        lo, hi = (mid, hi) if a + step > a else (lo, mid)
+    return float(np.int64(lo).view(np.float64))
+
+
+STEP = ob.serve.StepTime.linear(1e-3, 0.0, 0.0, 0.0)
+edge(
+    "simulate-arrival-clock",
+    "arrival",
+    lambda v: ob.serve.simulate(ob.serve.Requests([v], [1], [1]), step_time=STEP, num_blocks=8),
+    _last_moved(1e-3),
+    above(_last_moved(1e-3)),
+)
+edge(
+    "simulate-concurrency",
+    "concurrency",
+    lambda v: ob.serve.simulate(requests(), step_time=STEP, num_blocks=8, concurrency=v),
+    1,
+    0,
+)
+edge("poisson-seed", "seed", lambda v: ob.serve.Requests.poisson(3, 1.0, seed=v), 0, -1)
+edge("poisson-n", "n", lambda v: ob.serve.Requests.poisson(v, 1.0), 0, -1)
 edge("config-num_blocks", "num_blocks", lambda v: ob.serve.EngineConfig(num_blocks=v), 2, 1)
 edge("config-block_size", "block_size", lambda v: ob.serve.EngineConfig(num_blocks=4, block_size=v), 1, 0)
 edge(

@@ -254,3 +254,31 @@ def test_mooncake_limit_and_bad_file(tmp_path, dataset):
     bad.write_text('{"timestamp": 0}\n')
     with pytest.raises(ValueError, match="hash_ids"):
         ob.radix.mooncake(bad)
+
+
+def test_requests_are_packed_in_steps_as_one_concatenation():
+    # More than one step of tokens (osbench._steps.CHUNK), a sequence longer than a step, empty ones.
+    from osbench import _steps
+    from osbench.radix.workloads import _pack
+
+    rng = np.random.default_rng(4)
+    lengths = [0, 3, _steps.CHUNK + 5, 0, *rng.integers(0, 50, 60_000).tolist(), 0]
+    seqs = [rng.integers(0, 1000, n) for n in lengths]
+    tokens, offsets = _pack(seqs)
+    np.testing.assert_array_equal(tokens, np.concatenate(seqs))
+    np.testing.assert_array_equal(offsets, np.concatenate([[0], np.cumsum(lengths)]))
+    assert tokens.dtype == offsets.dtype == np.int64
+    empty_tokens, empty_offsets = _pack([])
+    assert len(empty_tokens) == 0 and empty_offsets.tolist() == [0]
+
+
+def test_conversations_are_the_requests_they_were_when_prompts_were_copied_whole():
+    # Digest recorded from the generation that copied each turn's whole history into its prompt.
+    import hashlib
+
+    r = ob.radix.conversations(3000, seed=5, max_turns=4, think_time=2.0)
+    h = hashlib.sha256()
+    for name in ["app", "conversation", "offsets", "output_offsets", "output_tokens", "tokens", "turn"]:
+        h.update(name.encode())
+        h.update(np.ascontiguousarray(getattr(r, name)).tobytes())
+    assert h.hexdigest() == "e510a0d75a0f557ea0e060e4fde237cc9047c5815449e9cbeedcc9c615ca8e69"

@@ -3,6 +3,7 @@ workloads, each router's rule, and bad input."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -288,6 +289,12 @@ def test_the_load_routers_pick_the_least_loaded_and_kv_aware_the_freest() -> Non
     assert ROUTERS["least-requests"]().route(request, view) == 1
     assert ROUTERS["least-tokens"]().route(request, view) == 0
     assert ROUTERS["kv-aware"]().route(request, view) == 2  # 60 free vs 10 and 10 - 80
+    # a request its report shows waiting holds no block yet, but will take the mean prompt's (4 blocks
+    # here: one 16-token prompt routed so far): 60 free - 12 x 4 - 4 still beats 10 - 4 and 90 - 80 - 4
+    waiting = [view[0], view[1], dataclasses.replace(view[2], num_waiting=12)]
+    assert ROUTERS["kv-aware"]().route(request, waiting) == 2
+    waiting[2] = dataclasses.replace(view[2], num_waiting=13)  # 60 - 13 x 4 - 4: the fewer outstanding of 0 and 1
+    assert ROUTERS["kv-aware"]().route(request, waiting) == 1
 
 
 def test_random_is_seeded_and_spreads_evenly() -> None:

@@ -103,9 +103,10 @@ links = st.one_of(
     st.one_of(st.none(), st.integers(1, 5)),
     st.sampled_from([LINEAR, StepTime.roofline(MODEL, "h100-sxm")]),
     st.booleans(),
+    st.sampled_from([0, 1, 3, 32]),
 )
 def test_native_equals_the_reference_request_for_request_and_step_for_step(  # type: ignore[no-untyped-def]
-    workload, router, decode_router, p, d, link, concurrency, step_time, jump
+    workload, router, decode_router, p, d, link, concurrency, step_time, jump, layers
 ) -> None:
     reqs, cfg = workload
     rules = []
@@ -140,6 +141,7 @@ def test_native_equals_the_reference_request_for_request_and_step_for_step(  # t
             kv,
             record=True,
             concurrency=concurrency,
+            layers=layers,
         )
 
     expected = run_or_livelock(ours)
@@ -155,6 +157,7 @@ def test_native_equals_the_reference_request_for_request_and_step_for_step(  # t
             record=True,
             jump=jump,
             concurrency=concurrency,
+            layers=layers,
         )
     )
     if isinstance(expected, Exception):
@@ -245,6 +248,29 @@ def test_transfers_from_one_prefill_instance_take_the_link_in_turn() -> None:
     np.testing.assert_allclose(arrive - start, wire, rtol=1e-12)
 
 
+def test_layer_by_layer_the_kv_streams_during_the_last_prefill_step() -> None:
+    """Alone on its instance, a prompt's KV streamed over the model's layers arrives when the
+    slowest of the pipeline's two paths ends: the last layer computed and then sent, or the
+    first layer computed and then every share sent back to back."""
+    reqs = Requests([0.0], [3000], [5])
+    model = ob.serve.Model.preset(MODEL)
+    for bandwidth in (1e9, 50e9, 2e12):
+        link = Link("test", bandwidth, 1e-4)
+        args = {"prefill": 1, "decode": 1, "kv_link": link, "model": MODEL, "gpu": "h100", "num_blocks": 400}
+        after = simulate_disaggregated(reqs, **args)
+        streamed = simulate_disaggregated(reqs, **args, overlap="layerwise")
+        assert streamed.summary().overlap == "layerwise" and after.summary().overlap == "after-prefill"
+        steps = streamed.prefill[0].steps
+        start, end = float(steps.start[-1]), float(steps.end[-1])
+        wire, share = float(streamed.kv_bytes[0]) / bandwidth, float(streamed.kv_bytes[0]) / bandwidth / model.layers
+        expected = max(end + share, start + (end - start) / model.layers + wire) + 1e-4
+        assert streamed.run.kv_arrival[0] == pytest.approx(expected, rel=1e-12)
+        assert streamed.run.kv_arrival[0] <= after.run.kv_arrival[0]
+        assert after.run.kv_arrival[0] == pytest.approx(end + wire + 1e-4, rel=1e-12)
+    with pytest.raises(ArgumentError, match="overlap='streamed' is not accepted"):
+        simulate_disaggregated(reqs, overlap="streamed", **args)
+
+
 def test_every_link_preset_is_a_link_and_the_alias_names_infiniband() -> None:
     assert set(LINKS) == {"nvlink-4", "nvlink-5", "ib-ndr-400g", "roce-200g", "roce-400g", "pcie-5-x16", "ideal"}
     assert ob.serve.links.link_of("ib-400g") is LINKS["ib-ndr-400g"]
@@ -304,6 +330,15 @@ def test_each_pool_takes_its_own_gpu() -> None:
     )
     assert r.prefill_config.num_blocks == ob.serve.num_blocks(MODEL, "h100")
     assert r.decode_config.num_blocks == ob.serve.num_blocks(MODEL, "a100-80gb")
+    # Each pool steps at its own GPU's roofline, natively too.
+    native_run = simulate_disaggregated(
+        reqs, prefill=1, decode=1, model=MODEL, prefill_gpu="h100", decode_gpu="a100-80gb"
+    )
+    np.testing.assert_array_equal(native_run.merged.finish, r.merged.finish)
+    same = simulate_disaggregated(reqs, prefill=1, decode=1, model=MODEL, gpu="h100")
+    # The prefill pool is the same H100 either way, the A100 decodes slower.
+    np.testing.assert_array_equal(same.prefill_end, r.prefill_end)
+    assert same.first_decode_step.mean() < r.first_decode_step.mean() and same.merged.tpot.mean() < r.merged.tpot.mean()
 
 
 # --------------------------------------------------------------------------- bad input

@@ -684,3 +684,38 @@ def test_prefix_hits_with_unbounded_blocks_are_the_radix_trees() -> None:
         np.testing.assert_array_equal(result.cached_tokens, expected)
         hit_rate = result.summary().prefix_hit_rate
         assert hit_rate == expected.sum() / reqs.prompt_len.sum()
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), concurrency=st.sampled_from([None, 1, 3]))
+def test_a_run_without_its_step_rows_has_the_same_request_times(seed: int, concurrency: Any) -> None:
+    rng = np.random.default_rng(seed)
+    reqs = Requests(np.sort(rng.random(30)), rng.integers(1, 300, 30), rng.integers(1, 60, 30))
+    cfg = EngineConfig(num_blocks=120, block_size=4, max_num_batched_tokens=64, max_num_seqs=4, max_model_len=512)
+    full = native.run(reqs, cfg, LINEAR, concurrency=concurrency)
+    bare = native.run(reqs, cfg, LINEAR, concurrency=concurrency, steps=False)
+    assert len(full.steps.start) > 0 and all(len(getattr(bare.steps, f.name)) == 0 for f in fields(bare.steps))
+    for name in ("arrival", "admitted", "first_token", "finish", "preemptions", "cached_tokens"):
+        np.testing.assert_array_equal(getattr(bare, name), getattr(full, name), err_msg=name)
+
+
+def test_the_service_alone_keeps_no_step_rows_and_equals_the_reference() -> None:
+    # One request at a time: a row for each of its steps would be 96 bytes a step of every request.
+    rng = np.random.default_rng(2)
+    reqs = Requests(np.sort(rng.random(40) * 8), rng.integers(1, 300, 40), rng.integers(1, 60, 40))
+    cfg = EngineConfig(num_blocks=120, block_size=4, max_num_batched_tokens=128, max_num_seqs=8, max_model_len=512)
+    from osbench.serve.vllm import engines
+
+    alone = engines.run_alone(reqs, cfg, LINEAR, "reference")  # a StepTime runs natively
+    ref = reference.run(reqs, replace(cfg, enable_prefix_caching=False, policy="fcfs"), LINEAR, concurrency=1)
+    assert len(alone.steps.start) == 0 and len(ref.steps.start) > 0
+    np.testing.assert_array_equal(alone.finish - alone.arrival, ref.finish - ref.arrival)
+
+
+def test_step_rows_are_needed_by_a_record_and_steps_is_a_flag() -> None:
+    reqs = Requests([0.0], [10], [3])
+    cfg = EngineConfig(num_blocks=8)
+    with pytest.raises(ArgumentError, match="steps=false is not accepted: true with record=True"):
+        native.run(reqs, cfg, LINEAR, record=True, steps=False)
+    with pytest.raises(ArgumentTypeError, match="steps=1 is not accepted: it must be True or False"):
+        native.run(reqs, cfg, LINEAR, steps=1)  # type: ignore[arg-type]

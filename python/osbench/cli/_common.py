@@ -57,6 +57,15 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+def _cannot_write(option: str, path: str, folder: Path, exc: OSError) -> UserError:
+    """The error for a folder that cannot be made or written: a part of it that is a file is
+    named (mkdir's own word for it is "File exists")."""
+    part = next((p for p in (folder, *folder.parents) if p.exists()), None)
+    if part is not None and not part.is_dir():
+        return UserError(f"{option} {path} is not accepted: {part} is a file, not a folder")
+    return UserError(f"{option} {path} is not accepted: cannot write there ({exc.strerror or exc})")
+
+
 def output_folder(option: str, path: str) -> Path:
     """The folder a command writes to, made and proven writable before any work starts (an
     unwritable --out fails at once, not after minutes of measuring)."""
@@ -68,7 +77,7 @@ def output_folder(option: str, path: str) -> Path:
         with tempfile.TemporaryFile(dir=out):
             pass
     except OSError as exc:
-        raise UserError(f"{option} {path} is not accepted: cannot write there ({exc.strerror or exc})") from None
+        raise _cannot_write(option, path, out, exc) from None
     return out
 
 
@@ -85,7 +94,7 @@ def output_file(option: str, path: str) -> Path:
         with tempfile.TemporaryFile(dir=out.parent):
             pass
     except OSError as exc:
-        raise UserError(f"{option} {path} is not accepted: cannot write there ({exc.strerror or exc})") from None
+        raise _cannot_write(option, path, out.parent, exc) from None
     if out.exists() and not os.access(out, os.W_OK):
         raise UserError(f"{option} {path} is not accepted: the file cannot be written (permission denied)")
     return out

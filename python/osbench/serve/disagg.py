@@ -37,8 +37,10 @@ from osbench.serve.routers import router_of
 from osbench.serve.run import STEP_FIELDS, EngineRun, Steps, check_concurrency
 from osbench.serve.simulate import configure, sent_at
 
+OVERLAPS = ("after-prefill", "layerwise")
+"""When the KV moves: after the prefill, or layer by layer during its last step."""
 TAKES = (
-    "prefill, decode, kv_link, router, decode_router, engine, semantics, model, gpu, prefill_gpu, decode_gpu, tp, "
+    "prefill, decode, kv_link, overlap, router, decode_router, engine, semantics, model, gpu, prefill_gpu, decode_gpu, tp, "
     "step_time, num_blocks, record, concurrency"
 )
 
@@ -50,6 +52,8 @@ class DisaggSummary:
     prefill: int
     decode: int
     link: str
+    #: when the KV moves (:data:`OVERLAPS`)
+    overlap: str
     router: str
     decode_router: str
     #: every request from its arrival to its last token (TTFT, TPOT on the decode side,
@@ -76,7 +80,7 @@ class DisaggSummary:
 @dataclass(frozen=True, eq=False)
 class DisaggResult:
     """The outcome of one disaggregated run: the ``requests`` (their arrivals as sent), each
-    pool's engine configuration, the ``link``, the routers, the loop's raw ``run`` (which
+    pool's engine configuration, the ``link`` and the ``overlap``, the routers, the loop's raw ``run`` (which
     instance served each request, when its KV moved), each instance's own
     :class:`ServeResult` (``prefill``: its requests with one output token each; ``decode``: its
     requests in the order it received them, arriving when their KV did),
@@ -87,6 +91,7 @@ class DisaggResult:
     prefill_config: Any
     decode_config: Any
     link: Link
+    overlap: str
     router: str
     decode_router: str
     run: DisaggRun
@@ -104,6 +109,7 @@ class DisaggResult:
         link: Link,
         routers: tuple[str, str],
         kv_bytes: np.ndarray,
+        overlap: str = "after-prefill",
     ) -> DisaggResult:
         """Wrap a loop's raw ``run`` over ``requests`` (as sent), each instance's checked as
         :meth:`ServeResult.from_run` checks one engine's."""
@@ -138,7 +144,9 @@ class DisaggResult:
             steps=_decode_steps(run),
         )
         merged = ServeResult.from_run(merged_run, requests, configs[1])
-        return cls(requests, configs[0], configs[1], link, routers[0], routers[1], run, pre, dec, merged, kv_bytes)
+        return cls(
+            requests, configs[0], configs[1], link, overlap, routers[0], routers[1], run, pre, dec, merged, kv_bytes
+        )
 
     def _per_request(self, pool: str, name: str) -> np.ndarray:
         """Per request, the column ``name`` of the instance of ``pool`` that served it."""
@@ -189,6 +197,7 @@ class DisaggResult:
             prefill=len(self.prefill),
             decode=len(self.decode),
             link=self.link.name,
+            overlap=self.overlap,
             router=self.router,
             decode_router=self.decode_router,
             merged=merged,
@@ -225,6 +234,7 @@ def simulate_disaggregated(
     prefill: int,
     decode: int,
     kv_link: Union[str, Link] = "ib-ndr-400g",
+    overlap: str = "after-prefill",
     router: Any = "round-robin",
     decode_router: Any = "round-robin",
     engine: str = "native",
@@ -249,8 +259,11 @@ def simulate_disaggregated(
       ``tp`` GPUs.
     - ``kv_link``: a name of :data:`osbench.serve.links.LINKS` (``nvlink-4``, ``nvlink-5``,
       ``ib-ndr-400g``, ``roce-200g``, ``roce-400g``, ``pcie-5-x16``, ``ideal``) or a
-      :class:`~osbench.serve.links.Link`; the KV of a prompt moves over it once its prefill
-      completes.
+      :class:`~osbench.serve.links.Link`.
+    - ``overlap``: when the KV of a prompt moves: ``"after-prefill"`` (the default, as vLLM's
+      NixlConnector reads it once the prefill is done) or ``"layerwise"`` (streamed layer by
+      layer during the prefill's last step, as Mooncake and DistServe overlap it; the step's
+      time split evenly over the model's layers).
     - ``router``, ``decode_router``: the rules that pick a prefill instance when a request is
       sent and a decode instance when its KV arrives, as :func:`osbench.serve.simulate_cluster`
       takes them (round-robin both by default, as vLLM's disaggregated proxy cycles its
@@ -272,6 +285,7 @@ def simulate_disaggregated(
     prefill = pool_size("prefill", prefill, "prefill instances")
     decode = pool_size("decode", decode, "decode instances")
     the_link = link_of(kv_link)
+    overlap = _checks.choice("overlap", overlap, OVERLAPS)
     routers = (router_of(router), router_of(decode_router))
     if routers[0] is routers[1]:
         raise ArgumentError(
@@ -314,6 +328,7 @@ def simulate_disaggregated(
     per_gpu = kv_bytes_per_gpu(requests, m, tp, pre_cfg.block_size)
     kv_bytes = per_gpu * (m.tp if tp is None else m.check_tp(tp))
     prefill_requests = one_token(requests)
+    layers = m.layers if overlap == "layerwise" else 0
     if engine == "native":
         if semantics != "vllm":
             raise ArgumentError(
@@ -330,6 +345,7 @@ def simulate_disaggregated(
             per_gpu,
             record=record,
             concurrency=concurrency,
+            layers=layers,
         )
     else:
         if not hasattr(module, "decode_stepper"):
@@ -359,6 +375,7 @@ def simulate_disaggregated(
             per_gpu,
             record=record,
             concurrency=concurrency,
+            layers=layers,
         )
     sent = requests
     if concurrency is not None:  # latencies count from when each request was sent
@@ -367,8 +384,8 @@ def simulate_disaggregated(
             arrival[run.prefill_replica == k] = own.arrival
         sent = sent_at(requests, arrival)
     return DisaggResult.from_run(
-        run, sent, (pre_cfg, dec_cfg), the_link, (repr(routers[0]), repr(routers[1])), np.asarray(kv_bytes)
+        run, sent, (pre_cfg, dec_cfg), the_link, (repr(routers[0]), repr(routers[1])), np.asarray(kv_bytes), overlap
     )
 
 
-__all__ = ["DisaggResult", "DisaggSummary", "simulate_disaggregated"]
+__all__ = ["OVERLAPS", "DisaggResult", "DisaggSummary", "simulate_disaggregated"]

@@ -913,8 +913,9 @@ SEMANTICS_COLUMNS = [
     "TTFT p99",
     "TPOT p50",
     "TPOT p99",
-    "preemptions",
+    "preemptions or retractions",
     "goodput",
+    "throughput",
 ]
 SEMANTICS_UNITS = {
     "prompt tokens from the cache": "%",
@@ -923,7 +924,7 @@ SEMANTICS_UNITS = {
     "TPOT p50": "s",
     "TPOT p99": "s",
 }
-SEMANTICS_UNITS["goodput"] = "/s"
+SEMANTICS_UNITS.update({"goodput": "/s", "throughput": "/s"})
 MIXED_AGREES = 0.1
 """How close (relative) SGLang's p99 TPOT with the mixed chunk must come to vLLM's on every trace
 for the note to say that mixing prefill into the decode steps is what separates them."""
@@ -953,7 +954,7 @@ def vllm_vs_sglang(quick: bool = False) -> Table:
                 slo_ttft=SLO_TTFT, slo_tpot=SLO_TPOT
             )
             latency = [s.ttft.p50, s.ttft.p99, s.tpot.p50, s.tpot.p99]
-            rows.append([trace, name, s.prefix_hit_rate, *latency, s.preemptions, s.goodput])
+            rows.append([trace, name, s.prefix_hit_rate, *latency, s.preemptions, s.goodput, s.request_throughput])
     note = _semantics_finding(rows) if rows else ""
     if missing:
         note += f" Not shown: {datasets.missing_note(missing)}"

@@ -41,15 +41,19 @@ def run(
     record: bool = False,
     jump: bool = True,
     concurrency: Optional[int] = None,
+    steps: bool = True,
 ) -> EngineRun:
     """Serve ``requests`` with the engine ``config`` describes, each step taking
     ``step_time(batch)`` seconds; see :func:`osbench.serve.reference.run`.
 
     ``jump``: skip decode-only stretches in one jump when nothing but token counts can change
     (no arrival, admission, preemption, finish or block boundary); every step is still recorded,
-    and the results are the same with ``jump=False``. The run releases the GIL and stops on
-    Ctrl-C (``KeyboardInterrupt``)."""
-    return simulate_counted(requests, config, step_time, record=record, jump=jump, concurrency=concurrency)[0]
+    and the results are the same with ``jump=False``. ``steps=False``: keep no per-step rows
+    (the run's ``steps`` come back empty), for a run that needs only its per-request times. The
+    run releases the GIL and stops on Ctrl-C (``KeyboardInterrupt``)."""
+    return simulate_counted(
+        requests, config, step_time, record=record, jump=jump, concurrency=concurrency, steps=steps
+    )[0]
 
 
 def simulate_counted(
@@ -60,9 +64,13 @@ def simulate_counted(
     record: bool = False,
     jump: bool = True,
     concurrency: Optional[int] = None,
+    steps: bool = True,
 ) -> tuple[EngineRun, int]:
     """:func:`run`, and how many of its steps the decode jump took (tests show it is used)."""
-    columns, detail, jumped = _native.serve_simulate(**_inputs(requests, config, step_time, record, jump, concurrency))
+    if not isinstance(steps, bool):
+        raise ArgumentTypeError(f"steps={steps!r} is not accepted: it must be True or False")
+    inputs = _inputs(requests, config, step_time, record, jump, concurrency)
+    columns, detail, jumped = _native.serve_simulate(**inputs, steps=steps)
     return engine_run(columns, detail), jumped
 
 
@@ -170,6 +178,7 @@ def disaggregated_call(
     record: bool = False,
     jump: bool = True,
     concurrency: Optional[int] = None,
+    layers: int = 0,
 ) -> Any:
     """:func:`run_disaggregated`'s call of the binding, and what it returns as it returns it
     (each run's jumped steps included: tests show the jump is taken)."""
@@ -200,6 +209,7 @@ def disaggregated_call(
         bandwidth=float(link.bandwidth),
         latency=float(link.latency),
         kv_bytes=np.ascontiguousarray(kv_bytes, dtype=np.int64),
+        layers=layers,
         prefill_predicted=prefill["predicted"],
     )
 
@@ -216,14 +226,25 @@ def run_disaggregated(
     record: bool = False,
     jump: bool = True,
     concurrency: Optional[int] = None,
+    layers: int = 0,
 ) -> DisaggRun:
     """Serve ``requests`` on a prefill pool and a decode pool (``configs``, ``step_times``,
     ``sizes`` and ``routers``: the prefill pool's, then the decode pool's) joined by ``link``,
-    request ``i``'s KV taking ``kv_bytes[i]`` bytes per GPU, in Rust
-    (``_native.serve_simulate_disaggregated``), equal to
+    request ``i``'s KV taking ``kv_bytes[i]`` bytes per GPU (after its prefill, or layer by layer
+    over ``layers``), in Rust (``_native.serve_simulate_disaggregated``), equal to
     :func:`osbench.serve.pools.drive_disaggregated` over the reference engines."""
     out = disaggregated_call(
-        requests, configs, step_times, sizes, routers, link, kv_bytes, record=record, jump=jump, concurrency=concurrency
+        requests,
+        configs,
+        step_times,
+        sizes,
+        routers,
+        link,
+        kv_bytes,
+        record=record,
+        jump=jump,
+        concurrency=concurrency,
+        layers=layers,
     )
     pre_replica, dec_replica, start, arrival, pre_runs, dec_runs, order = out
     return DisaggRun(

@@ -13,9 +13,14 @@ disaggregated_serving``'s proxy, the NixlConnector):
    (``max_tokens=1``), its prompt's KV computed (and cached: prefix caching on the prefill
    side) by the end of the step that gives that token;
 2. its KV then moves over the instance's link (:class:`~osbench.serve.links.Link`), the whole
-   blocks of its prompt, after the prefill completes (not streamed layer by layer): transfers
-   from one prefill instance go one at a time, in the order their prefills completed, each
-   taking ``bytes / bandwidth`` on the wire and arriving ``latency`` later;
+   blocks of its prompt, after the prefill completes (vLLM's NixlConnector reads it then):
+   transfers from one prefill instance go one at a time, in the order their prefills completed,
+   each taking ``bytes / bandwidth`` on the wire and arriving ``latency`` later. With
+   ``layers`` (``overlap="layerwise"``, as Mooncake and DistServe stream it), the KV goes layer
+   by layer during the prefill's last step instead: that step's time split evenly over the
+   model's layers, layer ``l``'s share of the bytes (the earlier chunks' KV with it) goes on
+   the wire once the layer is computed and the share before it is sent, and the KV has arrived
+   ``latency`` after its last layer's share;
 3. when its KV arrives, the decode router picks a decode instance (which numbers its requests
    as it receives them, as an engine of its own would: in any order) (the link's time does not
    depend on which: every pair is joined by the same link), which takes the request with the
@@ -152,6 +157,25 @@ def one_token(requests: Requests) -> Requests:
     )
 
 
+def transfer(link: Link, free: float, num_bytes: float, start: float, end: float, layers: int) -> tuple[float, float]:
+    """A prompt's KV of ``num_bytes`` on a link free from ``free``, its prefill's last step
+    running from ``start`` to ``end``: when its first byte goes on the wire and when its last
+    one is off it (see the module: after the prefill, or layer by layer when ``layers``)."""
+    wire = link.seconds(num_bytes)
+    if layers == 0:
+        begin = max(end, free)
+        return begin, begin + wire
+    share = wire / layers
+    begin = done = free
+    for layer in range(layers):
+        ready = end if layer == layers - 1 else start + (end - start) * (layer + 1) / layers
+        go = max(ready, done)
+        if layer == 0:
+            begin = go
+        done = go + share
+    return begin, done
+
+
 def drive_disaggregated(
     requests: Requests,
     prefill_requests: Requests,
@@ -162,10 +186,12 @@ def drive_disaggregated(
     *,
     record: bool = False,
     concurrency: Optional[int] = None,
+    layers: int = 0,
 ) -> DisaggRun:
     """Serve ``requests`` on the ``prefill`` pool (whose steppers serve ``prefill_requests``,
     the same requests with one output token each) and the ``decode`` pool, request ``i``'s KV
-    taking ``kv_bytes[i]`` bytes per GPU over ``link`` (see the module's docstring)."""
+    taking ``kv_bytes[i]`` bytes per GPU over ``link``, after its prefill or, with ``layers``
+    (the model's), layer by layer during its last prefill step (see the module's docstring)."""
     n = len(requests)
     pre = [_Engine(s, g, Recorder(n, record)) for s, g in prefill.engines]
     dec = [_Engine(s, g, Recorder(n, record)) for s, g in decode.engines]
@@ -214,12 +240,12 @@ def drive_disaggregated(
             assert busy is not None
             next_send = sender.time() if sender.more() else None
             if any(busy is rep for rep in pre):
+                started = busy.clock
                 end, finished = step(busy, prefill, pre_tokens, next_send, False)
                 k = next(j for j, rep in enumerate(pre) if rep is busy)
                 for index in finished:  # its prefill done: the KV goes on the wire
-                    start = max(end, link_free[k])
-                    link_free[k] = start + link.seconds(float(kv_bytes[index]))
-                    transfer_start[index] = start
+                    begin, link_free[k] = transfer(link, link_free[k], float(kv_bytes[index]), started, end, layers)
+                    transfer_start[index] = begin
                     kv_arrival[index] = link_free[k] + link.latency
                     heapq.heappush(arrivals, (float(kv_arrival[index]), transfers, index))
                     transfers += 1
@@ -238,4 +264,4 @@ def drive_disaggregated(
     )
 
 
-__all__ = ["DisaggRun", "Pool", "drive_disaggregated", "one_token"]
+__all__ = ["DisaggRun", "Pool", "drive_disaggregated", "one_token", "transfer"]

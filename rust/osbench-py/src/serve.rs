@@ -128,11 +128,12 @@ fn settings<'a>(d: &Bound<'_, PyDict>, names: &'a mut [String; 3]) -> PyResult<S
 /// arrays by name, the step records by name or None, the steps the decode jump took).
 /// `concurrency`: at most that many requests in flight (closed-loop clients), or None.
 /// `predicted`: the predicted output lengths (`sjf`, `srpt`), or None for the true ones.
+/// `steps`: keep the per-step rows (false: their arrays come back empty).
 #[pyfunction]
 #[pyo3(signature = (
     arrival, prompt_len, output_len, priority, keys, key_offsets, *,
     settings, step_kind, step_coefficients,
-    record=false, jump=true, step_tables=None, concurrency=None, predicted=None,
+    record=false, jump=true, step_tables=None, concurrency=None, predicted=None, steps=true,
 ))]
 #[allow(clippy::too_many_arguments)]
 fn serve_simulate<'py>(
@@ -151,13 +152,14 @@ fn serve_simulate<'py>(
     step_tables: Option<PyRef<'py, crate::step_time::MeasuredTables>>,
     concurrency: Option<usize>,
     predicted: Option<PyReadonlyArray1<'py, i64>>,
+    steps: bool,
 ) -> PyResult<(Bound<'py, PyDict>, Option<Bound<'py, PyDict>>, u64)> {
     let requests = RequestArrays { arrival, prompt_len, output_len, priority, predicted, keys, key_offsets };
     let requests = requests.view()?;
     let mut names = Default::default();
     let config = Config::new(self::settings(&settings, &mut names)?).py_err()?;
     let step_time = crate::step_time::step_time(step_kind, &step_coefficients, step_tables.as_deref())?;
-    let options = Options { record, jump, concurrency };
+    let options = Options { record, jump, concurrency, steps };
     let run = interrupt::run(py, "serve.simulate", |cancel| simulate(&requests, &config, &step_time, options, cancel))?;
     to_python(py, run)
 }
@@ -217,7 +219,7 @@ fn serve_simulate_cluster<'py>(
     };
     let spec = Spec::new(router, seed, params).py_err()?;
     let (rk, ro) = (optional("router_keys", &router_keys)?, optional("router_key_offsets", &router_key_offsets)?);
-    let options = Options { record, jump, concurrency };
+    let options = Options { record, jump, concurrency, steps: true };
     let run = interrupt::run(py, "serve.simulate_cluster", |cancel| {
         simulate_cluster(&requests, &config, &step_time, options, replicas, &spec, rk, ro, cancel)
     })?;
@@ -241,7 +243,8 @@ fn spec(router: &RouterArgs) -> PyResult<Spec> {
 }
 
 /// Serve the requests on `prefill` prefill instances and `decode` decode instances joined by
-/// a link of `bandwidth` bytes per second and `latency` seconds, as
+/// a link of `bandwidth` bytes per second and `latency` seconds (the KV after the prefill, or
+/// layer by layer over the model's `layers` during its last step when not 0), as
 /// `osbench.serve.pools.drive_disaggregated` does: each pool with its own settings, step time
 /// and router (`router`, `decode_router`: see `RouterArgs`; their block keys for
 /// `prefix-aware`); `kv_bytes`: each request's KV bytes per GPU; `prefill_predicted`: the
@@ -255,7 +258,7 @@ fn spec(router: &RouterArgs) -> PyResult<Spec> {
     arrival, prompt_len, output_len, priority, keys, key_offsets, *,
     prefill_settings, decode_settings, prefill_step_kind, prefill_step_coefficients,
     decode_step_kind, decode_step_coefficients, prefill, decode, router, decode_router,
-    bandwidth, latency, kv_bytes, router_keys=None, router_key_offsets=None,
+    bandwidth, latency, kv_bytes, layers=0, router_keys=None, router_key_offsets=None,
     decode_router_keys=None, decode_router_key_offsets=None, record=false, jump=true,
     prefill_step_tables=None, decode_step_tables=None, concurrency=None, predicted=None,
     prefill_predicted=None,
@@ -282,6 +285,7 @@ fn serve_simulate_disaggregated<'py>(
     bandwidth: f64,
     latency: f64,
     kv_bytes: PyReadonlyArray1<'py, i64>,
+    layers: u32,
     router_keys: Option<PyReadonlyArray1<'py, u64>>,
     router_key_offsets: Option<PyReadonlyArray1<'py, i64>>,
     decode_router_keys: Option<PyReadonlyArray1<'py, u64>>,
@@ -309,10 +313,10 @@ fn serve_simulate_disaggregated<'py>(
         optional("decode_router_keys", &decode_router_keys)?,
         optional("decode_router_key_offsets", &decode_router_key_offsets)?,
     );
-    let link = disagg::Link::new(bandwidth, latency).py_err()?;
+    let link = disagg::Link::new(bandwidth, latency, layers).py_err()?;
     let kv_bytes = slice("kv_bytes", &kv_bytes)?;
     let prefill_predicted = optional("prefill_predicted", &prefill_predicted)?;
-    let options = Options { record, jump, concurrency };
+    let options = Options { record, jump, concurrency, steps: true };
     let run = interrupt::run(py, "serve.simulate_disaggregated", |cancel| {
         simulate_disaggregated(
             &requests,
@@ -429,7 +433,7 @@ fn serve_simulate_sglang<'py>(
     let mut policy = String::new();
     let config = SglangConfig::new(sglang_settings(&settings, &mut policy, compensated_sum)?).py_err()?;
     let step_time = crate::step_time::step_time(step_kind, &step_coefficients, step_tables.as_deref())?;
-    let options = Options { record, jump: false, concurrency };
+    let options = Options { record, jump: false, concurrency, steps: true };
     let run = interrupt::run(py, "serve.simulate", |cancel| {
         simulate_sglang(&requests, &config, &step_time, options, cancel)
     })?;

@@ -24,6 +24,7 @@ from osbench.errors import ArgumentError
 from osbench.serve import engines as serve_engines
 from osbench.serve import readers as serve_readers
 from osbench.serve import source as serve_source
+from osbench.serve.disagg import OVERLAPS
 from osbench.serve.links import ALIASES as LINK_ALIASES
 from osbench.serve.links import LINKS
 from osbench.serve.models import DEFAULT_MODEL
@@ -334,6 +335,12 @@ def cmd_serve_simulate(args: argparse.Namespace) -> int:
         f"  {'slowdown':<13}E2E over the request alone, by output length: {slowdowns}; "
         f"the longest wait before first scheduled {duration(s.max_queueing)}"
     )
+    for k in s.by_priority:
+        print(
+            f"  {'priority ' + str(k.priority):<13}{number(k.requests)} requests: E2E p50 {duration(k.e2e.p50)}, "
+            f"slowdown p50 {number(k.slowdown.p50)}, p99 {number(k.slowdown.p99)}; the longest wait "
+            f"{duration(k.max_queueing)}"
+        )
     print(
         f"  {'steps':<13}{number(s.steps)}, {duration(s.mean_step_time)} each on average, "
         f"{number(s.mean_batch_size)} requests in a batch on average"
@@ -352,7 +359,8 @@ def cmd_serve_simulate(args: argparse.Namespace) -> int:
         gpus = (args.prefill_gpu or args.gpu, args.decode_gpu or args.gpu)
         print(
             f"  {'pools':<13}{d.prefill} prefill ({gpus[0]}) behind {router}, {d.decode} decode "
-            f"({gpus[1]}) behind {disaggregated['decode_router']}, KV over {d.link}: {size(d.bytes_moved)} moved"
+            f"({gpus[1]}) behind {disaggregated['decode_router']}, KV over {d.link} ({d.overlap}): "
+            f"{size(d.bytes_moved)} moved"
         )
         parts = (
             ("queueing", d.queueing),
@@ -374,6 +382,7 @@ def _disaggregation(args: argparse.Namespace) -> Any:
     --prefill and --decode (which go together, and not with --replicas)."""
     own = {
         "--kv-link": args.kv_link,
+        "--overlap": args.overlap,
         "--decode-router": args.decode_router,
         "--prefill-gpu": args.prefill_gpu,
         "--decode-gpu": args.decode_gpu,
@@ -396,6 +405,7 @@ def _disaggregation(args: argparse.Namespace) -> Any:
         "prefill": args.prefill,
         "decode": args.decode,
         "kv_link": args.kv_link or "ib-ndr-400g",
+        "overlap": args.overlap or "after-prefill",
         "decode_router": args.decode_router or "round-robin",
         "prefill_gpu": args.prefill_gpu,
         "decode_gpu": args.decode_gpu,
@@ -474,6 +484,11 @@ def add_commands(sub: Subcommands) -> None:
         "--kv-link",
         metavar="NAME",
         help=f"the link the KV moves over: {one_of([*LINKS, *LINK_ALIASES])} (default ib-ndr-400g)",
+    )
+    pools.add_argument(
+        "--overlap",
+        choices=list(OVERLAPS),
+        help="when the KV moves: after the prefill (vLLM's NixlConnector, the default) or layer by layer during it",
     )
     pools.add_argument(
         "--decode-router", choices=list(ROUTERS), help="which decode instance takes each request (default round-robin)"

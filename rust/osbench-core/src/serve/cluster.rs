@@ -314,7 +314,7 @@ mod tests {
         };
         let cfg = config(40, true);
         for concurrency in [None, Some(3)] {
-            let options = Options { record: true, jump: true, concurrency };
+            let options = Options { record: true, jump: true, concurrency, steps: true };
             let alone = simulate(&reqs, &cfg, &STEP, options, &Cancel::new()).unwrap();
             for spec in specs() {
                 let out = simulate_cluster(&reqs, &cfg, &STEP, options, 1, &spec, &k, &ko, &Cancel::new()).unwrap();
@@ -330,7 +330,7 @@ mod tests {
         let (a, p, o, _, _) = workload(90, 5);
         let reqs = Requests { arrival: &a, prompt_len: &p, output_len: &o, ..Requests::default() };
         let cfg = config(30, false);
-        let options = Options { record: true, jump: true, concurrency: None };
+        let options = Options { record: true, jump: true, concurrency: None, steps: true };
         let spec = routers::Spec::RoundRobin;
         let out = simulate_cluster(&reqs, &cfg, &STEP, options, 3, &spec, &[], &[], &Cancel::new()).unwrap();
         for (k, run) in out.runs.into_iter().enumerate() {

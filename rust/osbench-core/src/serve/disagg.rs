@@ -26,23 +26,52 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 /// The link between the pools (`links.py: Link`): bytes per second one way per GPU (infinity:
-/// instant) and seconds per transfer.
+/// instant) and seconds per transfer; and how the KV takes it: after the prefill (`layers` 0)
+/// or layer by layer during its last step, over the model's `layers`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Link {
     pub bandwidth: f64,
     pub latency: f64,
+    pub layers: u32,
 }
 
 impl Link {
     /// Refuses a bandwidth that is not positive and a latency that is not finite and >= 0.
-    pub fn new(bandwidth: f64, latency: f64) -> Result<Link> {
+    pub fn new(bandwidth: f64, latency: f64, layers: u32) -> Result<Link> {
         if bandwidth.is_nan() || bandwidth <= 0.0 {
             return Err(invalid("bandwidth", bandwidth, "a positive number of bytes per second (inf: instant)"));
         }
         if !(latency.is_finite() && latency >= 0.0) {
             return Err(invalid("latency", latency, "finite seconds >= 0"));
         }
-        Ok(Link { bandwidth, latency })
+        Ok(Link { bandwidth, latency, layers })
+    }
+
+    /// A prompt's KV of `bytes` on a link free from `free`, its prefill's last step running
+    /// from `start` to `end`: when its first byte goes on the wire and when its last is off it
+    /// (`pools.py: transfer`).
+    fn transfer(&self, free: f64, bytes: f64, start: f64, end: f64) -> (f64, f64) {
+        let wire = self.seconds(bytes);
+        let layers = self.layers;
+        if layers == 0 {
+            let begin = end.max(free);
+            return (begin, begin + wire);
+        }
+        let share = wire / f64::from(layers);
+        let (mut begin, mut done) = (free, free);
+        for layer in 0..layers {
+            let ready = if layer == layers - 1 {
+                end
+            } else {
+                start + (end - start) * f64::from(layer + 1) / f64::from(layers)
+            };
+            let go = ready.max(done);
+            if layer == 0 {
+                begin = go;
+            }
+            done = go + share;
+        }
+        (begin, done)
     }
 
     /// Seconds `bytes` take on the wire (`Link.seconds`).
@@ -182,9 +211,15 @@ impl<'a, S: Scheduler> Side<'a, S> {
         Ok(())
     }
 
-    /// The next step of instance `k` (`pools.py: step`): when it ends and the requests it
-    /// finished, in order.
-    fn step(&mut self, k: usize, t: f64, next: Option<f64>, tokens: &dyn Fn(u32) -> u64) -> Result<(f64, Vec<u32>)> {
+    /// The next step of instance `k` (`pools.py: step`): when it starts and ends, and the
+    /// requests it finished, in order.
+    fn step(
+        &mut self,
+        k: usize,
+        t: f64,
+        next: Option<f64>,
+        tokens: &dyn Fn(u32) -> u64,
+    ) -> Result<(f64, f64, Vec<u32>)> {
         let rep = &mut self.reps[k];
         rep.publish(t, tokens);
         let added_before = rep.given.len();
@@ -192,7 +227,7 @@ impl<'a, S: Scheduler> Side<'a, S> {
         rep.engine.next_arrival(next);
         rep.engine.step(t)?;
         let run = rep.engine.run();
-        let end = run.start[row] + run.duration[row];
+        let (start, end) = (run.start[row], run.start[row] + run.duration[row]);
         let report = Report {
             blocks_used: run.blocks_used[row] as u64,
             num_waiting: run.num_waiting[row] as u64,
@@ -201,7 +236,7 @@ impl<'a, S: Scheduler> Side<'a, S> {
         };
         let finished: Vec<u32> = rep.engine.finished().iter().map(|&j| rep.given[j as usize]).collect();
         rep.pending = Some((end, report, finished.clone()));
-        Ok((end, finished))
+        Ok((start, end, finished))
     }
 
     /// The earliest next step of its instances other than `except`, infinity when none.
@@ -320,12 +355,12 @@ pub fn run<S: Scheduler>(
                 } else {
                     Some(pre.earliest(Some(k)).min(dec.earliest(None)).min(t_kv))
                 };
-                let (end, finished) = pre.step(k, t, next, &pre_tokens)?;
+                let (started, end, finished) = pre.step(k, t, next, &pre_tokens)?;
                 for i in finished {
-                    let start = end.max(link_free[k]);
-                    link_free[k] = start + link.seconds(kv_bytes[i as usize] as f64);
-                    let arrive = link_free[k] + link.latency;
-                    out.transfer_start[i as usize] = start;
+                    let (begin, free) = link.transfer(link_free[k], kv_bytes[i as usize] as f64, started, end);
+                    link_free[k] = free;
+                    let arrive = free + link.latency;
+                    out.transfer_start[i as usize] = begin;
                     out.kv_arrival[i as usize] = arrive;
                     arrivals.push(Reverse((arrive.to_bits(), transfers, i)));
                     transfers += 1;
@@ -340,7 +375,7 @@ pub fn run<S: Scheduler>(
                 }
                 let idle = !sender.more() && arrivals.is_empty() && pre.earliest(None).is_infinite();
                 let next = if idle { None } else { Some(bound) };
-                let (end, finished) = dec.step(k, t, next, &dec_tokens)?;
+                let (_, end, finished) = dec.step(k, t, next, &dec_tokens)?;
                 num_finished += finished.len();
                 sender.finished(end, finished.len());
             }
@@ -383,7 +418,7 @@ mod tests {
         let cfg = config();
         let bytes = vec![1000; reqs.arrival.len()];
         let specs = (routers::Spec::RoundRobin, routers::Spec::LeastTokens);
-        let link = Link::new(1e9, 1e-5)?;
+        let link = Link::new(1e9, 1e-5, 0)?;
         let no_keys: RouterKeys = (&[], &[]);
         let options = Options::default();
         simulate_disaggregated(
@@ -407,9 +442,9 @@ mod tests {
         assert!(matches!(run(&reqs, (0, 1), &Cancel::new()), Err(Error::InvalidArgument { name: "prefill", .. })));
         assert!(matches!(run(&reqs, (1, 0), &Cancel::new()), Err(Error::InvalidArgument { name: "decode", .. })));
         for bad in [-1.0, 0.0, f64::NAN] {
-            assert!(matches!(Link::new(bad, 0.0), Err(Error::InvalidArgument { name: "bandwidth", .. })));
+            assert!(matches!(Link::new(bad, 0.0, 0), Err(Error::InvalidArgument { name: "bandwidth", .. })));
         }
-        assert!(matches!(Link::new(1e9, -1.0), Err(Error::InvalidArgument { name: "latency", .. })));
+        assert!(matches!(Link::new(1e9, -1.0, 0), Err(Error::InvalidArgument { name: "latency", .. })));
         let out = run(&reqs, (1, 1), &Cancel::new()).unwrap();
         // The prompt's KV arrives after the prefill's one token, 1000 bytes at 1 GB/s and 10 us later.
         let prefill_end = out.prefill_runs[0].first_token[0];

@@ -37,10 +37,12 @@ struct SwapRow {
 /// Collects a run step by step (`run.py: Recorder`).
 struct Recorder {
     run: Run,
+    /// Keep the per-step rows ([`Options::steps`]).
+    steps: bool,
 }
 
 impl Recorder {
-    fn new(capacity: usize, record: bool) -> Self {
+    fn new(capacity: usize, record: bool, steps: bool) -> Self {
         let mut run = Run {
             arrival: Vec::with_capacity(capacity),
             admitted: Vec::with_capacity(capacity),
@@ -58,7 +60,7 @@ impl Recorder {
                 ..Record::default()
             });
         }
-        Recorder { run }
+        Recorder { run, steps }
     }
 
     fn request(&mut self, arrival: f64) {
@@ -84,6 +86,9 @@ impl Recorder {
         pool: Occupancy,
         swap: SwapRow,
     ) -> Result<()> {
+        if !self.steps {
+            return Ok(());
+        }
         let s = &mut self.run;
         if s.start.len() == s.start.capacity() {
             const WHAT: &str = "the steps' records";
@@ -178,7 +183,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             step_time,
             options,
             cancel,
-            rec: Recorder::new(capacity, options.record),
+            rec: Recorder::new(capacity, options.record, options.steps),
             now: 0.0,
             next_arrival: Some(0.0),
             arrived: false,

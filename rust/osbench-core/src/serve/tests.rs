@@ -33,7 +33,7 @@ fn run(reqs: &Requests, cfg: &Config, options: Options) -> Result<Run> {
     simulate(reqs, cfg, &STEP, options, &Cancel::new())
 }
 
-const RECORD: Options = Options { record: true, jump: true, concurrency: None };
+const RECORD: Options = Options { record: true, jump: true, concurrency: None, steps: true };
 
 /// Step `j`'s scheduled (request, tokens).
 fn scheduled(run: &Run, j: usize) -> Vec<(i64, i64)> {
@@ -126,6 +126,32 @@ fn a_prefix_cached_in_a_step_is_hit_by_a_request_admitted_later_in_the_same_step
     assert_eq!((run.first_token, run.finish), (vec![4.0, 4.0], vec![8.0, 8.0]));
     assert_eq!((run.blocks_cached, run.blocks_used), (vec![2, 2, 4], vec![4, 4, 4]));
     assert_eq!(run.record.unwrap().free_blocks, [5, 5, 5]);
+}
+
+/// A prompt already cached whole: vLLM caps a hit at `num_tokens - 1` in whole blocks
+/// (`kv_cache_manager.py: get_computed_blocks`), so a block-aligned prompt recomputes its last
+/// block, one whose last block is partial hits every full block; each case tells the cap apart
+/// from no cap and from a cap of one token (tests/serve/test_cached_prompt.py, both engines).
+#[test]
+fn a_fully_cached_block_aligned_prompt_recomputes_its_last_block() {
+    // (prompt_len, block_size, blocks shared with the first request, the second's hit)
+    for (prompt, block, shared, hit) in [(8, 4, 2, 4), (10, 4, 2, 8), (12, 4, 2, 8), (8, 1, 8, 7), (4, 4, 1, 0)] {
+        let full = prompt / block;
+        let first: Vec<u64> = (0..full).map(|k| mix(1, k)).collect();
+        let second: Vec<u64> = (0..full).map(|k| if k < shared { mix(1, k) } else { mix(2, k) }).collect();
+        let keys = [first, second].concat();
+        let (p, n) = (prompt as i64, full as i64);
+        let reqs = Requests {
+            arrival: &[0.0, 100.0],
+            prompt_len: &[p, p],
+            output_len: &[2, 2],
+            keys: &keys,
+            key_offsets: &[0, n, 2 * n],
+            ..Requests::default()
+        };
+        let run = run(&reqs, &config(64, block, 64, 4, 64), RECORD).unwrap();
+        assert_eq!(run.cached_tokens, [0, hit], "prompt {prompt}, blocks of {block}, {shared} shared");
+    }
 }
 
 /// Any distinct content key (the engine only compares them).
@@ -245,8 +271,27 @@ fn the_decode_jump_changes_nothing_and_is_taken() {
             keys: &keys,
             key_offsets: &offsets,
         };
-        let stepped = run(&reqs, &cfg, Options { record: true, jump: false, concurrency: None });
+        let stepped = run(&reqs, &cfg, Options { record: true, jump: false, concurrency: None, steps: true });
         let with_jump = run(&reqs, &cfg, RECORD);
+        // Without its step rows, the same run: the same per-request times, the same errors.
+        let bare = run(&reqs, &cfg, Options { record: false, jump: true, concurrency: None, steps: false });
+        match (&with_jump, bare) {
+            (Ok(full), Ok(bare)) => {
+                assert!(bare.start.is_empty() && bare.num_seqs.is_empty() && !full.start.is_empty());
+                let times = |r: &Run| {
+                    (r.arrival.clone(), r.admitted.clone(), r.first_token.clone(), r.finish.clone(), r.jumped_steps)
+                };
+                let same = |a: &[f64], b: &[f64]| a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
+                let (a, b) = (times(full), times(&bare));
+                assert!(same(&a.0, &b.0) && same(&a.1, &b.1) && same(&a.2, &b.2) && same(&a.3, &b.3), "seed {seed}");
+                assert_eq!(
+                    (a.4, &full.preemptions, &full.cached_tokens),
+                    (b.4, &bare.preemptions, &bare.cached_tokens)
+                );
+            }
+            (Err(a), Err(b)) => assert_eq!(a, &b, "seed {seed}"),
+            (a, b) => panic!("seed {seed}: {a:?} against {b:?}"),
+        }
         match (stepped, with_jump) {
             (Ok(a), Ok(mut b)) => {
                 jumped += b.jumped_steps;

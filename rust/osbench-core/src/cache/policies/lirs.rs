@@ -7,6 +7,7 @@
 //! `LIRS` class; this file follows them step for step. Sized mode counts bytes.
 
 use crate::cache::list::{Links, List, Slots};
+use crate::cache::memory::prefetch;
 use crate::cache::policy::{put, Options, Policy};
 use crate::cache::NIL;
 
@@ -333,7 +334,23 @@ impl Policy for Lirs {
 
     #[inline(always)]
     fn prefetch(&self, id: u32) {
+        // Each list keeps its own per-id slot array: a hit reads S's and Q's, a miss NH's too.
         self.s.slots.prefetch(id);
+        self.q.slots.prefetch(id);
+        self.nh.slots.prefetch(id);
+    }
+
+    #[inline(always)]
+    fn prefetch_near(&self, id: u32) {
+        let s = self.s.slots.peek(id);
+        if s != NIL {
+            self.s.links.prefetch(s);
+            prefetch(self.is_lir.as_ptr().wrapping_add(s as usize));
+        }
+        let q = self.q.slots.peek(id);
+        if q != NIL {
+            self.q.links.prefetch(q);
+        }
     }
     fn contains(&self, id: u32) -> bool {
         self.resident(id)

@@ -92,7 +92,7 @@ impl Spec {
             Spec::LeastRequests => Box::new(least_requests::LeastRequests),
             Spec::LeastTokens => Box::new(least_tokens::LeastTokens),
             Spec::PrefixAware(p) => Box::new(prefix_aware::PrefixAware::new(p, replicas)),
-            Spec::KvAware => Box::new(kv_aware::KvAware),
+            Spec::KvAware => Box::new(kv_aware::KvAware::default()),
         }
     }
 }
