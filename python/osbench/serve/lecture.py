@@ -26,7 +26,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from osbench import datasets
-from osbench._format import duration, number, percent, ratio
+from osbench._format import duration, number, percent, ratio, size
 from osbench._table import Table
 from osbench.serve.models import GPUS, MODELS, num_blocks
 from osbench.serve.plan import plan
@@ -685,8 +685,7 @@ def swap_vs_recompute(quick: bool = False) -> Table:
         setup=(
             f"{'; '.join(whats)}; {_preset_setup(SMALL_GPU['model'], SMALL_GPU['gpu'], first)}, the pool cut to a share "
             f"of it; swap into vLLM v0's default {number(first.config.swap_space)} GiB of host memory over "
-            f"{SWAP_LINK} ({number(swap.bandwidth / 1e9)} GB/s each way, rated) with "
-            f"{number(swap.block_bytes / 2**20)} MiB a block"
+            f"{SWAP_LINK} ({size(swap.bandwidth)}/s each way, rated) with {size(swap.block_bytes)} a block"
         ),
         seed=SEED,
     )
