@@ -385,6 +385,7 @@ def serve_simulate_sglang(
     record: bool = False,
     step_tables: Optional[MeasuredTables] = None,
     concurrency: Optional[int] = None,
+    compensated_sum: bool = False,
 ) -> tuple[dict[str, npt.NDArray[Any]], Optional[dict[str, npt.NDArray[np.int64]]], int]: ...
 def serve_simulate_cluster(
     arrival: npt.NDArray[np.float64],

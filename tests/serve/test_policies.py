@@ -118,6 +118,14 @@ def test_aging_bounds_the_wait_of_the_batch_class() -> None:
         run = native.run(reqs, config("priority", max_num_seqs=1, aging=aging), CONSTANT)
         waits.append(float((run.admitted - run.arrival)[classes == 1].max()))
     assert waits[0] > waits[1] > waits[2]
+    # The summary's per-class figures say the same, class by class, with their slowdowns.
+    opts = {"step_time": CONSTANT, "num_blocks": 100_000, "max_num_seqs": 1, "policy": "priority"}
+    strict, aged = (ob.serve.simulate(reqs, aging=a, **opts).summary().by_priority for a in (0.0, 0.5))
+    assert [c.priority for c in strict] == [0, 1] and [c.requests for c in strict] == [n - classes.sum(), classes.sum()]
+    assert strict[1].max_queueing == waits[0] and aged[1].max_queueing == waits[2]
+    assert strict[1].slowdown.p99 > aged[1].slowdown.p99 and strict[0].slowdown.p99 < aged[0].slowdown.p99
+    unprioritised = Requests(reqs.arrival, reqs.prompt_len, reqs.output_len)
+    assert ob.serve.simulate(unprioritised, **{**opts, "policy": "fcfs"}).summary().by_priority == ()
 
 
 def test_the_prediction_models() -> None:

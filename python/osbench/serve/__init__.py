@@ -33,7 +33,7 @@ from osbench.serve.links import LINKS, Link
 from osbench.serve.models import GPU, GPUS, MODELS, Model, num_blocks
 from osbench.serve.plan import Plan, plan
 from osbench.serve.requests import Requests, RequestsSummary
-from osbench.serve.result import ServeResult, ServeSummary, Stats
+from osbench.serve.result import PriorityClass, ServeResult, ServeSummary, Stats
 from osbench.serve.run import EngineRun, Steps
 from osbench.serve.simulate import simulate
 from osbench.serve.steptime import Batch, StepTime
@@ -57,6 +57,7 @@ __all__ = [
     "Lognormal",
     "Model",
     "Plan",
+    "PriorityClass",
     "Requests",
     "RequestsSummary",
     "ServeResult",

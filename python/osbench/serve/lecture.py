@@ -26,7 +26,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from osbench import datasets
-from osbench._format import duration, number, percent, ratio
+from osbench._format import duration, number, percent, ratio, size
 from osbench._table import Table
 from osbench.serve.models import GPUS, MODELS, num_blocks
 from osbench.serve.plan import plan
@@ -685,8 +685,7 @@ def swap_vs_recompute(quick: bool = False) -> Table:
         setup=(
             f"{'; '.join(whats)}; {_preset_setup(SMALL_GPU['model'], SMALL_GPU['gpu'], first)}, the pool cut to a share "
             f"of it; swap into vLLM v0's default {number(first.config.swap_space)} GiB of host memory over "
-            f"{SWAP_LINK} ({number(swap.bandwidth / 1e9)} GB/s each way, rated) with "
-            f"{number(swap.block_bytes / 2**20)} MiB a block"
+            f"{SWAP_LINK} ({size(swap.bandwidth)}/s each way, rated) with {size(swap.block_bytes)} a block"
         ),
         seed=SEED,
     )
@@ -913,8 +912,9 @@ SEMANTICS_COLUMNS = [
     "TTFT p99",
     "TPOT p50",
     "TPOT p99",
-    "preemptions",
+    "preemptions or retractions",
     "goodput",
+    "throughput",
 ]
 SEMANTICS_UNITS = {
     "prompt tokens from the cache": "%",
@@ -923,7 +923,7 @@ SEMANTICS_UNITS = {
     "TPOT p50": "s",
     "TPOT p99": "s",
 }
-SEMANTICS_UNITS["goodput"] = "/s"
+SEMANTICS_UNITS.update({"goodput": "/s", "throughput": "/s"})
 MIXED_AGREES = 0.1
 """How close (relative) SGLang's p99 TPOT with the mixed chunk must come to vLLM's on every trace
 for the note to say that mixing prefill into the decode steps is what separates them."""
@@ -953,7 +953,7 @@ def vllm_vs_sglang(quick: bool = False) -> Table:
                 slo_ttft=SLO_TTFT, slo_tpot=SLO_TPOT
             )
             latency = [s.ttft.p50, s.ttft.p99, s.tpot.p50, s.tpot.p99]
-            rows.append([trace, name, s.prefix_hit_rate, *latency, s.preemptions, s.goodput])
+            rows.append([trace, name, s.prefix_hit_rate, *latency, s.preemptions, s.goodput, s.request_throughput])
     note = _semantics_finding(rows) if rows else ""
     if missing:
         note += f" Not shown: {datasets.missing_note(missing)}"

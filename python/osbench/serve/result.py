@@ -88,6 +88,25 @@ class Stats:
 
 
 @dataclass(frozen=True)
+class PriorityClass:
+    """Figures of the requests of one priority (:attr:`ServeSummary.by_priority`): how each
+    class fared, which is where strict priority's starvation of the lower classes, and aging's
+    bound on it, show."""
+
+    priority: int
+    requests: int
+    e2e: Stats
+    queueing: Stats
+    #: the longest wait before first being scheduled (seconds)
+    max_queueing: float
+    #: nan without the alone times, as :attr:`ServeSummary.slowdown`
+    slowdown: Stats
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
 class ServeSummary:
     """Figures of one run (:meth:`ServeResult.summary`)."""
 
@@ -135,6 +154,8 @@ class ServeSummary:
     steps: int
     mean_step_time: float
     mean_batch_size: float
+    #: per priority value, lowest (served first) first; empty when the requests carry none
+    by_priority: tuple[PriorityClass, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -343,7 +364,29 @@ class ServeResult:
             steps=len(steps),
             mean_step_time=busy / len(steps) if len(steps) else math.nan,
             mean_batch_size=float(steps.num_seqs.mean()) if len(steps) else math.nan,
+            by_priority=self._by_priority(slowdown),
         )
+
+    def _by_priority(self, slowdown: np.ndarray) -> tuple[PriorityClass, ...]:
+        """:attr:`ServeSummary.by_priority`: the figures of each priority's requests."""
+        priority = self.requests.priority
+        if priority is None:
+            return ()
+        queueing, e2e = self.queueing, self.e2e
+        out = []
+        for value in np.unique(priority):
+            mine = priority == value
+            out.append(
+                PriorityClass(
+                    priority=int(value),
+                    requests=int(mine.sum()),
+                    e2e=Stats.of(e2e[mine]),
+                    queueing=Stats.of(queueing[mine]),
+                    max_queueing=float(queueing[mine].max()),
+                    slowdown=Stats.of(slowdown[mine]),
+                )
+            )
+        return tuple(out)
 
     def to_dict(self) -> dict[str, Any]:
         """Everything as plain Python: the configuration, per-request and per-step lists, and
@@ -382,4 +425,4 @@ def _alone(value: Any, n: int) -> np.ndarray:
     return arr
 
 
-__all__ = ["LENGTH_CLASSES", "RawRun", "ServeResult", "ServeSummary", "Stats"]
+__all__ = ["LENGTH_CLASSES", "PriorityClass", "RawRun", "ServeResult", "ServeSummary", "Stats"]

@@ -358,7 +358,11 @@ type DisaggOut<'py> = (
 
 /// SGLang's settings from one dict holding exactly its row's config fields
 /// (`osbench.serve.sglang.EngineConfig`'s, which checked them); `names` keeps the policy name.
-fn sglang_settings<'a>(d: &Bound<'_, PyDict>, policy: &'a mut String) -> PyResult<SglangSettings<'a>> {
+fn sglang_settings<'a>(
+    d: &Bound<'_, PyDict>,
+    policy: &'a mut String,
+    compensated_sum: bool,
+) -> PyResult<SglangSettings<'a>> {
     for key in d.keys() {
         let key = key.extract::<String>()?;
         if !SGLANG_FIELDS.contains(&key.as_str()) {
@@ -390,6 +394,7 @@ fn sglang_settings<'a>(d: &Bound<'_, PyDict>, policy: &'a mut String) -> PyResul
         enable_mixed_chunk: item("enable_mixed_chunk")?.extract()?,
         context_len: item("context_len")?.extract()?,
         random_seed_words: words,
+        compensated_sum,
     })
 }
 
@@ -397,11 +402,14 @@ fn sglang_settings<'a>(d: &Bound<'_, PyDict>, policy: &'a mut String) -> PyResul
 /// tokens as one-token block keys (`Requests.prompt_block_keys(1)`), None for prompts without
 /// content (the core makes the keys that method gives them); `settings`: the
 /// configuration's fields by name (`SERVE_ENGINES`' row for SGLang). The other arguments and
-/// what it returns are `serve_simulate`'s (no decode jump: it takes none).
+/// what it returns are `serve_simulate`'s (no decode jump: it takes none). `compensated_sum`:
+/// the reference's interpreter sums floats with compensation (Python 3.12 on), as the
+/// admission's sum of expected outputs must then.
 #[pyfunction]
 #[pyo3(signature = (
     arrival, prompt_len, output_len, keys, key_offsets, *,
     settings, step_kind, step_coefficients, record=false, step_tables=None, concurrency=None,
+    compensated_sum=false,
 ))]
 #[allow(clippy::too_many_arguments)]
 fn serve_simulate_sglang<'py>(
@@ -417,12 +425,13 @@ fn serve_simulate_sglang<'py>(
     record: bool,
     step_tables: Option<PyRef<'py, crate::step_time::MeasuredTables>>,
     concurrency: Option<usize>,
+    compensated_sum: bool,
 ) -> PyResult<(Bound<'py, PyDict>, Option<Bound<'py, PyDict>>, u64)> {
     let requests =
         RequestArrays { arrival, prompt_len, output_len, priority: None, predicted: None, keys, key_offsets };
     let requests = requests.view()?;
     let mut policy = String::new();
-    let config = SglangConfig::new(sglang_settings(&settings, &mut policy)?).py_err()?;
+    let config = SglangConfig::new(sglang_settings(&settings, &mut policy, compensated_sum)?).py_err()?;
     let step_time = crate::step_time::step_time(step_kind, &step_coefficients, step_tables.as_deref())?;
     let options = Options { record, jump: false, concurrency, steps: true };
     let run = interrupt::run(py, "serve.simulate", |cancel| {

@@ -210,7 +210,7 @@ def _policy_words(cfg: Any) -> str:
 
 def _preemption_words(cfg: Any, s: Any) -> str:
     """How preempted requests kept their KV, and what it cost: ``swap to 4 GiB of host memory
-    (512 blocks) over pcie5 (63 GB/s): 1.2 GiB out, 1.2 GiB in, 20 ms of copies; 0 tokens
+    (512 blocks) over pcie5 (58.7 GiB/s): 1.2 GiB out, 1.2 GiB in, 20 ms of copies; 0 tokens
     recomputed``."""
     recomputed = f"{number(s.recomputed_tokens)} tokens recomputed"
     swap = getattr(cfg, "swap", None)
@@ -219,7 +219,7 @@ def _preemption_words(cfg: Any, s: Any) -> str:
     link = cfg.link if cfg.swap_bandwidth is None else "a link"
     return (
         f"by swap to {number(cfg.swap_space)} GiB of host memory ({number(swap.host_blocks)} blocks) over {link} "
-        f"({number(swap.bandwidth / 1e9)} GB/s): {size(s.swapped_out_bytes)} out, {size(s.swapped_in_bytes)} in, "
+        f"({size(swap.bandwidth)}/s): {size(s.swapped_out_bytes)} out, {size(s.swapped_in_bytes)} in, "
         f"{duration(s.swap_time)} of copies; {recomputed} (when the host pool was full)"
     )
 
@@ -335,6 +335,12 @@ def cmd_serve_simulate(args: argparse.Namespace) -> int:
         f"  {'slowdown':<13}E2E over the request alone, by output length: {slowdowns}; "
         f"the longest wait before first scheduled {duration(s.max_queueing)}"
     )
+    for k in s.by_priority:
+        print(
+            f"  {'priority ' + str(k.priority):<13}{number(k.requests)} requests: E2E p50 {duration(k.e2e.p50)}, "
+            f"slowdown p50 {number(k.slowdown.p50)}, p99 {number(k.slowdown.p99)}; the longest wait "
+            f"{duration(k.max_queueing)}"
+        )
     print(
         f"  {'steps':<13}{number(s.steps)}, {duration(s.mean_step_time)} each on average, "
         f"{number(s.mean_batch_size)} requests in a batch on average"

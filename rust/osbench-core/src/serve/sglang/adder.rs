@@ -36,8 +36,10 @@ pub struct PrefillAdder {
 }
 
 impl PrefillAdder {
-    /// `running`: the running batch's requests; `num_mixed_decode_tokens`: with mixed chunks,
-    /// the running requests that decode inside this prefill.
+    /// `running`: the running batch's requests (`max_new_tokens`, outputs so far);
+    /// `num_mixed_decode_tokens`: with mixed chunks, the running requests that decode inside
+    /// this prefill; `compensated_sum`: Python's `sum()` of floats is compensated (3.12 on).
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         kv_page_size: u64,
         running: impl Iterator<Item = (u64, u64)>,
@@ -46,14 +48,17 @@ impl PrefillAdder {
         chunk_tokens: Option<u64>,
         num_mixed_decode_tokens: u64,
         policy: Policy,
+        compensated_sum: bool,
     ) -> PrefillAdder {
         let mixed = num_mixed_decode_tokens as i64;
-        // PrefillAdder.__init__: the running requests' expected outputs, summed in order
-        // (_get_running_request_total_token_offset; Python's sum of floats before 3.12).
-        let mut expected = 0.0f64;
-        for (max_new, outputs) in running {
-            expected += (max_new.saturating_sub(outputs)).min(CLIP_MAX_NEW_TOKENS) as f64 * new_token_ratio;
-        }
+        // PrefillAdder.__init__: the running requests' expected outputs, summed as Python's
+        // sum() sums them (_get_running_request_total_token_offset).
+        let expected = python_sum(
+            running.map(|(max_new, outputs)| {
+                max_new.saturating_sub(outputs).min(CLIP_MAX_NEW_TOKENS) as f64 * new_token_ratio
+            }),
+            compensated_sum,
+        );
         PrefillAdder {
             policy,
             page_size: kv_page_size as i64,
@@ -191,5 +196,50 @@ impl PrefillAdder {
             Some(res) => res,
             None => self.budget_state(kv),
         })
+    }
+}
+
+/// Python's `sum()` of floats from its default start 0, as CPython computes it: one after the
+/// other before 3.12; from 3.12 with Neumaier's compensation (`bltinmodule.c: builtin_sum_impl`:
+/// the first float replaces the int 0, the others are added with the running compensation `c`,
+/// which is added at the end when it is non-zero and finite).
+pub fn python_sum(values: impl Iterator<Item = f64>, compensated: bool) -> f64 {
+    let mut values = values;
+    let Some(first) = values.next() else { return 0.0 };
+    let mut total = first;
+    if !compensated {
+        for x in values {
+            total += x;
+        }
+        return total;
+    }
+    let mut c = 0.0f64;
+    for x in values {
+        let t = total + x;
+        if total.abs() >= x.abs() {
+            c += (total - t) + x;
+        } else {
+            c += (x - t) + total;
+        }
+        total = t;
+    }
+    if c != 0.0 && c.is_finite() {
+        total += c;
+    }
+    total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::python_sum;
+
+    #[test]
+    fn python_sum_is_sequential_before_312_and_compensated_after() {
+        let tenths = || std::iter::repeat_n(0.1, 10);
+        // sum([0.1] * 10): 0.9999999999999999 before Python 3.12, 1.0 from 3.12 on.
+        assert_eq!(python_sum(tenths(), false), 0.9999999999999999);
+        assert_eq!(python_sum(tenths(), true), 1.0);
+        assert_eq!(python_sum(std::iter::empty(), true), 0.0);
+        assert_eq!(python_sum([1e100, 1.0, -1e100].into_iter(), true), 1.0);
     }
 }

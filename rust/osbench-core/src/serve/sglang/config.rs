@@ -22,6 +22,10 @@ pub struct Settings<'a> {
     /// The `random` policy's seed as Python's `random.seed` reads an int: its 32-bit words,
     /// least significant first (`[0]` for 0).
     pub random_seed_words: Vec<u32>,
+    /// Whether the reference's Python sums floats with compensation (CPython 3.12 on), which
+    /// the admission's sum of expected outputs repeats ([`super::adder::python_sum`]). Not an
+    /// SGLang option: how the interpreter the reference runs on adds.
+    pub compensated_sum: bool,
 }
 
 /// A checked configuration.
@@ -40,6 +44,7 @@ pub struct Config {
     /// `min(0.7 x schedule_conservativeness, 1)` (`NewTokenRatioTracker.from_config`).
     pub init_new_token_ratio: f64,
     pub random_seed_words: Vec<u32>,
+    pub compensated_sum: bool,
 }
 
 impl Config {
@@ -96,6 +101,7 @@ impl Config {
             running_cap,
             init_new_token_ratio: (0.7 * ratio).min(1.0),
             random_seed_words: s.random_seed_words,
+            compensated_sum: s.compensated_sum,
         })
     }
 

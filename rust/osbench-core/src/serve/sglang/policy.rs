@@ -7,9 +7,9 @@ use super::random::PyRandom;
 use super::request::Req;
 use super::POLICIES;
 use crate::error::{invalid, Result};
-use crate::radix::tree::{Handle, RadixTree};
+use crate::radix::tree::{Handle, MixBuild, RadixTree};
 use std::cmp::Ordering;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// `schedule_policy.py`: a request whose cached prefix is at most this long is checked against
 /// the other waiting requests...
@@ -18,6 +18,9 @@ const IN_BATCH_PREFIX_CACHING_CHECK_THRESHOLD: u64 = 32;
 const IN_BATCH_PREFIX_CACHING_DEPRIORITIZE_THRESHOLD: u64 = 32;
 /// Above this many waiting requests `lpm` and `hrrn` sort nothing (`_determine_active_policy`).
 const WAITING_QUEUE_PREFIX_MATCH_MAX: usize = 128;
+const OPENING: usize = IN_BATCH_PREFIX_CACHING_DEPRIORITIZE_THRESHOLD as usize;
+/// The first tokens of a fill that decide whether it shares enough with another.
+type Opening = [i64; OPENING];
 /// Every 32nd sort of a cache-agnostic policy refreshes the waiting prefixes in the tree.
 const WAITING_PREFIX_REFRESH_INTERVAL: u64 = 32;
 
@@ -67,11 +70,13 @@ pub struct SchedulePolicy {
     pub policy: Policy,
     rng: PyRandom,
     refresh_calls: u64,
+    /// The openings of the waiting fills seen so far in one `_compute_prefix_matches`.
+    scratch: HashSet<Opening, MixBuild>,
 }
 
 impl SchedulePolicy {
     pub fn new(policy: Policy, seed_words: &[u32]) -> SchedulePolicy {
-        SchedulePolicy { policy, rng: PyRandom::new(seed_words), refresh_calls: 0 }
+        SchedulePolicy { policy, rng: PyRandom::new(seed_words), refresh_calls: 0, scratch: HashSet::default() }
     }
 
     /// `_determine_active_policy`.
@@ -88,7 +93,7 @@ impl SchedulePolicy {
         let policy = self.active_policy(waiting);
         if self.policy == Policy::Fcfs {
         } else if policy.cache_aware() {
-            compute_prefix_matches(waiting, reqs, kv);
+            compute_prefix_matches(waiting, reqs, kv, &mut self.scratch);
             match policy {
                 // _sort_by_longest_prefix
                 Policy::Lpm => {
@@ -143,20 +148,29 @@ impl SchedulePolicy {
 }
 
 /// `_compute_prefix_matches`: match each waiting request's whole fill against the tree; one
-/// with a short match sharing a long prefix with an earlier waiting one (a scratch tree of the
-/// queue, page size 1) is deprioritized.
-fn compute_prefix_matches(waiting: &[u32], reqs: &mut [Req], kv: &mut KvCache) {
-    let mut scratch = RadixTree::new(1).expect("a page of one token");
+/// with a short match sharing a long prefix with an earlier waiting one is deprioritized.
+/// SGLang keeps the earlier ones in a scratch radix tree of page size 1
+/// (`waiting_queue_radix_tree`) and asks it for the longest prefix it shares with any of them;
+/// that is at least [`IN_BATCH_PREFIX_CACHING_DEPRIORITIZE_THRESHOLD`] tokens exactly when one
+/// of them opens with the same that many tokens, so the first that many tokens of each are kept
+/// instead (a fill shorter than that shares too little with anyone to matter).
+fn compute_prefix_matches(
+    waiting: &[u32],
+    reqs: &mut [Req],
+    kv: &mut KvCache,
+    scratch: &mut HashSet<Opening, MixBuild>,
+) {
+    scratch.clear();
     for &i in waiting {
         let r = &mut reqs[i as usize];
         kv.match_req(r, None);
         r.deprioritized = false;
         if r.prefix_len <= IN_BATCH_PREFIX_CACHING_CHECK_THRESHOLD {
-            let (shared, _) = scratch.match_prefix(&r.fill);
-            if shared >= IN_BATCH_PREFIX_CACHING_DEPRIORITIZE_THRESHOLD {
+            let Some(opening) = r.fill.first_chunk::<OPENING>() else { continue };
+            if scratch.contains(opening) {
                 r.deprioritized = true;
             } else {
-                scratch.insert(&r.fill);
+                scratch.insert(*opening);
             }
         }
     }

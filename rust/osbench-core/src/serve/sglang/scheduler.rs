@@ -140,6 +140,7 @@ impl Scheduler {
             cfg.chunk_tokens,
             mixed,
             cfg.policy,
+            cfg.compensated_sum,
         );
         let continuing = self.chunked_req;
         if let Some(c) = continuing {
