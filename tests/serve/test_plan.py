@@ -272,6 +272,20 @@ def test_the_plan_command(reqs: ob.serve.Requests, planned: Plan, tmp_path: Path
         assert refused.returncode == 2 and message in refused.stderr
 
 
+def test_the_plan_command_with_a_split(reqs: ob.serve.Requests) -> None:
+    planned = ob.serve.plan(
+        reqs, **SLO, **PRESET, max_gpus=8, disaggregated=True, kv_link="ib-400g", knee=False, executor="threads"
+    )
+    common = ["--poisson", "400,60", "--model", "llama-3-8b", "--gpu", "h100", "--max-gpus", "8", "--no-knee"]
+    done = osbench("serve", "plan", *common, "--slo-ttft", "0.5", "--slo-tpot", "0.05", "--split", "ib-400g", "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["best"]["deployment"] == planned.best.deployment.to_dict()  # type: ignore[union-attr]
+    assert data["best"]["deployment"]["kind"] == "split" and data["verdict"] == planned.verdict()
+    refused = osbench("serve", "plan", *common, "--slo-ttft", "1", "--split", "warp")
+    assert refused.returncode == 2 and "kv_link='warp' is not accepted" in refused.stderr
+
+
 @pytest.mark.parametrize("executor", ["threads", "process"])
 def test_ctrl_c_stops_a_long_plan(executor: str) -> None:
     setup = SETUP + "\nimport osbench as ob\nreqs = ob.serve.Requests.poisson(60_000, rate=3_000.0, seed=1)"
