@@ -73,8 +73,8 @@ def _pack(seqs: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
     np.cumsum([len(a) for a in arrays], out=offsets[1:])
     # Joined a step of sequences at a time (one concatenate of 57M tokens holds Ctrl-C for a second).
     tokens = np.empty(int(offsets[-1]), dtype=np.int64)
-    for a, b in _steps.groups(offsets):
-        np.concatenate(arrays[a:b], out=tokens[offsets[a] : offsets[b]])
+    for first, end in _steps.groups(offsets):
+        np.concatenate(arrays[first:end], out=tokens[offsets[first] : offsets[end]])
     return tokens, offsets
 
 
