@@ -256,7 +256,6 @@ VLLM_CONFIG_USERS = {
     "osbench.serve",
     "osbench.serve.native",
     "osbench.serve.source",
-    "osbench.serve.sweep",
     "osbench.serve.validate",
 }
 """The modules that still read vLLM's configuration by its neutral old name

@@ -305,6 +305,19 @@ def test_sweep_cells_equal_direct_runs_and_resume(spec: dict[str, Any], tmp_path
     assert (tmp_path / "r.png").read_bytes()[:4] == b"\x89PNG"
 
 
+def test_a_sweep_over_semantics(spec: dict[str, Any], tmp_path: Path) -> None:
+    """One configuration per semantics: each cell is simulate() under its semantics, and an
+    option of the other semantics is refused naming it."""
+    both = dict(spec, configs={"vllm": {}, "sglang": {"semantics": "sglang", "schedule_policy": "lpm"}})
+    results = serve_sweep.run(both, tmp_path / "r.jsonl", executor=cf.ThreadPoolExecutor(max_workers=2))
+    assert same([r["summary"] for r in results], direct(both))
+    assert [r["config"] for r in results] == ["vllm", "vllm", "sglang", "sglang"]
+    assert results[0]["summary"] != results[2]["summary"]  # two schedulers, two runs
+    wrong = dict(spec, configs={"x": {"schedule_policy": "lpm"}})
+    with pytest.raises(TypeError, match="schedule_policy='lpm' is not accepted"):
+        serve_sweep.run(wrong, tmp_path / "w.jsonl", executor=cf.ThreadPoolExecutor(max_workers=1))
+
+
 def test_sweep_on_dask(spec: dict[str, Any], tmp_path: Path) -> None:
     pytest.importorskip("distributed")
     small = dict(spec, configs={"default": {}})

@@ -21,7 +21,8 @@ A spec (a dict, or a TOML or JSON file) names the cells::
 
 The requests table takes what :mod:`osbench.serve.source` describes. A configuration's options
 are :func:`~osbench.serve.simulate`'s: ``model``, ``gpu``, ``tp``, ``num_blocks`` and the
-:class:`~osbench.serve.EngineConfig` fields. :func:`run` serves each cell (a worker builds its
+:class:`~osbench.serve.EngineConfig` fields, or ``semantics = "sglang"`` and SGLang's (a sweep
+over semantics: one configuration per semantics). :func:`run` serves each cell (a worker builds its
 requests itself, so nothing large travels) on a local process pool, a Dask cluster or any
 ``concurrent.futures`` executor, with :mod:`osbench._sweep`'s runner: each result is appended to
 the results file as it finishes, and a rerun skips the cells already there.
@@ -41,17 +42,24 @@ from osbench._optional import require
 from osbench._sweep import SpecLike, finished
 from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.serve import source
-from osbench.serve.config import EngineConfig
+from osbench.serve.engines import ENGINES
 from osbench.serve.simulate import simulate
 
-OPTIONS = (
-    "model",
-    "gpu",
-    "tp",
-    "num_blocks",
-    *(f.name for f in dataclasses.fields(EngineConfig) if f.name != "num_blocks"),
+OPTIONS = tuple(
+    dict.fromkeys(
+        [
+            "model",
+            "gpu",
+            "tp",
+            "num_blocks",
+            "semantics",
+            *(f.name for row in ENGINES.values() for f in dataclasses.fields(row.module().Config)),
+        ]
+    )
 )
-"""What a configuration may set: :func:`~osbench.serve.simulate`'s options."""
+"""What a configuration may set: :func:`~osbench.serve.simulate`'s options, ``semantics`` and
+every semantics' configuration fields (a field of another semantics than the configuration's is
+refused by :func:`~osbench.serve.simulate`, naming it)."""
 
 KEYS = ("requests", "rates", "fit", "slo_ttft", "slo_tpot", "engine", "base", "configs")
 """Every key a spec may have."""
