@@ -469,3 +469,19 @@ def test_ctrl_c_stops_a_long_native_cluster_run() -> None:
             simulate_cluster(reqs, replicas=4, router="least-tokens", step_time=step, num_blocks=5000, max_model_len=4096)
         """
     )
+
+
+def test_sglang_replicas_run_on_the_reference_loop() -> None:
+    """SGLang's semantics behind a router: one replica serves as the single engine does, three
+    replicas share the requests, and the native cluster refuses it by name."""
+    reqs = ob.serve.Requests.poisson(120, 5.0, seed=3)
+    opts: dict[str, Any] = {"semantics": "sglang", "model": "llama-3-8b", "gpu": "h100"}
+    alone = ob.serve.simulate(reqs, **opts)
+    one = simulate_cluster(reqs, replicas=1, engine="reference", **opts)
+    for name in ("arrival", "first_token", "finish", "cached_tokens"):
+        np.testing.assert_array_equal(getattr(one.merged, name), getattr(alone, name))
+    assert one.merged.num_blocks == alone.num_blocks
+    three = simulate_cluster(reqs, replicas=3, router="least-tokens", engine="reference", **opts)
+    assert sorted(set(three.replica.tolist())) == [0, 1, 2] and len(three.merged.finish) == len(reqs)
+    with pytest.raises(ArgumentError, match="semantics='sglang' is not accepted by simulate_cluster"):
+        simulate_cluster(reqs, replicas=2, engine="native", **opts)

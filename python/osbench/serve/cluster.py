@@ -78,13 +78,16 @@ class ClusterResult:
     merged: ServeResult
 
     @classmethod
-    def from_run(cls, run: ClusterRun, requests: Requests, config: Any, router: str) -> ClusterResult:
+    def from_run(
+        cls, run: ClusterRun, requests: Requests, config: Any, router: str, num_blocks: Optional[int] = None
+    ) -> ClusterResult:
         """Wrap a loop's raw ``run`` over ``requests`` (as sent), each replica's checked as
-        :meth:`ServeResult.from_run` checks one engine's."""
+        :meth:`ServeResult.from_run` checks one engine's (``num_blocks``: each replica's pool,
+        as that method takes it)."""
         per = []
         rows_of = [np.flatnonzero(run.replica == k) for k in range(len(run.runs))]
         for rows, own in zip(rows_of, run.runs):
-            per.append(ServeResult.from_run(own, requests[rows], config))
+            per.append(ServeResult.from_run(own, requests[rows], config, num_blocks))
         n = len(requests)
         merged_columns: dict[str, np.ndarray] = {}
         for name in ("arrival", "admitted", "first_token", "finish", "preemptions", "cached_tokens"):
@@ -96,7 +99,8 @@ class ClusterResult:
         owner = np.concatenate([np.full(len(own.steps), k) for k, own in enumerate(run.runs)])
         order = np.lexsort((owner, starts))
         steps = Steps(**{f: np.concatenate([getattr(own.steps, f) for own in run.runs])[order] for f in STEP_FIELDS})
-        merged = ServeResult.from_run(EngineRun(**merged_columns, steps=steps, record=None), requests, config)
+        merged_run = EngineRun(**merged_columns, steps=steps, record=None)
+        merged = ServeResult.from_run(merged_run, requests, config, num_blocks)
         return cls(requests, config, router, run.replica, run.load, tuple(per), merged)
 
     @property
@@ -194,7 +198,8 @@ def simulate_cluster(
     - ``concurrency``: closed-loop clients over the whole cluster (as in :func:`simulate`).
     - ``engine``: ``"native"`` (Rust, the default; the routers of ``ROUTERS``) or
       ``"reference"`` (the Python loop of :mod:`osbench.serve.replicas`, which also runs a
-      rule of your own); the two give equal results.
+      rule of your own); the two give equal results. SGLang's semantics
+      (``semantics="sglang"``) runs its replicas on the reference loop only.
     - the other arguments are :func:`osbench.serve.simulate`'s, with the same defaults; each
       replica's run with ``record=True`` keeps its steps' detail, numbered by its own requests.
 
@@ -229,7 +234,7 @@ def simulate_cluster(
             )
         run = native.run_cluster(requests, cfg, step_time, replicas, rule, record=record, concurrency=concurrency)
     else:
-        if not hasattr(module, "stepper"):
+        if not callable(getattr(module, "stepper", None)):
             raise ArgumentError(
                 f"semantics={semantics!r} is not accepted by simulate_cluster: it has no steppable engine"
             )
@@ -249,7 +254,7 @@ def simulate_cluster(
         for k, own in enumerate(run.runs):
             arrival[run.replica == k] = own.arrival
         sent = sent_at(requests, arrival)
-    return ClusterResult.from_run(run, sent, cfg, repr(rule))
+    return ClusterResult.from_run(run, sent, cfg, repr(rule), module.pool_blocks(cfg))
 
 
 __all__ = ["MAX_REPLICAS", "ClusterResult", "ClusterSummary", "pool_size", "simulate_cluster"]

@@ -210,6 +210,16 @@ class EngineConfig:
     def num_pages(self) -> int:
         return self.max_total_tokens // self.page_size
 
+    @property
+    def usable_blocks(self) -> int:
+        """The pool in the units a router sees of a replica (:mod:`osbench.serve.cluster`): pages."""
+        return self.num_pages
+
+    @property
+    def block_size(self) -> int:
+        """Tokens per unit of :attr:`usable_blocks`: a page."""
+        return self.page_size
+
 
 def ceil_pages(tokens: int, page_size: int) -> int:
     """Pages holding ``tokens`` tokens."""

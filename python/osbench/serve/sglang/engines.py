@@ -12,7 +12,8 @@ from osbench.errors import ArgumentError
 from osbench.serve.models import GPU, Model
 from osbench.serve.requests import Requests
 from osbench.serve.run import EngineRun
-from osbench.serve.sglang import native, stepper
+from osbench.serve.sglang import native
+from osbench.serve.sglang import stepper as sglang_stepper
 from osbench.serve.sglang.config import (
     POLICIES,
     EngineConfig,
@@ -87,7 +88,7 @@ def run(
         return native.run(requests, config, step_time, record=record, concurrency=concurrency)
     if engine != "reference":
         raise ArgumentError(f"engine={engine!r} is not accepted with semantics='sglang': use 'reference' or 'native'")
-    return stepper.run(requests, config, step_time, record=record, concurrency=concurrency)
+    return sglang_stepper.run(requests, config, step_time, record=record, concurrency=concurrency)
 
 
 def run_alone(requests: Requests, config: EngineConfig, step_time: Any, engine: str) -> None:
@@ -96,4 +97,13 @@ def run_alone(requests: Requests, config: EngineConfig, step_time: Any, engine: 
     return None
 
 
-__all__ = ["CHOICES", "Config", "configure", "pool_blocks", "run", "run_alone"]
+def stepper(requests: Requests, config: EngineConfig) -> tuple[sglang_stepper.Stepper, None]:
+    """SGLang's reference scheduler as one engine of a loop that drives several
+    (:mod:`osbench.serve.cluster`), ``requests`` checked against ``config`` first, as
+    :func:`osbench.serve.sglang.stepper.run` checks them; no livelock guard (that function's
+    docstring says why every run ends)."""
+    sglang_stepper.check_requests(requests, config)
+    return sglang_stepper.Stepper(requests, config), None
+
+
+__all__ = ["CHOICES", "Config", "configure", "pool_blocks", "run", "run_alone", "stepper"]
