@@ -245,6 +245,7 @@ def test_the_rust_graph_finds_a_cycle_through_super() -> None:
 VLLM = "osbench.serve.vllm"
 
 VLLM_USERS = {
+    "osbench.serve": "KvTier and its media, the vLLM semantics' KV tiers, where users reach them",
     "osbench.serve.config": "EngineConfig under its old name, so that user code goes on working",
     "osbench.serve.reference": "the reference engine: vLLM's semantics under the shared loop, its rules stated",
     "osbench.serve.native": "the native engine's binding is vLLM's: it hands the core the predicted lengths "

@@ -23,6 +23,7 @@ __all__ = [
     "SERVE_POLICIES",
     "SERVE_PREEMPTIONS",
     "SERVE_ROUTERS",
+    "SERVE_TIER_MEDIA",
     "CacheStream",
     "MeasuredTables",
     "OnlineCache",
@@ -72,6 +73,7 @@ def progress_hook(
 ) -> Optional[tuple[Callable[[str, int, Optional[int]], object], float]]: ...
 
 SERVE_LINKS: list[tuple[str, float, str]]
+SERVE_TIER_MEDIA: list[tuple[str, float, float, str]]
 SERVE_POLICIES: list[str]
 SERVE_PREEMPTIONS: list[str]
 SERVE_ROUTERS: list[str]

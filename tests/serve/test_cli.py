@@ -75,7 +75,10 @@ def test_every_engine_option_is_a_flag_and_reaches_the_engine() -> None:
         "--mlfq-growth", "4", "--mlfq-boost", "100", "--prediction", "noisy", "--prediction-sigma", "0.5",
         "--prediction-bucket", "64", "--prediction-seed", "3", "--preemption", "swap", "--swap-space", "2",
         "--link", "pcie4", "--swap-bandwidth", "2e10", "--kv-block-bytes", "65536",
+        "--kv-tiers", "0.5:pcie4:sieve", "--kv-tiers", "2:nvme-gen5:gdsf", "--block-flops", "1e9",
+        "--block-flops-step", "1e6",
     )  # fmt: skip
+    media = ob.serve.KV_TIER_MEDIA
     assert data["config"] == {
         "num_blocks": 4000,
         "block_size": 32,
@@ -102,7 +105,15 @@ def test_every_engine_option_is_a_flag_and_reaches_the_engine() -> None:
         "link": "pcie4",
         "swap_bandwidth": 2e10,
         "kv_block_bytes": 65536,
-    }
+        "kv_tiers": [
+            {"gib": 0.5, "medium": "pcie4", "policy": "sieve", "bandwidth": media["pcie4"].bandwidth,
+             "latency": media["pcie4"].latency, "costs": False},
+            {"gib": 2.0, "medium": "nvme-gen5", "policy": "gdsf", "bandwidth": media["nvme-gen5"].bandwidth,
+             "latency": media["nvme-gen5"].latency, "costs": True},
+        ],
+        "block_flops": 1e9,
+        "block_flops_step": 1e6,
+    }  # fmt: skip
     # Left out, the budgets are vLLM's for the GPU and max_model_len the model's, as simulate() has them.
     defaults = run_json("--poisson", "20,5", "--gpu", "l40s", "--model", "qwen2.5-7b")["config"]
     assert (defaults["max_num_batched_tokens"], defaults["max_num_seqs"]) == (2048, 256)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import threading
 import time
+import types
 from dataclasses import fields, replace
 from typing import Any, Callable, Union
 
@@ -433,6 +434,12 @@ def test_bad_input_is_refused_with_the_argument_named(make, error: type, match: 
         make()
 
 
+def _tier(**changes: Any) -> Any:
+    """A tier as the binding reads it (its fields by name), past EngineConfig's checks."""
+    fields = {"gib": 1.0, "policy": "lru", "bandwidth": 1e9, "latency": 0.0, "costs": False, **changes}
+    return types.SimpleNamespace(**fields)
+
+
 _POLICY_FIELDS = (
     "aging",
     "mlfq_levels",
@@ -448,6 +455,9 @@ _POLICY_FIELDS = (
     "link",
     "swap_bandwidth",
     "kv_block_bytes",
+    "kv_tiers",
+    "block_flops",
+    "block_flops_step",
 )
 
 
@@ -495,6 +505,12 @@ def _binding(**changes):  # type: ignore[no-untyped-def]
         ({"key_offsets": np.array([0, -(2**63), 5])}, f"key_offsets={-(2**63)} keys for request 0"),
         ({"key_offsets": None}, "key_offsets=0 offsets is not accepted"),
         ({"block_size": 0}, "block_size=0 is not accepted"),
+        ({"kv_tiers": [_tier(policy="nope")], "kv_block_bytes": 1024}, 'policy="nope" is not accepted'),
+        ({"kv_tiers": [_tier(bandwidth=-1.0)], "kv_block_bytes": 1024}, "kv_tiers=tier 0 of -1 bytes/s"),
+        ({"kv_tiers": [_tier(gib=0.0)], "kv_block_bytes": 1024}, "kv_tiers=tier 0 of 0 GiB"),
+        ({"kv_tiers": [_tier()], "kv_block_bytes": 0}, "kv_block_bytes=0 is not accepted"),
+        ({"kv_tiers": [_tier(policy="lru", costs=True)], "kv_block_bytes": 1024}, "cost"),
+        ({"block_flops": 0.0}, "block_flops=0 is not accepted"),
         ({"num_blocks": 1}, "num_blocks=1 is not accepted"),
         ({"num_blocks": 3}, "requests=request 0 is not accepted: prompt_len \\+ output_len - 1 tokens in the 2"),
         ({"max_model_len": 30}, "requests=request 1 is not accepted: prompt_len \\+ output_len within"),
@@ -587,11 +603,11 @@ def test_a_long_native_run_releases_the_gil() -> None:
 @pytest.mark.parametrize(
     ("reqs", "record", "need", "named"),
     [
-        # 10 steps of 16 eight-byte fields; with record=True 4 more each, and 16 bytes per token.
-        (Requests([0.0], [1], [10]), False, 10 * 128, "output_len=10 (request 0)"),
-        (Requests([0.0], [1], [10]), True, 10 * 160 + 16 * 10, "output_len=10 (request 0)"),
+        # 10 steps of 18 eight-byte fields; with record=True 4 more each, and 16 bytes per token.
+        (Requests([0.0], [1], [10]), False, 10 * 144, "output_len=10 (request 0)"),
+        (Requests([0.0], [1], [10]), True, 10 * 176 + 16 * 10, "output_len=10 (request 0)"),
         # 4 sequences at most per step: 13 tokens take 4 steps at the least.
-        (Requests([0.0] * 13, [1] * 13, [1] * 13), False, 4 * 128, "output_len (summing to 13 tokens, max_num_seqs=4)"),
+        (Requests([0.0] * 13, [1] * 13, [1] * 13), False, 4 * 144, "output_len (summing to 13 tokens, max_num_seqs=4)"),
         # 1000 prompt tokens in blocks of 16: 63 blocks held at once.
         (Requests([0.0], [1000], [1]), False, 63 * 36, "prompt_len=1000 (request 0)"),
     ],

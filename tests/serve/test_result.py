@@ -23,6 +23,7 @@ class Run:
     finish: Any = field(default_factory=lambda: [0.5, 3.0, 5.0])
     preemptions: Any = field(default_factory=lambda: [0, 1, 0])
     cached_tokens: Any = field(default_factory=lambda: [0, 100, 25])
+    tier_tokens: Any = field(default_factory=lambda: [0, 0, 0])
     start: Any = field(default_factory=lambda: [0.0, 0.5, 2.0, 3.0])
     duration: Any = field(default_factory=lambda: [0.5, 1.0, 1.0, 2.0])
     num_seqs: Any = field(default_factory=lambda: [1, 1, 2, 1])
@@ -39,6 +40,8 @@ class Run:
     swap_in_bytes: Any = field(default_factory=lambda: [0, 0, 0, 4096])
     swap_time: Any = field(default_factory=lambda: [0.0, 0.0, 0.25, 0.25])
     recomputed_tokens: Any = field(default_factory=lambda: [0, 0, 0, 0])
+    tier_load_bytes: Any = field(default_factory=lambda: [0, 0, 0, 0])
+    tier_time: Any = field(default_factory=lambda: [0.0, 0.0, 0.0, 0.0])
 
     @property
     def steps(self) -> Run:  # the per-step arrays sit beside the per-request ones here

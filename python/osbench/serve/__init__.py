@@ -37,12 +37,15 @@ from osbench.serve.result import PriorityClass, ServeResult, ServeSummary, Stats
 from osbench.serve.run import EngineRun, Steps
 from osbench.serve.simulate import simulate
 from osbench.serve.steptime import Batch, StepTime
+from osbench.serve.vllm.tiers import MEDIA as KV_TIER_MEDIA
+from osbench.serve.vllm.tiers import KvTier
 from osbench.serve.workloads import Empirical, Lognormal, SystemPrompts
 
 __all__ = [
     "ENGINES",
     "GPU",
     "GPUS",
+    "KV_TIER_MEDIA",
     "LINKS",
     "MODELS",
     "Batch",
@@ -53,6 +56,7 @@ __all__ = [
     "Empirical",
     "EngineConfig",
     "EngineRun",
+    "KvTier",
     "Link",
     "Lognormal",
     "Model",

@@ -90,8 +90,9 @@ class ClusterResult:
             per.append(ServeResult.from_run(own, requests[rows], config, num_blocks))
         n = len(requests)
         merged_columns: dict[str, np.ndarray] = {}
-        for name in ("arrival", "admitted", "first_token", "finish", "preemptions", "cached_tokens"):
-            column = np.zeros(n, dtype=np.int64 if name in ("preemptions", "cached_tokens") else np.float64)
+        counts = ("preemptions", "cached_tokens", "tier_tokens")
+        for name in ("arrival", "admitted", "first_token", "finish", *counts):
+            column = np.zeros(n, dtype=np.int64 if name in counts else np.float64)
             for rows, own in zip(rows_of, run.runs):
                 column[rows] = getattr(own, name)
             merged_columns[name] = column
@@ -99,7 +100,9 @@ class ClusterResult:
         owner = np.concatenate([np.full(len(own.steps), k) for k, own in enumerate(run.runs)])
         order = np.lexsort((owner, starts))
         steps = Steps(**{f: np.concatenate([getattr(own.steps, f) for own in run.runs])[order] for f in STEP_FIELDS})
-        merged_run = EngineRun(**merged_columns, steps=steps, record=None)
+        # Every replica has the same tiers: what they did, summed.
+        tier_blocks = sum((own.tier_blocks for own in run.runs), np.zeros_like(run.runs[0].tier_blocks))
+        merged_run = EngineRun(**merged_columns, steps=steps, record=None, tier_blocks=tier_blocks)
         merged = ServeResult.from_run(merged_run, requests, config, num_blocks)
         return cls(requests, config, router, run.replica, run.load, tuple(per), merged)
 

@@ -47,6 +47,12 @@ class Planned:
     """Seconds those copies add to the step's time (:mod:`osbench.serve.vllm.swap`)."""
     recomputed_tokens: int = 0
     """Tokens the step computes whose KV the request had held before."""
+    loaded: Sequence[tuple[int, int]] = ()
+    """``(request, tokens loaded from the KV tiers)`` of the admissions that loaded some."""
+    tier_load_bytes: int = 0
+    tier_time: float = 0.0
+    """KV bytes the step loads from the tiers, and the seconds that adds to its time
+    (:mod:`osbench.serve.vllm.tiers`)."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +64,9 @@ class Output:
     num_finished: int
     blocks_cached: int
     """Distinct contents in the prefix cache after the step."""
+    tier_blocks: Sequence[tuple[int, int, int]] = ()
+    """Per KV tier so far: blocks loaded from it, evicted contents stored in it, and of those
+    the ones it did not hold."""
 
 
 class Stepper(Protocol):
@@ -137,8 +146,8 @@ def take_step(
     plan = stepper.schedule()
     if not plan.scheduled:  # cannot happen when check_requests passed; a guard against a hang
         raise RuntimeError(f"the engine scheduled nothing at t={now} with requests waiting: this is a bug")
-    # Swap copies block the step: their time is added to the model's.
-    duration = step_duration(step_time, plan.batch) + plan.swap_time
+    # Swap copies and the tiers' loads block the step: their time is added to the model's.
+    duration = step_duration(step_time, plan.batch) + plan.swap_time + plan.tier_time
     end = now + duration
     out = stepper.update_from_output()
     for index, first, last in out.tokens:
@@ -154,7 +163,16 @@ def take_step(
         plan.blocks_used,
         plan.free_blocks,
         out.blocks_cached,
-        (plan.swap_out_bytes, plan.swap_in_bytes, plan.swap_time, plan.recomputed_tokens),
+        (
+            plan.swap_out_bytes,
+            plan.swap_in_bytes,
+            plan.swap_time,
+            plan.recomputed_tokens,
+            plan.tier_load_bytes,
+            plan.tier_time,
+        ),
+        plan.loaded,
+        out.tier_blocks,
     )
     return end, plan, out
 

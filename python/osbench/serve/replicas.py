@@ -200,6 +200,8 @@ def _own(run: EngineRun, given: list[int], n: int) -> EngineRun:
         cached_tokens=run.cached_tokens[rows],
         steps=run.steps,
         record=record,
+        tier_tokens=np.asarray(run.tier_tokens)[rows],
+        tier_blocks=run.tier_blocks,
     )
 
 

@@ -23,7 +23,7 @@ REQUEST_TIMES = ("admitted", "first_token", "finish")
 LENGTH_CLASSES = ("short", "medium", "long")
 """The output-length classes slowdown is reported by: the workload's output lengths cut at
 their terciles (``short``: at most the first, ``long``: above the second)."""
-REQUEST_COUNTS = ("preemptions", "cached_tokens")
+REQUEST_COUNTS = ("preemptions", "cached_tokens", "tier_tokens")
 
 
 class RawRun(Protocol):
@@ -84,6 +84,26 @@ class Stats:
         return cls(float(values.mean()), float(p50), float(p90), float(p99))
 
     def to_dict(self) -> dict[str, float]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class TierSummary:
+    """What one KV tier did over a run (:attr:`ServeSummary.tiers`)."""
+
+    medium: str
+    policy: str
+    gib: float
+    #: blocks it holds
+    capacity_blocks: int
+    #: blocks admissions loaded from it, and their bytes
+    loaded_blocks: int
+    loaded_bytes: int
+    #: evicted contents stored in it, and of those the ones it did not hold yet
+    stored_blocks: int
+    inserted_blocks: int
+
+    def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
 
@@ -151,6 +171,11 @@ class ServeSummary:
     recomputed_tokens: int
     #: prompt tokens served from the prefix cache / prompt tokens
     prefix_hit_rate: float
+    #: prompt tokens loaded from the KV tiers at first admission / prompt tokens, the seconds
+    #: the tiers' loads added to the steps, and what each tier did (empty without tiers)
+    tier_hit_rate: float
+    tier_time: float
+    tiers: tuple[TierSummary, ...]
     steps: int
     mean_step_time: float
     mean_batch_size: float
@@ -177,10 +202,14 @@ class ServeResult:
     finish: np.ndarray
     preemptions: np.ndarray
     cached_tokens: np.ndarray
+    tier_tokens: np.ndarray
+    """Prompt tokens loaded from the KV tiers when each request was first scheduled."""
     steps: Steps
     record: Any = None
     """Every step's detail (:class:`~osbench.serve.run.StepRecord`) when the run was recorded
     (``record=True``), else None."""
+    tier_blocks: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), dtype=np.int64))
+    """Per KV tier: blocks loaded from it, contents stored in it, of those the new ones."""
     alone_source: Optional[Callable[[], Optional[np.ndarray]]] = field(default=None, repr=False)
     """What computes :attr:`alone` on first use (:func:`osbench.serve.simulate` gives a second
     run, one request at a time, paid only when a slowdown is asked for), else None."""
@@ -250,6 +279,7 @@ class ServeResult:
             int(num_blocks),
             steps=steps,
             record=getattr(run, "record", None),
+            tier_blocks=np.asarray(getattr(run, "tier_blocks", np.zeros((0, 3))), dtype=np.int64).reshape(-1, 3),
             alone_source=source,
             **per_request,
         )
@@ -361,10 +391,24 @@ class ServeResult:
             swap_time=float(steps.swap_time.sum()),
             recomputed_tokens=int(steps.recomputed_tokens.sum()),
             prefix_hit_rate=int(self.cached_tokens.sum()) / prompt_tokens if prompt_tokens else math.nan,
+            tier_hit_rate=int(self.tier_tokens.sum()) / prompt_tokens if prompt_tokens else math.nan,
+            tier_time=float(steps.tier_time.sum()),
+            tiers=self._tiers(),
             steps=len(steps),
             mean_step_time=busy / len(steps) if len(steps) else math.nan,
             mean_batch_size=float(steps.num_seqs.mean()) if len(steps) else math.nan,
             by_priority=self._by_priority(slowdown),
+        )
+
+    def _tiers(self) -> tuple[TierSummary, ...]:
+        """:attr:`ServeSummary.tiers`: each KV tier of the configuration, with what it did."""
+        tiers = getattr(self.config, "kv_tiers", ())
+        block_bytes = getattr(self.config, "kv_block_bytes", 0)
+        return tuple(
+            TierSummary(
+                t.medium, t.policy, t.gib, t.blocks(block_bytes), int(hits), int(hits) * block_bytes, int(st), int(ins)
+            )
+            for t, (hits, st, ins) in zip(tiers, self.tier_blocks.tolist())
         )
 
     def _by_priority(self, slowdown: np.ndarray) -> tuple[PriorityClass, ...]:

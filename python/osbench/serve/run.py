@@ -92,6 +92,10 @@ class Steps:
     recomputed_tokens: np.ndarray
     """Tokens the step computed whose KV the request had held before (lost to a preemption by
     recompute, less what the prefix cache gave back)."""
+    tier_load_bytes: np.ndarray
+    """KV bytes the step loaded from the KV tiers (:mod:`osbench.serve.vllm.tiers`)."""
+    tier_time: np.ndarray
+    """Seconds those loads added to the step (part of its ``duration``)."""
 
     def __len__(self) -> int:
         return len(self.start)
@@ -110,7 +114,7 @@ class Steps:
 
 
 STEP_FIELDS = tuple(f.name for f in fields(Steps))
-STEP_TIMES = ("start", "duration", "swap_time")
+STEP_TIMES = ("start", "duration", "swap_time", "tier_time")
 """The float64 fields of :class:`Steps`; the others are int64 counts."""
 
 
@@ -136,6 +140,16 @@ class EngineRun:
     ``num_cached_tokens``)."""
     steps: Steps
     record: Optional[StepRecord] = field(default=None)
+    tier_tokens: Optional[np.ndarray] = None
+    """Prompt tokens loaded from the KV tiers when it was first scheduled (zeros when not
+    given: a run without tiers)."""
+    tier_blocks: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), dtype=np.int64))
+    """Per KV tier, a row: blocks loaded from it, evicted contents stored in it, and of those
+    the ones it did not hold (no rows without tiers)."""
+
+    def __post_init__(self) -> None:
+        if self.tier_tokens is None:
+            object.__setattr__(self, "tier_tokens", np.zeros(len(self.arrival), dtype=np.int64))
 
     @property
     def num_steps(self) -> int:
@@ -267,6 +281,8 @@ class Recorder:
         self.finish = np.full(num_requests, np.nan)
         self.preemptions = np.zeros(num_requests, dtype=np.int64)
         self.cached_tokens = np.zeros(num_requests, dtype=np.int64)
+        self.tier_tokens = np.zeros(num_requests, dtype=np.int64)
+        self.tier_blocks: Sequence[tuple[int, int, int]] = ()
         self.steps: list[tuple] = []
         self.record = record
         self.detail: dict[str, list[int]] = {name: [] for name in _DETAIL}
@@ -291,17 +307,24 @@ class Recorder:
         blocks_used: int,
         free_blocks: int,
         blocks_cached: int,
-        swap: tuple[int, int, float, int] = (0, 0, 0.0, 0),
+        copies: tuple[int, int, float, int, int, float] = (0, 0, 0.0, 0, 0, 0.0),
+        loaded: Sequence[tuple[int, int]] = (),
+        tier_blocks: Sequence[tuple[int, int, int]] = (),
     ) -> None:
         """One step: its requests ``(index, new tokens)``, its preemptions, its admissions
-        ``(index, prefix-hit tokens)``, the engine's state after it, and ``swap``: its bytes
-        copied out and in, their seconds, and its tokens computed again."""
+        ``(index, prefix-hit tokens)``, the engine's state after it, ``copies``: its swap bytes
+        copied out and in, their seconds, its tokens computed again, its bytes loaded from the
+        KV tiers and their seconds; ``loaded``: its admissions' ``(index, tokens loaded from
+        the tiers)``; ``tier_blocks``: what each tier did so far."""
         for index in preempted:
             self.preemptions[index] += 1
+        loads = dict(loaded)
         for index, hit in admitted:
             if math.isnan(self.admitted[index]):
                 self.admitted[index] = start
                 self.cached_tokens[index] = hit
+                self.tier_tokens[index] = loads.get(index, 0)
+        self.tier_blocks = tier_blocks
         self.steps.append(
             (  # in the order of STEP_FIELDS
                 start,
@@ -311,7 +334,7 @@ class Recorder:
                 num_waiting,
                 blocks_used,
                 blocks_cached,
-                *swap,
+                *copies,
             )
         )
         if self.record:
@@ -353,6 +376,8 @@ class Recorder:
             cached_tokens=self.cached_tokens,
             steps=steps,
             record=record,
+            tier_tokens=self.tier_tokens,
+            tier_blocks=np.asarray(self.tier_blocks, dtype=np.int64).reshape(-1, 3),
         )
 
 

@@ -4,14 +4,14 @@
 use crate::arrays::{self, slice};
 use crate::errors::ToPyResult;
 use crate::interrupt;
-use numpy::{IntoPyArray, PyReadonlyArray1};
+use numpy::{IntoPyArray, PyArrayMethods, PyReadonlyArray1};
 
 use osbench_core::serve::routers::{prefix_aware, Spec, ROUTERS};
 use osbench_core::serve::sglang::{Config as SglangConfig, Settings as SglangSettings, CONFIG_FIELDS as SGLANG_FIELDS};
 use osbench_core::serve::vllm::CONFIG_FIELDS;
 use osbench_core::serve::{
     disagg, simulate, simulate_cluster, simulate_disaggregated, simulate_sglang, Config, Options, Parameters, Record,
-    Requests, Run, Settings, SwapSettings, ENGINES, LINKS, POLICIES, PREEMPTIONS,
+    Requests, Run, Settings, SwapSettings, TierSettings, ENGINES, LINKS, MEDIA, POLICIES, PREEMPTIONS,
 };
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -22,6 +22,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The host links of preemption by swap: (name, bytes per second each way, source) a row.
     let links: Vec<_> = LINKS.iter().map(|l| (l.name, l.bandwidth, l.source)).collect();
     m.add("SERVE_LINKS", links)?;
+    // The KV tiers' media: (name, bytes per second, seconds a load, source) a row.
+    let media: Vec<_> = MEDIA.iter().map(|m| (m.name, m.bandwidth, m.latency, m.source)).collect();
+    m.add("SERVE_TIER_MEDIA", media)?;
     // The core's table of engine semantics: (name, the release it follows, its policies, its
     // configuration's fields, the engines that run it) a row.
     let engines: Vec<_> = ENGINES
@@ -72,7 +75,7 @@ fn optional<'a, T: numpy::Element>(name: &str, a: &'a Option<PyReadonlyArray1<'_
 /// (`CONFIG_FIELDS`: `EngineConfig`'s, which checked them), and the names it holds (`policy`,
 /// `preemption`, `link`) in `names`. The
 /// `prediction*` fields are not read: the predictions come drawn (`predicted`).
-fn settings<'a>(d: &Bound<'_, PyDict>, names: &'a mut [String; 3]) -> PyResult<Settings<'a>> {
+fn settings<'a>(d: &Bound<'_, PyDict>, names: &'a mut Names) -> PyResult<Settings<'a>> {
     for key in d.keys() {
         let key = key.extract::<String>()?;
         if !CONFIG_FIELDS.contains(&key.as_str()) {
@@ -87,10 +90,23 @@ fn settings<'a>(d: &Bound<'_, PyDict>, names: &'a mut [String; 3]) -> PyResult<S
             crate::errors::ArgumentError::new_err(format!("settings is not accepted: it has no {name:?}"))
         })
     };
-    for (name, slot) in ["policy", "preemption", "link"].into_iter().zip(names.iter_mut()) {
+    for (name, slot) in ["policy", "preemption", "link"].into_iter().zip(names.names.iter_mut()) {
         *slot = item(name)?.extract::<String>()?;
     }
-    let [policy, preemption, link] = names;
+    // The tiers: `KvTier`s with their medium's figures filled in.
+    names.tiers.clear();
+    for tier in item("kv_tiers")?.try_iter()? {
+        let tier = tier?;
+        let field = |name: &str| tier.getattr(name);
+        names.tiers.push(TierSettings {
+            gib: field("gib")?.extract()?,
+            policy: field("policy")?.extract()?,
+            bandwidth: field("bandwidth")?.extract()?,
+            latency: field("latency")?.extract()?,
+            costs: field("costs")?.extract()?,
+        });
+    }
+    let Names { names: [policy, preemption, link], tiers } = names;
     Ok(Settings {
         num_blocks: item("num_blocks")?.extract()?,
         block_size: item("block_size")?.extract()?,
@@ -117,7 +133,17 @@ fn settings<'a>(d: &Bound<'_, PyDict>, names: &'a mut [String; 3]) -> PyResult<S
             swap_bandwidth: item("swap_bandwidth")?.extract()?,
             kv_block_bytes: item("kv_block_bytes")?.extract()?,
         },
+        tiers,
+        block_flops: item("block_flops")?.extract()?,
+        block_flops_step: item("block_flops_step")?.extract()?,
     })
+}
+
+/// What [`settings`] borrows its names and tiers from.
+#[derive(Default)]
+struct Names {
+    names: [String; 3],
+    tiers: Vec<TierSettings>,
 }
 
 /// Serve the requests. `keys` and `key_offsets`: the prompts' block keys
@@ -456,6 +482,7 @@ fn to_python(py: Python<'_>, run: Run) -> PyResult<(Bound<'_, PyDict>, Option<Bo
         finish,
         preemptions,
         cached_tokens,
+        tier_tokens,
         start,
         duration,
         num_seqs,
@@ -472,6 +499,9 @@ fn to_python(py: Python<'_>, run: Run) -> PyResult<(Bound<'_, PyDict>, Option<Bo
         swap_in_bytes,
         swap_time,
         recomputed_tokens,
+        tier_load_bytes,
+        tier_time,
+        tier_blocks,
         record,
         jumped_steps,
     } = run;
@@ -483,6 +513,11 @@ fn to_python(py: Python<'_>, run: Run) -> PyResult<(Bound<'_, PyDict>, Option<Bo
     out.set_item("start", start.into_pyarray(py))?;
     out.set_item("duration", duration.into_pyarray(py))?;
     out.set_item("swap_time", swap_time.into_pyarray(py))?;
+    out.set_item("tier_time", tier_time.into_pyarray(py))?;
+    // [hits, stored, inserted] a tier, as a (tiers, 3) array.
+    let tiers = tier_blocks.len() / 3;
+    let tier_blocks: Vec<i64> = tier_blocks.into_iter().map(|b| b as i64).collect();
+    out.set_item("tier_blocks", tier_blocks.into_pyarray(py).reshape([tiers, 3])?)?;
     let counts = [
         ("preemptions", preemptions),
         ("cached_tokens", cached_tokens),
@@ -499,6 +534,8 @@ fn to_python(py: Python<'_>, run: Run) -> PyResult<(Bound<'_, PyDict>, Option<Bo
         ("swap_out_bytes", swap_out_bytes),
         ("swap_in_bytes", swap_in_bytes),
         ("recomputed_tokens", recomputed_tokens),
+        ("tier_tokens", tier_tokens),
+        ("tier_load_bytes", tier_load_bytes),
     ];
     for (name, column) in counts {
         out.set_item(name, column.into_pyarray(py))?;

@@ -91,6 +91,7 @@ def engine_config_flags(p: argparse.ArgumentParser) -> None:
     default and help taken from the semantics' dataclass."""
     for row in serve_engines.ENGINES.values():
         config, choices = row.module().Config, row.module().CHOICES
+        repeated = getattr(row.module(), "REPEATED", {})
         group = p.add_argument_group(
             f"--semantics {row.name} configuration ({row.follows}'s options; defaults from "
             f"{config.__module__}.{config.__qualname__})"
@@ -108,7 +109,10 @@ def engine_config_flags(p: argparse.ArgumentParser) -> None:
             kind = hints[f.name]
             if typing.get_origin(kind) is typing.Union:  # Optional[int]: an int, left out for None
                 kind = next(k for k in typing.get_args(kind) if k is not type(None))
-            if kind is bool:
+            if f.name in repeated:
+                help_text = f"{_field_help(docs.get(f.name, f.name))}; repeat the flag for each (default: none)"
+                group.add_argument(flag, type=repeated[f.name], action="append", default=None, help=help_text)
+            elif kind is bool:
                 group.add_argument(flag, action=argparse.BooleanOptionalAction, default=None, help=help_text)
             elif f.name in choices:
                 group.add_argument(flag, type=str.lower, choices=choices[f.name], default=None, help=help_text)

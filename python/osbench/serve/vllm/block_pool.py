@@ -17,7 +17,7 @@ block itself is never queued."""
 class Block:
     """One KV block (``core/kv_cache_utils.py: KVCacheBlock``)."""
 
-    __slots__ = ("block_hash", "block_id", "ref_cnt")
+    __slots__ = ("block_hash", "block_id", "position", "ref_cnt")
 
     def __init__(self, block_id: int) -> None:
         self.block_id = block_id
@@ -25,6 +25,8 @@ class Block:
         """Requests holding the block. At 0 it is free, though it may still hold a cached prefix."""
         self.block_hash: Optional[int] = None
         """Set while the block is in the prefix-cache map."""
+        self.position = 0
+        """Its place in its request's blocks while cached (what recomputing it would cost)."""
 
 
 class FreeBlockQueue:
@@ -93,6 +95,9 @@ class BlockPool:
         # BlockHashToBlockMap: equal content computed twice is cached twice (vLLM does not
         # de-duplicate, so that block tables stay append-only); a lookup takes the oldest.
         self.cached: dict[int, dict[int, Block]] = {}
+        self.evicted: Optional[list[tuple[int, int]]] = None
+        """With KV tiers: the contents ``(hash, position)`` whose last block was evicted, in
+        order, until the tiers take them (:mod:`osbench.serve.vllm.tiers`); None without."""
 
     @property
     def num_free_blocks(self) -> int:
@@ -108,7 +113,7 @@ class BlockPool:
         full; enter them in the map under the request's block hashes (or private tags)."""
         for i in range(num_cached, num_full):
             block, h = blocks[i], request.block_key(i)
-            block.block_hash = h
+            block.block_hash, block.position = h, i
             self.cached.setdefault(h, {})[block.block_id] = block
 
     def get_new_blocks(self, n: int) -> list[Block]:
@@ -121,6 +126,9 @@ class BlockPool:
                 del holders[block.block_id]
                 if not holders:
                     del self.cached[block.block_hash]
+                    # Private tags (below 0) go to no tier: no other request can hit them.
+                    if self.evicted is not None and block.block_hash >= 0:
+                        self.evicted.append((block.block_hash, block.position))
                 block.block_hash = None
             block.ref_cnt = 1
         return new

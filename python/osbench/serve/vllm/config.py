@@ -14,6 +14,7 @@ from typing import Optional
 
 from osbench import _checks, _native
 from osbench.errors import ArgumentError, ArgumentTypeError
+from osbench.serve.vllm import tiers as kv_tiers
 from osbench.serve.vllm.swap import LINKS, PREEMPTIONS, Swap
 
 PREDICTIONS: tuple[str, ...] = ("exact", "noisy", "bucketed", "given")
@@ -131,7 +132,18 @@ class EngineConfig:
     kv_block_bytes: int = 0
     """Bytes one KV block takes on one GPU (``block_size`` tokens of the model's KV over its
     tensor-parallel degree); :func:`osbench.serve.simulate` sets it from the model, and
-    ``preemption="swap"`` needs it."""
+    ``preemption="swap"`` and ``kv_tiers`` need it."""
+    kv_tiers: tuple[kv_tiers.KvTier, ...] = ()
+    """KV tiers below the prefix cache, fastest first (:class:`~osbench.serve.KvTier`, or
+    ``GIB:MEDIUM:POLICY`` strings such as ``64:pcie5:lru``): host memory and SSD holding what
+    the GPU evicts, each evicting by a policy of :mod:`osbench.cache`, which vLLM does not
+    have (:mod:`osbench.serve.vllm.tiers`); none by default."""
+    block_flops: float = 1.0
+    """``kv_tiers`` only: FLOPs to recompute a request's first KV block, the cost a cost-aware
+    tier policy weighs; :func:`osbench.serve.simulate` sets it from the model."""
+    block_flops_step: float = 0.0
+    """``kv_tiers`` only: FLOPs each later block adds to that (its attention to the blocks
+    before); :func:`osbench.serve.simulate` sets it from the model."""
 
     def __post_init__(self) -> None:
         for name in ("num_blocks", "block_size", "max_num_batched_tokens", "max_num_seqs", "max_model_len"):
@@ -179,6 +191,11 @@ class EngineConfig:
         object.__setattr__(self, "kv_block_bytes", _checks.non_negative_int("kv_block_bytes", self.kv_block_bytes))
         if self.kv_block_bytes > 2**62:
             raise ArgumentError(f"kv_block_bytes={self.kv_block_bytes} is not accepted: it must be at most 2**62")
+        object.__setattr__(self, "kv_tiers", kv_tiers.checked(self.kv_tiers, self.kv_block_bytes))
+        object.__setattr__(self, "block_flops", _checks.real("block_flops", self.block_flops, minimum=0.0, above=True))
+        object.__setattr__(
+            self, "block_flops_step", _checks.real("block_flops_step", self.block_flops_step, minimum=0.0)
+        )
         if self.preemption == "swap" and self.kv_block_bytes == 0:
             raise ArgumentError(
                 "kv_block_bytes=0 is not accepted with preemption='swap': the host pool and the copies are counted in "

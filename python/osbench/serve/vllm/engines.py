@@ -21,6 +21,7 @@ from osbench.serve.vllm.checks import check_requests
 from osbench.serve.vllm.config import POLICIES, PREDICTIONS, EngineConfig, server_batch_defaults
 from osbench.serve.vllm.prediction import predicted_output_len
 from osbench.serve.vllm.swap import LINKS, PREEMPTIONS
+from osbench.serve.vllm.tiers import KvTier, block_flops
 
 Config = EngineConfig
 """The configuration of this semantics."""
@@ -33,13 +34,18 @@ CHOICES: dict[str, tuple[str, ...]] = {
 }
 """The configuration fields that take one of a few names, and those names."""
 
+REPEATED: dict[str, Any] = {"kv_tiers": KvTier.parse}
+"""The configuration fields given as a list, a flag per item (``--kv-tiers 64:pcie5:lru
+--kv-tiers 1024:nvme-gen4:s3fifo``), and what reads an item's text."""
+
 
 def configure(
     config: dict[str, Any], model: Optional[Model], gpu: Optional[GPU], tp: Optional[int], num_blocks: Optional[int]
 ) -> EngineConfig:
     """The configuration :func:`osbench.serve.simulate` runs: ``config``'s fields (filled in
     place) with vLLM's defaults from the presets: ``max_model_len`` the model's,
-    ``kv_block_bytes`` a block of the model's KV on one GPU, the step's
+    ``kv_block_bytes`` a block of the model's KV on one GPU, ``block_flops`` and
+    ``block_flops_step`` its recompute FLOPs (:func:`~osbench.serve.vllm.tiers.block_flops`), the step's
     token and sequence budgets the GPU's tier (:func:`~osbench.serve.vllm.config.
     server_batch_defaults`) when they are not named, and ``num_blocks`` what the model leaves
     on the GPU (:func:`osbench.serve.num_blocks`)."""
@@ -47,6 +53,9 @@ def configure(
         config.setdefault("max_model_len", model.max_model_len)
         block_size = config.get("block_size", EngineConfig.block_size)
         config.setdefault("kv_block_bytes", block_size * model.kv_bytes_per_token(tp))
+        flops, flops_step = block_flops(model, block_size)
+        config.setdefault("block_flops", flops)
+        config.setdefault("block_flops_step", flops_step)
     if gpu is not None and ("max_num_batched_tokens" not in config or "max_num_seqs" not in config):
         batched_tokens, seqs = server_batch_defaults(gpu.memory_bytes, gpu.name)
         config.setdefault("max_num_batched_tokens", batched_tokens)

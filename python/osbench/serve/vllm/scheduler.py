@@ -9,6 +9,7 @@ from osbench.serve.vllm.config import EngineConfig
 from osbench.serve.vllm.kv_cache_manager import KVCacheManager
 from osbench.serve.vllm.policy import Mlfq, policy_of
 from osbench.serve.vllm.request import FINISHED, PREEMPTED, RUNNING, Request
+from osbench.serve.vllm.tiers import Tiers
 
 
 class StepPlan:
@@ -29,6 +30,12 @@ class StepPlan:
         """Seconds those copies add to the step."""
         self.recomputed_tokens = 0
         """Tokens the step computes whose KV the request had held before."""
+        self.loaded: list[tuple[Request, int]] = []
+        """Requests admitted with KV loaded from the tiers, with those tokens."""
+        self.tier_load_bytes = 0
+        self.tier_time = 0.0
+        """KV bytes the step loads from the tiers, and the seconds the loads add to it
+        (:mod:`osbench.serve.vllm.tiers`)."""
 
     @property
     def prefill_chunks(self) -> list[tuple[int, int]]:
@@ -54,6 +61,10 @@ class Scheduler:
         self.swap = config.swap
         self.host_free = 0 if self.swap is None else self.swap.host_blocks
         """Free blocks of the host pool (preemption by swap)."""
+        self.tiers = None
+        if config.kv_tiers:
+            self.tiers = Tiers(config.kv_tiers, config.kv_block_bytes, (config.block_flops, config.block_flops_step))
+            self.kv_cache_manager.pool.evicted = []
 
     def add_request(self, request: Request) -> None:
         """``Scheduler.add_request``: a new arrival joins the waiting queue."""
@@ -117,10 +128,15 @@ class Scheduler:
                 # table, without a prefix lookup (osbench.serve.vllm.swap).
                 swapped = request.swapped_blocks
                 hits, num_hit_tokens = ([], 0) if swapped else kv.get_computed_blocks(request)
+                # The lookup goes on in the KV tiers (osbench.serve.vllm.tiers): what they hold
+                # is loaded into fresh blocks, computed, outside the token budget.
+                found = [] if swapped or self.tiers is None else self._find_in_tiers(request, len(hits))
+                num_tier_tokens = len(found) * cfg.block_size
                 # KV sent by a prefill instance (the connector's get_num_new_matched_tokens):
                 # computed beyond the local hit, in fresh blocks, outside the token budget.
-                num_external = 0 if swapped else max(request.external - num_hit_tokens, 0)
-                num_computed = request.num_computed_tokens if swapped else num_hit_tokens + num_external
+                num_local = num_hit_tokens + num_tier_tokens
+                num_external = 0 if swapped else max(request.external - num_local, 0)
+                num_computed = request.num_computed_tokens if swapped else num_local + num_external
                 num_new_tokens = request.num_tokens - num_computed
                 if 0 < threshold < num_new_tokens:
                     num_new_tokens = threshold
@@ -129,7 +145,7 @@ class Scheduler:
                 num_new_tokens = min(num_new_tokens, token_budget)
                 if not kv.allocate_slots(
                     request,
-                    num_new_tokens + num_external,
+                    num_new_tokens + num_tier_tokens + num_external,
                     hits,
                     full_sequence_must_fit=cfg.scheduler_reserve_full_isl,
                     has_scheduled_reqs=bool(self.running),
@@ -144,9 +160,25 @@ class Scheduler:
                     request.swapped_blocks = 0
                     self.host_free += swapped
                     plan.swap_in_bytes += swapped * self._block_bytes()
+                if self.tiers is not None:
+                    # Each block found is loaded: a hit of its tier's cache.
+                    for k, tier in enumerate(found, start=len(hits)):
+                        self.tiers.load(tier, request.block_hashes[k], k)
+                    if num_tier_tokens:
+                        plan.loaded.append((request, num_tier_tokens))
                 scheduled[request.index] = (request, num_new_tokens)
                 plan.admitted.append((request, num_hit_tokens))
                 token_budget -= num_new_tokens
+
+        # The contents the GPU evicted this step go to the tiers once it is decided; then the
+        # step's loads are priced.
+        if self.tiers is not None:
+            evicted = kv.pool.evicted
+            assert evicted is not None
+            for key, position in evicted:
+                self.tiers.store(key, position)
+            evicted.clear()
+            plan.tier_load_bytes, plan.tier_time = self.tiers.take_step_loads()
 
         # _update_after_schedule: the scheduled tokens count as computed from now on.
         for request, num_new_tokens in scheduled.values():
@@ -160,6 +192,23 @@ class Scheduler:
         if self.swap is not None:
             plan.swap_time = self.swap.seconds(plan.swap_out_bytes + plan.swap_in_bytes)
         return plan
+
+    def _find_in_tiers(self, request: Request, gpu_hits: int) -> list[int]:
+        """The tier of each block of the request's prompt after its ``gpu_hits`` GPU hits that
+        some tier holds (the fastest holding it), block by block until one no tier holds; at
+        most ``num_tokens - 1`` tokens with the GPU's. Prompts without content are never in a
+        tier."""
+        assert self.tiers is not None
+        if request.private:
+            return []
+        found = []
+        limit = min((request.num_tokens - 1) // self.config.block_size, len(request.block_hashes))
+        for k in range(gpu_hits, limit):
+            tier = self.tiers.find(request.block_hashes[k])
+            if tier is None:
+                break
+            found.append(tier)
+        return found
 
     def _block_bytes(self) -> int:
         return 0 if self.swap is None else self.swap.block_bytes
@@ -228,7 +277,9 @@ def engine_state(scheduler: Scheduler) -> tuple:
     # mlfq's boost comes every `boost` steps: where the run stands in that period decides too.
     phase = scheduler.steps % policy.boost if isinstance(policy, Mlfq) and policy.boost else 0
     free_queue = tuple(pool.free_queue._queue)
-    return phase, scheduler.host_free, len(scheduler.running), requests, free_queue, blocks, cached
+    # A tier's new content may change a lookup's answer; a refreshed one does not.
+    inserted = () if scheduler.tiers is None else tuple(c[2] for c in scheduler.tiers.counts)
+    return phase, scheduler.host_free, inserted, len(scheduler.running), requests, free_queue, blocks, cached
 
 
 def livelock_error(scheduler: Scheduler, policy: str, stalled: str) -> ArgumentError:

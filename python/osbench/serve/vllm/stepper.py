@@ -81,12 +81,17 @@ class Stepper:
             plan.swap_in_bytes,
             plan.swap_time,
             plan.recomputed_tokens,
+            [(r.index, tokens) for r, tokens in plan.loaded],
+            plan.tier_load_bytes,
+            plan.tier_time,
         )
 
     def update_from_output(self) -> Output:
         produced, finished = self.scheduler.update_from_output(self.plan)
         tokens = [(r.index, r.num_output_tokens == 1, r.status == FINISHED) for r in produced]
-        return Output(tokens, len(finished), len(self.scheduler.kv_cache_manager.pool.cached))
+        tiers = self.scheduler.tiers
+        counts = () if tiers is None else tuple((a, b, c) for a, b, c in tiers.counts)
+        return Output(tokens, len(finished), len(self.scheduler.kv_cache_manager.pool.cached), counts)
 
     def state(self) -> tuple:
         return engine_state(self.scheduler)

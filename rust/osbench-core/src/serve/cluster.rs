@@ -264,6 +264,9 @@ mod tests {
             scheduler_reserve_full_isl: false,
             parameters: Parameters::default(),
             swap: crate::serve::SwapSettings::default(),
+            tiers: &[],
+            block_flops: 1.0,
+            block_flops_step: 0.0,
         })
         .unwrap()
     }

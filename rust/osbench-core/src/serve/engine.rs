@@ -25,13 +25,15 @@ use crate::error::{internal, try_grow, Result};
 /// two of work.
 const CHECK_WORK: u64 = 1 << 16;
 
-/// A step's swap copies and recomputation, as recorded.
+/// A step's swap copies and recomputation, and its loads from the KV tiers, as recorded.
 #[derive(Debug, Clone, Copy, Default)]
 struct SwapRow {
     out_bytes: u64,
     in_bytes: u64,
     time: f64,
     recomputed: u64,
+    tier_bytes: u64,
+    tier_time: f64,
 }
 
 /// Collects a run step by step (`run.py: Recorder`).
@@ -71,6 +73,7 @@ impl Recorder {
         r.finish.push(f64::NAN);
         r.preemptions.push(0);
         r.cached_tokens.push(0);
+        r.tier_tokens.push(0);
     }
 
     /// One step's row: its start, duration and Batch, and the engine's state after it. The
@@ -95,6 +98,7 @@ impl Recorder {
             try_grow(&mut s.start, 1, WHAT)?;
             try_grow(&mut s.duration, 1, WHAT)?;
             try_grow(&mut s.swap_time, 1, WHAT)?;
+            try_grow(&mut s.tier_time, 1, WHAT)?;
             for column in [
                 &mut s.num_seqs,
                 &mut s.prefill_seqs,
@@ -109,6 +113,7 @@ impl Recorder {
                 &mut s.swap_out_bytes,
                 &mut s.swap_in_bytes,
                 &mut s.recomputed_tokens,
+                &mut s.tier_load_bytes,
             ] {
                 try_grow(column, 1, WHAT)?;
             }
@@ -129,6 +134,8 @@ impl Recorder {
         s.swap_in_bytes.push(swap.in_bytes as i64);
         s.swap_time.push(swap.time);
         s.recomputed_tokens.push(swap.recomputed as i64);
+        s.tier_load_bytes.push(swap.tier_bytes as i64);
+        s.tier_time.push(swap.tier_time);
         Ok(())
     }
 }
@@ -263,14 +270,17 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             return Err(internal(format!("the engine scheduled nothing at t={now} with requests waiting")));
         }
         let batch = plan.batch;
-        // The swap copies block the step (`swap.py`): their time is added to the model's.
+        // The swap copies and the tiers' loads block the step (`swap.py`, `tiers.py`): their
+        // time is added to the model's.
         let swap = SwapRow {
             out_bytes: plan.swap_out_bytes,
             in_bytes: plan.swap_in_bytes,
             time: plan.swap_time,
             recomputed: plan.recomputed_tokens,
+            tier_bytes: plan.tier_load_bytes,
+            tier_time: plan.tier_time,
         };
-        let duration = self.step_time.duration_with(&batch, &plan.prefill_chunks)? + swap.time;
+        let duration = self.step_time.duration_with(&batch, &plan.prefill_chunks)? + swap.time + swap.tier_time;
         let end = now + duration;
         let num_waiting = self.sched.num_waiting();
         let pool = self.sched.occupancy();
@@ -292,6 +302,9 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             if self.rec.run.admitted[index as usize].is_nan() {
                 self.rec.run.admitted[index as usize] = now;
                 self.rec.run.cached_tokens[index as usize] = hit as i64;
+                if let Some(&(_, loaded)) = plan.loaded.iter().find(|&&(i, _)| i == index) {
+                    self.rec.run.tier_tokens[index as usize] = loaded as i64;
+                }
             }
         }
         let pool = Occupancy { cached: self.sched.occupancy().cached, ..pool };
@@ -377,9 +390,11 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         &self.rec.run
     }
 
-    /// The run so far.
+    /// The run so far, with what its KV tiers did.
     pub fn into_run(self) -> Run {
-        self.rec.run
+        let mut run = self.rec.run;
+        run.tier_blocks = self.sched.tier_counts().iter().flat_map(|c| [c.hits, c.stored, c.inserted]).collect();
+        run
     }
 }
 

@@ -33,6 +33,7 @@ pub use scheduler::{NewRequest, Occupancy, QuietStretch, Scheduler, StepPlan};
 pub use step_time::{Batch, StepTime, KINDS};
 pub use vllm::config::{Config, Settings};
 pub use vllm::policy::POLICIES;
+pub use vllm::tiers::{TierSettings, MEDIA};
 pub use vllm::{Parameters, Policy, SwapSettings, LINKS, PREEMPTIONS};
 
 use crate::cancel::Cancel;
@@ -128,6 +129,8 @@ pub struct Run {
     pub finish: Vec<f64>,
     pub preemptions: Vec<i64>,
     pub cached_tokens: Vec<i64>,
+    /// Prompt tokens loaded from the KV tiers when each request was first scheduled.
+    pub tier_tokens: Vec<i64>,
     pub start: Vec<f64>,
     pub duration: Vec<f64>,
     pub num_seqs: Vec<i64>,
@@ -146,6 +149,12 @@ pub struct Run {
     pub swap_in_bytes: Vec<i64>,
     pub swap_time: Vec<f64>,
     pub recomputed_tokens: Vec<i64>,
+    /// KV bytes each step loaded from the tiers, and the seconds that added to it.
+    pub tier_load_bytes: Vec<i64>,
+    pub tier_time: Vec<f64>,
+    /// Per KV tier, in order: blocks loaded from it, evicted contents stored in it, and of
+    /// those the ones it did not hold (`[hits, stored, inserted]` a tier, flat).
+    pub tier_blocks: Vec<u64>,
     pub record: Option<Record>,
     /// Steps taken by the decode jump rather than one by one (0 with `jump: false`).
     pub jumped_steps: u64,

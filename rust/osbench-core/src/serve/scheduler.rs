@@ -50,6 +50,11 @@ pub struct StepPlan {
     /// Tokens the step computes whose KV the request had held before (lost to a preemption by
     /// recompute, less what the prefix cache gave back).
     pub recomputed_tokens: u64,
+    /// Requests admitted with KV loaded from the tiers, with those tokens (`tiers.py`); the
+    /// bytes the step loads from the tiers and the seconds the loads add to it.
+    pub loaded: Vec<(u32, u64)>,
+    pub tier_load_bytes: u64,
+    pub tier_time: f64,
     /// Requests that got an output token, and those that finished, in order.
     pub produced: Vec<u32>,
     pub finished: Vec<u32>,
@@ -68,6 +73,9 @@ impl StepPlan {
         self.swap_in_bytes = 0;
         self.swap_time = 0.0;
         self.recomputed_tokens = 0;
+        self.loaded.clear();
+        self.tier_load_bytes = 0;
+        self.tier_time = 0.0;
     }
 }
 
@@ -135,6 +143,11 @@ pub trait Scheduler {
     /// and until when (`livelock::stalled`).
     fn livelock_error(&self, stalled: &str) -> Error;
 
+    /// What each KV tier did so far (none without tiers).
+    fn tier_counts(&self) -> &[TierCounts] {
+        &[]
+    }
+
     /// After the last step: the quiet stretch that follows it (none when the step was not
     /// quiet).
     fn quiet_stretch(&self) -> QuietStretch;
@@ -142,4 +155,15 @@ pub trait Scheduler {
     /// Take `steps` steps of the quiet stretch at once: each running request decodes `steps`
     /// more tokens (no more than [`Scheduler::quiet_stretch`] said).
     fn skip_quiet(&mut self, steps: u64) -> Result<()>;
+}
+
+/// What a KV tier did over a run, in blocks (a semantics with tiers reports one per tier).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TierCounts {
+    /// Blocks admissions loaded from it.
+    pub hits: u64,
+    /// Evicted contents stored in it.
+    pub stored: u64,
+    /// Of those, the ones it did not hold (new content, which may evict other).
+    pub inserted: u64,
 }

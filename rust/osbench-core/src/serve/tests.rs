@@ -22,6 +22,9 @@ fn settings(num_blocks: u64, block_size: u64, budget: u64, seqs: u64, max_len: u
         scheduler_reserve_full_isl: true,
         parameters: Parameters::default(),
         swap: SwapSettings::default(),
+        tiers: &[],
+        block_flops: 1.0,
+        block_flops_step: 0.0,
     }
 }
 
@@ -65,7 +68,7 @@ fn the_free_queue_hands_out_untouched_blocks_in_id_order_then_freed_ones_by_thei
     let mut got = Vec::new();
     pool.get_new_blocks(3, &mut got).unwrap();
     assert_eq!(got, [1, 2, 3]);
-    pool.cache_block(2, 77).unwrap();
+    pool.cache_block(2, 77, 0).unwrap();
     let mut scratch = Vec::new();
     // Freed last block first: 3 and 1 (no content) to the front, the first of them first; 2
     // (cached) to the back, behind the untouched 4 and 5.
@@ -84,7 +87,7 @@ fn a_prefix_hit_takes_a_cached_block_out_of_the_middle_of_the_free_queue() {
     let mut got = Vec::new();
     pool.get_new_blocks(4, &mut got).unwrap();
     for (b, h) in [(1, 10), (2, 20), (3, 30), (4, 20)] {
-        pool.cache_block(b, h).unwrap();
+        pool.cache_block(b, h, 0).unwrap();
     }
     assert_eq!(pool.get_cached_block(20), Some(2)); // the oldest of equal content
     let mut scratch = Vec::new();

@@ -38,6 +38,8 @@ struct Block {
     private: bool,
     /// The hash, or for a private block `request << 32 | position`.
     hash: u64,
+    /// Its place in its request's blocks while cached (what recomputing it would cost).
+    position: u64,
     /// Free-queue links.
     prev: u32,
     next: u32,
@@ -52,6 +54,7 @@ impl Block {
         cached: false,
         private: false,
         hash: 0,
+        position: 0,
         prev: NIL,
         next: NIL,
         hash_prev: NIL,
@@ -93,6 +96,9 @@ pub struct BlockPool {
     /// that changes neither left the pool as it was.
     pub allocations: u64,
     pub registrations: u64,
+    /// With KV tiers: the contents (hash, position) whose last block was evicted, in order,
+    /// until the tiers take them (`tiers.py`); None without tiers.
+    pub evicted: Option<Vec<(u64, u64)>>,
 }
 
 impl BlockPool {
@@ -111,6 +117,7 @@ impl BlockPool {
             num_private: 0,
             allocations: 0,
             registrations: 0,
+            evicted: None,
         };
         if num_blocks > 1 {
             pool.push_back(UNTOUCHED);
@@ -228,9 +235,9 @@ impl BlockPool {
         (oldest != NIL).then_some(oldest)
     }
 
-    /// Enter `block` in the map under `hash`, after the blocks already there
-    /// (`cache_full_blocks`, one block).
-    pub fn cache_block(&mut self, block: u32, hash: u64) -> Result<()> {
+    /// Enter `block`, block `position` of its request, in the map under `hash`, after the
+    /// blocks already there (`cache_full_blocks`, one block).
+    pub fn cache_block(&mut self, block: u32, hash: u64, position: u64) -> Result<()> {
         if self.cached.len() == self.cached.capacity() {
             self.cached.try_reserve(1).map_err(|_| Error::OutOfMemory { what: "the prefix-cache map".into() })?;
         }
@@ -240,6 +247,7 @@ impl BlockPool {
         if first {
             holders.oldest = block;
         }
+        self.blocks[block as usize].position = position;
         self.link_holder(block, hash, false, newest);
         Ok(())
     }
@@ -311,6 +319,9 @@ impl BlockPool {
             self.private.get_mut(i).and_then(|table| table.get_mut(k))
         } else if last {
             self.cached.remove(&hash);
+            if let Some(evicted) = &mut self.evicted {
+                evicted.push((hash, self.blocks[block as usize].position));
+            }
             None
         } else {
             self.cached.get_mut(&hash)

@@ -3,13 +3,14 @@
 
 use super::policy::{Parameters, Policy};
 use super::swap::{Swap, SwapSettings};
+use super::tiers::{TierSettings, TiersConfig};
 use crate::error::{invalid, Result};
 
 /// The configuration's fields, as `python/osbench/serve/config.py: EngineConfig` has them
 /// (`watermark` is a fraction there; the engine reads the blocks it keeps free).
 /// The `prediction*` fields are read in Python only, where predictions are drawn once
 /// (`prediction.py`); the engine takes the drawn lengths (`Requests::predicted`).
-pub const CONFIG_FIELDS: [&str; 25] = [
+pub const CONFIG_FIELDS: [&str; 28] = [
     "num_blocks",
     "block_size",
     "max_num_batched_tokens",
@@ -35,6 +36,9 @@ pub const CONFIG_FIELDS: [&str; 25] = [
     "link",
     "swap_bandwidth",
     "kv_block_bytes",
+    "kv_tiers",
+    "block_flops",
+    "block_flops_step",
 ];
 
 /// What the scheduler reads (`python/osbench/serve/vllm/config.py: EngineConfig`, whose
@@ -58,6 +62,8 @@ pub struct Config {
     pub scheduler_reserve_full_isl: bool,
     /// Preemption by swap (None: by recompute, vLLM v1's only way).
     pub swap: Option<Swap>,
+    /// The KV tiers below the prefix cache (None: none, vLLM's own).
+    pub tiers: Option<TiersConfig>,
 }
 
 /// The engine's options as given (vLLM's names; `policy` by name), before [`Config::new`]
@@ -80,6 +86,11 @@ pub struct Settings<'a> {
     pub parameters: Parameters,
     /// How a preempted request's KV is kept (`preemption`, `swap_space`, `link`...).
     pub swap: SwapSettings<'a>,
+    /// The KV tiers (`kv_tiers`, none by default), and a block's recompute FLOPs at position
+    /// 0 and per position after (`block_flops`, `block_flops_step`).
+    pub tiers: &'a [TierSettings],
+    pub block_flops: f64,
+    pub block_flops_step: f64,
 }
 
 impl Config {
@@ -99,8 +110,12 @@ impl Config {
             scheduler_reserve_full_isl,
             parameters,
             swap,
+            tiers,
+            block_flops,
+            block_flops_step,
         } = settings;
         let policy = Policy::new(policy, parameters)?;
+        let tiers = TiersConfig::new(tiers, swap.kv_block_bytes, block_flops, block_flops_step)?;
         let swap = Swap::new(swap)?;
         if !(0.0..1.0).contains(&watermark) {
             return Err(invalid("watermark", watermark, "a number in [0, 1)"));
@@ -148,6 +163,7 @@ impl Config {
             watermark_blocks: (watermark * num_blocks as f64) as u64,
             scheduler_reserve_full_isl,
             swap,
+            tiers,
         })
     }
 }

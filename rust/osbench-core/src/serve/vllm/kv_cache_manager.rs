@@ -159,7 +159,7 @@ impl KvCacheManager {
             if request.private {
                 self.pool.cache_private_block(block, request.index, i)?;
             } else {
-                self.pool.cache_block(block, request.block_hashes[i as usize])?;
+                self.pool.cache_block(block, request.block_hashes[i as usize], i)?;
             }
         }
         self.num_cached_block[index] = num_full;

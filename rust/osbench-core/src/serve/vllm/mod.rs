@@ -5,7 +5,8 @@
 //! keyed heap), [`policy`] (one file per policy: the waiting order and the preemption victim),
 //! [`request`] and [`scheduler`] (running first, preemption by recompute, admission), which
 //! implements the engine's [`crate::serve::Scheduler`]; [`swap`] (preemption by swap, vLLM
-//! v0's, and the host links); [`config`] is what it reads.
+//! v0's, and the host links); [`tiers`] (host and SSD tiers below the prefix cache, each an
+//! `osbench.cache` policy); [`config`] is what it reads.
 
 pub mod block_pool;
 pub mod config;
@@ -15,6 +16,7 @@ pub mod queue;
 pub mod request;
 pub mod scheduler;
 pub mod swap;
+pub mod tiers;
 
 pub use config::{Config, Settings, CONFIG_FIELDS};
 pub use policy::{Parameters, Policy, POLICIES};

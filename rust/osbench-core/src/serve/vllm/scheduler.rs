@@ -6,11 +6,13 @@ use super::config::Config;
 use super::kv_cache_manager::KvCacheManager;
 use super::queue::WaitingQueue;
 use super::request::{Request, Status};
+use super::tiers::Tiers;
 use crate::error::{invalid, try_grow, Error, Result};
+use crate::serve::scheduler::TierCounts;
 use crate::serve::scheduler::{self as seam, NewRequest, Occupancy, QuietStretch, StepPlan};
 use crate::serve::step_time::Batch;
 
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Scheduler<'c> {
     config: &'c Config,
     pub kv: KvCacheManager,
@@ -28,6 +30,10 @@ pub struct Scheduler<'c> {
     steps: u64,
     /// Free blocks of the host pool (preemption by swap).
     host_free: u64,
+    /// The KV tiers (made at the first step: making a cache can fail), and the tier each
+    /// block an admission found there is in.
+    tiers: Option<Tiers>,
+    tier_hits: Vec<u8>,
 }
 
 impl<'c> Scheduler<'c> {
@@ -49,6 +55,8 @@ impl<'c> Scheduler<'c> {
             pool_before: (0, 0),
             steps: 0,
             host_free: config.swap.map_or(0, |s| s.host_blocks),
+            tiers: None,
+            tier_hits: Vec::new(),
         }
     }
 
@@ -63,6 +71,10 @@ impl<'c> Scheduler<'c> {
     /// Decide the step into `self.plan` (`schedule`).
     fn decide(&mut self) -> Result<()> {
         let cfg = self.config;
+        if let (None, Some(tiers)) = (&self.tiers, &cfg.tiers) {
+            self.tiers = Some(Tiers::new(tiers)?);
+            self.kv.pool.evicted = Some(Vec::new());
+        }
         if cfg.policy.boost_due(self.steps) {
             self.boost();
         }
@@ -131,11 +143,20 @@ impl<'c> Scheduler<'c> {
                 } else {
                     self.kv.get_computed_blocks(request, &mut self.hits)
                 };
+                // The lookup goes on in the KV tiers (`tiers.py`): what they hold is loaded
+                // into fresh blocks, computed, outside the token budget.
+                self.tier_hits.clear();
+                if swapped == 0 {
+                    if let Some(tiers) = &self.tiers {
+                        find_in_tiers(tiers, request, self.hits.len(), cfg.block_size, &mut self.tier_hits);
+                    }
+                }
+                let num_tier_tokens = self.tier_hits.len() as u64 * cfg.block_size;
                 // KV sent by a prefill instance (the connector's get_num_new_matched_tokens):
                 // computed beyond the local hit, in fresh blocks, outside the token budget.
-                let num_external = if swapped > 0 { 0 } else { request.external.saturating_sub(num_hit_tokens) };
-                let num_computed =
-                    if swapped > 0 { request.num_computed_tokens } else { num_hit_tokens + num_external };
+                let num_local = num_hit_tokens + num_tier_tokens;
+                let num_external = if swapped > 0 { 0 } else { request.external.saturating_sub(num_local) };
+                let num_computed = if swapped > 0 { request.num_computed_tokens } else { num_local + num_external };
                 let mut num_new_tokens = request.num_tokens() - num_computed;
                 if 0 < threshold && threshold < num_new_tokens {
                     num_new_tokens = threshold;
@@ -147,7 +168,7 @@ impl<'c> Scheduler<'c> {
                 let has_scheduled_reqs = !self.running.is_empty();
                 if !self.kv.allocate_slots(
                     request,
-                    num_new_tokens + num_external,
+                    num_new_tokens + num_tier_tokens + num_external,
                     &self.hits,
                     cfg.scheduler_reserve_full_isl,
                     has_scheduled_reqs,
@@ -165,10 +186,32 @@ impl<'c> Scheduler<'c> {
                     self.host_free += swapped;
                     self.plan.swap_in_bytes += swapped * self.swap_block_bytes();
                 }
+                if let Some(tiers) = &mut self.tiers {
+                    // Each block found is loaded: a hit of its tier's cache.
+                    let first = self.hits.len();
+                    for (j, &tier) in self.tier_hits.iter().enumerate() {
+                        let k = first + j;
+                        tiers.load(tier, self.requests[index as usize].block_hashes[k], k as u64)?;
+                    }
+                    if num_tier_tokens > 0 {
+                        self.plan.loaded.push((index, num_tier_tokens));
+                    }
+                }
                 self.plan.scheduled.push((index, num_new_tokens));
                 self.plan.admitted.push((index, num_hit_tokens));
                 token_budget -= num_new_tokens;
             }
+        }
+
+        // The contents the GPU evicted this step go to the tiers once it is decided; then the
+        // step's loads are priced.
+        if let Some(tiers) = &mut self.tiers {
+            if let Some(evicted) = &mut self.kv.pool.evicted {
+                for (hash, position) in evicted.drain(..) {
+                    tiers.store(hash, position)?;
+                }
+            }
+            (self.plan.tier_load_bytes, self.plan.tier_time) = tiers.take_step_loads();
         }
 
         // _update_after_schedule: the scheduled tokens count as computed from now on; the
@@ -280,7 +323,8 @@ impl<'c> Scheduler<'c> {
     fn state(&self, out: &mut Vec<u64>) -> Result<()> {
         let active = self.running.len() + self.waiting.len();
         let held: u64 = self.running.iter().map(|&i| self.kv.num_blocks_held(i)).sum();
-        let room = 3 + 9 * active as u64 + held + self.kv.pool.state_len();
+        let room =
+            3 + crate::serve::vllm::tiers::MAX_TIERS as u64 + 9 * active as u64 + held + self.kv.pool.state_len();
         try_grow(out, usize::try_from(room).unwrap_or(usize::MAX), "the livelock guard's copy of the state")?;
         // mlfq's boost comes every `boost` steps: where the run stands in that period decides too.
         out.push(match self.config.policy {
@@ -288,6 +332,10 @@ impl<'c> Scheduler<'c> {
             _ => 0,
         });
         out.push(self.host_free);
+        // A tier's new content may change a lookup's answer; a refreshed one does not.
+        if let Some(tiers) = &self.tiers {
+            out.extend(tiers.inserted());
+        }
         out.push(self.running.len() as u64);
         let start = out.len();
         out.extend(self.running.iter().map(|&i| u64::from(i)));
@@ -301,6 +349,23 @@ impl<'c> Scheduler<'c> {
         }
         self.kv.pool.write_state(out);
         Ok(())
+    }
+}
+
+/// The blocks of `request`'s prompt after its `gpu_hits` GPU hits that the tiers hold, into
+/// `found` (the tier of each, the fastest holding it): block by block until one no tier holds,
+/// at most `num_tokens - 1` tokens in all with the GPU's, as the GPU's lookup (`tiers.py`).
+/// Blocks of prompts without content are never stored in the tiers.
+fn find_in_tiers(tiers: &Tiers, request: &Request, gpu_hits: usize, block_size: u64, found: &mut Vec<u8>) {
+    if request.private {
+        return;
+    }
+    let limit = ((request.num_tokens() - 1) / block_size) as usize;
+    for &hash in request.block_hashes.iter().take(limit).skip(gpu_hits) {
+        match tiers.find(hash) {
+            Some(tier) => found.push(tier),
+            None => break,
+        }
     }
 }
 
@@ -378,6 +443,10 @@ impl seam::Scheduler for Scheduler<'_> {
     /// fills a block (whose hash would enter the map), or finishes. The pool does not change in
     /// between, so the waiting queue's head, refused in the quiet step, is refused again in
     /// each of them.
+    fn tier_counts(&self) -> &[TierCounts] {
+        self.tiers.as_ref().map_or(&[], |t| &t.counts)
+    }
+
     fn quiet_stretch(&self) -> QuietStretch {
         let plan = &self.plan;
         let quiet = plan.preempted.is_empty()
