@@ -112,6 +112,19 @@ def test_native_equals_the_reference_under_pressure(
         assert ref.preemptions.sum() > 0  # the regime retracts
 
 
+def test_lpm_keeps_the_deprioritized_in_queue_order() -> None:
+    """``_sort_by_longest_prefix`` gives every deprioritized request one key (infinity): they
+    keep their order whatever prefix each matched. Here the last three share their first 32
+    tokens with the one before them (deprioritized) and match 31 and 32 tokens of the tree: a
+    sort by matched length among them admits the 33-token request first."""
+    prompts = [1] * 21 + [32, 32, 32, 33]
+    reqs = Requests([0.0] * 25, prompts, [1] * 25, blocks=[[0]] * 24 + [[0, 0]], source_block=32)
+    cfg = EngineConfig(max_total_tokens=36, page_size=1, schedule_policy="lpm", max_prefill_tokens=64)
+    ref, nat = both(reqs, cfg)
+    assert_same_runs(ref, nat)
+    assert ref.record.step(3)["admitted"] == [(23, 31)]
+
+
 def test_native_equals_the_reference_above_the_lpm_fallback() -> None:
     """More than 128 waiting: lpm and hrrn fall back to the queue's order, and the cache-agnostic
     refresh of the waiting prefixes runs."""

@@ -95,11 +95,12 @@ impl SchedulePolicy {
         } else if policy.cache_aware() {
             compute_prefix_matches(waiting, reqs, kv, &mut self.scratch);
             match policy {
-                // _sort_by_longest_prefix
+                // _sort_by_longest_prefix: the deprioritized ones last, all of one key
+                // (`float("inf")`), so that they keep their order whatever they matched.
                 Policy::Lpm => {
                     waiting.sort_by_key(|&i| {
                         let r = &reqs[i as usize];
-                        (r.deprioritized, std::cmp::Reverse(r.num_matched))
+                        (r.deprioritized, std::cmp::Reverse(if r.deprioritized { 0 } else { r.num_matched }))
                     });
                 }
                 Policy::Hrrn => {
