@@ -36,10 +36,13 @@ needs_vllm = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
 STEP = StepTime.linear(0.004, 5e-5, 1e-4, 1e-7)
 
 
-@pytest.mark.parametrize("change", [{"policy": "srpt"}, {"policy": "priority", "aging": 1.0}, {"preemption": "swap"}])
+@pytest.mark.parametrize(
+    "change",
+    [{"policy": "srpt"}, {"policy": "priority", "aging": 1.0}, {"preemption": "swap"}, {"kv_tiers": ("1:pcie5:lru",)}],
+)
 def test_the_peer_refuses_what_vllm_has_not(change: dict) -> None:
     cfg = EngineConfig(num_blocks=10, kv_block_bytes=1024, **change)
-    with pytest.raises(ArgumentError, match=r"is not accepted by vLLM .*preemption by recompute only"):
+    with pytest.raises(ArgumentError, match=r"is not accepted by vLLM .*preemption by recompute only and no KV tiers"):
         vllm_peer.run(Requests([0.0], [4], [2]), cfg, STEP)
 
 

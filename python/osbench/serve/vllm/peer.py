@@ -409,11 +409,12 @@ def run(
     Raises ``FileNotFoundError`` when the vLLM sources are absent (``make vllm-peer``)."""
     priority = check_requests(requests, config)
     concurrency = check_concurrency(concurrency)
-    if config.policy not in VLLM_POLICIES or config.aging != 0 or config.preemption != "recompute":
+    if config.policy not in VLLM_POLICIES or config.aging != 0 or config.preemption != "recompute" or config.kv_tiers:
         raise ArgumentError(
             f"config is not accepted by vLLM {VLLM_VERSION}: policy={config.policy!r}, aging={config.aging!r}, "
-            f"preemption={config.preemption!r}; its scheduler has policies {', '.join(VLLM_POLICIES)}, no aging and "
-            "preemption by recompute only"
+            f"preemption={config.preemption!r}, {len(config.kv_tiers)} kv_tiers; its scheduler has policies "
+            f"{', '.join(VLLM_POLICIES)}, no aging, preemption by recompute only and no KV tiers (its KV "
+            "connectors are outside the scheduler)"
         )
     v = _vllm()
     recorder = Recorder(len(requests), record=True)
