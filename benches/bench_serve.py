@@ -7,7 +7,9 @@ group serves the same requests, and its results are asserted equal to the native
   of prompt tokens from the prefix cache), a linear step time. Rows: native, native without the
   decode jump, the reference, the real vLLM scheduler under the fidelity harness
   (``make vllm-peer``). The same with preemption by swap (4 GiB of host memory, PCIe 5.0):
-  native, native without the jump, the reference.
+  native, native without the jump, the reference. The same with KV tiers below the prefix cache
+  (Llama-3-8B's 2 MiB block): one (4 GiB of host memory over PCIe 5.0, LRU) and two (2 GiB of
+  host memory, LRU, over 16 GiB of NVMe, S3-FIFO); rows: native, the reference.
 - **Azure 2023 conversation trace** at its real rate (19,366 requests over 58 minutes; the one
   request longer than Llama-3-8B's 8,192 tokens left out), Llama-3-8B on an H100 with the
   roofline step time and the pool the model leaves: ``simulate()`` end to end, from the
@@ -58,6 +60,7 @@ from osbench.serve.result import ServeResult
 from osbench.serve.run import EngineRun
 from osbench.serve.steptime import StepTime
 from osbench.serve.vllm import peer as vllm_peer
+from osbench.serve.vllm.tiers import KvTier
 
 STEP = StepTime.linear(0.005, 6e-5, 1e-4, 2e-7)
 AZURE = {"model": "llama-3-8b", "gpu": "h100"}
@@ -162,6 +165,35 @@ def test_kv_pressure_swap(benchmark: Any, row: str, pressure: tuple[Requests, En
         run = once(benchmark, lambda: native.run(reqs, cfg, STEP, jump=row == "native"), rounds=5)
     assert_equal_runs(native.run(reqs, cfg, STEP), run)
     assert run.preemptions.sum() > 0 and run.steps.swap_in_bytes.sum() > 0
+    report(benchmark, run.num_steps, float(run.finish.max()))
+
+
+TIERS: dict[str, tuple[KvTier, ...]] = {
+    "one tier": (KvTier(4.0, "pcie5", "lru"),),
+    "two tiers": (KvTier(2.0, "pcie5", "lru"), KvTier(16.0, "nvme-gen4", "s3fifo")),
+}
+"""KV tiers below the prefix cache on the KV-pressure workload, with Llama-3-8B's 2 MiB block:
+what the GPU's cache evicts (the shared prefixes, the preempted requests' prompts) is found there."""
+
+
+@pytest.mark.parametrize("row", ["native", "reference"])
+@pytest.mark.parametrize("tiers", list(TIERS))
+def test_kv_pressure_tiers(
+    benchmark: Any, tiers: str, row: str, pressure: tuple[Requests, EngineConfig, EngineRun]
+) -> None:
+    benchmark.group = f"serve: 3k requests, KV pressure, {tiers} below the prefix cache"
+    reqs, cfg, _ = pressure
+    cfg = dataclasses.replace(cfg, kv_block_bytes=2**21, kv_tiers=TIERS[tiers])
+    if row == "reference":
+        run = once(benchmark, lambda: reference.run(reqs, cfg, STEP), rounds=1)
+    else:
+        run = once(benchmark, lambda: native.run(reqs, cfg, STEP), rounds=5)
+    expected = native.run(reqs, cfg, STEP)
+    assert_equal_runs(expected, run)
+    np.testing.assert_array_equal(run.tier_tokens, expected.tier_tokens)
+    np.testing.assert_array_equal(run.tier_blocks, expected.tier_blocks)
+    assert run.tier_blocks.shape == (len(TIERS[tiers]), 3) and (run.tier_blocks[:, 0] > 0).all()
+    assert run.steps.tier_time.sum() > 0
     report(benchmark, run.num_steps, float(run.finish.max()))
 
 

@@ -47,6 +47,7 @@ NEEDS_DATA = {
     "serve.prefix_caching": "mooncake-conversation",
     "serve.routers": "mooncake-conversation",
     "serve.semantics": "mooncake-conversation",
+    "serve.kv_tiers": "mooncake-conversation",
     "serve.disaggregation": "azure-code-2023",
 }
 

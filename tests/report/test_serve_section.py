@@ -54,6 +54,7 @@ def test_the_section_has_its_tables_figures_and_numbers(section: dict[str, Any],
         "06-6",
         "06-7",
         "06-8",
+        "06-9",
         "06-disagg",
         "routers",
     ]

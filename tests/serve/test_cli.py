@@ -374,3 +374,34 @@ def test_the_example_spec_is_valid() -> None:
 def test_bad_sweep_specs(spec: dict[str, Any], change: dict[str, Any], message: str) -> None:
     with pytest.raises((ValueError, TypeError), match=message.replace("[", r"\[").replace("]", r"\]")):
         serve_sweep.load_spec({**spec, **change})
+
+
+def test_the_summary_says_what_the_kv_tiers_did() -> None:
+    """With KV tiers the summary has a line of them, each tier's size, medium, policy, blocks hit
+    and stored, then the tiers' hit rate and load time: the API's numbers; without, none."""
+    args = ("--conversations", "60,1", "--turns", "2,6", "--think-time", "5", "--num-blocks", "300")
+    tiers = ("--kv-tiers", "0.5:pcie5:lru", "--kv-tiers", "4:nvme-gen4:s3fifo")
+    out = osbench("serve", "simulate", *args, *tiers)
+    assert out.returncode == 0, out.stderr
+    reqs = ob.serve.Requests.conversations(60, 1.0, turns=(2, 6), think_time=5.0, seed=1)
+    s = ob.serve.simulate(
+        reqs,
+        model=ob.serve.models.DEFAULT_MODEL,
+        gpu="h100",
+        num_blocks=300,
+        kv_tiers=("0.5:pcie5:lru", "4:nvme-gen4:s3fifo"),
+    ).summary()
+    assert all(t.loaded_blocks > 0 for t in s.tiers) and s.tier_hit_rate > 0
+    line = next(x for x in out.stdout.splitlines() if x.startswith("  KV tiers"))
+    fast, slow = s.tiers
+    assert line == (
+        f"  KV tiers     0.5 GiB pcie5 lru ({ob._format.number(fast.capacity_blocks)} blocks): "
+        f"{ob._format.number(fast.loaded_blocks)} blocks hit, {ob._format.number(fast.stored_blocks)} stored "
+        f"({ob._format.number(fast.inserted_blocks)} new); 4 GiB nvme-gen4 s3fifo "
+        f"({ob._format.number(slow.capacity_blocks)} blocks): {ob._format.number(slow.loaded_blocks)} blocks hit, "
+        f"{ob._format.number(slow.stored_blocks)} stored ({ob._format.number(slow.inserted_blocks)} new); "
+        f"{ob._format.percent(s.tier_hit_rate)} of prompt tokens from the tiers, {ob._format.duration(s.tier_time)} "
+        "of loads"
+    )
+    plain = osbench("serve", "simulate", *args)
+    assert plain.returncode == 0 and "KV tiers" not in plain.stdout

@@ -16,6 +16,7 @@ from osbench import datasets
 from osbench._format import number
 from osbench._table import Table
 from osbench.serve import lecture
+from osbench.serve.source import fit
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +29,7 @@ def rows_by(t: Table) -> list[dict[str, Any]]:
 
 
 def test_tables_are_complete(tables: dict[str, Table]) -> None:
-    assert list(tables) == ["06-1", "06-2", "06-3", "06-4", "06-5", "06-6", "06-7", "06-8"]
+    assert list(tables) == ["06-1", "06-2", "06-3", "06-4", "06-5", "06-6", "06-7", "06-8", "06-9"]
     for key, t in tables.items():
         assert all(len(r) == len(t.columns) for r in t.rows)
         assert t.to_text() and t.to_markdown() and t.to_html() and t.takeaway
@@ -208,10 +209,72 @@ def test_06_6_swap_against_recompute_as_the_pool_shrinks(
     assert "On the code trace" in t.takeaway
 
 
+def test_06_9_kv_tiers(tables: dict[str, Table], dataset: Callable[[str], Path]) -> None:
+    """A host tier below the GPU's prefix cache: no tier serves nothing from it; every run serves
+    the GPU's hits plus the tier's, never more than an unbounded cache; a larger LRU tier never
+    serves less (on this trace); the tier's loads take time only when it is hit; a row is the
+    engine's run; the finding says which policies tie."""
+    dataset(lecture.MOONCAKE)
+    t = tables["06-9"]
+    rows = rows_by(t)
+    assert len(rows) == 1 + len(lecture.TIER_SIZES) * len(lecture.TIER_POLICIES)
+    none = rows[0]
+    assert (none["host tier"], none["policy"], none["from the tier"], none["tier time"]) == (0, "none", 0, 0)
+    assert none["from either"] == none["from the GPU cache"] > 0.1
+    bound = t.extra["unbounded"]
+    gpu_bytes = t.extra["gpu_kv_bytes"]
+    for r in rows:
+        assert r["unbounded cache"] == bound and r["tier size"] == r["host tier"] * gpu_bytes
+        assert r["from either"] == pytest.approx(r["from the GPU cache"] + r["from the tier"])
+        assert r["from either"] <= bound
+        assert np.isfinite([r["TTFT mean"], r["TTFT p99"]]).all() and 0 < r["TTFT mean"] <= r["TTFT p99"]
+        assert (r["tier time"] > 0) == (r["from the tier"] > 0)
+    assert {(r["host tier"], r["policy"]) for r in rows[1:]} == {
+        (float(x), p) for x in lecture.TIER_SIZES for p in lecture.TIER_POLICIES
+    }
+    lru = [none] + [r for r in rows if r["policy"] == "lru"]
+    totals = [r["from either"] for r in lru]
+    assert totals == sorted(totals) and totals[1] > totals[0]
+    assert all(r["from the tier"] > 0 for r in rows[1:])
+    # The bound is what the trace allows: the table's, and the prefix cache's own when nothing is evicted.
+    reqs, _ = fit(
+        ob.serve.Requests.read(lecture.MOONCAKE)[: lecture.TIER_REQUESTS], ob.serve.MODELS["qwen2.5-7b"].max_model_len
+    )
+    assert lecture.unbounded_hit_rate(reqs, 16) == bound
+    # A row is the engine's run.
+    tier = ob.serve.KvTier(gpu_bytes / 2**30, lecture.TIER_MEDIUM, "arc")
+    s = ob.serve.simulate(reqs, **lecture.TIER_GPU, kv_tiers=(tier,)).summary()
+    arc = next(r for r in rows if (r["host tier"], r["policy"]) == (1, "arc"))
+    assert [arc["from the tier"], arc["TTFT p99"], arc["tier time"]] == [s.tier_hit_rate, s.ttft.p99, s.tier_time]
+    assert t.takeaway.startswith("With a host tier the size of the GPU's KV cache, ")
+    # Ties are said, not a winner named from them.
+    same = [dict(r, **({"from the tier": 0.05} if r["host tier"] == 1 else {})) for r in t.records()]
+    assert "serves about the same share (5% of the prompt tokens)" in lecture._tier_finding(same)
+    two = [dict(r, **({"from the tier": 0.1} if r["policy"] in ("arc", "gdsf") else {})) for r in same]
+    assert "ARC and GDSF tie for the most (10% of the prompt tokens, against 5% for the others)" in (
+        lecture._tier_finding(two)
+    )
+
+
+def test_the_unbounded_cache_counts_prefixes_seen_before() -> None:
+    """Block k of a prompt is a hit when an earlier prompt has the same first k + 1 blocks, up to
+    one token short of the prompt; with a pool that evicts nothing and requests one at a time, the
+    engine's prefix cache serves exactly that."""
+    blocks = [[1, 2], [1, 3], [1], [4, 2]]
+    reqs = ob.serve.Requests([0.0, 10.0, 20.0, 30.0], [64, 64, 32, 64], [1, 1, 1, 1], blocks=blocks, source_block=32)
+    # Request 1 shares the first 32 tokens (2 blocks), request 2 all of its 32 but the last token
+    # (1 block), request 3 no prefix (its second block's content alone is not a prefix).
+    assert lecture.unbounded_hit_rate(reqs, 16) == (2 + 1) * 16 / 224
+    step = ob.serve.StepTime.linear(0.01, 1e-5, 1e-4, 0.0)
+    run = ob.serve.simulate(reqs, step_time=step, num_blocks=1000)
+    assert run.summary().prefix_hit_rate == lecture.unbounded_hit_rate(reqs, 16)
+    assert lecture.unbounded_hit_rate(reqs, 32) == (1 + 0) * 32 / 224
+
+
 def test_osbench_lecture_06() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "osbench", "lecture", "06", "--quick", "--json"], capture_output=True, text=True
     )
     assert out.returncode == 0, out.stderr
     keys = [t["key"] for t in json.loads(out.stdout)["06"]]
-    assert keys == ["06-1", "06-2", "06-3", "06-4", "06-5", "06-6", "06-7", "06-8"]
+    assert keys == ["06-1", "06-2", "06-3", "06-4", "06-5", "06-6", "06-7", "06-8", "06-9"]

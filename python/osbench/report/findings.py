@@ -734,6 +734,51 @@ def serve_semantics(d: _Data) -> Finding:
     )
 
 
+def _tier_range(values: list[float]) -> str:
+    low, high = min(values), max(values)
+    return percent(low) if percent(low) == percent(high) else f"{percent(low)} to {percent(high)}"
+
+
+def serve_kv_tiers(d: _Data) -> Finding:
+    t = d.table("06-serve", "06-9")
+    tie = _num(t["tie"])
+    rows = d.records("06-serve", "06-9")
+    none = next(r for r in rows if _num(r["host tier"]) == 0)
+    gpu, bound = _num(none["from the GPU cache"]), _num(none["unbounded cache"])
+    one = {r["policy"]: _num(r["from the tier"]) for r in rows if _num(r["host tier"]) == 1}
+    four = {r["policy"]: r for r in rows if _num(r["host tier"]) == 4}
+    if len(one) < 2 or len(four) < 2 or bound <= gpu:
+        raise ValueError("06-9 needs two policies at 1x and 4x and a gap to the unbounded cache")
+    top = leading(one, tie=tie)
+    if len(top) == len(one):
+        lead = f"serves about the same share under every policy ({_tier_range(list(one.values()))} of them)"
+    else:
+        rest = _tier_range([v for p, v in one.items() if p not in top])
+        who = names([p.upper() for p in top]) + (", which tie" if len(top) > 1 else "")
+        most = _tier_range([one[p] for p in top])
+        lead = f"serves the most under {who} ({most} of them, against {rest} under the others)"
+    total = {p: _num(r["from either"]) for p, r in four.items()}
+    best = leading(total, tie=tie)
+    b = four[max(best, key=total.__getitem__)]
+    closed = (_num(b["from either"]) - gpu) / (bound - gpu)
+    under = (
+        "under any policy alike"
+        if len(best) == len(total)
+        else f"under {names([p.upper() for p in best])}" + (" (a tie)" if len(best) > 1 else "")
+    )
+    return Finding(
+        "serve.kv_tiers",
+        "06-serve",
+        "KV tiers below the GPU",
+        f"On Mooncake's conversation trace, where the prefix cache of {t['served_on']} serves {percent(gpu)} of "
+        f"the prompt tokens, a host tier the size of its KV cache {lead}; a 4x tier ({size(_num(b['tier size']))}) "
+        f"{under} brings the total to {percent(_num(b['from either']))}, closing {percent(closed)} of the gap to the {percent(bound)} an "
+        f"unbounded cache would serve, and the mean TTFT from {duration(_num(none['TTFT mean']))} to "
+        f"{duration(_num(b['TTFT mean']))}.",
+        *d.link("06-serve", "06-9"),
+    )
+
+
 def serve_swap(d: _Data) -> Finding:
     rows = d.records("06-serve", "06-7")
     parts = []
@@ -843,6 +888,7 @@ FINDINGS: tuple[Callable[[_Data], Finding], ...] = (
     serve_capacity,
     serve_swap,
     serve_semantics,
+    serve_kv_tiers,
     serve_routers,
     serve_disaggregation,
     engines,

@@ -16,6 +16,9 @@ here prints or writes files.
    FCFS and MLFQ, on Azure's conversation trace (generated chat requests without it).
 7. Section 3.6: preemption by swap against recompute as the KV pool shrinks, on Azure's code and
    conversation traces.
+8. Section 2.8 again: vLLM's scheduler against SGLang's on the same requests and memory.
+9. Sections 3.6 and 4.5: a host KV tier below the GPU's prefix cache on Mooncake's conversation
+   trace, by its size and eviction policy, against an unbounded cache.
 """
 
 from __future__ import annotations
@@ -30,11 +33,12 @@ from osbench._format import duration, number, percent, ratio, size
 from osbench._table import Table
 from osbench.serve.models import GPUS, MODELS, num_blocks
 from osbench.serve.plan import plan
-from osbench.serve.requests import Requests
+from osbench.serve.requests import Requests, mix64_array
 from osbench.serve.result import ServeResult, ServeSummary
 from osbench.serve.simulate import simulate
 from osbench.serve.slo import RATE, highest_within_slo
 from osbench.serve.source import fit
+from osbench.serve.vllm.tiers import MEDIA, KvTier
 from osbench.serve.workloads import Lognormal
 
 SEED = 1
@@ -1000,6 +1004,224 @@ def _semantics_finding(rows: list[list[Any]]) -> str:
     return " ".join(parts)
 
 
+# --- 06-9: KV tiers below the GPU's prefix cache (lecture sections 3.6 and 4.5: memory below
+# memory, a cache below a cache): what the GPU's prefix cache evicts goes to a host tier, which
+# evicts by a policy of osbench.cache and is looked up past the GPU's hits (osbench.serve.vllm.tiers).
+
+TIER_GPU: dict[str, Any] = MOONCAKE_GPU
+"""Table 06-3's Qwen2.5-7B on one H200: its prefix cache holds about two million tokens and
+serves about 17% of the trace's prompt tokens, where an unbounded cache would serve about 38%."""
+
+TIER_REQUESTS = 1_000
+"""The trace's first requests served with ``quick`` (the whole trace otherwise)."""
+
+TIER_SIZES = (1, 4, 16)
+"""The host tier's sizes, as multiples of the GPU's KV cache."""
+
+TIER_POLICIES = ("lru", "s3fifo", "arc", "sieve", "gdsf")
+"""The tier's eviction policies (:mod:`osbench.cache`; GDSF weighs each block's recompute FLOPs)."""
+
+TIER_MEDIUM = "pcie5"
+"""Host DRAM over PCIe 5.0 x16, the H200's host link."""
+
+HOST_SHARE = 2**41 // 8
+"""A DGX H200's 2 TiB of host memory shared by its eight GPUs: a tier larger than this stands for
+an SSD's size (here at DRAM's speed)."""
+
+TIER_TIE = 0.001
+"""Tier hit rates within this (a tenth of a point of the prompt tokens) are a tie: the policies'
+runs differ in their schedules too, so a smaller difference is not the policy's."""
+
+TIER_COLUMNS = [
+    "host tier",
+    "tier size",
+    "policy",
+    "from the GPU cache",
+    "from the tier",
+    "from either",
+    "unbounded cache",
+    "TTFT mean",
+    "TTFT p99",
+    "tier time",
+]
+TIER_UNITS = {"host tier": "x", "tier size": "B", "from the GPU cache": "%", "from the tier": "%"}
+TIER_UNITS.update({"from either": "%", "unbounded cache": "%", "TTFT mean": "s", "TTFT p99": "s", "tier time": "s"})
+
+
+def unbounded_hit_rate(reqs: Requests, block_size: int) -> float:
+    """The share of the prompt tokens an unbounded prefix cache would serve, from the prompts'
+    block hashes alone: block ``k`` of a request is a hit when an earlier request (in arrival
+    order) has the same first ``k + 1`` blocks, and a request's hits stop one token short of its
+    prompt, as the engine's do. No cache, of any size and on any schedule, serves more at the
+    requests' first admission: a block can only be cached once an earlier request computed it."""
+    keys, offsets = reqs.prompt_block_keys(block_size)
+    counts = np.diff(offsets)
+    prompt_tokens = int(reqs.prompt_len.sum())
+    if len(keys) == 0 or prompt_tokens == 0:
+        return 0.0
+    chained = np.empty_like(keys)
+    order = np.argsort(-counts, kind="stable")  # longest first: the requests with more than k blocks lead it
+    descending = -counts[order]
+    parent = np.zeros(len(counts), dtype=np.uint64)
+    for k in range(int(counts.max())):
+        live = order[: int(np.searchsorted(descending, -k, side="left"))]
+        at = offsets[live] + k
+        parent[live] = mix64_array(parent[live] ^ mix64_array(keys[at]))  # osbench.serve.hashing.block_hash
+        chained[at] = parent[live]
+    owner = np.repeat(np.arange(len(counts)), counts)
+    _, first, inverse = np.unique(chained, return_index=True, return_inverse=True)
+    hit = owner[first][inverse] < owner
+    hits = np.minimum(np.bincount(owner[hit], minlength=len(counts)), (reqs.prompt_len - 1) // block_size)
+    return float(int(hits.sum()) * block_size / prompt_tokens)
+
+
+def _tier_leaders(scores: Mapping[str, float]) -> list[str]:
+    """The policies with the highest score, in their order: more than one when they tie (within
+    :data:`TIER_TIE`)."""
+    top = max(scores.values())
+    return [p for p, v in scores.items() if top - v <= TIER_TIE]
+
+
+def _and(items: Sequence[str]) -> str:
+    """``A``, ``A and B``, ``A, B and C``."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def _policy_names(policies: Sequence[str]) -> str:
+    return _and([p.upper() for p in policies])
+
+
+def _span(values: Sequence[float]) -> str:
+    """``5.54%``, or ``5.54% to 5.62%``."""
+    low, high = min(values), max(values)
+    return percent(low) if percent(low) == percent(high) else f"{percent(low)} to {percent(high)}"
+
+
+def _tier_finding(rows: Sequence[Mapping[str, Any]]) -> str:
+    """06-9's finding, from its rows (records): which policy's tier serves the most at 1x (or
+    that they tie), how much of the gap between the GPU's hits and the unbounded cache's a 4x
+    tier closes, and what it does to the TTFT."""
+    none = next(r for r in rows if r["host tier"] == 0)
+    gpu, bound = none["from the GPU cache"], none["unbounded cache"]
+    at = {x: {r["policy"]: r for r in rows if r["host tier"] == x} for x in TIER_SIZES}
+    one = {p: r["from the tier"] for p, r in at[1].items()}
+    top = _tier_leaders(one)
+    if len(top) == len(one):
+        lead = f"every policy's tier serves about the same share ({_span(list(one.values()))} of the prompt tokens)"
+    else:
+        rest = [v for p, v in one.items() if p not in top]
+        who = f"{_policy_names(top)} tie for the most" if len(top) > 1 else f"{top[0].upper()}'s tier serves the most"
+        lead = f"{who} ({_span([one[p] for p in top])} of the prompt tokens, against {_span(rest)} for the others)"
+    four = {p: r["from either"] for p, r in at[4].items()}
+    best = _tier_leaders(four)
+    b = at[4][max(best, key=four.__getitem__)]
+    gib = size(b["tier size"])
+    if len(best) == len(four):
+        tier = f"a 4x tier ({gib}) under any of the policies alike"
+    elif len(best) > 1:
+        tier = f"a 4x tier ({gib}) under {_policy_names(best)}, which tie,"
+    else:
+        tier = f"a 4x {best[0].upper()} tier ({gib})"
+    closed = (b["from either"] - gpu) / (bound - gpu) if bound > gpu else 1.0
+    return (
+        f"With a host tier the size of the GPU's KV cache, {lead}; {tier} brings the prompt tokens served from "
+        f"either cache from the GPU's {percent(gpu)} to {percent(b['from either'])}, closing {percent(closed)} of "
+        f"the gap to the {percent(bound)} an unbounded cache would serve, and the mean TTFT from "
+        f"{duration(none['TTFT mean'])} to {duration(b['TTFT mean'])} for {duration(b['tier time'])} of loads."
+    )
+
+
+def kv_tiers_mooncake(quick: bool = False) -> Table:
+    """06-9: a host KV tier below the GPU's prefix cache on Mooncake's conversation trace (its
+    first :data:`TIER_REQUESTS` with ``quick``), at the trace's own rate, on :data:`TIER_GPU`: no
+    tier, then one of :data:`TIER_SIZES` times the GPU's KV under each of :data:`TIER_POLICIES`,
+    against :func:`unbounded_hit_rate`."""
+    title = "06-9  A host KV tier below the GPU's prefix cache: its size and eviction policy"
+    path, _ = datasets.try_fetch(MOONCAKE)
+    if path is None:
+        return Table(
+            title=title,
+            columns=TIER_COLUMNS,
+            rows=[],
+            note=f"Not shown: {datasets.missing_note([MOONCAKE])}",
+            key="06-9",
+            units=TIER_UNITS,
+        )
+    reqs = Requests.read(MOONCAKE)
+    if quick:
+        reqs = reqs[:TIER_REQUESTS]
+    limit = MODELS[TIER_GPU["model"]].max_model_len
+    reqs, dropped = fit(reqs, limit)
+    base = simulate(reqs, **TIER_GPU)
+    cfg = base.config
+    gpu_bytes = base.num_blocks * cfg.kv_block_bytes
+    bound = unbounded_hit_rate(reqs, cfg.block_size)
+
+    def row(multiple: int, policy: str, r: ServeResult) -> list[Any]:
+        s = r.summary()
+        total = s.prefix_hit_rate + s.tier_hit_rate
+        latency = [s.ttft.mean, s.ttft.p99, s.tier_time]
+        return [
+            float(multiple),
+            multiple * gpu_bytes,
+            policy,
+            s.prefix_hit_rate,
+            s.tier_hit_rate,
+            total,
+            bound,
+            *latency,
+        ]
+
+    rows = [row(0, "none", base)]
+    for multiple in TIER_SIZES:
+        for policy in TIER_POLICIES:
+            tier = KvTier(multiple * gpu_bytes / 2**30, TIER_MEDIUM, policy)  # exactly multiple x the GPU's blocks
+            rows.append(row(multiple, policy, simulate(reqs, **TIER_GPU, kv_tiers=(tier,))))
+    table = Table(
+        title=title,
+        columns=TIER_COLUMNS,
+        rows=rows,
+        key="06-9",
+        units=TIER_UNITS,
+        setup=(
+            f"Mooncake's conversation trace, {number(len(reqs))} requests"
+            + (f" (its first {number(TIER_REQUESTS)})" if quick else "")
+            + f" at its own rate, {number(dropped.requests)} longer than {number(limit)} tokens left out; "
+            f"{_preset_setup(TIER_GPU['model'], TIER_GPU['gpu'], base)}, {size(gpu_bytes)} of KV; one tier below it "
+            f"over {TIER_MEDIUM} ({size(MEDIA[TIER_MEDIUM].bandwidth)}/s, {duration(MEDIA[TIER_MEDIUM].latency)} a "
+            "load, assumed)"
+        ),
+        extra={
+            "sha256": datasets.sha256(path),
+            "left_out": dropped.requests,
+            "gpu_kv_bytes": gpu_bytes,
+            "unbounded": bound,
+            "tie": TIER_TIE,
+            "served_on": f"{MODELS[TIER_GPU['model']].name} on one {GPUS[TIER_GPU['gpu']].name}",
+        },
+    )
+    over = [x for x in TIER_SIZES if x * gpu_bytes > HOST_SHARE]
+    host_words = (
+        f" The {_and([f'{x}x' for x in over])} tier{'s' if len(over) > 1 else ''} "
+        f"({_and([size(x * gpu_bytes) for x in over])}) {'hold' if len(over) > 1 else 'holds'} more than a DGX "
+        "H200's 2 TiB of host memory gives each of its eight GPUs: an SSD's size at DRAM's speed."
+        if over
+        else ""
+    )
+    table.note = (
+        f"{_tier_finding(table.records())} Lecture sections 3.6 and 4.5: memory below memory, a cache below a "
+        "cache. What the GPU's prefix cache evicts goes to the tier, which evicts by its own policy; an admission "
+        "looks past the GPU's hits into the tier, and the blocks found are loaded, not computed, their copies "
+        "added to the step's time (tier time: the sum over the run). The tier sees only the GPU's evictions, the "
+        "blocks its LRU found coldest, so a policy's order on its own trace need not hold here. Hit rates are "
+        "shares of the prompt tokens at each request's first admission. The unbounded cache is computed from the "
+        "trace's block hashes, not run: a prompt block is a hit when an earlier request has the same prefix, "
+        "up to one token short of the prompt as in the engine; no cache on any schedule serves more."
+        f"{host_words} Policies within a tenth of a point tie."
+    )
+    return table
+
+
 def tables(quick: bool = False) -> list[Table]:
     """Every table of lecture demo 06 (Mooncake's rows when its trace can be had)."""
     return [
@@ -1011,6 +1233,7 @@ def tables(quick: bool = False) -> list[Table]:
         capacity_over_rates(quick),
         swap_vs_recompute(quick),
         vllm_vs_sglang(quick),
+        kv_tiers_mooncake(quick),
     ]
 
 
@@ -1024,9 +1247,12 @@ __all__ = [
     "SEED",
     "SLO_TPOT",
     "SLO_TTFT",
+    "TIER_POLICIES",
+    "TIER_SIZES",
     "batch_over_time",
     "capacity_over_rates",
     "chunked_prefill",
+    "kv_tiers_mooncake",
     "policies_on_unknown_lengths",
     "preemption_vs_kv",
     "prefix_caching_mooncake",
@@ -1035,5 +1261,6 @@ __all__ = [
     "recomputed_share",
     "swap_vs_recompute",
     "tables",
+    "unbounded_hit_rate",
     "vllm_vs_sglang",
 ]
