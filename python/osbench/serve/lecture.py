@@ -31,6 +31,8 @@ import numpy as np
 from osbench import datasets
 from osbench._format import duration, number, percent, ratio, size
 from osbench._table import Table
+from osbench.serve import KV_TIER_MEDIA as MEDIA
+from osbench.serve import KvTier
 from osbench.serve.models import GPUS, MODELS, num_blocks
 from osbench.serve.plan import plan
 from osbench.serve.requests import Requests, mix64_array
@@ -38,7 +40,6 @@ from osbench.serve.result import ServeResult, ServeSummary
 from osbench.serve.simulate import simulate
 from osbench.serve.slo import RATE, highest_within_slo
 from osbench.serve.source import fit
-from osbench.serve.vllm.tiers import MEDIA, KvTier
 from osbench.serve.workloads import Lognormal
 
 SEED = 1

@@ -44,6 +44,14 @@ class RawRun(Protocol):
     def steps(self) -> Steps: ...
 
 
+def _tier_blocks(run: Any, config: Any) -> np.ndarray:
+    """The run's per-tier counts (:attr:`ServeResult.tier_blocks`), a row of zeros for each
+    configured tier when the run took no step (an engine builds its tiers at its first)."""
+    blocks = np.asarray(getattr(run, "tier_blocks", np.zeros((0, 3))), dtype=np.int64).reshape(-1, 3)
+    tiers = len(getattr(config, "kv_tiers", ()))
+    return blocks if len(blocks) or not tiers else np.zeros((tiers, 3), dtype=np.int64)
+
+
 def _column(owner: Any, label: str, name: str, dtype: type, length: int) -> np.ndarray:
     """``owner.<name>`` (called ``label`` in errors) as a read-only 1-D array of ``length``
     finite values >= 0."""
@@ -279,7 +287,7 @@ class ServeResult:
             int(num_blocks),
             steps=steps,
             record=getattr(run, "record", None),
-            tier_blocks=np.asarray(getattr(run, "tier_blocks", np.zeros((0, 3))), dtype=np.int64).reshape(-1, 3),
+            tier_blocks=_tier_blocks(run, config),
             alone_source=source,
             **per_request,
         )

@@ -277,9 +277,8 @@ def engine_state(scheduler: Scheduler) -> tuple:
     # mlfq's boost comes every `boost` steps: where the run stands in that period decides too.
     phase = scheduler.steps % policy.boost if isinstance(policy, Mlfq) and policy.boost else 0
     free_queue = tuple(pool.free_queue._queue)
-    # A tier's new content may change a lookup's answer; a refreshed one does not.
-    inserted = () if scheduler.tiers is None else tuple(c[2] for c in scheduler.tiers.counts)
-    return phase, scheduler.host_free, inserted, len(scheduler.running), requests, free_queue, blocks, cached
+    tiers = () if scheduler.tiers is None else scheduler.tiers.state()
+    return phase, scheduler.host_free, tiers, len(scheduler.running), requests, free_queue, blocks, cached
 
 
 def livelock_error(scheduler: Scheduler, policy: str, stalled: str) -> ArgumentError:

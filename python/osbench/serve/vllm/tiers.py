@@ -21,7 +21,9 @@ under it. osbench adds them to vLLM's loop (``kv_tiers=``), changing only these 
 - **Load.** The tiers' hit tokens are taken as computed, in fresh GPU blocks, outside the
   token budget, as a KV connector's ``get_num_new_matched_tokens`` are
   (``Scheduler.schedule``); vLLM's admission rule counts their blocks. Once admitted, each
-  block found is an access of its tier's cache: a hit.
+  block found is read, then an access of its tier's cache (a hit) in the request's order; a block
+  that an earlier block's hit pushed out meanwhile (``slru``'s and ``wtinylfu``'s hits can evict)
+  is read all the same, as the lookup found it, and is not put back.
 - **Time.** A step's loads block it, as LMCache's connector loads before the forward pass
   (``start_load_kv``): each tier the step loads from costs ``latency + bytes / bandwidth``,
   the tiers one after the other, added to the model's step time. ``bytes`` is
@@ -31,14 +33,16 @@ under it. osbench adds them to vLLM's loop (``kv_tiers=``), changing only these 
   (:func:`block_flops`, from the model: the linear layers over the block's tokens and their
   attention to the ``k`` blocks before). Every block has the same size, so the tiers count
   blocks.
-- **Livelock guard.** The contents a tier newly took are part of the engine's state; a
-  content only refreshed changes no lookup's answer.
+- **Livelock guard.** The contents a tier newly took and the contents it holds are part of the
+  engine's state: with both unchanged it holds the same contents, and every lookup answers the
+  same (a refresh's reordering changes no answer).
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Optional, Union
 
@@ -84,18 +88,17 @@ class KvTier:
     costs: Optional[bool] = None
 
     @classmethod
-    def parse(cls, text: str) -> KvTier:
-        """A tier from ``GIB[:MEDIUM[:POLICY]]``, as ``--kv-tier`` takes it: ``64``,
-        ``64:pcie5:s3fifo``, ``1024:nvme-gen4:gdsf``."""
+    def parse(cls, text: str, name: str = "kv_tiers") -> KvTier:
+        """A tier from ``GIB[:MEDIUM[:POLICY]]``, as ``--kv-tiers`` takes it: ``64``,
+        ``64:pcie5:s3fifo``, ``1024:nvme-gen4:gdsf``; ``name``: the argument it came in, for
+        errors."""
         parts = text.split(":")
         if not 1 <= len(parts) <= 3 or not parts[0]:
-            raise ArgumentError(
-                f"kv_tier={text!r} is not accepted: it must be GIB[:MEDIUM[:POLICY]], e.g. 64:pcie5:lru"
-            )
+            raise ArgumentError(f"{name}={text!r} is not accepted: it must be GIB[:MEDIUM[:POLICY]], e.g. 64:pcie5:lru")
         try:
             gib = float(parts[0])
         except ValueError:
-            raise ArgumentError(f"kv_tier={text!r} is not accepted: its GIB must be a number") from None
+            raise ArgumentError(f"{name}={text!r} is not accepted: its GIB must be a number") from None
         medium = parts[1] if len(parts) > 1 else cls.medium  # the fields' defaults
         return cls(gib, medium, parts[2] if len(parts) > 2 else cls.policy)
 
@@ -113,11 +116,12 @@ def _number(name: str, value: Any) -> float:
 def checked(tiers: Any, kv_block_bytes: int) -> tuple[KvTier, ...]:
     """``kv_tiers`` as given (a sequence of :class:`KvTier` or their ``GIB[:MEDIUM[:POLICY]]``
     strings), checked, each with its medium's figures and its ``costs`` filled in."""
-    if isinstance(tiers, (str, KvTier)) or not hasattr(tiers, "__iter__"):
+    if isinstance(tiers, str) or not isinstance(tiers, Sequence):
         raise ArgumentTypeError(
-            f"kv_tiers={tiers!r} is not accepted: it must be a sequence of KvTier (or 'GIB:MEDIUM:POLICY' strings)"
+            f"kv_tiers={tiers!r} is not accepted: it must be a sequence (a list or tuple, fastest tier first) of "
+            "KvTier or 'GIB:MEDIUM:POLICY' strings"
         )
-    tiers = [KvTier.parse(t) if isinstance(t, str) else t for t in tiers]
+    tiers = [KvTier.parse(t, f"kv_tiers[{i}]") if isinstance(t, str) else t for i, t in enumerate(tiers)]
     if len(tiers) > MAX_TIERS:
         raise ArgumentError(f"kv_tiers is not accepted: it has {len(tiers)} tiers, at most {MAX_TIERS}")
     if tiers and kv_block_bytes == 0:
@@ -203,8 +207,10 @@ class Tiers:
         return self.flops[0] + self.flops[1] * float(position) if self.tiers[t].costs else None
 
     def load(self, t: int, key: int, position: int) -> None:
-        """An admission loads ``key`` (block ``position`` of its request) from tier ``t``."""
-        self.caches[t].access(key, cost=self._cost(t, position))
+        """An admission loads ``key`` (block ``position`` of its request) from tier ``t``, which
+        held it at the lookup: a hit of its cache, unless an earlier block's hit pushed it out."""
+        if key in self.caches[t]:
+            self.caches[t].access(key, cost=self._cost(t, position))
         self.counts[t][0] += 1
         self.step_loads[t] += 1
 
@@ -214,6 +220,12 @@ class Tiers:
             held = cache.access(key, cost=self._cost(t, position))
             self.counts[t][1] += 1
             self.counts[t][2] += not held
+
+    def state(self) -> tuple[int, ...]:
+        """The part of the tiers the livelock guard sees: per tier the new contents it took and
+        the contents it holds. Equal twice, nothing was inserted between (the first only
+        grows), so nothing left either: the same contents, the same lookups' answers."""
+        return tuple(n for t, cache in enumerate(self.caches) for n in (self.counts[t][2], len(cache)))
 
     def take_step_loads(self) -> tuple[int, float]:
         """The step's loads as ``(bytes, seconds)``; a new step begins."""

@@ -324,7 +324,7 @@ impl<'c> Scheduler<'c> {
         let active = self.running.len() + self.waiting.len();
         let held: u64 = self.running.iter().map(|&i| self.kv.num_blocks_held(i)).sum();
         let room =
-            3 + crate::serve::vllm::tiers::MAX_TIERS as u64 + 9 * active as u64 + held + self.kv.pool.state_len();
+            3 + 2 * crate::serve::vllm::tiers::MAX_TIERS as u64 + 9 * active as u64 + held + self.kv.pool.state_len();
         try_grow(out, usize::try_from(room).unwrap_or(usize::MAX), "the livelock guard's copy of the state")?;
         // mlfq's boost comes every `boost` steps: where the run stands in that period decides too.
         out.push(match self.config.policy {
@@ -332,9 +332,8 @@ impl<'c> Scheduler<'c> {
             _ => 0,
         });
         out.push(self.host_free);
-        // A tier's new content may change a lookup's answer; a refreshed one does not.
         if let Some(tiers) = &self.tiers {
-            out.extend(tiers.inserted());
+            out.extend(tiers.state());
         }
         out.push(self.running.len() as u64);
         let start = out.len();

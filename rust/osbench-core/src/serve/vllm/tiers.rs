@@ -197,12 +197,15 @@ impl Tiers {
         costs.then_some(self.config.block_flops + self.config.block_flops_step * position as f64)
     }
 
-    /// An admission loads the content `hash` (block `position` of its request) from `tier`:
-    /// a hit of that tier's cache.
+    /// An admission loads the content `hash` (block `position` of its request) from `tier`,
+    /// which held it at the lookup: a hit of its cache, unless an earlier block's hit pushed it
+    /// out (slru's and wtinylfu's hits can evict).
     pub fn load(&mut self, tier: u8, hash: u64, position: u64) -> Result<()> {
         let t = tier as usize;
         let cost = self.cost(position, self.config.tiers[t].costs);
-        self.caches[t].access(i128::from(hash), None, cost)?;
+        if self.caches[t].contains(i128::from(hash)) {
+            self.caches[t].access(i128::from(hash), None, cost)?;
+        }
         self.counts[t].hits += 1;
         self.step_loads[t] += 1;
         Ok(())
@@ -236,9 +239,10 @@ impl Tiers {
         (bytes, seconds)
     }
 
-    /// New contents the tiers took so far: the part of their state the livelock guard sees
-    /// (content only refreshed changes no lookup's answer).
-    pub fn inserted(&self) -> impl Iterator<Item = u64> + '_ {
-        self.counts.iter().map(|c| c.inserted)
+    /// The part of the tiers the livelock guard sees: per tier the new contents it took and
+    /// the contents it holds. Equal twice, nothing was inserted between (the first only grows),
+    /// so nothing left either: the same contents, the same lookups' answers.
+    pub fn state(&self) -> impl Iterator<Item = u64> + '_ {
+        self.counts.iter().zip(&self.caches).flat_map(|(c, cache)| [c.inserted, cache.len() as u64])
     }
 }
