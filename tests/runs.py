@@ -4,9 +4,12 @@ makes), and the case of two requests that preempt each other forever."""
 from __future__ import annotations
 
 from dataclasses import fields
+from typing import Any, Callable, Optional
 
 import numpy as np
+import pytest
 
+from osbench.errors import ArgumentError
 from osbench.serve.config import EngineConfig
 from osbench.serve.requests import Requests
 from osbench.serve.run import EngineRun, StepRecord, Steps
@@ -41,3 +44,18 @@ def assert_same_runs(a: EngineRun, b: EngineRun) -> None:
         x, y = getattr(x_of, name), getattr(y_of, name)
         assert x.dtype == y.dtype, name
         np.testing.assert_array_equal(x, y, err_msg=name)
+
+
+def run_or_same_livelock(
+    first: Callable[..., EngineRun], second: Callable[..., EngineRun], *args: Any, **kw: Any
+) -> Optional[EngineRun]:
+    """``first(*args, record=True, **kw)``, or None when that run cannot end (requests tied under
+    priority preempt one another forever) and ``second(*args, **kw)`` refuses it with the same
+    error."""
+    try:
+        return first(*args, record=True, **kw)
+    except ArgumentError as livelock:
+        with pytest.raises(ArgumentError) as caught:
+            second(*args, **kw)
+        assert str(caught.value) == str(livelock)
+        return None

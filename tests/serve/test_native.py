@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from interrupts import assert_stops
-from runs import TIED, TIED_CONFIG, assert_same_runs
+from runs import TIED, TIED_CONFIG, assert_same_runs, run_or_same_livelock
 
 import osbench as ob
 from osbench import _native
@@ -139,12 +139,8 @@ def test_native_equals_the_reference_with_swap_under_kv_pressure(workload, data)
         watermark=0.0,
     )
     step_time = data.draw(st.sampled_from([LINEAR, ROOFLINES[0]]))
-    try:
-        ours = reference.run(reqs, cfg, step_time, record=True)
-    except ArgumentError as livelock:
-        with pytest.raises(ArgumentError) as caught:
-            native.run(reqs, cfg, step_time)
-        assert str(caught.value) == str(livelock)
+    ours = run_or_same_livelock(reference.run, native.run, reqs, cfg, step_time)
+    if ours is None:
         return
     assert_same_runs(ours, native.run(reqs, cfg, step_time, record=True))
     assert_same_runs(ours, native.run(reqs, cfg, step_time, record=True, jump=False))
@@ -238,12 +234,8 @@ def test_prompts_without_content_run_as_if_every_block_had_content_of_its_own(wo
 @given(pressured(), st.integers(1, 6))
 def test_native_equals_the_reference_with_closed_loop_clients(workload, concurrency: int) -> None:  # type: ignore[no-untyped-def]
     reqs, cfg = workload
-    try:
-        ours = reference.run(reqs, cfg, LINEAR, record=True, concurrency=concurrency)
-    except ArgumentError as livelock:  # requests tied under priority preempt one another forever
-        with pytest.raises(ArgumentError) as caught:
-            native.run(reqs, cfg, LINEAR, concurrency=concurrency)
-        assert str(caught.value) == str(livelock)
+    ours = run_or_same_livelock(reference.run, native.run, reqs, cfg, LINEAR, concurrency=concurrency)
+    if ours is None:
         return
     assert_same_runs(ours, native.run(reqs, cfg, LINEAR, record=True, concurrency=concurrency))
     assert_same_runs(ours, native.run(reqs, cfg, LINEAR, record=True, jump=False, concurrency=concurrency))
@@ -371,12 +363,8 @@ def test_the_livelock_error_writes_times_as_the_native_engine_does(late: float) 
 @given(pressured(max_requests=12, max_output=400), st.sampled_from([LINEAR, ROOFLINES[1]]))
 def test_the_decode_jump_changes_nothing(workload, step_time) -> None:  # type: ignore[no-untyped-def]
     reqs, cfg = workload
-    try:
-        stepped = native.run(reqs, cfg, step_time, record=True, jump=False)
-    except ArgumentError as livelock:  # requests tied under priority preempt one another forever
-        with pytest.raises(ArgumentError) as caught:
-            native.run(reqs, cfg, step_time)
-        assert str(caught.value) == str(livelock)
+    stepped = run_or_same_livelock(lambda *a, **k: native.run(*a, **k, jump=False), native.run, reqs, cfg, step_time)
+    if stepped is None:
         return
     assert_same_runs(stepped, native.run(reqs, cfg, step_time, record=True))
 
