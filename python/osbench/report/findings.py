@@ -23,6 +23,7 @@ from osbench._format import duration, duration_ns, number, percent, ratio, size
 from osbench.cache.policies import OFFLINE
 from osbench.report.model import figure_anchor, table_anchor
 from osbench.serve.disagg_study import KEY as DISAGG_KEY
+from osbench.serve.lecture import span, tier_conclusion
 from osbench.serve.slo import highest_within_slo
 
 Results = dict[str, Any]
@@ -734,47 +735,33 @@ def serve_semantics(d: _Data) -> Finding:
     )
 
 
-def _tier_range(values: list[float]) -> str:
-    low, high = min(values), max(values)
-    return percent(low) if percent(low) == percent(high) else f"{percent(low)} to {percent(high)}"
-
-
 def serve_kv_tiers(d: _Data) -> Finding:
     t = d.table("06-serve", "06-9")
-    tie = _num(t["tie"])
-    rows = d.records("06-serve", "06-9")
-    none = next(r for r in rows if _num(r["host tier"]) == 0)
-    gpu, bound = _num(none["from the GPU cache"]), _num(none["unbounded cache"])
-    one = {r["policy"]: _num(r["from the tier"]) for r in rows if _num(r["host tier"]) == 1}
-    four = {r["policy"]: r for r in rows if _num(r["host tier"]) == 4}
-    if len(one) < 2 or len(four) < 2 or bound <= gpu:
-        raise ValueError("06-9 needs two policies at 1x and 4x and a gap to the unbounded cache")
-    top = leading(one, tie=tie)
+    c = tier_conclusion(d.records("06-serve", "06-9"), tie=_num(t["tie"]))
+    if c.bound <= c.gpu:
+        raise ValueError("06-9 needs a gap to the unbounded cache")
+    one, top = c.one, c.top
     if len(top) == len(one):
-        lead = f"serves about the same share under every policy ({_tier_range(list(one.values()))} of them)"
+        lead = f"serves about the same share under every policy ({span(list(one.values()))} of them)"
     else:
-        rest = _tier_range([v for p, v in one.items() if p not in top])
+        rest = span([v for p, v in one.items() if p not in top])
         who = names([p.upper() for p in top]) + (", which tie" if len(top) > 1 else "")
-        most = _tier_range([one[p] for p in top])
-        lead = f"serves the most under {who} ({most} of them, against {rest} under the others)"
-    total = {p: _num(r["from either"]) for p, r in four.items()}
-    best = leading(total, tie=tie)
-    b = four[max(best, key=total.__getitem__)]
-    closed = (_num(b["from either"]) - gpu) / (bound - gpu)
+        lead = f"serves the most under {who} ({span([one[p] for p in top])} of them, against {rest} under the others)"
+    b = c.best_row
     under = (
         "under any policy alike"
-        if len(best) == len(total)
-        else f"under {names([p.upper() for p in best])}" + (" (a tie)" if len(best) > 1 else "")
+        if len(c.best) == len(c.four)
+        else f"under {names([p.upper() for p in c.best])}" + (" (a tie)" if len(c.best) > 1 else "")
     )
     return Finding(
         "serve.kv_tiers",
         "06-serve",
         "KV tiers below the GPU",
-        f"On Mooncake's conversation trace, where the prefix cache of {t['served_on']} serves {percent(gpu)} of "
+        f"On Mooncake's conversation trace, where the prefix cache of {t['served_on']} serves {percent(c.gpu)} of "
         f"the prompt tokens, a host tier the size of its KV cache {lead}; a 4x tier ({size(_num(b['tier size']))}) "
-        f"{under} brings the total to {percent(_num(b['from either']))}, closing {percent(closed)} of the gap to the {percent(bound)} an "
-        f"unbounded cache would serve, and the mean TTFT from {duration(_num(none['TTFT mean']))} to "
-        f"{duration(_num(b['TTFT mean']))}.",
+        f"{under} brings the total to {percent(_num(b['from either']))}, closing {percent(c.closed)} of the gap to the "
+        f"{percent(c.bound)} an unbounded cache would serve, and the mean TTFT from {duration(_num(c.none['TTFT mean']))} "
+        f"to {duration(_num(b['TTFT mean']))}.",
         *d.link("06-serve", "06-9"),
     )
 

@@ -24,6 +24,7 @@ here prints or writes files.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -277,6 +278,12 @@ MOONCAKE_GPU: dict[str, Any] = {"model": "qwen2.5-7b", "gpu": "h200"}
 room for about two million tokens of KV cache)."""
 
 
+def _not_shown(title: str, columns: list[str], key: str, units: dict[str, str]) -> Table:
+    """A table of Mooncake's conversation trace where the trace is not available: no rows, and a
+    note saying how to get it."""
+    return Table(title, columns, [], note=f"Not shown: {datasets.missing_note([MOONCAKE])}", key=key, units=units)
+
+
 def prefix_caching_mooncake(quick: bool = False) -> Table:
     """06-3: prefix caching on and off on Mooncake's conversation trace (its block hashes are the
     prompts' content), at the trace's own rate and at half of it."""
@@ -295,14 +302,7 @@ def prefix_caching_mooncake(quick: bool = False) -> Table:
     units.update({"TPOT p50": "s", "goodput": "/s"})
     path, _ = datasets.try_fetch(MOONCAKE)
     if path is None:
-        return Table(
-            title="06-3  Prefix caching on and off on Mooncake's conversation trace",
-            columns=columns,
-            rows=[],
-            note=f"Not shown: {datasets.missing_note([MOONCAKE])}",
-            key="06-3",
-            units=units,
-        )
+        return _not_shown("06-3  Prefix caching on and off on Mooncake's conversation trace", columns, "06-3", units)
     reqs = Requests.read(MOONCAKE)
     if quick:
         reqs = reqs[:3_000]
@@ -1076,11 +1076,11 @@ def unbounded_hit_rate(reqs: Requests, block_size: int) -> float:
     return float(int(hits.sum()) * block_size / prompt_tokens)
 
 
-def _tier_leaders(scores: Mapping[str, float]) -> list[str]:
+def _tier_leaders(scores: Mapping[str, float], tie: float) -> list[str]:
     """The policies with the highest score, in their order: more than one when they tie (within
-    :data:`TIER_TIE`)."""
+    ``tie``)."""
     top = max(scores.values())
-    return [p for p, v in scores.items() if top - v <= TIER_TIE]
+    return [p for p, v in scores.items() if top - v <= tie]
 
 
 def _and(items: Sequence[str]) -> str:
@@ -1092,43 +1092,85 @@ def _policy_names(policies: Sequence[str]) -> str:
     return _and([p.upper() for p in policies])
 
 
-def _span(values: Sequence[float]) -> str:
+def span(values: Sequence[float]) -> str:
     """``5.54%``, or ``5.54% to 5.62%``."""
     low, high = min(values), max(values)
     return percent(low) if percent(low) == percent(high) else f"{percent(low)} to {percent(high)}"
 
 
-def _tier_finding(rows: Sequence[Mapping[str, Any]]) -> str:
-    """06-9's finding, from its rows (records): which policy's tier serves the most at 1x (or
-    that they tie), how much of the gap between the GPU's hits and the unbounded cache's a 4x
-    tier closes, and what it does to the TTFT."""
-    none = next(r for r in rows if r["host tier"] == 0)
+@dataclass(frozen=True)
+class TierConclusion:
+    """What table 06-9 shows, computed once from its rows for its note and the report's finding
+    (``serve.kv_tiers``)."""
+
+    none: Mapping[str, Any]
+    """The row without a tier."""
+    one: dict[str, float]
+    """Each policy's share of the prompt tokens served from a 1x tier."""
+    top: list[str]
+    """The policies whose 1x tier serves the most (more than one when they tie)."""
+    four: dict[str, float]
+    """Each policy's share served from either cache with a 4x tier."""
+    best: list[str]
+    """The policies serving the most from either cache at 4x (more than one when they tie)."""
+    best_row: Mapping[str, Any]
+    """The 4x row of the best of :attr:`best`."""
+    closed: float
+    """The share of the gap between the GPU's hits and the unbounded cache's that row closes (1
+    when there is no gap)."""
+
+    @property
+    def gpu(self) -> float:
+        return float(self.none["from the GPU cache"])
+
+    @property
+    def bound(self) -> float:
+        return float(self.none["unbounded cache"])
+
+
+def tier_conclusion(rows: Sequence[Mapping[str, Any]], tie: float = TIER_TIE) -> TierConclusion:
+    """06-9's conclusion from its rows (records): the leaders of the 1x tiers and of the 4x
+    totals (ties within ``tie``), and how much of the gap to the unbounded cache the best 4x tier
+    closes (all of it when there is no gap). ValueError when the rows have no row without a tier,
+    or fewer than two policies at 1x or 4x."""
+    none = next((r for r in rows if r["host tier"] == 0), None)
+    one = {r["policy"]: float(r["from the tier"]) for r in rows if r["host tier"] == 1}
+    at_four = {r["policy"]: r for r in rows if r["host tier"] == 4}
+    if none is None or len(one) < 2 or len(at_four) < 2:
+        raise ValueError("06-9 needs its row without a tier and two policies at 1x and 4x")
+    four = {p: float(r["from either"]) for p, r in at_four.items()}
+    best = _tier_leaders(four, tie)
+    best_row = at_four[max(best, key=four.__getitem__)]
     gpu, bound = none["from the GPU cache"], none["unbounded cache"]
-    at = {x: {r["policy"]: r for r in rows if r["host tier"] == x} for x in TIER_SIZES}
-    one = {p: r["from the tier"] for p, r in at[1].items()}
-    top = _tier_leaders(one)
+    closed = (best_row["from either"] - gpu) / (bound - gpu) if bound > gpu else 1.0
+    return TierConclusion(none, one, _tier_leaders(one, tie), four, best, best_row, float(closed))
+
+
+def _tier_finding(rows: Sequence[Mapping[str, Any]]) -> str:
+    """06-9's note's finding (:func:`tier_conclusion`): which policy's tier serves the most at 1x
+    (or that they tie), how much of the gap between the GPU's hits and the unbounded cache's a 4x
+    tier closes, and what it does to the TTFT."""
+    c = tier_conclusion(rows)
+    one, top = c.one, c.top
     if len(top) == len(one):
-        lead = f"every policy's tier serves about the same share ({_span(list(one.values()))} of the prompt tokens)"
+        lead = f"every policy's tier serves about the same share ({span(list(one.values()))} of the prompt tokens)"
     else:
         rest = [v for p, v in one.items() if p not in top]
         who = f"{_policy_names(top)} tie for the most" if len(top) > 1 else f"{top[0].upper()}'s tier serves the most"
-        lead = f"{who} ({_span([one[p] for p in top])} of the prompt tokens, against {_span(rest)} for the others)"
-    four = {p: r["from either"] for p, r in at[4].items()}
-    best = _tier_leaders(four)
-    b = at[4][max(best, key=four.__getitem__)]
+        lead = f"{who} ({span([one[p] for p in top])} of the prompt tokens, against {span(rest)} for the others)"
+    b = c.best_row
     gib = size(b["tier size"])
-    if len(best) == len(four):
+    if len(c.best) == len(c.four):
         tier = f"a 4x tier ({gib}) under any of the policies alike"
-    elif len(best) > 1:
-        tier = f"a 4x tier ({gib}) under {_policy_names(best)}, which tie,"
+    elif len(c.best) > 1:
+        tier = f"a 4x tier ({gib}) under {_policy_names(c.best)}, which tie,"
     else:
-        tier = f"a 4x {best[0].upper()} tier ({gib})"
-    closed = (b["from either"] - gpu) / (bound - gpu) if bound > gpu else 1.0
+        tier = f"a 4x {c.best[0].upper()} tier ({gib})"
     return (
         f"With a host tier the size of the GPU's KV cache, {lead}; {tier} brings the prompt tokens served from "
-        f"either cache from the GPU's {percent(gpu)} to {percent(b['from either'])}, closing {percent(closed)} of "
-        f"the gap to the {percent(bound)} an unbounded cache would serve, and the mean TTFT from "
-        f"{duration(none['TTFT mean'])} to {duration(b['TTFT mean'])} for {duration(b['tier time'])} of loads."
+        f"either cache from the GPU's {percent(c.gpu)} to {percent(b['from either'])}, closing {percent(c.closed)} of "
+        f"the gap to the {percent(c.bound)} an unbounded cache would serve, and the mean TTFT from "
+        f"{duration(c.none['TTFT mean'])} to {duration(b['TTFT mean'])} for {duration(b['tier time'])} of loads."
     )
 
 
@@ -1140,14 +1182,7 @@ def kv_tiers_mooncake(quick: bool = False) -> Table:
     title = "06-9  A host KV tier below the GPU's prefix cache: its size and eviction policy"
     path, _ = datasets.try_fetch(MOONCAKE)
     if path is None:
-        return Table(
-            title=title,
-            columns=TIER_COLUMNS,
-            rows=[],
-            note=f"Not shown: {datasets.missing_note([MOONCAKE])}",
-            key="06-9",
-            units=TIER_UNITS,
-        )
+        return _not_shown(title, TIER_COLUMNS, "06-9", TIER_UNITS)
     reqs = Requests.read(MOONCAKE)
     if quick:
         reqs = reqs[:TIER_REQUESTS]
@@ -1250,6 +1285,7 @@ __all__ = [
     "SLO_TTFT",
     "TIER_POLICIES",
     "TIER_SIZES",
+    "TierConclusion",
     "batch_over_time",
     "capacity_over_rates",
     "chunked_prefill",
@@ -1260,8 +1296,10 @@ __all__ = [
     "rate_sweep",
     "rate_workload",
     "recomputed_share",
+    "span",
     "swap_vs_recompute",
     "tables",
+    "tier_conclusion",
     "unbounded_hit_rate",
     "vllm_vs_sglang",
 ]
