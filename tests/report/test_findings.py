@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from osbench._format import number
+from osbench._format import DIGITS, number
 from osbench._table import first_sentence
 from osbench.report.findings import FINDINGS, compute
 
@@ -79,7 +79,17 @@ def test_each_finding_is_one_sentence_with_its_numbers(results: dict[str, Any]) 
     for f in results["findings"]:
         assert f["text"].endswith(".") and first_sentence(f["text"])[1] == "", f["text"]
         assert re.search(r"\d", f["text"]), f["text"]
-        assert not re.search(r"\d\.\d{4,}|\d{5,}", f["text"]), f["text"]  # formatted, not raw
+        assert not re.search(r"\d{5,}", f["text"]), f["text"]  # thousands grouped
+        assert all(significant(x) <= DIGITS + 1 for x in re.findall(r"\d[\d,]*\.\d+", f["text"])), f["text"]
+
+
+def significant(decimal: str) -> int:
+    """The significant digits of a decimal as written (``0.0655`` has 3, ``1,234.5`` has 5)."""
+    return len(decimal.replace(",", "").replace(".", "").lstrip("0"))
+
+
+def test_significant_digits_are_counted_as_written() -> None:
+    assert [significant(x) for x in ("0.0655", "6.555", "1,234.5", "0.123456", "10.5")] == [3, 4, 5, 6, 3]
 
 
 def test_the_numbers_are_the_results(results: dict[str, Any]) -> None:
