@@ -12,11 +12,12 @@ dataset name; :mod:`osbench.serve.readers`) and the generators :meth:`Requests.p
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 import os
 from dataclasses import asdict, dataclass
-from typing import Any, Optional, Union
+from typing import Any, Callable, Optional, ParamSpec, Union
 
 import numpy as np
 
@@ -24,7 +25,8 @@ from osbench import _checks, _steps
 from osbench.errors import ArgumentError, ArgumentTypeError, TraceFileError
 from osbench.serve import readers, workloads
 from osbench.serve.columns import MAX_TOKENS, Columns
-from osbench.serve.workloads import LengthSpec, SystemPrompts
+
+_P = ParamSpec("_P")
 
 MAX_BLOCK = 2**31 - 1
 """The largest ``source_block`` and ``block_size`` accepted, in tokens."""
@@ -189,6 +191,25 @@ class RequestsSummary:
         return asdict(self)
 
 
+def _generator(make: Callable[_P, Columns]) -> classmethod[Requests, _P, Requests]:
+    """A generator of :mod:`osbench.serve.workloads` as a constructor of :class:`Requests`
+    (``Requests.poisson``...): the generator's signature, defaults and docstring, its columns
+    checked and wrapped (without copying their content: :meth:`Requests._adopt`)."""
+
+    def generate(cls: type[Requests], /, *args: _P.args, **kwargs: _P.kwargs) -> Requests:
+        return cls._adopt(make(*args, **kwargs))
+
+    generate.__name__ = make.__name__
+    generate.__qualname__ = f"Requests.{make.__name__}"
+    generate.__doc__ = make.__doc__
+    shown = inspect.signature(make)
+    cls = inspect.Parameter("cls", inspect.Parameter.POSITIONAL_ONLY)
+    generate.__signature__ = shown.replace(  # type: ignore[attr-defined]
+        parameters=[cls, *shown.parameters.values()], return_annotation="Requests"
+    )
+    return classmethod(generate)
+
+
 class Requests:
     """The requests of one run, in arrival order.
 
@@ -338,18 +359,7 @@ class Requests:
             if rows.size and (rows.min() < -n or rows.max() >= n):
                 raise IndexError(f"index is not accepted: indices must be in [-{n}, {n}) for {n} requests")
             rows = np.where(rows < 0, rows + n, rows)
-        r = Requests(
-            self.arrival[rows],
-            self.prompt_len[rows],
-            self.output_len[rows],
-            priority=None if self.priority is None else self.priority[rows],
-            source_block=self.source_block,
-            name=self.name,
-            predicted_output_len=None if self.predicted_output_len is None else self.predicted_output_len[rows],
-        )
-        if self.block_ids is not None and self.block_offsets is not None:
-            r._set_content(*_gather(self.block_ids, self.block_offsets, rows))
-        return r
+        return self.received(rows, self.arrival[rows])
 
     def received(self, rows: np.ndarray, arrival: np.ndarray) -> Requests:
         """Requests ``rows`` (int indices) in that order, reaching an engine at ``arrival``
@@ -548,89 +558,9 @@ class Requests:
         ids, offsets = self._pack_blocks(ids, offsets, len(self), copy=False)
         self.block_ids, self.block_offsets = _readonly(ids), _readonly(offsets)
 
-    @classmethod
-    def poisson(
-        cls,
-        n: int,
-        rate: float,
-        *,
-        prompt_len: LengthSpec = 1024,
-        output_len: LengthSpec = 128,
-        system_prompts: Optional[SystemPrompts] = None,
-        source_block: int = 16,
-        seed: int = 0,
-    ) -> Requests:
-        """``n`` requests arriving as a Poisson process of ``rate`` per second; see
-        :func:`osbench.serve.workloads.poisson`."""
-        return cls._adopt(
-            workloads.poisson(
-                n,
-                rate,
-                prompt_len=prompt_len,
-                output_len=output_len,
-                system_prompts=system_prompts,
-                source_block=source_block,
-                seed=seed,
-            )
-        )
-
-    @classmethod
-    def gamma(
-        cls,
-        n: int,
-        rate: float,
-        cv: float,
-        *,
-        prompt_len: LengthSpec = 1024,
-        output_len: LengthSpec = 128,
-        system_prompts: Optional[SystemPrompts] = None,
-        source_block: int = 16,
-        seed: int = 0,
-    ) -> Requests:
-        """``n`` requests with gamma inter-arrival times of mean ``1 / rate`` and coefficient of
-        variation ``cv`` (bursty when ``cv > 1``); see :func:`osbench.serve.workloads.gamma`."""
-        return cls._adopt(
-            workloads.gamma(
-                n,
-                rate,
-                cv,
-                prompt_len=prompt_len,
-                output_len=output_len,
-                system_prompts=system_prompts,
-                source_block=source_block,
-                seed=seed,
-            )
-        )
-
-    @classmethod
-    def conversations(
-        cls,
-        n_conversations: int,
-        rate: float,
-        *,
-        turns: Any = (1, 6),
-        message_len: LengthSpec = 256,
-        answer_len: LengthSpec = 256,
-        think_time: float = 30.0,
-        system_prompts: Optional[SystemPrompts] = None,
-        source_block: int = 16,
-        seed: int = 0,
-    ) -> Requests:
-        """Multi-turn conversations whose turns share their history as a prefix; see
-        :func:`osbench.serve.workloads.conversations`."""
-        return cls._adopt(
-            workloads.conversations(
-                n_conversations,
-                rate,
-                turns=turns,
-                message_len=message_len,
-                answer_len=answer_len,
-                think_time=think_time,
-                system_prompts=system_prompts,
-                source_block=source_block,
-                seed=seed,
-            )
-        )
+    poisson = _generator(workloads.poisson)
+    gamma = _generator(workloads.gamma)
+    conversations = _generator(workloads.conversations)
 
 
 def _gather(ids: np.ndarray, offsets: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
