@@ -112,6 +112,14 @@ class Steps:
     def to_dict(self) -> dict[str, list]:
         return {name: getattr(self, name).tolist() for name in STEP_FIELDS}
 
+    @staticmethod
+    def merged(runs: Sequence[EngineRun]) -> Steps:
+        """The steps of several engines' ``runs`` as one table, in order of start (then engine)."""
+        starts = np.concatenate([own.steps.start for own in runs])
+        owner = np.concatenate([np.full(len(own.steps), k) for k, own in enumerate(runs)])
+        order = np.lexsort((owner, starts))
+        return Steps(**{f: np.concatenate([getattr(own.steps, f) for own in runs])[order] for f in STEP_FIELDS})
+
 
 STEP_FIELDS = tuple(f.name for f in fields(Steps))
 STEP_TIMES = ("start", "duration", "swap_time", "tier_time")
