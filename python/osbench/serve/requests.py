@@ -57,16 +57,6 @@ def mix64_array(x: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------------------- argument checks
 
 
-def _array(name: str, value: Any) -> np.ndarray:
-    try:
-        arr = np.asarray(value)
-    except (ValueError, TypeError) as exc:  # ragged nested lists and the like
-        raise ArgumentTypeError(f"{name} is not accepted: {exc}") from None
-    if arr.ndim != 1:
-        raise ArgumentError(f"{name} is not accepted: it must be 1-D, got an array of shape {arr.shape}")
-    return arr
-
-
 class _RequestRefused(ArgumentError):
     """A check of one request's values failed; ``index`` is the request's, so that a reader
     can say where its file has it."""
@@ -84,7 +74,7 @@ def _first_bad(name: str, arr: np.ndarray, bad: np.ndarray, accepted: str) -> Ar
 
 def _lengths(name: str, value: Any, n: Optional[int]) -> np.ndarray:
     """Token counts: integers in [1, MAX_TOKENS], one per request."""
-    arr = _array(name, value)
+    arr = _checks.one_d(name, value)
     if arr.size and (arr.dtype.kind not in "iu" or arr.dtype == np.bool_):
         raise ArgumentTypeError(f"{name} is not accepted: it must hold integers (token counts), got dtype {arr.dtype}")
     if n is not None and len(arr) != n:
@@ -98,7 +88,7 @@ def _lengths(name: str, value: Any, n: Optional[int]) -> np.ndarray:
 
 def _arrivals(value: Any) -> np.ndarray:
     """Seconds: finite, >= 0, non-decreasing."""
-    arr = _array("arrival", value)
+    arr = _checks.one_d("arrival", value)
     if arr.size and (arr.dtype.kind not in "iuf" or arr.dtype == np.bool_):
         raise ArgumentTypeError(f"arrival is not accepted: it must hold numbers (seconds), got dtype {arr.dtype}")
     arr = np.array(arr, dtype=np.float64)
@@ -117,7 +107,7 @@ def _arrivals(value: Any) -> np.ndarray:
 
 
 def _priorities(value: Any, n: int) -> np.ndarray:
-    arr = _array("priority", value)
+    arr = _checks.one_d("priority", value)
     if arr.size and (arr.dtype.kind not in "iu" or arr.dtype == np.bool_):
         raise ArgumentTypeError(f"priority is not accepted: it must hold integers, got dtype {arr.dtype}")
     if len(arr) != n:
@@ -129,7 +119,7 @@ def _priorities(value: Any, n: int) -> np.ndarray:
 
 def _predictions(value: Any, n: int) -> np.ndarray:
     name = "predicted_output_len"
-    arr = _array(name, value)
+    arr = _checks.one_d(name, value)
     if arr.size and (arr.dtype.kind not in "iu" or arr.dtype == np.bool_):
         raise ArgumentTypeError(f"{name} is not accepted: it must hold integers (tokens), got dtype {arr.dtype}")
     if len(arr) != n:
@@ -142,7 +132,7 @@ def _predictions(value: Any, n: int) -> np.ndarray:
 
 def _ids(name: str, value: Any) -> np.ndarray:
     """Content ids: integers within int64."""
-    arr = _array(name, value)
+    arr = _checks.one_d(name, value)
     if arr.size == 0:
         return np.zeros(0, dtype=np.int64)
     if arr.dtype.kind not in "iu" or arr.dtype == np.bool_:
@@ -281,7 +271,7 @@ class Requests:
             ids = _ids("blocks", blocks)  # int64
             if copy:
                 ids = np.array(ids)
-            offsets = _array("block_offsets", block_offsets)
+            offsets = _checks.one_d("block_offsets", block_offsets)
             if offsets.size and (offsets.dtype.kind not in "iu" or offsets.dtype == np.bool_):
                 raise ArgumentTypeError(
                     f"block_offsets is not accepted: it must hold integers, got dtype {offsets.dtype}"
@@ -441,7 +431,11 @@ class Requests:
                 f"with different arrival times (got {len(self)} spanning {self.duration} s)"
             )
         scale = self.rate / qps
-        arrival = (self.arrival - self.arrival[0]) * scale
+        return self.arriving((self.arrival - self.arrival[0]) * scale)
+
+    def arriving(self, arrival: Any) -> Requests:
+        """The same requests arriving at ``arrival`` instead (checked as the constructor checks
+        it), their other arrays and content shared, not copied."""
         r = Requests(
             arrival,
             self.prompt_len,

@@ -17,7 +17,7 @@ import numpy as np
 
 from osbench import _checks
 from osbench._format import size
-from osbench.errors import ArgumentError
+from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.serve.requests import Requests
 from osbench.serve.steptime import Batch
 
@@ -215,6 +215,17 @@ def engine_run(columns: dict[str, Any], detail: Optional[dict[str, Any]]) -> Eng
     """The binding's arrays of one native run, by name, as an :class:`EngineRun`."""
     steps = Steps(**{name: columns.pop(name) for name in STEP_FIELDS})
     return EngineRun(**columns, steps=steps, record=None if detail is None else StepRecord(**detail))
+
+
+def check_types(requests: Any, config: Any, config_type: type, config_name: str) -> None:
+    """Refuse ``requests`` that are not :class:`Requests` and a ``config`` that is not a
+    ``config_type`` (``config_name``: where users find that type)."""
+    if not isinstance(requests, Requests):
+        raise ArgumentTypeError(
+            f"requests={type(requests).__name__} is not accepted: it must be osbench.serve.Requests"
+        )
+    if not isinstance(config, config_type):
+        raise ArgumentTypeError(f"config={type(config).__name__} is not accepted: it must be {config_name}")
 
 
 def check_concurrency(concurrency: Any) -> Optional[int]:

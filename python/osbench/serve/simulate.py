@@ -95,17 +95,7 @@ def simulate(
 
 def sent_at(requests: Requests, arrival: Any) -> Requests:
     """``requests`` with their arrivals replaced by when they were sent (``concurrency``)."""
-    return Requests(
-        arrival,
-        requests.prompt_len,
-        requests.output_len,
-        blocks=requests.block_ids,
-        block_offsets=requests.block_offsets,
-        priority=requests.priority,
-        predicted_output_len=requests.predicted_output_len,
-        source_block=requests.source_block,
-        name=requests.name,
-    )
+    return requests.arriving(arrival)
 
 
 def sent_to(requests: Requests, replica: np.ndarray, runs: Sequence[EngineRun]) -> Requests:
