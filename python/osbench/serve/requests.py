@@ -25,33 +25,15 @@ from osbench import _checks, _steps
 from osbench.errors import ArgumentError, ArgumentTypeError, TraceFileError
 from osbench.serve import readers, workloads
 from osbench.serve.columns import MAX_TOKENS, Columns
+from osbench.serve.hashing import mix64 as mix64
+from osbench.serve.hashing import mix64_array as mix64_array
 
 _P = ParamSpec("_P")
 
 MAX_BLOCK = 2**31 - 1
 """The largest ``source_block`` and ``block_size`` accepted, in tokens."""
 
-_MASK64 = (1 << 64) - 1
 _NO_CONTENT = 1 << 63  # tags the keys of prompts without content, apart from the content keys
-
-
-def mix64(x: int) -> int:
-    """splitmix64's finaliser: a bijection on 64-bit integers that spreads every input bit."""
-    x = (x + 0x9E3779B97F4A7C15) & _MASK64
-    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
-    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK64
-    return x ^ (x >> 31)
-
-
-def mix64_array(x: np.ndarray) -> np.ndarray:
-    """:func:`mix64` of every element of a uint64 array (a new array; arithmetic wraps mod 2**64)."""
-    x = x + np.uint64(0x9E3779B97F4A7C15)
-    x ^= x >> np.uint64(30)
-    x *= np.uint64(0xBF58476D1CE4E5B9)
-    x ^= x >> np.uint64(27)
-    x *= np.uint64(0x94D049BB133111EB)
-    x ^= x >> np.uint64(31)
-    return x
 
 
 # ---------------------------------------------------------------------------- argument checks
