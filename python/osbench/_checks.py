@@ -50,17 +50,23 @@ def non_negative_int(name: str, value: Any) -> int:
     return int(value)
 
 
-def int_array(name: str, value: Any, what: str = "integer keys") -> np.ndarray:
-    """A 1-D integer array for the native engine: int64 or uint64, C-contiguous.
-
-    Smaller integer types are widened; floats, strings, objects and 2-D arrays are refused.
-    """
+def one_d(name: str, value: Any) -> np.ndarray:
+    """``value`` as a 1-D numpy array (of any dtype, not copied when it is one)."""
     try:
         arr = np.asarray(value)
     except (ValueError, TypeError) as exc:  # ragged nested lists and the like
         raise ArgumentTypeError(f"{name} is not accepted: {exc}") from None
     if arr.ndim != 1:
         raise ArgumentError(f"{name} is not accepted: it must be 1-D, got an array of shape {arr.shape}")
+    return arr
+
+
+def int_array(name: str, value: Any, what: str = "integer keys") -> np.ndarray:
+    """A 1-D integer array for the native engine: int64 or uint64, C-contiguous.
+
+    Smaller integer types are widened; floats, strings, objects and 2-D arrays are refused.
+    """
+    arr = one_d(name, value)
     if arr.size == 0:
         return np.zeros(0, dtype=np.int64)
     if arr.dtype.kind in "fO":  # numpy's guess for a list of ints beyond int64

@@ -28,8 +28,8 @@ from osbench.serve.replicas import ClusterRun, drive_replicas
 from osbench.serve.requests import Requests
 from osbench.serve.result import ServeResult, ServeSummary
 from osbench.serve.routers import router_of
-from osbench.serve.run import STEP_FIELDS, EngineRun, Steps, check_concurrency
-from osbench.serve.simulate import configure, sent_at
+from osbench.serve.run import EngineRun, Steps, check_concurrency
+from osbench.serve.simulate import configure, sent_to
 
 MAX_REPLICAS = 4096
 """The most replicas accepted."""
@@ -96,10 +96,7 @@ class ClusterResult:
             for rows, own in zip(rows_of, run.runs):
                 column[rows] = getattr(own, name)
             merged_columns[name] = column
-        starts = np.concatenate([own.steps.start for own in run.runs])
-        owner = np.concatenate([np.full(len(own.steps), k) for k, own in enumerate(run.runs)])
-        order = np.lexsort((owner, starts))
-        steps = Steps(**{f: np.concatenate([getattr(own.steps, f) for own in run.runs])[order] for f in STEP_FIELDS})
+        steps = Steps.merged(run.runs)
         # Every replica has the same tiers: what they did, summed.
         tier_blocks = sum((own.tier_blocks for own in run.runs), np.zeros_like(run.runs[0].tier_blocks))
         merged_run = EngineRun(**merged_columns, steps=steps, record=None, tier_blocks=tier_blocks)
@@ -251,12 +248,8 @@ def simulate_cluster(
             record=record,
             concurrency=concurrency,
         )
-    sent = requests
-    if concurrency is not None:  # latencies count from when each request was sent
-        arrival = np.zeros(len(requests))
-        for k, own in enumerate(run.runs):
-            arrival[run.replica == k] = own.arrival
-        sent = sent_at(requests, arrival)
+    # Latencies count from when each request was sent.
+    sent = requests if concurrency is None else sent_to(requests, run.replica, run.runs)
     return ClusterResult.from_run(run, sent, cfg, repr(rule), module.pool_blocks(cfg))
 
 

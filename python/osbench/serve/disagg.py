@@ -34,8 +34,8 @@ from osbench.serve.pools import DisaggRun, Pool, drive_disaggregated, one_token
 from osbench.serve.requests import Requests
 from osbench.serve.result import ServeResult, ServeSummary, Stats
 from osbench.serve.routers import router_of
-from osbench.serve.run import STEP_FIELDS, EngineRun, Steps, check_concurrency
-from osbench.serve.simulate import configure, sent_at
+from osbench.serve.run import EngineRun, Steps, check_concurrency
+from osbench.serve.simulate import configure, sent_to
 
 OVERLAPS = ("after-prefill", "layerwise")
 """When the KV moves: after the prefill, or layer by layer during its last step."""
@@ -141,7 +141,7 @@ class DisaggResult:
             finish=column(run.decode_runs, dec_rows, "finish"),
             preemptions=both("preemptions"),
             cached_tokens=column(run.prefill_runs, pre_rows, "cached_tokens"),
-            steps=_decode_steps(run),
+            steps=Steps.merged(run.decode_runs),  # the decode pool's
         )
         merged = ServeResult.from_run(merged_run, requests, configs[1])
         return cls(
@@ -210,15 +210,6 @@ class DisaggResult:
             requests_per_decode=tuple(len(r.requests) for r in self.decode),
             prefix_hit_rate=merged.prefix_hit_rate,
         )
-
-
-def _decode_steps(run: DisaggRun) -> Steps:
-    """The decode pool's steps, in order of start (then instance)."""
-    own = run.decode_runs
-    starts = np.concatenate([o.steps.start for o in own])
-    owner = np.concatenate([np.full(len(o.steps), k) for k, o in enumerate(own)])
-    order = np.lexsort((owner, starts))
-    return Steps(**{f: np.concatenate([getattr(o.steps, f) for o in own])[order] for f in STEP_FIELDS})
 
 
 def kv_bytes_per_gpu(requests: Requests, model: Model, tp: Optional[int], block_size: int) -> np.ndarray:
@@ -377,12 +368,8 @@ def simulate_disaggregated(
             concurrency=concurrency,
             layers=layers,
         )
-    sent = requests
-    if concurrency is not None:  # latencies count from when each request was sent
-        arrival = np.zeros(len(requests))
-        for k, own in enumerate(run.prefill_runs):
-            arrival[run.prefill_replica == k] = own.arrival
-        sent = sent_at(requests, arrival)
+    # Latencies count from when each request was sent.
+    sent = requests if concurrency is None else sent_to(requests, run.prefill_replica, run.prefill_runs)
     return DisaggResult.from_run(
         run, sent, (pre_cfg, dec_cfg), the_link, (repr(routers[0]), repr(routers[1])), np.asarray(kv_bytes), overlap
     )

@@ -1,12 +1,36 @@
 """Block hashes: the content of a KV block, chained over its prefix, as 64 bits; the same
 functions as ``rust/osbench-core/src/serve/hash.rs``, bit for bit (equal hashes in both engines,
-hence equal prefix-cache hits). Every engine semantics hashes blocks with these."""
+hence equal prefix-cache hits). Every engine semantics hashes blocks with these, and the prompts'
+content keys (:meth:`Requests.prompt_block_keys <osbench.serve.Requests.prompt_block_keys>`)
+are mixed with :func:`mix64_array`."""
 
 from __future__ import annotations
 
-from osbench.serve.requests import mix64
+import numpy as np
 
-__all__ = ["ROOT_HASH", "block_hash", "mix64", "private_content"]
+__all__ = ["ROOT_HASH", "block_hash", "mix64", "mix64_array", "private_content"]
+
+_MASK64 = (1 << 64) - 1
+
+
+def mix64(x: int) -> int:
+    """splitmix64's finaliser: a bijection on 64-bit integers that spreads every input bit."""
+    x = (x + 0x9E3779B97F4A7C15) & _MASK64
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return x ^ (x >> 31)
+
+
+def mix64_array(x: np.ndarray) -> np.ndarray:
+    """:func:`mix64` of every element of a uint64 array (a new array; arithmetic wraps mod 2**64)."""
+    x = x + np.uint64(0x9E3779B97F4A7C15)
+    x ^= x >> np.uint64(30)
+    x *= np.uint64(0xBF58476D1CE4E5B9)
+    x ^= x >> np.uint64(27)
+    x *= np.uint64(0x94D049BB133111EB)
+    x ^= x >> np.uint64(31)
+    return x
+
 
 ROOT_HASH = 0
 """The parent hash of a prompt's first block (vLLM's ``NONE_HASH``)."""

@@ -25,7 +25,7 @@ from osbench.serve.replicas import ClusterRun
 from osbench.serve.requests import Requests
 from osbench.serve.routers import ROUTERS, PrefixAware, Random, Router
 from osbench.serve.run import EngineRun, check_concurrency, check_memory, engine_run
-from osbench.serve.steptime import StepTime
+from osbench.serve.steptime import native_step_time
 from osbench.serve.vllm.checks import check_requests
 from osbench.serve.vllm.prediction import predicted_output_len
 
@@ -81,16 +81,11 @@ def _inputs(
     engine's settings, step time and options."""
     priority = check_requests(requests, config)
     concurrency = check_concurrency(concurrency)
-    if not isinstance(step_time, StepTime):
-        raise ArgumentTypeError(
-            f"step_time={step_time!r:.60} is not accepted by the native engine: it takes a StepTime "
-            "(StepTime.linear, roofline, corrected or measured); an arbitrary callable runs with engine='reference'"
-        )
+    timing = native_step_time(step_time)
     for name, value in (("record", record), ("jump", jump)):
         if not isinstance(value, bool):
             raise ArgumentTypeError(f"{name}={value!r} is not accepted: it must be True or False")
     check_memory(requests, config.max_num_seqs, config.block_size, record)
-    kind, coefficients = step_time.spec()
     keys = offsets = None
     # Prompts without content go keyless: the engine caches their blocks without hashing them.
     if config.enable_prefix_caching and requests.block_ids is not None:
@@ -104,9 +99,7 @@ def _inputs(
         "key_offsets": offsets,
         "predicted": predicted_output_len(requests, config),
         "settings": {name: getattr(config, name) for name in _SETTINGS},
-        "step_kind": kind,
-        "step_coefficients": list(coefficients),
-        "step_tables": None if step_time.tables is None else step_time.tables.native,
+        **timing,
         "record": record,
         "jump": jump,
         "concurrency": concurrency,

@@ -534,14 +534,16 @@ class _Search:
     def meets(self, record: dict[str, Any]) -> bool:
         return within_slo(record, self.base["slo_ttft"], self.base["slo_tpot"], self.base["percentile"])
 
+    def most_engines(self, tp: int) -> int:
+        """The most engines of ``tp`` GPUs worth trying now: within ``max_gpus``, and within the
+        GPUs of the best deployment found so far."""
+        cap = self.max_gpus if self.best_gpus is None else min(self.max_gpus, self.best_gpus)
+        return cap // tp
+
     def replicas(self, tp: int) -> Generator[tuple[Deployment, int], dict[str, Any], None]:
         """The replica search of one degree: yields (deployment, 0) cells, is sent their records."""
 
-        def high() -> int:
-            cap = self.max_gpus if self.best_gpus is None else min(self.max_gpus, self.best_gpus)
-            return cap // tp
-
-        probe = boundary(1, high, 1, 1)
+        probe = boundary(1, lambda: self.most_engines(tp), 1, 1)
         n = next(probe)
         while True:
             record = yield Replicas(n, tp), 0
@@ -569,11 +571,7 @@ class _Search:
         side that misses: TTFT alone missed -> more prefill, TPOT alone -> more decode, both ->
         no split of ``n`` meets (taking from one pool for the other cannot mend both)."""
 
-        def high() -> int:
-            cap = self.max_gpus if self.best_gpus is None else min(self.max_gpus, self.best_gpus)
-            return cap // tp
-
-        probe = boundary(2, high, 2, 1)
+        probe = boundary(2, lambda: self.most_engines(tp), 2, 1)
         n = next(probe)
         while True:
             lo, hi, met, throughput = 1, n - 1, False, 0.0

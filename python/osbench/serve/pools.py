@@ -45,9 +45,9 @@ from typing import Optional
 
 import numpy as np
 
-from osbench.serve.drive import Guard, Sender, Stepper, take_step
+from osbench.serve.drive import Guard, Sender, Stepper
 from osbench.serve.links import Link
-from osbench.serve.replicas import _Engine, _own, _Report, checked
+from osbench.serve.replicas import _Engine, _own, checked
 from osbench.serve.requests import Requests
 from osbench.serve.routers.base import Replica, Request, Router
 from osbench.serve.run import EngineRun, Recorder, StepTimeModel
@@ -91,53 +91,17 @@ class Pool:
 
 def views(reps: Sequence[_Engine], now: float, tokens: np.ndarray, pool: Pool) -> list[Replica]:
     """The instances of a pool as its router sees them at ``now``."""
-    out = []
-    for k, rep in enumerate(reps):
-        rep.publish(now, tokens)
-        report = rep.report
-        out.append(
-            Replica(
-                k,
-                rep.outstanding,
-                rep.tokens,
-                report.blocks_used,
-                report.num_waiting,
-                report.num_running,
-                rep.blocks[-1] - rep.blocks[report.added_before],
-                pool.usable_blocks,
-                pool.block_size,
-            )
-        )
-    return out
-
-
-def give(rep: _Engine, index: int, when: float, prompt_len: int, tokens: int, block_size: int, local: bool) -> None:
-    """Request ``index`` reaches instance ``rep`` at ``when``; ``local``: the instance numbers
-    its requests as it receives them (its recorder too), else by their index."""
-    rep.stepper.add_request(index, when)
-    rep.recorder.arrival[len(rep.given) if local else index] = when
-    rep.clock = max(rep.clock, when)
-    rep.arrived = True
-    rep.given.append(index)
-    rep.blocks.append(rep.blocks[-1] - (-prompt_len // block_size))
-    rep.outstanding += 1
-    rep.tokens += tokens
+    return [rep.view(k, now, tokens, pool.usable_blocks, pool.block_size) for k, rep in enumerate(reps)]
 
 
 def step(
     rep: _Engine, pool: Pool, tokens: np.ndarray, next_send: Optional[float], local: bool
 ) -> tuple[float, list[int]]:
     """The next step of ``rep``: when it ends and the requests it finished (by index), in
-    order; ``local``: as :func:`give`."""
-    rep.publish(rep.clock, tokens)
-    added_before = len(rep.given)
-    end, plan, out = take_step(rep.stepper, pool.step_time, rep.recorder, rep.clock)
-    finished = [rep.given[index] if local else index for index, _, last in out.tokens if last]
-    rep.pending = (end, _Report(plan.blocks_used, plan.num_waiting, len(plan.scheduled), added_before), finished)
-    rep.clock = end
-    progressed, rep.arrived = rep.arrived or bool(out.tokens), False
-    # Nothing changes an instance's state but a request given to it: a repeat is a livelock until then.
-    if rep.guard is not None and rep.guard.repeats(progressed, end):
+    order; ``local``: as :meth:`_Engine.give <osbench.serve.replicas._Engine.give>`."""
+    end, finished, _, repeats = rep.step(pool.step_time, tokens, local)
+    if repeats:
+        assert rep.guard is not None
         raise rep.guard.error(next_send)
     return end, finished
 
@@ -227,7 +191,7 @@ def drive_disaggregated(
                 prefill.router.route(Request(index, sent, prompt_len[index], 1), seen), len(pre), prefill.router, index
             )
             prefill_replica[index] = k
-            give(pre[k], index, sent, prompt_len[index], prompt_len[index] + 1, prefill.block_size, False)
+            pre[k].give(index, sent, prompt_len[index], prompt_len[index] + 1, prefill.block_size, False)
         elif t_kv <= t_step:
             when, _, index = heapq.heappop(arrivals)
             seen = views(dec, when, dec_tokens, decode)
@@ -235,7 +199,7 @@ def drive_disaggregated(
             k = checked(decode.router.route(route, seen), len(dec), decode.router, index)
             decode_replica[index] = k
             tokens = prompt_len[index] + output_len[index]
-            give(dec[k], index, when, prompt_len[index], tokens, decode.block_size, True)
+            dec[k].give(index, when, prompt_len[index], tokens, decode.block_size, True)
         else:
             assert busy is not None
             next_send = sender.time() if sender.more() else None

@@ -25,7 +25,7 @@ from typing import Optional
 import numpy as np
 
 from osbench.errors import ArgumentError
-from osbench.serve.drive import Guard, Sender, Stepper, take_step
+from osbench.serve.drive import Guard, Output, Sender, Stepper, take_step
 from osbench.serve.requests import Requests
 from osbench.serve.routers.base import Replica, Request, Router
 from osbench.serve.run import EngineRun, Recorder, StepTimeModel
@@ -84,6 +84,49 @@ class _Engine:
             self.outstanding -= len(finished)
             self.tokens -= int(tokens[finished].sum()) if finished else 0
 
+    def view(self, k: int, now: float, tokens: np.ndarray, usable_blocks: int, block_size: int) -> Replica:
+        """Replica ``k`` as its router sees it at ``now`` (with ``usable_blocks`` of ``block_size`` tokens)."""
+        self.publish(now, tokens)
+        report = self.report
+        return Replica(
+            k,
+            self.outstanding,
+            self.tokens,
+            report.blocks_used,
+            report.num_waiting,
+            report.num_running,
+            self.blocks[-1] - self.blocks[report.added_before],
+            usable_blocks,
+            block_size,
+        )
+
+    def give(self, index: int, when: float, prompt_len: int, tokens: int, block_size: int, local: bool) -> None:
+        """Request ``index`` (of ``prompt_len`` tokens, ``tokens`` with its output) reaches the
+        replica at ``when``; ``local``: the replica numbers its requests as it receives them (its
+        recorder too), else by their index."""
+        self.stepper.add_request(index, when)
+        self.recorder.arrival[len(self.given) if local else index] = when
+        self.clock = max(self.clock, when)
+        self.arrived = True
+        self.given.append(index)
+        self.blocks.append(self.blocks[-1] - (-prompt_len // block_size))
+        self.outstanding += 1
+        self.tokens += tokens
+
+    def step(self, step_time: StepTimeModel, tokens: np.ndarray, local: bool) -> tuple[float, list[int], Output, bool]:
+        """The replica's next step: when it ends, the requests it finished (by index, in order;
+        ``local``: as :meth:`give`), its output, and whether the run now repeats itself
+        (:meth:`Guard.repeats`: nothing changes a replica's state but a request given to it, so
+        a repeat is a livelock until then)."""
+        self.publish(self.clock, tokens)
+        added_before = len(self.given)
+        end, plan, out = take_step(self.stepper, step_time, self.recorder, self.clock)
+        finished = [self.given[index] if local else index for index, _, last in out.tokens if last]
+        self.pending = (end, _Report(plan.blocks_used, plan.num_waiting, len(plan.scheduled), added_before), finished)
+        self.clock = end
+        progressed, self.arrived = self.arrived or bool(out.tokens), False
+        return end, finished, out, self.guard is not None and self.guard.repeats(progressed, end)
+
 
 def drive_replicas(
     requests: Requests,
@@ -120,50 +163,19 @@ def drive_replicas(
             if t_send == math.inf:  # cannot happen: something runs, or room is free
                 raise RuntimeError("no request can be sent and no replica runs: this is a bug")
             index, sent = sender.send()
-            views = []
-            for k, rep in enumerate(reps):
-                rep.publish(sent, tokens)
-                report = rep.report
-                views.append(
-                    Replica(
-                        k,
-                        rep.outstanding,
-                        rep.tokens,
-                        report.blocks_used,
-                        report.num_waiting,
-                        report.num_running,
-                        rep.blocks[-1] - rep.blocks[report.added_before],
-                        usable_blocks,
-                        block_size,
-                    )
-                )
+            views = [rep.view(k, sent, tokens, usable_blocks, block_size) for k, rep in enumerate(reps)]
             load[index] = [v.outstanding for v in views]
             request = Request(index, sent, prompt_len[index], output_len[index])
             k = checked(router.route(request, views), num, router, index)
             replica[index] = k
-            rep = reps[k]
-            rep.stepper.add_request(index, sent)
-            rep.recorder.arrival[index] = sent
-            rep.clock = max(rep.clock, sent)
-            rep.arrived = True
-            rep.given.append(index)
-            rep.blocks.append(rep.blocks[-1] - (-prompt_len[index] // block_size))
-            rep.outstanding += 1
-            rep.tokens += prompt_len[index] + output_len[index]
+            reps[k].give(index, sent, prompt_len[index], prompt_len[index] + output_len[index], block_size, False)
             continue
-        rep = busy
-        rep.publish(rep.clock, tokens)
-        added_before = len(rep.given)
-        end, plan, out = take_step(rep.stepper, step_time, rep.recorder, rep.clock)
-        finished = [index for index, _, last in out.tokens if last]
-        rep.pending = (end, _Report(plan.blocks_used, plan.num_waiting, len(plan.scheduled), added_before), finished)
-        rep.clock = end
+        end, _, out, repeats = busy.step(step_time, tokens, False)
         num_finished += out.num_finished
         sender.finished(end, out.num_finished)
-        progressed, rep.arrived = rep.arrived or bool(out.tokens), False
-        # Nothing changes a replica's state but a request sent to it: a repeat is a livelock until then.
-        if rep.guard is not None and rep.guard.repeats(progressed, end):
-            raise rep.guard.error(sender.time() if sender.more() else None)
+        if repeats:
+            assert busy.guard is not None
+            raise busy.guard.error(sender.time() if sender.more() else None)
     return ClusterRun(replica, load, tuple(_own(rep.recorder.result(), rep.given, n) for rep in reps))
 
 

@@ -12,11 +12,12 @@ dataset name; :mod:`osbench.serve.readers`) and the generators :meth:`Requests.p
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 import os
 from dataclasses import asdict, dataclass
-from typing import Any, Optional, Union
+from typing import Any, Callable, Optional, ParamSpec, Union
 
 import numpy as np
 
@@ -24,45 +25,18 @@ from osbench import _checks, _steps
 from osbench.errors import ArgumentError, ArgumentTypeError, TraceFileError
 from osbench.serve import readers, workloads
 from osbench.serve.columns import MAX_TOKENS, Columns
-from osbench.serve.workloads import LengthSpec, SystemPrompts
+from osbench.serve.hashing import mix64 as mix64
+from osbench.serve.hashing import mix64_array as mix64_array
+
+_P = ParamSpec("_P")
 
 MAX_BLOCK = 2**31 - 1
 """The largest ``source_block`` and ``block_size`` accepted, in tokens."""
 
-_MASK64 = (1 << 64) - 1
 _NO_CONTENT = 1 << 63  # tags the keys of prompts without content, apart from the content keys
 
 
-def mix64(x: int) -> int:
-    """splitmix64's finaliser: a bijection on 64-bit integers that spreads every input bit."""
-    x = (x + 0x9E3779B97F4A7C15) & _MASK64
-    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
-    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK64
-    return x ^ (x >> 31)
-
-
-def mix64_array(x: np.ndarray) -> np.ndarray:
-    """:func:`mix64` of every element of a uint64 array (a new array; arithmetic wraps mod 2**64)."""
-    x = x + np.uint64(0x9E3779B97F4A7C15)
-    x ^= x >> np.uint64(30)
-    x *= np.uint64(0xBF58476D1CE4E5B9)
-    x ^= x >> np.uint64(27)
-    x *= np.uint64(0x94D049BB133111EB)
-    x ^= x >> np.uint64(31)
-    return x
-
-
 # ---------------------------------------------------------------------------- argument checks
-
-
-def _array(name: str, value: Any) -> np.ndarray:
-    try:
-        arr = np.asarray(value)
-    except (ValueError, TypeError) as exc:  # ragged nested lists and the like
-        raise ArgumentTypeError(f"{name} is not accepted: {exc}") from None
-    if arr.ndim != 1:
-        raise ArgumentError(f"{name} is not accepted: it must be 1-D, got an array of shape {arr.shape}")
-    return arr
 
 
 class _RequestRefused(ArgumentError):
@@ -82,7 +56,7 @@ def _first_bad(name: str, arr: np.ndarray, bad: np.ndarray, accepted: str) -> Ar
 
 def _lengths(name: str, value: Any, n: Optional[int]) -> np.ndarray:
     """Token counts: integers in [1, MAX_TOKENS], one per request."""
-    arr = _array(name, value)
+    arr = _checks.one_d(name, value)
     if arr.size and (arr.dtype.kind not in "iu" or arr.dtype == np.bool_):
         raise ArgumentTypeError(f"{name} is not accepted: it must hold integers (token counts), got dtype {arr.dtype}")
     if n is not None and len(arr) != n:
@@ -96,7 +70,7 @@ def _lengths(name: str, value: Any, n: Optional[int]) -> np.ndarray:
 
 def _arrivals(value: Any) -> np.ndarray:
     """Seconds: finite, >= 0, non-decreasing."""
-    arr = _array("arrival", value)
+    arr = _checks.one_d("arrival", value)
     if arr.size and (arr.dtype.kind not in "iuf" or arr.dtype == np.bool_):
         raise ArgumentTypeError(f"arrival is not accepted: it must hold numbers (seconds), got dtype {arr.dtype}")
     arr = np.array(arr, dtype=np.float64)
@@ -115,7 +89,7 @@ def _arrivals(value: Any) -> np.ndarray:
 
 
 def _priorities(value: Any, n: int) -> np.ndarray:
-    arr = _array("priority", value)
+    arr = _checks.one_d("priority", value)
     if arr.size and (arr.dtype.kind not in "iu" or arr.dtype == np.bool_):
         raise ArgumentTypeError(f"priority is not accepted: it must hold integers, got dtype {arr.dtype}")
     if len(arr) != n:
@@ -127,7 +101,7 @@ def _priorities(value: Any, n: int) -> np.ndarray:
 
 def _predictions(value: Any, n: int) -> np.ndarray:
     name = "predicted_output_len"
-    arr = _array(name, value)
+    arr = _checks.one_d(name, value)
     if arr.size and (arr.dtype.kind not in "iu" or arr.dtype == np.bool_):
         raise ArgumentTypeError(f"{name} is not accepted: it must hold integers (tokens), got dtype {arr.dtype}")
     if len(arr) != n:
@@ -140,7 +114,7 @@ def _predictions(value: Any, n: int) -> np.ndarray:
 
 def _ids(name: str, value: Any) -> np.ndarray:
     """Content ids: integers within int64."""
-    arr = _array(name, value)
+    arr = _checks.one_d(name, value)
     if arr.size == 0:
         return np.zeros(0, dtype=np.int64)
     if arr.dtype.kind not in "iu" or arr.dtype == np.bool_:
@@ -187,6 +161,25 @@ class RequestsSummary:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def _generator(make: Callable[_P, Columns]) -> classmethod[Requests, _P, Requests]:
+    """A generator of :mod:`osbench.serve.workloads` as a constructor of :class:`Requests`
+    (``Requests.poisson``...): the generator's signature, defaults and docstring, its columns
+    checked and wrapped (without copying their content: :meth:`Requests._adopt`)."""
+
+    def generate(cls: type[Requests], /, *args: _P.args, **kwargs: _P.kwargs) -> Requests:
+        return cls._adopt(make(*args, **kwargs))
+
+    generate.__name__ = make.__name__
+    generate.__qualname__ = f"Requests.{make.__name__}"
+    generate.__doc__ = make.__doc__
+    shown = inspect.signature(make)
+    cls = inspect.Parameter("cls", inspect.Parameter.POSITIONAL_ONLY)
+    generate.__signature__ = shown.replace(  # type: ignore[attr-defined]
+        parameters=[cls, *shown.parameters.values()], return_annotation="Requests"
+    )
+    return classmethod(generate)
 
 
 class Requests:
@@ -260,7 +253,7 @@ class Requests:
             ids = _ids("blocks", blocks)  # int64
             if copy:
                 ids = np.array(ids)
-            offsets = _array("block_offsets", block_offsets)
+            offsets = _checks.one_d("block_offsets", block_offsets)
             if offsets.size and (offsets.dtype.kind not in "iu" or offsets.dtype == np.bool_):
                 raise ArgumentTypeError(
                     f"block_offsets is not accepted: it must hold integers, got dtype {offsets.dtype}"
@@ -338,18 +331,7 @@ class Requests:
             if rows.size and (rows.min() < -n or rows.max() >= n):
                 raise IndexError(f"index is not accepted: indices must be in [-{n}, {n}) for {n} requests")
             rows = np.where(rows < 0, rows + n, rows)
-        r = Requests(
-            self.arrival[rows],
-            self.prompt_len[rows],
-            self.output_len[rows],
-            priority=None if self.priority is None else self.priority[rows],
-            source_block=self.source_block,
-            name=self.name,
-            predicted_output_len=None if self.predicted_output_len is None else self.predicted_output_len[rows],
-        )
-        if self.block_ids is not None and self.block_offsets is not None:
-            r._set_content(*_gather(self.block_ids, self.block_offsets, rows))
-        return r
+        return self.received(rows, self.arrival[rows])
 
     def received(self, rows: np.ndarray, arrival: np.ndarray) -> Requests:
         """Requests ``rows`` (int indices) in that order, reaching an engine at ``arrival``
@@ -431,7 +413,11 @@ class Requests:
                 f"with different arrival times (got {len(self)} spanning {self.duration} s)"
             )
         scale = self.rate / qps
-        arrival = (self.arrival - self.arrival[0]) * scale
+        return self.arriving((self.arrival - self.arrival[0]) * scale)
+
+    def arriving(self, arrival: Any) -> Requests:
+        """The same requests arriving at ``arrival`` instead (checked as the constructor checks
+        it), their other arrays and content shared, not copied."""
         r = Requests(
             arrival,
             self.prompt_len,
@@ -548,89 +534,9 @@ class Requests:
         ids, offsets = self._pack_blocks(ids, offsets, len(self), copy=False)
         self.block_ids, self.block_offsets = _readonly(ids), _readonly(offsets)
 
-    @classmethod
-    def poisson(
-        cls,
-        n: int,
-        rate: float,
-        *,
-        prompt_len: LengthSpec = 1024,
-        output_len: LengthSpec = 128,
-        system_prompts: Optional[SystemPrompts] = None,
-        source_block: int = 16,
-        seed: int = 0,
-    ) -> Requests:
-        """``n`` requests arriving as a Poisson process of ``rate`` per second; see
-        :func:`osbench.serve.workloads.poisson`."""
-        return cls._adopt(
-            workloads.poisson(
-                n,
-                rate,
-                prompt_len=prompt_len,
-                output_len=output_len,
-                system_prompts=system_prompts,
-                source_block=source_block,
-                seed=seed,
-            )
-        )
-
-    @classmethod
-    def gamma(
-        cls,
-        n: int,
-        rate: float,
-        cv: float,
-        *,
-        prompt_len: LengthSpec = 1024,
-        output_len: LengthSpec = 128,
-        system_prompts: Optional[SystemPrompts] = None,
-        source_block: int = 16,
-        seed: int = 0,
-    ) -> Requests:
-        """``n`` requests with gamma inter-arrival times of mean ``1 / rate`` and coefficient of
-        variation ``cv`` (bursty when ``cv > 1``); see :func:`osbench.serve.workloads.gamma`."""
-        return cls._adopt(
-            workloads.gamma(
-                n,
-                rate,
-                cv,
-                prompt_len=prompt_len,
-                output_len=output_len,
-                system_prompts=system_prompts,
-                source_block=source_block,
-                seed=seed,
-            )
-        )
-
-    @classmethod
-    def conversations(
-        cls,
-        n_conversations: int,
-        rate: float,
-        *,
-        turns: Any = (1, 6),
-        message_len: LengthSpec = 256,
-        answer_len: LengthSpec = 256,
-        think_time: float = 30.0,
-        system_prompts: Optional[SystemPrompts] = None,
-        source_block: int = 16,
-        seed: int = 0,
-    ) -> Requests:
-        """Multi-turn conversations whose turns share their history as a prefix; see
-        :func:`osbench.serve.workloads.conversations`."""
-        return cls._adopt(
-            workloads.conversations(
-                n_conversations,
-                rate,
-                turns=turns,
-                message_len=message_len,
-                answer_len=answer_len,
-                think_time=think_time,
-                system_prompts=system_prompts,
-                source_block=source_block,
-                seed=seed,
-            )
-        )
+    poisson = _generator(workloads.poisson)
+    gamma = _generator(workloads.gamma)
+    conversations = _generator(workloads.conversations)
 
 
 def _gather(ids: np.ndarray, offsets: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -17,7 +17,7 @@ import numpy as np
 
 from osbench import _checks
 from osbench._format import size
-from osbench.errors import ArgumentError
+from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.serve.requests import Requests
 from osbench.serve.steptime import Batch
 
@@ -111,6 +111,14 @@ class Steps:
 
     def to_dict(self) -> dict[str, list]:
         return {name: getattr(self, name).tolist() for name in STEP_FIELDS}
+
+    @staticmethod
+    def merged(runs: Sequence[EngineRun]) -> Steps:
+        """The steps of several engines' ``runs`` as one table, in order of start (then engine)."""
+        starts = np.concatenate([own.steps.start for own in runs])
+        owner = np.concatenate([np.full(len(own.steps), k) for k, own in enumerate(runs)])
+        order = np.lexsort((owner, starts))
+        return Steps(**{f: np.concatenate([getattr(own.steps, f) for own in runs])[order] for f in STEP_FIELDS})
 
 
 STEP_FIELDS = tuple(f.name for f in fields(Steps))
@@ -207,6 +215,17 @@ def engine_run(columns: dict[str, Any], detail: Optional[dict[str, Any]]) -> Eng
     """The binding's arrays of one native run, by name, as an :class:`EngineRun`."""
     steps = Steps(**{name: columns.pop(name) for name in STEP_FIELDS})
     return EngineRun(**columns, steps=steps, record=None if detail is None else StepRecord(**detail))
+
+
+def check_types(requests: Any, config: Any, config_type: type, config_name: str) -> None:
+    """Refuse ``requests`` that are not :class:`Requests` and a ``config`` that is not a
+    ``config_type`` (``config_name``: where users find that type)."""
+    if not isinstance(requests, Requests):
+        raise ArgumentTypeError(
+            f"requests={type(requests).__name__} is not accepted: it must be osbench.serve.Requests"
+        )
+    if not isinstance(config, config_type):
+        raise ArgumentTypeError(f"config={type(config).__name__} is not accepted: it must be {config_name}")
 
 
 def check_concurrency(concurrency: Any) -> Optional[int]:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from types import ModuleType
 from typing import Any, Optional, Union
 
@@ -13,7 +14,7 @@ from osbench.serve.engines import semantics as semantics_of
 from osbench.serve.models import GPU, Model
 from osbench.serve.requests import Requests
 from osbench.serve.result import ServeResult
-from osbench.serve.run import batch_of, check_clock_moves
+from osbench.serve.run import EngineRun, batch_of, check_clock_moves
 from osbench.serve.steptime import StepTime
 
 
@@ -94,17 +95,16 @@ def simulate(
 
 def sent_at(requests: Requests, arrival: Any) -> Requests:
     """``requests`` with their arrivals replaced by when they were sent (``concurrency``)."""
-    return Requests(
-        arrival,
-        requests.prompt_len,
-        requests.output_len,
-        blocks=requests.block_ids,
-        block_offsets=requests.block_offsets,
-        priority=requests.priority,
-        predicted_output_len=requests.predicted_output_len,
-        source_block=requests.source_block,
-        name=requests.name,
-    )
+    return requests.arriving(arrival)
+
+
+def sent_to(requests: Requests, replica: np.ndarray, runs: Sequence[EngineRun]) -> Requests:
+    """``requests`` arriving when they were sent (:func:`sent_at`) to engines each serving the
+    requests ``replica`` gives it (``runs``: engine ``k``'s, as it numbers its requests)."""
+    arrival = np.zeros(len(requests))
+    for k, own in enumerate(runs):
+        arrival[replica == k] = own.arrival
+    return sent_at(requests, arrival)
 
 
 def configure(

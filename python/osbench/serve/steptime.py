@@ -19,7 +19,7 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from osbench import _checks
-from osbench.errors import ArgumentError
+from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.serve import kernels
 from osbench.serve import measured as composition
 from osbench.serve.measured import MeasuredTables
@@ -477,6 +477,23 @@ class StepTime:
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "coefficients": list(self.coefficients), "params": dict(self.params)}
+
+
+def native_step_time(step_time: Any) -> dict[str, Any]:
+    """``step_time`` as a native engine takes it, by the binding's keywords (``step_kind``,
+    ``step_coefficients``, ``step_tables``): a :class:`StepTime`, whose arithmetic the core
+    repeats bit for bit; anything else is refused (it runs on the reference engine)."""
+    if not isinstance(step_time, StepTime):
+        raise ArgumentTypeError(
+            f"step_time={step_time!r:.60} is not accepted by the native engine: it takes a StepTime "
+            "(StepTime.linear, roofline, corrected or measured); an arbitrary callable runs with engine='reference'"
+        )
+    kind, coefficients = step_time.spec()
+    return {
+        "step_kind": kind,
+        "step_coefficients": list(coefficients),
+        "step_tables": None if step_time.tables is None else step_time.tables.native,
+    }
 
 
 __all__ = ["ALLREDUCE_LATENCY", "CORRECTIONS", "MBU", "MFU", "OVERHEAD", "Batch", "StepTime", "StepWork"]

@@ -48,6 +48,15 @@ class Wheel:
         stamp = self.folder() / STAMP
         return stamp.is_file() and stamp.read_text() == self.stamp()
 
+    def missing_reason(self, label: str, make_target: str) -> Optional[str]:
+        """Why a peer of these sources cannot run here, or ``None`` when it can (``label``: the
+        package as its project writes it; ``make_target``: the make target that fetches them)."""
+        if not self.present():
+            return f"{label} {self.version} sources not found in {self.folder()}: run make {make_target}"
+        if sys.version_info < (3, 11):
+            return f"the {label} {self.version} sources need Python >= 3.11 (this is {sys.version.split()[0]})"
+        return None
+
     def fetch(self, wheel: Optional[str] = None) -> Path:
         """Unpack the sources into :meth:`folder`, downloading the wheel (``pip download
         <name>==<version> --no-deps``) unless ``wheel`` names one on disk. Does nothing when

@@ -1,6 +1,6 @@
 """``random``: each request to a replica drawn uniformly, seeded, the same in every run and
 in both engines: request ``i`` goes to ``mix64(mix64(seed) ^ i) mod N`` (splitmix64's
-finaliser, :func:`osbench.serve.requests.mix64`; its bias, under N / 2**64, is nil here)."""
+finaliser, :func:`osbench.serve.hashing.mix64`; its bias, under N / 2**64, is nil here)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from osbench import _checks
 from osbench.errors import ArgumentError
-from osbench.serve.requests import mix64
+from osbench.serve.hashing import mix64
 from osbench.serve.routers.base import Replica, Request, Router
 
 

@@ -21,7 +21,7 @@ from osbench.serve.requests import Requests
 from osbench.serve.run import EngineRun, check_concurrency, check_memory, engine_run
 from osbench.serve.sglang.config import EngineConfig
 from osbench.serve.sglang.stepper import check_requests
-from osbench.serve.steptime import StepTime
+from osbench.serve.steptime import native_step_time
 
 _SETTINGS = ENGINES["sglang"].config_fields
 """The configuration's fields the binding takes, as the core declares them."""
@@ -41,15 +41,10 @@ def run(
     keys they are made from (made in the core for prompts without content)."""
     check_requests(requests, config)
     concurrency = check_concurrency(concurrency)
-    if not isinstance(step_time, StepTime):
-        raise ArgumentTypeError(
-            f"step_time={step_time!r:.60} is not accepted by the native engine: it takes a StepTime "
-            "(StepTime.linear, roofline, corrected or measured); an arbitrary callable runs with engine='reference'"
-        )
+    timing = native_step_time(step_time)
     if not isinstance(record, bool):
         raise ArgumentTypeError(f"record={record!r} is not accepted: it must be True or False")
     check_memory(requests, config.running_cap, config.page_size, record)
-    kind, coefficients = step_time.spec()
     keys = offsets = None
     # Prompts without content go keyless: the core makes the keys prompt_block_keys gives them.
     if requests.block_ids is not None:
@@ -61,9 +56,7 @@ def run(
         keys,
         offsets,
         settings={name: getattr(config, name) for name in _SETTINGS},
-        step_kind=kind,
-        step_coefficients=list(coefficients),
-        step_tables=None if step_time.tables is None else step_time.tables.native,
+        **timing,
         record=record,
         concurrency=concurrency,
         # The admission adds the running requests' expected outputs with sum(), which CPython

@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import random
-import sys
 import time
 from array import array
 from pathlib import Path
@@ -93,11 +92,7 @@ def sources_dir() -> Path:
 
 def missing_reason() -> Optional[str]:
     """Why the peer cannot run here, or ``None`` when it can."""
-    if not _WHEEL.present():
-        return f"SGLang {SGLANG_VERSION} sources not found in {sources_dir()}: run make sglang-peer"
-    if sys.version_info < (3, 11):
-        return f"the SGLang {SGLANG_VERSION} sources need Python >= 3.11 (this is {sys.version.split()[0]})"
-    return None
+    return _WHEEL.missing_reason("SGLang", "sglang-peer")
 
 
 def fetch(wheel: Optional[str] = None) -> Path:

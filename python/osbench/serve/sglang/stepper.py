@@ -7,10 +7,10 @@ from typing import Any, Optional
 
 import numpy as np
 
-from osbench.errors import ArgumentError, ArgumentTypeError
+from osbench.errors import ArgumentError
 from osbench.serve.drive import Output, Planned, drive
 from osbench.serve.requests import Requests
-from osbench.serve.run import EngineRun, Recorder, StepTimeModel, check_concurrency
+from osbench.serve.run import EngineRun, Recorder, StepTimeModel, check_concurrency, check_types
 from osbench.serve.sglang.config import EngineConfig
 from osbench.serve.sglang.request import Req
 from osbench.serve.sglang.scheduler import Scheduler, StepWork
@@ -33,14 +33,7 @@ def check_requests(requests: Any, config: Any) -> None:
     (:meth:`~osbench.serve.sglang.adder.PrefillAdder.add_one_req`); a retracted request extends
     its outputs too, so ``prompt_len + output_len + page_size`` must be below
     ``max_total_tokens``, else SGLang would leave it waiting forever."""
-    if not isinstance(requests, Requests):
-        raise ArgumentTypeError(
-            f"requests={type(requests).__name__} is not accepted: it must be osbench.serve.Requests"
-        )
-    if not isinstance(config, EngineConfig):
-        raise ArgumentTypeError(
-            f"config={type(config).__name__} is not accepted: it must be osbench.serve.sglang.EngineConfig"
-        )
+    check_types(requests, config, EngineConfig, "osbench.serve.sglang.EngineConfig")
     need = requests.prompt_len + requests.output_len + config.page_size
     too_big = np.flatnonzero(need >= config.max_total_tokens)
     if len(too_big):

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from osbench.errors import ArgumentError, ArgumentTypeError
+from osbench.errors import ArgumentError
 from osbench.serve.requests import Requests
-from osbench.serve.run import refused
+from osbench.serve.run import check_types, refused
 from osbench.serve.vllm.config import EngineConfig
 
 
@@ -21,14 +21,7 @@ def check_requests(requests: Requests, config: EngineConfig) -> np.ndarray:
     cut its output short), or when it needs more KV blocks than the whole pool even alone (it
     would preempt itself forever): its last step computes ``prompt_len + output_len - 1`` tokens.
     """
-    if not isinstance(requests, Requests):
-        raise ArgumentTypeError(
-            f"requests={type(requests).__name__} is not accepted: it must be osbench.serve.Requests"
-        )
-    if not isinstance(config, EngineConfig):
-        raise ArgumentTypeError(
-            f"config={type(config).__name__} is not accepted: it must be osbench.serve.EngineConfig"
-        )
+    check_types(requests, config, EngineConfig, "osbench.serve.EngineConfig")
     total = requests.prompt_len + requests.output_len
     too_long = np.flatnonzero(total > config.max_model_len)
     if len(too_long):

@@ -88,11 +88,7 @@ def sources_dir() -> Path:
 
 def missing_reason() -> Optional[str]:
     """Why the peer cannot run here, or ``None`` when it can."""
-    if not _WHEEL.present():
-        return f"vLLM {VLLM_VERSION} sources not found in {sources_dir()}: run make vllm-peer"
-    if sys.version_info < (3, 11):
-        return f"the vLLM {VLLM_VERSION} sources need Python >= 3.11 (this is {sys.version.split()[0]})"
-    return None
+    return _WHEEL.missing_reason("vLLM", "vllm-peer")
 
 
 def fetch(wheel: Optional[str] = None) -> Path:
