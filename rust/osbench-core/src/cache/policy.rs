@@ -267,6 +267,33 @@ macro_rules! policy_name {
 }
 pub(super) use policy_name;
 
+/// [`Policy::prefetch`] and `contains` (of [`Policy`] or of an `Evict` order) for a policy that
+/// finds its objects by slot, in a [`Slots`](super::list::Slots) field named `slots`: `prefetch`
+/// asks for the line of `id`'s slot number, `contains` is whether `id` holds a slot. A policy
+/// whose ghosts hold slots too says which slots are cached: `slot_lookups!(|policy, slot| test)`.
+macro_rules! slot_lookups {
+    () => {
+        #[inline(always)]
+        fn prefetch(&self, id: u32) {
+            self.slots.prefetch(id);
+        }
+        fn contains(&self, id: u32) -> bool {
+            self.slots.peek(id) != $crate::cache::NIL
+        }
+    };
+    (|$policy:ident, $slot:ident| $cached:expr) => {
+        #[inline(always)]
+        fn prefetch(&self, id: u32) {
+            self.slots.prefetch(id);
+        }
+        fn contains(&self, id: u32) -> bool {
+            let ($policy, $slot) = (self, self.slots.peek(id));
+            $slot != $crate::cache::NIL && $cached
+        }
+    };
+}
+pub(super) use slot_lookups;
+
 /// Turns the table (`policies/mod.rs`) into code: the policy modules, [`TABLE`], the
 /// [`AnyPolicy`] enum and every method that dispatches on it. The enum holds each policy by
 /// value, so each loop over accesses is monomorphised per policy (one `match` per run of

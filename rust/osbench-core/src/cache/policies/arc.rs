@@ -12,7 +12,7 @@
 //! so each miss makes room exactly once, and the tests hold the two to the same hits.
 
 use crate::cache::list::{Queues, Slots};
-use crate::cache::policy::{put, AdmitAll, Gate, Options, Policy};
+use crate::cache::policy::{put, slot_lookups, AdmitAll, Gate, Options, Policy};
 use crate::cache::NIL;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -157,14 +157,7 @@ impl Policy for Arc {
         false
     }
 
-    #[inline(always)]
-    fn prefetch(&self, id: u32) {
-        self.slots.prefetch(id);
-    }
-    fn contains(&self, id: u32) -> bool {
-        let slot = self.slots.peek(id);
-        slot != NIL && matches!(self.place[slot as usize], T1 | T2)
-    }
+    slot_lookups!(|arc, slot| matches!(arc.place[slot as usize], T1 | T2));
     fn len(&self) -> usize {
         self.queues.len(T1 as usize) + self.queues.len(T2 as usize)
     }

@@ -12,7 +12,7 @@
 
 use crate::cache::list::{Links, List, Queues, Slots};
 use crate::cache::memory::prefetch;
-use crate::cache::policy::{put, Options, Policy};
+use crate::cache::policy::{put, slot_lookups, Options, Policy};
 use crate::cache::NIL;
 use crate::hash::SplitMix64;
 
@@ -324,20 +324,13 @@ impl Policy for Cacheus {
         hit
     }
 
-    fn contains(&self, id: u32) -> bool {
-        let slot = self.slots.peek(id);
-        slot != NIL && self.meta[slot as usize].place != H as u8
-    }
     fn len(&self) -> usize {
         self.len
     }
     fn used(&self) -> u64 {
         self.held()
     }
-    #[inline(always)]
-    fn prefetch(&self, id: u32) {
-        self.slots.prefetch(id);
-    }
+    slot_lookups!(|cacheus, slot| cacheus.meta[slot as usize].place != H as u8);
     #[inline(always)]
     fn prefetch_near(&self, id: u32) {
         let slot = self.slots.peek(id);

@@ -5,7 +5,7 @@
 //! the capacity, the three queues and the checks.
 
 use crate::cache::list::{Queues, Slots};
-use crate::cache::policy::{put, Options, Policy};
+use crate::cache::policy::{put, slot_lookups, Options, Policy};
 use crate::cache::NIL;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -174,14 +174,7 @@ impl Policy for Clock2QPlus {
         false
     }
 
-    #[inline(always)]
-    fn prefetch(&self, id: u32) {
-        self.slots.prefetch(id);
-    }
-    fn contains(&self, id: u32) -> bool {
-        let slot = self.slots.peek(id);
-        slot != NIL && self.place[slot as usize] != Where::Ghost
-    }
+    slot_lookups!(|c2q, slot| c2q.place[slot as usize] != Where::Ghost);
     fn len(&self) -> usize {
         self.queues.len(FIFO) + self.queues.len(MAIN)
     }

@@ -5,7 +5,7 @@
 //! Sized mode counts the capacity, the three queue sizes and their contents in bytes.
 
 use crate::cache::list::{Queues, Slots};
-use crate::cache::policy::{put, AdmitAll, Gate, Options, Policy};
+use crate::cache::policy::{put, slot_lookups, AdmitAll, Gate, Options, Policy};
 use crate::cache::NIL;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -157,14 +157,7 @@ impl Policy for S3Fifo {
         false
     }
 
-    #[inline(always)]
-    fn prefetch(&self, id: u32) {
-        self.slots.prefetch(id);
-    }
-    fn contains(&self, id: u32) -> bool {
-        let slot = self.slots.peek(id);
-        slot != NIL && self.place[slot as usize] != Where::Ghost
-    }
+    slot_lookups!(|s3fifo, slot| s3fifo.place[slot as usize] != Where::Ghost);
     fn len(&self) -> usize {
         self.queues.len(Where::Small as usize) + self.queues.len(Where::Main as usize)
     }

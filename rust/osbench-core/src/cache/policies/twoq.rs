@@ -5,7 +5,7 @@
 //! Sized mode counts bytes in the capacity and the three targets.
 
 use crate::cache::list::{Queues, Slots};
-use crate::cache::policy::{put, AdmitAll, Gate, Options, Policy};
+use crate::cache::policy::{put, slot_lookups, AdmitAll, Gate, Options, Policy};
 use crate::cache::NIL;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -121,14 +121,7 @@ impl Policy for TwoQ {
         false
     }
 
-    #[inline(always)]
-    fn prefetch(&self, id: u32) {
-        self.slots.prefetch(id);
-    }
-    fn contains(&self, id: u32) -> bool {
-        let slot = self.slots.peek(id);
-        slot != NIL && self.place[slot as usize] != Where::Aout
-    }
+    slot_lookups!(|twoq, slot| twoq.place[slot as usize] != Where::Aout);
     fn len(&self) -> usize {
         self.queues.len(Where::Ain as usize) + self.queues.len(Where::Am as usize)
     }
