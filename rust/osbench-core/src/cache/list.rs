@@ -5,6 +5,9 @@
 //! entry of the id-sized `slot_of` array and otherwise stays inside arrays as small as the cache,
 //! which stay in the CPU caches: no hashing, no allocation. One [`Links`] can carry several
 //! [`List`]s (ARC's four lists, LFU's frequency buckets), as a slot is in one list at a time.
+//! The sampling policies keep their objects in a [`Dense`] array instead.
+
+use std::ops::{Deref, DerefMut};
 
 use super::memory::{filled, prefetch};
 use super::policy::ensure;
@@ -282,5 +285,101 @@ impl<const N: usize> Queues<N> {
             self.links.remove(&mut self.lists[q], slot);
             self.links.push_front(&mut self.lists[q], slot);
         }
+    }
+}
+
+/// What a [`Dense`] array holds of each cached object: at least its id.
+pub trait Member: Copy {
+    fn id(&self) -> u32;
+}
+
+/// Random's members are their ids.
+impl Member for u32 {
+    #[inline(always)]
+    fn id(&self) -> u32 {
+        *self
+    }
+}
+
+/// The cached objects in one dense array, each id knowing its position in it (NIL if not
+/// cached): a random draw is one index, and an eviction takes the victim's place with the last
+/// member (swap-remove). Random's ids, Hyperbolic's entries, LHD's tags. Reads and writes the
+/// members as a slice.
+pub struct Dense<T> {
+    members: Vec<T>,
+    position: Vec<u32>,
+}
+
+impl<T: Member> Dense<T> {
+    /// Room for about `expected` members, positions for ids below `n_ids` (more grow).
+    pub fn new(expected: usize, n_ids: usize) -> Self {
+        Dense { members: Vec::with_capacity(expected), position: filled(n_ids, NIL) }
+    }
+
+    /// The position of `id`, or NIL; makes room for a new id.
+    #[inline(always)]
+    pub fn get(&mut self, id: u32) -> u32 {
+        ensure(&mut self.position, id, NIL);
+        self.position[id as usize]
+    }
+
+    /// The position of `id`, or NIL.
+    #[inline]
+    pub fn peek(&self, id: u32) -> u32 {
+        self.position.get(id as usize).copied().unwrap_or(NIL)
+    }
+
+    /// Whether `id` is a member.
+    #[inline]
+    pub fn contains(&self, id: u32) -> bool {
+        self.peek(id) != NIL
+    }
+
+    /// Add `member`, whose id is not a member and has been looked up ([`Dense::get`]), at the end.
+    #[inline(always)]
+    pub fn push(&mut self, member: T) {
+        self.position[member.id() as usize] = self.members.len() as u32;
+        self.members.push(member);
+    }
+
+    /// Remove and return the member at `at`; the last member takes its place.
+    #[inline]
+    pub fn swap_remove(&mut self, at: usize) -> T {
+        let victim = self.members.swap_remove(at);
+        if let Some(moved) = self.members.get(at) {
+            self.position[moved.id() as usize] = at as u32;
+        }
+        self.position[victim.id() as usize] = NIL;
+        victim
+    }
+
+    /// Ask for the line holding `id`'s position ([`Policy::prefetch`](super::Policy::prefetch)).
+    #[inline(always)]
+    pub fn prefetch(&self, id: u32) {
+        prefetch(self.position.as_ptr().wrapping_add(id as usize));
+    }
+
+    /// Ask for the line of `id`'s member, if it is one (its position has arrived).
+    #[inline(always)]
+    pub fn prefetch_near(&self, id: u32) {
+        let at = self.peek(id);
+        if at != NIL {
+            prefetch(self.members.as_ptr().wrapping_add(at as usize));
+        }
+    }
+}
+
+impl<T> Deref for Dense<T> {
+    type Target = [T];
+    #[inline(always)]
+    fn deref(&self) -> &[T] {
+        &self.members
+    }
+}
+
+impl<T> DerefMut for Dense<T> {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut [T] {
+        &mut self.members
     }
 }
