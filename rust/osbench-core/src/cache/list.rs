@@ -76,15 +76,69 @@ impl Slots {
     }
 }
 
+/// A slot's neighbours in its list (NIL at an end).
 #[derive(Debug, Clone, Copy)]
-struct Node {
-    prev: u32,
-    next: u32,
+pub struct Link {
+    pub prev: u32,
+    pub next: u32,
+}
+
+impl Link {
+    /// The links of a slot in no list.
+    pub const NONE: Link = Link { prev: NIL, next: NIL };
+}
+
+/// A per-slot record that holds its slot's [`Link`]: a [`Links`] node, or a policy's own record
+/// that keeps the links beside the rest of the slot's state in one cache line (MQ's).
+pub trait Linked {
+    fn link(&self) -> Link;
+    fn link_mut(&mut self) -> &mut Link;
+}
+
+impl Linked for Link {
+    #[inline(always)]
+    fn link(&self) -> Link {
+        *self
+    }
+    #[inline(always)]
+    fn link_mut(&mut self) -> &mut Link {
+        self
+    }
+}
+
+/// Put `slot` (in no list, its record in `nodes`) at the front of `list`.
+#[inline(always)]
+pub fn push_front<N: Linked>(nodes: &mut [N], list: &mut List, slot: u32) {
+    *nodes[slot as usize].link_mut() = Link { prev: NIL, next: list.head };
+    if list.head != NIL {
+        nodes[list.head as usize].link_mut().prev = slot;
+    } else {
+        list.tail = slot;
+    }
+    list.head = slot;
+    list.len += 1;
+}
+
+/// Take `slot` out of `list`, which holds it.
+#[inline(always)]
+pub fn unlink<N: Linked>(nodes: &mut [N], list: &mut List, slot: u32) {
+    let Link { prev, next } = nodes[slot as usize].link();
+    if prev != NIL {
+        nodes[prev as usize].link_mut().next = next;
+    } else {
+        list.head = next;
+    }
+    if next != NIL {
+        nodes[next as usize].link_mut().prev = prev;
+    } else {
+        list.tail = prev;
+    }
+    list.len -= 1;
 }
 
 #[derive(Debug, Default, Clone)]
 pub struct Links {
-    nodes: Vec<Node>,
+    nodes: Vec<Link>,
 }
 
 /// One list: the front is the most recently inserted end, the back the oldest.
@@ -116,37 +170,19 @@ impl Links {
     #[inline]
     pub fn ensure(&mut self, slot: u32) {
         if slot as usize >= self.nodes.len() {
-            self.nodes.resize(slot as usize + 1, Node { prev: NIL, next: NIL });
+            self.nodes.resize(slot as usize + 1, Link::NONE);
         }
     }
 
     #[inline]
     pub fn push_front(&mut self, list: &mut List, slot: u32) {
         self.ensure(slot);
-        self.nodes[slot as usize] = Node { prev: NIL, next: list.head };
-        if list.head != NIL {
-            self.nodes[list.head as usize].prev = slot;
-        } else {
-            list.tail = slot;
-        }
-        list.head = slot;
-        list.len += 1;
+        push_front(&mut self.nodes, list, slot);
     }
 
     #[inline]
     pub fn remove(&mut self, list: &mut List, slot: u32) {
-        let Node { prev, next } = self.nodes[slot as usize];
-        if prev != NIL {
-            self.nodes[prev as usize].next = next;
-        } else {
-            list.head = next;
-        }
-        if next != NIL {
-            self.nodes[next as usize].prev = prev;
-        } else {
-            list.tail = prev;
-        }
-        list.len -= 1;
+        unlink(&mut self.nodes, list, slot);
     }
 
     /// The neighbour of `slot` towards the front (the newer end), or NIL.
@@ -275,6 +311,17 @@ impl<const N: usize> Queues<N> {
                 true
             }
             None => false,
+        }
+    }
+
+    /// Take the oldest slots of queue `q`, freeing them in `slots`, until `size` more fits in
+    /// `limit` (or `q` is empty): room in a ghost queue, or in an LRU of its own size.
+    #[inline]
+    pub fn make_room<const SIZED: bool>(&mut self, q: usize, size: u64, limit: u64, slots: &mut Slots) {
+        while self.held[q] + size > limit {
+            if !self.drop_oldest::<SIZED>(q, slots) {
+                break;
+            }
         }
     }
 

@@ -225,11 +225,7 @@ impl Cacheus {
         self.trim_h::<SIZED>();
         if size <= self.ghost_capacity {
             let gh = &mut *self.ghosts;
-            while gh.lists.held(ghost) + size > self.ghost_capacity {
-                if !gh.lists.drop_oldest::<true>(ghost, &mut gh.slots) {
-                    break;
-                }
-            }
+            gh.lists.make_room::<true>(ghost, size, self.ghost_capacity, &mut gh.slots);
             let g = gh.lists.admit::<true>(ghost, id, size, &mut gh.slots);
             put(&mut gh.of, g, ghost as u8);
         }

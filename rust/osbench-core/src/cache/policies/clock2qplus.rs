@@ -91,11 +91,7 @@ impl Clock2QPlus {
             if size > self.ghost_size {
                 self.slots.release(slot);
             } else {
-                while self.queues.held(GHOST) + size > self.ghost_size {
-                    if !self.queues.drop_oldest::<SIZED>(GHOST, &mut self.slots) {
-                        break;
-                    }
-                }
+                self.queues.make_room::<SIZED>(GHOST, size, self.ghost_size, &mut self.slots);
                 self.place[slot as usize] = Where::Ghost;
                 self.queues.push::<SIZED>(GHOST, slot);
             }

@@ -4,6 +4,7 @@
 //! counts. The rules are spelled out in the reference engine's `MQ` class; this file follows
 //! them step for step. Sized mode counts bytes in the cache and in Qout.
 
+use crate::cache::list::{self, Link, Linked, List};
 use crate::cache::memory::{filled, prefetch};
 use crate::cache::policy::{ensure, Options, Policy};
 use crate::cache::NIL;
@@ -21,22 +22,24 @@ const MAX_COUNT: u32 = i32::MAX as u32;
 #[derive(Clone, Copy)]
 #[repr(align(32))]
 struct Node {
-    prev: u32,
-    next: u32,
+    link: Link,
     count: u32,
     id: u32,
     expiry: u64,
     place: u8,
 }
 
-const FREE: Node = Node { prev: NIL, next: NIL, count: 0, id: NIL, expiry: 0, place: 0 };
+const FREE: Node = Node { link: Link::NONE, count: 0, id: NIL, expiry: 0, place: 0 };
 
-/// One list of slots: the front the most recent (or, for Qout, the newest).
-#[derive(Clone, Copy)]
-struct List {
-    head: u32,
-    tail: u32,
-    len: usize,
+impl Linked for Node {
+    #[inline(always)]
+    fn link(&self) -> Link {
+        self.link
+    }
+    #[inline(always)]
+    fn link_mut(&mut self) -> &mut Link {
+        &mut self.link
+    }
 }
 
 pub struct Mq {
@@ -49,7 +52,7 @@ pub struct Mq {
     slot_of: Vec<u32>,
     nodes: Vec<Node>,
     free: Vec<u32>,
-    /// The queues, then Qout.
+    /// The queues, then Qout (lists of slots: the front the most recent, or for Qout the newest).
     lists: Vec<List>,
     used: u64,
     qout_used: u64,
@@ -80,38 +83,16 @@ impl Mq {
     /// Put `slot` at the front of list `q` (its place set to `place`).
     #[inline(always)]
     fn push_front(&mut self, q: usize, slot: u32, place: u8) {
-        let list = &mut self.lists[q];
-        let head = list.head;
-        let node = &mut self.nodes[slot as usize];
-        node.prev = NIL;
-        node.next = head;
-        node.place = place;
-        if head != NIL {
-            self.nodes[head as usize].prev = slot;
-        } else {
-            list.tail = slot;
-        }
-        list.head = slot;
-        list.len += 1;
+        self.nodes[slot as usize].place = place;
+        list::push_front(&mut self.nodes, &mut self.lists[q], slot);
     }
 
     /// Take `slot` out of its list.
     #[inline(always)]
     fn unlink(&mut self, slot: u32) {
-        let Node { prev, next, place, .. } = self.nodes[slot as usize];
+        let place = self.nodes[slot as usize].place;
         let q = if place == QOUT { self.n_queue() } else { place as usize };
-        let list = &mut self.lists[q];
-        if prev != NIL {
-            self.nodes[prev as usize].next = next;
-        } else {
-            list.head = next;
-        }
-        if next != NIL {
-            self.nodes[next as usize].prev = prev;
-        } else {
-            list.tail = prev;
-        }
-        list.len -= 1;
+        list::unlink(&mut self.nodes, &mut self.lists[q], slot);
     }
 
     #[inline(always)]
@@ -190,7 +171,7 @@ impl Policy for Mq {
             slot_of: filled(n_ids, NIL),
             nodes: Vec::with_capacity(expected),
             free: Vec::new(),
-            lists: vec![List { head: NIL, tail: NIL, len: 0 }; n_queue + 1],
+            lists: vec![List::default(); n_queue + 1],
             used: 0,
             qout_used: 0,
             size_of: Vec::new(),

@@ -66,11 +66,7 @@ impl S3Fifo {
                     self.slots.release(slot);
                     return;
                 }
-                while self.queues.held(ghost) + size > self.ghost_size as u64 {
-                    if !self.queues.drop_oldest::<SIZED>(ghost, &mut self.slots) {
-                        break;
-                    }
-                }
+                self.queues.make_room::<SIZED>(ghost, size, self.ghost_size as u64, &mut self.slots);
                 self.put::<SIZED>(slot, Where::Ghost, 0);
                 return;
             }

@@ -96,11 +96,7 @@ impl Policy for TwoQ {
                     self.slots.release(old);
                     continue;
                 }
-                while self.queues.held(aout) + old_size > self.aout_size as u64 {
-                    if !self.queues.drop_oldest::<SIZED>(aout, &mut self.slots) {
-                        break;
-                    }
-                }
+                self.queues.make_room::<SIZED>(aout, old_size, self.aout_size as u64, &mut self.slots);
                 self.move_to::<SIZED>(old, Where::Aout);
             } else if !self.queues.drop_oldest::<SIZED>(am, &mut self.slots) {
                 break;
@@ -108,11 +104,7 @@ impl Policy for TwoQ {
         }
         let to = if ghost_hit {
             // Am is an LRU of its own size: it may evict on its own.
-            while self.queues.held(am) + size > self.am_size as u64 {
-                if !self.queues.drop_oldest::<SIZED>(am, &mut self.slots) {
-                    break;
-                }
-            }
+            self.queues.make_room::<SIZED>(am, size, self.am_size as u64, &mut self.slots);
             Where::Am
         } else {
             Where::Ain
