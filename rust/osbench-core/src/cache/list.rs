@@ -5,12 +5,13 @@
 //! entry of the id-sized `slot_of` array and otherwise stays inside arrays as small as the cache,
 //! which stay in the CPU caches: no hashing, no allocation. One [`Links`] can carry several
 //! [`List`]s (ARC's four lists, LFU's frequency buckets), as a slot is in one list at a time.
-//! The sampling policies keep their objects in a [`Dense`] array instead.
+//! [`Placed`] adds the queue each slot is in, for the policies whose objects and ghosts move
+//! between queues. The sampling policies keep their objects in a [`Dense`] array instead.
 
 use std::ops::{Deref, DerefMut};
 
 use super::memory::{filled, prefetch};
-use super::policy::ensure;
+use super::policy::{ensure, put};
 use super::NIL;
 
 /// id -> slot and slot -> id, with a free list of released slots.
@@ -332,6 +333,135 @@ impl<const N: usize> Queues<N> {
             self.links.remove(&mut self.lists[q], slot);
             self.links.push_front(&mut self.lists[q], slot);
         }
+    }
+}
+
+/// The queue a slot of a [`Placed`] policy is in: the policy's enum of places, one variant a queue.
+pub trait Place: Copy {
+    /// Its index in the [`Queues`].
+    fn queue(self) -> usize;
+    /// Whether a slot in it holds a cached object (not a ghost id).
+    fn cached(self) -> bool;
+}
+
+/// [`Slots`], `N` [`Queues`] over them and the place of each slot: the state of the policies
+/// whose objects, and ghost ids, move between FIFO and LRU queues (ARC, S3-FIFO, 2Q, Clock2Q+).
+/// Each operation keeps a slot's place and its queue in step.
+pub struct Placed<W, const N: usize> {
+    slots: Slots,
+    queues: Queues<N>,
+    place: Vec<W>,
+}
+
+impl<W: Place, const N: usize> Placed<W, N> {
+    /// Ids below `n_ids` (more grow), about `expected` slots.
+    pub fn new(n_ids: usize, expected: usize) -> Self {
+        Placed {
+            slots: Slots::new(n_ids, expected),
+            queues: Queues::with_capacity(expected),
+            place: Vec::with_capacity(expected),
+        }
+    }
+
+    /// The slot of `id` and its place, if it holds one (a cached object or a ghost).
+    #[inline(always)]
+    pub fn find(&mut self, id: u32) -> Option<(u32, W)> {
+        let slot = self.slots.get(id);
+        if slot == NIL {
+            None
+        } else {
+            Some((slot, self.place[slot as usize]))
+        }
+    }
+
+    /// Whether `id` is cached (holds a slot in a cached place).
+    #[inline]
+    pub fn contains(&self, id: u32) -> bool {
+        let slot = self.slots.peek(id);
+        slot != NIL && self.place[slot as usize].cached()
+    }
+
+    /// Ask for the line holding `id`'s slot number.
+    #[inline(always)]
+    pub fn prefetch(&self, id: u32) {
+        self.slots.prefetch(id);
+    }
+
+    /// What `w` holds: bytes when sized, else objects.
+    #[inline(always)]
+    pub fn held(&self, w: W) -> u64 {
+        self.queues.held(w.queue())
+    }
+
+    /// Objects (or ids) in `w`.
+    #[inline]
+    pub fn len(&self, w: W) -> usize {
+        self.queues.len(w.queue())
+    }
+
+    /// The size of the object in `slot`: its bytes when sized, else 1.
+    #[inline(always)]
+    pub fn size<const SIZED: bool>(&self, slot: u32) -> u64 {
+        self.queues.size::<SIZED>(slot)
+    }
+
+    /// Give `id` a slot at the new end of `to`, with its `size` (recorded when sized).
+    #[inline]
+    pub fn admit<const SIZED: bool>(&mut self, to: W, id: u32, size: u64) -> u32 {
+        let slot = self.queues.admit::<SIZED>(to.queue(), id, size, &mut self.slots);
+        put(&mut self.place, slot, to);
+        slot
+    }
+
+    /// Put `slot`, in no queue, at the new end of `to`.
+    #[inline]
+    pub fn push<const SIZED: bool>(&mut self, slot: u32, to: W) {
+        self.queues.push::<SIZED>(to.queue(), slot);
+        self.place[slot as usize] = to;
+    }
+
+    /// Take the oldest slot of `from` out of it (its place is then stale until it is pushed
+    /// or released).
+    #[inline]
+    pub fn pop<const SIZED: bool>(&mut self, from: W) -> Option<u32> {
+        self.queues.pop::<SIZED>(from.queue())
+    }
+
+    /// Move `slot` from its queue to the new end of `to`.
+    #[inline]
+    pub fn move_to<const SIZED: bool>(&mut self, slot: u32, to: W) {
+        self.queues.move_to::<SIZED>(self.place[slot as usize].queue(), to.queue(), slot);
+        self.place[slot as usize] = to;
+    }
+
+    /// Move `slot`, in `w`, to its new end (an LRU touch).
+    #[inline]
+    pub fn touch(&mut self, w: W, slot: u32) {
+        self.queues.touch(w.queue(), slot);
+    }
+
+    /// Free `slot`, in no queue (popped).
+    #[inline]
+    pub fn release(&mut self, slot: u32) {
+        self.slots.release(slot);
+    }
+
+    /// Take `slot` out of its queue and free it.
+    #[inline]
+    pub fn forget<const SIZED: bool>(&mut self, slot: u32) {
+        self.queues.forget::<SIZED>(self.place[slot as usize].queue(), slot, &mut self.slots);
+    }
+
+    /// Take the oldest slot of `from` and free it; false when `from` is empty.
+    #[inline]
+    pub fn drop_oldest<const SIZED: bool>(&mut self, from: W) -> bool {
+        self.queues.drop_oldest::<SIZED>(from.queue(), &mut self.slots)
+    }
+
+    /// [`Queues::make_room`] in `w`.
+    #[inline]
+    pub fn make_room<const SIZED: bool>(&mut self, w: W, size: u64, limit: u64) {
+        self.queues.make_room::<SIZED>(w.queue(), size, limit, &mut self.slots);
     }
 }
 

@@ -11,9 +11,8 @@
 //! are the paper's Figure 4 (the reference's `ARC.access`): ghosts exist only in a full cache,
 //! so each miss makes room exactly once, and the tests hold the two to the same hits.
 
-use crate::cache::list::{Queues, Slots};
-use crate::cache::policy::{put, slot_lookups, AdmitAll, Gate, Options, Policy};
-use crate::cache::NIL;
+use crate::cache::list::{Place, Placed};
+use crate::cache::policy::{AdmitAll, Gate, Options, Policy};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Where {
@@ -24,35 +23,37 @@ enum Where {
 }
 use Where::{B1, B2, T1, T2};
 
+impl Place for Where {
+    #[inline(always)]
+    fn queue(self) -> usize {
+        self as usize
+    }
+    /// B1 and B2 hold ids only.
+    #[inline(always)]
+    fn cached(self) -> bool {
+        matches!(self, T1 | T2)
+    }
+}
+
 pub struct Arc {
     c: u64,
     p: f64,
-    /// Every id in one of the four lists (cached or ghost) holds a slot: at most 2c of them.
-    slots: Slots,
-    /// T1, T2, B1 and B2, indexed by `Where`, each counting bytes in sized mode.
-    queues: Queues<4>,
-    /// The list of the id in each slot.
-    place: Vec<Where>,
+    /// T1, T2, B1 and B2, each counting bytes in sized mode. Every id in one of them (cached
+    /// or ghost) holds a slot: at most 2c of them.
+    places: Placed<Where, 4>,
     /// Whether the latest ghost hit was in B2 (it tips REPLACE when T1 is exactly at p).
     last_ghost_in_b2: bool,
 }
 
 impl Arc {
     fn held(&self, w: Where) -> u64 {
-        self.queues.held(w as usize)
-    }
-
-    /// Move `slot` from its list to the new end of `to`.
-    fn move_to<const SIZED: bool>(&mut self, slot: u32, to: Where) {
-        self.queues.move_to::<SIZED>(self.place[slot as usize] as usize, to as usize, slot);
-        self.place[slot as usize] = to;
+        self.places.held(w)
     }
 
     /// Move the least recent object of `from` to the new end of `to`.
     fn demote<const SIZED: bool>(&mut self, from: Where, to: Where) {
-        if let Some(slot) = self.queues.pop::<SIZED>(from as usize) {
-            self.queues.push::<SIZED>(to as usize, slot);
-            self.place[slot as usize] = to;
+        if let Some(slot) = self.places.pop::<SIZED>(from) {
+            self.places.push::<SIZED>(slot, to);
         }
     }
 
@@ -70,21 +71,14 @@ impl Arc {
 
     /// Forget the least recent id of `from` (a ghost, or T1's object when T1 fills the cache).
     fn drop_oldest<const SIZED: bool>(&mut self, from: Where) {
-        self.queues.drop_oldest::<SIZED>(from as usize, &mut self.slots);
+        self.places.drop_oldest::<SIZED>(from);
     }
 }
 
 impl Policy for Arc {
     fn new(capacity: usize, n_ids: usize, _: Options) -> Self {
         let expected = capacity.saturating_mul(2).min(n_ids);
-        Arc {
-            c: capacity as u64,
-            p: 0.0,
-            slots: Slots::new(n_ids, expected),
-            queues: Queues::with_capacity(expected),
-            place: Vec::with_capacity(expected),
-            last_ghost_in_b2: false,
-        }
+        Arc { c: capacity as u64, p: 0.0, places: Placed::new(n_ids, expected), last_ghost_in_b2: false }
     }
 
     fn step<const SIZED: bool>(&mut self, id: u32, size: u64, next_use: u64) -> bool {
@@ -96,33 +90,33 @@ impl Policy for Arc {
     #[inline(always)]
     fn step_gated<const SIZED: bool, G: Gate>(&mut self, id: u32, size: u64, _next_use: u64, gate: &mut G) -> bool {
         gate.seen(id, size);
-        let slot = self.slots.get(id);
-        let place = if slot == NIL { None } else { Some(self.place[slot as usize]) };
         let c = self.c;
-        match place {
+        let ghost = match self.places.find(id) {
             // A hit: to T2's recent end.
-            Some(T1 | T2) => {
+            Some((slot, T1 | T2)) => {
                 self.last_ghost_in_b2 = false;
-                self.move_to::<SIZED>(slot, T2);
+                self.places.move_to::<SIZED>(slot, T2);
                 return true;
             }
             // A ghost hit in B1: recency deserved more room; in B2: frequency did.
-            Some(B1) => {
+            Some((slot, B1)) => {
                 self.last_ghost_in_b2 = false;
                 let delta = (self.held(B2) as f64 / self.held(B1) as f64).max(1.0);
                 self.p = (self.p + delta).min(c as f64);
+                Some(slot)
             }
-            Some(B2) => {
+            Some((slot, B2)) => {
                 self.last_ghost_in_b2 = true;
                 let delta = (self.held(B1) as f64 / self.held(B2) as f64).max(1.0);
                 self.p = (self.p - delta).max(0.0);
+                Some(slot)
             }
-            None => {}
-        }
-        let ghost_hit = place.is_some();
-        if let Some(ghost) = place {
+            None => None,
+        };
+        let ghost_hit = ghost.is_some();
+        if let Some(slot) = ghost {
             // The ghost is forgotten even if the object is then too large to admit.
-            self.queues.forget::<SIZED>(ghost as usize, slot, &mut self.slots);
+            self.places.forget::<SIZED>(slot);
         }
         if !gate.admit(id, size) || (SIZED && size > c) {
             return false;
@@ -152,14 +146,19 @@ impl Policy for Arc {
         } else {
             T1
         };
-        let slot = self.queues.admit::<SIZED>(to as usize, id, size, &mut self.slots);
-        put(&mut self.place, slot, to);
+        self.places.admit::<SIZED>(to, id, size);
         false
     }
 
-    slot_lookups!(|arc, slot| matches!(arc.place[slot as usize], T1 | T2));
+    #[inline(always)]
+    fn prefetch(&self, id: u32) {
+        self.places.prefetch(id);
+    }
+    fn contains(&self, id: u32) -> bool {
+        self.places.contains(id)
+    }
     fn len(&self) -> usize {
-        self.queues.len(T1 as usize) + self.queues.len(T2 as usize)
+        self.places.len(T1) + self.places.len(T2)
     }
     fn used(&self) -> u64 {
         self.held(T1) + self.held(T2)

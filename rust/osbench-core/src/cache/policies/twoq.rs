@@ -4,9 +4,8 @@
 //! rules are spelled out in the reference engine's `TwoQ` class; this file follows them.
 //! Sized mode counts bytes in the capacity and the three targets.
 
-use crate::cache::list::{Queues, Slots};
-use crate::cache::policy::{put, slot_lookups, AdmitAll, Gate, Options, Policy};
-use crate::cache::NIL;
+use crate::cache::list::{Place, Placed};
+use crate::cache::policy::{AdmitAll, Gate, Options, Policy};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Where {
@@ -14,24 +13,27 @@ enum Where {
     Aout,
     Am,
 }
+use Where::{Ain, Am, Aout};
+
+impl Place for Where {
+    #[inline(always)]
+    fn queue(self) -> usize {
+        self as usize
+    }
+    /// Aout holds ids only.
+    #[inline(always)]
+    fn cached(self) -> bool {
+        self != Aout
+    }
+}
 
 pub struct TwoQ {
     capacity: usize,
     ain_size: usize,
     aout_size: usize,
     am_size: usize,
-    slots: Slots,
-    /// Ain, Aout and Am, indexed by `Where`, each counting bytes in sized mode.
-    queues: Queues<3>,
-    place: Vec<Where>,
-}
-
-impl TwoQ {
-    /// Put `slot` at the new end of `to`.
-    fn move_to<const SIZED: bool>(&mut self, slot: u32, to: Where) {
-        self.queues.push::<SIZED>(to as usize, slot);
-        self.place[slot as usize] = to;
-    }
+    /// Ain, Aout and Am, each counting bytes in sized mode.
+    places: Placed<Where, 3>,
 }
 
 impl Policy for TwoQ {
@@ -41,15 +43,7 @@ impl Policy for TwoQ {
         let ain_size = (capacity as f64 * 0.25) as usize;
         let aout_size = (capacity as f64 * 0.5) as usize;
         let expected = (capacity + aout_size + 1).min(n_ids);
-        TwoQ {
-            capacity,
-            ain_size,
-            aout_size,
-            am_size: capacity - ain_size,
-            slots: Slots::new(n_ids, expected),
-            queues: Queues::with_capacity(expected),
-            place: Vec::with_capacity(expected),
-        }
+        TwoQ { capacity, ain_size, aout_size, am_size: capacity - ain_size, places: Placed::new(n_ids, expected) }
     }
 
     /// One access of an object of `size` (1 unless `SIZED`): the queues then count objects, so
@@ -64,20 +58,19 @@ impl Policy for TwoQ {
     #[inline(always)]
     fn step_gated<const SIZED: bool, G: Gate>(&mut self, id: u32, size: u64, _next_use: u64, gate: &mut G) -> bool {
         gate.seen(id, size);
-        let slot = self.slots.get(id);
+        let q = &mut self.places;
         let mut ghost_hit = false;
-        if slot != NIL {
-            match self.place[slot as usize] {
-                Where::Ain => return true,
-                Where::Am => {
-                    self.queues.touch(Where::Am as usize, slot);
-                    return true;
-                }
-                Where::Aout => {
-                    self.queues.forget::<SIZED>(Where::Aout as usize, slot, &mut self.slots);
-                    ghost_hit = true;
-                }
+        match q.find(id) {
+            Some((_, Ain)) => return true,
+            Some((slot, Am)) => {
+                q.touch(Am, slot);
+                return true;
             }
+            Some((slot, Aout)) => {
+                q.forget::<SIZED>(slot);
+                ghost_hit = true;
+            }
+            None => {}
         }
         // libCacheSim admits only what fits in Ain (never the case for unit sizes: Ain >= 1).
         if size > self.ain_size as u64 {
@@ -87,37 +80,42 @@ impl Policy for TwoQ {
         if !gate.admit(id, size) {
             return false;
         }
-        let (ain, aout, am) = (Where::Ain as usize, Where::Aout as usize, Where::Am as usize);
-        while self.queues.held(ain) + self.queues.held(am) + size > self.capacity as u64 {
-            if self.queues.held(ain) > self.ain_size as u64 {
-                let Some(old) = self.queues.pop::<SIZED>(ain) else { break };
-                let old_size = self.queues.size::<SIZED>(old);
+        while q.held(Ain) + q.held(Am) + size > self.capacity as u64 {
+            if q.held(Ain) > self.ain_size as u64 {
+                let Some(old) = q.pop::<SIZED>(Ain) else { break };
+                let old_size = q.size::<SIZED>(old);
                 if old_size > self.aout_size as u64 {
-                    self.slots.release(old);
+                    q.release(old);
                     continue;
                 }
-                self.queues.make_room::<SIZED>(aout, old_size, self.aout_size as u64, &mut self.slots);
-                self.move_to::<SIZED>(old, Where::Aout);
-            } else if !self.queues.drop_oldest::<SIZED>(am, &mut self.slots) {
+                q.make_room::<SIZED>(Aout, old_size, self.aout_size as u64);
+                q.push::<SIZED>(old, Aout);
+            } else if !q.drop_oldest::<SIZED>(Am) {
                 break;
             }
         }
         let to = if ghost_hit {
             // Am is an LRU of its own size: it may evict on its own.
-            self.queues.make_room::<SIZED>(am, size, self.am_size as u64, &mut self.slots);
-            Where::Am
+            q.make_room::<SIZED>(Am, size, self.am_size as u64);
+            Am
         } else {
-            Where::Ain
+            Ain
         };
-        put(&mut self.place, self.queues.admit::<SIZED>(to as usize, id, size, &mut self.slots), to);
+        q.admit::<SIZED>(to, id, size);
         false
     }
 
-    slot_lookups!(|twoq, slot| twoq.place[slot as usize] != Where::Aout);
+    #[inline(always)]
+    fn prefetch(&self, id: u32) {
+        self.places.prefetch(id);
+    }
+    fn contains(&self, id: u32) -> bool {
+        self.places.contains(id)
+    }
     fn len(&self) -> usize {
-        self.queues.len(Where::Ain as usize) + self.queues.len(Where::Am as usize)
+        self.places.len(Ain) + self.places.len(Am)
     }
     fn used(&self) -> u64 {
-        self.queues.held(Where::Ain as usize) + self.queues.held(Where::Am as usize)
+        self.places.held(Ain) + self.places.held(Am)
     }
 }
