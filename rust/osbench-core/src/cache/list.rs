@@ -45,6 +45,12 @@ impl Slots {
         self.slot_of.get(id as usize).copied().unwrap_or(NIL)
     }
 
+    /// Whether `id` holds a slot.
+    #[inline]
+    pub fn contains(&self, id: u32) -> bool {
+        self.peek(id) != NIL
+    }
+
     /// Give `id` a slot (a released one if any). The caller has checked `get(id) == NIL`.
     #[inline]
     pub fn assign(&mut self, id: u32) -> u32 {
@@ -207,7 +213,7 @@ impl Links {
 /// `N` queues over one set of slots, each counting what it holds: bytes when the caller
 /// passes `SIZED = true` (sizes recorded with [`Queues::set_size`]), else objects, so one
 /// policy loop serves both modes and the unit path reads no sizes. The queues are indexed
-/// by the policy's own enum of places (`Where as usize`). S3-FIFO and 2Q keep three, ARC four.
+/// by the policy's own constants. S3-FIFO and 2Q keep three, ARC four (see [`Placed`]).
 pub struct Queues<const N: usize> {
     links: Links,
     lists: [List; N],
@@ -336,24 +342,18 @@ impl<const N: usize> Queues<N> {
     }
 }
 
-/// The queue a slot of a [`Placed`] policy is in: the policy's enum of places, one variant a queue.
-pub trait Place: Copy {
-    /// Its index in the [`Queues`].
-    fn queue(self) -> usize;
-    /// Whether a slot in it holds a cached object (not a ghost id).
-    fn cached(self) -> bool;
-}
-
-/// [`Slots`], `N` [`Queues`] over them and the place of each slot: the state of the policies
+/// [`Slots`], `N` [`Queues`] over them and the queue of each slot: the state of the policies
 /// whose objects, and ghost ids, move between FIFO and LRU queues (ARC, S3-FIFO, 2Q, Clock2Q+).
-/// Each operation keeps a slot's place and its queue in step.
-pub struct Placed<W, const N: usize> {
+/// The first `CACHED` queues hold the cached objects, the others ghost ids. Each operation keeps
+/// the queue recorded for a slot the one it is in; queues are named by the policy's constants.
+pub struct Placed<const N: usize, const CACHED: usize> {
     slots: Slots,
     queues: Queues<N>,
-    place: Vec<W>,
+    /// The queue of each slot.
+    place: Vec<u8>,
 }
 
-impl<W: Place, const N: usize> Placed<W, N> {
+impl<const N: usize, const CACHED: usize> Placed<N, CACHED> {
     /// Ids below `n_ids` (more grow), about `expected` slots.
     pub fn new(n_ids: usize, expected: usize) -> Self {
         Placed {
@@ -363,22 +363,22 @@ impl<W: Place, const N: usize> Placed<W, N> {
         }
     }
 
-    /// The slot of `id` and its place, if it holds one (a cached object or a ghost).
+    /// The slot of `id` and its queue, if it holds one (a cached object or a ghost).
     #[inline(always)]
-    pub fn find(&mut self, id: u32) -> Option<(u32, W)> {
+    pub fn find(&mut self, id: u32) -> Option<(u32, usize)> {
         let slot = self.slots.get(id);
         if slot == NIL {
             None
         } else {
-            Some((slot, self.place[slot as usize]))
+            Some((slot, self.place[slot as usize] as usize))
         }
     }
 
-    /// Whether `id` is cached (holds a slot in a cached place).
+    /// Whether `id` is cached (holds a slot in a cached queue).
     #[inline]
     pub fn contains(&self, id: u32) -> bool {
         let slot = self.slots.peek(id);
-        slot != NIL && self.place[slot as usize].cached()
+        slot != NIL && (self.place[slot as usize] as usize) < CACHED
     }
 
     /// Ask for the line holding `id`'s slot number.
@@ -387,16 +387,20 @@ impl<W: Place, const N: usize> Placed<W, N> {
         self.slots.prefetch(id);
     }
 
-    /// What `w` holds: bytes when sized, else objects.
-    #[inline(always)]
-    pub fn held(&self, w: W) -> u64 {
-        self.queues.held(w.queue())
+    /// Cached objects.
+    pub fn len(&self) -> usize {
+        (0..CACHED).map(|q| self.queues.len(q)).sum()
     }
 
-    /// Objects (or ids) in `w`.
-    #[inline]
-    pub fn len(&self, w: W) -> usize {
-        self.queues.len(w.queue())
+    /// What the cached objects hold: bytes when sized, else objects.
+    pub fn used(&self) -> u64 {
+        (0..CACHED).map(|q| self.queues.held(q)).sum()
+    }
+
+    /// What queue `q` holds: bytes when sized, else objects.
+    #[inline(always)]
+    pub fn held(&self, q: usize) -> u64 {
+        self.queues.held(q)
     }
 
     /// The size of the object in `slot`: its bytes when sized, else 1.
@@ -407,37 +411,37 @@ impl<W: Place, const N: usize> Placed<W, N> {
 
     /// Give `id` a slot at the new end of `to`, with its `size` (recorded when sized).
     #[inline]
-    pub fn admit<const SIZED: bool>(&mut self, to: W, id: u32, size: u64) -> u32 {
-        let slot = self.queues.admit::<SIZED>(to.queue(), id, size, &mut self.slots);
-        put(&mut self.place, slot, to);
+    pub fn admit<const SIZED: bool>(&mut self, to: usize, id: u32, size: u64) -> u32 {
+        let slot = self.queues.admit::<SIZED>(to, id, size, &mut self.slots);
+        put(&mut self.place, slot, to as u8);
         slot
     }
 
     /// Put `slot`, in no queue, at the new end of `to`.
     #[inline]
-    pub fn push<const SIZED: bool>(&mut self, slot: u32, to: W) {
-        self.queues.push::<SIZED>(to.queue(), slot);
-        self.place[slot as usize] = to;
+    pub fn push<const SIZED: bool>(&mut self, slot: u32, to: usize) {
+        self.queues.push::<SIZED>(to, slot);
+        self.place[slot as usize] = to as u8;
     }
 
     /// Take the oldest slot of `from` out of it (its place is then stale until it is pushed
     /// or released).
     #[inline]
-    pub fn pop<const SIZED: bool>(&mut self, from: W) -> Option<u32> {
-        self.queues.pop::<SIZED>(from.queue())
+    pub fn pop<const SIZED: bool>(&mut self, from: usize) -> Option<u32> {
+        self.queues.pop::<SIZED>(from)
     }
 
     /// Move `slot` from its queue to the new end of `to`.
     #[inline]
-    pub fn move_to<const SIZED: bool>(&mut self, slot: u32, to: W) {
-        self.queues.move_to::<SIZED>(self.place[slot as usize].queue(), to.queue(), slot);
-        self.place[slot as usize] = to;
+    pub fn move_to<const SIZED: bool>(&mut self, slot: u32, to: usize) {
+        self.queues.move_to::<SIZED>(self.place[slot as usize] as usize, to, slot);
+        self.place[slot as usize] = to as u8;
     }
 
-    /// Move `slot`, in `w`, to its new end (an LRU touch).
+    /// Move `slot`, in queue `q`, to its new end (an LRU touch).
     #[inline]
-    pub fn touch(&mut self, w: W, slot: u32) {
-        self.queues.touch(w.queue(), slot);
+    pub fn touch(&mut self, q: usize, slot: u32) {
+        self.queues.touch(q, slot);
     }
 
     /// Free `slot`, in no queue (popped).
@@ -449,19 +453,19 @@ impl<W: Place, const N: usize> Placed<W, N> {
     /// Take `slot` out of its queue and free it.
     #[inline]
     pub fn forget<const SIZED: bool>(&mut self, slot: u32) {
-        self.queues.forget::<SIZED>(self.place[slot as usize].queue(), slot, &mut self.slots);
+        self.queues.forget::<SIZED>(self.place[slot as usize] as usize, slot, &mut self.slots);
     }
 
     /// Take the oldest slot of `from` and free it; false when `from` is empty.
     #[inline]
-    pub fn drop_oldest<const SIZED: bool>(&mut self, from: W) -> bool {
-        self.queues.drop_oldest::<SIZED>(from.queue(), &mut self.slots)
+    pub fn drop_oldest<const SIZED: bool>(&mut self, from: usize) -> bool {
+        self.queues.drop_oldest::<SIZED>(from, &mut self.slots)
     }
 
-    /// [`Queues::make_room`] in `w`.
+    /// [`Queues::make_room`] in queue `q`.
     #[inline]
-    pub fn make_room<const SIZED: bool>(&mut self, w: W, size: u64, limit: u64) {
-        self.queues.make_room::<SIZED>(w.queue(), size, limit, &mut self.slots);
+    pub fn make_room<const SIZED: bool>(&mut self, q: usize, size: u64, limit: u64) {
+        self.queues.make_room::<SIZED>(q, size, limit, &mut self.slots);
     }
 }
 

@@ -11,47 +11,32 @@
 //! are the paper's Figure 4 (the reference's `ARC.access`): ghosts exist only in a full cache,
 //! so each miss makes room exactly once, and the tests hold the two to the same hits.
 
-use crate::cache::list::{Place, Placed};
-use crate::cache::policy::{AdmitAll, Gate, Options, Policy};
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Where {
-    T1,
-    T2,
-    B1,
-    B2,
-}
-use Where::{B1, B2, T1, T2};
-
-impl Place for Where {
-    #[inline(always)]
-    fn queue(self) -> usize {
-        self as usize
-    }
-    /// B1 and B2 hold ids only.
-    #[inline(always)]
-    fn cached(self) -> bool {
-        matches!(self, T1 | T2)
-    }
-}
+use crate::cache::list::Placed;
+use crate::cache::policy::{delegate, step_through_gate, Gate, Options, Policy};
 
 pub struct Arc {
     c: u64,
     p: f64,
     /// T1, T2, B1 and B2, each counting bytes in sized mode. Every id in one of them (cached
     /// or ghost) holds a slot: at most 2c of them.
-    places: Placed<Where, 4>,
+    places: Placed<4, 2>,
     /// Whether the latest ghost hit was in B2 (it tips REPLACE when T1 is exactly at p).
     last_ghost_in_b2: bool,
 }
 
+/// The lists: T1 and T2 hold the cached objects, B1 and B2 ids only.
+const T1: usize = 0;
+const T2: usize = 1;
+const B1: usize = 2;
+const B2: usize = 3;
+
 impl Arc {
-    fn held(&self, w: Where) -> u64 {
-        self.places.held(w)
+    fn held(&self, list: usize) -> u64 {
+        self.places.held(list)
     }
 
     /// Move the least recent object of `from` to the new end of `to`.
-    fn demote<const SIZED: bool>(&mut self, from: Where, to: Where) {
+    fn demote<const SIZED: bool>(&mut self, from: usize, to: usize) {
         if let Some(slot) = self.places.pop::<SIZED>(from) {
             self.places.push::<SIZED>(slot, to);
         }
@@ -70,7 +55,7 @@ impl Arc {
     }
 
     /// Forget the least recent id of `from` (a ghost, or T1's object when T1 fills the cache).
-    fn drop_oldest<const SIZED: bool>(&mut self, from: Where) {
+    fn drop_oldest<const SIZED: bool>(&mut self, from: usize) {
         self.places.drop_oldest::<SIZED>(from);
     }
 }
@@ -81,9 +66,7 @@ impl Policy for Arc {
         Arc { c: capacity as u64, p: 0.0, places: Placed::new(n_ids, expected), last_ghost_in_b2: false }
     }
 
-    fn step<const SIZED: bool>(&mut self, id: u32, size: u64, next_use: u64) -> bool {
-        self.step_gated::<SIZED, _>(id, size, next_use, &mut AdmitAll)
-    }
+    step_through_gate!();
 
     /// libCacheSim's order (`ARC_find`, then `can_insert`): a ghost hit moves `p` and forgets
     /// the ghost whether or not the filter then admits the object.
@@ -105,7 +88,8 @@ impl Policy for Arc {
                 self.p = (self.p + delta).min(c as f64);
                 Some(slot)
             }
-            Some((slot, B2)) => {
+            Some((slot, _)) => {
+                // In B2.
                 self.last_ghost_in_b2 = true;
                 let delta = (self.held(B1) as f64 / self.held(B2) as f64).max(1.0);
                 self.p = (self.p - delta).max(0.0);
@@ -150,17 +134,5 @@ impl Policy for Arc {
         false
     }
 
-    #[inline(always)]
-    fn prefetch(&self, id: u32) {
-        self.places.prefetch(id);
-    }
-    fn contains(&self, id: u32) -> bool {
-        self.places.contains(id)
-    }
-    fn len(&self) -> usize {
-        self.places.len(T1) + self.places.len(T2)
-    }
-    fn used(&self) -> u64 {
-        self.held(T1) + self.held(T2)
-    }
+    delegate!(places: prefetch, contains, len, used);
 }

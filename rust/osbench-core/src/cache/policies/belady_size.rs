@@ -14,7 +14,7 @@
 
 use crate::cache::heap::IndexedHeap;
 use crate::cache::list::Slots;
-use crate::cache::policy::{put, slot_lookups, Options, Policy};
+use crate::cache::policy::{delegate, put, Options, Policy};
 use crate::cache::{NEVER, NIL};
 
 pub struct BeladySize {
@@ -141,7 +141,7 @@ impl Policy for BeladySize {
         false
     }
 
-    slot_lookups!();
+    delegate!(slots: prefetch, contains);
     fn len(&self) -> usize {
         self.heap.len() + self.cached.len()
     }

@@ -12,7 +12,7 @@
 
 use crate::cache::list::{Links, List, Queues, Slots};
 use crate::cache::memory::prefetch;
-use crate::cache::policy::{put, slot_lookups, Options, Policy};
+use crate::cache::policy::{delegate, put, Options, Policy};
 use crate::cache::NIL;
 use crate::hash::SplitMix64;
 
@@ -326,7 +326,11 @@ impl Policy for Cacheus {
     fn used(&self) -> u64 {
         self.held()
     }
-    slot_lookups!(|cacheus, slot| cacheus.meta[slot as usize].place != H as u8);
+    delegate!(slots: prefetch);
+    fn contains(&self, id: u32) -> bool {
+        let slot = self.slots.peek(id);
+        slot != NIL && self.meta[slot as usize].place != H as u8
+    }
     #[inline(always)]
     fn prefetch_near(&self, id: u32) {
         let slot = self.slots.peek(id);

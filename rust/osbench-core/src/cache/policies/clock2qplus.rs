@@ -4,28 +4,8 @@
 //! reference engine's `Clock2QPlus` class; this file follows them. Sized mode counts bytes in
 //! the capacity, the three queues and the checks.
 
-use crate::cache::list::{Place, Placed};
-use crate::cache::policy::{put, Options, Policy};
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Where {
-    Fifo,
-    Main,
-    Ghost,
-}
-use Where::{Fifo, Ghost, Main};
-
-impl Place for Where {
-    #[inline(always)]
-    fn queue(self) -> usize {
-        self as usize
-    }
-    /// The ghost FIFO holds ids only.
-    #[inline(always)]
-    fn cached(self) -> bool {
-        self != Ghost
-    }
-}
+use crate::cache::list::Placed;
+use crate::cache::policy::{delegate, put, Options, Policy};
 
 pub struct Clock2QPlus {
     capacity: u64,
@@ -38,11 +18,16 @@ pub struct Clock2QPlus {
     /// Admissions to the small FIFO so far.
     admitted: u64,
     has_evicted: bool,
-    places: Placed<Where, 3>,
+    places: Placed<3, 2>,
     /// Per slot: its counted hits, its admission stamp (small FIFO).
     freq: Vec<u32>,
     stamp: Vec<u64>,
 }
+
+/// The queues: the small FIFO and main hold the cached objects, the ghost FIFO ids only.
+const FIFO: usize = 0;
+const MAIN: usize = 1;
+const GHOST: usize = 2;
 
 /// The small FIFO's size: `(int64_t)cache_size * fifo_size_ratio`, truncated.
 pub(crate) fn fifo_size(capacity: u64, ratio: f64) -> u64 {
@@ -63,7 +48,7 @@ pub(crate) fn min_capacity(ratio: f64) -> u64 {
 }
 
 impl Clock2QPlus {
-    fn admit<const SIZED: bool>(&mut self, to: Where, id: u32, size: u64) -> u32 {
+    fn admit<const SIZED: bool>(&mut self, to: usize, id: u32, size: u64) -> u32 {
         let slot = self.places.admit::<SIZED>(to, id, size);
         put(&mut self.freq, slot, 0);
         slot
@@ -72,12 +57,12 @@ impl Clock2QPlus {
     /// One eviction (libCacheSim's `Clock2QPlus_evict`); false when nothing is cached.
     fn evict<const SIZED: bool>(&mut self) -> bool {
         self.has_evicted = true;
-        if self.places.held(Main) > self.main_size || self.places.held(Fifo) == 0 {
-            while let Some(slot) = self.places.pop::<SIZED>(Main) {
+        if self.places.held(MAIN) > self.main_size || self.places.held(FIFO) == 0 {
+            while let Some(slot) = self.places.pop::<SIZED>(MAIN) {
                 if self.freq[slot as usize] >= 1 {
                     // Back to main's new end, its count cleared.
                     self.freq[slot as usize] = 0;
-                    self.places.push::<SIZED>(slot, Main);
+                    self.places.push::<SIZED>(slot, MAIN);
                 } else {
                     self.places.release(slot);
                     return true;
@@ -85,18 +70,18 @@ impl Clock2QPlus {
             }
             return false;
         }
-        while let Some(slot) = self.places.pop::<SIZED>(Fifo) {
+        while let Some(slot) = self.places.pop::<SIZED>(FIFO) {
             if self.freq[slot as usize] >= self.threshold {
                 self.freq[slot as usize] = 0;
-                self.places.push::<SIZED>(slot, Main);
+                self.places.push::<SIZED>(slot, MAIN);
                 continue;
             }
             let size = self.places.size::<SIZED>(slot);
             if size > self.ghost_size {
                 self.places.release(slot);
             } else {
-                self.places.make_room::<SIZED>(Ghost, size, self.ghost_size);
-                self.places.push::<SIZED>(slot, Ghost);
+                self.places.make_room::<SIZED>(GHOST, size, self.ghost_size);
+                self.places.push::<SIZED>(slot, GHOST);
             }
             return true;
         }
@@ -130,19 +115,20 @@ impl Policy for Clock2QPlus {
     fn step<const SIZED: bool>(&mut self, id: u32, size: u64, _next_use: u64) -> bool {
         let mut ghost_hit = false;
         match self.places.find(id) {
-            Some((slot, Fifo)) => {
+            Some((slot, FIFO)) => {
                 let s = slot as usize;
                 if (self.admitted - self.stamp[s]) as f64 >= self.window {
                     self.freq[s] = self.freq[s].saturating_add(1);
                 }
                 return true;
             }
-            Some((slot, Main)) => {
+            Some((slot, MAIN)) => {
                 let s = slot as usize;
                 self.freq[s] = self.freq[s].saturating_add(1);
                 return true;
             }
-            Some((slot, Ghost)) => {
+            Some((slot, _)) => {
+                // In the ghost FIFO.
                 self.places.forget::<SIZED>(slot);
                 ghost_hit = true;
             }
@@ -151,36 +137,24 @@ impl Policy for Clock2QPlus {
         if size > self.fifo_size {
             return false;
         }
-        while self.places.held(Fifo) + self.places.held(Main) + size > self.capacity {
+        while self.places.held(FIFO) + self.places.held(MAIN) + size > self.capacity {
             if !self.evict::<SIZED>() {
                 break;
             }
         }
         if ghost_hit {
-            self.admit::<SIZED>(Main, id, size);
+            self.admit::<SIZED>(MAIN, id, size);
         } else if size >= self.fifo_size {
             // Refused after the room was made, as libCacheSim does.
-        } else if !self.has_evicted && self.places.held(Fifo) >= self.fifo_size {
-            self.admit::<SIZED>(Main, id, size);
+        } else if !self.has_evicted && self.places.held(FIFO) >= self.fifo_size {
+            self.admit::<SIZED>(MAIN, id, size);
         } else {
             self.admitted += 1;
-            let slot = self.admit::<SIZED>(Fifo, id, size);
+            let slot = self.admit::<SIZED>(FIFO, id, size);
             put(&mut self.stamp, slot, self.admitted);
         }
         false
     }
 
-    #[inline(always)]
-    fn prefetch(&self, id: u32) {
-        self.places.prefetch(id);
-    }
-    fn contains(&self, id: u32) -> bool {
-        self.places.contains(id)
-    }
-    fn len(&self) -> usize {
-        self.places.len(Fifo) + self.places.len(Main)
-    }
-    fn used(&self) -> u64 {
-        self.places.held(Fifo) + self.places.held(Main)
-    }
+    delegate!(places: prefetch, contains, len, used);
 }

@@ -10,7 +10,7 @@
 //! last entry (swap-remove).
 
 use crate::cache::list::{Dense, Member};
-use crate::cache::policy::{Options, Policy};
+use crate::cache::policy::{delegate, Options, Policy};
 use crate::cache::NIL;
 use crate::hash::SplitMix64;
 
@@ -97,21 +97,8 @@ impl Policy for Hyperbolic {
         false
     }
 
-    fn contains(&self, id: u32) -> bool {
-        self.entries.contains(id)
-    }
-    fn len(&self) -> usize {
-        self.entries.len()
-    }
+    delegate!(entries: contains, len, prefetch, prefetch_near);
     fn used(&self) -> u64 {
         self.used
-    }
-    #[inline(always)]
-    fn prefetch(&self, id: u32) {
-        self.entries.prefetch(id);
-    }
-    #[inline(always)]
-    fn prefetch_near(&self, id: u32) {
-        self.entries.prefetch_near(id);
     }
 }

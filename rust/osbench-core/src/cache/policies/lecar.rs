@@ -11,7 +11,7 @@
 
 use crate::cache::list::{Links, List, Slots};
 use crate::cache::memory::prefetch;
-use crate::cache::policy::{put, slot_lookups, Options, Policy};
+use crate::cache::policy::{delegate, put, Options, Policy};
 use crate::cache::NIL;
 use crate::hash::SplitMix64;
 
@@ -188,7 +188,11 @@ impl Policy for LeCaR {
     fn used(&self) -> u64 {
         self.used
     }
-    slot_lookups!(|lecar, slot| lecar.meta[slot as usize].place == Where::Cached);
+    delegate!(slots: prefetch);
+    fn contains(&self, id: u32) -> bool {
+        let slot = self.slots.peek(id);
+        slot != NIL && self.meta[slot as usize].place == Where::Cached
+    }
     /// A hit reads the slot's state and moves it in both link sets: ask for all three lines.
     #[inline(always)]
     fn prefetch_near(&self, id: u32) {

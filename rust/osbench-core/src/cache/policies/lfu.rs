@@ -7,7 +7,7 @@
 use crate::cache::demand::Evict;
 use crate::cache::list::{Links, List, Slots};
 use crate::cache::memory::prefetch;
-use crate::cache::policy::{put, slot_lookups, Options};
+use crate::cache::policy::{delegate, put, Options};
 use crate::cache::NIL;
 
 pub struct Lfu {
@@ -81,7 +81,7 @@ impl Evict for Lfu {
         self.len += 1;
         slot
     }
-    slot_lookups!();
+    delegate!(slots: prefetch, contains);
     /// A hit moves the slot from its bucket to the next: ask for the slot's links and the next
     /// bucket's head (a hot object's count is its own, far from the others' in `buckets`).
     #[inline(always)]

@@ -6,7 +6,7 @@
 use crate::cache::demand::Evict;
 use crate::cache::heap::IndexedHeap;
 use crate::cache::list::Slots;
-use crate::cache::policy::{put, slot_lookups, Options};
+use crate::cache::policy::{delegate, put, Options};
 use crate::cache::NIL;
 
 pub struct Lfuda {
@@ -71,7 +71,7 @@ impl Evict for Lfuda {
         slot
     }
 
-    slot_lookups!();
+    delegate!(slots: prefetch, contains);
     fn len(&self) -> usize {
         self.ranked.len()
     }

@@ -10,7 +10,7 @@
 //! 20,000 doubles each.
 
 use crate::cache::list::{Dense, Member};
-use crate::cache::policy::{Options, Policy};
+use crate::cache::policy::{delegate, Options, Policy};
 use crate::cache::NIL;
 use crate::hash::SplitMix64;
 
@@ -280,21 +280,8 @@ impl Policy for Lhd {
         false
     }
 
-    fn contains(&self, id: u32) -> bool {
-        self.tags.contains(id)
-    }
-    fn len(&self) -> usize {
-        self.tags.len()
-    }
+    delegate!(tags: contains, len, prefetch, prefetch_near);
     fn used(&self) -> u64 {
         self.used
-    }
-    #[inline(always)]
-    fn prefetch(&self, id: u32) {
-        self.tags.prefetch(id);
-    }
-    #[inline(always)]
-    fn prefetch_near(&self, id: u32) {
-        self.tags.prefetch_near(id);
     }
 }

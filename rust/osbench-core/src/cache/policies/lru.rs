@@ -2,7 +2,7 @@
 
 use crate::cache::demand::Evict;
 use crate::cache::list::{Links, List, Slots};
-use crate::cache::policy::{slot_lookups, Options};
+use crate::cache::policy::{delegate, Options};
 use crate::cache::NIL;
 
 pub struct Lru {
@@ -40,7 +40,7 @@ impl Evict for Lru {
         self.links.push_front(&mut self.list, slot);
         slot
     }
-    slot_lookups!();
+    delegate!(slots: prefetch, contains);
     fn len(&self) -> usize {
         self.list.len
     }

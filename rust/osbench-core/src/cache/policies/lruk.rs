@@ -7,7 +7,7 @@
 use crate::cache::demand::Evict;
 use crate::cache::heap::IndexedHeap;
 use crate::cache::list::{Links, List, Slots};
-use crate::cache::policy::{put, slot_lookups, Options};
+use crate::cache::policy::{delegate, put, Options};
 use crate::cache::NIL;
 
 pub struct LruK {
@@ -104,7 +104,7 @@ impl Evict for LruK {
         slot
     }
 
-    slot_lookups!();
+    delegate!(slots: prefetch, contains);
     fn len(&self) -> usize {
         self.young.len + self.ranked.len()
     }

@@ -13,7 +13,7 @@
 use crate::cache::demand::Evict;
 use crate::cache::heap::IndexedHeap;
 use crate::cache::list::{Links, List, Slots};
-use crate::cache::policy::{slot_lookups, Options};
+use crate::cache::policy::{delegate, Options};
 use crate::cache::{NEVER, NIL};
 
 pub struct Opt {
@@ -79,7 +79,7 @@ impl Evict for Opt {
         self.file(slot, next_use);
         slot
     }
-    slot_lookups!();
+    delegate!(slots: prefetch, contains);
     fn len(&self) -> usize {
         self.heap.len() + self.never.len
     }

@@ -7,7 +7,7 @@
 
 use crate::cache::demand::Evict;
 use crate::cache::list::Dense;
-use crate::cache::policy::Options;
+use crate::cache::policy::{delegate, Options};
 use crate::cache::NIL;
 use crate::hash::SplitMix64;
 
@@ -38,14 +38,5 @@ impl Evict for Random {
         self.members.push(id);
         id
     }
-    #[inline(always)]
-    fn prefetch(&self, id: u32) {
-        self.members.prefetch(id);
-    }
-    fn contains(&self, id: u32) -> bool {
-        self.members.contains(id)
-    }
-    fn len(&self) -> usize {
-        self.members.len()
-    }
+    delegate!(members: prefetch, contains, len);
 }

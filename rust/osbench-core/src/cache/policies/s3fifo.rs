@@ -4,28 +4,8 @@
 //! in the reference engine's `S3FIFO` class; this file follows them step for step.
 //! Sized mode counts the capacity, the three queue sizes and their contents in bytes.
 
-use crate::cache::list::{Place, Placed};
-use crate::cache::policy::{put, AdmitAll, Gate, Options, Policy};
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Where {
-    Small,
-    Main,
-    Ghost,
-}
-use Where::{Ghost, Main, Small};
-
-impl Place for Where {
-    #[inline(always)]
-    fn queue(self) -> usize {
-        self as usize
-    }
-    /// The ghost FIFO holds ids only.
-    #[inline(always)]
-    fn cached(self) -> bool {
-        self != Ghost
-    }
-}
+use crate::cache::list::Placed;
+use crate::cache::policy::{delegate, put, step_through_gate, Gate, Options, Policy};
 
 pub struct S3Fifo {
     capacity: usize,
@@ -37,36 +17,41 @@ pub struct S3Fifo {
     has_evicted: bool,
     /// Small, main and ghost, each counting bytes in sized mode; cached objects and ghost ids
     /// each hold a slot.
-    places: Placed<Where, 3>,
+    places: Placed<3, 2>,
     /// Hits since the object entered its queue (main: the reinsertion counter).
     count: Vec<u32>,
 }
 
+/// The queues: the small and main FIFOs hold the cached objects, the ghost FIFO ids only.
+const SMALL: usize = 0;
+const MAIN: usize = 1;
+const GHOST: usize = 2;
+
 impl S3Fifo {
     /// Put `slot` at the new end of `to` with its hit counter.
-    fn put<const SIZED: bool>(&mut self, slot: u32, to: Where, count: u32) {
+    fn put<const SIZED: bool>(&mut self, slot: u32, to: usize, count: u32) {
         self.places.push::<SIZED>(slot, to);
         self.count[slot as usize] = count;
     }
 
     fn evict<const SIZED: bool>(&mut self) {
         self.has_evicted = true;
-        if self.places.held(Main) > self.main_size as u64 || self.places.held(Small) == 0 {
+        if self.places.held(MAIN) > self.main_size as u64 || self.places.held(SMALL) == 0 {
             // Main: reinsert objects hit since they entered (one hit less), evict the first other.
-            while let Some(slot) = self.places.pop::<SIZED>(Main) {
+            while let Some(slot) = self.places.pop::<SIZED>(MAIN) {
                 let c = self.count[slot as usize];
                 if c == 0 {
                     self.places.release(slot);
                     return;
                 }
-                self.put::<SIZED>(slot, Main, c.min(3) - 1);
+                self.put::<SIZED>(slot, MAIN, c.min(3) - 1);
             }
         } else {
             // Small: promote objects hit often enough, evict the first other into the ghost,
             // which keeps the ids whose sizes fit in it.
-            while let Some(slot) = self.places.pop::<SIZED>(Small) {
+            while let Some(slot) = self.places.pop::<SIZED>(SMALL) {
                 if self.count[slot as usize] >= self.threshold {
-                    self.put::<SIZED>(slot, Main, 0);
+                    self.put::<SIZED>(slot, MAIN, 0);
                     continue;
                 }
                 let size = self.places.size::<SIZED>(slot);
@@ -74,14 +59,14 @@ impl S3Fifo {
                     self.places.release(slot);
                     return;
                 }
-                self.places.make_room::<SIZED>(Ghost, size, self.ghost_size as u64);
-                self.put::<SIZED>(slot, Ghost, 0);
+                self.places.make_room::<SIZED>(GHOST, size, self.ghost_size as u64);
+                self.put::<SIZED>(slot, GHOST, 0);
                 return;
             }
         }
     }
 
-    fn insert<const SIZED: bool>(&mut self, id: u32, to: Where, size: u64) {
+    fn insert<const SIZED: bool>(&mut self, id: u32, to: usize, size: u64) {
         let slot = self.places.admit::<SIZED>(to, id, size);
         put(&mut self.count, slot, 0);
     }
@@ -106,12 +91,7 @@ impl Policy for S3Fifo {
         }
     }
 
-    /// One access of an object of `size` (1 unless `SIZED`): the queues then count objects, so
-    /// one loop serves both modes and the unit path reads no sizes.
-    #[inline(always)]
-    fn step<const SIZED: bool>(&mut self, id: u32, size: u64, next_use: u64) -> bool {
-        self.step_gated::<SIZED, _>(id, size, next_use, &mut AdmitAll)
-    }
+    step_through_gate!();
 
     /// libCacheSim's order (its `find`, then its `can_insert`): a ghost hit forgets the ghost
     /// whether or not the filter then admits the object.
@@ -120,12 +100,13 @@ impl Policy for S3Fifo {
         gate.seen(id, size);
         let mut ghost_hit = false;
         match self.places.find(id) {
-            Some((slot, Small | Main)) => {
+            Some((slot, SMALL | MAIN)) => {
                 let s = slot as usize;
                 self.count[s] = self.count[s].saturating_add(1);
                 return true;
             }
-            Some((slot, Ghost)) => {
+            Some((slot, _)) => {
+                // In the ghost FIFO.
                 self.places.forget::<SIZED>(slot);
                 ghost_hit = true;
             }
@@ -140,32 +121,20 @@ impl Policy for S3Fifo {
         if !gate.admit(id, size) || size > self.capacity as u64 {
             return false;
         }
-        while self.places.held(Small) + self.places.held(Main) + size > self.capacity as u64 {
+        while self.places.held(SMALL) + self.places.held(MAIN) + size > self.capacity as u64 {
             self.evict::<SIZED>();
         }
         if ghost_hit {
-            self.insert::<SIZED>(id, Main, size);
+            self.insert::<SIZED>(id, MAIN, size);
         } else if size >= self.small_size as u64 {
             // libCacheSim never inserts an object as large as the small queue.
-        } else if !self.has_evicted && self.places.held(Small) >= self.small_size as u64 {
-            self.insert::<SIZED>(id, Main, size);
+        } else if !self.has_evicted && self.places.held(SMALL) >= self.small_size as u64 {
+            self.insert::<SIZED>(id, MAIN, size);
         } else {
-            self.insert::<SIZED>(id, Small, size);
+            self.insert::<SIZED>(id, SMALL, size);
         }
         false
     }
 
-    #[inline(always)]
-    fn prefetch(&self, id: u32) {
-        self.places.prefetch(id);
-    }
-    fn contains(&self, id: u32) -> bool {
-        self.places.contains(id)
-    }
-    fn len(&self) -> usize {
-        self.places.len(Small) + self.places.len(Main)
-    }
-    fn used(&self) -> u64 {
-        self.places.held(Small) + self.places.held(Main)
-    }
+    delegate!(places: prefetch, contains, len, used);
 }

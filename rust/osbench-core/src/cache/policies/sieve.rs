@@ -8,7 +8,7 @@
 
 use crate::cache::demand::Evict;
 use crate::cache::list::{Links, List, Slots};
-use crate::cache::policy::{put, slot_lookups, Options};
+use crate::cache::policy::{delegate, put, Options};
 use crate::cache::NIL;
 
 pub struct Sieve {
@@ -64,7 +64,7 @@ impl Evict for Sieve {
         self.links.push_front(&mut self.queue, slot);
         slot
     }
-    slot_lookups!();
+    delegate!(slots: prefetch, contains);
     fn len(&self) -> usize {
         self.queue.len
     }

@@ -4,37 +4,22 @@
 //! rules are spelled out in the reference engine's `TwoQ` class; this file follows them.
 //! Sized mode counts bytes in the capacity and the three targets.
 
-use crate::cache::list::{Place, Placed};
-use crate::cache::policy::{AdmitAll, Gate, Options, Policy};
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Where {
-    Ain,
-    Aout,
-    Am,
-}
-use Where::{Ain, Am, Aout};
-
-impl Place for Where {
-    #[inline(always)]
-    fn queue(self) -> usize {
-        self as usize
-    }
-    /// Aout holds ids only.
-    #[inline(always)]
-    fn cached(self) -> bool {
-        self != Aout
-    }
-}
+use crate::cache::list::Placed;
+use crate::cache::policy::{delegate, step_through_gate, Gate, Options, Policy};
 
 pub struct TwoQ {
     capacity: usize,
     ain_size: usize,
     aout_size: usize,
     am_size: usize,
-    /// Ain, Aout and Am, each counting bytes in sized mode.
-    places: Placed<Where, 3>,
+    /// Ain, Am and Aout, each counting bytes in sized mode.
+    places: Placed<3, 2>,
 }
+
+/// The queues: Ain and Am hold the cached objects, Aout ids only.
+const AIN: usize = 0;
+const AM: usize = 1;
+const AOUT: usize = 2;
 
 impl Policy for TwoQ {
     fn new(capacity: usize, n_ids: usize, _: Options) -> Self {
@@ -46,12 +31,7 @@ impl Policy for TwoQ {
         TwoQ { capacity, ain_size, aout_size, am_size: capacity - ain_size, places: Placed::new(n_ids, expected) }
     }
 
-    /// One access of an object of `size` (1 unless `SIZED`): the queues then count objects, so
-    /// one loop serves both modes and the unit path reads no sizes.
-    #[inline(always)]
-    fn step<const SIZED: bool>(&mut self, id: u32, size: u64, next_use: u64) -> bool {
-        self.step_gated::<SIZED, _>(id, size, next_use, &mut AdmitAll)
-    }
+    step_through_gate!();
 
     /// libCacheSim's order (its `find`, then its `can_insert`): a ghost hit forgets the ghost
     /// whether or not the filter then admits the object.
@@ -61,12 +41,13 @@ impl Policy for TwoQ {
         let q = &mut self.places;
         let mut ghost_hit = false;
         match q.find(id) {
-            Some((_, Ain)) => return true,
-            Some((slot, Am)) => {
-                q.touch(Am, slot);
+            Some((_, AIN)) => return true,
+            Some((slot, AM)) => {
+                q.touch(AM, slot);
                 return true;
             }
-            Some((slot, Aout)) => {
+            Some((slot, _)) => {
+                // In Aout.
                 q.forget::<SIZED>(slot);
                 ghost_hit = true;
             }
@@ -80,42 +61,30 @@ impl Policy for TwoQ {
         if !gate.admit(id, size) {
             return false;
         }
-        while q.held(Ain) + q.held(Am) + size > self.capacity as u64 {
-            if q.held(Ain) > self.ain_size as u64 {
-                let Some(old) = q.pop::<SIZED>(Ain) else { break };
+        while q.held(AIN) + q.held(AM) + size > self.capacity as u64 {
+            if q.held(AIN) > self.ain_size as u64 {
+                let Some(old) = q.pop::<SIZED>(AIN) else { break };
                 let old_size = q.size::<SIZED>(old);
                 if old_size > self.aout_size as u64 {
                     q.release(old);
                     continue;
                 }
-                q.make_room::<SIZED>(Aout, old_size, self.aout_size as u64);
-                q.push::<SIZED>(old, Aout);
-            } else if !q.drop_oldest::<SIZED>(Am) {
+                q.make_room::<SIZED>(AOUT, old_size, self.aout_size as u64);
+                q.push::<SIZED>(old, AOUT);
+            } else if !q.drop_oldest::<SIZED>(AM) {
                 break;
             }
         }
         let to = if ghost_hit {
             // Am is an LRU of its own size: it may evict on its own.
-            q.make_room::<SIZED>(Am, size, self.am_size as u64);
-            Am
+            q.make_room::<SIZED>(AM, size, self.am_size as u64);
+            AM
         } else {
-            Ain
+            AIN
         };
         q.admit::<SIZED>(to, id, size);
         false
     }
 
-    #[inline(always)]
-    fn prefetch(&self, id: u32) {
-        self.places.prefetch(id);
-    }
-    fn contains(&self, id: u32) -> bool {
-        self.places.contains(id)
-    }
-    fn len(&self) -> usize {
-        self.places.len(Ain) + self.places.len(Am)
-    }
-    fn used(&self) -> u64 {
-        self.places.held(Ain) + self.places.held(Am)
-    }
+    delegate!(places: prefetch, contains, len, used);
 }
