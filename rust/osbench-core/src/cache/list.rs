@@ -14,35 +14,71 @@ use super::memory::{filled, prefetch};
 use super::policy::{ensure, put};
 use super::NIL;
 
+/// One number per id (its slot, or its position), NIL for none: a policy's one id-sized array,
+/// which grows as new ids come.
+#[derive(Debug, Default, Clone)]
+pub struct PerId(Vec<u32>);
+
+impl PerId {
+    /// NIL for ids below `n_ids` (more grow).
+    pub fn new(n_ids: usize) -> Self {
+        PerId(filled(n_ids, NIL))
+    }
+
+    /// The number of `id`, or NIL; makes room for a new id.
+    #[inline(always)]
+    pub fn get(&mut self, id: u32) -> u32 {
+        ensure(&mut self.0, id, NIL);
+        self.0[id as usize]
+    }
+
+    /// The number of `id`, or NIL.
+    #[inline]
+    pub fn peek(&self, id: u32) -> u32 {
+        self.0.get(id as usize).copied().unwrap_or(NIL)
+    }
+
+    /// Set the number of `id`, which has been looked up ([`PerId::get`]).
+    #[inline(always)]
+    pub fn set(&mut self, id: u32, number: u32) {
+        self.0[id as usize] = number;
+    }
+
+    /// Ask for the line holding `id`'s number (see [`prefetch`]).
+    #[inline(always)]
+    pub fn prefetch(&self, id: u32) {
+        prefetch(self.0.as_ptr().wrapping_add(id as usize));
+    }
+}
+
 /// id -> slot and slot -> id, with a free list of released slots.
 #[derive(Debug, Default, Clone)]
 pub struct Slots {
-    slot_of: Vec<u32>,
+    slot_of: PerId,
     id_of: Vec<u32>,
     free: Vec<u32>,
 }
 
 impl Slots {
     pub fn new(n_ids: usize, expected_slots: usize) -> Self {
-        Slots { slot_of: filled(n_ids, NIL), id_of: Vec::with_capacity(expected_slots), free: Vec::new() }
+        Slots { slot_of: PerId::new(n_ids), id_of: Vec::with_capacity(expected_slots), free: Vec::new() }
     }
 
     /// The slot of `id`, or NIL.
     #[inline]
     pub fn get(&mut self, id: u32) -> u32 {
-        ensure(&mut self.slot_of, id, NIL);
-        self.slot_of[id as usize]
+        self.slot_of.get(id)
     }
 
-    /// Ask for the line holding `id`'s slot number (see [`prefetch`]).
+    /// Ask for the line holding `id`'s slot number.
     #[inline(always)]
     pub fn prefetch(&self, id: u32) {
-        prefetch(self.slot_of.as_ptr().wrapping_add(id as usize));
+        self.slot_of.prefetch(id);
     }
 
     #[inline]
     pub fn peek(&self, id: u32) -> u32 {
-        self.slot_of.get(id as usize).copied().unwrap_or(NIL)
+        self.slot_of.peek(id)
     }
 
     /// Whether `id` holds a slot.
@@ -64,7 +100,7 @@ impl Slots {
                 (self.id_of.len() - 1) as u32
             }
         };
-        self.slot_of[id as usize] = slot;
+        self.slot_of.set(id, slot);
         slot
     }
 
@@ -78,7 +114,7 @@ impl Slots {
     #[inline]
     pub fn release(&mut self, slot: u32) {
         let id = self.id_of[slot as usize];
-        self.slot_of[id as usize] = NIL;
+        self.slot_of.set(id, NIL);
         self.free.push(slot);
     }
 }
@@ -488,26 +524,25 @@ impl Member for u32 {
 /// members as a slice.
 pub struct Dense<T> {
     members: Vec<T>,
-    position: Vec<u32>,
+    position: PerId,
 }
 
 impl<T: Member> Dense<T> {
     /// Room for about `expected` members, positions for ids below `n_ids` (more grow).
     pub fn new(expected: usize, n_ids: usize) -> Self {
-        Dense { members: Vec::with_capacity(expected), position: filled(n_ids, NIL) }
+        Dense { members: Vec::with_capacity(expected), position: PerId::new(n_ids) }
     }
 
     /// The position of `id`, or NIL; makes room for a new id.
     #[inline(always)]
     pub fn get(&mut self, id: u32) -> u32 {
-        ensure(&mut self.position, id, NIL);
-        self.position[id as usize]
+        self.position.get(id)
     }
 
     /// The position of `id`, or NIL.
     #[inline]
     pub fn peek(&self, id: u32) -> u32 {
-        self.position.get(id as usize).copied().unwrap_or(NIL)
+        self.position.peek(id)
     }
 
     /// Whether `id` is a member.
@@ -519,7 +554,7 @@ impl<T: Member> Dense<T> {
     /// Add `member`, whose id is not a member and has been looked up ([`Dense::get`]), at the end.
     #[inline(always)]
     pub fn push(&mut self, member: T) {
-        self.position[member.id() as usize] = self.members.len() as u32;
+        self.position.set(member.id(), self.members.len() as u32);
         self.members.push(member);
     }
 
@@ -528,16 +563,16 @@ impl<T: Member> Dense<T> {
     pub fn swap_remove(&mut self, at: usize) -> T {
         let victim = self.members.swap_remove(at);
         if let Some(moved) = self.members.get(at) {
-            self.position[moved.id() as usize] = at as u32;
+            self.position.set(moved.id(), at as u32);
         }
-        self.position[victim.id() as usize] = NIL;
+        self.position.set(victim.id(), NIL);
         victim
     }
 
     /// Ask for the line holding `id`'s position ([`Policy::prefetch`](super::Policy::prefetch)).
     #[inline(always)]
     pub fn prefetch(&self, id: u32) {
-        prefetch(self.position.as_ptr().wrapping_add(id as usize));
+        self.position.prefetch(id);
     }
 
     /// Ask for the line of `id`'s member, if it is one (its position has arrived).

@@ -4,8 +4,8 @@
 //! counts. The rules are spelled out in the reference engine's `MQ` class; this file follows
 //! them step for step. Sized mode counts bytes in the cache and in Qout.
 
-use crate::cache::list::{self, Link, Linked, List};
-use crate::cache::memory::{filled, prefetch};
+use crate::cache::list::{self, Link, Linked, List, PerId};
+use crate::cache::memory::prefetch;
 use crate::cache::policy::{ensure, Options, Policy};
 use crate::cache::NIL;
 
@@ -49,7 +49,7 @@ pub struct Mq {
     /// The virtual clock: one tick per hit and per insertion.
     clock: u64,
     /// Per id: its slot (a cached object or a Qout id), or NIL.
-    slot_of: Vec<u32>,
+    slot_of: PerId,
     nodes: Vec<Node>,
     free: Vec<u32>,
     /// The queues, then Qout (lists of slots: the front the most recent, or for Qout the newest).
@@ -98,7 +98,7 @@ impl Mq {
     #[inline(always)]
     fn release(&mut self, slot: u32) {
         let id = self.nodes[slot as usize].id;
-        self.slot_of[id as usize] = NIL;
+        self.slot_of.set(id, NIL);
         self.free.push(slot);
     }
 
@@ -112,7 +112,7 @@ impl Mq {
             }
         };
         self.nodes[slot as usize].id = id;
-        self.slot_of[id as usize] = slot;
+        self.slot_of.set(id, slot);
         slot
     }
 
@@ -168,7 +168,7 @@ impl Policy for Mq {
             lifetime: options.int("lifetime"),
             qout_size,
             clock: 0,
-            slot_of: filled(n_ids, NIL),
+            slot_of: PerId::new(n_ids),
             nodes: Vec::with_capacity(expected),
             free: Vec::new(),
             lists: vec![List::default(); n_queue + 1],
@@ -180,8 +180,7 @@ impl Policy for Mq {
 
     #[inline(always)]
     fn step<const SIZED: bool>(&mut self, id: u32, size: u64, _next_use: u64) -> bool {
-        ensure(&mut self.slot_of, id, NIL);
-        let slot = self.slot_of[id as usize];
+        let slot = self.slot_of.get(id);
         let mut remembered = None;
         if slot != NIL {
             let node = self.nodes[slot as usize];
@@ -226,19 +225,18 @@ impl Policy for Mq {
 
     #[inline(always)]
     fn prefetch(&self, id: u32) {
-        prefetch(self.slot_of.as_ptr().wrapping_add(id as usize));
+        self.slot_of.prefetch(id);
     }
     /// The slot's node: a hit reads and rewrites it, a Qout id is found in it.
     #[inline(always)]
     fn prefetch_near(&self, id: u32) {
-        if let Some(&slot) = self.slot_of.get(id as usize) {
-            if slot != NIL {
-                prefetch(self.nodes.as_ptr().wrapping_add(slot as usize));
-            }
+        let slot = self.slot_of.peek(id);
+        if slot != NIL {
+            prefetch(self.nodes.as_ptr().wrapping_add(slot as usize));
         }
     }
     fn contains(&self, id: u32) -> bool {
-        let slot = self.slot_of.get(id as usize).copied().unwrap_or(NIL);
+        let slot = self.slot_of.peek(id);
         slot != NIL && self.nodes[slot as usize].place != QOUT
     }
     fn len(&self) -> usize {
