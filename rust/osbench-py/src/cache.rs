@@ -216,6 +216,44 @@ fn next_use<'py>(py: Python<'py>, ids: PyReadonlyArray1<'py, u32>, n_ids: usize)
     Ok(out.into_pyarray(py))
 }
 
+/// A trace's arrays as the replay entry points take them, each checked (aligned, contiguous) in
+/// the order their errors are reported: keys, ids, next uses, sizes, costs.
+struct Trace<'a> {
+    ids: &'a [u32],
+    next: Option<&'a [u64]>,
+    sizes: Option<&'a [u64]>,
+    costs: Option<&'a [f64]>,
+    keys: Option<&'a [u64]>,
+}
+
+impl<'a> Trace<'a> {
+    fn new(
+        ids: &'a PyReadonlyArray1<'_, u32>,
+        next_use: &'a Option<PyReadonlyArray1<'_, u64>>,
+        sizes: &'a Option<PyReadonlyArray1<'_, u64>>,
+        costs: &'a Option<PyReadonlyArray1<'_, f64>>,
+        keys: &'a Option<PyReadonlyArray1<'_, u64>>,
+    ) -> PyResult<Self> {
+        let keys = optional("keys", keys)?;
+        Ok(Trace {
+            ids: slice("ids", ids)?,
+            next: optional("next_use", next_use)?,
+            sizes: optional("sizes", sizes)?,
+            costs: optional("costs", costs)?,
+            keys,
+        })
+    }
+
+    /// The accesses of `n_ids` dense ids (the core checks them), with the trace's keys if given.
+    fn accesses(&self, n_ids: usize) -> osbench_core::error::Result<Accesses<'a>> {
+        let accesses = Accesses::from_parts(self.ids, n_ids, self.sizes, self.costs, self.next)?;
+        match self.keys {
+            Some(keys) => accesses.with_keys(keys),
+            None => Ok(accesses),
+        }
+    }
+}
+
 /// Replay dense ids through one policy. Returns (hits, per-access hit mask or None). `keys`:
 /// the trace's own key of each id, for the policies that hash keys as libCacheSim does.
 #[pyfunction]
@@ -238,15 +276,10 @@ fn cache_replay<'py>(
 ) -> PyResult<(u64, Option<Bound<'py, PyArray1<bool>>>)> {
     let options = options(params)?;
     let admission = self::admission(admission, admission_params)?;
-    let keys = optional("keys", &keys)?;
-    let (ids, next, sizes, costs) =
-        (slice("ids", &ids)?, optional("next_use", &next_use)?, optional("sizes", &sizes)?, optional("costs", &costs)?);
+    let trace = Trace::new(&ids, &next_use, &sizes, &costs, &keys)?;
     let (hits, flags) = interrupt::run(py, "cache.replay", |cancel| {
-        let mut accesses = Accesses::from_parts(ids, n_ids, sizes, costs, next)?;
-        if let Some(keys) = keys {
-            accesses = accesses.with_keys(keys)?;
-        }
-        let mut flags = if mask { vec![false; ids.len()] } else { Vec::new() };
+        let accesses = trace.accesses(n_ids)?;
+        let mut flags = if mask { vec![false; trace.ids.len()] } else { Vec::new() };
         let hits =
             cache::replay_admitted(policy, capacity, &accesses, options, admission.as_ref(), &mut flags, cancel)?;
         Ok((hits, flags))
@@ -276,16 +309,11 @@ fn cache_curve<'py>(
 ) -> PyResult<U64Array<'py>> {
     let options = options(params)?;
     let admission = self::admission(admission, admission_params)?;
-    let keys = optional("keys", &keys)?;
-    let (ids, next, sizes, costs) =
-        (slice("ids", &ids)?, optional("next_use", &next_use)?, optional("sizes", &sizes)?, optional("costs", &costs)?);
+    let trace = Trace::new(&ids, &next_use, &sizes, &costs, &keys)?;
     let caps = slice("capacities", &capacities)?;
     let threads = threads::threads(py, threads)?;
     let hits = interrupt::run_fanned(py, "cache.curve", threads.min(caps.len()), |cancel| {
-        let mut accesses = Accesses::from_parts(ids, n_ids, sizes, costs, next)?;
-        if let Some(keys) = keys {
-            accesses = accesses.with_keys(keys)?;
-        }
+        let accesses = trace.accesses(n_ids)?;
         cache::curve_admitted(policy, &accesses, caps, options, admission.as_ref(), threads, cancel)
     })?;
     Ok(hits.into_pyarray(py))
@@ -313,18 +341,13 @@ fn cache_replay_grid<'py>(
 ) -> PyResult<U64Array<'py>> {
     let options = options(params)?;
     let admission = self::admission(admission, admission_params)?;
-    let keys = optional("keys", &keys)?;
-    let (ids, next, sizes, costs) =
-        (slice("ids", &ids)?, optional("next_use", &next_use)?, optional("sizes", &sizes)?, optional("costs", &costs)?);
+    let trace = Trace::new(&ids, &next_use, &sizes, &costs, &keys)?;
     let caps = slice("capacities", &capacities)?;
     let threads = threads::threads(py, threads)?;
     let hits = interrupt::run_fanned(py, "cache.replay_grid", threads.min(caps.len()), |cancel| {
         check_len("capacities", caps.len(), policies.len(), "policy")?;
         let cells: Vec<(&str, u64)> = policies.iter().map(String::as_str).zip(caps.iter().copied()).collect();
-        let mut accesses = Accesses::from_parts(ids, n_ids, sizes, costs, next)?;
-        if let Some(keys) = keys {
-            accesses = accesses.with_keys(keys)?;
-        }
+        let accesses = trace.accesses(n_ids)?;
         cache::replay_grid_admitted(&cells, &accesses, options, admission.as_ref(), threads, cancel)
     })?;
     Ok(hits.into_pyarray(py))

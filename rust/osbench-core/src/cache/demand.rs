@@ -4,7 +4,7 @@
 //! A policy that fits this shape only decides the order: what a hit changes, which object
 //! leaves, where a newcomer goes ([`Evict`]). [`Demand`] makes it a [`Policy`].
 
-use super::policy::{put, Gate, Options, Policy};
+use super::policy::{delegate, put, Gate, Options, Policy};
 
 /// The order of a list-and-evict policy. Sizes never reach it: [`Demand`] counts them, by the
 /// handle under which the policy keeps each object (its slot, or its id where it keeps
@@ -87,21 +87,8 @@ impl<E: Evict> Policy for Demand<E> {
         false
     }
 
-    fn contains(&self, id: u32) -> bool {
-        self.order.contains(id)
-    }
-    fn len(&self) -> usize {
-        self.order.len()
-    }
+    delegate!(order: contains, len, prefetch, prefetch_near);
     fn used(&self) -> u64 {
         self.used
-    }
-    #[inline(always)]
-    fn prefetch(&self, id: u32) {
-        self.order.prefetch(id);
-    }
-    #[inline(always)]
-    fn prefetch_near(&self, id: u32) {
-        self.order.prefetch_near(id);
     }
 }

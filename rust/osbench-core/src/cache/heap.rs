@@ -60,12 +60,7 @@ impl<K: Ord + Copy> IndexedHeap<K> {
         if i == ABSENT {
             return false;
         }
-        let (i, e) = (i as usize, Entry { key, handle });
-        if e > self.heap[i] {
-            self.sift_up(i, e);
-        } else {
-            self.sift_down(i, e);
-        }
+        self.settle(i as usize, Entry { key, handle });
         true
     }
 
@@ -77,12 +72,8 @@ impl<K: Ord + Copy> IndexedHeap<K> {
         let Some(last) = self.heap.pop() else { return false };
         let i = i as usize;
         if i < self.heap.len() {
-            // The last entry fills the hole, then moves to its place.
-            if last > self.heap[i] {
-                self.sift_up(i, last);
-            } else {
-                self.sift_down(i, last);
-            }
+            // The last entry fills the hole.
+            self.settle(i, last);
         }
         true
     }
@@ -104,6 +95,16 @@ impl<K: Ord + Copy> IndexedHeap<K> {
     fn set(&mut self, i: usize, e: Entry<K>) {
         self.heap[i] = e;
         self.place[e.handle as usize] = i as u32;
+    }
+
+    /// Move `e`, to go at index `i` in place of the entry there, up or down to its place.
+    #[inline(always)]
+    fn settle(&mut self, i: usize, e: Entry<K>) {
+        if e > self.heap[i] {
+            self.sift_up(i, e);
+        } else {
+            self.sift_down(i, e);
+        }
     }
 
     /// Move `e`, to go at index `i`, up past every smaller parent.

@@ -267,6 +267,58 @@ macro_rules! policy_name {
 }
 pub(super) use policy_name;
 
+/// [`Policy::step`] of a policy that writes its step once, as [`Policy::step_gated`] (its lookup
+/// changes state before the gate is asked, as a ghost hit does): the step behind [`AdmitAll`],
+/// compiled away. One loop then serves both modes, and the unit path reads no sizes.
+macro_rules! step_through_gate {
+    () => {
+        #[inline(always)]
+        fn step<const SIZED: bool>(&mut self, id: u32, size: u64, next_use: u64) -> bool {
+            self.step_gated::<SIZED, _>(id, size, next_use, &mut $crate::cache::policy::AdmitAll)
+        }
+    };
+}
+pub(super) use step_through_gate;
+
+/// Methods of a [`Policy`] (or of an `Evict` order) that only ask the field which keeps the
+/// policy's objects, by the same names: `delegate!(slots: prefetch, contains)` for a policy
+/// that finds them by slot ([`Slots`](super::list::Slots)), and likewise for one that keeps them
+/// in [`Placed`](super::list::Placed) queues or a [`Dense`](super::list::Dense) array; `len` and
+/// `used` where the field counts them too.
+macro_rules! delegate {
+    ($field:ident: $($method:ident),+ $(,)?) => {
+        $( $crate::cache::policy::delegate!(@ $field $method); )+
+    };
+    (@ $field:ident prefetch) => {
+        #[inline(always)]
+        fn prefetch(&self, id: u32) {
+            self.$field.prefetch(id);
+        }
+    };
+    (@ $field:ident prefetch_near) => {
+        #[inline(always)]
+        fn prefetch_near(&self, id: u32) {
+            self.$field.prefetch_near(id);
+        }
+    };
+    (@ $field:ident contains) => {
+        fn contains(&self, id: u32) -> bool {
+            self.$field.contains(id)
+        }
+    };
+    (@ $field:ident len) => {
+        fn len(&self) -> usize {
+            self.$field.len()
+        }
+    };
+    (@ $field:ident used) => {
+        fn used(&self) -> u64 {
+            self.$field.used()
+        }
+    };
+}
+pub(super) use delegate;
+
 /// Turns the table (`policies/mod.rs`) into code: the policy modules, [`TABLE`], the
 /// [`AnyPolicy`] enum and every method that dispatches on it. The enum holds each policy by
 /// value, so each loop over accesses is monomorphised per policy (one `match` per run of

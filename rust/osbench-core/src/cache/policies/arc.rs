@@ -11,48 +11,34 @@
 //! are the paper's Figure 4 (the reference's `ARC.access`): ghosts exist only in a full cache,
 //! so each miss makes room exactly once, and the tests hold the two to the same hits.
 
-use crate::cache::list::{Queues, Slots};
-use crate::cache::policy::{put, AdmitAll, Gate, Options, Policy};
-use crate::cache::NIL;
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Where {
-    T1,
-    T2,
-    B1,
-    B2,
-}
-use Where::{B1, B2, T1, T2};
+use crate::cache::list::Placed;
+use crate::cache::policy::{delegate, step_through_gate, Gate, Options, Policy};
 
 pub struct Arc {
     c: u64,
     p: f64,
-    /// Every id in one of the four lists (cached or ghost) holds a slot: at most 2c of them.
-    slots: Slots,
-    /// T1, T2, B1 and B2, indexed by `Where`, each counting bytes in sized mode.
-    queues: Queues<4>,
-    /// The list of the id in each slot.
-    place: Vec<Where>,
+    /// T1, T2, B1 and B2, each counting bytes in sized mode. Every id in one of them (cached
+    /// or ghost) holds a slot: at most 2c of them.
+    places: Placed<4, 2>,
     /// Whether the latest ghost hit was in B2 (it tips REPLACE when T1 is exactly at p).
     last_ghost_in_b2: bool,
 }
 
-impl Arc {
-    fn held(&self, w: Where) -> u64 {
-        self.queues.held(w as usize)
-    }
+/// The lists: T1 and T2 hold the cached objects, B1 and B2 ids only.
+const T1: usize = 0;
+const T2: usize = 1;
+const B1: usize = 2;
+const B2: usize = 3;
 
-    /// Move `slot` from its list to the new end of `to`.
-    fn move_to<const SIZED: bool>(&mut self, slot: u32, to: Where) {
-        self.queues.move_to::<SIZED>(self.place[slot as usize] as usize, to as usize, slot);
-        self.place[slot as usize] = to;
+impl Arc {
+    fn held(&self, list: usize) -> u64 {
+        self.places.held(list)
     }
 
     /// Move the least recent object of `from` to the new end of `to`.
-    fn demote<const SIZED: bool>(&mut self, from: Where, to: Where) {
-        if let Some(slot) = self.queues.pop::<SIZED>(from as usize) {
-            self.queues.push::<SIZED>(to as usize, slot);
-            self.place[slot as usize] = to;
+    fn demote<const SIZED: bool>(&mut self, from: usize, to: usize) {
+        if let Some(slot) = self.places.pop::<SIZED>(from) {
+            self.places.push::<SIZED>(slot, to);
         }
     }
 
@@ -69,60 +55,52 @@ impl Arc {
     }
 
     /// Forget the least recent id of `from` (a ghost, or T1's object when T1 fills the cache).
-    fn drop_oldest<const SIZED: bool>(&mut self, from: Where) {
-        self.queues.drop_oldest::<SIZED>(from as usize, &mut self.slots);
+    fn drop_oldest<const SIZED: bool>(&mut self, from: usize) {
+        self.places.drop_oldest::<SIZED>(from);
     }
 }
 
 impl Policy for Arc {
     fn new(capacity: usize, n_ids: usize, _: Options) -> Self {
         let expected = capacity.saturating_mul(2).min(n_ids);
-        Arc {
-            c: capacity as u64,
-            p: 0.0,
-            slots: Slots::new(n_ids, expected),
-            queues: Queues::with_capacity(expected),
-            place: Vec::with_capacity(expected),
-            last_ghost_in_b2: false,
-        }
+        Arc { c: capacity as u64, p: 0.0, places: Placed::new(n_ids, expected), last_ghost_in_b2: false }
     }
 
-    fn step<const SIZED: bool>(&mut self, id: u32, size: u64, next_use: u64) -> bool {
-        self.step_gated::<SIZED, _>(id, size, next_use, &mut AdmitAll)
-    }
+    step_through_gate!();
 
     /// libCacheSim's order (`ARC_find`, then `can_insert`): a ghost hit moves `p` and forgets
     /// the ghost whether or not the filter then admits the object.
     #[inline(always)]
     fn step_gated<const SIZED: bool, G: Gate>(&mut self, id: u32, size: u64, _next_use: u64, gate: &mut G) -> bool {
         gate.seen(id, size);
-        let slot = self.slots.get(id);
-        let place = if slot == NIL { None } else { Some(self.place[slot as usize]) };
         let c = self.c;
-        match place {
+        let ghost = match self.places.find(id) {
             // A hit: to T2's recent end.
-            Some(T1 | T2) => {
+            Some((slot, T1 | T2)) => {
                 self.last_ghost_in_b2 = false;
-                self.move_to::<SIZED>(slot, T2);
+                self.places.move_to::<SIZED>(slot, T2);
                 return true;
             }
             // A ghost hit in B1: recency deserved more room; in B2: frequency did.
-            Some(B1) => {
+            Some((slot, B1)) => {
                 self.last_ghost_in_b2 = false;
                 let delta = (self.held(B2) as f64 / self.held(B1) as f64).max(1.0);
                 self.p = (self.p + delta).min(c as f64);
+                Some(slot)
             }
-            Some(B2) => {
+            Some((slot, _)) => {
+                // In B2.
                 self.last_ghost_in_b2 = true;
                 let delta = (self.held(B1) as f64 / self.held(B2) as f64).max(1.0);
                 self.p = (self.p - delta).max(0.0);
+                Some(slot)
             }
-            None => {}
-        }
-        let ghost_hit = place.is_some();
-        if let Some(ghost) = place {
+            None => None,
+        };
+        let ghost_hit = ghost.is_some();
+        if let Some(slot) = ghost {
             // The ghost is forgotten even if the object is then too large to admit.
-            self.queues.forget::<SIZED>(ghost as usize, slot, &mut self.slots);
+            self.places.forget::<SIZED>(slot);
         }
         if !gate.admit(id, size) || (SIZED && size > c) {
             return false;
@@ -152,23 +130,9 @@ impl Policy for Arc {
         } else {
             T1
         };
-        let slot = self.queues.admit::<SIZED>(to as usize, id, size, &mut self.slots);
-        put(&mut self.place, slot, to);
+        self.places.admit::<SIZED>(to, id, size);
         false
     }
 
-    #[inline(always)]
-    fn prefetch(&self, id: u32) {
-        self.slots.prefetch(id);
-    }
-    fn contains(&self, id: u32) -> bool {
-        let slot = self.slots.peek(id);
-        slot != NIL && matches!(self.place[slot as usize], T1 | T2)
-    }
-    fn len(&self) -> usize {
-        self.queues.len(T1 as usize) + self.queues.len(T2 as usize)
-    }
-    fn used(&self) -> u64 {
-        self.held(T1) + self.held(T2)
-    }
+    delegate!(places: prefetch, contains, len, used);
 }

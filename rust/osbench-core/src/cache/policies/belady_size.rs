@@ -14,7 +14,7 @@
 
 use crate::cache::heap::IndexedHeap;
 use crate::cache::list::Slots;
-use crate::cache::policy::{put, Options, Policy};
+use crate::cache::policy::{delegate, put, Options, Policy};
 use crate::cache::{NEVER, NIL};
 
 pub struct BeladySize {
@@ -141,13 +141,7 @@ impl Policy for BeladySize {
         false
     }
 
-    #[inline(always)]
-    fn prefetch(&self, id: u32) {
-        self.slots.prefetch(id);
-    }
-    fn contains(&self, id: u32) -> bool {
-        self.slots.peek(id) != NIL
-    }
+    delegate!(slots: prefetch, contains);
     fn len(&self) -> usize {
         self.heap.len() + self.cached.len()
     }

@@ -12,7 +12,7 @@
 
 use crate::cache::list::{Links, List, Queues, Slots};
 use crate::cache::memory::prefetch;
-use crate::cache::policy::{put, Options, Policy};
+use crate::cache::policy::{delegate, put, Options, Policy};
 use crate::cache::NIL;
 use crate::hash::SplitMix64;
 
@@ -225,11 +225,7 @@ impl Cacheus {
         self.trim_h::<SIZED>();
         if size <= self.ghost_capacity {
             let gh = &mut *self.ghosts;
-            while gh.lists.held(ghost) + size > self.ghost_capacity {
-                if !gh.lists.drop_oldest::<true>(ghost, &mut gh.slots) {
-                    break;
-                }
-            }
+            gh.lists.make_room::<true>(ghost, size, self.ghost_capacity, &mut gh.slots);
             let g = gh.lists.admit::<true>(ghost, id, size, &mut gh.slots);
             put(&mut gh.of, g, ghost as u8);
         }
@@ -324,19 +320,16 @@ impl Policy for Cacheus {
         hit
     }
 
-    fn contains(&self, id: u32) -> bool {
-        let slot = self.slots.peek(id);
-        slot != NIL && self.meta[slot as usize].place != H as u8
-    }
     fn len(&self) -> usize {
         self.len
     }
     fn used(&self) -> u64 {
         self.held()
     }
-    #[inline(always)]
-    fn prefetch(&self, id: u32) {
-        self.slots.prefetch(id);
+    delegate!(slots: prefetch);
+    fn contains(&self, id: u32) -> bool {
+        let slot = self.slots.peek(id);
+        slot != NIL && self.meta[slot as usize].place != H as u8
     }
     #[inline(always)]
     fn prefetch_near(&self, id: u32) {

@@ -4,20 +4,8 @@
 //! reference engine's `Clock2QPlus` class; this file follows them. Sized mode counts bytes in
 //! the capacity, the three queues and the checks.
 
-use crate::cache::list::{Queues, Slots};
-use crate::cache::policy::{put, Options, Policy};
-use crate::cache::NIL;
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Where {
-    Fifo,
-    Main,
-    Ghost,
-}
-
-const FIFO: usize = Where::Fifo as usize;
-const MAIN: usize = Where::Main as usize;
-const GHOST: usize = Where::Ghost as usize;
+use crate::cache::list::Placed;
+use crate::cache::policy::{delegate, put, Options, Policy};
 
 pub struct Clock2QPlus {
     capacity: u64,
@@ -30,13 +18,16 @@ pub struct Clock2QPlus {
     /// Admissions to the small FIFO so far.
     admitted: u64,
     has_evicted: bool,
-    slots: Slots,
-    queues: Queues<3>,
-    /// Per slot: where it is, its counted hits, its admission stamp (small FIFO).
-    place: Vec<Where>,
+    places: Placed<3, 2>,
+    /// Per slot: its counted hits, its admission stamp (small FIFO).
     freq: Vec<u32>,
     stamp: Vec<u64>,
 }
+
+/// The queues: the small FIFO and main hold the cached objects, the ghost FIFO ids only.
+const FIFO: usize = 0;
+const MAIN: usize = 1;
+const GHOST: usize = 2;
 
 /// The small FIFO's size: `(int64_t)cache_size * fifo_size_ratio`, truncated.
 pub(crate) fn fifo_size(capacity: u64, ratio: f64) -> u64 {
@@ -57,9 +48,8 @@ pub(crate) fn min_capacity(ratio: f64) -> u64 {
 }
 
 impl Clock2QPlus {
-    fn admit<const SIZED: bool>(&mut self, to: Where, id: u32, size: u64) -> u32 {
-        let slot = self.queues.admit::<SIZED>(to as usize, id, size, &mut self.slots);
-        put(&mut self.place, slot, to);
+    fn admit<const SIZED: bool>(&mut self, to: usize, id: u32, size: u64) -> u32 {
+        let slot = self.places.admit::<SIZED>(to, id, size);
         put(&mut self.freq, slot, 0);
         slot
     }
@@ -67,37 +57,31 @@ impl Clock2QPlus {
     /// One eviction (libCacheSim's `Clock2QPlus_evict`); false when nothing is cached.
     fn evict<const SIZED: bool>(&mut self) -> bool {
         self.has_evicted = true;
-        if self.queues.held(MAIN) > self.main_size || self.queues.held(FIFO) == 0 {
-            while let Some(slot) = self.queues.pop::<SIZED>(MAIN) {
+        if self.places.held(MAIN) > self.main_size || self.places.held(FIFO) == 0 {
+            while let Some(slot) = self.places.pop::<SIZED>(MAIN) {
                 if self.freq[slot as usize] >= 1 {
                     // Back to main's new end, its count cleared.
                     self.freq[slot as usize] = 0;
-                    self.queues.push::<SIZED>(MAIN, slot);
+                    self.places.push::<SIZED>(slot, MAIN);
                 } else {
-                    self.slots.release(slot);
+                    self.places.release(slot);
                     return true;
                 }
             }
             return false;
         }
-        while let Some(slot) = self.queues.pop::<SIZED>(FIFO) {
+        while let Some(slot) = self.places.pop::<SIZED>(FIFO) {
             if self.freq[slot as usize] >= self.threshold {
                 self.freq[slot as usize] = 0;
-                self.place[slot as usize] = Where::Main;
-                self.queues.push::<SIZED>(MAIN, slot);
+                self.places.push::<SIZED>(slot, MAIN);
                 continue;
             }
-            let size = self.queues.size::<SIZED>(slot);
+            let size = self.places.size::<SIZED>(slot);
             if size > self.ghost_size {
-                self.slots.release(slot);
+                self.places.release(slot);
             } else {
-                while self.queues.held(GHOST) + size > self.ghost_size {
-                    if !self.queues.drop_oldest::<SIZED>(GHOST, &mut self.slots) {
-                        break;
-                    }
-                }
-                self.place[slot as usize] = Where::Ghost;
-                self.queues.push::<SIZED>(GHOST, slot);
+                self.places.make_room::<SIZED>(GHOST, size, self.ghost_size);
+                self.places.push::<SIZED>(slot, GHOST);
             }
             return true;
         }
@@ -121,9 +105,7 @@ impl Policy for Clock2QPlus {
             window: fifo_size as f64 * options.real("corr_window_ratio"),
             admitted: 0,
             has_evicted: false,
-            slots: Slots::new(n_ids, expected),
-            queues: Queues::with_capacity(expected),
-            place: Vec::with_capacity(expected),
+            places: Placed::new(n_ids, expected),
             freq: Vec::with_capacity(expected),
             stamp: Vec::with_capacity(expected),
         }
@@ -131,61 +113,48 @@ impl Policy for Clock2QPlus {
 
     #[inline(always)]
     fn step<const SIZED: bool>(&mut self, id: u32, size: u64, _next_use: u64) -> bool {
-        let slot = self.slots.get(id);
         let mut ghost_hit = false;
-        if slot != NIL {
-            let s = slot as usize;
-            match self.place[s] {
-                Where::Fifo => {
-                    if (self.admitted - self.stamp[s]) as f64 >= self.window {
-                        self.freq[s] = self.freq[s].saturating_add(1);
-                    }
-                    return true;
-                }
-                Where::Main => {
+        match self.places.find(id) {
+            Some((slot, FIFO)) => {
+                let s = slot as usize;
+                if (self.admitted - self.stamp[s]) as f64 >= self.window {
                     self.freq[s] = self.freq[s].saturating_add(1);
-                    return true;
                 }
-                Where::Ghost => {
-                    self.queues.forget::<SIZED>(GHOST, slot, &mut self.slots);
-                    ghost_hit = true;
-                }
+                return true;
             }
+            Some((slot, MAIN)) => {
+                let s = slot as usize;
+                self.freq[s] = self.freq[s].saturating_add(1);
+                return true;
+            }
+            Some((slot, _)) => {
+                // In the ghost FIFO.
+                self.places.forget::<SIZED>(slot);
+                ghost_hit = true;
+            }
+            None => {}
         }
         if size > self.fifo_size {
             return false;
         }
-        while self.queues.held(FIFO) + self.queues.held(MAIN) + size > self.capacity {
+        while self.places.held(FIFO) + self.places.held(MAIN) + size > self.capacity {
             if !self.evict::<SIZED>() {
                 break;
             }
         }
         if ghost_hit {
-            self.admit::<SIZED>(Where::Main, id, size);
+            self.admit::<SIZED>(MAIN, id, size);
         } else if size >= self.fifo_size {
             // Refused after the room was made, as libCacheSim does.
-        } else if !self.has_evicted && self.queues.held(FIFO) >= self.fifo_size {
-            self.admit::<SIZED>(Where::Main, id, size);
+        } else if !self.has_evicted && self.places.held(FIFO) >= self.fifo_size {
+            self.admit::<SIZED>(MAIN, id, size);
         } else {
             self.admitted += 1;
-            let slot = self.admit::<SIZED>(Where::Fifo, id, size);
+            let slot = self.admit::<SIZED>(FIFO, id, size);
             put(&mut self.stamp, slot, self.admitted);
         }
         false
     }
 
-    #[inline(always)]
-    fn prefetch(&self, id: u32) {
-        self.slots.prefetch(id);
-    }
-    fn contains(&self, id: u32) -> bool {
-        let slot = self.slots.peek(id);
-        slot != NIL && self.place[slot as usize] != Where::Ghost
-    }
-    fn len(&self) -> usize {
-        self.queues.len(FIFO) + self.queues.len(MAIN)
-    }
-    fn used(&self) -> u64 {
-        self.queues.held(FIFO) + self.queues.held(MAIN)
-    }
+    delegate!(places: prefetch, contains, len, used);
 }

@@ -15,7 +15,7 @@
 
 use crate::cache::heap::IndexedHeap;
 use crate::cache::list::Slots;
-use crate::cache::policy::{put, Options, Policy};
+use crate::cache::policy::{delegate, put, Options, Policy};
 use crate::cache::NIL;
 use crate::error::Result;
 
@@ -136,13 +136,7 @@ impl Policy for Gdsf {
     fn step_costed<const SIZED: bool>(&mut self, id: u32, size: u64, cost: f64) -> Result<bool> {
         Ok(self.visit::<SIZED, true>(id, size, cost))
     }
-    #[inline(always)]
-    fn prefetch(&self, id: u32) {
-        self.slots.prefetch(id);
-    }
-    fn contains(&self, id: u32) -> bool {
-        self.slots.peek(id) != NIL
-    }
+    delegate!(slots: prefetch, contains);
     fn len(&self) -> usize {
         self.len
     }

@@ -9,8 +9,8 @@
 //! draw reads one entry, a cache line at most; an eviction takes the victim's place with the
 //! last entry (swap-remove).
 
-use crate::cache::memory::{filled, prefetch};
-use crate::cache::policy::{ensure, Options, Policy};
+use crate::cache::list::{Dense, Member};
+use crate::cache::policy::{delegate, Options, Policy};
 use crate::cache::NIL;
 use crate::hash::SplitMix64;
 
@@ -31,10 +31,15 @@ pub struct Hyperbolic {
     used: u64,
     /// Requests seen, this one included: every access counts, hit or miss, admitted or not.
     now: u64,
-    entries: Vec<Entry>,
-    /// Each id's position in `entries`, or NIL.
-    position: Vec<u32>,
+    entries: Dense<Entry>,
     rng: SplitMix64,
+}
+
+impl Member for Entry {
+    #[inline(always)]
+    fn id(&self) -> u32 {
+        self.id
+    }
 }
 
 impl Hyperbolic {
@@ -56,12 +61,7 @@ impl Hyperbolic {
                 best_priority = priority;
             }
         }
-        let victim = self.entries.swap_remove(best);
-        if let Some(moved) = self.entries.get(best) {
-            self.position[moved.id as usize] = best as u32;
-        }
-        self.position[victim.id as usize] = NIL;
-        Some(victim.size)
+        Some(self.entries.swap_remove(best).size)
     }
 }
 
@@ -72,8 +72,7 @@ impl Policy for Hyperbolic {
             samples: options.int("samples"),
             used: 0,
             now: 0,
-            entries: Vec::with_capacity(capacity.min(n_ids)),
-            position: filled(n_ids, NIL),
+            entries: Dense::new(capacity.min(n_ids), n_ids),
             rng: SplitMix64(options.int("seed")),
         }
     }
@@ -81,8 +80,7 @@ impl Policy for Hyperbolic {
     #[inline(always)]
     fn step<const SIZED: bool>(&mut self, id: u32, size: u64, _next_use: u64) -> bool {
         self.now += 1;
-        ensure(&mut self.position, id, NIL);
-        let at = self.position[id as usize];
+        let at = self.entries.get(id);
         if at != NIL {
             self.entries[at as usize].count += 1;
             return true;
@@ -94,30 +92,13 @@ impl Policy for Hyperbolic {
             let Some(freed) = self.evict() else { break };
             self.used -= freed;
         }
-        self.position[id as usize] = self.entries.len() as u32;
         self.entries.push(Entry { id, count: 1, entered: self.now, size });
         self.used += size;
         false
     }
 
-    fn contains(&self, id: u32) -> bool {
-        self.position.get(id as usize).is_some_and(|&p| p != NIL)
-    }
-    fn len(&self) -> usize {
-        self.entries.len()
-    }
+    delegate!(entries: contains, len, prefetch, prefetch_near);
     fn used(&self) -> u64 {
         self.used
-    }
-    #[inline(always)]
-    fn prefetch(&self, id: u32) {
-        prefetch(self.position.as_ptr().wrapping_add(id as usize));
-    }
-    #[inline(always)]
-    fn prefetch_near(&self, id: u32) {
-        let at = self.position.get(id as usize).copied().unwrap_or(NIL);
-        if at != NIL {
-            prefetch(self.entries.as_ptr().wrapping_add(at as usize));
-        }
     }
 }

@@ -11,7 +11,7 @@
 
 use crate::cache::list::{Links, List, Slots};
 use crate::cache::memory::prefetch;
-use crate::cache::policy::{put, Options, Policy};
+use crate::cache::policy::{delegate, put, Options, Policy};
 use crate::cache::NIL;
 use crate::hash::SplitMix64;
 
@@ -182,19 +182,16 @@ impl Policy for LeCaR {
         false
     }
 
-    fn contains(&self, id: u32) -> bool {
-        let slot = self.slots.peek(id);
-        slot != NIL && self.meta[slot as usize].place == Where::Cached
-    }
     fn len(&self) -> usize {
         self.len
     }
     fn used(&self) -> u64 {
         self.used
     }
-    #[inline(always)]
-    fn prefetch(&self, id: u32) {
-        self.slots.prefetch(id);
+    delegate!(slots: prefetch);
+    fn contains(&self, id: u32) -> bool {
+        let slot = self.slots.peek(id);
+        slot != NIL && self.meta[slot as usize].place == Where::Cached
     }
     /// A hit reads the slot's state and moves it in both link sets: ask for all three lines.
     #[inline(always)]

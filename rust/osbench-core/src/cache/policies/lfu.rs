@@ -7,7 +7,7 @@
 use crate::cache::demand::Evict;
 use crate::cache::list::{Links, List, Slots};
 use crate::cache::memory::prefetch;
-use crate::cache::policy::{put, Options};
+use crate::cache::policy::{delegate, put, Options};
 use crate::cache::NIL;
 
 pub struct Lfu {
@@ -81,10 +81,7 @@ impl Evict for Lfu {
         self.len += 1;
         slot
     }
-    #[inline(always)]
-    fn prefetch(&self, id: u32) {
-        self.slots.prefetch(id);
-    }
+    delegate!(slots: prefetch, contains);
     /// A hit moves the slot from its bucket to the next: ask for the slot's links and the next
     /// bucket's head (a hot object's count is its own, far from the others' in `buckets`).
     #[inline(always)]
@@ -94,9 +91,6 @@ impl Evict for Lfu {
             self.links.prefetch(slot);
             prefetch(self.buckets.as_ptr().wrapping_add(f as usize + 1));
         }
-    }
-    fn contains(&self, id: u32) -> bool {
-        self.slots.peek(id) != NIL
     }
     fn len(&self) -> usize {
         self.len

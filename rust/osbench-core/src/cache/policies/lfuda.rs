@@ -6,7 +6,7 @@
 use crate::cache::demand::Evict;
 use crate::cache::heap::IndexedHeap;
 use crate::cache::list::Slots;
-use crate::cache::policy::{put, Options};
+use crate::cache::policy::{delegate, put, Options};
 use crate::cache::NIL;
 
 pub struct Lfuda {
@@ -71,13 +71,7 @@ impl Evict for Lfuda {
         slot
     }
 
-    #[inline(always)]
-    fn prefetch(&self, id: u32) {
-        self.slots.prefetch(id);
-    }
-    fn contains(&self, id: u32) -> bool {
-        self.slots.peek(id) != NIL
-    }
+    delegate!(slots: prefetch, contains);
     fn len(&self) -> usize {
         self.ranked.len()
     }

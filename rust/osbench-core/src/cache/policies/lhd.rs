@@ -9,8 +9,8 @@
 //! `tags`); the model is three tables of classes x ages (hits, evictions, densities), 16 x
 //! 20,000 doubles each.
 
-use crate::cache::memory::{filled, prefetch};
-use crate::cache::policy::{ensure, Options, Policy};
+use crate::cache::list::{Dense, Member};
+use crate::cache::policy::{delegate, Options, Policy};
 use crate::cache::NIL;
 use crate::hash::SplitMix64;
 
@@ -38,12 +38,17 @@ struct Tag {
     size: u64,
 }
 
+impl Member for Tag {
+    #[inline(always)]
+    fn id(&self) -> u32 {
+        self.id
+    }
+}
+
 pub struct Lhd {
     capacity: u64,
     used: u64,
-    tags: Vec<Tag>,
-    /// Each id's position in `tags`, or NIL.
-    position: Vec<u32>,
+    tags: Dense<Tag>,
     /// Updates so far (hits and insertions).
     time: u64,
     until_reconfiguration: u64,
@@ -143,7 +148,7 @@ impl Lhd {
             }
         }
         for &id in &self.admitted {
-            let at = self.position.get(id as usize).copied().unwrap_or(NIL);
+            let at = self.tags.peek(id);
             if id != NIL && at != NIL {
                 let d = self.density(&self.tags[at as usize]);
                 if d < best {
@@ -159,10 +164,6 @@ impl Lhd {
             self.explorer_budget += tag.size as i64;
         }
         self.tags.swap_remove(victim);
-        if let Some(moved) = self.tags.get(victim) {
-            self.position[moved.id as usize] = victim as u32;
-        }
-        self.position[tag.id as usize] = NIL;
         tag.size
     }
 
@@ -240,8 +241,7 @@ impl Policy for Lhd {
         Lhd {
             capacity: capacity as u64,
             used: 0,
-            tags: Vec::with_capacity(capacity.min(n_ids)),
-            position: filled(n_ids, NIL),
+            tags: Dense::new(capacity.min(n_ids), n_ids),
             time: 0,
             until_reconfiguration: ACCESSES_PER_RECONFIGURATION,
             reconfigurations: 0,
@@ -261,8 +261,7 @@ impl Policy for Lhd {
 
     #[inline(always)]
     fn step<const SIZED: bool>(&mut self, id: u32, size: u64, _next_use: u64) -> bool {
-        ensure(&mut self.position, id, NIL);
-        let at = self.position[id as usize];
+        let at = self.tags.get(id);
         if at != NIL {
             self.update(at as usize, false);
             return true;
@@ -274,7 +273,6 @@ impl Policy for Lhd {
             self.used -= self.evict();
         }
         let at = self.tags.len();
-        self.position[id as usize] = at as u32;
         let tag = Tag { id, explorer: false, updated: 0, last_hit_age: 0, hit_age_before: MAX_AGE as u64, size };
         self.tags.push(tag);
         self.used += size;
@@ -282,24 +280,8 @@ impl Policy for Lhd {
         false
     }
 
-    fn contains(&self, id: u32) -> bool {
-        self.position.get(id as usize).is_some_and(|&p| p != NIL)
-    }
-    fn len(&self) -> usize {
-        self.tags.len()
-    }
+    delegate!(tags: contains, len, prefetch, prefetch_near);
     fn used(&self) -> u64 {
         self.used
-    }
-    #[inline(always)]
-    fn prefetch(&self, id: u32) {
-        prefetch(self.position.as_ptr().wrapping_add(id as usize));
-    }
-    #[inline(always)]
-    fn prefetch_near(&self, id: u32) {
-        let at = self.position.get(id as usize).copied().unwrap_or(NIL);
-        if at != NIL {
-            prefetch(self.tags.as_ptr().wrapping_add(at as usize));
-        }
     }
 }

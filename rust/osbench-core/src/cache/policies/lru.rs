@@ -2,7 +2,7 @@
 
 use crate::cache::demand::Evict;
 use crate::cache::list::{Links, List, Slots};
-use crate::cache::policy::Options;
+use crate::cache::policy::{delegate, Options};
 use crate::cache::NIL;
 
 pub struct Lru {
@@ -40,13 +40,7 @@ impl Evict for Lru {
         self.links.push_front(&mut self.list, slot);
         slot
     }
-    #[inline(always)]
-    fn prefetch(&self, id: u32) {
-        self.slots.prefetch(id);
-    }
-    fn contains(&self, id: u32) -> bool {
-        self.slots.peek(id) != NIL
-    }
+    delegate!(slots: prefetch, contains);
     fn len(&self) -> usize {
         self.list.len
     }

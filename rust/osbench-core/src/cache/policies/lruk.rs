@@ -7,7 +7,7 @@
 use crate::cache::demand::Evict;
 use crate::cache::heap::IndexedHeap;
 use crate::cache::list::{Links, List, Slots};
-use crate::cache::policy::{put, Options};
+use crate::cache::policy::{delegate, put, Options};
 use crate::cache::NIL;
 
 pub struct LruK {
@@ -104,13 +104,7 @@ impl Evict for LruK {
         slot
     }
 
-    #[inline(always)]
-    fn prefetch(&self, id: u32) {
-        self.slots.prefetch(id);
-    }
-    fn contains(&self, id: u32) -> bool {
-        self.slots.peek(id) != NIL
-    }
+    delegate!(slots: prefetch, contains);
     fn len(&self) -> usize {
         self.young.len + self.ranked.len()
     }

@@ -4,7 +4,8 @@
 //! counts. The rules are spelled out in the reference engine's `MQ` class; this file follows
 //! them step for step. Sized mode counts bytes in the cache and in Qout.
 
-use crate::cache::memory::{filled, prefetch};
+use crate::cache::list::{self, Link, Linked, List, PerId};
+use crate::cache::memory::prefetch;
 use crate::cache::policy::{ensure, Options, Policy};
 use crate::cache::NIL;
 
@@ -21,22 +22,24 @@ const MAX_COUNT: u32 = i32::MAX as u32;
 #[derive(Clone, Copy)]
 #[repr(align(32))]
 struct Node {
-    prev: u32,
-    next: u32,
+    link: Link,
     count: u32,
     id: u32,
     expiry: u64,
     place: u8,
 }
 
-const FREE: Node = Node { prev: NIL, next: NIL, count: 0, id: NIL, expiry: 0, place: 0 };
+const FREE: Node = Node { link: Link::NONE, count: 0, id: NIL, expiry: 0, place: 0 };
 
-/// One list of slots: the front the most recent (or, for Qout, the newest).
-#[derive(Clone, Copy)]
-struct List {
-    head: u32,
-    tail: u32,
-    len: usize,
+impl Linked for Node {
+    #[inline(always)]
+    fn link(&self) -> Link {
+        self.link
+    }
+    #[inline(always)]
+    fn link_mut(&mut self) -> &mut Link {
+        &mut self.link
+    }
 }
 
 pub struct Mq {
@@ -46,10 +49,10 @@ pub struct Mq {
     /// The virtual clock: one tick per hit and per insertion.
     clock: u64,
     /// Per id: its slot (a cached object or a Qout id), or NIL.
-    slot_of: Vec<u32>,
+    slot_of: PerId,
     nodes: Vec<Node>,
     free: Vec<u32>,
-    /// The queues, then Qout.
+    /// The queues, then Qout (lists of slots: the front the most recent, or for Qout the newest).
     lists: Vec<List>,
     used: u64,
     qout_used: u64,
@@ -80,44 +83,22 @@ impl Mq {
     /// Put `slot` at the front of list `q` (its place set to `place`).
     #[inline(always)]
     fn push_front(&mut self, q: usize, slot: u32, place: u8) {
-        let list = &mut self.lists[q];
-        let head = list.head;
-        let node = &mut self.nodes[slot as usize];
-        node.prev = NIL;
-        node.next = head;
-        node.place = place;
-        if head != NIL {
-            self.nodes[head as usize].prev = slot;
-        } else {
-            list.tail = slot;
-        }
-        list.head = slot;
-        list.len += 1;
+        self.nodes[slot as usize].place = place;
+        list::push_front(&mut self.nodes, &mut self.lists[q], slot);
     }
 
     /// Take `slot` out of its list.
     #[inline(always)]
     fn unlink(&mut self, slot: u32) {
-        let Node { prev, next, place, .. } = self.nodes[slot as usize];
+        let place = self.nodes[slot as usize].place;
         let q = if place == QOUT { self.n_queue() } else { place as usize };
-        let list = &mut self.lists[q];
-        if prev != NIL {
-            self.nodes[prev as usize].next = next;
-        } else {
-            list.head = next;
-        }
-        if next != NIL {
-            self.nodes[next as usize].prev = prev;
-        } else {
-            list.tail = prev;
-        }
-        list.len -= 1;
+        list::unlink(&mut self.nodes, &mut self.lists[q], slot);
     }
 
     #[inline(always)]
     fn release(&mut self, slot: u32) {
         let id = self.nodes[slot as usize].id;
-        self.slot_of[id as usize] = NIL;
+        self.slot_of.set(id, NIL);
         self.free.push(slot);
     }
 
@@ -131,7 +112,7 @@ impl Mq {
             }
         };
         self.nodes[slot as usize].id = id;
-        self.slot_of[id as usize] = slot;
+        self.slot_of.set(id, slot);
         slot
     }
 
@@ -187,10 +168,10 @@ impl Policy for Mq {
             lifetime: options.int("lifetime"),
             qout_size,
             clock: 0,
-            slot_of: filled(n_ids, NIL),
+            slot_of: PerId::new(n_ids),
             nodes: Vec::with_capacity(expected),
             free: Vec::new(),
-            lists: vec![List { head: NIL, tail: NIL, len: 0 }; n_queue + 1],
+            lists: vec![List::default(); n_queue + 1],
             used: 0,
             qout_used: 0,
             size_of: Vec::new(),
@@ -199,8 +180,7 @@ impl Policy for Mq {
 
     #[inline(always)]
     fn step<const SIZED: bool>(&mut self, id: u32, size: u64, _next_use: u64) -> bool {
-        ensure(&mut self.slot_of, id, NIL);
-        let slot = self.slot_of[id as usize];
+        let slot = self.slot_of.get(id);
         let mut remembered = None;
         if slot != NIL {
             let node = self.nodes[slot as usize];
@@ -245,19 +225,18 @@ impl Policy for Mq {
 
     #[inline(always)]
     fn prefetch(&self, id: u32) {
-        prefetch(self.slot_of.as_ptr().wrapping_add(id as usize));
+        self.slot_of.prefetch(id);
     }
     /// The slot's node: a hit reads and rewrites it, a Qout id is found in it.
     #[inline(always)]
     fn prefetch_near(&self, id: u32) {
-        if let Some(&slot) = self.slot_of.get(id as usize) {
-            if slot != NIL {
-                prefetch(self.nodes.as_ptr().wrapping_add(slot as usize));
-            }
+        let slot = self.slot_of.peek(id);
+        if slot != NIL {
+            prefetch(self.nodes.as_ptr().wrapping_add(slot as usize));
         }
     }
     fn contains(&self, id: u32) -> bool {
-        let slot = self.slot_of.get(id as usize).copied().unwrap_or(NIL);
+        let slot = self.slot_of.peek(id);
         slot != NIL && self.nodes[slot as usize].place != QOUT
     }
     fn len(&self) -> usize {

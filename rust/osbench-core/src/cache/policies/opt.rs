@@ -13,7 +13,7 @@
 use crate::cache::demand::Evict;
 use crate::cache::heap::IndexedHeap;
 use crate::cache::list::{Links, List, Slots};
-use crate::cache::policy::Options;
+use crate::cache::policy::{delegate, Options};
 use crate::cache::{NEVER, NIL};
 
 pub struct Opt {
@@ -79,13 +79,7 @@ impl Evict for Opt {
         self.file(slot, next_use);
         slot
     }
-    #[inline(always)]
-    fn prefetch(&self, id: u32) {
-        self.slots.prefetch(id);
-    }
-    fn contains(&self, id: u32) -> bool {
-        self.slots.peek(id) != NIL
-    }
+    delegate!(slots: prefetch, contains);
     fn len(&self) -> usize {
         self.heap.len() + self.never.len
     }

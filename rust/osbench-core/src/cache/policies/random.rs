@@ -6,31 +6,24 @@
 //! taken by the last member (swap-remove), so a draw is one index and an eviction O(1).
 
 use crate::cache::demand::Evict;
-use crate::cache::memory::filled;
-use crate::cache::policy::{ensure, Options};
+use crate::cache::list::Dense;
+use crate::cache::policy::{delegate, Options};
 use crate::cache::NIL;
 use crate::hash::SplitMix64;
 
 pub struct Random {
     /// The cached ids, in no particular order.
-    members: Vec<u32>,
-    /// Each id's position in `members`, or NIL.
-    position: Vec<u32>,
+    members: Dense<u32>,
     rng: SplitMix64,
 }
 
 impl Evict for Random {
     fn new(capacity: usize, n_ids: usize, options: Options) -> Self {
-        Random {
-            members: Vec::with_capacity(capacity.min(n_ids)),
-            position: filled(n_ids, NIL),
-            rng: SplitMix64(options.int("seed")),
-        }
+        Random { members: Dense::new(capacity.min(n_ids), n_ids), rng: SplitMix64(options.int("seed")) }
     }
     #[inline(always)]
     fn hit(&mut self, id: u32, _next_use: u64) -> bool {
-        ensure(&mut self.position, id, NIL);
-        self.position[id as usize] != NIL
+        self.members.get(id) != NIL
     }
     #[inline]
     fn evict(&mut self) -> Option<u32> {
@@ -38,27 +31,12 @@ impl Evict for Random {
             return None;
         }
         let at = self.rng.below(self.members.len() as u64) as usize;
-        let victim = self.members.swap_remove(at);
-        if let Some(&moved) = self.members.get(at) {
-            self.position[moved as usize] = at as u32;
-        }
-        self.position[victim as usize] = NIL;
-        Some(victim)
+        Some(self.members.swap_remove(at))
     }
     #[inline(always)]
     fn insert(&mut self, id: u32, _next_use: u64) -> u32 {
-        self.position[id as usize] = self.members.len() as u32;
         self.members.push(id);
         id
     }
-    #[inline(always)]
-    fn prefetch(&self, id: u32) {
-        crate::cache::memory::prefetch(self.position.as_ptr().wrapping_add(id as usize));
-    }
-    fn contains(&self, id: u32) -> bool {
-        self.position.get(id as usize).is_some_and(|&p| p != NIL)
-    }
-    fn len(&self) -> usize {
-        self.members.len()
-    }
+    delegate!(members: prefetch, contains, len);
 }

@@ -4,16 +4,8 @@
 //! in the reference engine's `S3FIFO` class; this file follows them step for step.
 //! Sized mode counts the capacity, the three queue sizes and their contents in bytes.
 
-use crate::cache::list::{Queues, Slots};
-use crate::cache::policy::{put, AdmitAll, Gate, Options, Policy};
-use crate::cache::NIL;
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Where {
-    Small,
-    Main,
-    Ghost,
-}
+use crate::cache::list::Placed;
+use crate::cache::policy::{delegate, put, step_through_gate, Gate, Options, Policy};
 
 pub struct S3Fifo {
     capacity: usize,
@@ -23,63 +15,59 @@ pub struct S3Fifo {
     /// A small-queue object moves to main at eviction if hit at least this often.
     threshold: u32,
     has_evicted: bool,
-    /// Cached objects and ghost ids each hold a slot.
-    slots: Slots,
-    /// Small, main and ghost, indexed by `Where`, each counting bytes in sized mode.
-    queues: Queues<3>,
-    place: Vec<Where>,
+    /// Small, main and ghost, each counting bytes in sized mode; cached objects and ghost ids
+    /// each hold a slot.
+    places: Placed<3, 2>,
     /// Hits since the object entered its queue (main: the reinsertion counter).
     count: Vec<u32>,
 }
 
+/// The queues: the small and main FIFOs hold the cached objects, the ghost FIFO ids only.
+const SMALL: usize = 0;
+const MAIN: usize = 1;
+const GHOST: usize = 2;
+
 impl S3Fifo {
     /// Put `slot` at the new end of `to` with its hit counter.
-    fn put<const SIZED: bool>(&mut self, slot: u32, to: Where, count: u32) {
-        self.queues.push::<SIZED>(to as usize, slot);
-        self.place[slot as usize] = to;
+    fn put<const SIZED: bool>(&mut self, slot: u32, to: usize, count: u32) {
+        self.places.push::<SIZED>(slot, to);
         self.count[slot as usize] = count;
     }
 
     fn evict<const SIZED: bool>(&mut self) {
         self.has_evicted = true;
-        let (small, main, ghost) = (Where::Small as usize, Where::Main as usize, Where::Ghost as usize);
-        if self.queues.held(main) > self.main_size as u64 || self.queues.held(small) == 0 {
+        if self.places.held(MAIN) > self.main_size as u64 || self.places.held(SMALL) == 0 {
             // Main: reinsert objects hit since they entered (one hit less), evict the first other.
-            while let Some(slot) = self.queues.pop::<SIZED>(main) {
+            while let Some(slot) = self.places.pop::<SIZED>(MAIN) {
                 let c = self.count[slot as usize];
                 if c == 0 {
-                    self.slots.release(slot);
+                    self.places.release(slot);
                     return;
                 }
-                self.put::<SIZED>(slot, Where::Main, c.min(3) - 1);
+                self.put::<SIZED>(slot, MAIN, c.min(3) - 1);
             }
         } else {
             // Small: promote objects hit often enough, evict the first other into the ghost,
             // which keeps the ids whose sizes fit in it.
-            while let Some(slot) = self.queues.pop::<SIZED>(small) {
+            while let Some(slot) = self.places.pop::<SIZED>(SMALL) {
                 if self.count[slot as usize] >= self.threshold {
-                    self.put::<SIZED>(slot, Where::Main, 0);
+                    self.put::<SIZED>(slot, MAIN, 0);
                     continue;
                 }
-                let size = self.queues.size::<SIZED>(slot);
+                let size = self.places.size::<SIZED>(slot);
                 if size > self.ghost_size as u64 {
-                    self.slots.release(slot);
+                    self.places.release(slot);
                     return;
                 }
-                while self.queues.held(ghost) + size > self.ghost_size as u64 {
-                    if !self.queues.drop_oldest::<SIZED>(ghost, &mut self.slots) {
-                        break;
-                    }
-                }
-                self.put::<SIZED>(slot, Where::Ghost, 0);
+                self.places.make_room::<SIZED>(GHOST, size, self.ghost_size as u64);
+                self.put::<SIZED>(slot, GHOST, 0);
                 return;
             }
         }
     }
 
-    fn insert<const SIZED: bool>(&mut self, id: u32, to: Where, size: u64) {
-        let slot = self.queues.admit::<SIZED>(to as usize, id, size, &mut self.slots);
-        put(&mut self.place, slot, to);
+    fn insert<const SIZED: bool>(&mut self, id: u32, to: usize, size: u64) {
+        let slot = self.places.admit::<SIZED>(to, id, size);
         put(&mut self.count, slot, 0);
     }
 }
@@ -98,39 +86,31 @@ impl Policy for S3Fifo {
             ghost_size,
             threshold: 2,
             has_evicted: false,
-            slots: Slots::new(n_ids, expected),
-            queues: Queues::with_capacity(expected),
-            place: Vec::with_capacity(expected),
+            places: Placed::new(n_ids, expected),
             count: Vec::with_capacity(expected),
         }
     }
 
-    /// One access of an object of `size` (1 unless `SIZED`): the queues then count objects, so
-    /// one loop serves both modes and the unit path reads no sizes.
-    #[inline(always)]
-    fn step<const SIZED: bool>(&mut self, id: u32, size: u64, next_use: u64) -> bool {
-        self.step_gated::<SIZED, _>(id, size, next_use, &mut AdmitAll)
-    }
+    step_through_gate!();
 
     /// libCacheSim's order (its `find`, then its `can_insert`): a ghost hit forgets the ghost
     /// whether or not the filter then admits the object.
     #[inline(always)]
     fn step_gated<const SIZED: bool, G: Gate>(&mut self, id: u32, size: u64, _next_use: u64, gate: &mut G) -> bool {
         gate.seen(id, size);
-        let slot = self.slots.get(id);
         let mut ghost_hit = false;
-        if slot != NIL {
-            let s = slot as usize;
-            match self.place[s] {
-                Where::Small | Where::Main => {
-                    self.count[s] = self.count[s].saturating_add(1);
-                    return true;
-                }
-                Where::Ghost => {
-                    self.queues.forget::<SIZED>(Where::Ghost as usize, slot, &mut self.slots);
-                    ghost_hit = true;
-                }
+        match self.places.find(id) {
+            Some((slot, SMALL | MAIN)) => {
+                let s = slot as usize;
+                self.count[s] = self.count[s].saturating_add(1);
+                return true;
             }
+            Some((slot, _)) => {
+                // In the ghost FIFO.
+                self.places.forget::<SIZED>(slot);
+                ghost_hit = true;
+            }
+            None => {}
         }
         // libCacheSim admits only what fits in the small queue (the ghost id is gone anyway);
         // never the case for unit sizes, the small queue holding at least one object.
@@ -141,34 +121,20 @@ impl Policy for S3Fifo {
         if !gate.admit(id, size) || size > self.capacity as u64 {
             return false;
         }
-        let (small, main) = (Where::Small as usize, Where::Main as usize);
-        while self.queues.held(small) + self.queues.held(main) + size > self.capacity as u64 {
+        while self.places.held(SMALL) + self.places.held(MAIN) + size > self.capacity as u64 {
             self.evict::<SIZED>();
         }
         if ghost_hit {
-            self.insert::<SIZED>(id, Where::Main, size);
+            self.insert::<SIZED>(id, MAIN, size);
         } else if size >= self.small_size as u64 {
             // libCacheSim never inserts an object as large as the small queue.
-        } else if !self.has_evicted && self.queues.held(small) >= self.small_size as u64 {
-            self.insert::<SIZED>(id, Where::Main, size);
+        } else if !self.has_evicted && self.places.held(SMALL) >= self.small_size as u64 {
+            self.insert::<SIZED>(id, MAIN, size);
         } else {
-            self.insert::<SIZED>(id, Where::Small, size);
+            self.insert::<SIZED>(id, SMALL, size);
         }
         false
     }
 
-    #[inline(always)]
-    fn prefetch(&self, id: u32) {
-        self.slots.prefetch(id);
-    }
-    fn contains(&self, id: u32) -> bool {
-        let slot = self.slots.peek(id);
-        slot != NIL && self.place[slot as usize] != Where::Ghost
-    }
-    fn len(&self) -> usize {
-        self.queues.len(Where::Small as usize) + self.queues.len(Where::Main as usize)
-    }
-    fn used(&self) -> u64 {
-        self.queues.held(Where::Small as usize) + self.queues.held(Where::Main as usize)
-    }
+    delegate!(places: prefetch, contains, len, used);
 }

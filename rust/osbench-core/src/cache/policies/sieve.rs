@@ -8,7 +8,7 @@
 
 use crate::cache::demand::Evict;
 use crate::cache::list::{Links, List, Slots};
-use crate::cache::policy::{put, Options};
+use crate::cache::policy::{delegate, put, Options};
 use crate::cache::NIL;
 
 pub struct Sieve {
@@ -64,13 +64,7 @@ impl Evict for Sieve {
         self.links.push_front(&mut self.queue, slot);
         slot
     }
-    #[inline(always)]
-    fn prefetch(&self, id: u32) {
-        self.slots.prefetch(id);
-    }
-    fn contains(&self, id: u32) -> bool {
-        self.slots.peek(id) != NIL
-    }
+    delegate!(slots: prefetch, contains);
     fn len(&self) -> usize {
         self.queue.len
     }

@@ -5,7 +5,7 @@
 //! class; this file follows them step for step. Sized mode counts bytes.
 
 use crate::cache::list::{Links, List, Slots};
-use crate::cache::policy::{put, Options, Policy};
+use crate::cache::policy::{delegate, put, Options, Policy};
 use crate::cache::NIL;
 
 /// The most segments a cache may have (libCacheSim's `SLRU_MAX_N_SEG`).
@@ -132,13 +132,7 @@ impl Policy for Slru {
         false
     }
 
-    #[inline(always)]
-    fn prefetch(&self, id: u32) {
-        self.slots.prefetch(id);
-    }
-    fn contains(&self, id: u32) -> bool {
-        self.slots.peek(id) != NIL
-    }
+    delegate!(slots: prefetch, contains);
     fn len(&self) -> usize {
         self.lists.iter().map(|l| l.len).sum()
     }
