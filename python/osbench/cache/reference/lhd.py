@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Optional
 
+from osbench.cache._demand import DemandPaging
 from osbench.splitmix import SplitMix64
 
 MAX_AGE = 20_000
@@ -28,7 +29,7 @@ LOWEST = -1.7976931348623157e308
 """The lowest finite double: the density of an object at the maximum age."""
 
 
-class LHD:
+class LHD(DemandPaging):
     """LHD (Beckmann, Chen and Cidon, NSDI 2018) as libCacheSim runs it
     (``libCacheSim/cache/eviction/LHD/lhd.cpp`` and ``lhd.hpp``, class ``repl::LHD``, through
     ``LHD_Interface.cpp``; associativity 32, admissions 8): evict, of a few objects drawn at
@@ -64,13 +65,12 @@ class LHD:
     generator, so it agrees with this class in distribution, not miss for miss."""
 
     def __init__(self, capacity: int, seed: int = 0) -> None:
-        self.capacity = capacity
+        super().__init__(capacity)
         self.rng = SplitMix64(seed)
         self.members: list[Hashable] = []
         self.position: dict[Hashable, int] = {}
         # per cached key: [last update, last hit age, the one before, size, explorer]
         self.tag: dict[Hashable, list] = {}  # type: ignore[type-arg]
-        self.used = 0
         self.time = 0
         self.until_reconfiguration = ACCESSES_PER_RECONFIGURATION
         self.reconfigurations = 0
@@ -85,20 +85,14 @@ class LHD:
         self.ewma_victim = 0.0
         self.explorer_budget = capacity // 100
 
-    def access(self, key: Hashable, next_use: Optional[int] = None, size: int = 1) -> bool:
-        if key in self.tag:
-            self._update(key, size, insert=False)
-            return True
-        if size > self.capacity:
-            return False
-        while self.used + size > self.capacity:
-            self._evict()
+    def _hit(self, key: Hashable) -> None:
+        self._update(key, insert=False)
+
+    def _insert(self, key: Hashable) -> None:
         self.position[key] = len(self.members)
         self.members.append(key)
-        self.tag[key] = [0, 0, MAX_AGE, size, False]
-        self.used += size
-        self._update(key, size, insert=True)
-        return False
+        self.tag[key] = [0, 0, MAX_AGE, self.size[key], False]
+        self._update(key, insert=True)
 
     # -- the model --------------------------------------------------------------------------
 
@@ -127,7 +121,7 @@ class LHD:
             d += 1.0
         return d
 
-    def _update(self, key: Hashable, size: int, insert: bool) -> None:
+    def _update(self, key: Hashable, insert: bool) -> None:
         tag = self.tag[key]
         if not insert:
             age = self._age(tag)
@@ -153,7 +147,7 @@ class LHD:
             self.until_reconfiguration = ACCESSES_PER_RECONFIGURATION
             self.reconfigurations += 1
 
-    def _evict(self) -> None:
+    def _evict(self) -> Hashable:
         victim: Optional[int] = None
         best = 0.0
         samples = SAMPLES_LATE if self.reconfigurations > 50 else SAMPLES_EARLY
@@ -179,7 +173,7 @@ class LHD:
             self.members[victim] = last
             self.position[last] = victim
         del self.position[key]
-        self.used -= tag[3]
+        return key
 
     def _reconfigure(self) -> None:
         for c in range(CLASSES):
@@ -229,9 +223,3 @@ class LHD:
                     counts[a] = total
                 for a in range(MAX_AGE >> delta, MAX_AGE - 1):
                     counts[a] = 0.0
-
-    def __len__(self) -> int:
-        return len(self.members)
-
-    def __contains__(self, key: Hashable) -> bool:
-        return key in self.tag
