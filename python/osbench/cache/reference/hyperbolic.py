@@ -7,6 +7,7 @@ from collections.abc import Hashable
 from typing import Optional
 
 from osbench.cache._demand import DemandPaging
+from osbench.cache._members import Members
 from osbench.splitmix import SplitMix64
 
 
@@ -31,8 +32,7 @@ class Hyperbolic(DemandPaging):
         self.samples = samples
         self.rng = SplitMix64(seed)
         self.now = 0
-        self.members: list[Hashable] = []
-        self.position: dict[Hashable, int] = {}
+        self.members = Members()
         self.count: dict[Hashable, int] = {}
         self.entered: dict[Hashable, int] = {}
 
@@ -44,7 +44,6 @@ class Hyperbolic(DemandPaging):
         self.count[key] += 1
 
     def _insert(self, key: Hashable) -> None:
-        self.position[key] = len(self.members)
         self.members.append(key)
         self.count[key] = 1
         self.entered[key] = self.now
@@ -52,15 +51,11 @@ class Hyperbolic(DemandPaging):
     def _evict(self) -> Hashable:
         best, best_priority = 0, float("inf")
         for _ in range(self.samples):
-            at = self.rng.below(len(self.members))
+            at = self.members.draw(self.rng)
             key = self.members[at]
             priority = 1.0e8 * self.count[key] / (self.now - self.entered[key])
             if priority < best_priority:
                 best, best_priority = at, priority
-        victim = self.members[best]
-        last = self.members.pop()
-        if best < len(self.members):
-            self.members[best] = last
-            self.position[last] = best
-        del self.position[victim], self.count[victim], self.entered[victim]
+        victim = self.members.swap_remove(best)
+        del self.count[victim], self.entered[victim]
         return victim

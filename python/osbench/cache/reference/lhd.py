@@ -7,6 +7,7 @@ from collections.abc import Hashable
 from typing import Optional
 
 from osbench.cache._demand import DemandPaging
+from osbench.cache._members import Members
 from osbench.splitmix import SplitMix64
 
 MAX_AGE = 20_000
@@ -67,8 +68,7 @@ class LHD(DemandPaging):
     def __init__(self, capacity: int, seed: int = 0) -> None:
         super().__init__(capacity)
         self.rng = SplitMix64(seed)
-        self.members: list[Hashable] = []
-        self.position: dict[Hashable, int] = {}
+        self.members = Members()
         # per cached key: [last update, last hit age, the one before, size, explorer]
         self.tag: dict[Hashable, list] = {}  # type: ignore[type-arg]
         self.time = 0
@@ -89,7 +89,6 @@ class LHD(DemandPaging):
         self._update(key, insert=False)
 
     def _insert(self, key: Hashable) -> None:
-        self.position[key] = len(self.members)
         self.members.append(key)
         self.tag[key] = [0, 0, MAX_AGE, self.size[key], False]
         self._update(key, insert=True)
@@ -152,27 +151,22 @@ class LHD(DemandPaging):
         best = 0.0
         samples = SAMPLES_LATE if self.reconfigurations > 50 else SAMPLES_EARLY
         for _ in range(samples):
-            at = self.rng.below(len(self.members))
+            at = self.members.draw(self.rng)
             d = self._density(self.tag[self.members[at]])
             if victim is None or d < best:
                 victim, best = at, d
         for key in self.admitted:
-            if key is not None and key in self.position:
+            if key is not None and key in self.members:
                 d = self._density(self.tag[key])
                 if d < best:
-                    victim, best = self.position[key], d
+                    victim, best = self.members.position[key], d
         assert victim is not None
         self.ewma_victim = EWMA_DECAY * self.ewma_victim + (1.0 - EWMA_DECAY) * best
-        key = self.members[victim]
+        key = self.members.swap_remove(victim)
         tag = self.tag.pop(key)
         self.evictions[self._class(tag)][self._age(tag)] += 1.0
         if tag[4]:
             self.explorer_budget += tag[3]
-        last = self.members.pop()
-        if victim < len(self.members):
-            self.members[victim] = last
-            self.position[last] = victim
-        del self.position[key]
         return key
 
     def _reconfigure(self) -> None:

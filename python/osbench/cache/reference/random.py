@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 
 from osbench.cache._demand import DemandPaging
+from osbench.cache._members import Members
 from osbench.splitmix import SplitMix64
 
 
@@ -23,19 +24,10 @@ class Random(DemandPaging):
     def __init__(self, capacity: int, seed: int = 0) -> None:
         super().__init__(capacity)
         self.rng = SplitMix64(seed)
-        self.members: list[Hashable] = []
-        self.position: dict[Hashable, int] = {}
+        self.members = Members()
 
     def _evict(self) -> Hashable:
-        at = self.rng.below(len(self.members))
-        victim = self.members[at]
-        last = self.members.pop()
-        if at < len(self.members):
-            self.members[at] = last
-            self.position[last] = at
-        del self.position[victim]
-        return victim
+        return self.members.swap_remove(self.members.draw(self.rng))
 
     def _insert(self, key: Hashable) -> None:
-        self.position[key] = len(self.members)
         self.members.append(key)
