@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from osbench.cache._demand import DemandPaging
+from osbench.cache._parts import DemandPaging
 from osbench.errors import ArgumentError
 
 

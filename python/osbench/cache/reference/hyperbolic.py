@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Optional
 
-from osbench.cache._demand import DemandPaging
-from osbench.cache._members import Members
+from osbench.cache._parts import DemandPaging, Members
 from osbench.splitmix import SplitMix64
 
 

@@ -6,7 +6,7 @@ import heapq
 from collections.abc import Hashable
 from typing import Optional
 
-from osbench.cache._demand import DemandPaging
+from osbench.cache._parts import DemandPaging
 
 
 class LFUDA(DemandPaging):

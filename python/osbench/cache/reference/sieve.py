@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Any
 
-from osbench.cache._demand import DemandPaging
+from osbench.cache._parts import DemandPaging
 
 _NONE: Any = object()  # "no key": a sentinel no user key can equal
 
