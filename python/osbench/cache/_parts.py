@@ -1,5 +1,5 @@
 """The pieces the reference policies share (:mod:`osbench.cache.reference` holds one file per
-policy, so they live beside it): :class:`DemandPaging`, the access of most of them;
+policy, so they live beside it): :class:`DemandPaging`, the access of half of them;
 :class:`Members`, the cached keys of those that draw victims at random; :class:`Ghost`, the
 recently evicted ids some of them remember; :class:`GhostLookup`, the access of those whose
 lookup forgets a ghost before an admission filter is asked."""
@@ -71,9 +71,9 @@ class DemandPaging:
 
 class Members:
     """The cached keys of a policy that draws its victims at random (random, hyperbolic,
-    lhd), kept so that one seed draws the same objects in both engines, in a list: a draw is position ``rng.below(len)``; a newcomer joins at
-    the end, and a leaving key's place is taken by the last key (swap-remove), as the native
-    engine keeps them."""
+    lhd), in a list: a draw is position ``rng.below(len)``; a newcomer joins at the end, and a
+    leaving key's place is taken by the last key (swap-remove). The native engine keeps them
+    the same way, so one seed draws the same objects in both engines."""
 
     def __init__(self) -> None:
         self.keys: list[Hashable] = []
@@ -133,12 +133,6 @@ class Ghost:
             return False
         self.used -= size
         return True
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-    def __contains__(self, key: Hashable) -> bool:
-        return key in self.ids
 
 
 class GhostLookup:
