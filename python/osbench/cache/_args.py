@@ -203,18 +203,36 @@ def online_key(key: Any) -> Any:
     return key
 
 
+_OPTIONAL = {
+    "size": (
+        "this cache counts bytes (made with sizes=True), so call access(key, size)",
+        "this cache counts objects; make it with sizes=True to give sizes",
+    ),
+    "cost": (
+        "this cache was made with costs=True, so call access(key, cost=...)",
+        "this cache takes no costs; make a gdsf cache with costs=True to give costs",
+    ),
+}
+"""An online access's optional arguments: why each is required, and why refused."""
+
+
+def _given(name: str, value: Any, taken: bool) -> bool:
+    """Whether one online access gives its optional ``name`` (:data:`_OPTIONAL`): it must when
+    the cache was made to take it (``taken``), and must not otherwise."""
+    required, refused = _OPTIONAL[name]
+    if value is None:
+        if taken:
+            raise ArgumentTypeError(f"{name} is required: {required}")
+        return False
+    if not taken:
+        raise ArgumentTypeError(f"{name}={value!r} is not accepted: {refused}")
+    return True
+
+
 def online_size(size: Any, sized: bool) -> Optional[int]:
     """The ``size`` of one online access: required in a cache made with sizes, refused otherwise."""
-    if size is None:
-        if sized:
-            raise ArgumentTypeError(
-                "size is required: this cache counts bytes (made with sizes=True), so call access(key, size)"
-            )
+    if not _given("size", size, sized):
         return None
-    if not sized:
-        raise ArgumentTypeError(
-            f"size={size!r} is not accepted: this cache counts objects; make it with sizes=True to give sizes"
-        )
     if isinstance(size, bool) or not isinstance(size, numbers.Integral):
         raise ArgumentTypeError(f"size={size!r} is not accepted: it must be a positive integer")
     if not 0 < int(size) <= _MAX_SIZE:
@@ -225,16 +243,8 @@ def online_size(size: Any, sized: bool) -> Optional[int]:
 def online_cost(cost: Any, costed: bool) -> Optional[float]:
     """The ``cost`` of one online access: a finite positive real number, required in a cache
     made with costs, refused otherwise."""
-    if cost is None:
-        if costed:
-            raise ArgumentTypeError(
-                "cost is required: this cache was made with costs=True, so call access(key, cost=...)"
-            )
+    if not _given("cost", cost, costed):
         return None
-    if not costed:
-        raise ArgumentTypeError(
-            f"cost={cost!r} is not accepted: this cache takes no costs; make a gdsf cache with costs=True to give costs"
-        )
     if isinstance(cost, bool) or not isinstance(cost, numbers.Real):
         raise ArgumentTypeError(f"cost={cost!r} is not accepted: it must be a positive number")
     try:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from osbench import _checks, _native
-from osbench.cache.policies import Parameter, parse_spec
+from osbench.cache.policies import Parameter, from_row, parse_spec
 from osbench.errors import ArgumentError, ArgumentTypeError
 
 
@@ -40,14 +40,7 @@ class AdmissionInfo:
 
 
 ADMISSION_TABLE: dict[str, AdmissionInfo] = {
-    row["name"]: AdmissionInfo(
-        name=row["name"],
-        params={p["name"]: Parameter(**p) for p in row["params"]},
-        libcachesim=row["libcachesim"],
-        seeded=row["seeded"],
-        doc=row["doc"],
-    )
-    for row in _native.CACHE_ADMISSIONS
+    row["name"]: from_row(AdmissionInfo, row) for row in _native.CACHE_ADMISSIONS
 }
 """Every filter's row, by name, in the order users see them."""
 

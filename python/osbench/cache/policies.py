@@ -9,12 +9,15 @@ from that table here; nothing is written twice.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Optional, Union
+from typing import Any, Optional, TypeVar, Union
 
 from osbench import _checks, _native
 from osbench.errors import ArgumentError
+
+_Info = TypeVar("_Info")
 
 
 @dataclass(frozen=True)
@@ -63,19 +66,16 @@ class PolicyInfo:
         return tuple(self.params)
 
 
-TABLE: dict[str, PolicyInfo] = {
-    row["name"]: PolicyInfo(
-        name=row["name"],
-        min_capacity=row["min_capacity"],
-        offline=row["offline"],
-        takes_costs=row["takes_costs"],
-        params={p["name"]: Parameter(**p) for p in row["params"]},
-        libcachesim=row["libcachesim"],
-        randomised=row["randomised"],
-        hashes_keys=row["hashes_keys"],
-    )
-    for row in _native.CACHE_POLICIES
-}
+def from_row(info: type[_Info], row: Mapping[str, Any]) -> _Info:
+    """The ``info`` dataclass (:class:`PolicyInfo`, :class:`osbench.cache.AdmissionInfo`) of one
+    row of a table the core exports: each field is the row's entry of its name, ``params`` made
+    :class:`Parameter` rows (the row's other entries are left out)."""
+    fields = {f.name: row[f.name] for f in dataclasses.fields(info)}  # type: ignore[arg-type]
+    fields["params"] = {p["name"]: Parameter(**p) for p in row["params"]}
+    return info(**fields)
+
+
+TABLE: dict[str, PolicyInfo] = {row["name"]: from_row(PolicyInfo, row) for row in _native.CACHE_POLICIES}
 """Every policy's row, by name, in the order users see them."""
 
 POLICIES: tuple[str, ...] = tuple(TABLE)

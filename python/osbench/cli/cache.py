@@ -51,6 +51,12 @@ def _admission(args: argparse.Namespace) -> dict[str, Any]:
     return {"admission": name, "admission_params": params}
 
 
+def _cache_keywords(args: argparse.Namespace) -> dict[str, Any]:
+    """The keywords both commands pass after the trace, the policy and the capacities: the
+    engine, --sizes, --admission and the policy's parameters."""
+    return {"engine": args.engine, "sizes": True if args.sizes else None, **_admission(args), **args.policy[1]}
+
+
 def _policy(text: str) -> tuple[str, dict[str, Any]]:
     """--policy NAME[:KEY=VALUE,...]: the policy and its parameters (argparse shows a refusal's
     own message)."""
@@ -61,17 +67,7 @@ def _policy(text: str) -> tuple[str, dict[str, Any]]:
 
 
 def cmd_cache_replay(args: argparse.Namespace) -> int:
-    trace = load_trace(args)
-    policy, params = args.policy
-    r = osbench.cache.replay(
-        trace,
-        policy,
-        args.capacity,
-        engine=args.engine,
-        sizes=True if args.sizes else None,
-        **_admission(args),
-        **params,
-    )
+    r = osbench.cache.replay(load_trace(args), args.policy[0], args.capacity, **_cache_keywords(args))
     if args.json:
         print(json.dumps(r.to_dict()))
     else:
@@ -83,18 +79,8 @@ def cmd_cache_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_cache_curve(args: argparse.Namespace) -> int:
-    trace = load_trace(args)
-    policy, params = args.policy
-    ratios = osbench.cache.curve(
-        trace,
-        policy,
-        args.capacities,
-        engine=args.engine,
-        sizes=True if args.sizes else None,
-        sample=args.sample,
-        **_admission(args),
-        **params,
-    )
+    policy = args.policy[0]
+    ratios = osbench.cache.curve(load_trace(args), policy, args.capacities, sample=args.sample, **_cache_keywords(args))
     if args.json:
         print(json.dumps({"policy": policy, "capacities": args.capacities, "hit_ratio": ratios.tolist()}))
     else:

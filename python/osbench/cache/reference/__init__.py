@@ -14,6 +14,12 @@ libCacheSim. :class:`GDSF` also takes a ``cost``. :class:`OPT` is offline: ``acc
 next_use)`` also needs the time of the key's next access. A class takes, beside the capacity,
 exactly the keyword parameters its row of the policy table lists (:data:`osbench.cache.PARAMETERS`).
 
+Half of the classes take their access from :class:`osbench.cache._parts.DemandPaging` (look
+up; on a miss, evict until the newcomer fits, then insert it) and define only what makes them
+that policy: what a hit does, which object leaves, where a newcomer goes. The other pieces
+several policies share (a ghost of evicted ids, the keys a random draw picks from) are in
+:mod:`osbench.cache._parts` too.
+
 :data:`POLICY_CLASSES` is the registry: one row per policy, the same names as the core's table
 (a test holds them together).
 """

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Hashable
-from typing import Optional
+
+from osbench.cache._parts import DemandPaging
 
 
-class Clock:
+class Clock(DemandPaging):
     """CLOCK, or second chance: the cached objects sit on a circle, one reference bit each.
 
     A hit sets the bit. On a miss with a full cache the hand sweeps: a set bit is cleared and
@@ -20,35 +21,23 @@ class Clock:
     With ``size=`` the capacity counts bytes and the hand evicts until the newcomer fits."""
 
     def __init__(self, capacity: int, bit_on_insert: bool = False) -> None:
-        self.capacity = capacity
+        super().__init__(capacity)
         self.bit_on_insert = bit_on_insert
         self.circle: deque[Hashable] = deque()  # front: under the hand
         self.referenced: dict[Hashable, bool] = {}
-        self.size: dict[Hashable, int] = {}
-        self.used = 0
 
-    def access(self, key: Hashable, next_use: Optional[int] = None, size: int = 1) -> bool:
-        if key in self.referenced:
-            self.referenced[key] = True
-            return True
-        if size > self.capacity:
-            return False
-        while self.used + size > self.capacity:
+    def _hit(self, key: Hashable) -> None:
+        self.referenced[key] = True
+
+    def _evict(self) -> Hashable:
+        while True:
             candidate = self.circle.popleft()
-            if self.referenced[candidate]:
-                self.referenced[candidate] = False
-                self.circle.append(candidate)
-            else:
+            if not self.referenced[candidate]:
                 del self.referenced[candidate]
-                self.used -= self.size.pop(candidate)
+                return candidate
+            self.referenced[candidate] = False
+            self.circle.append(candidate)
+
+    def _insert(self, key: Hashable) -> None:
         self.circle.append(key)
         self.referenced[key] = self.bit_on_insert
-        self.size[key] = size
-        self.used += size
-        return False
-
-    def __len__(self) -> int:
-        return len(self.circle)
-
-    def __contains__(self, key: Hashable) -> bool:
-        return key in self.referenced

@@ -6,6 +6,7 @@ from collections import OrderedDict
 from collections.abc import Hashable
 from typing import Optional
 
+from osbench.cache._parts import Ghost
 from osbench.errors import ArgumentError
 
 
@@ -60,7 +61,7 @@ class Clock2QPlus:
         corr_window_ratio: float = 0.5,
     ) -> None:
         self.capacity = capacity
-        self.fifo_size, self.main_size, self.ghost_size = queue_sizes(capacity, fifo_size_ratio, ghost_size_ratio)
+        self.fifo_size, self.main_size, ghost_size = queue_sizes(capacity, fifo_size_ratio, ghost_size_ratio)
         if self.fifo_size < 2:
             raise ArgumentError(
                 f"capacity={capacity} is not accepted: its small FIFO ({fifo_size_ratio} of it) must hold an object"
@@ -70,8 +71,8 @@ class Clock2QPlus:
         self.window = float(self.fifo_size) * corr_window_ratio
         self.fifo: OrderedDict[Hashable, list[int]] = OrderedDict()  # key -> [size, freq, stamp]; last: newest
         self.main: OrderedDict[Hashable, list[int]] = OrderedDict()  # key -> [size, freq]
-        self.ghost: OrderedDict[Hashable, int] = OrderedDict()  # key -> size
-        self.fifo_used = self.main_used = self.ghost_used = 0
+        self.ghost = Ghost(ghost_size)
+        self.fifo_used = self.main_used = 0
         self.admitted = 0  # admissions to the small FIFO
         self.has_evicted = False
 
@@ -85,9 +86,7 @@ class Clock2QPlus:
             if self.admitted - entry[2] >= self.window:
                 entry[1] += 1
             return True
-        ghost_hit = key in self.ghost
-        if ghost_hit:
-            self.ghost_used -= self.ghost.pop(key)
+        ghost_hit = self.ghost.forget(key)
         entry = self.main.get(key)
         if entry is not None:
             entry[1] += 1
@@ -133,12 +132,7 @@ class Clock2QPlus:
 
     def remember(self, key: Hashable, size: int) -> None:
         """The ghost's ``get``: a FIFO of ids by bytes; an id already there stays where it is."""
-        if key in self.ghost or size > self.ghost_size:
-            return
-        while self.ghost_used + size > self.ghost_size:
-            self.ghost_used -= self.ghost.popitem(last=False)[1]
-        self.ghost[key] = size
-        self.ghost_used += size
+        self.ghost.add(key, size)
 
     def __len__(self) -> int:
         return len(self.fifo) + len(self.main)

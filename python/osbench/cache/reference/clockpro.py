@@ -4,8 +4,8 @@ definition the native engine follows)."""
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import Optional
 
+from osbench.cache._parts import DemandPaging
 from osbench.errors import ArgumentError
 
 
@@ -15,7 +15,7 @@ def cold_max(capacity: int, ratio: float) -> int:
     return int(float(capacity) * ratio)
 
 
-class ClockPro:
+class ClockPro(DemandPaging):
     """CLOCK-Pro (Jiang, Chen and Zhang, USENIX ATC 2005) as libCacheSim's ClockPro
     (``libCacheSim/cache/eviction/ClockPro.c``) behaves with the parameters its Python class
     takes: ``init_ratio_cold`` (``init-ratio-cold``, default 0.5 as ``libcachesim.ClockPro``
@@ -47,27 +47,21 @@ class ClockPro:
     def __init__(self, capacity: int, bit_on_insert: bool = False, init_ratio_cold: float = 0.5) -> None:
         if not 0 < init_ratio_cold <= 1:
             raise ArgumentError(f"init_ratio_cold={init_ratio_cold!r} is not accepted: a number in (0, 1]")
-        self.capacity = capacity
+        super().__init__(capacity)
         self.cold_max = cold_max(capacity, init_ratio_cold)
         if self.cold_max < 1:
             raise ArgumentError(
                 f"capacity={capacity} is not accepted: its cold target ({init_ratio_cold} of it) holds no object"
             )
         self.bit_on_insert = bit_on_insert
-        self.referenced: dict[Hashable, bool] = {}
-        self.used = 0  # bytes held, all of them in cold pages
+        self.referenced: dict[Hashable, bool] = {}  # every page is cold: ``used`` is their bytes
 
-    def access(self, key: Hashable, next_use: Optional[int] = None, size: int = 1) -> bool:
-        if key in self.referenced:
-            self.referenced[key] = True
-            return True
-        if size <= self.capacity and self.used + size <= self.cold_max:
-            self.referenced[key] = self.bit_on_insert
-            self.used += size
-        return False
+    def _hit(self, key: Hashable) -> None:
+        self.referenced[key] = True
 
-    def __len__(self) -> int:
-        return len(self.referenced)
+    def _fits(self, size: int) -> bool:
+        # ``ClockPro_can_insert``; then ``used + size <= cold_max <= capacity``: no eviction runs
+        return size <= self.capacity and self.used + size <= self.cold_max
 
-    def __contains__(self, key: Hashable) -> bool:
-        return key in self.referenced
+    def _insert(self, key: Hashable) -> None:
+        self.referenced[key] = self.bit_on_insert

@@ -4,32 +4,19 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Hashable
-from typing import Optional
+
+from osbench.cache._parts import DemandPaging
 
 
-class FIFO:
+class FIFO(DemandPaging):
     """First in, first out: evict the object that entered first. Hits change nothing."""
 
     def __init__(self, capacity: int) -> None:
-        self.capacity = capacity
-        self.queue: deque[Hashable] = deque()
-        self.cached: dict[Hashable, int] = {}  # key -> size
-        self.used = 0
+        super().__init__(capacity)
+        self.queue: deque[Hashable] = deque()  # oldest first
 
-    def access(self, key: Hashable, next_use: Optional[int] = None, size: int = 1) -> bool:
-        if key in self.cached:
-            return True
-        if size > self.capacity:
-            return False
-        while self.used + size > self.capacity:
-            self.used -= self.cached.pop(self.queue.popleft())
+    def _evict(self) -> Hashable:
+        return self.queue.popleft()
+
+    def _insert(self, key: Hashable) -> None:
         self.queue.append(key)
-        self.cached[key] = size
-        self.used += size
-        return False
-
-    def __len__(self) -> int:
-        return len(self.queue)
-
-    def __contains__(self, key: Hashable) -> bool:
-        return key in self.cached

@@ -6,10 +6,11 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Optional
 
+from osbench.cache._parts import DemandPaging, Members
 from osbench.splitmix import SplitMix64
 
 
-class Hyperbolic:
+class Hyperbolic(DemandPaging):
     """Hyperbolic caching (Blankstein, Sen and Freedman, USENIX ATC 2017) as libCacheSim defines
     it (``libCacheSim/cache/eviction/Hyperbolic.c``): an object's priority is its access count
     over its age in the cache, ``1e8 * count / (now - entered)`` (``Hyperbolic_to_evict``), where
@@ -26,52 +27,34 @@ class Hyperbolic:
     object), so it agrees with this class in distribution, not miss for miss."""
 
     def __init__(self, capacity: int, seed: int = 0, samples: int = 64) -> None:
-        self.capacity = capacity
+        super().__init__(capacity)
         self.samples = samples
         self.rng = SplitMix64(seed)
         self.now = 0
-        self.members: list[Hashable] = []
-        self.position: dict[Hashable, int] = {}
+        self.members = Members()
         self.count: dict[Hashable, int] = {}
         self.entered: dict[Hashable, int] = {}
-        self.size: dict[Hashable, int] = {}
-        self.used = 0
 
     def access(self, key: Hashable, next_use: Optional[int] = None, size: int = 1) -> bool:
-        self.now += 1
-        if key in self.position:
-            self.count[key] += 1
-            return True
-        if size > self.capacity:
-            return False
-        while self.used + size > self.capacity:
-            self._evict()
-        self.position[key] = len(self.members)
+        self.now += 1  # every request counts, hit or miss
+        return super().access(key, next_use, size)
+
+    def _hit(self, key: Hashable) -> None:
+        self.count[key] += 1
+
+    def _insert(self, key: Hashable) -> None:
         self.members.append(key)
         self.count[key] = 1
         self.entered[key] = self.now
-        self.size[key] = size
-        self.used += size
-        return False
 
-    def _evict(self) -> None:
+    def _evict(self) -> Hashable:
         best, best_priority = 0, float("inf")
         for _ in range(self.samples):
-            at = self.rng.below(len(self.members))
+            at = self.members.draw(self.rng)
             key = self.members[at]
             priority = 1.0e8 * self.count[key] / (self.now - self.entered[key])
             if priority < best_priority:
                 best, best_priority = at, priority
-        victim = self.members[best]
-        last = self.members.pop()
-        if best < len(self.members):
-            self.members[best] = last
-            self.position[last] = best
-        del self.position[victim], self.count[victim], self.entered[victim]
-        self.used -= self.size.pop(victim)
-
-    def __len__(self) -> int:
-        return len(self.members)
-
-    def __contains__(self, key: Hashable) -> bool:
-        return key in self.position
+        victim = self.members.swap_remove(best)
+        del self.count[victim], self.entered[victim]
+        return victim

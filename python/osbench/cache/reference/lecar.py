@@ -8,6 +8,7 @@ from collections import OrderedDict
 from collections.abc import Hashable
 from typing import Optional
 
+from osbench.cache._parts import DemandPaging
 from osbench.splitmix import SplitMix64
 
 LEARNING_RATE = 0.45
@@ -17,7 +18,7 @@ DISCOUNT_AT_CAPACITY = 0.005
 0.005 of a fresh one (libCacheSim's ``dr``)."""
 
 
-class LeCaR:
+class LeCaR(DemandPaging):
     """LeCaR (Vietri et al., HotStorage 2018) as libCacheSim defines it
     (``libCacheSim/cache/eviction/LeCaR.c``, the default build without ``LECAR_USE_BELADY``):
     two experts, LRU and LFU, and a weight each (``w_lru``, ``w_lfu``, both 0.5 at first).
@@ -42,7 +43,7 @@ class LeCaR:
     generator, so it agrees with this class in distribution, not miss for miss."""
 
     def __init__(self, capacity: int, seed: int = 0) -> None:
-        self.capacity = capacity
+        super().__init__(capacity)
         self.rng = SplitMix64(seed)
         self.discount = DISCOUNT_AT_CAPACITY ** (1.0 / capacity)
         self.w_lru = 0.5
@@ -51,36 +52,31 @@ class LeCaR:
         self.recency: OrderedDict[Hashable, None] = OrderedDict()  # oldest first
         self.count: dict[Hashable, int] = {}
         self.by_count: dict[int, OrderedDict[Hashable, None]] = {}  # count -> keys, first to reach it first
-        self.size: dict[Hashable, int] = {}
-        self.used = 0
         # The experts' histories: key -> (request of its eviction, size), oldest first.
         self.history: dict[str, OrderedDict[Hashable, tuple[int, int]]] = {"lru": OrderedDict(), "lfu": OrderedDict()}
         self.history_used = {"lru": 0, "lfu": 0}
 
     def access(self, key: Hashable, next_use: Optional[int] = None, size: int = 1) -> bool:
         self.now += 1
-        if key in self.count:
-            self.recency.move_to_end(key)
-            c = self.count[key]
-            self._leave_count(key, c)
-            self.count[key] = c + 1
-            self.by_count.setdefault(c + 1, OrderedDict())[key] = None
-            return True
-        for expert, other in (("lru", "lfu"), ("lfu", "lru")):
-            if key in self.history[expert]:
-                evicted_at, ghost_size = self.history[expert].pop(key)
-                self.history_used[expert] -= ghost_size
-                self._regret(expert, other, self.now - evicted_at)
-        if size > self.capacity:
-            return False
-        while self.used + size > self.capacity:
-            self._evict()
+        if key not in self:  # a miss: an expert that evicted it is regretted
+            for expert, other in (("lru", "lfu"), ("lfu", "lru")):
+                if key in self.history[expert]:
+                    evicted_at, ghost_size = self.history[expert].pop(key)
+                    self.history_used[expert] -= ghost_size
+                    self._regret(expert, other, self.now - evicted_at)
+        return super().access(key, next_use, size)
+
+    def _hit(self, key: Hashable) -> None:
+        self.recency.move_to_end(key)
+        c = self.count[key]
+        self._leave_count(key, c)
+        self.count[key] = c + 1
+        self.by_count.setdefault(c + 1, OrderedDict())[key] = None
+
+    def _insert(self, key: Hashable) -> None:
         self.recency[key] = None
         self.count[key] = 1
         self.by_count.setdefault(1, OrderedDict())[key] = None
-        self.size[key] = size
-        self.used += size
-        return False
 
     def _leave_count(self, key: Hashable, c: int) -> None:
         del self.by_count[c][key]
@@ -96,7 +92,7 @@ class LeCaR:
         w[other] = (w[other] + 1e-10) / total
         self.w_lru, self.w_lfu = w["lru"], w["lfu"]
 
-    def _evict(self) -> None:
+    def _evict(self) -> Hashable:
         lru_choice = next(iter(self.recency))
         lfu_choice = next(iter(self.by_count[min(self.by_count)]))
         expert: Optional[str] = None
@@ -108,8 +104,7 @@ class LeCaR:
                 expert, victim = "lfu", lfu_choice
         del self.recency[victim]
         self._leave_count(victim, self.count.pop(victim))
-        size = self.size.pop(victim)
-        self.used -= size
+        size = self.size[victim]
         if expert is not None:
             history = self.history[expert]
             history[victim] = (self.now, size)
@@ -117,9 +112,4 @@ class LeCaR:
             while self.history_used[expert] > self.capacity // 2:
                 _, (_, old_size) = history.popitem(last=False)
                 self.history_used[expert] -= old_size
-
-    def __len__(self) -> int:
-        return len(self.count)
-
-    def __contains__(self, key: Hashable) -> bool:
-        return key in self.count
+        return victim

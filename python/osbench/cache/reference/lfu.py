@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Hashable
-from typing import Optional
+
+from osbench.cache._parts import DemandPaging
 
 
-class LFU:
+class LFU(DemandPaging):
     """Least frequently used: evict the object with the fewest accesses since it entered.
 
     Counts start at 1 on insert and are forgotten on eviction. Ties go to the least recently
@@ -15,44 +16,32 @@ class LFU:
     is accessed, so the first entry of the lowest list is the one to evict."""
 
     def __init__(self, capacity: int) -> None:
-        self.capacity = capacity
+        super().__init__(capacity)
         self.freq: dict[Hashable, int] = {}
         self.by_freq: dict[int, OrderedDict[Hashable, None]] = {}
         self.min_freq = 0
-        self.size: dict[Hashable, int] = {}
-        self.used = 0
 
-    def access(self, key: Hashable, next_use: Optional[int] = None, size: int = 1) -> bool:
-        f = self.freq.get(key, 0)
-        if f:
-            del self.by_freq[f][key]
-            if not self.by_freq[f]:
-                del self.by_freq[f]
-                if self.min_freq == f:
-                    self.min_freq = f + 1
-            self.by_freq.setdefault(f + 1, OrderedDict())[key] = None
-            self.freq[key] = f + 1
-            return True
-        if size > self.capacity:
-            return False
-        while self.used + size > self.capacity:
-            while self.min_freq not in self.by_freq:  # several evictions: the lowest count moves up
-                self.min_freq += 1
-            coldest = self.by_freq[self.min_freq]
-            victim, _ = coldest.popitem(last=False)
-            if not coldest:
-                del self.by_freq[self.min_freq]
-            del self.freq[victim]
-            self.used -= self.size.pop(victim)
-        self.size[key] = size
-        self.used += size
+    def _hit(self, key: Hashable) -> None:
+        f = self.freq[key]
+        del self.by_freq[f][key]
+        if not self.by_freq[f]:
+            del self.by_freq[f]
+            if self.min_freq == f:
+                self.min_freq = f + 1
+        self.by_freq.setdefault(f + 1, OrderedDict())[key] = None
+        self.freq[key] = f + 1
+
+    def _evict(self) -> Hashable:
+        while self.min_freq not in self.by_freq:  # several evictions: the lowest count moves up
+            self.min_freq += 1
+        coldest = self.by_freq[self.min_freq]
+        victim, _ = coldest.popitem(last=False)
+        if not coldest:
+            del self.by_freq[self.min_freq]
+        del self.freq[victim]
+        return victim
+
+    def _insert(self, key: Hashable) -> None:
         self.by_freq.setdefault(1, OrderedDict())[key] = None
         self.freq[key] = 1
         self.min_freq = 1
-        return False
-
-    def __len__(self) -> int:
-        return len(self.freq)
-
-    def __contains__(self, key: Hashable) -> bool:
-        return key in self.freq

@@ -6,8 +6,10 @@ import heapq
 from collections.abc import Hashable
 from typing import Optional
 
+from osbench.cache._parts import DemandPaging
 
-class LFUDA:
+
+class LFUDA(DemandPaging):
     """LFU with Dynamic Aging (Arlitt, Cherkasova, Dilley, Friedrich and Jin, 2000), the
     textbook rule: an object's priority is ``L + count`` (count: its accesses since it
     entered, 1 on insertion), recomputed at each hit; the victim is the lowest priority, and
@@ -28,42 +30,34 @@ class LFUDA:
     leave until the newcomer fits; an object larger than the cache is never admitted."""
 
     def __init__(self, capacity: int) -> None:
-        self.capacity = capacity
+        super().__init__(capacity)
         self.age = 0
         self.clock = 0
         self.count: dict[Hashable, int] = {}
         self.stamp: dict[Hashable, tuple[int, int]] = {}  # key -> (priority, when it was set)
         self.heap: list[tuple[int, int, Hashable]] = []  # stale entries are skipped
-        self.size: dict[Hashable, int] = {}
-        self.used = 0
 
     def access(self, key: Hashable, next_use: Optional[int] = None, size: int = 1) -> bool:
         self.clock += 1
-        if key in self.count:
-            self.count[key] += 1
-            self._rank(key)
-            return True
-        if size > self.capacity:
-            return False
-        while self.used + size > self.capacity:
+        return super().access(key, next_use, size)
+
+    def _hit(self, key: Hashable) -> None:
+        self.count[key] += 1
+        self._rank(key)
+
+    def _evict(self) -> Hashable:
+        while True:
             priority, when, victim = heapq.heappop(self.heap)
             if self.stamp.get(victim) == (priority, when):
                 self.age = priority
                 del self.count[victim], self.stamp[victim]
-                self.used -= self.size.pop(victim)
+                return victim
+
+    def _insert(self, key: Hashable) -> None:
         self.count[key] = 1
-        self.size[key] = size
-        self.used += size
         self._rank(key)
-        return False
 
     def _rank(self, key: Hashable) -> None:
         priority = self.age + self.count[key]
         self.stamp[key] = (priority, self.clock)
         heapq.heappush(self.heap, (priority, self.clock, key))
-
-    def __len__(self) -> int:
-        return len(self.count)
-
-    def __contains__(self, key: Hashable) -> bool:
-        return key in self.count

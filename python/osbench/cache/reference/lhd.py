@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Optional
 
+from osbench.cache._parts import DemandPaging, Members
 from osbench.splitmix import SplitMix64
 
 MAX_AGE = 20_000
@@ -28,7 +29,7 @@ LOWEST = -1.7976931348623157e308
 """The lowest finite double: the density of an object at the maximum age."""
 
 
-class LHD:
+class LHD(DemandPaging):
     """LHD (Beckmann, Chen and Cidon, NSDI 2018) as libCacheSim runs it
     (``libCacheSim/cache/eviction/LHD/lhd.cpp`` and ``lhd.hpp``, class ``repl::LHD``, through
     ``LHD_Interface.cpp``; associativity 32, admissions 8): evict, of a few objects drawn at
@@ -64,13 +65,11 @@ class LHD:
     generator, so it agrees with this class in distribution, not miss for miss."""
 
     def __init__(self, capacity: int, seed: int = 0) -> None:
-        self.capacity = capacity
+        super().__init__(capacity)
         self.rng = SplitMix64(seed)
-        self.members: list[Hashable] = []
-        self.position: dict[Hashable, int] = {}
+        self.members = Members()
         # per cached key: [last update, last hit age, the one before, size, explorer]
         self.tag: dict[Hashable, list] = {}  # type: ignore[type-arg]
-        self.used = 0
         self.time = 0
         self.until_reconfiguration = ACCESSES_PER_RECONFIGURATION
         self.reconfigurations = 0
@@ -85,20 +84,13 @@ class LHD:
         self.ewma_victim = 0.0
         self.explorer_budget = capacity // 100
 
-    def access(self, key: Hashable, next_use: Optional[int] = None, size: int = 1) -> bool:
-        if key in self.tag:
-            self._update(key, size, insert=False)
-            return True
-        if size > self.capacity:
-            return False
-        while self.used + size > self.capacity:
-            self._evict()
-        self.position[key] = len(self.members)
+    def _hit(self, key: Hashable) -> None:
+        self._update(key, insert=False)
+
+    def _insert(self, key: Hashable) -> None:
         self.members.append(key)
-        self.tag[key] = [0, 0, MAX_AGE, size, False]
-        self.used += size
-        self._update(key, size, insert=True)
-        return False
+        self.tag[key] = [0, 0, MAX_AGE, self.size[key], False]
+        self._update(key, insert=True)
 
     # -- the model --------------------------------------------------------------------------
 
@@ -127,7 +119,7 @@ class LHD:
             d += 1.0
         return d
 
-    def _update(self, key: Hashable, size: int, insert: bool) -> None:
+    def _update(self, key: Hashable, insert: bool) -> None:
         tag = self.tag[key]
         if not insert:
             age = self._age(tag)
@@ -153,33 +145,28 @@ class LHD:
             self.until_reconfiguration = ACCESSES_PER_RECONFIGURATION
             self.reconfigurations += 1
 
-    def _evict(self) -> None:
+    def _evict(self) -> Hashable:
         victim: Optional[int] = None
         best = 0.0
         samples = SAMPLES_LATE if self.reconfigurations > 50 else SAMPLES_EARLY
         for _ in range(samples):
-            at = self.rng.below(len(self.members))
+            at = self.members.draw(self.rng)
             d = self._density(self.tag[self.members[at]])
             if victim is None or d < best:
                 victim, best = at, d
         for key in self.admitted:
-            if key is not None and key in self.position:
+            if key is not None and key in self.members:
                 d = self._density(self.tag[key])
                 if d < best:
-                    victim, best = self.position[key], d
+                    victim, best = self.members.position[key], d
         assert victim is not None
         self.ewma_victim = EWMA_DECAY * self.ewma_victim + (1.0 - EWMA_DECAY) * best
-        key = self.members[victim]
+        key = self.members.swap_remove(victim)
         tag = self.tag.pop(key)
         self.evictions[self._class(tag)][self._age(tag)] += 1.0
         if tag[4]:
             self.explorer_budget += tag[3]
-        last = self.members.pop()
-        if victim < len(self.members):
-            self.members[victim] = last
-            self.position[last] = victim
-        del self.position[key]
-        self.used -= tag[3]
+        return key
 
     def _reconfigure(self) -> None:
         for c in range(CLASSES):
@@ -229,9 +216,3 @@ class LHD:
                     counts[a] = total
                 for a in range(MAX_AGE >> delta, MAX_AGE - 1):
                     counts[a] = 0.0
-
-    def __len__(self) -> int:
-        return len(self.members)
-
-    def __contains__(self, key: Hashable) -> bool:
-        return key in self.tag

@@ -4,33 +4,24 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Hashable
-from typing import Optional
+
+from osbench.cache._parts import DemandPaging
 
 
-class LRU:
+class LRU(DemandPaging):
     """Least recently used: evict the object whose last access is oldest.
 
     An OrderedDict keeps keys in access order: the first is the least recently used."""
 
     def __init__(self, capacity: int) -> None:
-        self.capacity = capacity
-        self.order: OrderedDict[Hashable, int] = OrderedDict()  # key -> size
-        self.used = 0
+        super().__init__(capacity)
+        self.order: OrderedDict[Hashable, None] = OrderedDict()
 
-    def access(self, key: Hashable, next_use: Optional[int] = None, size: int = 1) -> bool:
-        if key in self.order:
-            self.order.move_to_end(key)
-            return True
-        if size > self.capacity:
-            return False
-        while self.used + size > self.capacity:
-            self.used -= self.order.popitem(last=False)[1]
-        self.order[key] = size
-        self.used += size
-        return False
+    def _hit(self, key: Hashable) -> None:
+        self.order.move_to_end(key)
 
-    def __len__(self) -> int:
-        return len(self.order)
+    def _evict(self) -> Hashable:
+        return self.order.popitem(last=False)[0]
 
-    def __contains__(self, key: Hashable) -> bool:
-        return key in self.order
+    def _insert(self, key: Hashable) -> None:
+        self.order[key] = None

@@ -7,8 +7,10 @@ from collections import OrderedDict, deque
 from collections.abc import Hashable
 from typing import Optional
 
+from osbench.cache._parts import DemandPaging
 
-class LRUK:
+
+class LRUK(DemandPaging):
     """LRU-K (O'Neil, O'Neil and Weikum, SIGMOD 1993) as libCacheSim defines it
     (``libCacheSim/cache/eviction/cpp/LRU_K.cpp``: ``LRU_K_find``, ``LRU_K_insert``,
     ``LRU_K_evict``; the Python binding's ``LRUK(k=2)`` passes ``k=`` to ``LRU_K_init``).
@@ -26,48 +28,42 @@ class LRUK:
     object larger than the cache is never admitted."""
 
     def __init__(self, capacity: int, k: int = 2) -> None:
-        self.capacity = capacity
+        super().__init__(capacity)
         self.k = k
         self.clock = 0
         self.history: dict[Hashable, deque[int]] = {}  # the last k access times, oldest first
         self.young: OrderedDict[Hashable, None] = OrderedDict()  # fewer than k accesses, oldest first
         self.kth: dict[Hashable, int] = {}  # the others: the time of their k-th most recent access
         self.ranked: list[tuple[int, Hashable]] = []  # (kth, key); an entry whose kth changed is stale
-        self.size: dict[Hashable, int] = {}
-        self.used = 0
 
     def access(self, key: Hashable, next_use: Optional[int] = None, size: int = 1) -> bool:
-        self.clock += 1
-        hist = self.history.get(key)
-        if hist is not None:
-            hist.append(self.clock)
-            if len(hist) > self.k:
-                hist.popleft()
-            if key in self.young:
-                if len(hist) >= self.k:
-                    del self.young[key]
-                    self._rank(key, hist[0])
-            else:
+        self.clock += 1  # every request counts, hit or miss
+        return super().access(key, next_use, size)
+
+    def _hit(self, key: Hashable) -> None:
+        hist = self.history[key]
+        hist.append(self.clock)
+        if len(hist) > self.k:
+            hist.popleft()
+        if key in self.young:
+            if len(hist) >= self.k:
+                del self.young[key]
                 self._rank(key, hist[0])
-            return True
-        if size > self.capacity:
-            return False
-        while self.used + size > self.capacity:
-            self._evict()
+        else:
+            self._rank(key, hist[0])
+
+    def _insert(self, key: Hashable) -> None:
         self.history[key] = deque([self.clock])
-        self.size[key] = size
-        self.used += size
         if self.k == 1:
             self._rank(key, self.clock)
         else:
             self.young[key] = None
-        return False
 
     def _rank(self, key: Hashable, kth: int) -> None:
         self.kth[key] = kth
         heapq.heappush(self.ranked, (kth, key))
 
-    def _evict(self) -> None:
+    def _evict(self) -> Hashable:
         if self.young:
             victim, _ = self.young.popitem(last=False)
         else:
@@ -77,10 +73,4 @@ class LRUK:
                     break
             del self.kth[victim]
         del self.history[victim]
-        self.used -= self.size.pop(victim)
-
-    def __len__(self) -> int:
-        return len(self.history)
-
-    def __contains__(self, key: Hashable) -> bool:
-        return key in self.history
+        return victim

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import Optional
 
+from osbench.cache._parts import DemandPaging, Members
 from osbench.splitmix import SplitMix64
 
 
-class Random:
+class Random(DemandPaging):
     """Random: on a miss with a full cache, evict a cached object drawn uniformly at random,
     until the newcomer fits (libCacheSim's ``Random``: ``Random_to_evict`` in
     ``libCacheSim/cache/eviction/Random.c`` draws one object of its hash table,
@@ -21,35 +21,12 @@ class Random:
     generator, so it agrees with this class in distribution, not miss for miss."""
 
     def __init__(self, capacity: int, seed: int = 0) -> None:
-        self.capacity = capacity
+        super().__init__(capacity)
         self.rng = SplitMix64(seed)
-        self.members: list[Hashable] = []
-        self.position: dict[Hashable, int] = {}
-        self.size: dict[Hashable, int] = {}
-        self.used = 0
+        self.members = Members()
 
-    def access(self, key: Hashable, next_use: Optional[int] = None, size: int = 1) -> bool:
-        if key in self.position:
-            return True
-        if size > self.capacity:
-            return False
-        while self.used + size > self.capacity:
-            at = self.rng.below(len(self.members))
-            victim = self.members[at]
-            last = self.members.pop()
-            if at < len(self.members):
-                self.members[at] = last
-                self.position[last] = at
-            del self.position[victim]
-            self.used -= self.size.pop(victim)
-        self.position[key] = len(self.members)
+    def _evict(self) -> Hashable:
+        return self.members.swap_remove(self.members.draw(self.rng))
+
+    def _insert(self, key: Hashable) -> None:
         self.members.append(key)
-        self.size[key] = size
-        self.used += size
-        return False
-
-    def __len__(self) -> int:
-        return len(self.members)
-
-    def __contains__(self, key: Hashable) -> bool:
-        return key in self.position

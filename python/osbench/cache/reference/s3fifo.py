@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from typing import Any, Optional
+from typing import Optional
 
+from osbench.cache._parts import Ghost, GhostLookup
 from osbench.errors import ArgumentError
 
 
-class S3FIFO:
+class S3FIFO(GhostLookup):
     """S3-FIFO (Yang et al., SOSP 2023) as libCacheSim defines it with its defaults.
 
     Three FIFO queues: *small* (``int(capacity * 0.1)`` objects), *main* (the rest) and a
@@ -35,7 +36,6 @@ class S3FIFO:
         self.capacity = capacity
         self.small_size = int(capacity * small_ratio)
         self.main_size = capacity - self.small_size
-        self.ghost_size = int(capacity * ghost_ratio)
         if self.small_size <= 0 or self.main_size <= 0:
             raise ArgumentError(
                 f"capacity={capacity} is not accepted by s3fifo: its small queue (10%) and main queue "
@@ -44,28 +44,16 @@ class S3FIFO:
         self.threshold = threshold
         self.small: OrderedDict[Hashable, int] = OrderedDict()  # oldest first, key -> hit count
         self.main: OrderedDict[Hashable, int] = OrderedDict()
-        self.ghost: OrderedDict[Hashable, int] = OrderedDict()  # key -> size
+        self.ghost = Ghost(int(capacity * ghost_ratio))
         self.size: dict[Hashable, int] = {}  # cached key -> size
-        self.small_used = self.main_used = self.ghost_used = 0
+        self.small_used = self.main_used = 0
         self.has_evicted = False
-
-    def access(self, key: Hashable, next_use: Optional[int] = None, size: int = 1) -> bool:
-        return self._access(key, size, None)
-
-    def access_gated(self, key: Hashable, next_use: Optional[int], size: Optional[int], gate: Any) -> bool:
-        """:meth:`access` behind an admission filter, in libCacheSim's order (its ``find``, then
-        its ``can_insert``): a ghost hit forgets the ghost whether or not the object is then
-        admitted; an object too large for the first queue is refused before ``gate`` is asked."""
-        return self._access(key, 1 if size is None else size, gate.admit)
 
     def _access(self, key: Hashable, size: int, admit: Optional[Callable[[Hashable, int], bool]]) -> bool:
         if key in self.small:
             self.small[key] += 1
             return True
-        ghost_size = self.ghost.pop(key, None)
-        ghost_hit = ghost_size is not None
-        if ghost_size is not None:
-            self.ghost_used -= ghost_size
+        ghost_hit = self.ghost.forget(key)
         if key in self.main:
             self.main[key] += 1
             return True
@@ -105,11 +93,7 @@ class S3FIFO:
                     self.main_used += size
                 else:
                     del self.size[key]
-                    if size <= self.ghost_size and key not in self.ghost:
-                        while self.ghost_used + size > self.ghost_size:
-                            self.ghost_used -= self.ghost.popitem(last=False)[1]
-                        self.ghost[key] = size
-                        self.ghost_used += size
+                    self.ghost.add(key, size)
                     return
 
     @property

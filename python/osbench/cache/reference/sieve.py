@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import Any, Optional
+from typing import Any
+
+from osbench.cache._parts import DemandPaging
 
 _NONE: Any = object()  # "no key": a sentinel no user key can equal
 
 
-class Sieve:
+class Sieve(DemandPaging):
     """SIEVE (Zhang et al., NSDI 2024): a FIFO queue with one visited bit per object and a
     hand that sweeps from the oldest object towards the newest.
 
@@ -19,7 +21,7 @@ class Sieve:
     neighbour (or returns to the oldest object if there is none). As libCacheSim's Sieve."""
 
     def __init__(self, capacity: int) -> None:
-        self.capacity = capacity
+        super().__init__(capacity)
         self.visited: dict[Hashable, bool] = {}
         # The queue as a doubly linked list: newer[k] is the neighbour towards the new end.
         self.newer: dict[Hashable, Any] = {}
@@ -27,29 +29,20 @@ class Sieve:
         self.newest: Any = _NONE
         self.oldest: Any = _NONE
         self.hand: Any = _NONE
-        self.size: dict[Hashable, int] = {}
-        self.used = 0
 
-    def access(self, key: Hashable, next_use: Optional[int] = None, size: int = 1) -> bool:
-        if key in self.visited:
-            self.visited[key] = True
-            return True
-        if size > self.capacity:
-            return False
-        while self.used + size > self.capacity:
-            self._evict()
+    def _hit(self, key: Hashable) -> None:
+        self.visited[key] = True
+
+    def _insert(self, key: Hashable) -> None:
         self.visited[key] = False
-        self.size[key] = size
-        self.used += size
         self.older[key], self.newer[key] = self.newest, _NONE
         if self.newest is _NONE:
             self.oldest = key
         else:
             self.newer[self.newest] = key
         self.newest = key
-        return False
 
-    def _evict(self) -> None:
+    def _evict(self) -> Hashable:
         key = self.oldest if self.hand is _NONE else self.hand
         while self.visited[key]:
             self.visited[key] = False
@@ -57,7 +50,6 @@ class Sieve:
         self.hand = self.newer[key]
         older, newer = self.older.pop(key), self.newer.pop(key)
         del self.visited[key]
-        self.used -= self.size.pop(key)
         if older is _NONE:
             self.oldest = newer
         else:
@@ -66,9 +58,4 @@ class Sieve:
             self.newest = older
         else:
             self.older[newer] = older
-
-    def __len__(self) -> int:
-        return len(self.visited)
-
-    def __contains__(self, key: Hashable) -> bool:
-        return key in self.visited
+        return key

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from typing import Any, Optional
+from typing import Optional
 
+from osbench.cache._parts import Ghost, GhostLookup
 from osbench.errors import ArgumentError
 
 
-class TwoQ:
+class TwoQ(GhostLookup):
     """2Q (Johnson and Shasha, VLDB 1994) as libCacheSim defines it with its defaults.
 
     *Ain*: a FIFO of first-time objects, target ``int(capacity * 0.25)``; *Aout*: a FIFO of
@@ -29,7 +30,6 @@ class TwoQ:
     def __init__(self, capacity: int, ain_ratio: float = 0.25, aout_ratio: float = 0.5) -> None:
         self.capacity = capacity
         self.ain_size = int(capacity * ain_ratio)
-        self.aout_size = int(capacity * aout_ratio)
         self.am_size = capacity - self.ain_size
         if self.ain_size <= 0:
             raise ArgumentError(
@@ -38,26 +38,14 @@ class TwoQ:
             )
         # key -> size; with ``size=`` the capacity and the three targets count bytes
         self.ain: OrderedDict[Hashable, int] = OrderedDict()  # oldest first
-        self.aout: OrderedDict[Hashable, int] = OrderedDict()
+        self.aout = Ghost(int(capacity * aout_ratio))
         self.am: OrderedDict[Hashable, int] = OrderedDict()  # least recent first
-        self.ain_used = self.aout_used = self.am_used = 0
-
-    def access(self, key: Hashable, next_use: Optional[int] = None, size: int = 1) -> bool:
-        return self._access(key, size, None)
-
-    def access_gated(self, key: Hashable, next_use: Optional[int], size: Optional[int], gate: Any) -> bool:
-        """:meth:`access` behind an admission filter, in libCacheSim's order (its ``find``, then
-        its ``can_insert``): a ghost hit forgets the ghost whether or not the object is then
-        admitted; an object too large for the first queue is refused before ``gate`` is asked."""
-        return self._access(key, 1 if size is None else size, gate.admit)
+        self.ain_used = self.am_used = 0
 
     def _access(self, key: Hashable, size: int, admit: Optional[Callable[[Hashable, int], bool]]) -> bool:
         if key in self.ain:
             return True
-        ghost_size = self.aout.pop(key, None)
-        ghost_hit = ghost_size is not None
-        if ghost_size is not None:
-            self.aout_used -= ghost_size
+        ghost_hit = self.aout.forget(key)
         if key in self.am:
             self.am.move_to_end(key)
             return True
@@ -69,11 +57,7 @@ class TwoQ:
             if self.ain_used > self.ain_size:
                 old, old_size = self.ain.popitem(last=False)
                 self.ain_used -= old_size
-                if old_size <= self.aout_size and old not in self.aout:
-                    while self.aout_used + old_size > self.aout_size:
-                        self.aout_used -= self.aout.popitem(last=False)[1]
-                    self.aout[old] = old_size
-                    self.aout_used += old_size
+                self.aout.add(old, old_size)
             else:
                 self.am_used -= self.am.popitem(last=False)[1]
         if ghost_hit:
