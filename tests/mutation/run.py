@@ -40,6 +40,7 @@ NATIVE = "python/osbench/_native.abi3.so"
 
 PYTHON_TARGETS = [
     "osbench/cache/reference",
+    "osbench/cache/_parts.py",
     "osbench/sched/reference.py",
     "osbench/radix/reference.py",
     "osbench/traces/formats",
