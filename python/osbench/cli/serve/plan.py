@@ -11,10 +11,9 @@ import json
 from osbench import serve
 from osbench._optional import MissingDependency
 from osbench.cli._common import Subcommands, common_flags, int_list, one_of, output_file, print_table, progress
-from osbench.cli.serve.simulate import engine_config_flags, request_flags, serve_description, serve_options
+from osbench.cli.serve.simulate import engine_config_flags, model_flags, request_flags, serve_description, serve_options
 from osbench.serve import engines as serve_engines
 from osbench.serve import source as serve_source
-from osbench.serve.models import DEFAULT_MODEL
 from osbench.serve.plan import DEFAULT_ROUTER
 from osbench.serve.routers import ROUTERS
 
@@ -85,12 +84,7 @@ def add_commands(sub: Subcommands) -> None:
         epilog=EPILOG,
     )
     request_flags(p)
-    p.add_argument(
-        "--model",
-        default=DEFAULT_MODEL,
-        help=f"{one_of(list(serve.MODELS))}, or any with -fp8 (default {DEFAULT_MODEL})",
-    )
-    p.add_argument("--gpu", default="h100", help=f"{one_of(list(serve.GPUS))} (default h100)")
+    model_flags(p)
     p.add_argument(
         "--tp",
         type=int_list,

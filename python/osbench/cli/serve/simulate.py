@@ -462,6 +462,16 @@ def request_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rate", type=float, metavar="QPS", help="rescale the arrivals to QPS requests per second")
 
 
+def model_flags(p: argparse.ArgumentParser) -> None:
+    """--model and --gpu: the model preset and the GPU it is served on."""
+    p.add_argument(
+        "--model",
+        default=DEFAULT_MODEL,
+        help=f"{one_of(list(serve.MODELS))}, or any with -fp8 (default {DEFAULT_MODEL})",
+    )
+    p.add_argument("--gpu", default="h100", help=f"{one_of(list(serve.GPUS))} (default h100)")
+
+
 def add_commands(sub: Subcommands) -> None:
     p = sub.add_parser(
         "simulate",
@@ -469,12 +479,7 @@ def add_commands(sub: Subcommands) -> None:
         epilog=EPILOG,
     )
     request_flags(p)
-    p.add_argument(
-        "--model",
-        default=DEFAULT_MODEL,
-        help=f"{one_of(list(serve.MODELS))}, or any with -fp8 (default {DEFAULT_MODEL})",
-    )
-    p.add_argument("--gpu", default="h100", help=f"{one_of(list(serve.GPUS))} (default h100)")
+    model_flags(p)
     p.add_argument("--tp", type=int, help="GPUs the model is sharded over (default: the model preset's)")
     rows = serve_engines.ENGINES.values()
     p.add_argument(
