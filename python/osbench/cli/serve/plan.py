@@ -11,13 +11,14 @@ import json
 from osbench import serve
 from osbench._optional import MissingDependency
 from osbench.cli._common import Subcommands, common_flags, int_list, one_of, output_file, print_table, progress
-from osbench.cli.serve.simulate import engine_config_flags, model_flags, request_flags, serve_description, serve_options
+from osbench.cli.serve.simulate import engine_config_flags, serve_description, serve_options, serve_parser
 from osbench.serve import engines as serve_engines
 from osbench.serve import source as serve_source
 from osbench.serve.plan import DEFAULT_ROUTER
 from osbench.serve.routers import ROUTERS
 
 ORDER = 15
+HELP = "the smallest deployment that meets an SLO on the requests (replicas x tensor-parallel degree)"
 
 EPILOG = (
     "example: osbench serve plan --trace azure-conv-2023 --fit --rate 200 --model llama-3-8b --gpu h100 "
@@ -78,13 +79,7 @@ def cmd_serve_plan(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: Subcommands) -> None:
-    p = sub.add_parser(
-        "plan",
-        help="the smallest deployment that meets an SLO on the requests (replicas x tensor-parallel degree)",
-        epilog=EPILOG,
-    )
-    request_flags(p)
-    model_flags(p)
+    p = serve_parser(sub, "plan", HELP, EPILOG)
     p.add_argument(
         "--tp",
         type=int_list,
