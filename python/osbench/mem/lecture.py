@@ -222,23 +222,13 @@ def page_size_table(engine: str = "native", quick: bool = False, seed: int = 1) 
 def cow_table() -> Table:
     s = parallel_sampling(8, 1024, 200, 16)
     b = beam_search(4, 1000, steps=1, block_size=16)[0]
+    scenarios = (
+        ("parallel sampling: 8 answers x 200 tokens, 1,024-token prompt", s, "672 vs 168 pages"),
+        ("beam search, beam 4, 1,000-token prompt: one step (exercise 4)", b, "about 189 vs 3 blocks copied"),
+    )
     rows = [
-        [
-            "parallel sampling: 8 answers x 200 tokens, 1,024-token prompt",
-            s.naive_blocks,
-            s.cow_blocks,
-            s.naive_copied,
-            s.cow_copied,
-            "672 vs 168 pages",
-        ],
-        [
-            "beam search, beam 4, 1,000-token prompt: one step (exercise 4)",
-            b.naive_blocks,
-            b.cow_blocks,
-            b.naive_copied,
-            b.cow_copied,
-            "about 189 vs 3 blocks copied",
-        ],
+        [scenario, r.naive_blocks, r.cow_blocks, r.naive_copied, r.cow_copied, lecture]
+        for scenario, r, lecture in scenarios
     ]
     return Table(
         "Demo 4: copy-on-write, 16 tokens a block",
