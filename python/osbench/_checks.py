@@ -9,7 +9,7 @@ import math
 import numbers
 import os
 from collections.abc import Iterable
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -33,21 +33,28 @@ def choice(name: str, value: Any, accepted: Iterable[str]) -> str:
     return value
 
 
+def _number(name: str, value: Any, accepts: Callable[[Any], bool], what: str, kind: str = "", *, integer: bool) -> Any:
+    """A number (never a bool) that ``accepts`` holds for: with ``integer`` an int (a refusal shows
+    the value as given), else a float (a refusal shows that float). Refusals say it must be
+    ``what``; a value of another type is told ``kind`` where that is worded apart (else ``what``)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral if integer else numbers.Real):
+        raise ArgumentTypeError(f"{name}={value!r} is not accepted: it must be {kind or what}")
+    convert: Callable[[Any], Any] = int if integer else float
+    x = convert(value)
+    if not accepts(x):
+        shown = value if integer else x
+        raise ArgumentError(f"{name}={shown!r} is not accepted: it must be {what}")
+    return x
+
+
 def positive_int(name: str, value: Any, maximum: int = 2**64 - 1) -> int:
     """A positive integer (bool is not an integer here)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ArgumentTypeError(f"{name}={value!r} is not accepted: it must be a positive integer")
-    if not 0 < int(value) <= maximum:
-        raise ArgumentError(f"{name}={value!r} is not accepted: it must be a positive integer up to {maximum}")
-    return int(value)
+    up_to = f"a positive integer up to {maximum}"
+    return _number(name, value, lambda v: 0 < v <= maximum, up_to, "a positive integer", integer=True)
 
 
 def non_negative_int(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ArgumentTypeError(f"{name}={value!r} is not accepted: it must be a non-negative integer")
-    if int(value) < 0:
-        raise ArgumentError(f"{name}={value!r} is not accepted: it must be a non-negative integer")
-    return int(value)
+    return _number(name, value, lambda v: v >= 0, "a non-negative integer", integer=True)
 
 
 def one_d(name: str, value: Any) -> np.ndarray:
@@ -114,32 +121,19 @@ def power_of_two(name: str, value: Any, why: str = "") -> int:
 
 def positive_float(name: str, value: Any) -> float:
     """A finite positive number."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ArgumentTypeError(f"{name}={value!r} is not accepted: it must be a positive number")
-    value = float(value)
-    if not (value > 0 and value < float("inf")):
-        raise ArgumentError(f"{name}={value!r} is not accepted: it must be a finite positive number")
-    return value
+    return _number(
+        name, value, lambda x: 0 < x < float("inf"), "a finite positive number", "a positive number", integer=False
+    )
 
 
 def probability(name: str, value: Any) -> float:
     """A number in [0, 1]."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ArgumentTypeError(f"{name}={value!r} is not accepted: it must be a number in [0, 1]")
-    value = float(value)
-    if not 0.0 <= value <= 1.0:
-        raise ArgumentError(f"{name}={value!r} is not accepted: it must be a number in [0, 1]")
-    return value
+    return _number(name, value, lambda x: 0.0 <= x <= 1.0, "a number in [0, 1]", integer=False)
 
 
 def fraction(name: str, value: Any) -> float:
     """A number in [0, 1): a share that cannot be the whole."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ArgumentTypeError(f"{name}={value!r} is not accepted: it must be a number in [0, 1)")
-    value = float(value)
-    if not 0.0 <= value < 1.0:
-        raise ArgumentError(f"{name}={value!r} is not accepted: it must be a number in [0, 1)")
-    return value
+    return _number(name, value, lambda x: 0.0 <= x < 1.0, "a number in [0, 1)", integer=False)
 
 
 def flag(name: str, value: Any) -> bool:
@@ -154,11 +148,7 @@ def seed(value: Any) -> Optional[int]:
     ``numpy.random.default_rng`` takes it."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ArgumentTypeError(f"seed={value!r} is not accepted: it must be a non-negative integer or None")
-    if int(value) < 0:
-        raise ArgumentError(f"seed={value!r} is not accepted: it must be a non-negative integer or None")
-    return int(value)
+    return _number("seed", value, lambda v: v >= 0, "a non-negative integer or None", integer=True)
 
 
 def real(name: str, value: Any, *, minimum: float = -math.inf, above: bool = False) -> float:

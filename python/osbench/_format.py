@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 UNKNOWN = "unknown"
 
@@ -134,6 +134,17 @@ def percent(fraction: Optional[float]) -> str:
     return text if text == UNKNOWN else f"{text}%"
 
 
+_BY_UNIT: dict[str, Callable[[Any], str]] = {
+    "ns": duration_ns,
+    "s": duration,
+    "B": size,
+    "x": ratio,
+    "%": percent,
+    "/s": rate,
+}
+"""The formatter of each unit that has its own (``UNITS`` but ""); any other unit follows the number."""
+
+
 def quantity(v: Any, unit: str = "") -> str:
     """``v`` (a raw value in ``unit``) for a person: the one entry point of the tables.
 
@@ -142,18 +153,8 @@ def quantity(v: Any, unit: str = "") -> str:
         return UNKNOWN
     if not _is_number(v):
         return str(v)
-    if unit == "ns":
-        return duration_ns(v)
-    if unit == "s":
-        return duration(v)
-    if unit == "B":
-        return size(v)
-    if unit == "x":
-        return ratio(v)
-    if unit == "%":
-        return percent(v)
-    if unit == "/s":
-        return rate(v)
+    if unit in _BY_UNIT:
+        return _BY_UNIT[unit](v)
     text = number(v)
     return f"{text} {unit}" if unit and text != UNKNOWN else text
 

@@ -68,98 +68,29 @@ TABLE_FORMATS = ("parquet", "csv")
 
 # AIConfigurator's operator tables: (GPU directory, table, engine/version, sha256, bytes). Each file is
 # `systems/data/<gpu>/<folder>/<engine>/<version>/<table>_perf.parquet` upstream (folder: _AIC_FOLDER).
+# One row a file, left unwrapped so that the table reads as one.
+# fmt: off
 _AIC_TABLES = (
     ("h100_sxm", "gemm", "vllm/0.24.0", "727df0c1ee5dbe7521048fbcf50d8b95b61a47994f84c89c1e34213499c292e0", 748_057),
-    (
-        "h100_sxm",
-        "context_attention",
-        "vllm/0.24.0",
-        "cea40c31b8c273297c935617ee70588589feea894aa3137e5cff11d11812ccdd",
-        327_909,
-    ),
-    (
-        "h100_sxm",
-        "generation_attention",
-        "vllm/0.24.0",
-        "20d81d2b77f464af61a7c1ac9ae262010c5a74c73db490da85dd4420899819cf",
-        243_726,
-    ),
-    (
-        "h100_sxm",
-        "custom_allreduce",
-        "vllm/0.24.0",
-        "e589a863dec100f7feb1612bf16c002d9d229caf4b0395dfcf53ed066fa70f73",
-        4_365,
-    ),
+    ("h100_sxm", "context_attention", "vllm/0.24.0", "cea40c31b8c273297c935617ee70588589feea894aa3137e5cff11d11812ccdd", 327_909),
+    ("h100_sxm", "generation_attention", "vllm/0.24.0", "20d81d2b77f464af61a7c1ac9ae262010c5a74c73db490da85dd4420899819cf", 243_726),
+    ("h100_sxm", "custom_allreduce", "vllm/0.24.0", "e589a863dec100f7feb1612bf16c002d9d229caf4b0395dfcf53ed066fa70f73", 4_365),
     ("h100_sxm", "nccl", "nccl/2.29.2", "3741fff88c638ab513c08e3c8a34290cf47fb3051e13c1323f1a501e01dedf09", 10_012),
     ("h100_sxm", "moe", "vllm/0.24.0", "2937e4b3e80ce21c73742359f5184b136ff1010f19e78a832c22f75f36ac7b52", 519_210),
     ("h200_sxm", "gemm", "vllm/0.24.0", "d5b767730e5d45ba3c887f3825c00fa00968887a9288c24e5464bec5f199b3f2", 736_024),
-    (
-        "h200_sxm",
-        "context_attention",
-        "vllm/0.24.0",
-        "29e92f9aad6a05e8c37b7477c5058d465eca7e340399ea1f80879189af8b3f19",
-        328_948,
-    ),
-    (
-        "h200_sxm",
-        "generation_attention",
-        "vllm/0.24.0",
-        "6deb59b0dc6706bea27593a9df60edb48ca2e05e11215413389cdcdb89e9d195",
-        246_039,
-    ),
-    (
-        "h200_sxm",
-        "custom_allreduce",
-        "vllm/0.24.0",
-        "160feaa0058c6df46ddc86571129b136bda11d0177d024c4d0115779e1a62f0b",
-        4_308,
-    ),
+    ("h200_sxm", "context_attention", "vllm/0.24.0", "29e92f9aad6a05e8c37b7477c5058d465eca7e340399ea1f80879189af8b3f19", 328_948),
+    ("h200_sxm", "generation_attention", "vllm/0.24.0", "6deb59b0dc6706bea27593a9df60edb48ca2e05e11215413389cdcdb89e9d195", 246_039),
+    ("h200_sxm", "custom_allreduce", "vllm/0.24.0", "160feaa0058c6df46ddc86571129b136bda11d0177d024c4d0115779e1a62f0b", 4_308),
     ("h200_sxm", "nccl", "nccl/2.29.2", "9b46ab90aca04f23b80c3d38bc3241d449ff27aba9aa39de793daafa8a841e0f", 9_917),
     ("h200_sxm", "moe", "vllm/0.24.0", "30f7f2cc00984021451abe17e72809c696c636aeedbf9d4f71d678a53f338b61", 503_382),
-    (
-        "rtx_pro_6000_server",
-        "gemm",
-        "vllm/0.19.0",
-        "4e28a14d91d6b2ef756fa78f8a8490678a4d62cabb268b31a3ba746ab63fc6af",
-        819_890,
-    ),
-    (
-        "rtx_pro_6000_server",
-        "context_attention",
-        "vllm/0.19.0",
-        "d4839f1c4d9053a28c128872f3b2cca49d26cac7d4d1708ccbbbd84f35066055",
-        139_581,
-    ),
-    (
-        "rtx_pro_6000_server",
-        "generation_attention",
-        "vllm/0.19.0",
-        "647768b4eb1547f35788b3697cfb438028290a59e53026d0f6d6fe12fe4ac3fc",
-        86_183,
-    ),
-    (
-        "rtx_pro_6000_server",
-        "custom_allreduce",
-        "vllm/0.19.0",
-        "e0a0a6a4b478061da97df2418ada7aed44075118c5d61eb920433310eae49bad",
-        3_803,
-    ),
-    (
-        "rtx_pro_6000_server",
-        "nccl",
-        "nccl/2.29.2",
-        "0a4363dfaebfa9e19de7804105e75cda9dd51a92c25d2885b26522292f3efdea",
-        10_440,
-    ),
-    (
-        "rtx_pro_6000_server",
-        "moe",
-        "vllm/0.19.0",
-        "3af0ae58d51604ab3feb506b335427a35a39a9990ab86355e9b45c1833bdd065",
-        444_607,
-    ),
+    ("rtx_pro_6000_server", "gemm", "vllm/0.19.0", "4e28a14d91d6b2ef756fa78f8a8490678a4d62cabb268b31a3ba746ab63fc6af", 819_890),
+    ("rtx_pro_6000_server", "context_attention", "vllm/0.19.0", "d4839f1c4d9053a28c128872f3b2cca49d26cac7d4d1708ccbbbd84f35066055", 139_581),
+    ("rtx_pro_6000_server", "generation_attention", "vllm/0.19.0", "647768b4eb1547f35788b3697cfb438028290a59e53026d0f6d6fe12fe4ac3fc", 86_183),
+    ("rtx_pro_6000_server", "custom_allreduce", "vllm/0.19.0", "e0a0a6a4b478061da97df2418ada7aed44075118c5d61eb920433310eae49bad", 3_803),
+    ("rtx_pro_6000_server", "nccl", "nccl/2.29.2", "0a4363dfaebfa9e19de7804105e75cda9dd51a92c25d2885b26522292f3efdea", 10_440),
+    ("rtx_pro_6000_server", "moe", "vllm/0.19.0", "3af0ae58d51604ab3feb506b335427a35a39a9990ab86355e9b45c1833bdd065", 444_607),
 )
+# fmt: on
 
 _AIC_FOLDER = {
     "gemm": "gemm",

@@ -218,6 +218,14 @@ def command_group(sub: Subcommands, name: str, help: str, epilog: str) -> Subcom
     return group.add_subparsers(dest=f"{name}_command", required=True)
 
 
+def sole_command(
+    sub: Subcommands, group: str, help: str, name: str, command_help: str, epilog: str
+) -> argparse.ArgumentParser:
+    """The parser of ``osbench GROUP NAME`` where NAME is the group's one subcommand (``osbench mem
+    alloc``): the group's page and the subcommand's show the same example, ``epilog``."""
+    return command_group(sub, group, help, epilog).add_parser(name, help=command_help, epilog=epilog)
+
+
 def topics(package: ModuleType) -> list[ModuleType]:
     """The command modules of a package (``osbench.cli``, ``osbench.cli.serve``), in their
     ``ORDER`` (their place in ``--help``): every module not starting with ``_``. Each has

@@ -7,7 +7,7 @@ import json
 
 import osbench
 from osbench._format import number, percent
-from osbench.cli._common import Subcommands, command_group, common_flags, one_of, reading
+from osbench.cli._common import Subcommands, common_flags, one_of, reading, sole_command
 
 ORDER = 50
 HELP = "memory allocation: strategies and fragmentation"
@@ -50,8 +50,7 @@ def cmd_mem_alloc(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: Subcommands) -> None:
-    mem_sub = command_group(sub, "mem", HELP, EPILOG_ALLOC)
-    p = mem_sub.add_parser("alloc", help="simulate one allocation strategy", epilog=EPILOG_ALLOC)
+    p = sole_command(sub, "mem", HELP, "alloc", "simulate one allocation strategy", EPILOG_ALLOC)
     p.add_argument("--strategy", default="first", type=str.lower, help=one_of(osbench.mem.STRATEGIES))
     p.add_argument("--capacity", type=int, default=20_000, help="memory units (default 20000)")
     p.add_argument("--requests", type=int, default=5_000, help="number of requests (default 5000)")

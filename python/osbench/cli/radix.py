@@ -7,7 +7,7 @@ import json
 
 import osbench
 from osbench._format import number, percent
-from osbench.cli._common import Subcommands, command_group, common_flags, one_of
+from osbench.cli._common import Subcommands, common_flags, one_of, sole_command
 
 ORDER = 60
 HELP = "radix-tree prefix cache: replay requests"
@@ -36,9 +36,8 @@ def cmd_radix_replay(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: Subcommands) -> None:
-    radix_sub = command_group(sub, "radix", HELP, EPILOG_REPLAY)
-    p = radix_sub.add_parser(
-        "replay", help="replay requests through a prefix (or whole-prompt) cache", epilog=EPILOG_REPLAY
+    p = sole_command(
+        sub, "radix", HELP, "replay", "replay requests through a prefix (or whole-prompt) cache", EPILOG_REPLAY
     )
     p.add_argument(
         "--capacity", type=int, default=None, help="capacity in tokens (blocks for Mooncake); default unlimited"

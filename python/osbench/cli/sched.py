@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 import osbench
 from osbench._format import number, percent
-from osbench.cli._common import Subcommands, command_group, common_flags, one_of, reading
+from osbench.cli._common import Subcommands, common_flags, one_of, reading, sole_command
 from osbench.errors import OsbenchError
 
 ORDER = 40
@@ -69,8 +69,7 @@ def _theory(policy: str, sizes: str, load: float) -> Optional[float]:
 
 
 def add_commands(sub: Subcommands) -> None:
-    sched_sub = command_group(sub, "sched", HELP, EPILOG_SIMULATE)
-    p = sched_sub.add_parser("simulate", help="simulate one policy", epilog=EPILOG_SIMULATE)
+    p = sole_command(sub, "sched", HELP, "simulate", "simulate one policy", EPILOG_SIMULATE)
     p.add_argument("--policy", default="srpt", type=str.lower, help=one_of(osbench.sched.POLICIES))
     p.add_argument("--jobs", type=int, default=100_000, help="number of jobs (default 100000)")
     p.add_argument("--load", type=float, default=0.8, help="offered load (default 0.8)")

@@ -12,6 +12,8 @@ Exercises 3 (block-table size) and 7 (how low must the fault rate be).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from osbench._format import number, percent, size
@@ -38,18 +40,26 @@ def pct(x: float) -> float:
     return round(100.0 * x, 2)
 
 
+def _lookup_rows(
+    addresses: list[int], table: dict[int, int], unit: int, results: list[int], miss: str
+) -> list[list[Any]]:
+    """One row per address looked up through ``table`` in pages of ``unit``: the address, its page
+    and offset, the page's entry ("-" where none) and the result (``miss`` where it is -1)."""
+    rows = []
+    for address, result in zip(addresses, results):
+        page, offset = divmod(address, unit)
+        entry = table.get(page)
+        rows.append([address, page, offset, "-" if entry is None else entry, miss if result < 0 else result])
+    return rows
+
+
 def translation_table(engine: str = "native") -> Table:
     vaddrs = [5000, 20000, 0, 12345, 16383]
     r = translate(vaddrs, PAGE_TABLE, 4096, engine=engine)
-    rows = []
-    for v, p in zip(vaddrs, r.physical.tolist()):
-        vpn, off = divmod(v, 4096)
-        frame = PAGE_TABLE.get(vpn)
-        rows.append([v, vpn, off, "-" if frame is None else frame, "page fault" if p < 0 else p])
     return Table(
         "Demo 1a: translation, page size 4096, page table {0: 7, 1: 3, 2: 12, 3: 5}",
         ["virtual address", "page", "offset", "frame", "physical address"],
-        rows,
+        _lookup_rows(vaddrs, PAGE_TABLE, 4096, r.physical.tolist(), "page fault"),
         note="5,000 is page 1, offset 904: 3 x 4,096 + 904 = 13,192 (lecture). 20,000 is page 4, not in the table: a page fault.",
         key="translation",
     )
@@ -58,15 +68,10 @@ def translation_table(engine: str = "native") -> Table:
 def slot_table(engine: str = "native") -> Table:
     positions = [0, 15, 16, 37, 47, 48]
     r = slot_mapping(BLOCK_TABLE, positions, 16, engine=engine)
-    rows = []
-    for p, s in zip(positions, r.slots.tolist()):
-        logical, off = divmod(p, 16)
-        block = BLOCK_TABLE.get(logical)
-        rows.append([p, logical, off, "-" if block is None else block, "unallocated" if s < 0 else s])
     return Table(
         "Demo 1b: PagedAttention block table {0: 9, 1: 2, 2: 31}, 16 tokens a block",
         ["token", "logical block", "offset", "physical block", "slot"],
-        rows,
+        _lookup_rows(positions, BLOCK_TABLE, 16, r.slots.tolist(), "unallocated"),
         note="Token 37 is in logical block 2, position 5: physical block 31, slot 31 x 16 + 5 = 501. Blocks are pages, tokens are bytes.",
         key="slots",
     )
@@ -217,23 +222,13 @@ def page_size_table(engine: str = "native", quick: bool = False, seed: int = 1) 
 def cow_table() -> Table:
     s = parallel_sampling(8, 1024, 200, 16)
     b = beam_search(4, 1000, steps=1, block_size=16)[0]
+    scenarios = (
+        ("parallel sampling: 8 answers x 200 tokens, 1,024-token prompt", s, "672 vs 168 pages"),
+        ("beam search, beam 4, 1,000-token prompt: one step (exercise 4)", b, "about 189 vs 3 blocks copied"),
+    )
     rows = [
-        [
-            "parallel sampling: 8 answers x 200 tokens, 1,024-token prompt",
-            s.naive_blocks,
-            s.cow_blocks,
-            s.naive_copied,
-            s.cow_copied,
-            "672 vs 168 pages",
-        ],
-        [
-            "beam search, beam 4, 1,000-token prompt: one step (exercise 4)",
-            b.naive_blocks,
-            b.cow_blocks,
-            b.naive_copied,
-            b.cow_copied,
-            "about 189 vs 3 blocks copied",
-        ],
+        [scenario, r.naive_blocks, r.cow_blocks, r.naive_copied, r.cow_copied, lecture]
+        for scenario, r, lecture in scenarios
     ]
     return Table(
         "Demo 4: copy-on-write, 16 tokens a block",

@@ -15,7 +15,7 @@ from __future__ import annotations
 import bisect
 import heapq
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Optional, Union
 
 from osbench.errors import ArgumentError
@@ -40,24 +40,32 @@ def _check_table(name: str, table: Sequence[int], unit: int) -> None:
             )
 
 
+def _look_up(name: str, lookups: Iterable[tuple[Sequence[int], int]], unit: int) -> tuple[list[int], int]:
+    """Each (table, address) pair: the table's entry for page ``address // unit``, times ``unit``,
+    plus the offset ``address % unit``; UNMAPPED where the page is past the end of the table or
+    maps to UNMAPPED. Returns (results, number unmapped). A negative address is refused as one
+    of ``name``."""
+    out, unmapped = [], 0
+    for i, (table, address) in enumerate(lookups):
+        if address < 0:
+            raise ArgumentError(f"{name}={address} at index {i} is not accepted: non-negative integers")
+        page, offset = divmod(address, unit)
+        frame = table[page] if page < len(table) else UNMAPPED
+        if frame == UNMAPPED:
+            unmapped += 1
+            out.append(UNMAPPED)
+        else:
+            out.append(frame * unit + offset)
+    return out, unmapped
+
+
 def translate(vaddrs: Sequence[int], page_table: Sequence[int], page_size: int) -> tuple[list[int], int]:
     """Translate each virtual address: page number ``vaddr // page_size``, offset
     ``vaddr % page_size``, physical address ``frame * page_size + offset``. A page that is
     past the end of the table or maps to -1 is a page fault: the result is -1.
     Returns (physical addresses, number of faults)."""
     _check_table("page_table", page_table, page_size)
-    out, faults = [], 0
-    for i, vaddr in enumerate(vaddrs):
-        if vaddr < 0:
-            raise ArgumentError(f"vaddrs={vaddr} at index {i} is not accepted: non-negative integers")
-        vpn, offset = divmod(vaddr, page_size)
-        frame = page_table[vpn] if vpn < len(page_table) else UNMAPPED
-        if frame == UNMAPPED:
-            faults += 1
-            out.append(UNMAPPED)
-        else:
-            out.append(frame * page_size + offset)
-    return out, faults
+    return _look_up("vaddrs", ((page_table, vaddr) for vaddr in vaddrs), page_size)
 
 
 def slot_mapping(
@@ -68,19 +76,7 @@ def slot_mapping(
     block is past the end of the row or unallocated (-1). Returns (slots, number unmapped)."""
     for table_row in block_table:
         _check_table("block_table", table_row, block_size)
-    out, unmapped = [], 0
-    for i, (row, pos) in enumerate(zip(rows, positions)):
-        if pos < 0:
-            raise ArgumentError(f"positions={pos} at index {i} is not accepted: non-negative integers")
-        logical, offset = divmod(pos, block_size)
-        blocks = block_table[row]
-        block = blocks[logical] if logical < len(blocks) else UNMAPPED
-        if block == UNMAPPED:
-            unmapped += 1
-            out.append(UNMAPPED)
-        else:
-            out.append(block * block_size + offset)
-    return out, unmapped
+    return _look_up("positions", ((block_table[row], pos) for row, pos in zip(rows, positions)), block_size)
 
 
 # --- allocation strategies ---------------------------------------------------------------

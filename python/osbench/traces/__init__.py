@@ -10,15 +10,8 @@ Every generator takes a ``seed`` and draws from ``numpy.random.default_rng(seed)
 seed gives the same trace, whichever engine replays it.
 """
 
-from osbench.traces.formats import (
-    FORMATS,
-    ORACLE_GENERAL,
-    TraceFileError,
-    read,
-    read_oracle_general,
-    write,
-    write_oracle_general,
-)
+from osbench.traces.formats import ORACLE_GENERAL, TraceFileError
+from osbench.traces.formats.registry import FORMATS, read, read_oracle_general, write, write_oracle_general
 from osbench.traces.generators import belady_sequence, drift, loop, scan, zipf
 from osbench.traces.trace import NEVER, Trace, as_trace, next_use_reference
 

@@ -4,7 +4,9 @@
 use crate::arrays::slice;
 use crate::interrupt;
 use numpy::{PyArray1, PyReadonlyArray1};
+use osbench_core::cancel::Cancel;
 use osbench_core::generate::{cyclic, drift, scan, zipf, Drift, Pcg64};
+use osbench_core::Result;
 use pyo3::exceptions::PyMemoryError;
 use pyo3::prelude::*;
 
@@ -24,8 +26,23 @@ fn keys(n: usize) -> PyResult<Vec<i64>> {
     Ok(v)
 }
 
-fn u128_of(hi: u64, lo: u64) -> u128 {
-    ((hi as u128) << 64) | lo as u128
+/// numpy's PCG64 started at (state, inc), each given as its (high, low) 64-bit halves.
+fn pcg64(state: (u64, u64), inc: (u64, u64)) -> Pcg64 {
+    let u128_of = |(hi, lo): (u64, u64)| ((hi as u128) << 64) | lo as u128;
+    Pcg64::new(u128_of(state), u128_of(inc))
+}
+
+/// `length` keys written by `fill` (one of the core's generators), run as `task` with the GIL
+/// released and Ctrl-C watched, as a numpy array.
+fn generated<'py>(
+    py: Python<'py>,
+    task: &'static str,
+    length: usize,
+    fill: impl FnOnce(&mut [i64], &Cancel) -> Result<()> + Send,
+) -> PyResult<Bound<'py, PyArray1<i64>>> {
+    let mut out = keys(length)?;
+    interrupt::run(py, task, |cancel| fill(&mut out, cancel))?;
+    Ok(PyArray1::from_vec(py, out))
 }
 
 /// `length` Zipf keys: numpy's PCG64 started at (state, inc), each draw mapped through `cdf`.
@@ -38,18 +55,14 @@ fn traces_zipf<'py>(
     length: usize,
 ) -> PyResult<Bound<'py, PyArray1<i64>>> {
     let c = slice("cdf", &cdf)?;
-    let mut out = keys(length)?;
-    let mut rng = Pcg64::new(u128_of(state.0, state.1), u128_of(inc.0, inc.1));
-    interrupt::run(py, "traces.zipf", |cancel| zipf(c, &mut rng, &mut out, cancel))?;
-    Ok(PyArray1::from_vec(py, out))
+    let mut rng = pcg64(state, inc);
+    generated(py, "traces.zipf", length, |out, cancel| zipf(c, &mut rng, out, cancel))
 }
 
 /// `length` keys cycling through 0..n_keys.
 #[pyfunction]
 fn traces_loop(py: Python<'_>, n_keys: u64, length: usize) -> PyResult<Bound<'_, PyArray1<i64>>> {
-    let mut out = keys(length)?;
-    interrupt::run(py, "traces.loop", |cancel| cyclic(n_keys, &mut out, cancel))?;
-    Ok(PyArray1::from_vec(py, out))
+    generated(py, "traces.loop", length, |out, cancel| cyclic(n_keys, out, cancel))
 }
 
 /// `length` keys of a hot set of `n_hot` polluted every `period` accesses by a scan of
@@ -64,10 +77,8 @@ fn traces_scan(
     inc: (u64, u64),
     length: usize,
 ) -> PyResult<Bound<'_, PyArray1<i64>>> {
-    let mut out = keys(length)?;
-    let mut rng = Pcg64::new(u128_of(state.0, state.1), u128_of(inc.0, inc.1));
-    interrupt::run(py, "traces.scan", |cancel| scan(n_hot, scan_length, period, &mut rng, &mut out, cancel))?;
-    Ok(PyArray1::from_vec(py, out))
+    let mut rng = pcg64(state, inc);
+    generated(py, "traces.scan", length, |out, cancel| scan(n_hot, scan_length, period, &mut rng, out, cancel))
 }
 
 /// `length` keys whose hot set of `n_hot` moves over `phases` phases, a share `p_hot` of the
@@ -84,11 +95,9 @@ fn traces_drift(
     inc: (u64, u64),
     length: usize,
 ) -> PyResult<Bound<'_, PyArray1<i64>>> {
-    let mut out = keys(length)?;
     let mut spare = keys(length)?;
-    let mut rng = Pcg64::new(u128_of(state.0, state.1), u128_of(inc.0, inc.1));
-    interrupt::run(py, "traces.drift", |cancel| {
-        drift(Drift { n_keys, n_hot, phases, p_hot }, &mut rng, &mut out, &mut spare, cancel)
-    })?;
-    Ok(PyArray1::from_vec(py, out))
+    let mut rng = pcg64(state, inc);
+    generated(py, "traces.drift", length, |out, cancel| {
+        drift(Drift { n_keys, n_hot, phases, p_hot }, &mut rng, out, &mut spare, cancel)
+    })
 }

@@ -11,14 +11,14 @@ import json
 from osbench import serve
 from osbench._optional import MissingDependency
 from osbench.cli._common import Subcommands, common_flags, int_list, one_of, output_file, print_table, progress
-from osbench.cli.serve.simulate import engine_config_flags, request_flags, serve_description, serve_options
+from osbench.cli.serve.simulate import engine_config_flags, serve_description, serve_options, serve_parser
 from osbench.serve import engines as serve_engines
 from osbench.serve import source as serve_source
-from osbench.serve.models import DEFAULT_MODEL
 from osbench.serve.plan import DEFAULT_ROUTER
 from osbench.serve.routers import ROUTERS
 
 ORDER = 15
+HELP = "the smallest deployment that meets an SLO on the requests (replicas x tensor-parallel degree)"
 
 EPILOG = (
     "example: osbench serve plan --trace azure-conv-2023 --fit --rate 200 --model llama-3-8b --gpu h100 "
@@ -79,18 +79,7 @@ def cmd_serve_plan(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: Subcommands) -> None:
-    p = sub.add_parser(
-        "plan",
-        help="the smallest deployment that meets an SLO on the requests (replicas x tensor-parallel degree)",
-        epilog=EPILOG,
-    )
-    request_flags(p)
-    p.add_argument(
-        "--model",
-        default=DEFAULT_MODEL,
-        help=f"{one_of(list(serve.MODELS))}, or any with -fp8 (default {DEFAULT_MODEL})",
-    )
-    p.add_argument("--gpu", default="h100", help=f"{one_of(list(serve.GPUS))} (default h100)")
+    p = serve_parser(sub, "plan", HELP, EPILOG)
     p.add_argument(
         "--tp",
         type=int_list,

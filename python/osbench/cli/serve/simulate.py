@@ -31,6 +31,7 @@ from osbench.serve.models import DEFAULT_MODEL
 from osbench.serve.routers import ROUTERS
 
 ORDER = 10
+HELP = "serve a trace or generated requests on a model and GPU, as vLLM 0.33.0 (or SGLang 0.5.23) schedules them"
 
 EPILOG = (
     "example: osbench serve simulate --trace azure-conv-2023 --rate 8 --model llama-3-8b --gpu h100 --slo-ttft 2 "
@@ -462,12 +463,10 @@ def request_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rate", type=float, metavar="QPS", help="rescale the arrivals to QPS requests per second")
 
 
-def add_commands(sub: Subcommands) -> None:
-    p = sub.add_parser(
-        "simulate",
-        help="serve a trace or generated requests on a model and GPU, as vLLM 0.33.0 (or SGLang 0.5.23) schedules them",
-        epilog=EPILOG,
-    )
+def serve_parser(sub: Subcommands, name: str, help: str, epilog: str) -> argparse.ArgumentParser:
+    """The parser of a subcommand that serves requests on a model and GPU: the request flags
+    (:func:`request_flags`), --model and --gpu."""
+    p = sub.add_parser(name, help=help, epilog=epilog)
     request_flags(p)
     p.add_argument(
         "--model",
@@ -475,6 +474,11 @@ def add_commands(sub: Subcommands) -> None:
         help=f"{one_of(list(serve.MODELS))}, or any with -fp8 (default {DEFAULT_MODEL})",
     )
     p.add_argument("--gpu", default="h100", help=f"{one_of(list(serve.GPUS))} (default h100)")
+    return p
+
+
+def add_commands(sub: Subcommands) -> None:
+    p = serve_parser(sub, "simulate", HELP, EPILOG)
     p.add_argument("--tp", type=int, help="GPUs the model is sharded over (default: the model preset's)")
     rows = serve_engines.ENGINES.values()
     p.add_argument(

@@ -2,7 +2,7 @@
 //! resets the counter. No payload travels, so a receive that reads anything but 1 means the two
 //! sides did not strictly alternate.
 
-use super::sys::{close, errno, os_error, read_exact, write_all};
+use super::sys::{close, errno, os_error, read_exact, two, write_all};
 use super::{Channel, Side, POISON};
 use crate::error::Result;
 
@@ -22,14 +22,8 @@ fn eventfd() -> Result<libc::c_int> {
 
 impl EventFd {
     pub fn new() -> Result<EventFd> {
-        let to_a = eventfd()?;
-        match eventfd() {
-            Ok(to_b) => Ok(EventFd { to_a, to_b }),
-            Err(e) => {
-                close(to_a);
-                Err(e)
-            }
-        }
+        let (to_a, to_b) = two(eventfd, close)?;
+        Ok(EventFd { to_a, to_b })
     }
 
     fn fd(&self, side: Side) -> libc::c_int {

@@ -2,7 +2,7 @@
 //! Each hop is a `write` on one side and a blocking `read` on the other: the classic
 //! `perf bench sched pipe` and lmbench `lat_ctx` set-up.
 
-use super::sys::{close, pipe, read_exact, write_all};
+use super::sys::{close, pipe, read_exact, two, write_all};
 use super::{Channel, Side};
 use crate::error::Result;
 
@@ -14,15 +14,11 @@ pub struct Pipe {
 
 impl Pipe {
     pub fn new() -> Result<Pipe> {
-        let to_a = pipe()?;
-        match pipe() {
-            Ok(to_b) => Ok(Pipe { to_a, to_b }),
-            Err(e) => {
-                close(to_a[0]);
-                close(to_a[1]);
-                Err(e)
-            }
-        }
+        let (to_a, to_b) = two(pipe, |[read, write]| {
+            close(read);
+            close(write);
+        })?;
+        Ok(Pipe { to_a, to_b })
     }
 
     fn fds(&self, side: Side) -> [libc::c_int; 2] {

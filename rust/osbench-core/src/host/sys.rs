@@ -158,17 +158,35 @@ pub fn close(fd: libc::c_int) {
     }
 }
 
-/// Write all of `buf`, retrying on EINTR. Does not allocate.
-pub fn write_all(fd: libc::c_int, buf: &[u8]) -> std::result::Result<(), i32> {
+/// Two of what `open` makes, or neither: the first goes to `close` when the second fails.
+pub fn two<T>(open: impl Fn() -> Result<T>, close: impl FnOnce(T)) -> Result<(T, T)> {
+    let first = open()?;
+    match open() {
+        Ok(second) => Ok((first, second)),
+        Err(e) => {
+            close(first);
+            Err(e)
+        }
+    }
+}
+
+/// Move all `len` bytes of a buffer with `io(done)`, one `read` or `write` of its bytes from
+/// `done` on (the call's return value), retrying on EINTR. A call that moves nothing is the
+/// error `on_zero` when there is one (EOF for a read) and is made again otherwise. Does not
+/// allocate.
+#[inline]
+fn move_all(len: usize, on_zero: Option<i32>, mut io: impl FnMut(usize) -> isize) -> std::result::Result<(), i32> {
     let mut done = 0;
-    while done < buf.len() {
-        // SAFETY: the pointer and length stay inside buf.
-        let n = unsafe { libc::write(fd, buf.as_ptr().add(done) as *const libc::c_void, buf.len() - done) };
+    while done < len {
+        let n = io(done);
         if n < 0 {
             let e = errno();
             if e == libc::EINTR {
                 continue;
             }
+            return Err(e);
+        }
+        if let (0, Some(e)) = (n, on_zero) {
             return Err(e);
         }
         done += n as usize;
@@ -176,25 +194,21 @@ pub fn write_all(fd: libc::c_int, buf: &[u8]) -> std::result::Result<(), i32> {
     Ok(())
 }
 
+/// Write all of `buf`, retrying on EINTR. Does not allocate.
+pub fn write_all(fd: libc::c_int, buf: &[u8]) -> std::result::Result<(), i32> {
+    move_all(buf.len(), None, |done| {
+        // SAFETY: the pointer and length stay inside buf.
+        unsafe { libc::write(fd, buf.as_ptr().add(done) as *const libc::c_void, buf.len() - done) }
+    })
+}
+
 /// Fill all of `buf`, retrying on EINTR; EOF is `EPIPE`. Does not allocate.
 pub fn read_exact(fd: libc::c_int, buf: &mut [u8]) -> std::result::Result<(), i32> {
-    let mut done = 0;
-    while done < buf.len() {
+    let len = buf.len();
+    move_all(len, Some(libc::EPIPE), |done| {
         // SAFETY: the pointer and length stay inside buf.
-        let n = unsafe { libc::read(fd, buf.as_mut_ptr().add(done) as *mut libc::c_void, buf.len() - done) };
-        if n < 0 {
-            let e = errno();
-            if e == libc::EINTR {
-                continue;
-            }
-            return Err(e);
-        }
-        if n == 0 {
-            return Err(libc::EPIPE);
-        }
-        done += n as usize;
-    }
-    Ok(())
+        unsafe { libc::read(fd, buf.as_mut_ptr().add(done) as *mut libc::c_void, len - done) }
+    })
 }
 
 /// Wait up to `timeout_ms` for `fd` to be readable (or at its end); false on timeout. EINTR

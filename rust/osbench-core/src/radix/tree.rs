@@ -397,15 +397,8 @@ impl RadixTree {
     }
 
     /// Continue an insert of `key` at `node`, `pos` tokens already walked (and stamped).
-    fn insert_below(&mut self, mut node: u32, mut pos: usize, key: &[i64]) -> u64 {
-        while pos < key.len() {
-            let Some(child) = self.find_child(node, &key[pos..]) else { break };
-            self.stamp(child);
-            let len = self.nodes[child as usize].tokens.len();
-            let m = common_pages(&self.nodes[child as usize].tokens, &key[pos..], self.page_size);
-            pos += m;
-            node = if m < len { self.split(child, m) } else { child };
-        }
+    fn insert_below(&mut self, node: u32, pos: usize, key: &[i64]) -> u64 {
+        let (node, pos) = self.descend(node, pos, key, false);
         if pos < key.len() {
             let leaf_len = (key.len() - pos) as u64;
             if self.is_evictable(node) {
@@ -429,21 +422,30 @@ impl RadixTree {
             return (0, self.root());
         }
         self.stamp(ROOT);
-        let mut node = ROOT;
-        let mut pos = 0usize;
+        let (node, pos) = self.descend(ROOT, 0, key, true);
+        (pos as u64, self.handle(node))
+    }
+
+    /// Walk down from `node` along `key`, `pos` tokens already walked: stamp each child entered
+    /// and split one that matches only in part (whole pages). A lookup (`stop_at_split`) ends
+    /// at the split; an insert walks on below it. Returns the node reached and the tokens walked.
+    fn descend(&mut self, mut node: u32, mut pos: usize, key: &[i64], stop_at_split: bool) -> (u32, usize) {
         while pos < key.len() {
             let Some(child) = self.find_child(node, &key[pos..]) else { break };
             self.stamp(child);
             let len = self.nodes[child as usize].tokens.len();
             let m = common_pages(&self.nodes[child as usize].tokens, &key[pos..], self.page_size);
             pos += m;
-            if m < len {
-                node = self.split(child, m);
+            if m == len {
+                node = child;
+                continue;
+            }
+            node = self.split(child, m);
+            if stop_at_split {
                 break;
             }
-            node = child;
         }
-        (pos as u64, self.handle(node))
+        (node, pos)
     }
 
     /// Add one reference to every node from `h` up to the root (the root itself has none).

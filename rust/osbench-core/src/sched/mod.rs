@@ -88,6 +88,33 @@ pub fn policy(name: &str) -> Result<&'static PolicyInfo> {
 /// How many loop iterations run between two looks at the cancel flag.
 const CHECK_EVERY: u32 = 1 << 16;
 
+/// An event loop's finished jobs, told to `cancel` (which may stop the run) every
+/// [`CHECK_EVERY`] iterations and once more at the end.
+#[derive(Default)]
+struct Progress {
+    tick: u32,
+    reported: usize,
+}
+
+impl Progress {
+    /// One more iteration, `done` jobs finished so far.
+    #[inline]
+    fn tick(&mut self, done: usize, cancel: &Cancel) -> Result<()> {
+        self.tick += 1;
+        if self.tick == CHECK_EVERY {
+            self.tick = 0;
+            cancel.advance((done - self.reported) as u64)?;
+            self.reported = done;
+        }
+        Ok(())
+    }
+
+    /// The end of the run: the jobs finished since the last look.
+    fn finish(&self, done: usize, cancel: &Cancel) {
+        cancel.progress((done - self.reported) as u64);
+    }
+}
+
 /// The jobs: inputs and the state that changes during a run.
 pub struct Jobs<'a> {
     pub arrival: &'a [f64],
@@ -425,8 +452,7 @@ pub fn run<P: Policy>(
     let mut switches = 0u64;
     let mut switch_time = 0.0f64;
     let mut done = 0usize;
-    let mut tick = 0u32;
-    let mut reported = 0usize;
+    let mut progress = Progress::default();
 
     // Hand every job that has arrived by `t` to the policy, in arrival order.
     macro_rules! admit {
@@ -439,12 +465,7 @@ pub fn run<P: Policy>(
     }
 
     while done < n {
-        tick += 1;
-        if tick == CHECK_EVERY {
-            tick = 0;
-            cancel.advance((done - reported) as u64)?;
-            reported = done;
-        }
+        progress.tick(done, cancel)?;
         if pol.is_empty() {
             let Some(&next) = order.get(k) else {
                 return Err(internal("the policy is empty but jobs remain and none is left to arrive"));
@@ -498,7 +519,7 @@ pub fn run<P: Policy>(
             pol.put_back(jobs, j, run, t);
         }
     }
-    cancel.progress((done - reported) as u64);
+    progress.finish(done, cancel);
     Ok(Outcome { completion, first_start, switches, switch_time })
 }
 

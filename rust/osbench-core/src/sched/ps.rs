@@ -7,7 +7,7 @@
 //! job starts at its arrival; PS has no switches.
 
 use super::heap::JobHeap;
-use super::{Jobs, Outcome, CHECK_EVERY};
+use super::{Jobs, Outcome, Progress};
 use crate::cancel::Cancel;
 use crate::error::Result;
 
@@ -20,16 +20,10 @@ pub fn run(jobs: &Jobs, order: &[u32], cancel: &Cancel) -> Result<Outcome> {
     let mut v = 0.0f64;
     let mut k = 0usize;
     let mut done = 0usize;
-    let mut tick = 0u32;
-    let mut reported = 0usize;
+    let mut progress = Progress::default();
     let arrival = |k: usize| jobs.arrival[order[k] as usize];
     while done < n {
-        tick += 1;
-        if tick == CHECK_EVERY {
-            tick = 0;
-            cancel.advance((done - reported) as u64)?;
-            reported = done;
-        }
+        progress.tick(done, cancel)?;
         let Some((tag, j)) = heap.peek() else {
             if k >= n {
                 break;
@@ -61,7 +55,7 @@ pub fn run(jobs: &Jobs, order: &[u32], cancel: &Cancel) -> Result<Outcome> {
             done += 1;
         }
     }
-    cancel.progress((done - reported) as u64);
+    progress.finish(done, cancel);
     Ok(Outcome { completion, first_start, switches: 0, switch_time: 0.0 })
 }
 

@@ -5,6 +5,15 @@ fn sim(policy: &str, arrival: &[f64], size: &[f64], p: Params) -> Outcome {
     simulate(policy, arrival, size, &[], &[], &p, &Cancel::new()).expect("valid input")
 }
 
+/// The default parameters, with `quantum` for a policy that reads one.
+fn quantum_if_read(info: &PolicyInfo, quantum: f64) -> Params {
+    if info.reads.contains(&QUANTUM) {
+        Params { quantum, ..Params::default() }
+    } else {
+        Params::default()
+    }
+}
+
 fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
 }
@@ -142,11 +151,7 @@ fn preemption_follows_the_table() {
     // policy serves the short one the moment it arrives; the others make it wait (RR until the
     // quantum ends at t=2).
     for info in &POLICIES {
-        let p = if info.reads.contains(&QUANTUM) {
-            Params { quantum: 1.0, ..Params::default() }
-        } else {
-            Params::default()
-        };
+        let p = quantum_if_read(info, 1.0);
         let o = simulate(info.name, &[0.0, 1.25], &[10.0, 1.0], &[], &[1, 0], &p, &Cancel::new()).unwrap();
         assert_eq!(o.first_start[1] == 1.25, info.preemptive, "{}", info.name);
     }
@@ -211,11 +216,7 @@ fn every_bad_input_is_refused_by_name_at_its_boundary() {
 fn the_outcome_of_an_idle_gap_and_a_late_start() {
     // Jobs arrive after the clock starts and after idle gaps: time jumps to each arrival.
     for info in &POLICIES {
-        let p = if info.reads.contains(&QUANTUM) {
-            Params { quantum: 10.0, ..Params::default() }
-        } else {
-            Params::default()
-        };
+        let p = quantum_if_read(info, 10.0);
         let o = sim(info.name, &[2.0, 10.0, 10.5], &[1.0, 0.25, 4.0], p);
         assert_eq!(o.first_start[..2], [2.0, 10.0], "{}", info.name);
         assert_eq!(o.completion[0], 3.0, "{}", info.name);
