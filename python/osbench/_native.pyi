@@ -22,7 +22,9 @@ __all__ = [
     "SERVE_LINKS",
     "SERVE_POLICIES",
     "SERVE_PREEMPTIONS",
+    "SERVE_RECORD_COLUMNS",
     "SERVE_ROUTERS",
+    "SERVE_RUN_COLUMNS",
     "SERVE_TIER_MEDIA",
     "CacheStream",
     "MeasuredTables",
@@ -79,6 +81,9 @@ SERVE_PREEMPTIONS: list[str]
 SERVE_ROUTERS: list[str]
 # (name, release it follows, policies, config fields, engines that run it)
 SERVE_ENGINES: list[tuple[str, str, list[str], list[str], list[str]]]
+# A run's columns (EngineRun's fields, Steps' for steps, record left out) and its record's (StepRecord's)
+SERVE_RUN_COLUMNS: list[str]
+SERVE_RECORD_COLUMNS: list[str]
 
 # cache
 _ParamValue = Union[bool, int, float]

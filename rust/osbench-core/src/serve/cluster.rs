@@ -242,7 +242,7 @@ fn drive<S: Scheduler>(
 
 #[cfg(test)]
 mod tests {
-    use super::super::{simulate, simulate_cluster, Config, Parameters, Settings};
+    use super::super::{simulate, simulate_cluster, Config, Settings};
     use super::*;
     use crate::error::Error;
     use crate::hash::SplitMix64;
@@ -256,17 +256,9 @@ mod tests {
             max_num_batched_tokens: 32,
             max_num_seqs: 4,
             max_model_len: 128,
-            enable_chunked_prefill: true,
-            long_prefill_token_threshold: 0,
             enable_prefix_caching: prefix,
-            policy: "fcfs",
-            watermark: 0.0,
             scheduler_reserve_full_isl: false,
-            parameters: Parameters::default(),
-            swap: crate::serve::SwapSettings::default(),
-            tiers: &[],
-            block_flops: 1.0,
-            block_flops_step: 0.0,
+            ..Settings::default()
         })
         .unwrap()
     }

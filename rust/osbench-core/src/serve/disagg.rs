@@ -389,7 +389,7 @@ pub fn run<S: Scheduler>(
 
 #[cfg(test)]
 mod tests {
-    use super::super::{simulate_disaggregated, Config, Parameters, Settings};
+    use super::super::{simulate_disaggregated, Config, Settings};
     use super::*;
     use crate::error::Error;
 
@@ -402,17 +402,9 @@ mod tests {
             max_num_batched_tokens: 64,
             max_num_seqs: 8,
             max_model_len: 4096,
-            enable_chunked_prefill: true,
-            long_prefill_token_threshold: 0,
             enable_prefix_caching: false,
-            policy: "fcfs",
-            watermark: 0.0,
             scheduler_reserve_full_isl: false,
-            parameters: Parameters::default(),
-            swap: crate::serve::SwapSettings::default(),
-            tiers: &[],
-            block_flops: 1.0,
-            block_flops_step: 0.0,
+            ..Settings::default()
         })
         .unwrap()
     }
