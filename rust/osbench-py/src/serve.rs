@@ -4,6 +4,7 @@
 use crate::arrays::{self, slice};
 use crate::errors::ToPyResult;
 use crate::interrupt;
+use crate::step_time::MeasuredTables;
 use numpy::{IntoPyArray, PyArrayMethods, PyReadonlyArray1};
 
 use osbench_core::serve::fields::{Column, FieldSource, Fields};
@@ -11,7 +12,7 @@ use osbench_core::serve::routers::{prefix_aware, Spec, ROUTERS};
 use osbench_core::serve::sglang::Config as SglangConfig;
 use osbench_core::serve::{
     disagg, simulate, simulate_cluster, simulate_disaggregated, simulate_sglang, Config, Options, Record, Requests,
-    Run, TierSettings, ENGINES, LINKS, MEDIA, POLICIES, PREEMPTIONS,
+    Run, StepTime, TierSettings, ENGINES, LINKS, MEDIA, POLICIES, PREEMPTIONS,
 };
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -149,6 +150,20 @@ impl FieldSource for SettingsDict<'_, '_> {
     }
 }
 
+/// What every entry point sets up for each pool of engines: its configuration (its settings
+/// dict read, then checked by `config`) and its step time (`StepTime.spec()`, with the tables
+/// of a measured one).
+fn engine<T: Fields, C>(
+    settings: &Bound<'_, PyDict>,
+    config: impl FnOnce(T) -> osbench_core::Result<C>,
+    step_kind: &str,
+    step_coefficients: &[f64],
+    step_tables: Option<&MeasuredTables>,
+) -> PyResult<(C, StepTime)> {
+    let config = config(SettingsDict::read(settings)?).py_err()?;
+    Ok((config, crate::step_time::step_time(step_kind, step_coefficients, step_tables)?))
+}
+
 /// Serve the requests. `keys` and `key_offsets`: the prompts' block keys
 /// (`Requests.prompt_block_keys(block_size)`), used with prefix caching; None for prompts
 /// without content (every block unique). `settings`: the
@@ -178,15 +193,14 @@ fn serve_simulate<'py>(
     step_coefficients: Vec<f64>,
     record: bool,
     jump: bool,
-    step_tables: Option<PyRef<'py, crate::step_time::MeasuredTables>>,
+    step_tables: Option<PyRef<'py, MeasuredTables>>,
     concurrency: Option<usize>,
     predicted: Option<PyReadonlyArray1<'py, i64>>,
     steps: bool,
 ) -> PyResult<(Bound<'py, PyDict>, Option<Bound<'py, PyDict>>, u64)> {
     let requests = RequestArrays { arrival, prompt_len, output_len, priority, predicted, keys, key_offsets };
     let requests = requests.view()?;
-    let config = Config::new(SettingsDict::read(&settings)?).py_err()?;
-    let step_time = crate::step_time::step_time(step_kind, &step_coefficients, step_tables.as_deref())?;
+    let (config, step_time) = engine(&settings, Config::new, step_kind, &step_coefficients, step_tables.as_deref())?;
     let options = Options { record, jump, concurrency, steps };
     let run = interrupt::run(py, "serve.simulate", |cancel| simulate(&requests, &config, &step_time, options, cancel))?;
     to_python(py, run)
@@ -230,14 +244,13 @@ fn serve_simulate_cluster<'py>(
     router_key_offsets: Option<PyReadonlyArray1<'py, i64>>,
     record: bool,
     jump: bool,
-    step_tables: Option<PyRef<'py, crate::step_time::MeasuredTables>>,
+    step_tables: Option<PyRef<'py, MeasuredTables>>,
     concurrency: Option<usize>,
     predicted: Option<PyReadonlyArray1<'py, i64>>,
 ) -> PyResult<ClusterOut<'py>> {
     let requests = RequestArrays { arrival, prompt_len, output_len, priority, predicted, keys, key_offsets };
     let requests = requests.view()?;
-    let config = Config::new(SettingsDict::read(&settings)?).py_err()?;
-    let step_time = crate::step_time::step_time(step_kind, &step_coefficients, step_tables.as_deref())?;
+    let (config, step_time) = engine(&settings, Config::new, step_kind, &step_coefficients, step_tables.as_deref())?;
     let params = prefix_aware::Params {
         cache_threshold,
         balance_abs_threshold,
@@ -319,20 +332,28 @@ fn serve_simulate_disaggregated<'py>(
     decode_router_key_offsets: Option<PyReadonlyArray1<'py, i64>>,
     record: bool,
     jump: bool,
-    prefill_step_tables: Option<PyRef<'py, crate::step_time::MeasuredTables>>,
-    decode_step_tables: Option<PyRef<'py, crate::step_time::MeasuredTables>>,
+    prefill_step_tables: Option<PyRef<'py, MeasuredTables>>,
+    decode_step_tables: Option<PyRef<'py, MeasuredTables>>,
     concurrency: Option<usize>,
     predicted: Option<PyReadonlyArray1<'py, i64>>,
     prefill_predicted: Option<PyReadonlyArray1<'py, i64>>,
 ) -> PyResult<DisaggOut<'py>> {
     let requests = RequestArrays { arrival, prompt_len, output_len, priority, predicted, keys, key_offsets };
     let requests = requests.view()?;
-    let p_config = Config::new(SettingsDict::read(&prefill_settings)?).py_err()?;
-    let d_config = Config::new(SettingsDict::read(&decode_settings)?).py_err()?;
-    let p_step =
-        crate::step_time::step_time(prefill_step_kind, &prefill_step_coefficients, prefill_step_tables.as_deref())?;
-    let d_step =
-        crate::step_time::step_time(decode_step_kind, &decode_step_coefficients, decode_step_tables.as_deref())?;
+    let (p_config, p_step) = engine(
+        &prefill_settings,
+        Config::new,
+        prefill_step_kind,
+        &prefill_step_coefficients,
+        prefill_step_tables.as_deref(),
+    )?;
+    let (d_config, d_step) = engine(
+        &decode_settings,
+        Config::new,
+        decode_step_kind,
+        &decode_step_coefficients,
+        decode_step_tables.as_deref(),
+    )?;
     let specs = (spec(&router)?, spec(&decode_router)?);
     let p_keys = (optional("router_keys", &router_keys)?, optional("router_key_offsets", &router_key_offsets)?);
     let d_keys = (
@@ -407,15 +428,15 @@ fn serve_simulate_sglang<'py>(
     step_kind: &str,
     step_coefficients: Vec<f64>,
     record: bool,
-    step_tables: Option<PyRef<'py, crate::step_time::MeasuredTables>>,
+    step_tables: Option<PyRef<'py, MeasuredTables>>,
     concurrency: Option<usize>,
     compensated_sum: bool,
 ) -> PyResult<(Bound<'py, PyDict>, Option<Bound<'py, PyDict>>, u64)> {
     let requests =
         RequestArrays { arrival, prompt_len, output_len, priority: None, predicted: None, keys, key_offsets };
     let requests = requests.view()?;
-    let config = SglangConfig::new(SettingsDict::read(&settings)?, compensated_sum).py_err()?;
-    let step_time = crate::step_time::step_time(step_kind, &step_coefficients, step_tables.as_deref())?;
+    let sglang = |s| SglangConfig::new(s, compensated_sum);
+    let (config, step_time) = engine(&settings, sglang, step_kind, &step_coefficients, step_tables.as_deref())?;
     let options = Options { record, jump: false, concurrency, steps: true };
     let run = interrupt::run(py, "serve.simulate", |cancel| {
         simulate_sglang(&requests, &config, &step_time, options, cancel)
