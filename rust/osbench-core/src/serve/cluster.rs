@@ -58,7 +58,27 @@ pub(super) struct Replica<'a, S: Scheduler> {
     pub(super) pending: Option<(f64, Report, Vec<u32>)>,
 }
 
-impl<S: Scheduler> Replica<'_, S> {
+impl<'a, S: Scheduler> Replica<'a, S> {
+    /// A replica of each scheduler of `scheds`, with no request yet and room for `capacity`.
+    pub(super) fn all(
+        scheds: Vec<S>,
+        step_time: &'a StepTime,
+        options: Options,
+        cancel: &'a Cancel,
+        capacity: usize,
+    ) -> Vec<Self> {
+        let replica = |sched| Replica {
+            engine: Engine::new(sched, step_time, options, cancel, capacity),
+            given: Vec::with_capacity(capacity),
+            blocks: vec![0],
+            outstanding: 0,
+            tokens: 0,
+            report: Report::default(),
+            pending: None,
+        };
+        scheds.into_iter().map(replica).collect()
+    }
+
     pub(super) fn publish(&mut self, now: f64, tokens: &dyn Fn(u32) -> u64) {
         if let Some((end, report, finished)) = &self.pending {
             if *end <= now {
@@ -69,6 +89,22 @@ impl<S: Scheduler> Replica<'_, S> {
             }
         }
     }
+}
+
+/// Refuses router block keys that are not those of `n` requests (non-decreasing offsets from 0
+/// to `len(router_keys)`), when the router of `spec` reads them.
+pub(super) fn check_router_keys(spec: &routers::Spec, n: usize, keys: &[u64], offsets: &[i64]) -> Result<()> {
+    if spec.needs_keys() {
+        let o = offsets;
+        if o.len() != n + 1 || o[0] != 0 || o[n] != keys.len() as i64 || o.windows(2).any(|w| w[1] < w[0]) {
+            return Err(invalid(
+                "router_key_offsets",
+                format!("{} offsets", o.len()),
+                format!("{} non-decreasing offsets from 0 to len(router_keys)={}", n + 1, keys.len()),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Serve `reqs` (checked: [`super::simulate_cluster`]) on one engine per scheduler of
@@ -92,29 +128,9 @@ pub fn run<S: Scheduler>(
     if !(1..=MAX_REPLICAS).contains(&scheds.len()) {
         return Err(invalid("replicas", scheds.len(), format!("a positive integer up to {MAX_REPLICAS}")));
     }
-    if spec.needs_keys() {
-        let o = router_key_offsets;
-        if o.len() != n + 1 || o[0] != 0 || o[n] != router_keys.len() as i64 || o.windows(2).any(|w| w[1] < w[0]) {
-            return Err(invalid(
-                "router_key_offsets",
-                format!("{} offsets", o.len()),
-                format!("{} non-decreasing offsets from 0 to len(router_keys)={}", n + 1, router_keys.len()),
-            ));
-        }
-    }
+    check_router_keys(spec, n, router_keys, router_key_offsets)?;
     let capacity = n.div_ceil(scheds.len());
-    let reps = scheds
-        .into_iter()
-        .map(|sched| Replica {
-            engine: Engine::new(sched, step_time, options, cancel, capacity),
-            given: Vec::with_capacity(capacity),
-            blocks: vec![0],
-            outstanding: 0,
-            tokens: 0,
-            report: Report::default(),
-            pending: None,
-        })
-        .collect();
+    let reps = Replica::all(scheds, step_time, options, cancel, capacity);
     drive(reqs, reps, spec, router_keys, router_key_offsets, usable_blocks, block_size, options.concurrency)
 }
 

@@ -1,20 +1,19 @@
 //! A prefill pool handing requests to a decode pool on one clock
 //! (`python/osbench/serve/pools.py: drive_disaggregated`, the reference, which states the
 //! rules; equal to it decision for decision and step for step). Each instance is an
-//! [`Engine`] with its own scheduler and KV; a request is served on a prefill instance with
-//! one output token, its prompt's KV moves over the instance's link once its prefill completes
-//! (one transfer at a time per instance), and a decode instance takes it with that KV as
-//! computed. The loop takes the earliest event: a send, a KV arrival, or a busy instance's next
-//! step (on a tie a send, then a KV arrival, then the prefill instances by index, then the
-//! decode instances by index).
+//! [`Engine`](super::engine::Engine) with its own scheduler and KV; a request is served on a
+//! prefill instance with one output token, its prompt's KV moves over the instance's link once
+//! its prefill completes (one transfer at a time per instance), and a decode instance takes it
+//! with that KV as computed. The loop takes the earliest event: a send, a KV arrival, or a busy
+//! instance's next step (on a tie a send, then a KV arrival, then the prefill instances by
+//! index, then the decode instances by index).
 //!
 //! **The decode jump.** A decode instance's quiet stretch stops short of the next KV arrival,
 //! which may come from a transfer under way, or from a prefill step not yet taken (it ends no
 //! earlier than it starts), or from a request not yet sent; under closed-loop clients a send
 //! waiting for a finish waits for the end of some decode instance's step.
 
-use super::cluster::{Replica, Report};
-use super::engine::Engine;
+use super::cluster::{check_router_keys, Replica, Report};
 use super::routers::{self, Arrival, View};
 use super::scheduler::{NewRequest, Scheduler};
 use super::send::Sender;
@@ -127,31 +126,9 @@ struct Side<'a, S: Scheduler> {
 impl<'a, S: Scheduler> Side<'a, S> {
     fn new(pool: Pool<'a, S>, options: Options, cancel: &'a Cancel, n: usize) -> Result<Self> {
         let num = pool.scheds.len();
-        if pool.spec.needs_keys() {
-            let o = pool.router_key_offsets;
-            let len = pool.router_keys.len() as i64;
-            if o.len() != n + 1 || o[0] != 0 || o[n] != len || o.windows(2).any(|w| w[1] < w[0]) {
-                return Err(invalid(
-                    "router_key_offsets",
-                    format!("{} offsets", o.len()),
-                    format!("{} non-decreasing offsets from 0 to len(router_keys)={len}", n + 1),
-                ));
-            }
-        }
+        check_router_keys(&pool.spec, n, pool.router_keys, pool.router_key_offsets)?;
         let capacity = n.div_ceil(num.max(1));
-        let reps = pool
-            .scheds
-            .into_iter()
-            .map(|sched| Replica {
-                engine: Engine::new(sched, pool.step_time, options, cancel, capacity),
-                given: Vec::with_capacity(capacity),
-                blocks: vec![0],
-                outstanding: 0,
-                tokens: 0,
-                report: Report::default(),
-                pending: None,
-            })
-            .collect();
+        let reps = Replica::all(pool.scheds, pool.step_time, options, cancel, capacity);
         Ok(Side {
             reps,
             router: pool.spec.build(num),
