@@ -79,6 +79,33 @@ impl<'a, S: Scheduler> Replica<'a, S> {
         scheds.into_iter().map(replica).collect()
     }
 
+    /// One step at `t`, the driver's next arrival (`next`) told first, after publishing what
+    /// ended by `t`: its report and the requests it finishes pend until its end. Returns its
+    /// start, its end and those requests.
+    pub(super) fn step(
+        &mut self,
+        t: f64,
+        next: Option<f64>,
+        tokens: &dyn Fn(u32) -> u64,
+    ) -> Result<(f64, f64, &[u32])> {
+        self.publish(t, tokens);
+        let added_before = self.given.len();
+        let row = self.engine.run().start.len();
+        self.engine.next_arrival(next);
+        self.engine.step(t)?;
+        let run = self.engine.run();
+        let (start, end) = (run.start[row], run.start[row] + run.duration[row]);
+        let report = Report {
+            blocks_used: run.blocks_used[row] as u64,
+            num_waiting: run.num_waiting[row] as u64,
+            num_running: run.num_seqs[row] as u64,
+            added_before,
+        };
+        let finished: Vec<u32> = self.engine.finished().iter().map(|&j| self.given[j as usize]).collect();
+        let (_, _, finished) = self.pending.insert((end, report, finished));
+        Ok((start, end, finished))
+    }
+
     pub(super) fn publish(&mut self, now: f64, tokens: &dyn Fn(u32) -> u64) {
         if let Some((end, report, finished)) = &self.pending {
             if *end <= now {
@@ -174,24 +201,9 @@ fn drive<S: Scheduler>(
                     let others = reps.iter().enumerate().filter(|&(j, _)| j != k);
                     Some(others.filter_map(|(_, r)| r.engine.next_event_time()).fold(f64::INFINITY, f64::min))
                 };
-                let rep = &mut reps[k];
-                rep.publish(t, &tokens);
-                let added_before = rep.given.len();
-                let row = rep.engine.run().start.len();
-                rep.engine.next_arrival(next);
-                rep.engine.step(t)?;
-                let run = rep.engine.run();
-                let end = run.start[row] + run.duration[row];
-                let report = Report {
-                    blocks_used: run.blocks_used[row] as u64,
-                    num_waiting: run.num_waiting[row] as u64,
-                    num_running: run.num_seqs[row] as u64,
-                    added_before,
-                };
-                let finished: Vec<u32> = rep.engine.finished().iter().map(|&j| rep.given[j as usize]).collect();
+                let (_, end, finished) = reps[k].step(t, next, &tokens)?;
                 num_finished += finished.len();
                 sender.finished(end, finished.len());
-                rep.pending = Some((end, report, finished));
             }
             _ => {
                 if t_send == f64::INFINITY {

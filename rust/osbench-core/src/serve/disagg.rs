@@ -13,7 +13,7 @@
 //! earlier than it starts), or from a request not yet sent; under closed-loop clients a send
 //! waiting for a finish waits for the end of some decode instance's step.
 
-use super::cluster::{check_router_keys, Replica, Report};
+use super::cluster::{check_router_keys, Replica};
 use super::routers::{self, Arrival, View};
 use super::scheduler::{NewRequest, Scheduler};
 use super::send::Sender;
@@ -197,23 +197,8 @@ impl<'a, S: Scheduler> Side<'a, S> {
         next: Option<f64>,
         tokens: &dyn Fn(u32) -> u64,
     ) -> Result<(f64, f64, Vec<u32>)> {
-        let rep = &mut self.reps[k];
-        rep.publish(t, tokens);
-        let added_before = rep.given.len();
-        let row = rep.engine.run().start.len();
-        rep.engine.next_arrival(next);
-        rep.engine.step(t)?;
-        let run = rep.engine.run();
-        let (start, end) = (run.start[row], run.start[row] + run.duration[row]);
-        let report = Report {
-            blocks_used: run.blocks_used[row] as u64,
-            num_waiting: run.num_waiting[row] as u64,
-            num_running: run.num_seqs[row] as u64,
-            added_before,
-        };
-        let finished: Vec<u32> = rep.engine.finished().iter().map(|&j| rep.given[j as usize]).collect();
-        rep.pending = Some((end, report, finished.clone()));
-        Ok((start, end, finished))
+        let (start, end, finished) = self.reps[k].step(t, next, tokens)?;
+        Ok((start, end, finished.to_vec()))
     }
 
     /// The earliest next step of its instances other than `except`, infinity when none.
