@@ -106,6 +106,22 @@ impl<'a, S: Scheduler> Replica<'a, S> {
         Ok((start, end, finished))
     }
 
+    /// What the router sees of it at `now` (what ended by then published first), with
+    /// `usable_blocks` KV blocks of `block_size` tokens.
+    pub(super) fn view(&mut self, now: f64, tokens: &dyn Fn(u32) -> u64, usable_blocks: u64, block_size: u64) -> View {
+        self.publish(now, tokens);
+        View {
+            outstanding: self.outstanding,
+            tokens: self.tokens,
+            blocks_used: self.report.blocks_used,
+            num_waiting: self.report.num_waiting,
+            num_running: self.report.num_running,
+            unreported_blocks: self.blocks[self.blocks.len() - 1] - self.blocks[self.report.added_before],
+            usable_blocks,
+            block_size,
+        }
+    }
+
     pub(super) fn publish(&mut self, now: f64, tokens: &dyn Fn(u32) -> u64) {
         if let Some((end, report, finished)) = &self.pending {
             if *end <= now {
@@ -211,17 +227,7 @@ fn drive<S: Scheduler>(
                 }
                 let (i, sent) = sender.send();
                 for (view, rep) in views.iter_mut().zip(reps.iter_mut()) {
-                    rep.publish(sent, &tokens);
-                    *view = View {
-                        outstanding: rep.outstanding,
-                        tokens: rep.tokens,
-                        blocks_used: rep.report.blocks_used,
-                        num_waiting: rep.report.num_waiting,
-                        num_running: rep.report.num_running,
-                        unreported_blocks: rep.blocks[rep.blocks.len() - 1] - rep.blocks[rep.report.added_before],
-                        usable_blocks,
-                        block_size,
-                    };
+                    *view = rep.view(sent, &tokens, usable_blocks, block_size);
                 }
                 out.load.extend(views.iter().map(|v| v.outstanding as i64));
                 let keys = if spec.needs_keys() {

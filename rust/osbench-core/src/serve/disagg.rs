@@ -151,17 +151,7 @@ impl<'a, S: Scheduler> Side<'a, S> {
         tokens: &dyn Fn(u32) -> u64,
     ) -> Result<usize> {
         for (view, rep) in self.views.iter_mut().zip(self.reps.iter_mut()) {
-            rep.publish(now, tokens);
-            *view = View {
-                outstanding: rep.outstanding,
-                tokens: rep.tokens,
-                blocks_used: rep.report.blocks_used,
-                num_waiting: rep.report.num_waiting,
-                num_running: rep.report.num_running,
-                unreported_blocks: rep.blocks[rep.blocks.len() - 1] - rep.blocks[rep.report.added_before],
-                usable_blocks: self.usable_blocks,
-                block_size: self.block_size,
-            };
+            *view = rep.view(now, tokens, self.usable_blocks, self.block_size);
         }
         let keys = if self.spec.needs_keys() {
             &self.keys[self.offsets[i] as usize..self.offsets[i + 1] as usize]
