@@ -22,7 +22,9 @@ __all__ = [
     "SERVE_LINKS",
     "SERVE_POLICIES",
     "SERVE_PREEMPTIONS",
+    "SERVE_RECORD_COLUMNS",
     "SERVE_ROUTERS",
+    "SERVE_RUN_COLUMNS",
     "SERVE_TIER_MEDIA",
     "CacheStream",
     "MeasuredTables",
@@ -79,6 +81,9 @@ SERVE_PREEMPTIONS: list[str]
 SERVE_ROUTERS: list[str]
 # (name, release it follows, policies, config fields, engines that run it)
 SERVE_ENGINES: list[tuple[str, str, list[str], list[str], list[str]]]
+# A run's columns (EngineRun's fields, Steps' for steps, record left out) and its record's (StepRecord's)
+SERVE_RUN_COLUMNS: list[str]
+SERVE_RECORD_COLUMNS: list[str]
 
 # cache
 _ParamValue = Union[bool, int, float]
@@ -356,6 +361,12 @@ def mem_simulate(
     bound: int = 1,
     check: bool = False,
 ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.uint64]]: ...
+
+# A vLLM pool's settings (EngineConfig's fields by name), and what a run returns: (its columns by
+# name, SERVE_RUN_COLUMNS; its record's, SERVE_RECORD_COLUMNS, or None; the steps the decode jump took)
+_Settings = dict[str, Union[int, bool, float, str]]
+_Run = tuple[dict[str, npt.NDArray[Any]], Optional[dict[str, npt.NDArray[np.int64]]], int]
+
 def serve_simulate(
     arrival: npt.NDArray[np.float64],
     prompt_len: npt.NDArray[np.int64],
@@ -364,7 +375,7 @@ def serve_simulate(
     keys: Optional[npt.NDArray[np.uint64]],
     key_offsets: Optional[npt.NDArray[np.int64]],
     *,
-    settings: dict[str, Union[int, bool, float, str]],
+    settings: _Settings,
     step_kind: str,
     step_coefficients: list[float],
     record: bool = False,
@@ -373,7 +384,7 @@ def serve_simulate(
     step_tables: Optional[MeasuredTables] = None,
     predicted: Optional[npt.NDArray[np.int64]] = None,
     steps: bool = True,
-) -> tuple[dict[str, npt.NDArray[Any]], Optional[dict[str, npt.NDArray[np.int64]]], int]: ...
+) -> _Run: ...
 def serve_simulate_sglang(
     arrival: npt.NDArray[np.float64],
     prompt_len: npt.NDArray[np.int64],
@@ -388,7 +399,7 @@ def serve_simulate_sglang(
     step_tables: Optional[MeasuredTables] = None,
     concurrency: Optional[int] = None,
     compensated_sum: bool = False,
-) -> tuple[dict[str, npt.NDArray[Any]], Optional[dict[str, npt.NDArray[np.int64]]], int]: ...
+) -> _Run: ...
 def serve_simulate_cluster(
     arrival: npt.NDArray[np.float64],
     prompt_len: npt.NDArray[np.int64],
@@ -397,7 +408,7 @@ def serve_simulate_cluster(
     keys: Optional[npt.NDArray[np.uint64]],
     key_offsets: Optional[npt.NDArray[np.int64]],
     *,
-    settings: dict[str, Union[int, bool, float, str]],
+    settings: _Settings,
     step_kind: str,
     step_coefficients: list[float],
     replicas: int,
@@ -417,7 +428,7 @@ def serve_simulate_cluster(
 ) -> tuple[
     npt.NDArray[np.int64],
     npt.NDArray[np.int64],
-    list[tuple[dict[str, npt.NDArray[Any]], Optional[dict[str, npt.NDArray[np.int64]]], int]],
+    list[_Run],
 ]: ...
 def serve_simulate_disaggregated(
     arrival: npt.NDArray[np.float64],
@@ -427,8 +438,8 @@ def serve_simulate_disaggregated(
     keys: Optional[npt.NDArray[np.uint64]],
     key_offsets: Optional[npt.NDArray[np.int64]],
     *,
-    prefill_settings: dict[str, Union[int, bool, float, str]],
-    decode_settings: dict[str, Union[int, bool, float, str]],
+    prefill_settings: _Settings,
+    decode_settings: _Settings,
     prefill_step_kind: str,
     prefill_step_coefficients: list[float],
     decode_step_kind: str,
@@ -457,8 +468,8 @@ def serve_simulate_disaggregated(
     npt.NDArray[np.int64],
     npt.NDArray[np.float64],
     npt.NDArray[np.float64],
-    list[tuple[dict[str, npt.NDArray[Any]], Optional[dict[str, npt.NDArray[np.int64]]], int]],
-    list[tuple[dict[str, npt.NDArray[Any]], Optional[dict[str, npt.NDArray[np.int64]]], int]],
+    list[_Run],
+    list[_Run],
     list[npt.NDArray[np.int64]],
 ]: ...
 

@@ -14,6 +14,7 @@ from osbench import _native
 from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.serve import engines
 from osbench.serve.config import POLICIES, EngineConfig
+from osbench.serve.run import STEP_FIELDS, EngineRun, StepRecord
 from osbench.serve.steptime import StepTime
 
 STEP = StepTime.linear(0.004, 5e-5, 1e-4, 1e-7)
@@ -30,6 +31,34 @@ def test_every_semantics_config_has_the_cores_fields_in_order() -> None:
         config = row.module().Config
         assert tuple(f.name for f in dataclasses.fields(config)) == row.config_fields
     assert EngineConfig is ob.serve.ENGINES["vllm"].module().Config is ob.serve.EngineConfig
+
+
+def test_a_runs_columns_are_the_cores() -> None:
+    """The binding packs a run by the core's column list: ``EngineRun``'s fields in order, with
+    ``Steps``' for ``steps`` and ``record`` (``StepRecord``'s columns) apart."""
+    expected: list[str] = []
+    for f in dataclasses.fields(EngineRun):
+        if f.name == "steps":
+            expected += STEP_FIELDS
+        elif f.name != "record":
+            expected.append(f.name)
+    assert _native.SERVE_RUN_COLUMNS == expected
+    assert _native.SERVE_RECORD_COLUMNS == [f.name for f in dataclasses.fields(StepRecord)]
+    reqs = ob.serve.Requests.poisson(10, rate=20.0, seed=1)
+    columns, detail, _ = _native.serve_simulate(
+        reqs.arrival,
+        reqs.prompt_len,
+        reqs.output_len,
+        None,
+        None,
+        None,
+        settings={name: getattr(EngineConfig(num_blocks=200), name) for name in ob.serve.ENGINES["vllm"].config_fields},
+        step_kind="linear",
+        step_coefficients=list(STEP.spec()[1]),
+        record=True,
+    )
+    assert list(columns) == _native.SERVE_RUN_COLUMNS
+    assert detail is not None and list(detail) == _native.SERVE_RECORD_COLUMNS
 
 
 @pytest.mark.parametrize("engine", ["native", "reference"])

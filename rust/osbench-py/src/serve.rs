@@ -4,14 +4,15 @@
 use crate::arrays::{self, slice};
 use crate::errors::ToPyResult;
 use crate::interrupt;
+use crate::step_time::MeasuredTables;
 use numpy::{IntoPyArray, PyArrayMethods, PyReadonlyArray1};
 
+use osbench_core::serve::fields::{Column, FieldSource, Fields};
 use osbench_core::serve::routers::{prefix_aware, Spec, ROUTERS};
-use osbench_core::serve::sglang::{Config as SglangConfig, Settings as SglangSettings, CONFIG_FIELDS as SGLANG_FIELDS};
-use osbench_core::serve::vllm::CONFIG_FIELDS;
+use osbench_core::serve::sglang::Config as SglangConfig;
 use osbench_core::serve::{
-    disagg, simulate, simulate_cluster, simulate_disaggregated, simulate_sglang, Config, Options, Parameters, Record,
-    Requests, Run, Settings, SwapSettings, TierSettings, ENGINES, LINKS, MEDIA, POLICIES, PREEMPTIONS,
+    disagg, simulate, simulate_cluster, simulate_disaggregated, simulate_sglang, Config, Options, Record, Requests,
+    Run, StepTime, TierSettings, ENGINES, LINKS, MEDIA, POLICIES, PREEMPTIONS,
 };
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -32,6 +33,10 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         .map(|e| (e.name, e.follows, e.policies.to_vec(), e.config_fields.to_vec(), e.engines.to_vec()))
         .collect();
     m.add("SERVE_ENGINES", engines)?;
+    // The columns of a run (`EngineRun`'s fields, `Steps`' for `steps`) and of its record
+    // (`StepRecord`'s), declared once in the core.
+    m.add("SERVE_RUN_COLUMNS", Run::COLUMNS.to_vec())?;
+    m.add("SERVE_RECORD_COLUMNS", Record::COLUMNS.to_vec())?;
     m.add_function(wrap_pyfunction!(serve_simulate, m)?)?;
     m.add_function(wrap_pyfunction!(serve_simulate_sglang, m)?)?;
     m.add("SERVE_ROUTERS", ROUTERS.to_vec())?;
@@ -71,79 +76,92 @@ fn optional<'a, T: numpy::Element>(name: &str, a: &'a Option<PyReadonlyArray1<'_
     Ok(arrays::optional(name, a)?.unwrap_or(&[]))
 }
 
-/// The engine's settings from one dict holding exactly the core's config fields
-/// (`CONFIG_FIELDS`: `EngineConfig`'s, which checked them), and the names it holds (`policy`,
-/// `preemption`, `link`) in `names`. The
-/// `prediction*` fields are not read: the predictions come drawn (`predicted`).
-fn settings<'a>(d: &Bound<'_, PyDict>, names: &'a mut Names) -> PyResult<Settings<'a>> {
-    for key in d.keys() {
-        let key = key.extract::<String>()?;
-        if !CONFIG_FIELDS.contains(&key.as_str()) {
-            return Err(crate::errors::ArgumentTypeError::new_err(format!(
-                "settings[{key:?}] is not accepted: the settings are {}",
-                CONFIG_FIELDS.join(", ")
-            )));
+/// A settings dict holding exactly the fields of a core declaration ([`Fields::NAMES`]: the
+/// Python configuration class's, which checked them), read by name ([`FieldSource`]).
+struct SettingsDict<'a, 'py>(&'a Bound<'py, PyDict>);
+
+impl<'a, 'py> SettingsDict<'a, 'py> {
+    /// `T`'s settings from `dict`; a key `T` does not declare is refused.
+    fn read<T: Fields>(dict: &'a Bound<'py, PyDict>) -> PyResult<T> {
+        for key in dict.keys() {
+            let key = key.extract::<String>()?;
+            if !T::NAMES.contains(&key.as_str()) {
+                return Err(crate::errors::ArgumentTypeError::new_err(format!(
+                    "settings[{key:?}] is not accepted: the settings are {}",
+                    T::NAMES.join(", ")
+                )));
+            }
         }
+        T::read(&SettingsDict(dict))
     }
-    let item = |name: &str| -> PyResult<Bound<'_, PyAny>> {
-        d.get_item(name)?.ok_or_else(|| {
+
+    fn item(&self, name: &str) -> PyResult<Bound<'py, PyAny>> {
+        self.0.get_item(name)?.ok_or_else(|| {
             crate::errors::ArgumentError::new_err(format!("settings is not accepted: it has no {name:?}"))
         })
-    };
-    for (name, slot) in ["policy", "preemption", "link"].into_iter().zip(names.names.iter_mut()) {
-        *slot = item(name)?.extract::<String>()?;
     }
-    // The tiers: `KvTier`s with their medium's figures filled in.
-    names.tiers.clear();
-    for tier in item("kv_tiers")?.try_iter()? {
-        let tier = tier?;
-        let field = |name: &str| tier.getattr(name);
-        names.tiers.push(TierSettings {
-            gib: field("gib")?.extract()?,
-            policy: field("policy")?.extract()?,
-            bandwidth: field("bandwidth")?.extract()?,
-            latency: field("latency")?.extract()?,
-            costs: field("costs")?.extract()?,
-        });
-    }
-    let Names { names: [policy, preemption, link], tiers } = names;
-    Ok(Settings {
-        num_blocks: item("num_blocks")?.extract()?,
-        block_size: item("block_size")?.extract()?,
-        max_num_batched_tokens: item("max_num_batched_tokens")?.extract()?,
-        max_num_seqs: item("max_num_seqs")?.extract()?,
-        max_model_len: item("max_model_len")?.extract()?,
-        enable_chunked_prefill: item("enable_chunked_prefill")?.extract()?,
-        long_prefill_token_threshold: item("long_prefill_token_threshold")?.extract()?,
-        enable_prefix_caching: item("enable_prefix_caching")?.extract()?,
-        policy: policy.as_str(),
-        watermark: item("watermark")?.extract()?,
-        scheduler_reserve_full_isl: item("scheduler_reserve_full_isl")?.extract()?,
-        parameters: Parameters {
-            aging: item("aging")?.extract()?,
-            mlfq_levels: item("mlfq_levels")?.extract()?,
-            mlfq_quantum: item("mlfq_quantum")?.extract()?,
-            mlfq_growth: item("mlfq_growth")?.extract()?,
-            mlfq_boost: item("mlfq_boost")?.extract()?,
-        },
-        swap: SwapSettings {
-            preemption: preemption.as_str(),
-            swap_space: item("swap_space")?.extract()?,
-            link: link.as_str(),
-            swap_bandwidth: item("swap_bandwidth")?.extract()?,
-            kv_block_bytes: item("kv_block_bytes")?.extract()?,
-        },
-        tiers,
-        block_flops: item("block_flops")?.extract()?,
-        block_flops_step: item("block_flops_step")?.extract()?,
-    })
 }
 
-/// What [`settings`] borrows its names and tiers from.
-#[derive(Default)]
-struct Names {
-    names: [String; 3],
-    tiers: Vec<TierSettings>,
+/// Each getter below extracts the dict's item as its type.
+macro_rules! extract {
+    ($($getter:ident: $ty:ty),* $(,)?) => {
+        $(fn $getter(&self, name: &'static str) -> PyResult<$ty> {
+            self.item(name)?.extract()
+        })*
+    };
+}
+
+impl FieldSource for SettingsDict<'_, '_> {
+    type Error = PyErr;
+
+    extract! {
+        u64: u64,
+        i64: i64,
+        f64: f64,
+        bool: bool,
+        string: String,
+        optional_u64: Option<u64>,
+        optional_f64: Option<f64>,
+    }
+
+    /// `KvTier`s with their medium's figures filled in.
+    fn tiers(&self, name: &'static str) -> PyResult<Vec<TierSettings>> {
+        let mut tiers = Vec::new();
+        for tier in self.item(name)?.try_iter()? {
+            let tier = tier?;
+            let field = |name: &str| tier.getattr(name);
+            tiers.push(TierSettings {
+                gib: field("gib")?.extract()?,
+                policy: field("policy")?.extract()?,
+                bandwidth: field("bandwidth")?.extract()?,
+                latency: field("latency")?.extract()?,
+                costs: field("costs")?.extract()?,
+            });
+        }
+        Ok(tiers)
+    }
+
+    /// Python's random.seed(int) reads the int's 32-bit words, least significant first.
+    fn words(&self, name: &'static str) -> PyResult<Vec<u32>> {
+        let seed = self.item(name)?;
+        let bits: usize = seed.call_method0("bit_length")?.extract()?;
+        let bytes: Vec<u8> = seed.call_method1("to_bytes", (bits.div_ceil(32).max(1) * 4, "little"))?.extract()?;
+        Ok(bytes.chunks(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect())
+    }
+}
+
+/// What every entry point sets up for each pool of engines: its configuration (its settings
+/// dict read, then checked by `config`) and its step time (`StepTime.spec()`, with the tables
+/// of a measured one).
+fn engine<T: Fields, C>(
+    settings: &Bound<'_, PyDict>,
+    config: impl FnOnce(T) -> osbench_core::Result<C>,
+    step_kind: &str,
+    step_coefficients: &[f64],
+    step_tables: Option<&MeasuredTables>,
+) -> PyResult<(C, StepTime)> {
+    let config = config(SettingsDict::read(settings)?).py_err()?;
+    Ok((config, crate::step_time::step_time(step_kind, step_coefficients, step_tables)?))
 }
 
 /// Serve the requests. `keys` and `key_offsets`: the prompts' block keys
@@ -175,16 +193,14 @@ fn serve_simulate<'py>(
     step_coefficients: Vec<f64>,
     record: bool,
     jump: bool,
-    step_tables: Option<PyRef<'py, crate::step_time::MeasuredTables>>,
+    step_tables: Option<PyRef<'py, MeasuredTables>>,
     concurrency: Option<usize>,
     predicted: Option<PyReadonlyArray1<'py, i64>>,
     steps: bool,
 ) -> PyResult<(Bound<'py, PyDict>, Option<Bound<'py, PyDict>>, u64)> {
     let requests = RequestArrays { arrival, prompt_len, output_len, priority, predicted, keys, key_offsets };
     let requests = requests.view()?;
-    let mut names = Default::default();
-    let config = Config::new(self::settings(&settings, &mut names)?).py_err()?;
-    let step_time = crate::step_time::step_time(step_kind, &step_coefficients, step_tables.as_deref())?;
+    let (config, step_time) = engine(&settings, Config::new, step_kind, &step_coefficients, step_tables.as_deref())?;
     let options = Options { record, jump, concurrency, steps };
     let run = interrupt::run(py, "serve.simulate", |cancel| simulate(&requests, &config, &step_time, options, cancel))?;
     to_python(py, run)
@@ -228,15 +244,13 @@ fn serve_simulate_cluster<'py>(
     router_key_offsets: Option<PyReadonlyArray1<'py, i64>>,
     record: bool,
     jump: bool,
-    step_tables: Option<PyRef<'py, crate::step_time::MeasuredTables>>,
+    step_tables: Option<PyRef<'py, MeasuredTables>>,
     concurrency: Option<usize>,
     predicted: Option<PyReadonlyArray1<'py, i64>>,
 ) -> PyResult<ClusterOut<'py>> {
     let requests = RequestArrays { arrival, prompt_len, output_len, priority, predicted, keys, key_offsets };
     let requests = requests.view()?;
-    let mut names = Default::default();
-    let config = Config::new(self::settings(&settings, &mut names)?).py_err()?;
-    let step_time = crate::step_time::step_time(step_kind, &step_coefficients, step_tables.as_deref())?;
+    let (config, step_time) = engine(&settings, Config::new, step_kind, &step_coefficients, step_tables.as_deref())?;
     let params = prefix_aware::Params {
         cache_threshold,
         balance_abs_threshold,
@@ -318,21 +332,28 @@ fn serve_simulate_disaggregated<'py>(
     decode_router_key_offsets: Option<PyReadonlyArray1<'py, i64>>,
     record: bool,
     jump: bool,
-    prefill_step_tables: Option<PyRef<'py, crate::step_time::MeasuredTables>>,
-    decode_step_tables: Option<PyRef<'py, crate::step_time::MeasuredTables>>,
+    prefill_step_tables: Option<PyRef<'py, MeasuredTables>>,
+    decode_step_tables: Option<PyRef<'py, MeasuredTables>>,
     concurrency: Option<usize>,
     predicted: Option<PyReadonlyArray1<'py, i64>>,
     prefill_predicted: Option<PyReadonlyArray1<'py, i64>>,
 ) -> PyResult<DisaggOut<'py>> {
     let requests = RequestArrays { arrival, prompt_len, output_len, priority, predicted, keys, key_offsets };
     let requests = requests.view()?;
-    let (mut p_names, mut d_names) = (Default::default(), Default::default());
-    let p_config = Config::new(self::settings(&prefill_settings, &mut p_names)?).py_err()?;
-    let d_config = Config::new(self::settings(&decode_settings, &mut d_names)?).py_err()?;
-    let p_step =
-        crate::step_time::step_time(prefill_step_kind, &prefill_step_coefficients, prefill_step_tables.as_deref())?;
-    let d_step =
-        crate::step_time::step_time(decode_step_kind, &decode_step_coefficients, decode_step_tables.as_deref())?;
+    let (p_config, p_step) = engine(
+        &prefill_settings,
+        Config::new,
+        prefill_step_kind,
+        &prefill_step_coefficients,
+        prefill_step_tables.as_deref(),
+    )?;
+    let (d_config, d_step) = engine(
+        &decode_settings,
+        Config::new,
+        decode_step_kind,
+        &decode_step_coefficients,
+        decode_step_tables.as_deref(),
+    )?;
     let specs = (spec(&router)?, spec(&decode_router)?);
     let p_keys = (optional("router_keys", &router_keys)?, optional("router_key_offsets", &router_key_offsets)?);
     let d_keys = (
@@ -382,48 +403,6 @@ type DisaggOut<'py> = (
     Vec<Bound<'py, numpy::PyArray1<i64>>>,
 );
 
-/// SGLang's settings from one dict holding exactly its row's config fields
-/// (`osbench.serve.sglang.EngineConfig`'s, which checked them); `names` keeps the policy name.
-fn sglang_settings<'a>(
-    d: &Bound<'_, PyDict>,
-    policy: &'a mut String,
-    compensated_sum: bool,
-) -> PyResult<SglangSettings<'a>> {
-    for key in d.keys() {
-        let key = key.extract::<String>()?;
-        if !SGLANG_FIELDS.contains(&key.as_str()) {
-            return Err(crate::errors::ArgumentTypeError::new_err(format!(
-                "settings[{key:?}] is not accepted: the settings are {}",
-                SGLANG_FIELDS.join(", ")
-            )));
-        }
-    }
-    let item = |name: &str| -> PyResult<Bound<'_, PyAny>> {
-        d.get_item(name)?.ok_or_else(|| {
-            crate::errors::ArgumentError::new_err(format!("settings is not accepted: it has no {name:?}"))
-        })
-    };
-    *policy = item("schedule_policy")?.extract::<String>()?;
-    // Python's random.seed(int) reads the int's 32-bit words, least significant first.
-    let seed = item("random_seed")?;
-    let bits: usize = seed.call_method0("bit_length")?.extract()?;
-    let bytes: Vec<u8> = seed.call_method1("to_bytes", (bits.div_ceil(32).max(1) * 4, "little"))?.extract()?;
-    let words = bytes.chunks(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect();
-    Ok(SglangSettings {
-        max_total_tokens: item("max_total_tokens")?.extract()?,
-        page_size: item("page_size")?.extract()?,
-        schedule_policy: policy.as_str(),
-        max_running_requests: item("max_running_requests")?.extract()?,
-        max_prefill_tokens: item("max_prefill_tokens")?.extract()?,
-        chunked_prefill_size: item("chunked_prefill_size")?.extract()?,
-        schedule_conservativeness: item("schedule_conservativeness")?.extract()?,
-        enable_mixed_chunk: item("enable_mixed_chunk")?.extract()?,
-        context_len: item("context_len")?.extract()?,
-        random_seed_words: words,
-        compensated_sum,
-    })
-}
-
 /// Serve the requests with SGLang 0.5.23's scheduler. `keys` and `key_offsets`: the prompts'
 /// tokens as one-token block keys (`Requests.prompt_block_keys(1)`), None for prompts without
 /// content (the core makes the keys that method gives them); `settings`: the
@@ -449,16 +428,15 @@ fn serve_simulate_sglang<'py>(
     step_kind: &str,
     step_coefficients: Vec<f64>,
     record: bool,
-    step_tables: Option<PyRef<'py, crate::step_time::MeasuredTables>>,
+    step_tables: Option<PyRef<'py, MeasuredTables>>,
     concurrency: Option<usize>,
     compensated_sum: bool,
 ) -> PyResult<(Bound<'py, PyDict>, Option<Bound<'py, PyDict>>, u64)> {
     let requests =
         RequestArrays { arrival, prompt_len, output_len, priority: None, predicted: None, keys, key_offsets };
     let requests = requests.view()?;
-    let mut policy = String::new();
-    let config = SglangConfig::new(sglang_settings(&settings, &mut policy, compensated_sum)?).py_err()?;
-    let step_time = crate::step_time::step_time(step_kind, &step_coefficients, step_tables.as_deref())?;
+    let sglang = |s| SglangConfig::new(s, compensated_sum);
+    let (config, step_time) = engine(&settings, sglang, step_kind, &step_coefficients, step_tables.as_deref())?;
     let options = Options { record, jump: false, concurrency, steps: true };
     let run = interrupt::run(py, "serve.simulate", |cancel| {
         simulate_sglang(&requests, &config, &step_time, options, cancel)
@@ -473,103 +451,26 @@ type ClusterOut<'py> = (
     Vec<(Bound<'py, PyDict>, Option<Bound<'py, PyDict>>, u64)>,
 );
 
-fn to_python(py: Python<'_>, run: Run) -> PyResult<(Bound<'_, PyDict>, Option<Bound<'_, PyDict>>, u64)> {
+/// A run as Python takes it: (its columns by name, its record's columns by name or None, the
+/// steps the decode jump took).
+fn to_python(py: Python<'_>, mut run: Run) -> PyResult<(Bound<'_, PyDict>, Option<Bound<'_, PyDict>>, u64)> {
+    let record = run.record.as_mut().map(|r| columns(py, r.take_columns())).transpose()?;
+    Ok((columns(py, run.take_columns())?, record, run.jumped_steps))
+}
+
+/// Columns as a dict of numpy arrays by name (three counts a row: a `(rows, 3)` int64 array).
+fn columns<'py>(py: Python<'py>, columns: Vec<(&'static str, Column)>) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
-    let Run {
-        arrival,
-        admitted,
-        first_token,
-        finish,
-        preemptions,
-        cached_tokens,
-        tier_tokens,
-        start,
-        duration,
-        num_seqs,
-        prefill_seqs,
-        prefill_tokens,
-        decode_seqs,
-        context_tokens,
-        attention_pairs,
-        num_preempted,
-        num_waiting,
-        blocks_used,
-        blocks_cached,
-        swap_out_bytes,
-        swap_in_bytes,
-        swap_time,
-        recomputed_tokens,
-        tier_load_bytes,
-        tier_time,
-        tier_blocks,
-        record,
-        jumped_steps,
-    } = run;
-    for (name, column) in
-        [("arrival", arrival), ("admitted", admitted), ("first_token", first_token), ("finish", finish)]
-    {
-        out.set_item(name, column.into_pyarray(py))?;
-    }
-    out.set_item("start", start.into_pyarray(py))?;
-    out.set_item("duration", duration.into_pyarray(py))?;
-    out.set_item("swap_time", swap_time.into_pyarray(py))?;
-    out.set_item("tier_time", tier_time.into_pyarray(py))?;
-    // [hits, stored, inserted] a tier, as a (tiers, 3) array.
-    let tiers = tier_blocks.len() / 3;
-    let tier_blocks: Vec<i64> = tier_blocks.into_iter().map(|b| b as i64).collect();
-    out.set_item("tier_blocks", tier_blocks.into_pyarray(py).reshape([tiers, 3])?)?;
-    let counts = [
-        ("preemptions", preemptions),
-        ("cached_tokens", cached_tokens),
-        ("num_seqs", num_seqs),
-        ("prefill_seqs", prefill_seqs),
-        ("prefill_tokens", prefill_tokens),
-        ("decode_seqs", decode_seqs),
-        ("context_tokens", context_tokens),
-        ("attention_pairs", attention_pairs),
-        ("num_preempted", num_preempted),
-        ("num_waiting", num_waiting),
-        ("blocks_used", blocks_used),
-        ("blocks_cached", blocks_cached),
-        ("swap_out_bytes", swap_out_bytes),
-        ("swap_in_bytes", swap_in_bytes),
-        ("recomputed_tokens", recomputed_tokens),
-        ("tier_tokens", tier_tokens),
-        ("tier_load_bytes", tier_load_bytes),
-    ];
-    for (name, column) in counts {
-        out.set_item(name, column.into_pyarray(py))?;
-    }
-    let record = match record {
-        None => None,
-        Some(Record {
-            scheduled_offsets,
-            scheduled_request,
-            scheduled_tokens,
-            preempted_offsets,
-            preempted_request,
-            admitted_offsets,
-            admitted_request,
-            admitted_hit_tokens,
-            free_blocks,
-        }) => {
-            let r = PyDict::new(py);
-            let columns = [
-                ("scheduled_offsets", scheduled_offsets),
-                ("scheduled_request", scheduled_request),
-                ("scheduled_tokens", scheduled_tokens),
-                ("preempted_offsets", preempted_offsets),
-                ("preempted_request", preempted_request),
-                ("admitted_offsets", admitted_offsets),
-                ("admitted_request", admitted_request),
-                ("admitted_hit_tokens", admitted_hit_tokens),
-                ("free_blocks", free_blocks),
-            ];
-            for (name, column) in columns {
-                r.set_item(name, column.into_pyarray(py))?;
+    for (name, column) in columns {
+        match column {
+            Column::F64(v) => out.set_item(name, v.into_pyarray(py))?,
+            Column::I64(v) => out.set_item(name, v.into_pyarray(py))?,
+            Column::Rows(v) => {
+                let rows = v.len();
+                let flat: Vec<i64> = v.into_iter().flatten().map(|c| c as i64).collect();
+                out.set_item(name, flat.into_pyarray(py).reshape([rows, 3])?)?
             }
-            Some(r)
         }
-    };
-    Ok((out, record, jumped_steps))
+    }
+    Ok(out)
 }

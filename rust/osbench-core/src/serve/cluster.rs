@@ -58,7 +58,70 @@ pub(super) struct Replica<'a, S: Scheduler> {
     pub(super) pending: Option<(f64, Report, Vec<u32>)>,
 }
 
-impl<S: Scheduler> Replica<'_, S> {
+impl<'a, S: Scheduler> Replica<'a, S> {
+    /// A replica of each scheduler of `scheds`, with no request yet and room for `capacity`.
+    pub(super) fn all(
+        scheds: Vec<S>,
+        step_time: &'a StepTime,
+        options: Options,
+        cancel: &'a Cancel,
+        capacity: usize,
+    ) -> Vec<Self> {
+        let replica = |sched| Replica {
+            engine: Engine::new(sched, step_time, options, cancel, capacity),
+            given: Vec::with_capacity(capacity),
+            blocks: vec![0],
+            outstanding: 0,
+            tokens: 0,
+            report: Report::default(),
+            pending: None,
+        };
+        scheds.into_iter().map(replica).collect()
+    }
+
+    /// One step at `t`, the driver's next arrival (`next`) told first, after publishing what
+    /// ended by `t`: its report and the requests it finishes pend until its end. Returns its
+    /// start, its end and those requests.
+    pub(super) fn step(
+        &mut self,
+        t: f64,
+        next: Option<f64>,
+        tokens: &dyn Fn(u32) -> u64,
+    ) -> Result<(f64, f64, &[u32])> {
+        self.publish(t, tokens);
+        let added_before = self.given.len();
+        let row = self.engine.run().start.len();
+        self.engine.next_arrival(next);
+        self.engine.step(t)?;
+        let run = self.engine.run();
+        let (start, end) = (run.start[row], run.start[row] + run.duration[row]);
+        let report = Report {
+            blocks_used: run.blocks_used[row] as u64,
+            num_waiting: run.num_waiting[row] as u64,
+            num_running: run.num_seqs[row] as u64,
+            added_before,
+        };
+        let finished: Vec<u32> = self.engine.finished().iter().map(|&j| self.given[j as usize]).collect();
+        let (_, _, finished) = self.pending.insert((end, report, finished));
+        Ok((start, end, finished))
+    }
+
+    /// What the router sees of it at `now` (what ended by then published first), with
+    /// `usable_blocks` KV blocks of `block_size` tokens.
+    pub(super) fn view(&mut self, now: f64, tokens: &dyn Fn(u32) -> u64, usable_blocks: u64, block_size: u64) -> View {
+        self.publish(now, tokens);
+        View {
+            outstanding: self.outstanding,
+            tokens: self.tokens,
+            blocks_used: self.report.blocks_used,
+            num_waiting: self.report.num_waiting,
+            num_running: self.report.num_running,
+            unreported_blocks: self.blocks[self.blocks.len() - 1] - self.blocks[self.report.added_before],
+            usable_blocks,
+            block_size,
+        }
+    }
+
     pub(super) fn publish(&mut self, now: f64, tokens: &dyn Fn(u32) -> u64) {
         if let Some((end, report, finished)) = &self.pending {
             if *end <= now {
@@ -69,6 +132,22 @@ impl<S: Scheduler> Replica<'_, S> {
             }
         }
     }
+}
+
+/// Refuses router block keys that are not those of `n` requests (non-decreasing offsets from 0
+/// to `len(router_keys)`), when the router of `spec` reads them.
+pub(super) fn check_router_keys(spec: &routers::Spec, n: usize, keys: &[u64], offsets: &[i64]) -> Result<()> {
+    if spec.needs_keys() {
+        let o = offsets;
+        if o.len() != n + 1 || o[0] != 0 || o[n] != keys.len() as i64 || o.windows(2).any(|w| w[1] < w[0]) {
+            return Err(invalid(
+                "router_key_offsets",
+                format!("{} offsets", o.len()),
+                format!("{} non-decreasing offsets from 0 to len(router_keys)={}", n + 1, keys.len()),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Serve `reqs` (checked: [`super::simulate_cluster`]) on one engine per scheduler of
@@ -92,29 +171,9 @@ pub fn run<S: Scheduler>(
     if !(1..=MAX_REPLICAS).contains(&scheds.len()) {
         return Err(invalid("replicas", scheds.len(), format!("a positive integer up to {MAX_REPLICAS}")));
     }
-    if spec.needs_keys() {
-        let o = router_key_offsets;
-        if o.len() != n + 1 || o[0] != 0 || o[n] != router_keys.len() as i64 || o.windows(2).any(|w| w[1] < w[0]) {
-            return Err(invalid(
-                "router_key_offsets",
-                format!("{} offsets", o.len()),
-                format!("{} non-decreasing offsets from 0 to len(router_keys)={}", n + 1, router_keys.len()),
-            ));
-        }
-    }
+    check_router_keys(spec, n, router_keys, router_key_offsets)?;
     let capacity = n.div_ceil(scheds.len());
-    let reps = scheds
-        .into_iter()
-        .map(|sched| Replica {
-            engine: Engine::new(sched, step_time, options, cancel, capacity),
-            given: Vec::with_capacity(capacity),
-            blocks: vec![0],
-            outstanding: 0,
-            tokens: 0,
-            report: Report::default(),
-            pending: None,
-        })
-        .collect();
+    let reps = Replica::all(scheds, step_time, options, cancel, capacity);
     drive(reqs, reps, spec, router_keys, router_key_offsets, usable_blocks, block_size, options.concurrency)
 }
 
@@ -158,24 +217,9 @@ fn drive<S: Scheduler>(
                     let others = reps.iter().enumerate().filter(|&(j, _)| j != k);
                     Some(others.filter_map(|(_, r)| r.engine.next_event_time()).fold(f64::INFINITY, f64::min))
                 };
-                let rep = &mut reps[k];
-                rep.publish(t, &tokens);
-                let added_before = rep.given.len();
-                let row = rep.engine.run().start.len();
-                rep.engine.next_arrival(next);
-                rep.engine.step(t)?;
-                let run = rep.engine.run();
-                let end = run.start[row] + run.duration[row];
-                let report = Report {
-                    blocks_used: run.blocks_used[row] as u64,
-                    num_waiting: run.num_waiting[row] as u64,
-                    num_running: run.num_seqs[row] as u64,
-                    added_before,
-                };
-                let finished: Vec<u32> = rep.engine.finished().iter().map(|&j| rep.given[j as usize]).collect();
+                let (_, end, finished) = reps[k].step(t, next, &tokens)?;
                 num_finished += finished.len();
                 sender.finished(end, finished.len());
-                rep.pending = Some((end, report, finished));
             }
             _ => {
                 if t_send == f64::INFINITY {
@@ -183,17 +227,7 @@ fn drive<S: Scheduler>(
                 }
                 let (i, sent) = sender.send();
                 for (view, rep) in views.iter_mut().zip(reps.iter_mut()) {
-                    rep.publish(sent, &tokens);
-                    *view = View {
-                        outstanding: rep.outstanding,
-                        tokens: rep.tokens,
-                        blocks_used: rep.report.blocks_used,
-                        num_waiting: rep.report.num_waiting,
-                        num_running: rep.report.num_running,
-                        unreported_blocks: rep.blocks[rep.blocks.len() - 1] - rep.blocks[rep.report.added_before],
-                        usable_blocks,
-                        block_size,
-                    };
+                    *view = rep.view(sent, &tokens, usable_blocks, block_size);
                 }
                 out.load.extend(views.iter().map(|v| v.outstanding as i64));
                 let keys = if spec.needs_keys() {
@@ -242,7 +276,7 @@ fn drive<S: Scheduler>(
 
 #[cfg(test)]
 mod tests {
-    use super::super::{simulate, simulate_cluster, Config, Parameters, Settings};
+    use super::super::{simulate, simulate_cluster, Config, Settings};
     use super::*;
     use crate::error::Error;
     use crate::hash::SplitMix64;
@@ -256,17 +290,9 @@ mod tests {
             max_num_batched_tokens: 32,
             max_num_seqs: 4,
             max_model_len: 128,
-            enable_chunked_prefill: true,
-            long_prefill_token_threshold: 0,
             enable_prefix_caching: prefix,
-            policy: "fcfs",
-            watermark: 0.0,
             scheduler_reserve_full_isl: false,
-            parameters: Parameters::default(),
-            swap: crate::serve::SwapSettings::default(),
-            tiers: &[],
-            block_flops: 1.0,
-            block_flops_step: 0.0,
+            ..Settings::default()
         })
         .unwrap()
     }

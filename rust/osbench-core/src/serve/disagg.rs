@@ -1,20 +1,19 @@
 //! A prefill pool handing requests to a decode pool on one clock
 //! (`python/osbench/serve/pools.py: drive_disaggregated`, the reference, which states the
 //! rules; equal to it decision for decision and step for step). Each instance is an
-//! [`Engine`] with its own scheduler and KV; a request is served on a prefill instance with
-//! one output token, its prompt's KV moves over the instance's link once its prefill completes
-//! (one transfer at a time per instance), and a decode instance takes it with that KV as
-//! computed. The loop takes the earliest event: a send, a KV arrival, or a busy instance's next
-//! step (on a tie a send, then a KV arrival, then the prefill instances by index, then the
-//! decode instances by index).
+//! [`Engine`](super::engine::Engine) with its own scheduler and KV; a request is served on a
+//! prefill instance with one output token, its prompt's KV moves over the instance's link once
+//! its prefill completes (one transfer at a time per instance), and a decode instance takes it
+//! with that KV as computed. The loop takes the earliest event: a send, a KV arrival, or a busy
+//! instance's next step (on a tie a send, then a KV arrival, then the prefill instances by
+//! index, then the decode instances by index).
 //!
 //! **The decode jump.** A decode instance's quiet stretch stops short of the next KV arrival,
 //! which may come from a transfer under way, or from a prefill step not yet taken (it ends no
 //! earlier than it starts), or from a request not yet sent; under closed-loop clients a send
 //! waiting for a finish waits for the end of some decode instance's step.
 
-use super::cluster::{Replica, Report};
-use super::engine::Engine;
+use super::cluster::{check_router_keys, Replica};
 use super::routers::{self, Arrival, View};
 use super::scheduler::{NewRequest, Scheduler};
 use super::send::Sender;
@@ -127,31 +126,9 @@ struct Side<'a, S: Scheduler> {
 impl<'a, S: Scheduler> Side<'a, S> {
     fn new(pool: Pool<'a, S>, options: Options, cancel: &'a Cancel, n: usize) -> Result<Self> {
         let num = pool.scheds.len();
-        if pool.spec.needs_keys() {
-            let o = pool.router_key_offsets;
-            let len = pool.router_keys.len() as i64;
-            if o.len() != n + 1 || o[0] != 0 || o[n] != len || o.windows(2).any(|w| w[1] < w[0]) {
-                return Err(invalid(
-                    "router_key_offsets",
-                    format!("{} offsets", o.len()),
-                    format!("{} non-decreasing offsets from 0 to len(router_keys)={len}", n + 1),
-                ));
-            }
-        }
+        check_router_keys(&pool.spec, n, pool.router_keys, pool.router_key_offsets)?;
         let capacity = n.div_ceil(num.max(1));
-        let reps = pool
-            .scheds
-            .into_iter()
-            .map(|sched| Replica {
-                engine: Engine::new(sched, pool.step_time, options, cancel, capacity),
-                given: Vec::with_capacity(capacity),
-                blocks: vec![0],
-                outstanding: 0,
-                tokens: 0,
-                report: Report::default(),
-                pending: None,
-            })
-            .collect();
+        let reps = Replica::all(pool.scheds, pool.step_time, options, cancel, capacity);
         Ok(Side {
             reps,
             router: pool.spec.build(num),
@@ -174,17 +151,7 @@ impl<'a, S: Scheduler> Side<'a, S> {
         tokens: &dyn Fn(u32) -> u64,
     ) -> Result<usize> {
         for (view, rep) in self.views.iter_mut().zip(self.reps.iter_mut()) {
-            rep.publish(now, tokens);
-            *view = View {
-                outstanding: rep.outstanding,
-                tokens: rep.tokens,
-                blocks_used: rep.report.blocks_used,
-                num_waiting: rep.report.num_waiting,
-                num_running: rep.report.num_running,
-                unreported_blocks: rep.blocks[rep.blocks.len() - 1] - rep.blocks[rep.report.added_before],
-                usable_blocks: self.usable_blocks,
-                block_size: self.block_size,
-            };
+            *view = rep.view(now, tokens, self.usable_blocks, self.block_size);
         }
         let keys = if self.spec.needs_keys() {
             &self.keys[self.offsets[i] as usize..self.offsets[i + 1] as usize]
@@ -220,23 +187,8 @@ impl<'a, S: Scheduler> Side<'a, S> {
         next: Option<f64>,
         tokens: &dyn Fn(u32) -> u64,
     ) -> Result<(f64, f64, Vec<u32>)> {
-        let rep = &mut self.reps[k];
-        rep.publish(t, tokens);
-        let added_before = rep.given.len();
-        let row = rep.engine.run().start.len();
-        rep.engine.next_arrival(next);
-        rep.engine.step(t)?;
-        let run = rep.engine.run();
-        let (start, end) = (run.start[row], run.start[row] + run.duration[row]);
-        let report = Report {
-            blocks_used: run.blocks_used[row] as u64,
-            num_waiting: run.num_waiting[row] as u64,
-            num_running: run.num_seqs[row] as u64,
-            added_before,
-        };
-        let finished: Vec<u32> = rep.engine.finished().iter().map(|&j| rep.given[j as usize]).collect();
-        rep.pending = Some((end, report, finished.clone()));
-        Ok((start, end, finished))
+        let (start, end, finished) = self.reps[k].step(t, next, tokens)?;
+        Ok((start, end, finished.to_vec()))
     }
 
     /// The earliest next step of its instances other than `except`, infinity when none.
@@ -389,7 +341,7 @@ pub fn run<S: Scheduler>(
 
 #[cfg(test)]
 mod tests {
-    use super::super::{simulate_disaggregated, Config, Parameters, Settings};
+    use super::super::{simulate_disaggregated, Config, Settings};
     use super::*;
     use crate::error::Error;
 
@@ -402,17 +354,9 @@ mod tests {
             max_num_batched_tokens: 64,
             max_num_seqs: 8,
             max_model_len: 4096,
-            enable_chunked_prefill: true,
-            long_prefill_token_threshold: 0,
             enable_prefix_caching: false,
-            policy: "fcfs",
-            watermark: 0.0,
             scheduler_reserve_full_isl: false,
-            parameters: Parameters::default(),
-            swap: crate::serve::SwapSettings::default(),
-            tiers: &[],
-            block_flops: 1.0,
-            block_flops_step: 0.0,
+            ..Settings::default()
         })
         .unwrap()
     }

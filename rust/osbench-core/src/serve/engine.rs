@@ -393,7 +393,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
     /// The run so far, with what its KV tiers did.
     pub fn into_run(self) -> Run {
         let mut run = self.rec.run;
-        run.tier_blocks = self.sched.tier_counts().iter().flat_map(|c| [c.hits, c.stored, c.inserted]).collect();
+        run.tier_blocks = self.sched.tier_counts().iter().map(|c| [c.hits, c.stored, c.inserted]).collect();
         run
     }
 }

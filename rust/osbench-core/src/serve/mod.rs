@@ -14,6 +14,7 @@
 pub mod cluster;
 pub mod disagg;
 pub mod engine;
+pub mod fields;
 pub mod hash;
 pub mod livelock;
 pub mod routers;
@@ -34,10 +35,11 @@ pub use step_time::{Batch, StepTime, KINDS};
 pub use vllm::config::{Config, Settings};
 pub use vllm::policy::POLICIES;
 pub use vllm::tiers::{TierSettings, MEDIA};
-pub use vllm::{Parameters, Policy, SwapSettings, LINKS, PREEMPTIONS};
+pub use vllm::{Policy, LINKS, PREEMPTIONS};
 
 use crate::cancel::Cancel;
 use crate::error::{invalid, Result};
+use fields::columns;
 
 /// The longest prompt or output accepted, in tokens (`requests.py: MAX_TOKENS`).
 pub const MAX_TOKENS: i64 = (1 << 31) - 1;
@@ -105,59 +107,66 @@ impl Default for Options {
     }
 }
 
-/// Every step's detail (`run.py: StepRecord`): ragged lists as flat arrays with offsets.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Record {
-    pub scheduled_offsets: Vec<i64>,
-    pub scheduled_request: Vec<i64>,
-    pub scheduled_tokens: Vec<i64>,
-    pub preempted_offsets: Vec<i64>,
-    pub preempted_request: Vec<i64>,
-    pub admitted_offsets: Vec<i64>,
-    pub admitted_request: Vec<i64>,
-    pub admitted_hit_tokens: Vec<i64>,
-    pub free_blocks: Vec<i64>,
+columns! {
+    /// Every step's detail (`run.py: StepRecord`, whose fields are [`Record::COLUMNS`]): ragged
+    /// lists as flat arrays with offsets.
+    pub struct Record {
+        scheduled_offsets: Vec<i64>,
+        scheduled_request: Vec<i64>,
+        scheduled_tokens: Vec<i64>,
+        preempted_offsets: Vec<i64>,
+        preempted_request: Vec<i64>,
+        admitted_offsets: Vec<i64>,
+        admitted_request: Vec<i64>,
+        admitted_hit_tokens: Vec<i64>,
+        free_blocks: Vec<i64>,
+    }
 }
 
-/// One run (`run.py: EngineRun`): per request, then per step.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Run {
-    /// When each request reached the engine: its arrival, or later under a concurrency limit.
-    pub arrival: Vec<f64>,
-    pub admitted: Vec<f64>,
-    pub first_token: Vec<f64>,
-    pub finish: Vec<f64>,
-    pub preemptions: Vec<i64>,
-    pub cached_tokens: Vec<i64>,
-    /// Prompt tokens loaded from the KV tiers when each request was first scheduled.
-    pub tier_tokens: Vec<i64>,
-    pub start: Vec<f64>,
-    pub duration: Vec<f64>,
-    pub num_seqs: Vec<i64>,
-    pub prefill_seqs: Vec<i64>,
-    pub prefill_tokens: Vec<i64>,
-    pub decode_seqs: Vec<i64>,
-    pub context_tokens: Vec<i64>,
-    pub attention_pairs: Vec<i64>,
-    pub num_preempted: Vec<i64>,
-    pub num_waiting: Vec<i64>,
-    pub blocks_used: Vec<i64>,
-    pub blocks_cached: Vec<i64>,
-    /// KV bytes copied to host memory and back (preemption by swap), the seconds the copies
-    /// added to the step, and the tokens computed again (lost to a preemption by recompute).
-    pub swap_out_bytes: Vec<i64>,
-    pub swap_in_bytes: Vec<i64>,
-    pub swap_time: Vec<f64>,
-    pub recomputed_tokens: Vec<i64>,
-    /// KV bytes each step loaded from the tiers, and the seconds that added to it.
-    pub tier_load_bytes: Vec<i64>,
-    pub tier_time: Vec<f64>,
-    /// Per KV tier, in order: blocks loaded from it, evicted contents stored in it, and of
-    /// those the ones it did not hold (`[hits, stored, inserted]` a tier, flat).
-    pub tier_blocks: Vec<u64>,
-    pub record: Option<Record>,
-    /// Steps taken by the decode jump rather than one by one (0 with `jump: false`).
-    pub jumped_steps: u64,
+columns! {
+    /// One run (`run.py: EngineRun`): per request, then per step (`run.py: Steps`), then per
+    /// KV tier; [`Run::COLUMNS`] are `EngineRun`'s fields in order, `steps` standing for
+    /// `Steps`' and `record` left out.
+    pub struct Run {
+        /// When each request reached the engine: its arrival, or later under a concurrency limit.
+        arrival: Vec<f64>,
+        admitted: Vec<f64>,
+        first_token: Vec<f64>,
+        finish: Vec<f64>,
+        preemptions: Vec<i64>,
+        cached_tokens: Vec<i64>,
+        start: Vec<f64>,
+        duration: Vec<f64>,
+        num_seqs: Vec<i64>,
+        prefill_seqs: Vec<i64>,
+        prefill_tokens: Vec<i64>,
+        decode_seqs: Vec<i64>,
+        context_tokens: Vec<i64>,
+        attention_pairs: Vec<i64>,
+        num_preempted: Vec<i64>,
+        num_waiting: Vec<i64>,
+        blocks_used: Vec<i64>,
+        blocks_cached: Vec<i64>,
+        /// KV bytes copied to host memory and back (preemption by swap), the seconds the copies
+        /// added to the step, and the tokens computed again (lost to a preemption by recompute).
+        swap_out_bytes: Vec<i64>,
+        swap_in_bytes: Vec<i64>,
+        swap_time: Vec<f64>,
+        recomputed_tokens: Vec<i64>,
+        /// KV bytes each step loaded from the tiers, and the seconds that added to it.
+        tier_load_bytes: Vec<i64>,
+        tier_time: Vec<f64>,
+        /// Prompt tokens loaded from the KV tiers when each request was first scheduled.
+        tier_tokens: Vec<i64>,
+        /// Per KV tier, in order: blocks loaded from it, evicted contents stored in it, and of
+        /// those the ones it did not hold.
+        tier_blocks: Vec<[u64; 3]>,
+    }
+    also {
+        record: Option<Record>,
+        /// Steps taken by the decode jump rather than one by one (0 with `jump: false`).
+        jumped_steps: u64,
+    }
 }
 
 /// Serve `requests` with the engine `config` describes, each step taking `step_time`.

@@ -7,24 +7,14 @@ use crate::error::Error;
 const STEP: StepTime = StepTime::Linear([1.0, 0.25, 0.5, 0.0]);
 
 /// Settings with vLLM's defaults for what these tests do not vary.
-fn settings(num_blocks: u64, block_size: u64, budget: u64, seqs: u64, max_len: u64) -> Settings<'static> {
+fn settings(num_blocks: u64, block_size: u64, budget: u64, seqs: u64, max_len: u64) -> Settings {
     Settings {
         num_blocks,
         block_size,
         max_num_batched_tokens: budget,
         max_num_seqs: seqs,
         max_model_len: max_len,
-        enable_chunked_prefill: true,
-        long_prefill_token_threshold: 0,
-        enable_prefix_caching: true,
-        policy: "fcfs",
-        watermark: 0.0,
-        scheduler_reserve_full_isl: true,
-        parameters: Parameters::default(),
-        swap: SwapSettings::default(),
-        tiers: &[],
-        block_flops: 1.0,
-        block_flops_step: 0.0,
+        ..Settings::default()
     }
 }
 
@@ -252,16 +242,14 @@ fn the_decode_jump_changes_nothing_and_is_taken() {
         let cfg = Config::new(Settings {
             long_prefill_token_threshold: [0, 3][rng.below(2) as usize],
             enable_prefix_caching: rng.below(2) == 0,
-            policy: POLICIES[rng.below(POLICIES.len() as u64) as usize],
+            policy: POLICIES[rng.below(POLICIES.len() as u64) as usize].into(),
             watermark: rng.below(2) as f64 * 0.05,
             scheduler_reserve_full_isl: rng.below(2) == 0,
-            parameters: Parameters {
-                aging: [0.0, 0.5][rng.below(2) as usize],
-                mlfq_levels: 1 + rng.below(4),
-                mlfq_quantum: 1 + rng.below(20),
-                mlfq_growth: 1 + rng.below(3),
-                mlfq_boost: [0, 7, 50][rng.below(3) as usize],
-            },
+            aging: [0.0, 0.5][rng.below(2) as usize],
+            mlfq_levels: 1 + rng.below(4),
+            mlfq_quantum: 1 + rng.below(20),
+            mlfq_growth: 1 + rng.below(3),
+            mlfq_boost: [0, 7, 50][rng.below(3) as usize],
             ..base
         })
         .unwrap();
@@ -316,7 +304,7 @@ fn requests_tied_under_priority_that_preempt_one_another_forever_are_stopped() {
     let cfg = Config::new(Settings {
         long_prefill_token_threshold: 1,
         enable_prefix_caching: false,
-        policy: "priority",
+        policy: "priority".into(),
         scheduler_reserve_full_isl: false,
         ..settings(4, 2, 16, 4, 32)
     })
@@ -344,7 +332,7 @@ fn srpt_admits_the_shortest_predicted_first_and_preempts_the_longest() {
         ..Requests::default()
     };
     let base = Settings { enable_prefix_caching: false, ..settings(100, 4, 64, 1, 64) };
-    let cfg = Config::new(Settings { policy: "srpt", ..base }).unwrap();
+    let cfg = Config::new(Settings { policy: "srpt".into(), ..base.clone() }).unwrap();
     let r = run(&reqs, &cfg, Options::default()).unwrap();
     assert!(r.admitted[0] < r.admitted[2] && r.admitted[2] < r.admitted[1], "{:?}", r.admitted);
     let fcfs = run(&reqs, &Config::new(base).unwrap(), Options::default()).unwrap();
@@ -405,21 +393,21 @@ fn bad_input_is_an_error_never_a_panic() {
     let too_small = config(3, 8, 64, 4, 64); // request 1 needs 5 blocks
     assert!(matches!(run(&good, &too_small, Options::default()), Err(Error::InvalidArgument { .. })));
     for (budget, seqs, chunked, policy) in [(64, 100, true, "fcfs"), (32, 4, false, "fcfs"), (64, 4, true, "lifo")] {
-        let bad = Settings { enable_chunked_prefill: chunked, policy, ..settings(100, 8, budget, seqs, 64) };
+        let bad =
+            Settings { enable_chunked_prefill: chunked, policy: policy.into(), ..settings(100, 8, budget, seqs, 64) };
         assert!(Config::new(bad).is_err());
     }
     assert!(Config::new(settings(100, 0, 64, 4, 64)).is_err());
-    let p = Parameters::default();
-    for (name, parameters) in [
-        ("aging", Parameters { aging: -1.0, ..p }),
-        ("aging", Parameters { aging: f64::NAN, ..p }),
-        ("mlfq_levels", Parameters { mlfq_levels: 0, ..p }),
-        ("mlfq_levels", Parameters { mlfq_levels: 65, ..p }),
-        ("mlfq_quantum", Parameters { mlfq_quantum: 0, ..p }),
-        ("mlfq_growth", Parameters { mlfq_growth: 0, ..p }),
-        ("mlfq_boost", Parameters { mlfq_boost: u64::MAX, ..p }),
+    let p = Settings { policy: "mlfq".into(), ..settings(100, 8, 64, 4, 64) };
+    for (name, bad) in [
+        ("aging", Settings { aging: -1.0, ..p.clone() }),
+        ("aging", Settings { aging: f64::NAN, ..p.clone() }),
+        ("mlfq_levels", Settings { mlfq_levels: 0, ..p.clone() }),
+        ("mlfq_levels", Settings { mlfq_levels: 65, ..p.clone() }),
+        ("mlfq_quantum", Settings { mlfq_quantum: 0, ..p.clone() }),
+        ("mlfq_growth", Settings { mlfq_growth: 0, ..p.clone() }),
+        ("mlfq_boost", Settings { mlfq_boost: u64::MAX, ..p.clone() }),
     ] {
-        let bad = Settings { policy: "mlfq", parameters, ..settings(100, 8, 64, 4, 64) };
         assert!(matches!(Config::new(bad), Err(Error::InvalidArgument { name: n, .. }) if n == name), "{name}");
     }
     assert!(StepTime::new("cubic", &[1.0]).is_err() && StepTime::new("linear", &[1.0]).is_err());
@@ -431,9 +419,8 @@ fn bad_input_is_an_error_never_a_panic() {
 // ------------------------------------------------------------------ preemption by swap (tests/serve/test_swap.py)
 
 /// Four usable blocks of 4 tokens, two 8-token prompts: the second is preempted in step 1.
-fn two_requests(swap: SwapSettings<'static>) -> Config {
-    let base = settings(5, 4, 16, 2, 32);
-    Config::new(Settings { enable_prefix_caching: false, scheduler_reserve_full_isl: false, swap, ..base }).unwrap()
+fn two_requests() -> Settings {
+    Settings { enable_prefix_caching: false, scheduler_reserve_full_isl: false, ..settings(5, 4, 16, 2, 32) }
 }
 
 #[test]
@@ -442,16 +429,16 @@ fn a_swapped_request_comes_back_where_it_stopped() {
     // at its readmission in step 6, 0.5 s each at 64 B/s; it decodes at once on its return.
     let reqs = Requests { arrival: &[0.0, 0.0], prompt_len: &[8, 8], output_len: &[6, 2], ..Requests::default() };
     let one_second = StepTime::Linear([1.0, 0.0, 0.0, 0.0]);
-    let swap = SwapSettings {
-        preemption: "swap",
+    let swap = Settings {
+        preemption: "swap".into(),
         swap_space: 64.0 / (1u64 << 30) as f64,
         kv_block_bytes: 16,
         swap_bandwidth: Some(64.0),
-        ..SwapSettings::default()
+        ..two_requests()
     };
     for jump in [true, false] {
         let options = Options { record: true, jump, ..Options::default() };
-        let r = simulate(&reqs, &two_requests(swap), &one_second, options, &Cancel::new()).unwrap();
+        let r = simulate(&reqs, &Config::new(swap.clone()).unwrap(), &one_second, options, &Cancel::new()).unwrap();
         assert_eq!(r.swap_out_bytes, vec![0, 32, 0, 0, 0, 0, 0]);
         assert_eq!(r.swap_in_bytes, vec![0, 0, 0, 0, 0, 0, 32]);
         assert_eq!(r.duration, vec![1.0, 1.5, 1.0, 1.0, 1.0, 1.0, 1.5]);
@@ -459,34 +446,32 @@ fn a_swapped_request_comes_back_where_it_stopped() {
         assert_eq!(scheduled(&r, 6), vec![(1, 1)]);
         assert!(r.recomputed_tokens.iter().all(|&t| t == 0));
         // By recompute its 8 tokens are computed again, with its ninth.
-        let again = simulate(&reqs, &two_requests(SwapSettings::default()), &one_second, options, &Cancel::new());
+        let again = simulate(&reqs, &Config::new(two_requests()).unwrap(), &one_second, options, &Cancel::new());
         let again = again.unwrap();
         assert_eq!((scheduled(&again, 6), again.recomputed_tokens[6]), (vec![(1, 9)], 8));
         // A host pool of one block cannot take its two: recompute.
-        let full = SwapSettings { swap_space: 16.0 / (1u64 << 30) as f64, ..swap };
-        let full = simulate(&reqs, &two_requests(full), &one_second, options, &Cancel::new()).unwrap();
+        let full = Settings { swap_space: 16.0 / (1u64 << 30) as f64, ..swap.clone() };
+        let full = simulate(&reqs, &Config::new(full).unwrap(), &one_second, options, &Cancel::new()).unwrap();
         assert_eq!(Run { jumped_steps: 0, ..full }, Run { jumped_steps: 0, ..again });
     }
 }
 
 #[test]
 fn bad_swap_options_are_refused_with_the_argument_named() {
-    let swap = SwapSettings { preemption: "swap", kv_block_bytes: 1024, ..SwapSettings::default() };
+    let swap = Settings { preemption: "swap".into(), kv_block_bytes: 1024, ..settings(100, 8, 64, 4, 64) };
     for (name, bad) in [
-        ("preemption", SwapSettings { preemption: "drop", ..swap }),
-        ("swap_space", SwapSettings { swap_space: -1.0, ..swap }),
-        ("swap_space", SwapSettings { swap_space: f64::INFINITY, ..swap }),
-        ("link", SwapSettings { link: "usb4", ..swap }),
-        ("swap_bandwidth", SwapSettings { swap_bandwidth: Some(-1.0), ..swap }),
-        ("swap_bandwidth", SwapSettings { swap_bandwidth: Some(f64::NAN), ..swap }),
-        ("swap_bandwidth", SwapSettings { swap_bandwidth: Some(0.0), ..swap }),
-        ("kv_block_bytes", SwapSettings { kv_block_bytes: 0, ..swap }),
+        ("preemption", Settings { preemption: "drop".into(), ..swap.clone() }),
+        ("swap_space", Settings { swap_space: -1.0, ..swap.clone() }),
+        ("swap_space", Settings { swap_space: f64::INFINITY, ..swap.clone() }),
+        ("link", Settings { link: "usb4".into(), ..swap.clone() }),
+        ("swap_bandwidth", Settings { swap_bandwidth: Some(-1.0), ..swap.clone() }),
+        ("swap_bandwidth", Settings { swap_bandwidth: Some(f64::NAN), ..swap.clone() }),
+        ("swap_bandwidth", Settings { swap_bandwidth: Some(0.0), ..swap.clone() }),
+        ("kv_block_bytes", Settings { kv_block_bytes: 0, ..swap.clone() }),
     ] {
-        let bad = Settings { swap: bad, ..settings(100, 8, 64, 4, 64) };
         assert!(matches!(Config::new(bad), Err(Error::InvalidArgument { name: n, .. }) if n == name), "{name}");
     }
-    let inf = SwapSettings { swap_bandwidth: Some(f64::INFINITY), ..swap };
-    let cfg = Config::new(Settings { swap: inf, ..settings(100, 8, 64, 4, 64) }).unwrap();
+    let cfg = Config::new(Settings { swap_bandwidth: Some(f64::INFINITY), ..swap }).unwrap();
     assert_eq!(cfg.swap.map(|s| (s.host_blocks, s.seconds(1 << 40))), Some((4 << 20, 0.0)));
 }
 
@@ -594,4 +579,86 @@ fn engines_driven_step_by_step_from_one_loop_equal_their_own_runs() {
         // The jump stops at the next arrival to either engine: it may take fewer steps at once.
         assert_eq!(Run { jumped_steps: 0, ..e.into_run() }, Run { jumped_steps: 0, ..expected });
     }
+}
+
+// ------------------------------------------------------------------ the fields and columns declared once (tests/serve/test_engines.py)
+
+/// A settings source over a map of numbers, as the binding's dict is one over Python objects.
+struct Numbers(std::collections::HashMap<&'static str, f64>);
+
+impl fields::FieldSource for Numbers {
+    type Error = String;
+    fn u64(&self, name: &'static str) -> std::result::Result<u64, String> {
+        self.0.get(name).map(|&v| v as u64).ok_or_else(|| name.to_string())
+    }
+    fn i64(&self, name: &'static str) -> std::result::Result<i64, String> {
+        self.u64(name).map(|v| v as i64)
+    }
+    fn f64(&self, name: &'static str) -> std::result::Result<f64, String> {
+        self.0.get(name).copied().ok_or_else(|| name.to_string())
+    }
+    fn bool(&self, name: &'static str) -> std::result::Result<bool, String> {
+        self.f64(name).map(|v| v != 0.0)
+    }
+    fn string(&self, name: &'static str) -> std::result::Result<String, String> {
+        self.f64(name).map(|_| "fcfs".to_string())
+    }
+    fn optional_u64(&self, name: &'static str) -> std::result::Result<Option<u64>, String> {
+        self.u64(name).map(Some)
+    }
+    fn optional_f64(&self, name: &'static str) -> std::result::Result<Option<f64>, String> {
+        self.f64(name).map(Some)
+    }
+    fn tiers(&self, name: &'static str) -> std::result::Result<Vec<TierSettings>, String> {
+        self.f64(name).map(|_| Vec::new())
+    }
+    fn words(&self, name: &'static str) -> std::result::Result<Vec<u32>, String> {
+        self.u64(name).map(|v| vec![v as u32])
+    }
+}
+
+#[test]
+fn the_settings_are_read_by_their_declared_names_in_order() {
+    use fields::Fields;
+    assert_eq!(vllm::CONFIG_FIELDS.len(), 28);
+    assert_eq!(vllm::CONFIG_FIELDS[..3], ["num_blocks", "block_size", "max_num_batched_tokens"]);
+    assert_eq!(sglang::CONFIG_FIELDS.last(), Some(&"random_seed"));
+    // Every field but the Python-only ones is read, by name; the first missing stops the read.
+    let mut numbers = Numbers(vllm::CONFIG_FIELDS.iter().map(|&n| (n, 64.0)).collect());
+    numbers.0.insert("watermark", 0.0);
+    let read = Settings::read(&numbers).unwrap();
+    assert_eq!(
+        (read.num_blocks, read.watermark, read.policy.as_str(), read.swap_bandwidth),
+        (64, 0.0, "fcfs", Some(64.0))
+    );
+    for name in ["prediction", "prediction_seed"] {
+        numbers.0.remove(name);
+    }
+    assert!(Settings::read(&numbers).is_ok());
+    numbers.0.remove("block_size");
+    numbers.0.remove("kv_tiers");
+    assert_eq!(Settings::read(&numbers).err(), Some("block_size".to_string()));
+    // The defaults are EngineConfig's, bar the pool's size, which has none.
+    assert!(Config::new(Settings::default()).is_err());
+    let cfg = Config::new(Settings { num_blocks: 100, ..Settings::default() }).unwrap();
+    assert_eq!((cfg.block_size, cfg.max_num_seqs, cfg.policy, cfg.swap), (16, 1024, Policy::Fcfs, None));
+    let sglang = sglang::Config::new(sglang::Settings { max_total_tokens: 4096, ..Default::default() }, false);
+    assert_eq!(sglang.map(|c| (c.num_pages(), c.chunk_tokens)), Ok((4096, Some(8192))));
+}
+
+#[test]
+fn a_runs_columns_are_taken_by_name_in_order() {
+    let reqs = Requests { arrival: &[0.0, 0.5], prompt_len: &[6, 3], output_len: &[2, 4], ..Requests::default() };
+    let mut r = run(&reqs, &config(20, 4, 16, 4, 64), RECORD).unwrap();
+    let (steps, jumped) = (r.start.len(), r.jumped_steps);
+    let columns = r.take_columns();
+    let names: Vec<_> = columns.iter().map(|(name, _)| *name).collect();
+    assert_eq!(names, Run::COLUMNS);
+    assert_eq!(Run::COLUMNS[..2], ["arrival", "admitted"]);
+    assert_eq!(columns[0].1, fields::Column::F64(vec![0.0, 0.5]));
+    assert!(matches!(&columns[7].1, fields::Column::F64(d) if d.len() == steps));
+    // What is not a column stays, the columns are left empty.
+    assert_eq!((r.jumped_steps, r.arrival.len(), r.record.is_some()), (jumped, 0, true));
+    let record = r.record.as_mut().unwrap().take_columns();
+    assert_eq!(record.iter().map(|(name, _)| *name).collect::<Vec<_>>(), Record::COLUMNS);
 }

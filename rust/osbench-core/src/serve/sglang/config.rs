@@ -4,28 +4,29 @@
 
 use super::policy::Policy;
 use crate::error::{invalid, Result};
+use crate::serve::fields::settings;
 
-/// The settings as the binding passes them (`EngineConfig`'s fields, [`super::CONFIG_FIELDS`]).
-#[derive(Debug, Clone)]
-pub struct Settings<'a> {
-    pub max_total_tokens: u64,
-    pub page_size: u64,
-    pub schedule_policy: &'a str,
-    /// None: SGLang's own choice ([`Config::running_cap`]).
-    pub max_running_requests: Option<u64>,
-    pub max_prefill_tokens: u64,
-    /// -1: no chunking.
-    pub chunked_prefill_size: i64,
-    pub schedule_conservativeness: f64,
-    pub enable_mixed_chunk: bool,
-    pub context_len: u64,
-    /// The `random` policy's seed as Python's `random.seed` reads an int: its 32-bit words,
-    /// least significant first (`[0]` for 0).
-    pub random_seed_words: Vec<u32>,
-    /// Whether the reference's Python sums floats with compensation (CPython 3.12 on), which
-    /// the admission's sum of expected outputs repeats ([`super::adder::python_sum`]). Not an
-    /// SGLang option: how the interpreter the reference runs on adds.
-    pub compensated_sum: bool,
+settings! {
+    /// The settings as the binding passes them: one field a field of `EngineConfig`, in its
+    /// order, by SGLang's option names, with its defaults ([`super::CONFIG_FIELDS`]).
+    pub struct Settings {
+        /// Tokens in the KV pool (`EngineConfig` has no default: 0 here, which is refused).
+        max_total_tokens: u64,
+        page_size: u64 = 1,
+        /// One of [`super::POLICIES`].
+        schedule_policy: String = String::from("fcfs"),
+        /// None: SGLang's own choice ([`Config::running_cap`]).
+        max_running_requests: Option<u64>,
+        max_prefill_tokens: u64 = 16384,
+        /// -1: no chunking (8192: SGLang's for an 80 GiB GPU).
+        chunked_prefill_size: i64 = 8192,
+        schedule_conservativeness: f64 = 1.0,
+        enable_mixed_chunk: bool,
+        context_len: u64 = 8192,
+        /// The `random` policy's seed as Python's `random.seed` reads an int: its 32-bit words,
+        /// least significant first (`[0]` for 0).
+        random_seed: Vec<u32> = vec![0],
+    }
 }
 
 /// A checked configuration.
@@ -48,7 +49,11 @@ pub struct Config {
 }
 
 impl Config {
-    pub fn new(s: Settings<'_>) -> Result<Config> {
+    /// The configuration of `s`, checked. `compensated_sum`: whether the reference's Python sums
+    /// floats with compensation (CPython 3.12 on), which the admission's sum of expected
+    /// outputs repeats ([`super::adder::python_sum`]); not an SGLang option but how the
+    /// interpreter the reference runs on adds.
+    pub fn new(s: Settings, compensated_sum: bool) -> Result<Config> {
         const MAX: u64 = 1 << 62;
         for (name, v) in [
             ("max_total_tokens", s.max_total_tokens),
@@ -68,7 +73,7 @@ impl Config {
                 format!("a whole number of pages of page_size={page} tokens, at least two"),
             ));
         }
-        let policy = Policy::from_name(s.schedule_policy)?;
+        let policy = Policy::from_name(&s.schedule_policy)?;
         let chunk_tokens = match s.chunked_prefill_size {
             -1 => None,
             c if c > 0 => Some(c as u64),
@@ -78,7 +83,7 @@ impl Config {
         if !(ratio.is_finite() && ratio > 0.0) {
             return Err(invalid("schedule_conservativeness", ratio, "a positive number"));
         }
-        if s.random_seed_words.is_empty() {
+        if s.random_seed.is_empty() {
             return Err(invalid("random_seed", "no words", "the seed's 32-bit words, least significant first"));
         }
         let tokens = s.max_total_tokens;
@@ -100,8 +105,8 @@ impl Config {
             mixed_chunk: chunk_tokens.is_some() && s.enable_mixed_chunk,
             running_cap,
             init_new_token_ratio: (0.7 * ratio).min(1.0),
-            random_seed_words: s.random_seed_words,
-            compensated_sum: s.compensated_sum,
+            random_seed_words: s.random_seed,
+            compensated_sum,
         })
     }
 

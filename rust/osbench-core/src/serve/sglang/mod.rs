@@ -24,25 +24,14 @@ use super::EngineInfo;
 pub const POLICIES: [&str; 7] = ["fcfs", "lpm", "lof", "random", "dfs-weight", "hrrn", "shortest-prefill-first"];
 
 /// The configuration's fields, in the order of `osbench.serve.sglang.EngineConfig`'s, by
-/// SGLang's option names.
-pub const CONFIG_FIELDS: [&str; 10] = [
-    "max_total_tokens",
-    "page_size",
-    "schedule_policy",
-    "max_running_requests",
-    "max_prefill_tokens",
-    "chunked_prefill_size",
-    "schedule_conservativeness",
-    "enable_mixed_chunk",
-    "context_len",
-    "random_seed",
-];
+/// SGLang's option names (declared once, by [`Settings`]).
+pub const CONFIG_FIELDS: &[&str] = <Settings as super::fields::Fields>::NAMES;
 
 /// This semantics' row of [`super::ENGINES`].
 pub const ENGINE: EngineInfo = EngineInfo {
     name: "sglang",
     follows: "SGLang 0.5.23 (non-overlapped scheduler, radix cache)",
     policies: &POLICIES,
-    config_fields: &CONFIG_FIELDS,
+    config_fields: CONFIG_FIELDS,
     engines: &["native", "reference"],
 };

@@ -1,45 +1,15 @@
 //! vLLM's scheduler and cache configuration (`vllm/config/scheduler.py: SchedulerConfig`,
 //! `vllm/config/cache.py: CacheConfig`), as the engine reads it.
 
-use super::policy::{Parameters, Policy};
-use super::swap::{Swap, SwapSettings};
+use super::policy::{Mlfq, Policy};
+use super::swap::Swap;
 use super::tiers::{TierSettings, TiersConfig};
 use crate::error::{invalid, Result};
+use crate::serve::fields::{settings, Fields, PythonOnly};
 
 /// The configuration's fields, as `python/osbench/serve/config.py: EngineConfig` has them
-/// (`watermark` is a fraction there; the engine reads the blocks it keeps free).
-/// The `prediction*` fields are read in Python only, where predictions are drawn once
-/// (`prediction.py`); the engine takes the drawn lengths (`Requests::predicted`).
-pub const CONFIG_FIELDS: [&str; 28] = [
-    "num_blocks",
-    "block_size",
-    "max_num_batched_tokens",
-    "max_num_seqs",
-    "max_model_len",
-    "enable_chunked_prefill",
-    "long_prefill_token_threshold",
-    "enable_prefix_caching",
-    "policy",
-    "watermark",
-    "scheduler_reserve_full_isl",
-    "aging",
-    "mlfq_levels",
-    "mlfq_quantum",
-    "mlfq_growth",
-    "mlfq_boost",
-    "prediction",
-    "prediction_sigma",
-    "prediction_bucket",
-    "prediction_seed",
-    "preemption",
-    "swap_space",
-    "link",
-    "swap_bandwidth",
-    "kv_block_bytes",
-    "kv_tiers",
-    "block_flops",
-    "block_flops_step",
-];
+/// (declared once, by [`Settings`]).
+pub const CONFIG_FIELDS: &[&str] = <Settings as Fields>::NAMES;
 
 /// What the scheduler reads (`python/osbench/serve/vllm/config.py: EngineConfig`, whose
 /// defaults and checks are the ones users meet: user input is validated there, once; these are
@@ -66,36 +36,64 @@ pub struct Config {
     pub tiers: Option<TiersConfig>,
 }
 
-/// The engine's options as given (vLLM's names; `policy` by name), before [`Config::new`]
-/// checks them.
-#[derive(Debug, Clone, Copy)]
-pub struct Settings<'a> {
-    pub num_blocks: u64,
-    pub block_size: u64,
-    pub max_num_batched_tokens: u64,
-    pub max_num_seqs: u64,
-    pub max_model_len: u64,
-    pub enable_chunked_prefill: bool,
-    pub long_prefill_token_threshold: u64,
-    pub enable_prefix_caching: bool,
-    pub policy: &'a str,
-    /// Share of the blocks kept free (`EngineConfig.watermark`).
-    pub watermark: f64,
-    pub scheduler_reserve_full_isl: bool,
-    /// The policy's parameters (`aging`, `mlfq_*`).
-    pub parameters: Parameters,
-    /// How a preempted request's KV is kept (`preemption`, `swap_space`, `link`...).
-    pub swap: SwapSettings<'a>,
-    /// The KV tiers (`kv_tiers`, none by default), and a block's recompute FLOPs at position
-    /// 0 and per position after (`block_flops`, `block_flops_step`).
-    pub tiers: &'a [TierSettings],
-    pub block_flops: f64,
-    pub block_flops_step: f64,
+settings! {
+    /// The engine's options as given, one field a field of `EngineConfig` (vLLM's names, in its
+    /// order, with its defaults; `policy`, `preemption` and `link` by name), before
+    /// [`Config::new`] checks them. `EngineConfig` validates user input, once; `Config::new`
+    /// checks what the engine needs to be safe.
+    pub struct Settings {
+        /// KV blocks in the pool, vLLM's null block (block 0) included (`EngineConfig` has no
+        /// default: 0 here, which is refused).
+        num_blocks: u64,
+        block_size: u64 = 16,
+        max_num_batched_tokens: u64 = 8192,
+        max_num_seqs: u64 = 1024,
+        max_model_len: u64 = 8192,
+        enable_chunked_prefill: bool = true,
+        /// Cap on one request's new tokens per step, 0 for none.
+        long_prefill_token_threshold: u64,
+        enable_prefix_caching: bool = true,
+        /// One of [`Policy::NAMES`], with its parameters `aging` and `mlfq_*`.
+        policy: String = String::from("fcfs"),
+        /// Share of the blocks kept free (the engine reads `Config::watermark_blocks`).
+        watermark: f64,
+        scheduler_reserve_full_isl: bool = true,
+        aging: f64,
+        mlfq_levels: u64 = 4,
+        mlfq_quantum: u64 = 64,
+        mlfq_growth: u64 = 2,
+        mlfq_boost: u64,
+        /// How `sjf` and `srpt` predict output lengths: read in Python only, where the
+        /// predictions are drawn once (`prediction.py`); the engine takes the drawn lengths
+        /// (`Requests::predicted`).
+        prediction: PythonOnly,
+        prediction_sigma: PythonOnly,
+        prediction_bucket: PythonOnly,
+        prediction_seed: PythonOnly,
+        /// How a preempted request's KV is kept ([`super::PREEMPTIONS`]); with `"swap"`, a host
+        /// pool of `swap_space` GiB over the host link `link` ([`super::LINKS`]), or at
+        /// `swap_bandwidth` bytes per second each way when given.
+        preemption: String = String::from("recompute"),
+        swap_space: f64 = 4.0,
+        link: String = String::from("pcie5"),
+        swap_bandwidth: Option<f64>,
+        /// Bytes one KV block takes on one GPU (swap and tiers; `simulate` sets it from the model).
+        kv_block_bytes: u64,
+        /// The KV tiers below the prefix cache (none by default, vLLM's own).
+        kv_tiers: Vec<TierSettings>,
+        /// A block's recompute FLOPs at position 0, and per position after (the tiers' costs).
+        block_flops: f64 = 1.0,
+        block_flops_step: f64,
+    }
 }
 
 impl Config {
     /// The configuration of `settings`, checked.
-    pub fn new(settings: Settings<'_>) -> Result<Self> {
+    pub fn new(s: Settings) -> Result<Self> {
+        let mlfq = Mlfq { levels: s.mlfq_levels, quantum: s.mlfq_quantum, growth: s.mlfq_growth, boost: s.mlfq_boost };
+        let policy = Policy::new(&s.policy, s.aging, mlfq)?;
+        let tiers = TiersConfig::new(&s.kv_tiers, s.kv_block_bytes, s.block_flops, s.block_flops_step)?;
+        let swap = Swap::new(&s.preemption, s.swap_space, &s.link, s.swap_bandwidth, s.kv_block_bytes)?;
         let Settings {
             num_blocks,
             block_size,
@@ -105,18 +103,10 @@ impl Config {
             enable_chunked_prefill,
             long_prefill_token_threshold,
             enable_prefix_caching,
-            policy,
             watermark,
             scheduler_reserve_full_isl,
-            parameters,
-            swap,
-            tiers,
-            block_flops,
-            block_flops_step,
-        } = settings;
-        let policy = Policy::new(policy, parameters)?;
-        let tiers = TiersConfig::new(tiers, swap.kv_block_bytes, block_flops, block_flops_step)?;
-        let swap = Swap::new(swap)?;
+            ..
+        } = s;
         if !(0.0..1.0).contains(&watermark) {
             return Err(invalid("watermark", watermark, "a number in [0, 1)"));
         }

@@ -19,9 +19,9 @@ pub mod swap;
 pub mod tiers;
 
 pub use config::{Config, Settings, CONFIG_FIELDS};
-pub use policy::{Parameters, Policy, POLICIES};
+pub use policy::{Policy, POLICIES};
 pub use scheduler::Scheduler;
-pub use swap::{Swap, SwapSettings, LINKS, PREEMPTIONS};
+pub use swap::{Swap, LINKS, PREEMPTIONS};
 
 use super::EngineInfo;
 
@@ -30,6 +30,6 @@ pub const ENGINE: EngineInfo = EngineInfo {
     name: "vllm",
     follows: "vLLM 0.33.0 (v1 scheduler, synchronous scheduling)",
     policies: &POLICIES,
-    config_fields: &CONFIG_FIELDS,
+    config_fields: CONFIG_FIELDS,
     engines: &["native", "reference"],
 };

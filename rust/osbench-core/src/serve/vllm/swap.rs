@@ -52,33 +52,6 @@ pub fn link(name: &str) -> Result<Link> {
     })
 }
 
-/// The swap options as given (`EngineConfig`'s `preemption`, `swap_space`, `link`,
-/// `swap_bandwidth`, `kv_block_bytes`).
-#[derive(Debug, Clone, Copy)]
-pub struct SwapSettings<'a> {
-    pub preemption: &'a str,
-    /// Host memory for swapped blocks, GiB per GPU (vLLM v0's `swap_space`).
-    pub swap_space: f64,
-    pub link: &'a str,
-    /// Bytes per second each way, instead of the link's.
-    pub swap_bandwidth: Option<f64>,
-    /// Bytes one KV block takes on one GPU.
-    pub kv_block_bytes: u64,
-}
-
-impl Default for SwapSettings<'_> {
-    /// `EngineConfig`'s defaults: recompute.
-    fn default() -> Self {
-        SwapSettings {
-            preemption: "recompute",
-            swap_space: 4.0,
-            link: "pcie5",
-            swap_bandwidth: None,
-            kv_block_bytes: 0,
-        }
-    }
-}
-
 /// Swap preemption, configured.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Swap {
@@ -91,16 +64,24 @@ pub struct Swap {
 }
 
 impl Swap {
-    /// The swap of `s`, None with `preemption="recompute"`; checked, naming the argument.
-    pub fn new(s: SwapSettings<'_>) -> Result<Option<Swap>> {
-        if !PREEMPTIONS.contains(&s.preemption) {
-            return Err(invalid("preemption", format!("{:?}", s.preemption), "'recompute' or 'swap'"));
+    /// The swap of the configuration's `preemption`, `swap_space`, `link`, `swap_bandwidth`
+    /// (bytes per second each way instead of the link's) and `kv_block_bytes` (one KV block on
+    /// one GPU), None with `preemption="recompute"`; checked, naming the argument.
+    pub fn new(
+        preemption: &str,
+        swap_space: f64,
+        link_name: &str,
+        swap_bandwidth: Option<f64>,
+        kv_block_bytes: u64,
+    ) -> Result<Option<Swap>> {
+        if !PREEMPTIONS.contains(&preemption) {
+            return Err(invalid("preemption", format!("{preemption:?}"), "'recompute' or 'swap'"));
         }
-        if !(s.swap_space.is_finite() && s.swap_space >= 0.0) {
-            return Err(invalid("swap_space", s.swap_space, "a finite number of GiB >= 0"));
+        if !(swap_space.is_finite() && swap_space >= 0.0) {
+            return Err(invalid("swap_space", swap_space, "a finite number of GiB >= 0"));
         }
-        let rated = link(s.link)?.bandwidth;
-        if let Some(b) = s.swap_bandwidth {
+        let rated = link(link_name)?.bandwidth;
+        if let Some(b) = swap_bandwidth {
             if b.is_nan() || b < 1.0 {
                 return Err(invalid(
                     "swap_bandwidth",
@@ -109,21 +90,21 @@ impl Swap {
                 ));
             }
         }
-        if s.preemption == "recompute" {
+        if preemption == "recompute" {
             return Ok(None);
         }
-        if s.kv_block_bytes == 0 || s.kv_block_bytes > 1 << 62 {
+        if kv_block_bytes == 0 || kv_block_bytes > 1 << 62 {
             return Err(invalid(
                 "kv_block_bytes",
-                s.kv_block_bytes,
+                kv_block_bytes,
                 "a positive number of bytes up to 2**62 with preemption='swap' (simulate sets it from the model)",
             ));
         }
-        let blocks = (s.swap_space * (1u64 << 30) as f64 / s.kv_block_bytes as f64).floor();
+        let blocks = (swap_space * (1u64 << 30) as f64 / kv_block_bytes as f64).floor();
         Ok(Some(Swap {
             host_blocks: blocks.min((1u64 << 62) as f64) as u64,
-            block_bytes: s.kv_block_bytes,
-            bandwidth: s.swap_bandwidth.unwrap_or(rated),
+            block_bytes: kv_block_bytes,
+            bandwidth: swap_bandwidth.unwrap_or(rated),
         }))
     }
 

@@ -9,6 +9,7 @@ use super::swap;
 use crate::cache::online::Online;
 use crate::cache::Options;
 use crate::error::{invalid, Result};
+pub use crate::serve::fields::TierSettings;
 use crate::serve::scheduler::TierCounts;
 
 /// Where a tier keeps its blocks: a bandwidth each way in bytes per second, a latency per
@@ -53,18 +54,6 @@ pub const MEDIA: [Medium; 5] = [
                  load, assumed",
     },
 ];
-
-/// One tier as given (`KvTier`'s resolved fields): capacity in GiB per GPU, the eviction
-/// policy by name, bytes per second, seconds per load, and whether the policy weighs each
-/// block's recompute cost.
-#[derive(Debug, Clone)]
-pub struct TierSettings {
-    pub gib: f64,
-    pub policy: String,
-    pub bandwidth: f64,
-    pub latency: f64,
-    pub costs: bool,
-}
 
 /// One tier, configured.
 #[derive(Debug, Clone, PartialEq)]

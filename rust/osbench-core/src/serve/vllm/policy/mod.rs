@@ -33,23 +33,6 @@ pub enum Policy {
     Mlfq(Mlfq),
 }
 
-/// A policy's parameters as the configuration gives them (`EngineConfig`'s fields).
-#[derive(Debug, Clone, Copy)]
-pub struct Parameters {
-    pub aging: f64,
-    pub mlfq_levels: u64,
-    pub mlfq_quantum: u64,
-    pub mlfq_growth: u64,
-    pub mlfq_boost: u64,
-}
-
-impl Default for Parameters {
-    /// `EngineConfig`'s defaults.
-    fn default() -> Self {
-        Parameters { aging: 0.0, mlfq_levels: 4, mlfq_quantum: 64, mlfq_growth: 2, mlfq_boost: 0 }
-    }
-}
-
 impl Policy {
     /// Every policy's name (`SchedulingPolicy`'s spelling for vLLM's two).
     pub const NAMES: [&'static str; 5] = ["fcfs", "priority", "sjf", "srpt", "mlfq"];
@@ -65,33 +48,29 @@ impl Policy {
         }
     }
 
-    /// The policy named `name`, with its parameters, checked (naming the argument).
-    pub fn new(name: &str, p: Parameters) -> Result<Policy> {
-        if !(p.aging.is_finite() && p.aging >= 0.0) {
-            return Err(invalid("aging", p.aging, "a finite number >= 0 (priority per second of waiting)"));
+    /// The policy named `name`, with its parameters (the configuration's `aging` and
+    /// `mlfq_*`), checked (naming the argument).
+    pub fn new(name: &str, aging: f64, mlfq: Mlfq) -> Result<Policy> {
+        if !(aging.is_finite() && aging >= 0.0) {
+            return Err(invalid("aging", aging, "a finite number >= 0 (priority per second of waiting)"));
         }
-        if !(1..=64).contains(&p.mlfq_levels) {
-            return Err(invalid("mlfq_levels", p.mlfq_levels, "an integer from 1 to 64"));
+        if !(1..=64).contains(&mlfq.levels) {
+            return Err(invalid("mlfq_levels", mlfq.levels, "an integer from 1 to 64"));
         }
-        for (name, value) in [("mlfq_quantum", p.mlfq_quantum), ("mlfq_growth", p.mlfq_growth)] {
+        for (name, value) in [("mlfq_quantum", mlfq.quantum), ("mlfq_growth", mlfq.growth)] {
             if !(1..=1 << 31).contains(&value) {
                 return Err(invalid(name, value, "a positive integer up to 2**31"));
             }
         }
-        if p.mlfq_boost > 1 << 62 {
-            return Err(invalid("mlfq_boost", p.mlfq_boost, "an integer from 0 (no boost) to 2**62 steps"));
+        if mlfq.boost > 1 << 62 {
+            return Err(invalid("mlfq_boost", mlfq.boost, "an integer from 0 (no boost) to 2**62 steps"));
         }
         Ok(match name {
             "fcfs" => Policy::Fcfs,
-            "priority" => Policy::Priority { aging: p.aging },
+            "priority" => Policy::Priority { aging },
             "sjf" => Policy::Sjf,
             "srpt" => Policy::Srpt,
-            "mlfq" => Policy::Mlfq(Mlfq {
-                levels: p.mlfq_levels,
-                quantum: p.mlfq_quantum,
-                growth: p.mlfq_growth,
-                boost: p.mlfq_boost,
-            }),
+            "mlfq" => Policy::Mlfq(mlfq),
             _ => return Err(invalid("policy", format!("{name:?}"), format!("one of {}", Self::NAMES.join(", ")))),
         })
     }
