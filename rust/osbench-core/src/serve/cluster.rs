@@ -392,10 +392,8 @@ mod tests {
 
     #[test]
     fn a_raised_cancel_flag_stops_a_cluster_run() {
-        let n = 20_000;
-        let arrival = vec![0.0; n];
-        let lengths = vec![60; n];
-        let reqs = Requests { arrival: &arrival, prompt_len: &lengths, output_len: &lengths, ..Requests::default() };
+        let flood = crate::serve::tests::Flood::new(20_000, 60);
+        let reqs = flood.requests();
         let cfg = config(10_000, false);
         let spec = routers::Spec::LeastTokens;
         let r = simulate_cluster(&reqs, &cfg, &STEP, Options::default(), 4, &spec, &[], &[], &Cancel::raised());

@@ -401,10 +401,8 @@ mod tests {
 
     #[test]
     fn a_raised_cancel_flag_stops_a_disaggregated_run() {
-        let n = 20_000;
-        let arrival = vec![0.0; n];
-        let lengths = vec![60; n];
-        let reqs = Requests { arrival: &arrival, prompt_len: &lengths, output_len: &lengths, ..Requests::default() };
+        let flood = crate::serve::tests::Flood::new(20_000, 60);
+        let reqs = flood.requests();
         assert_eq!(run(&reqs, (2, 2), &Cancel::raised()), Err(Error::Interrupted));
     }
 }

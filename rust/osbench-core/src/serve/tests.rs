@@ -475,12 +475,27 @@ fn bad_swap_options_are_refused_with_the_argument_named() {
     assert_eq!(cfg.swap.map(|s| (s.host_blocks, s.seconds(1 << 40))), Some((4 << 20, 0.0)));
 }
 
+/// `n` requests of `len` prompt and output tokens, all arriving at 0: enough work that a run
+/// only ends early if something stops it (the cancel tests of the engine, cluster and pools).
+pub(crate) struct Flood {
+    arrival: Vec<f64>,
+    lengths: Vec<i64>,
+}
+
+impl Flood {
+    pub(crate) fn new(n: usize, len: i64) -> Self {
+        Flood { arrival: vec![0.0; n], lengths: vec![len; n] }
+    }
+
+    pub(crate) fn requests(&self) -> Requests<'_> {
+        Requests { arrival: &self.arrival, prompt_len: &self.lengths, output_len: &self.lengths, ..Requests::default() }
+    }
+}
+
 #[test]
 fn a_raised_cancel_flag_stops_a_run() {
-    let n = 20_000;
-    let arrival = vec![0.0; n];
-    let lengths = vec![100; n];
-    let reqs = Requests { arrival: &arrival, prompt_len: &lengths, output_len: &lengths, ..Requests::default() };
+    let flood = Flood::new(20_000, 100);
+    let reqs = flood.requests();
     let cfg = Config { enable_prefix_caching: false, ..config(10_000, 16, 8192, 256, 1024) };
     let result = simulate(&reqs, &cfg, &STEP, Options::default(), &Cancel::raised());
     assert_eq!(result, Err(Error::Interrupted));
