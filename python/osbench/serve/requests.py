@@ -17,7 +17,7 @@ import math
 import numbers
 import os
 from dataclasses import asdict, dataclass
-from typing import Any, Callable, Optional, ParamSpec, Union
+from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
 import numpy as np
 
@@ -28,7 +28,10 @@ from osbench.serve.columns import MAX_TOKENS, Columns
 from osbench.serve.hashing import mix64 as mix64
 from osbench.serve.hashing import mix64_array as mix64_array
 
-_P = ParamSpec("_P")
+if TYPE_CHECKING:  # typing.ParamSpec is Python 3.10's; the annotations are never evaluated
+    from typing import ParamSpec
+
+    _P = ParamSpec("_P")
 
 MAX_BLOCK = 2**31 - 1
 """The largest ``source_block`` and ``block_size`` accepted, in tokens."""
