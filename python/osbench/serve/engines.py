@@ -8,7 +8,7 @@ row's ``config_fields``), ``CHOICES`` (the fields taking one of a few names, and
 ``configure`` (that configuration from a model and GPU, as :func:`osbench.serve.simulate`
 fills it in), ``pool_blocks`` (the KV pool's size in the blocks its runs count), ``run(requests,
 config, step_time, *, engine, record, concurrency)`` and ``run_alone`` (each request alone, for
-``slowdown``; None when not given). The
+``slowdown``; a function that returns None where the semantics does not give it). The
 row's ``engines`` say which engines run it, the first being its default: ``("native",
 "reference")`` for vLLM's, ``("reference",)`` for SGLang's, which has no native side yet.
 """
