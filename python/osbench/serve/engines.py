@@ -8,9 +8,11 @@ row's ``config_fields``), ``CHOICES`` (the fields taking one of a few names, and
 ``configure`` (that configuration from a model and GPU, as :func:`osbench.serve.simulate`
 fills it in), ``pool_blocks`` (the KV pool's size in the blocks its runs count), ``run(requests,
 config, step_time, *, engine, record, concurrency)`` and ``run_alone`` (each request alone, for
-``slowdown``; a function that returns None where the semantics does not give it). The
-row's ``engines`` say which engines run it, the first being its default: ``("native",
-"reference")`` for vLLM's, ``("reference",)`` for SGLang's, which has no native side yet.
+``slowdown``; a function that returns None where the semantics does not give it), and
+optionally ``REPEATED`` (the fields given as a list, a command-line flag per item, and what
+reads an item). The row's ``engines`` say which engines run it, the first being its default:
+``("native", "reference")`` for vLLM's and SGLang's; a semantics with no native side lists
+``("reference",)``.
 """
 
 from __future__ import annotations
