@@ -6,6 +6,7 @@ lookup forgets a ghost before an admission filter is asked."""
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any, Optional
@@ -13,7 +14,7 @@ from typing import Any, Optional
 from osbench.splitmix import SplitMix64
 
 
-class DemandPaging:
+class DemandPaging(ABC):
     """A cache of ``capacity`` objects (of bytes, with ``size=``) where every miss that fits
     inserts the object. ``size`` holds each cached key's size and ``used`` their sum.
 
@@ -45,22 +46,23 @@ class DemandPaging:
         return False
 
     def _hit(self, key: Hashable) -> None:
-        """A hit on ``key``: by default it changes nothing."""
+        """A hit on ``key``: by default it changes nothing (FIFO's order ignores hits)."""
+        return None
 
     def _fits(self, size: int) -> bool:
         """Whether a missed object of ``size`` may enter: by default, when it is no larger than
         the cache (a larger one changes nothing)."""
         return size <= self.capacity
 
+    @abstractmethod
     def _evict(self) -> Hashable:
         """Take the policy's victim out of the policy's own order and return its key (its size
         is then dropped here)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _insert(self, key: Hashable) -> None:
         """Put the newcomer ``key`` in the policy's own order (its size is already in
         ``size``)."""
-        raise NotImplementedError
 
     def __len__(self) -> int:
         return len(self.size)
@@ -135,7 +137,7 @@ class Ghost:
         return True
 
 
-class GhostLookup:
+class GhostLookup(ABC):
     """The access of a policy whose lookup of a missing object changes its state (a ghost hit
     forgets the ghost), so that an admission filter is asked between its lookup and its
     insertion, in libCacheSim's order (its ``find``, then its ``can_insert``). The policy
@@ -150,6 +152,6 @@ class GhostLookup:
         admitted; an object too large for the first queue is refused before ``gate`` is asked."""
         return self._access(key, 1 if size is None else size, gate.admit)
 
+    @abstractmethod
     def _access(self, key: Hashable, size: int, admit: Optional[Callable[[Hashable, int], bool]]) -> bool:
         """One access; ``admit(key, size)``, when given, is asked before a newcomer enters."""
-        raise NotImplementedError

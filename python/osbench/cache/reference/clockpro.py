@@ -65,3 +65,8 @@ class ClockPro(DemandPaging):
 
     def _insert(self, key: Hashable) -> None:
         self.referenced[key] = self.bit_on_insert
+
+    def _evict(self) -> Hashable:
+        """Never called: :meth:`_fits` admits only what fits under ``cold_max``, so no access
+        has to make room."""
+        raise AssertionError("ClockPro evicts nothing: _fits admits only what fits under cold_max")
