@@ -51,6 +51,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from runs import native_counted
 
 from osbench import datasets
 from osbench.serve import native, plan, reference, simulate, simulate_cluster, simulate_disaggregated
@@ -264,7 +265,7 @@ def test_decode_heavy(benchmark: Any, row: str, decode_heavy: tuple[Requests, En
     benchmark.group = "serve: decode-heavy, small batches (the decode jump)"
     reqs, cfg, expected = decode_heavy
     run, jumped = once(
-        benchmark, lambda: native.simulate_counted(reqs, cfg, expected_step_time(), jump=row == "native"), rounds=5
+        benchmark, lambda: native_counted(reqs, cfg, expected_step_time(), jump=row == "native"), rounds=5
     )
     assert_equal_runs(expected, run)
     assert (jumped > run.num_steps // 3) == (row == "native")

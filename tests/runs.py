@@ -9,10 +9,12 @@ from typing import Any, Callable, Optional
 import numpy as np
 import pytest
 
+from osbench import _native
 from osbench.errors import ArgumentError
+from osbench.serve import native
 from osbench.serve.config import EngineConfig
 from osbench.serve.requests import Requests
-from osbench.serve.run import EngineRun, StepRecord, Steps
+from osbench.serve.run import EngineRun, StepRecord, Steps, engine_run
 
 # Two requests that tie on (priority, arrival) under policy="priority": vLLM 0.33.0 preempts the
 # first running one of them, which keeps resetting the other's progress, for ever.
@@ -28,6 +30,16 @@ TIED_CONFIG = EngineConfig(
     policy="priority",
     scheduler_reserve_full_isl=False,
 )
+
+
+def native_counted(
+    requests: Requests, config: EngineConfig, step_time: Any, *, record: bool = False, jump: bool = True
+) -> tuple[EngineRun, int]:
+    """:func:`osbench.serve.native.run`'s run, and how many of its steps the decode jump took
+    (the binding returns both; the run keeps no count)."""
+    inputs = native._inputs(requests, config, step_time, record, jump, None)
+    columns, detail, jumped = _native.serve_simulate(**inputs)
+    return engine_run(columns, detail), jumped
 
 
 def assert_same_runs(a: EngineRun, b: EngineRun) -> None:

@@ -362,107 +362,43 @@ def mem_simulate(
     check: bool = False,
 ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.uint64]]: ...
 
-# A vLLM pool's settings (EngineConfig's fields by name), and what a run returns: (its columns by
-# name, SERVE_RUN_COLUMNS; its record's, SERVE_RECORD_COLUMNS, or None; the steps the decode jump took)
-_Settings = dict[str, Union[int, bool, float, str]]
+# What a run returns: (its columns by name, SERVE_RUN_COLUMNS; its record's, SERVE_RECORD_COLUMNS,
+# or None; the steps the decode jump took)
 _Run = tuple[dict[str, npt.NDArray[Any]], Optional[dict[str, npt.NDArray[np.int64]]], int]
 
-def serve_simulate(
-    arrival: npt.NDArray[np.float64],
-    prompt_len: npt.NDArray[np.int64],
-    output_len: npt.NDArray[np.int64],
-    priority: Optional[npt.NDArray[np.int64]],
-    keys: Optional[npt.NDArray[np.uint64]],
-    key_offsets: Optional[npt.NDArray[np.int64]],
-    *,
-    settings: _Settings,
-    step_kind: str,
-    step_coefficients: list[float],
-    record: bool = False,
-    jump: bool = True,
-    concurrency: Optional[int] = None,
-    step_tables: Optional[MeasuredTables] = None,
-    predicted: Optional[npt.NDArray[np.int64]] = None,
-    steps: bool = True,
-) -> _Run: ...
+# The serving entry points take their arguments in groups, dicts by key (the binding's
+# RequestArrays, EngineArgs and RouterArgs):
+# - requests: arrival (float64), prompt_len, output_len (int64), and optionally priority,
+#   predicted (int64), keys (uint64), key_offsets (int64), each None or absent when not given;
+# - engine: settings (the configuration's fields by name, SERVE_ENGINES' row), step_kind,
+#   step_coefficients (StepTime.spec()), and optionally step_tables (a MeasuredTables);
+# - router: name (of SERVE_ROUTERS), seed, cache_threshold, balance_abs_threshold,
+#   balance_rel_threshold, block_size, and optionally keys, key_offsets (prefix-aware's);
+# - options: record, jump (bools), and optionally concurrency (None: open loop) and steps (True).
+_ServeRequests = Mapping[str, Optional[npt.NDArray[Any]]]
+_ServeEngine = Mapping[str, Any]
+_ServeRouter = Mapping[str, Any]
+_ServeOptions = Mapping[str, Union[bool, int, None]]
+
+def serve_simulate(requests: _ServeRequests, engine: _ServeEngine, options: _ServeOptions) -> _Run: ...
 def serve_simulate_sglang(
-    arrival: npt.NDArray[np.float64],
-    prompt_len: npt.NDArray[np.int64],
-    output_len: npt.NDArray[np.int64],
-    keys: Optional[npt.NDArray[np.uint64]],
-    key_offsets: Optional[npt.NDArray[np.int64]],
-    *,
-    settings: dict[str, Union[int, bool, float, str, None]],
-    step_kind: str,
-    step_coefficients: list[float],
-    record: bool = False,
-    step_tables: Optional[MeasuredTables] = None,
-    concurrency: Optional[int] = None,
-    compensated_sum: bool = False,
+    requests: _ServeRequests, engine: _ServeEngine, options: _ServeOptions, *, compensated_sum: bool = False
 ) -> _Run: ...
 def serve_simulate_cluster(
-    arrival: npt.NDArray[np.float64],
-    prompt_len: npt.NDArray[np.int64],
-    output_len: npt.NDArray[np.int64],
-    priority: Optional[npt.NDArray[np.int64]],
-    keys: Optional[npt.NDArray[np.uint64]],
-    key_offsets: Optional[npt.NDArray[np.int64]],
-    *,
-    settings: _Settings,
-    step_kind: str,
-    step_coefficients: list[float],
-    replicas: int,
-    router: str,
-    seed: int = 0,
-    cache_threshold: float = 0.3,
-    balance_abs_threshold: int = 64,
-    balance_rel_threshold: float = 1.5,
-    router_block_size: int = 16,
-    router_keys: Optional[npt.NDArray[np.uint64]] = None,
-    router_key_offsets: Optional[npt.NDArray[np.int64]] = None,
-    record: bool = False,
-    jump: bool = True,
-    step_tables: Optional[MeasuredTables] = None,
-    concurrency: Optional[int] = None,
-    predicted: Optional[npt.NDArray[np.int64]] = None,
-) -> tuple[
-    npt.NDArray[np.int64],
-    npt.NDArray[np.int64],
-    list[_Run],
-]: ...
+    requests: _ServeRequests, engine: _ServeEngine, replicas: int, router: _ServeRouter, options: _ServeOptions
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], list[_Run]]: ...
 def serve_simulate_disaggregated(
-    arrival: npt.NDArray[np.float64],
-    prompt_len: npt.NDArray[np.int64],
-    output_len: npt.NDArray[np.int64],
-    priority: Optional[npt.NDArray[np.int64]],
-    keys: Optional[npt.NDArray[np.uint64]],
-    key_offsets: Optional[npt.NDArray[np.int64]],
-    *,
-    prefill_settings: _Settings,
-    decode_settings: _Settings,
-    prefill_step_kind: str,
-    prefill_step_coefficients: list[float],
-    decode_step_kind: str,
-    decode_step_coefficients: list[float],
+    requests: _ServeRequests,
+    prefill_engine: _ServeEngine,
+    decode_engine: _ServeEngine,
     prefill: int,
     decode: int,
-    router: tuple[str, int, float, int, float, int],
-    decode_router: tuple[str, int, float, int, float, int],
-    bandwidth: float,
-    latency: float,
+    router: _ServeRouter,
+    decode_router: _ServeRouter,
+    link: tuple[float, float, int],
     kv_bytes: npt.NDArray[np.int64],
-    layers: int = 0,
-    router_keys: Optional[npt.NDArray[np.uint64]] = None,
-    router_key_offsets: Optional[npt.NDArray[np.int64]] = None,
-    decode_router_keys: Optional[npt.NDArray[np.uint64]] = None,
-    decode_router_key_offsets: Optional[npt.NDArray[np.int64]] = None,
-    record: bool = False,
-    jump: bool = True,
-    prefill_step_tables: Optional[MeasuredTables] = None,
-    decode_step_tables: Optional[MeasuredTables] = None,
-    concurrency: Optional[int] = None,
-    predicted: Optional[npt.NDArray[np.int64]] = None,
-    prefill_predicted: Optional[npt.NDArray[np.int64]] = None,
+    prefill_predicted: Optional[npt.NDArray[np.int64]],
+    options: _ServeOptions,
 ) -> tuple[
     npt.NDArray[np.int64],
     npt.NDArray[np.int64],

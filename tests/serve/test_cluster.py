@@ -153,18 +153,15 @@ def test_the_random_cluster_workloads_do_exercise_routing_on_state() -> None:
     kind, coefficients = LINEAR.spec()
     for concurrency in (None, 3):
         _, _, runs = _native.serve_simulate_cluster(
-            long.arrival,
-            long.prompt_len,
-            long.output_len,
-            None,
-            None,
-            None,
-            settings={name: getattr(config, name) for name in native._SETTINGS},
-            step_kind=kind,
-            step_coefficients=list(coefficients),
-            replicas=3,
-            router="least-requests",
-            concurrency=concurrency,
+            {"arrival": long.arrival, "prompt_len": long.prompt_len, "output_len": long.output_len},
+            {
+                "settings": {name: getattr(config, name) for name in native._SETTINGS},
+                "step_kind": kind,
+                "step_coefficients": list(coefficients),
+            },
+            3,
+            {"name": "least-requests", **native.ROUTER_DEFAULTS},
+            {"record": False, "jump": True, "concurrency": concurrency},
         )
         assert sum(jumped for _, _, jumped in runs) > sum(len(c["start"]) for c, _, _ in runs) // 3
 

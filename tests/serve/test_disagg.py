@@ -146,18 +146,20 @@ def test_native_equals_the_reference_request_for_request_and_step_for_step(  # t
 
     expected = run_or_livelock(ours)
     got = run_or_livelock(
-        lambda: native.run_disaggregated(
-            reqs,
-            (config, config),
-            (step_time, step_time),
-            (p, d),
-            tuple(rules),
-            the_link,
-            kv,
-            record=True,
-            jump=jump,
-            concurrency=concurrency,
-            layers=layers,
+        lambda: native.disagg_run(
+            native.disaggregated_call(
+                reqs,
+                (config, config),
+                (step_time, step_time),
+                (p, d),
+                tuple(rules),
+                the_link,
+                kv,
+                record=True,
+                jump=jump,
+                concurrency=concurrency,
+                layers=layers,
+            )
         )
     )
     if isinstance(expected, Exception):
@@ -195,7 +197,7 @@ def test_the_native_loop_takes_the_decode_jump() -> None:
             kv,
             concurrency=concurrency,
         )
-        got = native.run_disaggregated(*args, rules, LINKS["roce-200g"], kv, concurrency=concurrency)
+        got = native.disagg_run(out)
         for a, b in zip(expected.decode_runs, got.decode_runs):
             assert_same_runs(a, b)
 

@@ -46,16 +46,15 @@ def test_a_runs_columns_are_the_cores() -> None:
     assert _native.SERVE_RECORD_COLUMNS == [f.name for f in dataclasses.fields(StepRecord)]
     reqs = ob.serve.Requests.poisson(10, rate=20.0, seed=1)
     columns, detail, _ = _native.serve_simulate(
-        reqs.arrival,
-        reqs.prompt_len,
-        reqs.output_len,
-        None,
-        None,
-        None,
-        settings={name: getattr(EngineConfig(num_blocks=200), name) for name in ob.serve.ENGINES["vllm"].config_fields},
-        step_kind="linear",
-        step_coefficients=list(STEP.spec()[1]),
-        record=True,
+        {"arrival": reqs.arrival, "prompt_len": reqs.prompt_len, "output_len": reqs.output_len},
+        {
+            "settings": {
+                name: getattr(EngineConfig(num_blocks=200), name) for name in ob.serve.ENGINES["vllm"].config_fields
+            },
+            "step_kind": "linear",
+            "step_coefficients": list(STEP.spec()[1]),
+        },
+        {"record": True, "jump": True},
     )
     assert list(columns) == _native.SERVE_RUN_COLUMNS
     assert detail is not None and list(detail) == _native.SERVE_RECORD_COLUMNS

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from interrupts import assert_stops
-from runs import TIED, TIED_CONFIG, assert_same_runs, run_or_same_livelock
+from runs import TIED, TIED_CONFIG, assert_same_runs, native_counted, run_or_same_livelock
 
 import osbench as ob
 from osbench import _native
@@ -262,7 +262,7 @@ def test_the_random_workloads_do_exercise_preemption_eviction_hits_and_the_jump(
             num_blocks=60, block_size=8, max_num_batched_tokens=48, max_num_seqs=6, max_model_len=512, policy=policy
         )
         ours = reference.run(reqs, cfg, LINEAR, record=True)
-        theirs, jumped = native.simulate_counted(reqs, cfg, LINEAR, record=True)
+        theirs, jumped = native_counted(reqs, cfg, LINEAR, record=True)
         assert_same_runs(ours, theirs)
         assert ours.preemptions.sum() > 0 and ours.cached_tokens.sum() > 0 and jumped > 0
         assert (np.diff(ours.steps.blocks_cached) < 0).any()  # the prefix cache evicted
@@ -375,8 +375,8 @@ def test_the_decode_jump_takes_most_steps_of_a_decode_heavy_run(caching: bool) -
     reqs = Requests(np.cumsum(rng.exponential(2.0, 100)), rng.integers(10, 300, 100), rng.integers(50, 800, 100))
     cfg = EngineConfig(num_blocks=4000, enable_prefix_caching=caching)
     step_time = ROOFLINES[0]
-    stepped, none = native.simulate_counted(reqs, cfg, step_time, jump=False)
-    jumped_run, jumped = native.simulate_counted(reqs, cfg, step_time)
+    stepped, none = native_counted(reqs, cfg, step_time, jump=False)
+    jumped_run, jumped = native_counted(reqs, cfg, step_time)
     assert none == 0 and jumped > stepped.num_steps / 3
     assert_same_runs(stepped, jumped_run)
     assert_same_runs(reference.run(reqs, cfg, step_time), jumped_run)
@@ -474,9 +474,11 @@ def _binding(**changes):  # type: ignore[no-untyped-def]
         "step_coefficients": [0.01, 0.0, 0.0, 0.0],
         **changes,
     }
-    positional = [args.pop(k) for k in ("arrival", "prompt_len", "output_len", "priority", "keys", "key_offsets")]
-    settings = {name: args.pop(name) for name in _native.SERVE_ENGINES[0][3]}
-    return _native.serve_simulate(*positional, settings=settings, **args)
+    arrays = ("arrival", "prompt_len", "output_len", "priority", "keys", "key_offsets", "predicted")
+    requests = {k: args.pop(k) for k in arrays if k in args}
+    engine = {"settings": {name: args.pop(name) for name in _native.SERVE_ENGINES[0][3]}}
+    engine.update((k, args.pop(k)) for k in ("step_kind", "step_coefficients", "step_tables") if k in args)
+    return _native.serve_simulate(requests, engine, {"record": False, "jump": True, **args})
 
 
 @pytest.mark.parametrize(

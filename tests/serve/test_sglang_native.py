@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import Any
 
 import numpy as np
 import pytest
@@ -150,46 +151,49 @@ def test_simulate_runs_sglang_natively() -> None:
     np.testing.assert_array_equal(ob.serve.simulate(reqs, **kw).finish, a.finish)  # the default
 
 
+OPTIONS = {"record": False, "jump": False}
+
+
+def _arrays(reqs: Requests, keys: Any, offsets: Any) -> dict[str, Any]:
+    """The binding's ``requests`` argument."""
+    return {
+        "arrival": reqs.arrival,
+        "prompt_len": reqs.prompt_len,
+        "output_len": reqs.output_len,
+        "keys": keys,
+        "key_offsets": offsets,
+    }
+
+
 def test_the_binding_takes_exactly_the_rows_fields() -> None:
     reqs = Requests([0.0], [10], [5])
     cfg = EngineConfig(max_total_tokens=100)
     keys, offsets = reqs.prompt_block_keys(1)
     base = {name: getattr(cfg, name) for name in ob.serve.ENGINES["sglang"].config_fields}
     kind, coefficients = LINEAR.spec()
-    call = {"settings": base, "step_kind": kind, "step_coefficients": list(coefficients)}
-    columns, _, _ = _native.serve_simulate_sglang(reqs.arrival, reqs.prompt_len, reqs.output_len, keys, offsets, **call)
+    engine = {"settings": base, "step_kind": kind, "step_coefficients": list(coefficients)}
+    columns, _, _ = _native.serve_simulate_sglang(_arrays(reqs, keys, offsets), engine, OPTIONS)
     assert len(columns["start"]) == 5
     # Prompts without content go keyless: the keys the core makes serve as those Python makes.
     many = Requests(np.zeros(30), np.arange(1, 31) * 7, np.full(30, 9))
     k, o = many.prompt_block_keys(1)
-    wide = {**call, "settings": {**base, "max_total_tokens": 2000}}
-    keyed, _, _ = _native.serve_simulate_sglang(many.arrival, many.prompt_len, many.output_len, k, o, **wide)
-    keyless, _, _ = _native.serve_simulate_sglang(many.arrival, many.prompt_len, many.output_len, None, None, **wide)
+    wide = {**engine, "settings": {**base, "max_total_tokens": 2000}}
+    keyed, _, _ = _native.serve_simulate_sglang(_arrays(many, k, o), wide, OPTIONS)
+    keyless, _, _ = _native.serve_simulate_sglang(_arrays(many, None, None), wide, OPTIONS)
     for name, column in keyed.items():
         np.testing.assert_array_equal(column, keyless[name], err_msg=name)
     with pytest.raises(ArgumentTypeError, match=r'settings\["block_size"\] is not accepted: the settings are'):
         _native.serve_simulate_sglang(
-            reqs.arrival,
-            reqs.prompt_len,
-            reqs.output_len,
-            keys,
-            offsets,
-            **{**call, "settings": {**base, "block_size": 4}},
+            _arrays(reqs, keys, offsets), {**engine, "settings": {**base, "block_size": 4}}, OPTIONS
         )
     with pytest.raises(ArgumentError, match=r"schedule_policy=\"priority\" is not accepted: one of fcfs, lpm"):
         bad = {**base, "schedule_policy": "priority"}
-        _native.serve_simulate_sglang(
-            reqs.arrival, reqs.prompt_len, reqs.output_len, keys, offsets, **{**call, "settings": bad}
-        )
+        _native.serve_simulate_sglang(_arrays(reqs, keys, offsets), {**engine, "settings": bad}, OPTIONS)
     with pytest.raises(ArgumentError, match=r"key_offsets=.* is not accepted: prompt_len\[i\] keys"):
-        _native.serve_simulate_sglang(
-            reqs.arrival, reqs.prompt_len, reqs.output_len, keys[:5], np.array([0, 5]), **call
-        )
+        _native.serve_simulate_sglang(_arrays(reqs, keys[:5], np.array([0, 5])), engine, OPTIONS)
     with pytest.raises(ArgumentError, match=r"requests=0 is not accepted: prompt_len \+ output_len \+ page_size"):
         small = {**base, "max_total_tokens": 16}
-        _native.serve_simulate_sglang(
-            reqs.arrival, reqs.prompt_len, reqs.output_len, keys, offsets, **{**call, "settings": small}
-        )
+        _native.serve_simulate_sglang(_arrays(reqs, keys, offsets), {**engine, "settings": small}, OPTIONS)
 
 
 def test_bad_input_is_refused_as_the_reference_refuses_it() -> None:

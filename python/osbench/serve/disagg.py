@@ -326,7 +326,7 @@ def simulate_disaggregated(
                 f"semantics={semantics!r} is not accepted by simulate_disaggregated with engine='native': "
                 "the native loop runs vLLM's semantics; use engine='reference'"
             )
-        run = native.run_disaggregated(
+        out = native.disaggregated_call(
             requests,
             (pre_cfg, dec_cfg),
             (pre_st, dec_st),
@@ -338,6 +338,7 @@ def simulate_disaggregated(
             concurrency=concurrency,
             layers=layers,
         )
+        run = native.disagg_run(out)
     else:
         if not hasattr(module, "decode_stepper"):
             raise ArgumentError(

@@ -51,34 +51,20 @@ def run(
     and the results are the same with ``jump=False``. ``steps=False``: keep no per-step rows
     (the run's ``steps`` come back empty), for a run that needs only its per-request times. The
     run releases the GIL and stops on Ctrl-C (``KeyboardInterrupt``)."""
-    return simulate_counted(
-        requests, config, step_time, record=record, jump=jump, concurrency=concurrency, steps=steps
-    )[0]
-
-
-def simulate_counted(
-    requests: Requests,
-    config: EngineConfig,
-    step_time: Any,
-    *,
-    record: bool = False,
-    jump: bool = True,
-    concurrency: Optional[int] = None,
-    steps: bool = True,
-) -> tuple[EngineRun, int]:
-    """:func:`run`, and how many of its steps the decode jump took (tests show it is used)."""
     if not isinstance(steps, bool):
         raise ArgumentTypeError(f"steps={steps!r} is not accepted: it must be True or False")
     inputs = _inputs(requests, config, step_time, record, jump, concurrency)
-    columns, detail, jumped = _native.serve_simulate(**inputs, steps=steps)
-    return engine_run(columns, detail), jumped
+    inputs["options"]["steps"] = steps
+    columns, detail, _ = _native.serve_simulate(**inputs)
+    return engine_run(columns, detail)
 
 
 def _inputs(
     requests: Requests, config: EngineConfig, step_time: Any, record: Any, jump: Any, concurrency: Any
 ) -> dict[str, Any]:
-    """What both native entry points check and take, by keyword: the request arrays and the
-    engine's settings, step time and options."""
+    """What every native entry point checks and takes, by the binding's keywords: the requests'
+    arrays (``requests``), the engine's settings and step time (``engine``), and the run's
+    ``options``."""
     priority = check_requests(requests, config)
     concurrency = check_concurrency(concurrency)
     timing = native_step_time(step_time)
@@ -90,7 +76,7 @@ def _inputs(
     # Prompts without content go keyless: the engine caches their blocks without hashing them.
     if config.enable_prefix_caching and requests.block_ids is not None:
         keys, offsets = requests.prompt_block_keys(config.block_size)
-    return {
+    arrays = {
         "arrival": requests.arrival,
         "prompt_len": requests.prompt_len,
         "output_len": requests.output_len,
@@ -98,11 +84,12 @@ def _inputs(
         "keys": keys,
         "key_offsets": offsets,
         "predicted": predicted_output_len(requests, config),
-        "settings": {name: getattr(config, name) for name in _SETTINGS},
-        **timing,
-        "record": record,
-        "jump": jump,
-        "concurrency": concurrency,
+    }
+    engine = {"settings": {name: getattr(config, name) for name in _SETTINGS}, **timing}
+    return {
+        "requests": arrays,
+        "engine": engine,
+        "options": {"record": record, "jump": jump, "concurrency": concurrency},
     }
 
 
@@ -122,41 +109,48 @@ def run_cluster(
     over the reference engines; ``router`` one of :data:`osbench.serve.routers.ROUTERS`' own
     classes (a user's rule runs with the reference loop)."""
     inputs = _inputs(requests, config, step_time, record, jump, concurrency)
-    name, params = _router(router, requests, config.block_size, "router")
-    replica, load, runs = _native.serve_simulate_cluster(**inputs, replicas=replicas, router=name, **params)
+    router_args = _router(router, requests, config.block_size, "router")
+    replica, load, runs = _native.serve_simulate_cluster(**inputs, replicas=replicas, router=router_args)
     return ClusterRun(replica, load.reshape(len(requests), replicas), tuple(engine_run(c, d) for c, d, _ in runs))
 
 
-def _router(router: Router, requests: Requests, block_size: int, argument: str) -> tuple[str, dict[str, Any]]:
-    """A router of :data:`ROUTERS` as the binding takes it: its name and parameters by the
-    binding's keywords (``prefix-aware``'s with the prompts' block keys at its granularity,
-    ``block_size`` by default); ``argument``: its name, for the error."""
+def _router(router: Router, requests: Requests, block_size: int, argument: str) -> dict[str, Any]:
+    """A router of :data:`ROUTERS` as the binding takes it: its name and every parameter
+    (``prefix-aware``'s with the prompts' block keys at its granularity, ``block_size`` by
+    default; :data:`ROUTER_DEFAULTS` for those it does not read); ``argument``: its name, for the
+    error."""
     name = next((n for n, cls in ROUTERS.items() if type(router) is cls), None)
     if name is None:
         raise ArgumentTypeError(
             f"{argument}={router!r} is not accepted by engine='native': it runs the routers of "
             f"osbench.serve.routers.ROUTERS ({', '.join(ROUTERS)}); a rule of your own runs with engine='reference'"
         )
-    params: dict[str, Any] = {}
+    args: dict[str, Any] = {"name": name, **ROUTER_DEFAULTS}
     if isinstance(router, Random):
-        params["seed"] = router.seed
+        args["seed"] = router.seed
     if isinstance(router, PrefixAware):
         granularity = block_size if router.block_size is None else router.block_size
-        router_keys, router_offsets = requests.prompt_block_keys(granularity)
-        params.update(
+        keys, offsets = requests.prompt_block_keys(granularity)
+        args.update(
             cache_threshold=router.cache_threshold,
             balance_abs_threshold=router.balance_abs_threshold,
             balance_rel_threshold=router.balance_rel_threshold,
-            router_block_size=granularity,
-            router_keys=router_keys,
-            router_key_offsets=router_offsets,
+            block_size=granularity,
+            keys=keys,
+            key_offsets=offsets,
         )
-    return name, params
+    return args
 
 
-ROUTER_DEFAULTS = {"seed": 0, "cache_threshold": 0.3, "balance_abs_threshold": 64, "balance_rel_threshold": 1.5}
-"""The router parameters the binding's cluster entry takes by default (a router that does not
-read one ignores it)."""
+ROUTER_DEFAULTS = {
+    "seed": 0,
+    "cache_threshold": 0.3,
+    "balance_abs_threshold": 64,
+    "balance_rel_threshold": 1.5,
+    "block_size": 16,
+}
+"""The router parameters the binding takes for a router that does not read them (it ignores
+them)."""
 
 
 def disaggregated_call(
@@ -173,72 +167,32 @@ def disaggregated_call(
     concurrency: Optional[int] = None,
     layers: int = 0,
 ) -> Any:
-    """:func:`run_disaggregated`'s call of the binding, and what it returns as it returns it
-    (each run's jumped steps included: tests show the jump is taken)."""
-    inputs = _inputs(requests, configs[1], step_times[1], record, jump, concurrency)
-    prefill = _inputs(one_token(requests), configs[0], step_times[0], record, jump, concurrency)
-    args: dict[str, Any] = {}
-    for prefix, router, config, argument in (
-        ("", routers[0], configs[0], "router"),
-        ("decode_", routers[1], configs[1], "decode_router"),
-    ):
-        name, params = _router(router, requests, config.block_size, argument)
-        args[f"{prefix}router"] = (
-            name,
-            *(params.get(k, v) for k, v in ROUTER_DEFAULTS.items()),
-            params.get("router_block_size", 16),
-        )
-        if "router_keys" in params:
-            args[f"{prefix}router_keys"] = params["router_keys"]
-            args[f"{prefix}router_key_offsets"] = params["router_key_offsets"]
-    for name in ("settings", "step_kind", "step_coefficients", "step_tables"):
-        args[f"prefill_{name}"] = prefill[name]
-        args[f"decode_{name}"] = inputs.pop(name)
-    return _native.serve_simulate_disaggregated(
-        **inputs,
-        **args,
-        prefill=sizes[0],
-        decode=sizes[1],
-        bandwidth=float(link.bandwidth),
-        latency=float(link.latency),
-        kv_bytes=np.ascontiguousarray(kv_bytes, dtype=np.int64),
-        layers=layers,
-        prefill_predicted=prefill["predicted"],
-    )
-
-
-def run_disaggregated(
-    requests: Requests,
-    configs: tuple[EngineConfig, EngineConfig],
-    step_times: tuple[Any, Any],
-    sizes: tuple[int, int],
-    routers: tuple[Router, Router],
-    link: Link,
-    kv_bytes: np.ndarray,
-    *,
-    record: bool = False,
-    jump: bool = True,
-    concurrency: Optional[int] = None,
-    layers: int = 0,
-) -> DisaggRun:
     """Serve ``requests`` on a prefill pool and a decode pool (``configs``, ``step_times``,
     ``sizes`` and ``routers``: the prefill pool's, then the decode pool's) joined by ``link``,
     request ``i``'s KV taking ``kv_bytes[i]`` bytes per GPU (after its prefill, or layer by layer
-    over ``layers``), in Rust (``_native.serve_simulate_disaggregated``), equal to
-    :func:`osbench.serve.pools.drive_disaggregated` over the reference engines."""
-    out = disaggregated_call(
-        requests,
-        configs,
-        step_times,
-        sizes,
-        routers,
-        link,
-        kv_bytes,
-        record=record,
-        jump=jump,
-        concurrency=concurrency,
-        layers=layers,
+    over ``layers``), in Rust: the binding's answer as it gives it, each run's jumped steps
+    included (tests show the jump is taken); :func:`disagg_run` makes it the
+    :class:`~osbench.serve.pools.DisaggRun` that
+    :func:`osbench.serve.pools.drive_disaggregated` gives over the reference engines."""
+    inputs = _inputs(requests, configs[1], step_times[1], record, jump, concurrency)
+    prefill = _inputs(one_token(requests), configs[0], step_times[0], record, jump, concurrency)
+    decode_engine = inputs.pop("engine")
+    return _native.serve_simulate_disaggregated(
+        **inputs,
+        prefill_engine=prefill["engine"],
+        decode_engine=decode_engine,
+        prefill=sizes[0],
+        decode=sizes[1],
+        router=_router(routers[0], requests, configs[0].block_size, "router"),
+        decode_router=_router(routers[1], requests, configs[1].block_size, "decode_router"),
+        link=(float(link.bandwidth), float(link.latency), layers),
+        kv_bytes=np.ascontiguousarray(kv_bytes, dtype=np.int64),
+        prefill_predicted=prefill["requests"]["predicted"],
     )
+
+
+def disagg_run(out: Any) -> DisaggRun:
+    """What :func:`disaggregated_call` returns, as a :class:`~osbench.serve.pools.DisaggRun`."""
     pre_replica, dec_replica, start, arrival, pre_runs, dec_runs, order = out
     return DisaggRun(
         pre_replica,

@@ -45,14 +45,21 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
-/// The request arrays both serving entry points take, as Python gave them.
+/// The requests as Python passes them: a dict of arrays by name (`native._inputs`'
+/// `requests`), an optional one absent or None when not given.
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
 struct RequestArrays<'py> {
     arrival: PyReadonlyArray1<'py, f64>,
     prompt_len: PyReadonlyArray1<'py, i64>,
     output_len: PyReadonlyArray1<'py, i64>,
+    #[pyo3(default)]
     priority: Option<PyReadonlyArray1<'py, i64>>,
+    #[pyo3(default)]
     predicted: Option<PyReadonlyArray1<'py, i64>>,
+    #[pyo3(default)]
     keys: Option<PyReadonlyArray1<'py, u64>>,
+    #[pyo3(default)]
     key_offsets: Option<PyReadonlyArray1<'py, i64>>,
 }
 
@@ -68,6 +75,83 @@ impl RequestArrays<'_> {
             keys: optional("keys", &self.keys)?,
             key_offsets: optional("key_offsets", &self.key_offsets)?,
         })
+    }
+}
+
+/// One pool's engines as Python passes them, a dict (`native._inputs`' `engine`): the
+/// configuration's fields by name (`settings`: `SERVE_ENGINES`' row of the semantics) and the
+/// step time (`StepTime.spec()` as `step_kind` and `step_coefficients`, with `step_tables` for
+/// a measured one).
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+struct EngineArgs<'py> {
+    settings: Bound<'py, PyDict>,
+    step_kind: String,
+    step_coefficients: Vec<f64>,
+    #[pyo3(default)]
+    step_tables: Option<PyRef<'py, MeasuredTables>>,
+}
+
+impl EngineArgs<'_> {
+    /// The configuration (the settings read, then checked by `config`) and the step time.
+    fn engine<T: Fields, C>(&self, config: impl FnOnce(T) -> osbench_core::Result<C>) -> PyResult<(C, StepTime)> {
+        let config = config(SettingsDict::read(&self.settings)?).py_err()?;
+        let step_time =
+            crate::step_time::step_time(&self.step_kind, &self.step_coefficients, self.step_tables.as_deref())?;
+        Ok((config, step_time))
+    }
+}
+
+/// A run's options as Python passes them, a dict (`native._inputs`' `options`): `record`
+/// (keep every step's detail), `jump` (skip decode-only stretches in one jump), `concurrency`
+/// (at most that many requests in flight, closed-loop clients; None: each request sent at its
+/// arrival; None when absent) and `steps` (keep the per-step rows; true when absent).
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+struct OptionArgs {
+    record: bool,
+    jump: bool,
+    #[pyo3(default)]
+    concurrency: Option<usize>,
+    #[pyo3(default = Options::default().steps)]
+    steps: bool,
+}
+
+impl From<OptionArgs> for Options {
+    fn from(o: OptionArgs) -> Options {
+        Options { record: o.record, jump: o.jump, concurrency: o.concurrency, steps: o.steps }
+    }
+}
+
+/// A pool's router as Python passes it, a dict (`native._router`): its name in `SERVE_ROUTERS`,
+/// every parameter (`native.ROUTER_DEFAULTS` where not set: a router that does not read one
+/// ignores it), and for `prefix-aware` the prompts' block keys at its `block_size`.
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+struct RouterArgs<'py> {
+    name: String,
+    seed: u64,
+    cache_threshold: f64,
+    balance_abs_threshold: u64,
+    balance_rel_threshold: f64,
+    block_size: u64,
+    #[pyo3(default)]
+    keys: Option<PyReadonlyArray1<'py, u64>>,
+    #[pyo3(default)]
+    key_offsets: Option<PyReadonlyArray1<'py, i64>>,
+}
+
+impl RouterArgs<'_> {
+    /// The core's router, and its keys and their offsets (empty without).
+    fn spec(&self) -> PyResult<(Spec, disagg::RouterKeys<'_>)> {
+        let params = prefix_aware::Params {
+            cache_threshold: self.cache_threshold,
+            balance_abs_threshold: self.balance_abs_threshold,
+            balance_rel_threshold: self.balance_rel_threshold,
+            block_size: self.block_size,
+        };
+        let keys = (optional("router keys", &self.keys)?, optional("router key_offsets", &self.key_offsets)?);
+        Ok((Spec::new(&self.name, self.seed, params).py_err()?, keys))
     }
 }
 
@@ -150,116 +234,43 @@ impl FieldSource for SettingsDict<'_, '_> {
     }
 }
 
-/// What every entry point sets up for each pool of engines: its configuration (its settings
-/// dict read, then checked by `config`) and its step time (`StepTime.spec()`, with the tables
-/// of a measured one).
-fn engine<T: Fields, C>(
-    settings: &Bound<'_, PyDict>,
-    config: impl FnOnce(T) -> osbench_core::Result<C>,
-    step_kind: &str,
-    step_coefficients: &[f64],
-    step_tables: Option<&MeasuredTables>,
-) -> PyResult<(C, StepTime)> {
-    let config = config(SettingsDict::read(settings)?).py_err()?;
-    Ok((config, crate::step_time::step_time(step_kind, step_coefficients, step_tables)?))
-}
-
-/// Serve the requests. `keys` and `key_offsets`: the prompts' block keys
-/// (`Requests.prompt_block_keys(block_size)`), used with prefix caching; None for prompts
-/// without content (every block unique). `settings`: the
-/// configuration's fields by name (`SERVE_ENGINES`' row for vLLM). `step_time`:
-/// `StepTime.spec()`, a kind and its coefficients. Returns (the per-request and per-step
-/// arrays by name, the step records by name or None, the steps the decode jump took).
-/// `concurrency`: at most that many requests in flight (closed-loop clients), or None.
-/// `predicted`: the predicted output lengths (`sjf`, `srpt`), or None for the true ones.
-/// `steps`: keep the per-step rows (false: their arrays come back empty).
+/// Serve `requests` (see [`RequestArrays`]: with prefix caching, `keys` and `key_offsets` are
+/// the prompts' block keys, `Requests.prompt_block_keys(block_size)`, None for prompts without
+/// content; `predicted` the predicted output lengths, for `sjf` and `srpt`) on one vLLM engine
+/// (`engine`: see [`EngineArgs`]), with `options` (see [`OptionArgs`]). Returns (the
+/// per-request and per-step arrays by name, the step records by name or None, the steps the
+/// decode jump took).
 #[pyfunction]
-#[pyo3(signature = (
-    arrival, prompt_len, output_len, priority, keys, key_offsets, *,
-    settings, step_kind, step_coefficients,
-    record=false, jump=true, step_tables=None, concurrency=None, predicted=None, steps=true,
-))]
-#[allow(clippy::too_many_arguments)]
 fn serve_simulate<'py>(
     py: Python<'py>,
-    arrival: PyReadonlyArray1<'py, f64>,
-    prompt_len: PyReadonlyArray1<'py, i64>,
-    output_len: PyReadonlyArray1<'py, i64>,
-    priority: Option<PyReadonlyArray1<'py, i64>>,
-    keys: Option<PyReadonlyArray1<'py, u64>>,
-    key_offsets: Option<PyReadonlyArray1<'py, i64>>,
-    settings: Bound<'py, PyDict>,
-    step_kind: &str,
-    step_coefficients: Vec<f64>,
-    record: bool,
-    jump: bool,
-    step_tables: Option<PyRef<'py, MeasuredTables>>,
-    concurrency: Option<usize>,
-    predicted: Option<PyReadonlyArray1<'py, i64>>,
-    steps: bool,
-) -> PyResult<(Bound<'py, PyDict>, Option<Bound<'py, PyDict>>, u64)> {
-    let requests = RequestArrays { arrival, prompt_len, output_len, priority, predicted, keys, key_offsets };
+    requests: RequestArrays<'py>,
+    engine: EngineArgs<'py>,
+    options: OptionArgs,
+) -> PyResult<RunOut<'py>> {
     let requests = requests.view()?;
-    let (config, step_time) = engine(&settings, Config::new, step_kind, &step_coefficients, step_tables.as_deref())?;
-    let options = Options { record, jump, concurrency, steps };
+    let (config, step_time) = engine.engine(Config::new)?;
+    let options = Options::from(options);
     let run = interrupt::run(py, "serve.simulate", |cancel| simulate(&requests, &config, &step_time, options, cancel))?;
     to_python(py, run)
 }
 
-/// Serve the requests on `replicas` engines behind the router `router` (a name of
-/// `SERVE_ROUTERS`, with `seed` for `random` and the `prefix-aware` parameters), as
-/// `osbench.serve.replicas.drive_replicas` does; the other arguments are `serve_simulate`'s,
-/// and `router_keys`, `router_key_offsets` the prompts' block keys at `router_block_size`
-/// (`prefix-aware` only). Returns (the replica of each request, the loads the router saw as
-/// one flat row-major array, and per replica what `serve_simulate` returns for its run).
-/// `predicted`: as `serve_simulate` takes it.
+/// Serve the requests on `replicas` engines behind `router` (see [`RouterArgs`]), as
+/// `osbench.serve.replicas.drive_replicas` does; the other arguments are `serve_simulate`'s.
+/// Returns (the replica of each request, the loads the router saw as one flat row-major array,
+/// and per replica what `serve_simulate` returns for its run).
 #[pyfunction]
-#[pyo3(signature = (
-    arrival, prompt_len, output_len, priority, keys, key_offsets, *,
-    settings, step_kind, step_coefficients, replicas, router,
-    seed=0, cache_threshold=0.3, balance_abs_threshold=64, balance_rel_threshold=1.5,
-    router_block_size=16, router_keys=None, router_key_offsets=None,
-    record=false, jump=true, step_tables=None, concurrency=None, predicted=None,
-))]
-#[allow(clippy::too_many_arguments)]
 fn serve_simulate_cluster<'py>(
     py: Python<'py>,
-    arrival: PyReadonlyArray1<'py, f64>,
-    prompt_len: PyReadonlyArray1<'py, i64>,
-    output_len: PyReadonlyArray1<'py, i64>,
-    priority: Option<PyReadonlyArray1<'py, i64>>,
-    keys: Option<PyReadonlyArray1<'py, u64>>,
-    key_offsets: Option<PyReadonlyArray1<'py, i64>>,
-    settings: Bound<'py, PyDict>,
-    step_kind: &str,
-    step_coefficients: Vec<f64>,
+    requests: RequestArrays<'py>,
+    engine: EngineArgs<'py>,
     replicas: usize,
-    router: &str,
-    seed: u64,
-    cache_threshold: f64,
-    balance_abs_threshold: u64,
-    balance_rel_threshold: f64,
-    router_block_size: u64,
-    router_keys: Option<PyReadonlyArray1<'py, u64>>,
-    router_key_offsets: Option<PyReadonlyArray1<'py, i64>>,
-    record: bool,
-    jump: bool,
-    step_tables: Option<PyRef<'py, MeasuredTables>>,
-    concurrency: Option<usize>,
-    predicted: Option<PyReadonlyArray1<'py, i64>>,
+    router: RouterArgs<'py>,
+    options: OptionArgs,
 ) -> PyResult<ClusterOut<'py>> {
-    let requests = RequestArrays { arrival, prompt_len, output_len, priority, predicted, keys, key_offsets };
     let requests = requests.view()?;
-    let (config, step_time) = engine(&settings, Config::new, step_kind, &step_coefficients, step_tables.as_deref())?;
-    let params = prefix_aware::Params {
-        cache_threshold,
-        balance_abs_threshold,
-        balance_rel_threshold,
-        block_size: router_block_size,
-    };
-    let spec = Spec::new(router, seed, params).py_err()?;
-    let (rk, ro) = (optional("router_keys", &router_keys)?, optional("router_key_offsets", &router_key_offsets)?);
-    let options = Options { record, jump, concurrency, steps: true };
+    let (config, step_time) = engine.engine(Config::new)?;
+    let (spec, (rk, ro)) = router.spec()?;
+    let options = Options::from(options);
     let run = interrupt::run(py, "serve.simulate_cluster", |cancel| {
         simulate_cluster(&requests, &config, &step_time, options, replicas, &spec, rk, ro, cancel)
     })?;
@@ -267,103 +278,40 @@ fn serve_simulate_cluster<'py>(
     Ok((run.replica.into_pyarray(py), run.load.into_pyarray(py), runs))
 }
 
-/// A pool's router as Python gives it: (name, seed, cache_threshold, balance_abs_threshold,
-/// balance_rel_threshold, router_block_size), as `serve_simulate_cluster` takes them.
-type RouterArgs = (String, u64, f64, u64, f64, u64);
-
-fn spec(router: &RouterArgs) -> PyResult<Spec> {
-    let (name, seed, cache_threshold, balance_abs_threshold, balance_rel_threshold, block_size) = router;
-    let params = prefix_aware::Params {
-        cache_threshold: *cache_threshold,
-        balance_abs_threshold: *balance_abs_threshold,
-        balance_rel_threshold: *balance_rel_threshold,
-        block_size: *block_size,
-    };
-    Spec::new(name, *seed, params).py_err()
-}
-
-/// Serve the requests on `prefill` prefill instances and `decode` decode instances joined by
-/// a link of `bandwidth` bytes per second and `latency` seconds (the KV after the prefill, or
-/// layer by layer over the model's `layers` during its last step when not 0), as
-/// `osbench.serve.pools.drive_disaggregated` does: each pool with its own settings, step time
-/// and router (`router`, `decode_router`: see `RouterArgs`; their block keys for
-/// `prefix-aware`); `kv_bytes`: each request's KV bytes per GPU; `prefill_predicted`: the
-/// predicted output lengths the prefill instances see; the other arguments are
-/// `serve_simulate`'s. Returns (prefill instance of each request, decode instance of each,
-/// transfer starts, KV arrivals, per prefill instance and per decode instance what
-/// `serve_simulate` returns for its run, per decode instance its requests in the order it
-/// received them).
+/// Serve the requests on `prefill` prefill instances and `decode` decode instances, each pool
+/// with its own engines and router (`prefill_engine`, `router`; `decode_engine`,
+/// `decode_router`), joined by `link`: (bytes per second, seconds a transfer, and the model's
+/// layers when the KV moves layer by layer during the prompt's last step, else 0), as
+/// `osbench.serve.pools.drive_disaggregated` does. `kv_bytes`: each request's KV bytes per GPU;
+/// `prefill_predicted`: the predicted output lengths the prefill instances see (None: the true
+/// ones); the other arguments are `serve_simulate`'s. Returns (prefill instance of each request,
+/// decode instance of each, transfer starts, KV arrivals, per prefill instance and per decode
+/// instance what `serve_simulate` returns for its run, per decode instance its requests in the
+/// order it received them).
 #[pyfunction]
-#[pyo3(signature = (
-    arrival, prompt_len, output_len, priority, keys, key_offsets, *,
-    prefill_settings, decode_settings, prefill_step_kind, prefill_step_coefficients,
-    decode_step_kind, decode_step_coefficients, prefill, decode, router, decode_router,
-    bandwidth, latency, kv_bytes, layers=0, router_keys=None, router_key_offsets=None,
-    decode_router_keys=None, decode_router_key_offsets=None, record=false, jump=true,
-    prefill_step_tables=None, decode_step_tables=None, concurrency=None, predicted=None,
-    prefill_predicted=None,
-))]
 #[allow(clippy::too_many_arguments)]
 fn serve_simulate_disaggregated<'py>(
     py: Python<'py>,
-    arrival: PyReadonlyArray1<'py, f64>,
-    prompt_len: PyReadonlyArray1<'py, i64>,
-    output_len: PyReadonlyArray1<'py, i64>,
-    priority: Option<PyReadonlyArray1<'py, i64>>,
-    keys: Option<PyReadonlyArray1<'py, u64>>,
-    key_offsets: Option<PyReadonlyArray1<'py, i64>>,
-    prefill_settings: Bound<'py, PyDict>,
-    decode_settings: Bound<'py, PyDict>,
-    prefill_step_kind: &str,
-    prefill_step_coefficients: Vec<f64>,
-    decode_step_kind: &str,
-    decode_step_coefficients: Vec<f64>,
+    requests: RequestArrays<'py>,
+    prefill_engine: EngineArgs<'py>,
+    decode_engine: EngineArgs<'py>,
     prefill: usize,
     decode: usize,
-    router: RouterArgs,
-    decode_router: RouterArgs,
-    bandwidth: f64,
-    latency: f64,
+    router: RouterArgs<'py>,
+    decode_router: RouterArgs<'py>,
+    link: (f64, f64, u32),
     kv_bytes: PyReadonlyArray1<'py, i64>,
-    layers: u32,
-    router_keys: Option<PyReadonlyArray1<'py, u64>>,
-    router_key_offsets: Option<PyReadonlyArray1<'py, i64>>,
-    decode_router_keys: Option<PyReadonlyArray1<'py, u64>>,
-    decode_router_key_offsets: Option<PyReadonlyArray1<'py, i64>>,
-    record: bool,
-    jump: bool,
-    prefill_step_tables: Option<PyRef<'py, MeasuredTables>>,
-    decode_step_tables: Option<PyRef<'py, MeasuredTables>>,
-    concurrency: Option<usize>,
-    predicted: Option<PyReadonlyArray1<'py, i64>>,
     prefill_predicted: Option<PyReadonlyArray1<'py, i64>>,
+    options: OptionArgs,
 ) -> PyResult<DisaggOut<'py>> {
-    let requests = RequestArrays { arrival, prompt_len, output_len, priority, predicted, keys, key_offsets };
     let requests = requests.view()?;
-    let (p_config, p_step) = engine(
-        &prefill_settings,
-        Config::new,
-        prefill_step_kind,
-        &prefill_step_coefficients,
-        prefill_step_tables.as_deref(),
-    )?;
-    let (d_config, d_step) = engine(
-        &decode_settings,
-        Config::new,
-        decode_step_kind,
-        &decode_step_coefficients,
-        decode_step_tables.as_deref(),
-    )?;
-    let specs = (spec(&router)?, spec(&decode_router)?);
-    let p_keys = (optional("router_keys", &router_keys)?, optional("router_key_offsets", &router_key_offsets)?);
-    let d_keys = (
-        optional("decode_router_keys", &decode_router_keys)?,
-        optional("decode_router_key_offsets", &decode_router_key_offsets)?,
-    );
-    let link = disagg::Link::new(bandwidth, latency, layers).py_err()?;
+    let (p_config, p_step) = prefill_engine.engine(Config::new)?;
+    let (d_config, d_step) = decode_engine.engine(Config::new)?;
+    let ((p_spec, p_keys), (d_spec, d_keys)) = (router.spec()?, decode_router.spec()?);
+    let link = disagg::Link::new(link.0, link.1, link.2).py_err()?;
     let kv_bytes = slice("kv_bytes", &kv_bytes)?;
     let prefill_predicted = optional("prefill_predicted", &prefill_predicted)?;
-    let options = Options { record, jump, concurrency, steps: true };
+    let options = Options::from(options);
     let run = interrupt::run(py, "serve.simulate_disaggregated", |cancel| {
         simulate_disaggregated(
             &requests,
@@ -371,7 +319,7 @@ fn serve_simulate_disaggregated<'py>(
             (&p_step, &d_step),
             options,
             (prefill, decode),
-            specs,
+            (p_spec, d_spec),
             (p_keys, d_keys),
             prefill_predicted,
             link,
@@ -398,46 +346,30 @@ type DisaggOut<'py> = (
     Bound<'py, numpy::PyArray1<i64>>,
     Bound<'py, numpy::PyArray1<f64>>,
     Bound<'py, numpy::PyArray1<f64>>,
-    Vec<(Bound<'py, PyDict>, Option<Bound<'py, PyDict>>, u64)>,
-    Vec<(Bound<'py, PyDict>, Option<Bound<'py, PyDict>>, u64)>,
+    Vec<RunOut<'py>>,
+    Vec<RunOut<'py>>,
     Vec<Bound<'py, numpy::PyArray1<i64>>>,
 );
 
-/// Serve the requests with SGLang 0.5.23's scheduler. `keys` and `key_offsets`: the prompts'
-/// tokens as one-token block keys (`Requests.prompt_block_keys(1)`), None for prompts without
-/// content (the core makes the keys that method gives them); `settings`: the
-/// configuration's fields by name (`SERVE_ENGINES`' row for SGLang). The other arguments and
-/// what it returns are `serve_simulate`'s (no decode jump: it takes none). `compensated_sum`:
-/// the reference's interpreter sums floats with compensation (Python 3.12 on), as the
-/// admission's sum of expected outputs must then.
+/// Serve the requests with SGLang 0.5.23's scheduler: `requests`' `keys` and `key_offsets` are
+/// the prompts' tokens as one-token block keys (`Requests.prompt_block_keys(1)`), None for
+/// prompts without content (the core makes the keys that method gives them); `engine`'s
+/// settings are `SERVE_ENGINES`' row for SGLang. The other arguments and what it returns are
+/// `serve_simulate`'s (no decode jump: it takes none). `compensated_sum`: the reference's
+/// interpreter sums floats with compensation (Python 3.12 on), as the admission's sum of
+/// expected outputs must then.
 #[pyfunction]
-#[pyo3(signature = (
-    arrival, prompt_len, output_len, keys, key_offsets, *,
-    settings, step_kind, step_coefficients, record=false, step_tables=None, concurrency=None,
-    compensated_sum=false,
-))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (requests, engine, options, *, compensated_sum=false))]
 fn serve_simulate_sglang<'py>(
     py: Python<'py>,
-    arrival: PyReadonlyArray1<'py, f64>,
-    prompt_len: PyReadonlyArray1<'py, i64>,
-    output_len: PyReadonlyArray1<'py, i64>,
-    keys: Option<PyReadonlyArray1<'py, u64>>,
-    key_offsets: Option<PyReadonlyArray1<'py, i64>>,
-    settings: Bound<'py, PyDict>,
-    step_kind: &str,
-    step_coefficients: Vec<f64>,
-    record: bool,
-    step_tables: Option<PyRef<'py, MeasuredTables>>,
-    concurrency: Option<usize>,
+    requests: RequestArrays<'py>,
+    engine: EngineArgs<'py>,
+    options: OptionArgs,
     compensated_sum: bool,
-) -> PyResult<(Bound<'py, PyDict>, Option<Bound<'py, PyDict>>, u64)> {
-    let requests =
-        RequestArrays { arrival, prompt_len, output_len, priority: None, predicted: None, keys, key_offsets };
+) -> PyResult<RunOut<'py>> {
     let requests = requests.view()?;
-    let sglang = |s| SglangConfig::new(s, compensated_sum);
-    let (config, step_time) = engine(&settings, sglang, step_kind, &step_coefficients, step_tables.as_deref())?;
-    let options = Options { record, jump: false, concurrency, steps: true };
+    let (config, step_time) = engine.engine(|s| SglangConfig::new(s, compensated_sum))?;
+    let options = Options { jump: false, steps: true, ..Options::from(options) };
     let run = interrupt::run(py, "serve.simulate", |cancel| {
         simulate_sglang(&requests, &config, &step_time, options, cancel)
     })?;
@@ -445,15 +377,13 @@ fn serve_simulate_sglang<'py>(
 }
 
 /// What `serve_simulate_cluster` returns.
-type ClusterOut<'py> = (
-    Bound<'py, numpy::PyArray1<i64>>,
-    Bound<'py, numpy::PyArray1<i64>>,
-    Vec<(Bound<'py, PyDict>, Option<Bound<'py, PyDict>>, u64)>,
-);
+type ClusterOut<'py> = (Bound<'py, numpy::PyArray1<i64>>, Bound<'py, numpy::PyArray1<i64>>, Vec<RunOut<'py>>);
 
 /// A run as Python takes it: (its columns by name, its record's columns by name or None, the
 /// steps the decode jump took).
-fn to_python(py: Python<'_>, mut run: Run) -> PyResult<(Bound<'_, PyDict>, Option<Bound<'_, PyDict>>, u64)> {
+type RunOut<'py> = (Bound<'py, PyDict>, Option<Bound<'py, PyDict>>, u64);
+
+fn to_python(py: Python<'_>, mut run: Run) -> PyResult<RunOut<'_>> {
     let record = run.record.as_mut().map(|r| columns(py, r.take_columns())).transpose()?;
     Ok((columns(py, run.take_columns())?, record, run.jumped_steps))
 }

@@ -50,15 +50,15 @@ def run(
     if requests.block_ids is not None:
         keys, offsets = requests.prompt_block_keys(1)
     columns, detail, _ = _native.serve_simulate_sglang(
-        requests.arrival,
-        requests.prompt_len,
-        requests.output_len,
-        keys,
-        offsets,
-        settings={name: getattr(config, name) for name in _SETTINGS},
-        **timing,
-        record=record,
-        concurrency=concurrency,
+        {
+            "arrival": requests.arrival,
+            "prompt_len": requests.prompt_len,
+            "output_len": requests.output_len,
+            "keys": keys,
+            "key_offsets": offsets,
+        },
+        {"settings": {name: getattr(config, name) for name in _SETTINGS}, **timing},
+        {"record": record, "jump": False, "concurrency": concurrency},
         # The admission adds the running requests' expected outputs with sum(), which CPython
         # compensates from 3.12 on (as the reference, and SGLang, then do).
         compensated_sum=sys.version_info >= (3, 12),
