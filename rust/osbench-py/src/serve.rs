@@ -355,9 +355,9 @@ type DisaggOut<'py> = (
 /// the prompts' tokens as one-token block keys (`Requests.prompt_block_keys(1)`), None for
 /// prompts without content (the core makes the keys that method gives them); `engine`'s
 /// settings are `SERVE_ENGINES`' row for SGLang. The other arguments and what it returns are
-/// `serve_simulate`'s (no decode jump: it takes none). `compensated_sum`: the reference's
-/// interpreter sums floats with compensation (Python 3.12 on), as the admission's sum of
-/// expected outputs must then.
+/// `serve_simulate`'s (the core's `simulate_sglang` takes no decode jump, whatever `jump`
+/// says). `compensated_sum`: the reference's interpreter sums floats with compensation (Python
+/// 3.12 on), as the admission's sum of expected outputs must then.
 #[pyfunction]
 #[pyo3(signature = (requests, engine, options, *, compensated_sum=false))]
 fn serve_simulate_sglang<'py>(
@@ -369,7 +369,7 @@ fn serve_simulate_sglang<'py>(
 ) -> PyResult<RunOut<'py>> {
     let requests = requests.view()?;
     let (config, step_time) = engine.engine(|s| SglangConfig::new(s, compensated_sum))?;
-    let options = Options { jump: false, steps: true, ..Options::from(options) };
+    let options = Options::from(options);
     let run = interrupt::run(py, "serve.simulate", |cancel| {
         simulate_sglang(&requests, &config, &step_time, options, cancel)
     })?;
