@@ -3,7 +3,6 @@ many (policy, capacity) cells at once on every CPU (:func:`replay_grid`)."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -12,6 +11,7 @@ from typing import Any, Optional
 import numpy as np
 
 from osbench import _checks, _native
+from osbench._record import Record
 from osbench.cache import _args, reference
 from osbench.cache import admission as _admission
 from osbench.cache.policies import HASHES_KEYS, OFFLINE, PARAMETERS
@@ -21,7 +21,7 @@ from osbench.traces import as_trace, formats
 
 
 @dataclass(frozen=True)
-class Replay:
+class Replay(Record):
     """The outcome of one replay. ``mask`` holds per-access hit flags when asked for.
 
     For an empty trace every count is 0 and both ratios are 0.0."""
@@ -36,7 +36,7 @@ class Replay:
     mask: Optional[np.ndarray] = None
 
     def to_dict(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)
+        d = super().to_dict()
         d["mask"] = None if self.mask is None else self.mask.tolist()
         return d
 

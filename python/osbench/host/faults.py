@@ -11,6 +11,7 @@ from typing import Any, Optional
 import numpy as np
 
 from osbench import _checks, _native
+from osbench._record import Record
 from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.host import reference
 from osbench.host.info import HostInfo
@@ -70,7 +71,7 @@ def page_faults(nbytes: int = 64 << 20, prefault: str = "none", repeats: int = 3
 
 
 @dataclass(frozen=True)
-class CopyOnWrite:
+class CopyOnWrite(Record):
     """A forked child writes ``pages_written`` pages of a ``buffer_bytes`` buffer it inherited;
     its minor faults grow by about that many (plus a few for its own stack)."""
 
@@ -78,9 +79,6 @@ class CopyOnWrite:
     pages_written: int
     child_minor_faults: int
     ns_per_page: Optional[float]
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 def cow_faults(pages_written: int, buffer_bytes: int = 64 << 20) -> CopyOnWrite:

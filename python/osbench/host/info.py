@@ -17,6 +17,7 @@ from typing import Any, Optional
 import numpy as np
 
 from osbench import _native
+from osbench._record import Record
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,7 @@ class CacheLevel:
 
 
 @dataclass(frozen=True)
-class HostInfo:
+class HostInfo(Record):
     """What this machine is. ``usable_cpus`` is the affinity set: the real cap on parallelism."""
 
     cpu_model: Optional[str]
@@ -65,7 +66,7 @@ class HostInfo:
     osbench_build: str
 
     def to_dict(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)
+        d = super().to_dict()
         d["caches"] = [c.to_dict() for c in self.caches]
         d["usable_cpus"] = list(self.usable_cpus)
         return d

@@ -22,7 +22,6 @@ modes apart instead of averaging them.
 
 from __future__ import annotations
 
-import dataclasses
 import multiprocessing as mp
 import os
 import queue
@@ -40,6 +39,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from osbench import _checks, _native
+from osbench._record import Record
 from osbench.host.info import usable_cpus
 from osbench.host.stats import Mode, Spread, modes, split_by_placement
 
@@ -52,7 +52,7 @@ class Unavailable(Exception):
 
 
 @dataclass(frozen=True)
-class RoundTrip:
+class RoundTrip(Record):
     """One round-trip figure: nanoseconds per round trip and where its two ends ran.
 
     ``spread`` is None when the probe is not available here (``reason`` says why). ``modes``
@@ -77,7 +77,7 @@ class RoundTrip:
         return self.spread is not None
 
     def to_dict(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)
+        d = super().to_dict()
         d["spread"] = None if self.spread is None else self.spread.to_dict()
         d["modes"] = [m.to_dict() for m in self.modes]
         d["available"] = self.available

@@ -8,7 +8,6 @@ gives a number that never happened. :func:`modes` splits such a run into its two
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -16,11 +15,12 @@ from typing import Any, Optional
 import numpy as np
 
 from osbench._format import duration_ns
+from osbench._record import Record
 from osbench.errors import ArgumentError, ArgumentTypeError
 
 
 @dataclass(frozen=True)
-class Spread:
+class Spread(Record):
     """Order statistics of ``n`` samples (nanoseconds unless stated otherwise)."""
 
     n: int
@@ -38,9 +38,6 @@ class Spread:
             raise ArgumentError("samples is empty: a spread needs at least one sample")
         p25, med, p75, p99 = np.percentile(a, [25, 50, 75, 99])
         return cls(int(a.size), float(med), float(p25), float(p75), float(p99), float(a.min()), float(a.max()))
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
     def text(self, unit: str = "ns") -> str:
         """``median [p25-p75] p99`` in a readable unit."""

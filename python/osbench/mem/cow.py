@@ -9,11 +9,10 @@ makes. This is how PagedAttention runs parallel sampling and beam search.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
-from typing import Any
 
 from osbench import _checks
+from osbench._record import Record
 from osbench.errors import ArgumentError
 
 
@@ -133,7 +132,7 @@ class BlockManager:
 
 
 @dataclass(frozen=True)
-class Sharing:
+class Sharing(Record):
     """Naive copying against copy-on-write: blocks in use at the end and blocks copied."""
 
     scenario: str
@@ -141,9 +140,6 @@ class Sharing:
     cow_blocks: int
     naive_copied: int
     cow_copied: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 def parallel_sampling(samples: int = 8, prompt: int = 1024, generated: int = 200, block_size: int = 16) -> Sharing:

@@ -15,6 +15,7 @@ from typing import Any, Optional
 import numpy as np
 
 from osbench import _checks, cache
+from osbench._record import Record
 from osbench.errors import ArgumentError, ArgumentTypeError
 
 
@@ -70,16 +71,13 @@ X86_64 = PageTableLayout((9, 9, 9, 9), 12, 8)
 
 
 @dataclass(frozen=True)
-class Walk:
+class Walk(Record):
     """The indices a page walk uses, root first, and the offset in the page."""
 
     vaddr: int
     vpn: int
     indices: tuple[int, ...]
     offset: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 def walk(vaddr: int, layout: PageTableLayout = X86_64) -> Walk:
@@ -96,7 +94,7 @@ def walk(vaddr: int, layout: PageTableLayout = X86_64) -> Walk:
 
 
 @dataclass(frozen=True)
-class TableMemory:
+class TableMemory(Record):
     """The page tables a set of mapped pages needs: tables per level (root first), their
     bytes, and the bytes a flat one-level table for the whole address space would take."""
 
@@ -104,9 +102,6 @@ class TableMemory:
     tables: tuple[int, ...]
     bytes: int
     flat_bytes: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 def table_memory(vpns: Any, layout: PageTableLayout = X86_64) -> TableMemory:
@@ -136,7 +131,7 @@ def table_memory(vpns: Any, layout: PageTableLayout = X86_64) -> TableMemory:
 
 
 @dataclass(frozen=True)
-class TLB:
+class TLB(Record):
     """A TLB replay: hits, misses, and the effective access time in ns.
 
     A hit costs ``tlb_ns + memory_ns``; a miss also walks the page table, one memory access
@@ -151,9 +146,6 @@ class TLB:
     levels: int
     memory_ns: float
     tlb_ns: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 def tlb(

@@ -7,7 +7,6 @@ turns fault rates into the mean time of an access.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from osbench import _checks, cache
+from osbench._record import Record
 from osbench.errors import ArgumentError, ArgumentTypeError
 
 
@@ -74,7 +74,7 @@ def mean_access_ns(fault_rate: Any, access_ns: float = 100.0, fault_ns: float = 
 
 
 @dataclass(frozen=True)
-class Thrashing:
+class Thrashing(Record):
     """Fault rate, mean access time and slowdown (against every access in memory) per memory
     size, in pages."""
 
@@ -86,7 +86,7 @@ class Thrashing:
     fault_ns: float
 
     def to_dict(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)
+        d = super().to_dict()
         for k in ("memory_pages", "fault_rate", "mean_ns", "slowdown"):
             d[k] = d[k].tolist()
         return d

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -10,6 +9,7 @@ from typing import Any, Optional
 import numpy as np
 
 from osbench import _checks, _native
+from osbench._record import Record
 from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.mem import reference
 
@@ -17,7 +17,7 @@ INT64_MAX = 2**63 - 1
 
 
 @dataclass(frozen=True)
-class Translation:
+class Translation(Record):
     """Physical addresses (int64, -1 where the page is unmapped) and the page-fault count.
 
     Unpacks as a pair: ``physical, faults = ob.mem.translate(...)``."""
@@ -34,7 +34,7 @@ class Translation:
         return iter((self.physical, self.faults))
 
     def to_dict(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)
+        d = super().to_dict()
         d["physical"] = self.physical.tolist()
         d["fault_ratio"] = self.fault_ratio
         return d

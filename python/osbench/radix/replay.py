@@ -6,7 +6,6 @@ registry of the same names (a test holds the two together).
 
 from __future__ import annotations
 
-import dataclasses
 import numbers
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from typing import Any, Optional
 import numpy as np
 
 from osbench import _checks, _native
+from osbench._record import Record
 from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.radix import reference
 from osbench.radix.tree import check_page_size
@@ -25,7 +25,7 @@ MODES: tuple[str, ...] = tuple(name for name, _ in _native.RADIX_MODES)
 
 
 @dataclass(frozen=True)
-class ReplayResult:
+class ReplayResult(Record):
     """The outcome of one replay. ``hit_ratio`` = hit tokens / prompt tokens (0.0 if none).
     ``stored_tokens`` and ``nodes`` are what the cache holds at the end (entries, for
     ``whole``); ``per_request`` holds each request's hit tokens when asked for."""
@@ -44,7 +44,7 @@ class ReplayResult:
     per_request: Optional[np.ndarray] = None
 
     def to_dict(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)
+        d = super().to_dict()
         d["per_request"] = None if self.per_request is None else self.per_request.tolist()
         return d
 

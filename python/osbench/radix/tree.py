@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -10,6 +9,7 @@ from typing import Any, Optional
 import numpy as np
 
 from osbench import _checks, _native
+from osbench._record import Record
 from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.radix import reference
 from osbench.radix.workloads import Vocabulary
@@ -28,7 +28,7 @@ class Match:
 
 
 @dataclass(frozen=True)
-class NodeInfo:
+class NodeInfo(Record):
     """One node (not the root) as listed by :meth:`RadixCache.nodes`: its position in preorder
     (children sorted by their tokens), its parent's position (-1 for a child of the root), its
     tokens, lock count and last-access tick. ``node`` is its handle."""
@@ -41,7 +41,7 @@ class NodeInfo:
     node: Any = field(compare=False, repr=False, default=None)
 
     def to_dict(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)
+        d = super().to_dict()
         d.pop("node")
         d["tokens"] = list(self.tokens)
         return d

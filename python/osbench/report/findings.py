@@ -16,10 +16,11 @@ import math
 import re
 import statistics
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from osbench._format import duration, duration_ns, number, percent, ratio, size
+from osbench._record import Record
 from osbench.cache.policies import OFFLINE
 from osbench.report.model import figure_anchor, table_anchor
 from osbench.serve.disagg_study import KEY as DISAGG_KEY
@@ -30,7 +31,7 @@ Results = dict[str, Any]
 
 
 @dataclass(frozen=True)
-class Finding:
+class Finding(Record):
     """One sentence of the summary. ``key`` names it across runs; ``target`` is the anchor of the
     table or figure behind it, ``target_title`` that table's or figure's title."""
 
@@ -43,9 +44,6 @@ class Finding:
     against: str = ""
     """What the measurement is held to: "theory", "the lecture", or "" (nothing)."""
     agrees: Optional[bool] = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 class _Data:

@@ -13,7 +13,6 @@ replicas serves every ``N``-th request exactly as ``N`` independent engines woul
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any, Optional, Union
@@ -21,6 +20,7 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from osbench import _checks
+from osbench._record import Record
 from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.serve import native
 from osbench.serve.models import GPU, Model
@@ -36,7 +36,7 @@ MAX_REPLICAS = 4096
 
 
 @dataclass(frozen=True)
-class ClusterSummary:
+class ClusterSummary(Record):
     """Figures of one cluster run (:meth:`ClusterResult.summary`)."""
 
     replicas: int
@@ -55,9 +55,6 @@ class ClusterSummary:
     imbalance_mean: float
     imbalance_p99: float
     imbalance_max: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 @dataclass(frozen=True, eq=False)

@@ -18,13 +18,13 @@ produces the first token.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any, Optional, Union
 
 import numpy as np
 
 from osbench import _checks
+from osbench._record import Record
 from osbench.errors import ArgumentError
 from osbench.serve import native
 from osbench.serve.cluster import pool_size
@@ -46,7 +46,7 @@ TAKES = (
 
 
 @dataclass(frozen=True)
-class DisaggSummary:
+class DisaggSummary(Record):
     """Figures of one disaggregated run (:meth:`DisaggResult.summary`)."""
 
     prefill: int
@@ -72,9 +72,6 @@ class DisaggSummary:
     requests_per_decode: tuple[int, ...]
     #: prompt tokens served from the prefill instances' prefix caches / prompt tokens
     prefix_hit_rate: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 @dataclass(frozen=True, eq=False)

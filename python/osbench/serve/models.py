@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from typing import Any, Optional, Union
 
 from osbench import _checks
+from osbench._record import Record
 from osbench.errors import ArgumentError
 
 DTYPE_BYTES: dict[str, int] = {"bf16": 2, "fp16": 2, "fp8": 1}
@@ -33,7 +34,7 @@ FP8_SUFFIX = "-fp8"
 
 
 @dataclass(frozen=True)
-class Model:
+class Model(Record):
     """A decoder-only transformer, as its ``config.json`` describes it.
 
     MoE models (``experts > 1``) route each token through ``experts_per_token`` of the
@@ -184,13 +185,13 @@ class Model:
         return MODELS[_checks.choice("model", key, MODELS)]
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
+        d = super().to_dict()
         d.update(parameters=self.parameters, active_parameters=self.active_parameters)
         return d
 
 
 @dataclass(frozen=True)
-class GPU:
+class GPU(Record):
     """One accelerator: peak dense tensor FLOP/s per data type, memory bandwidth and size."""
 
     name: str
@@ -226,9 +227,6 @@ class GPU:
             return name
         key = name.lower() if isinstance(name, str) else name
         return GPUS[_checks.choice("gpu", key, GPUS)]
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 # ---------------------------------------------------------------------------- the tables

@@ -77,6 +77,7 @@ import numpy as np
 from osbench import _checks, _files, _sweep
 from osbench._format import duration, number, rate
 from osbench._optional import require
+from osbench._record import Record
 from osbench._table import Table
 from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.serve.cluster import MAX_REPLICAS, ClusterResult, simulate_cluster
@@ -268,7 +269,7 @@ def run_cell(cell: dict[str, Any]) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class Candidate:
+class Candidate(Record):
     """One deployment tried: whether it meets the SLO on the requests as given, its latencies at
     the plan's percentile (seconds), the share of requests within the SLO, its goodput (requests/s
     within the SLO), throughput, prefix hit rate and the router's load imbalance (p99); its knee
@@ -303,7 +304,7 @@ class Candidate:
         return None if self.knee is None else self.knee / self.gpus
 
     def to_dict(self) -> dict[str, Any]:
-        out = dataclasses.asdict(self)
+        out = super().to_dict()
         out["deployment"] = self.deployment.to_dict()
         out["gpus"] = self.gpus
         return out

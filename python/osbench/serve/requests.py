@@ -16,12 +16,13 @@ import inspect
 import math
 import numbers
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
 import numpy as np
 
 from osbench import _checks, _steps
+from osbench._record import Record
 from osbench.errors import ArgumentError, ArgumentTypeError, TraceFileError
 from osbench.serve import readers, workloads
 from osbench.serve.columns import MAX_TOKENS, Columns
@@ -138,7 +139,7 @@ def _readonly(arr: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class RequestsSummary:
+class RequestsSummary(Record):
     """Figures of a set of requests (:meth:`Requests.summary`)."""
 
     name: str
@@ -161,9 +162,6 @@ class RequestsSummary:
     #: whether prompt content is given (prefix caching can hit), and its granularity
     has_blocks: bool
     source_block: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _generator(make: Callable[_P, Columns]) -> classmethod[Requests, _P, Requests]:

@@ -15,6 +15,7 @@ from typing import Any, Callable, Optional, Protocol, Union
 
 import numpy as np
 
+from osbench._record import Record
 from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.serve.requests import Requests
 from osbench.serve.run import STEP_FIELDS, STEP_TIMES, Steps
@@ -75,7 +76,7 @@ def _column(owner: Any, label: str, name: str, dtype: type, length: int) -> np.n
 
 
 @dataclass(frozen=True)
-class Stats:
+class Stats(Record):
     """Mean and percentiles of one latency (seconds; nan when there is nothing to measure)."""
 
     mean: float
@@ -91,12 +92,9 @@ class Stats:
         p50, p90, p99 = np.percentile(values, [50, 90, 99])
         return cls(float(values.mean()), float(p50), float(p90), float(p99))
 
-    def to_dict(self) -> dict[str, float]:
-        return dataclasses.asdict(self)
-
 
 @dataclass(frozen=True)
-class TierSummary:
+class TierSummary(Record):
     """What one KV tier did over a run (:attr:`ServeSummary.tiers`)."""
 
     medium: str
@@ -111,12 +109,9 @@ class TierSummary:
     stored_blocks: int
     inserted_blocks: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
 
 @dataclass(frozen=True)
-class PriorityClass:
+class PriorityClass(Record):
     """Figures of the requests of one priority (:attr:`ServeSummary.by_priority`): how each
     class fared, which is where strict priority's starvation of the lower classes, and aging's
     bound on it, show."""
@@ -130,12 +125,9 @@ class PriorityClass:
     #: nan without the alone times, as :attr:`ServeSummary.slowdown`
     slowdown: Stats
 
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
 
 @dataclass(frozen=True)
-class ServeSummary:
+class ServeSummary(Record):
     """Figures of one run (:meth:`ServeResult.summary`)."""
 
     requests: int
@@ -189,9 +181,6 @@ class ServeSummary:
     mean_batch_size: float
     #: per priority value, lowest (served first) first; empty when the requests carry none
     by_priority: tuple[PriorityClass, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 @dataclass(frozen=True, eq=False)
