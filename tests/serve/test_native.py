@@ -451,6 +451,12 @@ _POLICY_FIELDS = (
 
 def _binding(**changes):  # type: ignore[no-untyped-def]
     """``_native.serve_simulate`` on two valid requests, with ``changes``."""
+    return _native.serve_simulate(*_binding_groups(**changes))
+
+
+def _binding_groups(**changes):  # type: ignore[no-untyped-def]
+    """The argument groups (requests, engine, options) of :func:`_binding`; a change the
+    requests and the engine do not take goes to the options."""
     args = {
         "arrival": np.array([0.0, 1.0]),
         "prompt_len": np.array([20, 30]),
@@ -478,7 +484,7 @@ def _binding(**changes):  # type: ignore[no-untyped-def]
     requests = {k: args.pop(k) for k in arrays if k in args}
     engine = {"settings": {name: args.pop(name) for name in _native.SERVE_ENGINES[0][3]}}
     engine.update((k, args.pop(k)) for k in ("step_kind", "step_coefficients", "step_tables") if k in args)
-    return _native.serve_simulate(requests, engine, {"record": False, "jump": True, **args})
+    return requests, engine, {"record": False, "jump": True, **args}
 
 
 @pytest.mark.parametrize(
@@ -537,6 +543,30 @@ def test_the_binding_takes_only_the_types_it_states() -> None:
     assert isinstance(ArgumentTypeError("x"), TypeError)  # the native engine's type errors come from Python
     columns, record, _ = _binding()
     assert record is None and columns["finish"].tolist()[0] > 0
+
+
+def test_the_binding_refuses_a_group_by_its_name() -> None:
+    """Each argument group is a dict of the keys it takes: a key it does not take (a typo),
+    a required one missing, or not a dict at all is refused naming the argument, with the keys
+    listed; nothing is ignored."""
+    requests, engine, options = _binding_groups()
+    takes = "arrival, prompt_len, output_len, priority, predicted, keys, key_offsets"
+    with pytest.raises(ArgumentTypeError, match=rf'requests\["priorty"\] is not accepted: requests takes {takes}'):
+        _native.serve_simulate({**requests, "priorty": None}, engine, options)
+    with pytest.raises(ArgumentTypeError, match=r'options\["recrod"\] is not accepted: options takes record, jump'):
+        _binding(recrod=True)
+    with pytest.raises(ArgumentTypeError, match=r'engine\["step_tabels"\] is not accepted'):
+        _native.serve_simulate(requests, {**engine, "step_tabels": None}, options)
+    short = {k: v for k, v in requests.items() if k != "prompt_len"}
+    with pytest.raises(ArgumentError, match=f"requests is not accepted: it has no 'prompt_len'; it takes {takes}"):
+        _native.serve_simulate(short, engine, options)
+    with pytest.raises(ArgumentError, match="options is not accepted: it has no 'jump'"):
+        _native.serve_simulate(requests, engine, {"record": False})
+    with pytest.raises(ArgumentTypeError, match="engine=list is not accepted: a dict of settings, step_kind"):
+        _native.serve_simulate(requests, list(engine.items()), options)
+    router = {"name": "round-robin", **native.ROUTER_DEFAULTS, "sead": 1}
+    with pytest.raises(ArgumentTypeError, match=r'router\["sead"\] is not accepted: router takes name, seed'):
+        _native.serve_simulate_cluster(requests, engine, 2, router, options)
 
 
 def test_an_untouched_pool_costs_nothing() -> None:

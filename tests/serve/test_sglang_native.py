@@ -182,7 +182,7 @@ def test_the_binding_takes_exactly_the_rows_fields() -> None:
     keyless, _, _ = _native.serve_simulate_sglang(_arrays(many, None, None), wide, OPTIONS)
     for name, column in keyed.items():
         np.testing.assert_array_equal(column, keyless[name], err_msg=name)
-    with pytest.raises(ArgumentTypeError, match=r'settings\["block_size"\] is not accepted: the settings are'):
+    with pytest.raises(ArgumentTypeError, match=r'settings\["block_size"\] is not accepted: settings takes'):
         _native.serve_simulate_sglang(
             _arrays(reqs, keys, offsets), {**engine, "settings": {**base, "block_size": 4}}, OPTIONS
         )

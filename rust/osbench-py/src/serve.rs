@@ -14,6 +14,8 @@ use osbench_core::serve::{
     disagg, simulate, simulate_cluster, simulate_disaggregated, simulate_sglang, Config, Options, Record, Requests,
     Run, StepTime, TierSettings, ENGINES, LINKS, MEDIA, POLICIES, PREEMPTIONS,
 };
+use pyo3::conversion::FromPyObjectOwned;
+use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -45,10 +47,71 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
+/// A group of arguments Python passes as one dict, read by name (`FromPyObject` with
+/// `from_item_all`, an item marked `#[pyo3(default)]` optional), declared once: the macro
+/// gives the struct and its [`Group::KEYS`], which [`group`] holds the dict to.
+macro_rules! group {
+    ($(#[doc = $doc:expr])* struct $name:ident $(<$py:lifetime>)? {
+        $($(#[$attr:meta])* $field:ident: $ty:ty,)*
+    }) => {
+        $(#[doc = $doc])*
+        #[derive(FromPyObject)]
+        #[pyo3(from_item_all)]
+        struct $name $(<$py>)? { $($(#[$attr])* $field: $ty,)* }
+
+        impl $(<$py>)? Group for $name $(<$py>)? {
+            const KEYS: &'static [&'static str] = &[$(stringify!($field)),*];
+        }
+    };
+}
+
+/// The keys of a group of arguments ([`group!`]).
+trait Group {
+    const KEYS: &'static [&'static str];
+}
+
+/// The group `T` from the dict Python passed as `argument` (anything else is refused): a key `T` does not take is refused
+/// (`ArgumentTypeError`), and so is a required one missing (`ArgumentError`), each naming the
+/// argument and the keys it takes.
+fn group<'py, T: Group + FromPyObjectOwned<'py>>(argument: &str, value: &Bound<'py, PyAny>) -> PyResult<T> {
+    let dict = value.cast::<PyDict>().map_err(|_| {
+        let kind = value.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+        crate::errors::ArgumentTypeError::new_err(format!(
+            "{argument}={kind} is not accepted: a dict of {}",
+            T::KEYS.join(", ")
+        ))
+    })?;
+    check_keys(argument, dict, T::KEYS)?;
+    dict.extract::<T>().map_err(Into::into).map_err(|err: PyErr| {
+        let py = dict.py();
+        if !err.is_instance_of::<PyKeyError>(py) {
+            return err;
+        }
+        let key = err.value(py).str().map(|k| k.to_string()).unwrap_or_default();
+        crate::errors::ArgumentError::new_err(format!(
+            "{argument} is not accepted: it has no {key}; it takes {}",
+            T::KEYS.join(", ")
+        ))
+    })
+}
+
+/// Refuses a key of `dict` (the argument `argument`) that is not one of `keys`.
+fn check_keys(argument: &str, dict: &Bound<'_, PyDict>, keys: &[&str]) -> PyResult<()> {
+    for key in dict.keys() {
+        let key = key.str()?.to_string();
+        if !keys.contains(&key.as_str()) {
+            return Err(crate::errors::ArgumentTypeError::new_err(format!(
+                "{argument}[{key:?}] is not accepted: {argument} takes {}",
+                keys.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+group! {
 /// The requests as Python passes them: a dict of arrays by name (`native._inputs`'
 /// `requests`), an optional one absent or None when not given.
-#[derive(FromPyObject)]
-#[pyo3(from_item_all)]
 struct RequestArrays<'py> {
     arrival: PyReadonlyArray1<'py, f64>,
     prompt_len: PyReadonlyArray1<'py, i64>,
@@ -61,6 +124,7 @@ struct RequestArrays<'py> {
     keys: Option<PyReadonlyArray1<'py, u64>>,
     #[pyo3(default)]
     key_offsets: Option<PyReadonlyArray1<'py, i64>>,
+}
 }
 
 impl RequestArrays<'_> {
@@ -78,18 +142,18 @@ impl RequestArrays<'_> {
     }
 }
 
+group! {
 /// One pool's engines as Python passes them, a dict (`native._inputs`' `engine`): the
 /// configuration's fields by name (`settings`: `SERVE_ENGINES`' row of the semantics) and the
 /// step time (`StepTime.spec()` as `step_kind` and `step_coefficients`, with `step_tables` for
 /// a measured one).
-#[derive(FromPyObject)]
-#[pyo3(from_item_all)]
 struct EngineArgs<'py> {
     settings: Bound<'py, PyDict>,
     step_kind: String,
     step_coefficients: Vec<f64>,
     #[pyo3(default)]
     step_tables: Option<PyRef<'py, MeasuredTables>>,
+}
 }
 
 impl EngineArgs<'_> {
@@ -102,12 +166,11 @@ impl EngineArgs<'_> {
     }
 }
 
+group! {
 /// A run's options as Python passes them, a dict (`native._inputs`' `options`): `record`
 /// (keep every step's detail), `jump` (skip decode-only stretches in one jump), `concurrency`
 /// (at most that many requests in flight, closed-loop clients; None: each request sent at its
 /// arrival; None when absent) and `steps` (keep the per-step rows; true when absent).
-#[derive(FromPyObject)]
-#[pyo3(from_item_all)]
 struct OptionArgs {
     record: bool,
     jump: bool,
@@ -116,6 +179,7 @@ struct OptionArgs {
     #[pyo3(default = Options::default().steps)]
     steps: bool,
 }
+}
 
 impl From<OptionArgs> for Options {
     fn from(o: OptionArgs) -> Options {
@@ -123,11 +187,10 @@ impl From<OptionArgs> for Options {
     }
 }
 
+group! {
 /// A pool's router as Python passes it, a dict (`native._router`): its name in `SERVE_ROUTERS`,
 /// every parameter (`native.ROUTER_DEFAULTS` where not set: a router that does not read one
 /// ignores it), and for `prefix-aware` the prompts' block keys at its `block_size`.
-#[derive(FromPyObject)]
-#[pyo3(from_item_all)]
 struct RouterArgs<'py> {
     name: String,
     seed: u64,
@@ -139,6 +202,7 @@ struct RouterArgs<'py> {
     keys: Option<PyReadonlyArray1<'py, u64>>,
     #[pyo3(default)]
     key_offsets: Option<PyReadonlyArray1<'py, i64>>,
+}
 }
 
 impl RouterArgs<'_> {
@@ -167,15 +231,7 @@ struct SettingsDict<'a, 'py>(&'a Bound<'py, PyDict>);
 impl<'a, 'py> SettingsDict<'a, 'py> {
     /// `T`'s settings from `dict`; a key `T` does not declare is refused.
     fn read<T: Fields>(dict: &'a Bound<'py, PyDict>) -> PyResult<T> {
-        for key in dict.keys() {
-            let key = key.extract::<String>()?;
-            if !T::NAMES.contains(&key.as_str()) {
-                return Err(crate::errors::ArgumentTypeError::new_err(format!(
-                    "settings[{key:?}] is not accepted: the settings are {}",
-                    T::NAMES.join(", ")
-                )));
-            }
-        }
+        check_keys("settings", dict, T::NAMES)?;
         T::read(&SettingsDict(dict))
     }
 
@@ -243,10 +299,13 @@ impl FieldSource for SettingsDict<'_, '_> {
 #[pyfunction]
 fn serve_simulate<'py>(
     py: Python<'py>,
-    requests: RequestArrays<'py>,
-    engine: EngineArgs<'py>,
-    options: OptionArgs,
+    requests: &Bound<'py, PyAny>,
+    engine: &Bound<'py, PyAny>,
+    options: &Bound<'py, PyAny>,
 ) -> PyResult<RunOut<'py>> {
+    let requests: RequestArrays = group("requests", requests)?;
+    let engine: EngineArgs = group("engine", engine)?;
+    let options: OptionArgs = group("options", options)?;
     let requests = requests.view()?;
     let (config, step_time) = engine.engine(Config::new)?;
     let options = Options::from(options);
@@ -261,12 +320,16 @@ fn serve_simulate<'py>(
 #[pyfunction]
 fn serve_simulate_cluster<'py>(
     py: Python<'py>,
-    requests: RequestArrays<'py>,
-    engine: EngineArgs<'py>,
+    requests: &Bound<'py, PyAny>,
+    engine: &Bound<'py, PyAny>,
     replicas: usize,
-    router: RouterArgs<'py>,
-    options: OptionArgs,
+    router: &Bound<'py, PyAny>,
+    options: &Bound<'py, PyAny>,
 ) -> PyResult<ClusterOut<'py>> {
+    let requests: RequestArrays = group("requests", requests)?;
+    let engine: EngineArgs = group("engine", engine)?;
+    let router: RouterArgs = group("router", router)?;
+    let options: OptionArgs = group("options", options)?;
     let requests = requests.view()?;
     let (config, step_time) = engine.engine(Config::new)?;
     let (spec, (rk, ro)) = router.spec()?;
@@ -292,18 +355,24 @@ fn serve_simulate_cluster<'py>(
 #[allow(clippy::too_many_arguments)]
 fn serve_simulate_disaggregated<'py>(
     py: Python<'py>,
-    requests: RequestArrays<'py>,
-    prefill_engine: EngineArgs<'py>,
-    decode_engine: EngineArgs<'py>,
+    requests: &Bound<'py, PyAny>,
+    prefill_engine: &Bound<'py, PyAny>,
+    decode_engine: &Bound<'py, PyAny>,
     prefill: usize,
     decode: usize,
-    router: RouterArgs<'py>,
-    decode_router: RouterArgs<'py>,
+    router: &Bound<'py, PyAny>,
+    decode_router: &Bound<'py, PyAny>,
     link: (f64, f64, u32),
     kv_bytes: PyReadonlyArray1<'py, i64>,
     prefill_predicted: Option<PyReadonlyArray1<'py, i64>>,
-    options: OptionArgs,
+    options: &Bound<'py, PyAny>,
 ) -> PyResult<DisaggOut<'py>> {
+    let requests: RequestArrays = group("requests", requests)?;
+    let prefill_engine: EngineArgs = group("prefill_engine", prefill_engine)?;
+    let decode_engine: EngineArgs = group("decode_engine", decode_engine)?;
+    let router: RouterArgs = group("router", router)?;
+    let decode_router: RouterArgs = group("decode_router", decode_router)?;
+    let options: OptionArgs = group("options", options)?;
     let requests = requests.view()?;
     let (p_config, p_step) = prefill_engine.engine(Config::new)?;
     let (d_config, d_step) = decode_engine.engine(Config::new)?;
@@ -362,11 +431,14 @@ type DisaggOut<'py> = (
 #[pyo3(signature = (requests, engine, options, *, compensated_sum=false))]
 fn serve_simulate_sglang<'py>(
     py: Python<'py>,
-    requests: RequestArrays<'py>,
-    engine: EngineArgs<'py>,
-    options: OptionArgs,
+    requests: &Bound<'py, PyAny>,
+    engine: &Bound<'py, PyAny>,
+    options: &Bound<'py, PyAny>,
     compensated_sum: bool,
 ) -> PyResult<RunOut<'py>> {
+    let requests: RequestArrays = group("requests", requests)?;
+    let engine: EngineArgs = group("engine", engine)?;
+    let options: OptionArgs = group("options", options)?;
     let requests = requests.view()?;
     let (config, step_time) = engine.engine(|s| SglangConfig::new(s, compensated_sum))?;
     let options = Options::from(options);
