@@ -206,15 +206,19 @@ struct RouterArgs<'py> {
 }
 
 impl RouterArgs<'_> {
-    /// The core's router, and its keys and their offsets (empty without).
-    fn spec(&self) -> PyResult<(Spec, disagg::RouterKeys<'_>)> {
+    /// The core's router, and its keys and their offsets (empty without); `argument`: the
+    /// router's argument, for the errors.
+    fn spec(&self, argument: &str) -> PyResult<(Spec, disagg::RouterKeys<'_>)> {
         let params = prefix_aware::Params {
             cache_threshold: self.cache_threshold,
             balance_abs_threshold: self.balance_abs_threshold,
             balance_rel_threshold: self.balance_rel_threshold,
             block_size: self.block_size,
         };
-        let keys = (optional("router keys", &self.keys)?, optional("router key_offsets", &self.key_offsets)?);
+        let keys = (
+            optional(&format!("{argument}[\"keys\"]"), &self.keys)?,
+            optional(&format!("{argument}[\"key_offsets\"]"), &self.key_offsets)?,
+        );
         Ok((Spec::new(&self.name, self.seed, params).py_err()?, keys))
     }
 }
@@ -332,7 +336,7 @@ fn serve_simulate_cluster<'py>(
     let options: OptionArgs = group("options", options)?;
     let requests = requests.view()?;
     let (config, step_time) = engine.engine(Config::new)?;
-    let (spec, (rk, ro)) = router.spec()?;
+    let (spec, (rk, ro)) = router.spec("router")?;
     let options = Options::from(options);
     let run = interrupt::run(py, "serve.simulate_cluster", |cancel| {
         simulate_cluster(&requests, &config, &step_time, options, replicas, &spec, rk, ro, cancel)
@@ -376,7 +380,7 @@ fn serve_simulate_disaggregated<'py>(
     let requests = requests.view()?;
     let (p_config, p_step) = prefill_engine.engine(Config::new)?;
     let (d_config, d_step) = decode_engine.engine(Config::new)?;
-    let ((p_spec, p_keys), (d_spec, d_keys)) = (router.spec()?, decode_router.spec()?);
+    let ((p_spec, p_keys), (d_spec, d_keys)) = (router.spec("router")?, decode_router.spec("decode_router")?);
     let link = disagg::Link::new(link.0, link.1, link.2).py_err()?;
     let kv_bytes = slice("kv_bytes", &kv_bytes)?;
     let prefill_predicted = optional("prefill_predicted", &prefill_predicted)?;
