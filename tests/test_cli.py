@@ -313,7 +313,9 @@ def test_ctrl_c_at_any_moment_of_start_up_exits_130(delay: float) -> None:
     import time
 
     script = (
-        "import sys\n"
+        "import signal, sys\n"
+        # Ctrl-C as a terminal's shell starts a command with it, whatever this test's runner ignores
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "sys.argv = ['osbench', 'sched', 'simulate', '--jobs', '10000000', '--policy', 'ps']\n"
         "import osbench\n"
         "print('ready', flush=True)\n"
@@ -328,6 +330,34 @@ def test_ctrl_c_at_any_moment_of_start_up_exits_130(delay: float) -> None:
     _, err = proc.communicate(timeout=120)  # generous: a busy machine; the run alone takes longer
     assert proc.returncode == 130, err
     assert err == "osbench: interrupted\n"
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.5])
+def test_a_command_started_with_ctrl_c_ignored_ignores_it_throughout(delay: float) -> None:
+    """Started with SIGINT ignored (``nohup``, a background job of a shell without job
+    control), the command ignores Ctrl-C during start-up and after it alike, as Python leaves
+    it: it finishes its work and exits 0."""
+    import signal
+    import time
+
+    script = (
+        "import signal, sys\n"
+        "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+        "sys.argv = ['osbench', 'sched', 'simulate', '--jobs', '10000000', '--policy', 'ps']\n"
+        "import osbench\n"
+        "print('ready', flush=True)\n"
+        "from osbench.cli import main\n"
+        "sys.exit(main())\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "ready"
+    time.sleep(delay)
+    assert proc.poll() is None  # still starting up or working (the run takes seconds)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert (proc.returncode, err) == (0, ""), err
+    assert "ps" in out
 
 
 def test_papercuts() -> None:

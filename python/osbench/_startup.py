@@ -10,7 +10,7 @@ import os
 import signal
 import sys
 from types import FrameType
-from typing import Optional
+from typing import Any, Callable, Optional
 
 
 def _interrupted(signum: int, frame: Optional[FrameType]) -> None:
@@ -29,3 +29,12 @@ def install() -> None:
     """In the ``osbench`` command, and while Ctrl-C is still Python's default: exit 130 on it."""
     if is_the_command() and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _interrupted)
+
+
+def hand_over(handler: Callable[[int, Optional[FrameType]], Any]) -> None:
+    """In the ``osbench`` command, Ctrl-C goes to ``handler`` from here on, unless it is
+    ignored: a command started with SIGINT ignored (``nohup``, a background job of a shell
+    without job control) keeps ignoring it throughout, as Python itself leaves it, rather than
+    losing a Ctrl-C during start-up and answering one later."""
+    if is_the_command() and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        signal.signal(signal.SIGINT, handler)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import sys
 import warnings
 from collections.abc import Sequence
@@ -83,8 +82,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 def _run(argv: Optional[Sequence[str]]) -> int:
     try:
-        if _startup.is_the_command():  # from here on Ctrl-C is a KeyboardInterrupt, answered below
-            signal.signal(signal.SIGINT, _CtrlC.handler)
+        _startup.hand_over(_CtrlC.handler)  # from here on Ctrl-C is a KeyboardInterrupt, answered below
         warnings.showwarning = _warning
         argv = sys.argv[1:] if argv is None else list(argv)
         args = parser(argv).parse_args(argv)
