@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 from pathlib import Path
 from typing import Callable
 
@@ -10,6 +11,12 @@ import pytest
 from osbench import datasets
 
 REPO = Path(__file__).resolve().parents[1]
+
+# A test runner started with Ctrl-C ignored (a background job of a script, as CI may start it)
+# passes that on to every child process, and the tests that send a child Ctrl-C would find it
+# ignored. Handled instead, it reaches the children as a terminal's shell gives it: the default.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _missing(what: str) -> None:
