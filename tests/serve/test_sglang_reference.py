@@ -161,6 +161,41 @@ def test_decode_memory_pressure_retracts_and_recovers_the_prefix() -> None:
     assert np.all(np.isfinite(result.finish))
 
 
+class Tally(Stepper):
+    """The stepper, adding up what each request computes: its new tokens over every step, and
+    the prefix hit of its first admission."""
+
+    def __init__(self, requests: Requests, config: EngineConfig) -> None:
+        super().__init__(requests, config)
+        self.computed = np.zeros(len(requests), dtype=np.int64)
+        self.first_hit: dict[int, int] = {}
+
+    def schedule(self):  # type: ignore[no-untyped-def]
+        plan = super().schedule()
+        for index, new in plan.scheduled:
+            self.computed[index] += new
+        for index, hit in plan.admitted:
+            self.first_hit.setdefault(index, hit)
+        return plan
+
+
+@pytest.mark.parametrize("pool", [100_000, 3000])
+def test_recomputed_tokens_are_what_retractions_make_requests_compute_again(pool: int) -> None:
+    """A finished request has computed the KV of its prompt and of every output token but the
+    last, less its first admission's prefix hit; whatever it computed beyond that, it computed
+    again after a retraction, and the run's ``recomputed_tokens`` counts exactly that (none
+    without retractions)."""
+    reqs = workload(120, 2, rate=400, prompt=120, output=200, prefixes=3)
+    stepper = Tally(reqs, EngineConfig(max_total_tokens=pool, schedule_conservativeness=0.2))
+    result = drive(reqs, stepper, STEP, Recorder(len(reqs), False))
+    hits = np.array([stepper.first_hit[i] for i in range(len(reqs))])
+    once = reqs.prompt_len + reqs.output_len - 1 - hits
+    again = stepper.computed - once
+    assert (again >= 0).all()
+    assert result.steps.recomputed_tokens.sum() == again.sum()
+    assert (again > 0).any() == (result.preemptions.sum() > 0) == (pool == 3000)
+
+
 def test_long_prompts_are_chunked_at_the_chunk_size() -> None:
     """One 1000-token prompt alone, chunks of 256 tokens: 256, 256, 256, then the 232 left, a
     token only after the last chunk."""

@@ -27,6 +27,15 @@ from osbench.serve.run import EngineRun, Recorder, StepTimeModel, step_duration
 from osbench.serve.steptime import Batch
 
 
+def recomputed(cached: int, new: int, high: int) -> tuple[int, int]:
+    """A request's ``new`` tokens computed over its ``cached`` ones: how many of them are
+    computed again, those below ``high``, the most tokens its KV has ever held (after a
+    preemption or a retraction), and the new ``high``. The one rule of every stepper's
+    :attr:`Planned.recomputed_tokens` (the core's ``StepPlan::count_computed``)."""
+    done = cached + new
+    return max(min(done, high) - cached, 0), max(high, done)
+
+
 @dataclass(frozen=True)
 class Planned:
     """What a scheduler planned for one step (``SchedulerOutput``), and its pool then."""
@@ -46,7 +55,7 @@ class Planned:
     swap_time: float = 0.0
     """Seconds those copies add to the step's time (:mod:`osbench.serve.vllm.swap`)."""
     recomputed_tokens: int = 0
-    """Tokens the step computes whose KV the request had held before."""
+    """Tokens the step computes whose KV the request had held before (:func:`recomputed`)."""
     loaded: Sequence[tuple[int, int]] = ()
     """``(request, tokens loaded from the KV tiers)`` of the admissions that loaded some."""
     tier_load_bytes: int = 0

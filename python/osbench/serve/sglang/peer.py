@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from osbench.errors import ArgumentError
-from osbench.serve.drive import Output, Planned, drive
+from osbench.serve.drive import Output, Planned, drive, recomputed
 from osbench.serve.peers.fetch import Wheel, peers_dir
 from osbench.serve.peers.sandbox import Sandbox
 from osbench.serve.requests import Requests
@@ -375,6 +375,8 @@ class Stepper:
         self.last_batch: Optional[_Batch] = None
         self.chunked_req: Any = None
         self.index_of: dict[str, int] = {}
+        self.computed_high: dict[int, int] = {}
+        """Per request, the most tokens its KV has held (:func:`~osbench.serve.drive.recomputed`)."""
         self.batch: Optional[_Batch] = None
         self.retracted: list = []
         self.admitted: list = []
@@ -430,15 +432,18 @@ class Stepper:
             self.rng_state = random.getstate()
         self.batch = batch
         decoding = batch.decoding_reqs if batch.extend else batch.reqs
-        scheduled, work = [], []
+        scheduled, work, again = [], [], 0
         for r in batch.reqs:
             if r in decoding:
                 new, cached = 1, r.kv.kv_committed_len - 1
             else:
                 new, cached = r.extend_end - r.prefix_len, r.prefix_len
             total = len(r.origin_input_ids) + len(r.output_ids)
-            scheduled.append((self.index_of[r.rid], new))
+            index = self.index_of[r.rid]
+            scheduled.append((index, new))
             work.append((new, cached, total - cached))
+            more, self.computed_high[index] = recomputed(cached, new, self.computed_high.get(index, 0))
+            again += more
         free = self.pool.available_size() + self.tree.evictable_size()
         return Planned(
             StepWork.of(work),
@@ -448,6 +453,7 @@ class Stepper:
             len(self.waiting),
             self.config.max_total_tokens - free,
             free,
+            recomputed_tokens=again,
         )
 
     def _get_next_batch_to_run(self) -> _Batch:

@@ -23,6 +23,7 @@ class Req:
         "arrival",
         "arrival_processed_tokens",
         "committed",
+        "computed_high",
         "extend_end",
         "fill",
         "index",
@@ -61,6 +62,8 @@ class Req:
         """Tokens of its row with KV slots (``kv.kv_allocated_len``)."""
         self.committed = 0
         """Tokens whose KV is computed (``kv.kv_committed_len``)."""
+        self.computed_high = 0
+        """The most tokens its KV has held: below it, a token is computed again after a retraction."""
         self.retractions = 0
         self.arrival_processed_tokens = 0
         """The scheduler's prefill-token counter when the request last joined the queue (``hrrn``)."""

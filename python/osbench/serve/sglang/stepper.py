@@ -8,7 +8,7 @@ from typing import Any, Optional
 import numpy as np
 
 from osbench.errors import ArgumentError
-from osbench.serve.drive import Output, Planned, drive
+from osbench.serve.drive import Output, Planned, drive, recomputed
 from osbench.serve.requests import Requests
 from osbench.serve.run import EngineRun, Recorder, StepTimeModel, check_concurrency, check_types
 from osbench.serve.sglang.config import EngineConfig
@@ -72,6 +72,10 @@ class Stepper:
         work = self.work = self.scheduler.schedule()
         kv = self.scheduler.kv
         batch = Work.of([(new, cached, len(r.fill) - cached) for r, new, cached in work.scheduled])
+        again = 0
+        for r, new, cached in work.scheduled:
+            more, r.computed_high = recomputed(cached, new, r.computed_high)
+            again += more
         return Planned(
             batch,
             [(r.index, new) for r, new, _ in work.scheduled],
@@ -80,6 +84,7 @@ class Stepper:
             len(self.scheduler.waiting),
             kv.num_pages - kv.reusable_pages,
             kv.reusable_pages,
+            recomputed_tokens=again,
         )
 
     def update_from_output(self) -> Output:

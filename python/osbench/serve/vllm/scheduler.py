@@ -5,6 +5,7 @@ for the engine loop's guard."""
 from __future__ import annotations
 
 from osbench.errors import ArgumentError
+from osbench.serve.drive import recomputed
 from osbench.serve.vllm.config import EngineConfig
 from osbench.serve.vllm.kv_cache_manager import KVCacheManager
 from osbench.serve.vllm.policy import Mlfq, policy_of
@@ -184,11 +185,9 @@ class Scheduler:
         for request, num_new_tokens in scheduled.values():
             computed = request.num_computed_tokens
             plan.work.append((num_new_tokens, computed, request.num_tokens - computed))
-            done = computed + num_new_tokens
-            # Tokens below the most its KV held are computed again.
-            plan.recomputed_tokens += max(min(done, request.computed_high) - computed, 0)
-            request.computed_high = max(request.computed_high, done)
-            request.num_computed_tokens = done
+            again, request.computed_high = recomputed(computed, num_new_tokens, request.computed_high)
+            plan.recomputed_tokens += again
+            request.num_computed_tokens = computed + num_new_tokens
         if self.swap is not None:
             plan.swap_time = self.swap.seconds(plan.swap_out_bytes + plan.swap_in_bytes)
         return plan

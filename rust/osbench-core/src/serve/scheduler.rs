@@ -48,7 +48,7 @@ pub struct StepPlan {
     pub swap_in_bytes: u64,
     pub swap_time: f64,
     /// Tokens the step computes whose KV the request had held before (lost to a preemption by
-    /// recompute, less what the prefix cache gave back).
+    /// recompute or a retraction, less what the prefix cache gave back; [`recomputed`]).
     pub recomputed_tokens: u64,
     /// Requests admitted with KV loaded from the tiers, with those tokens (`tiers.py`); the
     /// bytes the step loads from the tiers and the seconds the loads add to it.
@@ -58,6 +58,16 @@ pub struct StepPlan {
     /// Requests that got an output token, and those that finished, in order.
     pub produced: Vec<u32>,
     pub finished: Vec<u32>,
+}
+
+/// Of a request's `new` tokens computed over its `cached` ones, those computed again: below
+/// `high`, the most tokens its KV has ever held (after a preemption or a retraction;
+/// `drive.py: recomputed`). `high` moves up to the tokens computed.
+pub fn recomputed(cached: u64, new: u64, high: &mut u64) -> u64 {
+    let done = cached + new;
+    let again = done.min(*high).saturating_sub(cached);
+    *high = (*high).max(done);
+    again
 }
 
 impl StepPlan {

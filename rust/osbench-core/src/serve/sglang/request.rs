@@ -36,6 +36,8 @@ pub struct Req {
     pub alloc_len: u64,
     /// Tokens whose KV is computed.
     pub committed: u64,
+    /// The most tokens its KV has held: below it, a token is computed again after a retraction.
+    pub computed_high: u64,
     /// The scheduler's prefill-token counter when it last joined the queue (`hrrn`).
     pub arrival_processed_tokens: u64,
     /// Scratch flags of one scheduling pass.
@@ -61,6 +63,7 @@ impl Req {
             protected: 0,
             alloc_len: 0,
             committed: 0,
+            computed_high: 0,
             arrival_processed_tokens: 0,
             deprioritized: false,
             chosen: false,

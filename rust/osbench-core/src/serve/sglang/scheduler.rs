@@ -12,7 +12,7 @@ use super::policy::{shortest_prefill_chunk_limit, SchedulePolicy};
 use super::request::Req;
 use crate::error::{internal, invalid, Error, Result};
 use crate::hash::splitmix64;
-use crate::serve::scheduler::{NewRequest, Occupancy, QuietStretch, Scheduler as Semantics, StepPlan};
+use crate::serve::scheduler::{recomputed, NewRequest, Occupancy, QuietStretch, Scheduler as Semantics, StepPlan};
 use crate::serve::step_time::Batch as Work;
 
 /// `environ.py`'s defaults, read by the ratio tracker and by `release_req`.
@@ -356,9 +356,10 @@ impl Scheduler {
         let mut b = Work { num_seqs: batch.reqs.len() as u64, ..Work::default() };
         let first_decoding = if decode_all { 0 } else { batch.reqs.len() - batch.num_decoding };
         for (k, &i) in batch.reqs.iter().enumerate() {
-            let r = &self.reqs[i as usize];
+            let r = &mut self.reqs[i as usize];
             let (new, cached) =
                 if k >= first_decoding { (1, r.committed - 1) } else { (r.extend_end - r.prefix_len, r.prefix_len) };
+            self.plan.recomputed_tokens += recomputed(cached, new, &mut r.computed_high);
             self.plan.scheduled.push((i, new));
             if r.fill_len() - cached > 1 {
                 b.prefill_seqs += 1;

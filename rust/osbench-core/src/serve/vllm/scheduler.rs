@@ -228,10 +228,7 @@ impl<'c> Scheduler<'c> {
                 b.decode_seqs += 1;
             }
             b.context_tokens += cached;
-            // Tokens below the most its KV held are computed again.
-            let done = cached + new;
-            self.plan.recomputed_tokens += done.min(request.computed_high).saturating_sub(cached);
-            request.computed_high = request.computed_high.max(done);
+            self.plan.recomputed_tokens += seam::recomputed(cached, new, &mut request.computed_high);
             b.attention_pairs = new
                 .checked_mul(cached)
                 .and_then(|p| p.checked_add(new * (new + 1) / 2))
