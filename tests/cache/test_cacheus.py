@@ -12,6 +12,8 @@ import numpy as np
 import pytest
 
 import osbench as ob
+from osbench.cache.admission import ADMISSION_LIBCACHESIM_NAMES
+from osbench.cache.reference import admission
 from osbench.cache.reference.cacheus import Cacheus
 
 MASK128 = (1 << 128) - 1
@@ -85,3 +87,47 @@ def test_with_libcachesims_generator_the_sized_reference_is_libcachesim() -> Non
         size_of = rng.integers(1, 200, n + 1)
         sizes = [int(size_of[k]) for k in keys]
         assert reference_hits(keys, sizes, capacity) == libcachesim_hits(keys, sizes, capacity), capacity
+
+
+def gated_reference_hits(keys: list[int], sizes: list[int], capacity: int, name: str, params: dict) -> list[bool]:
+    cache = Cacheus(capacity)
+    cache.rng = Lehmer64()  # type: ignore[assignment]
+    cache.lr = cache._draw_lr()
+    gate = admission.make(name, capacity, **params)
+    return [admission.access(cache, gate, k, None, s) for k, s in zip(keys, sizes)]
+
+
+def gated_libcachesim_hits(keys: list[int], sizes: list[int], capacity: int, name: str, params: dict) -> list[bool]:
+    lcs = pytest.importorskip("libcachesim")
+    hits: list[bool] = []
+
+    def run() -> None:  # a fresh thread: the generator at its starting state
+        cls = getattr(lcs, ADMISSION_LIBCACHESIM_NAMES[name])
+        gate = cls(params["size"]) if name == "size" else cls()
+        cache = lcs.Cacheus(capacity, admissioner=gate)
+        req = lcs.Request()
+        for k, s in zip(keys, sizes):
+            req.obj_id = k
+            req.obj_size = s
+            hits.append(cache.get(req))
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    return hits
+
+
+@pytest.mark.parametrize(("name", "params"), [("bloom", {}), ("size", {"size": 100})])
+def test_behind_a_filter_the_reference_is_libcachesim(name: str, params: dict) -> None:
+    """A miss is learnt from (an expert's ghost lowers its weight and is forgotten) and counts
+    towards the learning rate's update whether or not the filter then admits the object, as
+    libCacheSim's ``Cacheus_find`` and ``Cacheus_get`` do it before ``can_insert`` asks."""
+    pytest.importorskip("libcachesim")
+    rng = np.random.default_rng(5)
+    for n, alpha, capacity, sized in [(400, 0.8, 60, False), (300, 0.8, 3000, True), (3000, 0.9, 300, False)]:
+        keys = ob.traces.zipf(n, alpha, 30_000, seed=n).keys.tolist()
+        size_of = rng.integers(1, 200, n + 1)
+        sizes = [int(size_of[k]) for k in keys] if sized else [1] * len(keys)
+        want = gated_libcachesim_hits(keys, sizes, capacity, name, params)
+        assert gated_reference_hits(keys, sizes, capacity, name, params) == want, (name, n, capacity, sized)
+        assert 0 < sum(want) < len(want)

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Optional
 
+from osbench.cache._parts import GhostLookup
 from osbench.errors import ArgumentError
 from osbench.splitmix import SplitMix64
 
@@ -17,7 +18,7 @@ DEMOTED = 2
 """An object that came back to SR from R (SR-LRU's ``demoted``)."""
 
 
-class Cacheus:
+class Cacheus(GhostLookup):
     """Cacheus (Rodriguez et al., FAST 2021) as libCacheSim defines it (the sources the
     ``libcachesim`` 0.3.5 package builds: ``libCacheSim/cache/eviction/Cacheus.c`` with its
     two experts, ``SR_LRU.c`` and ``CR_LFU.c``): every cached object is held by both experts,
@@ -115,7 +116,10 @@ class Cacheus:
     def _draw_lr(self) -> float:
         return 0.001 + self.rng.below(1000) / 1000.0
 
-    def access(self, key: Hashable, next_use: Optional[int] = None, size: int = 1) -> bool:
+    def _access(self, key: Hashable, size: int, admit: Optional[Callable[[Hashable, int], bool]]) -> bool:
+        """One access. A miss is learnt from (``Cacheus_find``'s ``check_and_update_history``),
+        and every access counts towards the learning rate's update (``Cacheus_get``), whether or
+        not ``admit`` then lets the object in (libCacheSim's ``can_insert``)."""
         self.now += 1
         hit = key in self.count
         if hit:
@@ -123,7 +127,7 @@ class Cacheus:
             self.hits_in_interval += 1
         else:
             self._learn(key)
-            if size <= self.capacity:
+            if (admit is None or admit(key, size)) and size <= self.capacity:
                 while self.used + size > self.capacity:
                     self._evict()
                 if size <= (self.r_size if key in self.h else self.sr_size):

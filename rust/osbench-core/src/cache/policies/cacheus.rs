@@ -12,7 +12,7 @@
 
 use crate::cache::list::{Links, List, Queues, Slots};
 use crate::cache::memory::prefetch;
-use crate::cache::policy::{delegate, put, Options, Policy};
+use crate::cache::policy::{delegate, put, step_through_gate, Gate, Options, Policy};
 use crate::cache::NIL;
 use crate::hash::SplitMix64;
 
@@ -290,8 +290,14 @@ impl Policy for Cacheus {
         }
     }
 
+    step_through_gate!();
+
+    /// libCacheSim's order: a miss is learnt from (`Cacheus_find`'s
+    /// `check_and_update_history`) and every access counts towards the learning rate's update
+    /// (`Cacheus_get`), whether or not the filter then admits the object (`can_insert`).
     #[inline(always)]
-    fn step<const SIZED: bool>(&mut self, id: u32, size: u64, _next_use: u64) -> bool {
+    fn step_gated<const SIZED: bool, G: Gate>(&mut self, id: u32, size: u64, _next_use: u64, gate: &mut G) -> bool {
+        gate.seen(id, size);
         let size = if SIZED { size } else { 1 };
         let slot = self.slots.get(id);
         let hit = slot != NIL && self.meta[slot as usize].place != H as u8;
@@ -300,7 +306,7 @@ impl Policy for Cacheus {
             self.hits_in_interval += 1;
         } else {
             self.learn(id);
-            if !SIZED || size <= self.capacity {
+            if gate.admit(id, size) && (!SIZED || size <= self.capacity) {
                 while self.held() + size > self.capacity && self.len > 0 {
                     self.evict::<SIZED>();
                 }
