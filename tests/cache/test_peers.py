@@ -63,6 +63,25 @@ def test_libcachesim_hit_for_hit_on_small_random_traces(policy: str) -> None:
         assert got is not None and got.tolist() == want, (policy, capacity, n)
 
 
+# LIRS at two objects: a block that left S by a demotion while still in NH enters NH again
+# when it next leaves Q, so NH holds two copies of it (libCacheSim's lists are LRU caches whose
+# hash table chains a key inserted twice); the old copy leaves from the bottom in its turn.
+TWO_COPIES = [0, 0, 2, 0, 1, 2, 2, 2, 0, 0, 0, 2, 2, 4, 2, 0, 0, 4, 0, 0, 1, 2, 4, 2, 0, 0, 0, 4, 4, 0, 2, 0, 2, 0]
+TWO_COPIES += [2, 2, 0, 1, 0, 4, 0, 2, 4, 4, 0, 4, 0, 2, 1, 1, 0, 2, 1, 1, 2, 4, 0, 0, 2, 4, 0, 4, 0, 0, 4, 3, 2, 4]
+TWO_COPIES += [5, 0, 4, 4, 4, 4, 0, 1]
+
+
+def test_lirs_keeps_a_second_copy_of_a_block_as_libcachesim_does() -> None:
+    want = libcachesim_hits(TWO_COPIES, "lirs", 2)
+    for engine in ("native", "reference"):
+        got = ob.cache.replay(np.array(TWO_COPIES), "lirs", 2, mask=True, engine=engine).mask
+        assert got is not None and got.tolist() == want, engine
+    native, reference = ob.cache.new("lirs", 2), ob.cache.new("lirs", 2, engine="reference")
+    for k in TWO_COPIES:
+        assert native.access(k) == reference.access(k)
+        assert (len(native), native.used) == (len(reference), reference.used)
+
+
 # Parameters away from their defaults: (policy, our keywords, libCacheSim's parameter string,
 # as its C init parses it; the Python classes do not pass every one of them).
 PARAMETER_CASES = [

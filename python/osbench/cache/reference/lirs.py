@@ -12,11 +12,52 @@ from osbench.errors import ArgumentError
 
 @dataclass
 class Entry:
-    """One block's copy in the stack S or the queue Q (libCacheSim keeps one object per list)."""
+    """One copy of a block in the stack S, the queue Q or NH (libCacheSim keeps one object per
+    list and copy)."""
 
+    key: Hashable
     size: int
-    is_lir: bool
-    in_cache: bool
+    is_lir: bool = False
+    in_cache: bool = True
+
+
+class Copies:
+    """One of LIRS's LRU lists: copies of blocks by a token each, oldest first (the bottom), a
+    block's newest copy found by its key until any copy of it leaves."""
+
+    def __init__(self) -> None:
+        self.order: OrderedDict[int, Entry] = OrderedDict()
+        self.newest: dict[Hashable, int] = {}
+        self.tokens = 0
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    def __getitem__(self, token: int) -> Entry:
+        return self.order[token]
+
+    def find(self, key: Hashable) -> Optional[int]:
+        return self.newest.get(key)
+
+    def insert(self, key: Hashable, size: int, is_lir: bool = False) -> int:
+        """A new copy of ``key`` on top."""
+        token = self.tokens
+        self.tokens += 1
+        self.order[token] = Entry(key, size, is_lir)
+        self.newest[key] = token
+        return token
+
+    def touch(self, token: int) -> None:
+        self.order.move_to_end(token)
+
+    def remove(self, token: int) -> Entry:
+        """The copy leaves; its block is not found any more (even with another copy left)."""
+        entry = self.order.pop(token)
+        self.newest.pop(entry.key, None)
+        return entry
+
+    def bottom(self) -> Optional[int]:
+        return next(iter(self.order), None)
 
 
 class LIRS:
@@ -63,7 +104,13 @@ class LIRS:
     make room, which may push its own Q copy out: the S copy still says resident, so
     libCacheSim hits it while no count holds it, and the cache can hold more than its
     capacity. Reproduced, as bugs of libCacheSim's. ``len`` and ``used`` report what is
-    resident (what would hit)."""
+    resident (what would hit).
+
+    A list may hold two copies of one block: libCacheSim's lists are LRU caches whose hash
+    table chains a key inserted again, and a demotion can meet a block that left S without
+    leaving NH, or that Q holds already. Inserting adds a copy on top; a lookup finds the
+    block's newest copy until any copy of it leaves the list (:class:`Copies`, as the core's
+    per-list slot map does); an old copy leaves from the bottom in its turn."""
 
     def __init__(self, capacity: int) -> None:
         if capacity < 2:
@@ -73,160 +120,183 @@ class LIRS:
         self.capacity = capacity
         self.hirs_limit = max(1, int(0.01 * capacity))
         self.lirs_limit = capacity - self.hirs_limit
-        self.s: OrderedDict[Hashable, Entry] = OrderedDict()  # last: top (most recent)
-        self.q: OrderedDict[Hashable, Entry] = OrderedDict()
-        self.nh: OrderedDict[Hashable, int] = OrderedDict()
+        self.s = Copies()
+        self.q = Copies()
+        self.nh = Copies()
         self.s_bytes = 0  # what S holds, all copies (limitStack)
         self.lirs_count = 0
         self.hirs_count = 0
         self.occupied = 0
 
-    # --- the LRU lists -------------------------------------------------------------------
+    # --- the stack's copies --------------------------------------------------------------
 
-    def s_insert(self, key: Hashable, size: int, is_lir: bool) -> Entry:
-        e = self.s[key] = Entry(size, is_lir, True)
+    def s_insert(self, key: Hashable, size: int, is_lir: bool) -> None:
+        self.s.insert(key, size, is_lir)
         self.s_bytes += size
-        return e
 
-    def s_remove(self, key: Hashable) -> None:
-        self.s_bytes -= self.s.pop(key).size
-
-    def nh_remove(self, key: Hashable) -> None:
-        self.nh.pop(key, None)
+    def s_remove(self, token: int) -> None:
+        self.s_bytes -= self.s.remove(token).size
 
     # --- libCacheSim's internal functions ------------------------------------------------
 
     def prune(self) -> None:
         """``LIRS_prune``: HIR blocks leave the bottom of S, which keeps its top block."""
         while len(self.s) > 1:
-            key, e = next(iter(self.s.items()))
+            bottom = self.s.bottom()
+            assert bottom is not None
+            e = self.s[bottom]
             if e.is_lir:
                 break
             if not e.in_cache:
-                self.nh_remove(key)
-            self.s_remove(key)
+                nh = self.nh.find(e.key)
+                if nh is not None:
+                    self.nh.remove(nh)
+            self.s_remove(bottom)
 
     def evict_lir(self) -> None:
         """``evictLIR``: S's bottom block leaves S, and enters Q as a resident HIR block if it
         fits the HIR limit."""
-        key, e = next(iter(self.s.items()))
+        bottom = self.s.bottom()
+        if bottom is None:
+            return
+        e = self.s[bottom]
         self.lirs_count -= e.size
-        self.s_remove(key)
+        self.s_remove(bottom)
         self.occupied -= e.size
         if e.size <= self.hirs_limit:
-            while self.hirs_count + e.size > self.hirs_limit:
-                self.evict_hir()
-            self.q[key] = Entry(e.size, False, True)
+            while self.hirs_count + e.size > self.hirs_limit and self.evict_hir():
+                pass
+            self.q.insert(e.key, e.size)
             self.hirs_count += e.size
             self.occupied += e.size
         self.prune()
 
-    def evict_hir(self) -> None:
+    def evict_hir(self) -> bool:
         """``evictHIR``: Q's bottom block leaves the cache; its copy in S, if any, turns
-        non-resident and enters NH."""
-        key, e = self.q.popitem(last=False)
+        non-resident and enters NH. False when Q is empty."""
+        bottom = self.q.bottom()
+        if bottom is None:
+            return False
+        e = self.q.remove(bottom)
         self.hirs_count -= e.size
-        s = self.s.get(key)
+        s = self.s.find(e.key)
         if s is not None:
-            s.in_cache = False
-            self.nh[key] = e.size
+            self.s[s].in_cache = False
+            self.nh.insert(e.key, e.size)
         self.occupied -= e.size
+        return True
 
     # --- one access ----------------------------------------------------------------------
 
     def access(self, key: Hashable, next_use: Optional[int] = None, size: int = 1) -> bool:
         hit = self.find(key)
         if not hit and self.can_insert(key, size):
-            while self.occupied + size > self.capacity:
-                self.evict(key, size)
+            while self.occupied + size > self.capacity and self.evict(key, size):
+                pass
             self.insert(key, size)
-        while self.s_bytes > 2 * self.capacity and self.nh:
-            old, _ = self.nh.popitem(last=False)
-            if old in self.s:
-                self.s_remove(old)
+        while self.s_bytes > 2 * self.capacity:
+            oldest = self.nh.bottom()
+            if oldest is None:
+                break
+            s = self.s.find(self.nh.remove(oldest).key)
+            if s is not None:
+                self.s_remove(s)
         return hit
 
     def find(self, key: Hashable) -> bool:
-        s, q = self.s.get(key), self.q.get(key)
+        s, q = self.s.find(key), self.q.find(key)
         if s is not None:
-            self.s.move_to_end(key)
+            self.s.touch(s)
         if q is not None:
-            self.q.move_to_end(key)
+            self.q.touch(q)
         if s is not None:
-            if s.is_lir:
+            e = self.s[s]
+            if e.is_lir:
                 self.prune()
                 return True
-            if not s.in_cache:
+            if not e.in_cache:
                 return False
             if q is not None:  # hit_RD_HIRinS
-                self.hirs_count -= q.size
-                del self.q[key]
-                self.occupied -= q.size
-            while self.lirs_count + s.size > self.lirs_limit:
+                q_size = self.q.remove(q).size
+                self.hirs_count -= q_size
+                self.occupied -= q_size
+            while self.lirs_count + e.size > self.lirs_limit and len(self.s):
                 self.evict_lir()
-            s.is_lir = True
-            self.lirs_count += s.size
-            self.occupied += s.size
+            e.is_lir = True
+            self.lirs_count += e.size
+            self.occupied += e.size
             return True
-        if q is not None:  # hit_RD_HIRinQ (a resident block: Q holds no other)
-            while self.lirs_count + q.size > self.lirs_limit:
+        if q is not None:  # hit_RD_HIRinQ (a resident block)
+            size = self.q[q].size
+            while self.lirs_count + size > self.lirs_limit and len(self.s):
                 self.evict_lir()
-            self.s_insert(key, q.size, False)
+            self.s_insert(key, size, False)
             return True
         return False
 
     def can_insert(self, key: Hashable, size: int) -> bool:
         if size > self.capacity:
             return False
-        s = self.s.get(key)
+        s = self.s.find(key)
         if s is not None:  # a non-resident HIR block of S (a resident one would have hit)
-            while self.lirs_count + s.size > self.lirs_limit:
+            s_size = self.s[s].size
+            while self.lirs_count + s_size > self.lirs_limit and len(self.s):
                 self.evict_lir()
-            self.nh_remove(key)
+            nh = self.nh.find(key)
+            if nh is not None:
+                self.nh.remove(nh)
             return True
         if size > self.lirs_limit or size > self.hirs_limit:
             return False
         if self.lirs_count + size > self.lirs_limit and self.hirs_count + size > self.hirs_limit:
-            while self.hirs_count + size > self.hirs_limit:
-                self.evict_hir()
+            while self.hirs_count + size > self.hirs_limit and self.evict_hir():
+                pass
         return True
 
-    def evict(self, key: Hashable, size: int) -> None:
-        s = self.s.get(key)
-        if s is not None:
-            while self.hirs_count >= self.hirs_limit:
-                self.evict_hir()
-            self.evict_lir()
-        elif self.lirs_count + size > self.lirs_limit and self.hirs_count + size > self.hirs_limit:
-            self.evict_hir()
+    def evict(self, key: Hashable, size: int) -> bool:
+        """One step of making room (``LIRS_evict``); False when it could do nothing."""
+        if self.s.find(key) is not None:
+            progress = False
+            while self.hirs_count >= self.hirs_limit and self.evict_hir():
+                progress = True
+            if len(self.s):
+                self.evict_lir()
+                progress = True
+            return progress
+        if self.lirs_count + size > self.lirs_limit and self.hirs_count + size > self.hirs_limit:
+            return self.evict_hir()
+        return False
 
     def insert(self, key: Hashable, size: int) -> None:
-        s = self.s.get(key)
+        s = self.s.find(key)
         if s is not None:
-            s.is_lir = s.in_cache = True
-            self.lirs_count += s.size
-            self.occupied += s.size
+            e = self.s[s]
+            e.is_lir = e.in_cache = True
+            self.lirs_count += e.size
+            self.occupied += e.size
         elif self.lirs_count + size <= self.lirs_limit:
             self.s_insert(key, size, True)
             self.lirs_count += size
             self.occupied += size
         else:
             self.s_insert(key, size, False)
-            self.q[key] = Entry(size, False, True)
+            self.q.insert(key, size)
             self.hirs_count += size
             self.occupied += size
 
     # --- what is resident ----------------------------------------------------------------
 
+    def _resident_in_s(self) -> list[Entry]:
+        """S's LIR and resident copies whose block Q does not hold (Q's copies are resident)."""
+        return [e for e in self.s.order.values() if (e.is_lir or e.in_cache) and self.q.find(e.key) is None]
+
     def __contains__(self, key: Hashable) -> bool:
-        s, q = self.s.get(key), self.q.get(key)
-        return (s is not None and (s.is_lir or s.in_cache)) or (q is not None and q.in_cache)
+        s = self.s.find(key)
+        return (s is not None and (self.s[s].is_lir or self.s[s].in_cache)) or self.q.find(key) is not None
 
     def __len__(self) -> int:
-        return len({k for k, e in self.s.items() if e.is_lir or e.in_cache} | set(self.q))
+        return len(self.q) + len(self._resident_in_s())
 
     @property
     def used(self) -> int:
-        held = {k: e.size for k, e in self.q.items()}
-        held.update({k: e.size for k, e in self.s.items() if e.is_lir or e.in_cache})
-        return sum(held.values())
+        return sum(e.size for e in self.q.order.values()) + sum(e.size for e in self._resident_in_s())
