@@ -55,7 +55,8 @@ def _tier_blocks(run: Any, config: Any) -> np.ndarray:
 
 def _column(owner: Any, label: str, name: str, dtype: type, length: int) -> np.ndarray:
     """``owner.<name>`` (called ``label`` in errors) as a read-only 1-D array of ``length``
-    finite values >= 0."""
+    finite values >= 0: the array itself when it is read-only already and of ``dtype`` (a
+    run's arrays are, :class:`~osbench.serve.run.EngineRun`), else a copy."""
     if not hasattr(owner, name):
         raise ArgumentTypeError(f"{label} is not accepted: it has no {name!r} array (an engine's EngineRun has it)")
     arr = np.asarray(getattr(owner, name))
@@ -66,7 +67,8 @@ def _column(owner: Any, label: str, name: str, dtype: type, length: int) -> np.n
         )
     if len(arr) != length:
         raise ArgumentError(f"{label}.{name} is not accepted: it has {len(arr)} entries, expected {length}")
-    arr = np.array(arr, dtype=dtype)
+    if arr.dtype != dtype or arr.flags.writeable:  # an engine's run is read-only: shared, not copied
+        arr = np.array(arr, dtype=dtype)
     bad = ~(arr >= 0) | ~np.isfinite(arr)  # NaN (a request that never finished) too
     if bad.any():
         i = int(np.argmax(bad))

@@ -60,6 +60,15 @@ class StepRecord:
         }
 
 
+def _freeze(record: Any) -> None:
+    """Make a run's arrays read-only: a run is what happened, and a result built from it may
+    then share them instead of copying (:class:`~osbench.serve.ServeResult`)."""
+    for f in fields(record):
+        value = getattr(record, f.name)
+        if isinstance(value, np.ndarray):
+            value.setflags(write=False)
+
+
 @dataclass(frozen=True, eq=False)
 class Steps:
     """Per-step records of a run, one entry per engine step (numpy arrays, float64 times in
@@ -91,11 +100,14 @@ class Steps:
     """Seconds those copies added to the step (part of its ``duration``)."""
     recomputed_tokens: np.ndarray
     """Tokens the step computed whose KV the request had held before (lost to a preemption by
-    recompute, less what the prefix cache gave back)."""
+    recompute or a retraction, less what the prefix cache gave back)."""
     tier_load_bytes: np.ndarray
     """KV bytes the step loaded from the KV tiers (:mod:`osbench.serve.vllm.tiers`)."""
     tier_time: np.ndarray
     """Seconds those loads added to the step (part of its ``duration``)."""
+
+    def __post_init__(self) -> None:
+        _freeze(self)
 
     def __len__(self) -> int:
         return len(self.start)
@@ -158,6 +170,7 @@ class EngineRun:
     def __post_init__(self) -> None:
         if self.tier_tokens is None:
             object.__setattr__(self, "tier_tokens", np.zeros(len(self.arrival), dtype=np.int64))
+        _freeze(self)
 
     @property
     def num_steps(self) -> int:
