@@ -7,6 +7,7 @@ distribution only: tests/cache/test_randomised.py.)"""
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import numpy as np
 import pytest
@@ -38,12 +39,13 @@ def reference_hits(keys: list[int], sizes: list[int], capacity: int) -> list[boo
     return [cache.access(k, None, s) for k, s in zip(keys, sizes)]
 
 
-def libcachesim_hits(keys: list[int], sizes: list[int], capacity: int) -> list[bool]:
+def libcachesim_hits(keys: list[int], sizes: list[int], capacity: int, gate: Any = None) -> list[bool]:
+    """libCacheSim's Cacheus, request by request; ``gate(lcs)``: its admissioner, if any."""
     lcs = pytest.importorskip("libcachesim")
     hits: list[bool] = []
 
     def run() -> None:  # a fresh thread: the generator at its starting state
-        cache = lcs.Cacheus(capacity)
+        cache = lcs.Cacheus(capacity) if gate is None else lcs.Cacheus(capacity, admissioner=gate(lcs))
         req = lcs.Request()
         for k, s in zip(keys, sizes):
             req.obj_id = k
@@ -97,37 +99,22 @@ def gated_reference_hits(keys: list[int], sizes: list[int], capacity: int, name:
     return [admission.access(cache, gate, k, None, s) for k, s in zip(keys, sizes)]
 
 
-def gated_libcachesim_hits(keys: list[int], sizes: list[int], capacity: int, name: str, params: dict) -> list[bool]:
-    lcs = pytest.importorskip("libcachesim")
-    hits: list[bool] = []
-
-    def run() -> None:  # a fresh thread: the generator at its starting state
-        cls = getattr(lcs, ADMISSION_LIBCACHESIM_NAMES[name])
-        gate = cls(params["size"]) if name == "size" else cls()
-        cache = lcs.Cacheus(capacity, admissioner=gate)
-        req = lcs.Request()
-        for k, s in zip(keys, sizes):
-            req.obj_id = k
-            req.obj_size = s
-            hits.append(cache.get(req))
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    thread.join()
-    return hits
-
-
 @pytest.mark.parametrize(("name", "params"), [("bloom", {}), ("size", {"size": 100})])
 def test_behind_a_filter_the_reference_is_libcachesim(name: str, params: dict) -> None:
     """A miss is learnt from (an expert's ghost lowers its weight and is forgotten) and counts
     towards the learning rate's update whether or not the filter then admits the object, as
     libCacheSim's ``Cacheus_find`` and ``Cacheus_get`` do it before ``can_insert`` asks."""
     pytest.importorskip("libcachesim")
+
+    def gate(lcs: Any) -> Any:
+        cls = getattr(lcs, ADMISSION_LIBCACHESIM_NAMES[name])
+        return cls(params["size"]) if name == "size" else cls()
+
     rng = np.random.default_rng(5)
     for n, alpha, capacity, sized in [(400, 0.8, 60, False), (300, 0.8, 3000, True), (3000, 0.9, 300, False)]:
         keys = ob.traces.zipf(n, alpha, 30_000, seed=n).keys.tolist()
         size_of = rng.integers(1, 200, n + 1)
         sizes = [int(size_of[k]) for k in keys] if sized else [1] * len(keys)
-        want = gated_libcachesim_hits(keys, sizes, capacity, name, params)
+        want = libcachesim_hits(keys, sizes, capacity, gate)
         assert gated_reference_hits(keys, sizes, capacity, name, params) == want, (name, n, capacity, sized)
         assert 0 < sum(want) < len(want)
