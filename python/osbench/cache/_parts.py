@@ -2,7 +2,7 @@
 policy, so they live beside it): :class:`DemandPaging`, the access of half of them;
 :class:`Members`, the cached keys of those that draw victims at random; :class:`Ghost`, the
 recently evicted ids some of them remember; :class:`GhostLookup`, the access of those whose
-lookup forgets a ghost before an admission filter is asked."""
+lookup of a missing object changes their state before an admission filter is asked."""
 
 from __future__ import annotations
 
@@ -139,17 +139,18 @@ class Ghost:
 
 class GhostLookup(ABC):
     """The access of a policy whose lookup of a missing object changes its state (a ghost hit
-    forgets the ghost), so that an admission filter is asked between its lookup and its
-    insertion, in libCacheSim's order (its ``find``, then its ``can_insert``). The policy
-    defines ``_access(key, size, admit)``; ``admit`` is None without a filter."""
+    forgets the ghost; Cacheus learns from the miss), so that an admission filter is asked
+    between its lookup and its insertion, in libCacheSim's order (its ``find``, then its
+    ``can_insert``). The policy defines ``_access(key, size, admit)``; ``admit`` is None
+    without a filter."""
 
     def access(self, key: Hashable, next_use: Optional[int] = None, size: int = 1) -> bool:
         return self._access(key, size, None)
 
     def access_gated(self, key: Hashable, next_use: Optional[int], size: Optional[int], gate: Any) -> bool:
         """:meth:`access` behind an admission filter, in libCacheSim's order (its ``find``, then
-        its ``can_insert``): a ghost hit forgets the ghost whether or not the object is then
-        admitted; an object too large for the first queue is refused before ``gate`` is asked."""
+        its ``can_insert``): what the lookup changes stays changed whether or not the object is
+        then admitted; where the policy checks sizes against ``gate`` is its ``_access``'s."""
         return self._access(key, 1 if size is None else size, gate.admit)
 
     @abstractmethod

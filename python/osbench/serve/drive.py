@@ -31,7 +31,7 @@ def recomputed(cached: int, new: int, high: int) -> tuple[int, int]:
     """A request's ``new`` tokens computed over its ``cached`` ones: how many of them are
     computed again, those below ``high``, the most tokens its KV has ever held (after a
     preemption or a retraction), and the new ``high``. The one rule of every stepper's
-    :attr:`Planned.recomputed_tokens` (the core's ``StepPlan::count_computed``)."""
+    :attr:`Planned.recomputed_tokens` (the core's ``serve::scheduler::recomputed``)."""
     done = cached + new
     return max(min(done, high) - cached, 0), max(high, done)
 

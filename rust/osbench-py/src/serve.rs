@@ -82,7 +82,8 @@ fn group<'py, T: Group + FromPyObjectOwned<'py>>(argument: &str, value: &Bound<'
         ))
     })?;
     check_keys(argument, dict, T::KEYS)?;
-    dict.extract::<T>().map_err(Into::into).map_err(|err: PyErr| {
+    dict.extract::<T>().map_err(|err| {
+        let err: PyErr = err.into();
         let py = dict.py();
         if !err.is_instance_of::<PyKeyError>(py) {
             return err;

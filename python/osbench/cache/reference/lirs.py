@@ -59,6 +59,12 @@ class Copies:
     def bottom(self) -> Optional[int]:
         return next(iter(self.order), None)
 
+    def discard(self, key: Hashable) -> None:
+        """The block's newest copy leaves, if it is found."""
+        token = self.find(key)
+        if token is not None:
+            self.remove(token)
+
 
 class LIRS:
     """LIRS (Jiang and Zhang, SIGMETRICS 2002) as libCacheSim implements it
@@ -148,9 +154,7 @@ class LIRS:
             if e.is_lir:
                 break
             if not e.in_cache:
-                nh = self.nh.find(e.key)
-                if nh is not None:
-                    self.nh.remove(nh)
+                self.nh.discard(e.key)
             self.s_remove(bottom)
 
     def evict_lir(self) -> None:
@@ -242,9 +246,7 @@ class LIRS:
             s_size = self.s[s].size
             while self.lirs_count + s_size > self.lirs_limit and len(self.s):
                 self.evict_lir()
-            nh = self.nh.find(key)
-            if nh is not None:
-                self.nh.remove(nh)
+            self.nh.discard(key)
             return True
         if size > self.lirs_limit or size > self.hirs_limit:
             return False

@@ -59,6 +59,14 @@ impl Lru {
         self.links.remove(&mut self.list, slot);
         self.slots.release(slot);
     }
+    /// `id`'s newest copy leaves, if it is found.
+    #[inline]
+    fn discard(&mut self, id: u32) {
+        let slot = self.find(id);
+        if slot != NIL {
+            self.remove(slot);
+        }
+    }
     /// The id of the copy in `slot`.
     #[inline]
     fn id(&self, slot: u32) -> u32 {
@@ -106,10 +114,7 @@ impl Lirs {
                 break;
             }
             if !self.in_cache[bottom as usize] {
-                let nh = self.nh.find(self.s.id(bottom));
-                if nh != NIL {
-                    self.nh.remove(nh);
-                }
+                self.nh.discard(self.s.id(bottom));
             }
             self.s_remove(bottom);
         }
@@ -215,10 +220,7 @@ impl Lirs {
             while self.lirs_count + s_size > self.lirs_limit && self.s.list.len > 0 {
                 self.evict_lir();
             }
-            let nh = self.nh.find(id);
-            if nh != NIL {
-                self.nh.remove(nh);
-            }
+            self.nh.discard(id);
             return true;
         }
         let size = size as i64;
