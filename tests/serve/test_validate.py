@@ -61,6 +61,78 @@ def test_a_prompt_pool_must_be_a_positive_count(prompts: object) -> None:
         validate.closed_loop(cfg, StepTime.linear(0.01, 1e-5, 1e-3, 0.0), 100, 10, 1, 5, prompts=prompts)  # type: ignore[arg-type]
 
 
+def test_the_burst_loop_sends_random_lengths_from_a_cold_start() -> None:
+    # One client, a linear step time: each request is prefilled in one step, then decodes alone,
+    # its lengths drawn from 80..100 input and 8..10 output tokens; every request is measured.
+    t = StepTime.linear(0.01, 1e-5, 1e-3, 0.0)
+    cfg = EngineConfig(num_blocks=1000, enable_prefix_caching=False)
+    ttft, tpot = validate.burst_loop(cfg, t, 100, 10, 1, prompts_per_client=40)
+    prompt = np.round((ttft - 0.01) / 1e-5)
+    assert len(ttft) == 40 and prompt.min() >= 80 and prompt.max() <= 100 and len(set(prompt)) > 5
+    assert np.allclose(ttft, 0.01 + prompt * 1e-5) and np.allclose(tpot, 0.01 + 1e-3)
+    # The same seed draws the same lengths; range_ratio 1 is the fixed lengths.
+    assert np.array_equal(ttft, validate.burst_loop(cfg, t, 100, 10, 1, prompts_per_client=40)[0])
+    fixed, _ = validate.burst_loop(cfg, t, 100, 10, 1, prompts_per_client=3, range_ratio=1.0)
+    assert np.allclose(fixed, 0.01 + 100 * 1e-5)
+    # Four clients start together: the first four prompts share the first step.
+    ttft, _ = validate.burst_loop(cfg, t, 64, 8, 4, prompts_per_client=2, range_ratio=1.0)
+    assert len(ttft) == 8 and np.allclose(ttft[:4], 0.01 + 4 * 64 * 1e-5)
+
+
+@pytest.mark.parametrize(
+    "kw", [{"range_ratio": 1.5}, {"range_ratio": -0.1}, {"prompts_per_client": 0}, {"seed": -1}, {"concurrency": 0}]
+)
+def test_the_burst_loop_refuses_bad_arguments(kw: dict[str, Any]) -> None:
+    args: dict[str, Any] = {"isl": 100, "osl": 10, "concurrency": 2, **kw}
+    cfg = EngineConfig(num_blocks=1000, enable_prefix_caching=False)
+    with pytest.raises((ArgumentError, ArgumentTypeError), match=next(iter(kw))):
+        validate.burst_loop(cfg, StepTime.linear(0.01, 1e-5, 1e-3, 0.0), **args)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    isl=st.integers(1, 300),
+    osl=st.integers(1, 40),
+    clients=st.integers(1, 12),
+    per_client=st.integers(1, 3),
+    ratio=st.sampled_from([0.0, 0.5, 0.8, 1.0]),
+    budget=st.sampled_from([16, 64, 512]),
+    blocks=st.integers(0, 60),
+    seed=st.integers(0, 2**32),
+)
+def test_the_burst_loop_on_both_engines(
+    isl: int, osl: int, clients: int, per_client: int, ratio: float, budget: int, blocks: int, seed: int
+) -> None:
+    """InferenceMAX's clients on the native engine and on the reference one: equal to the last
+    bit, preemptions included (a small pool)."""
+    cfg = EngineConfig(
+        num_blocks=-(-(isl + osl) // 16) + 1 + blocks,
+        max_num_batched_tokens=budget,
+        max_num_seqs=clients,
+        max_model_len=isl + osl,
+        enable_prefix_caching=False,
+    )
+    t = StepTime.linear(0.0031, 1.3e-5, 7.1e-4, 3.3e-7)
+    kw: dict[str, Any] = {"prompts_per_client": per_client, "range_ratio": ratio, "seed": seed}
+    ours = validate.burst_loop(cfg, t, isl, osl, clients, engine="reference", **kw)
+    theirs = validate.burst_loop(cfg, t, isl, osl, clients, **kw)
+    assert np.array_equal(ours[0], theirs[0]) and np.array_equal(ours[1], theirs[1])
+
+
+def test_an_inferencemax_point_runs_its_servers_flags() -> None:
+    # The same measured run, as InferenceMAX measured it and as a steady-state benchmark would:
+    # its server has as many sequences as clients, no prefix cache, and an FP8 KV cache, twice
+    # the tokens of the BF16 one in the memory the weights leave.
+    imax = Point("x", "llama-3.1-70b-fp8", "h200", 1, "unknown", 1024, 8192, 32, 0.474, 0.0378, validate.INFERENCEMAX)
+    steady = Point("x", "llama-3.1-70b-fp8", "h200", 1, "unknown", 1024, 8192, 32, 0.474, 0.0378)
+    assert validate.model_for(imax).kv_dtype == "fp8" and validate.model_for(steady).kv_dtype == "bf16"
+    a, b = validate.config_for(imax, prefix_caching=True), validate.config_for(steady)
+    assert (a.max_num_seqs, a.max_num_batched_tokens, a.enable_prefix_caching) == (32, 8192, False)
+    assert b.max_num_seqs == 1024 and 1.99 < (a.num_blocks - 1) / (b.num_blocks - 1) < 2.01
+    assert set(validate.BENCHMARKS) == {validate.STEADY, validate.AIPERF_POOL, validate.INFERENCEMAX}
+    assert set(validate.SOURCE_BENCHMARKS.values()) <= set(validate.BENCHMARKS)
+
+
 def test_summary_groups_and_mape() -> None:
     p = Point("x", "llama-3.1-8b-fp8", "h200", 1, "0.12.0", 1000, 100, 8, 0.1, 0.01)
     preds = [Prediction(p, "measured", 0.11, 0.009), Prediction(p, "measured", 0.09, 0.011)]
@@ -84,6 +156,15 @@ def test_rows_of_the_silicon_sample(dataset: Callable[[str], object]) -> None:
     )
     assert (first.isl, first.osl, first.concurrency, first.tp) == (1024, 128, 8, 2)
     assert math.isclose(first.ttft, 0.154248, rel_tol=1e-3) and first.version == "0.12.0"
+    # Each source's benchmark: InferenceMAX's Llama-3.1-70B sweep, the 8B points that repeat
+    # prompts, the rest in a steady state.
+    by = {b: {p.model for p in dense if p.benchmark == b} for b in validate.BENCHMARKS}
+    assert by == {
+        validate.INFERENCEMAX: {"llama-3.1-70b-fp8"},
+        validate.AIPERF_POOL: {"llama-3.1-8b-fp8"},
+        validate.STEADY: {"qwen3-32b", "qwen3-32b-fp8"},
+    }
+    assert sum(p.benchmark == validate.INFERENCEMAX for p in dense) == 105
 
 
 @settings(max_examples=60, deadline=None)
@@ -139,6 +220,11 @@ def test_the_closed_loop_with_the_measured_model(measured_tables: None, dataset:
     a = validate.predict(p, "measured", engine="reference")
     b = validate.predict(p, "measured")
     assert (a.ttft, a.tpot) == (b.ttft, b.tpot)
+    # An InferenceMAX point, its random lengths and FP8 KV cache, the same on both engines.
+    q = next(p for p in validate.rows() if p.benchmark == validate.INFERENCEMAX and p.concurrency == 4)
+    a = validate.predict(q, "measured", engine="reference")
+    b = validate.predict(q, "measured")
+    assert (a.ttft, a.tpot) == (b.ttft, b.tpot) and a.tpot > 0
 
 
 def test_the_gemm_bound_finds_the_points_no_kernel_model_can_match(

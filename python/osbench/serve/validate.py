@@ -1,35 +1,47 @@
 """Validation against measured serving runs: AIConfigurator's ``silicon_sample.csv``.
 
-Each row of that file is one measured benchmark of a real engine: a model on ``tp`` GPUs, fixed
-input and output lengths (ISL, OSL, ``ignore_eos``), a fixed number of clients each sending its
-next request when the last one finished (``benchmark_serving --max-concurrency``), and the mean
-time to first token (TTFT) and per output token (TPOT) it measured. :func:`rows` reads the rows
-osbench can replay (vLLM, aggregated serving, a model and GPU with presets and measured tables);
-:func:`predict` replays one through the serving engine with closed-loop clients and a step-time
-model; :func:`validate` does all of them and :func:`summary` gives the MAPE by GPU, model, vLLM
-version, model kind and step-time model.
+Each row of that file is one measured benchmark of a real engine: a model on ``tp`` GPUs, input
+and output lengths (ISL, OSL, ``ignore_eos``), a fixed number of clients each sending its next
+request when the last one finished (``--max-concurrency``), and the mean time to first token
+(TTFT) and per output token (TPOT) it measured. :func:`rows` reads the rows osbench can replay
+(vLLM, aggregated serving, a model and GPU with presets and measured tables); :func:`predict`
+replays one through the serving engine with a step-time model, the clients sending what that
+point's benchmark sent; :func:`summary` gives the MAPE by GPU, model, vLLM version, model kind
+and step-time model.
 
-The replay: ``WAVES * concurrency`` requests are measured and averaged, after one warm-up
-request per client that spreads the clients over a request's lifetime (:func:`closed_loop`),
-as a benchmark measures a server that has been running (``ignore_eos``: every request produces
-exactly OSL tokens). Why the warm-up: with every client starting in the same step and fixed
-lengths, the clients stay in lockstep and each request's prompt waits for all the others' in
-the same steps; the measured TTFTs are below what such bursts take on these GPUs (Llama-3.1-70B
-fp8 on one H200, 16 clients of 1,024-token prompts: 325 ms measured, while the 16 prompts alone
-are about 2 s of GEMMs at the kernels' measured rate), so the measured clients were not in
-lockstep. TPOT of a request is
-``(last token - first token) / (OSL - 1)``, as vLLM's benchmark computes it. Nothing is fitted
-here but the fitted model's host overhead on :data:`FIT_SPLIT` (:func:`fit_host`): every other
-number the step-time models use comes from the datasheets, the kernel tables and the published
-constants their modules cite, and :func:`summary` reports every model on the points outside the
-split. :func:`gemm_bound` tells the points whose throughput no kernel model can reach.
+The rows come from several campaigns, and how a campaign's client sent its requests changes the
+steps more than any kernel does; each source file's points are replayed as their benchmark ran
+(:data:`SOURCE_BENCHMARKS`, :data:`BENCHMARKS`):
+
+- ``inferencemax``: the Llama-3.1-70B FP8 sweep of ``2026-04-06.csv`` is InferenceMAX's: the
+  same grid (ISL/OSL 1024/1024, 1024/8192 and 8192/1024, 4 to 64 clients, TP 1 to 8, H100, H200
+  and B200) and its client, vLLM's ``benchmark_serving.py`` with ``--random-range-ratio 0.8
+  --num-prompts 10*CONC --max-concurrency CONC --request-rate inf --ignore-eos``: every
+  request's lengths drawn uniformly between 80% and 100% of ISL and OSL, all clients starting
+  at once, every request measured (:func:`burst_loop`); its server ran with ``--max-num-seqs
+  CONC --max-num-batched-tokens 8192 --no-enable-prefix-caching`` and an FP8 KV cache
+  (:func:`model_for`);
+- ``aiperf-pool``: the Llama-3.1-8B FP8 points were sent from a pool of
+  :data:`DATASET_PROMPTS` prompts with vLLM's prefix cache on: 11 of the 21 process more
+  tokens per second than the GPU's linear layers can at their best batch (:func:`gemm_bound`),
+  which only repeated prompts explain;
+- ``steady`` (every other source, whose client is not recorded): fixed lengths, ``WAVES *
+  concurrency`` requests measured after one warm-up request per client that spreads the clients
+  over a request's lifetime (:func:`closed_loop`), a server that has been running.
+
+TPOT of a request is ``(last token - first token) / (output tokens - 1)``, as vLLM's benchmark
+computes it. Nothing is fitted here but the fitted model's host overhead on :data:`FIT_SPLIT`
+(:func:`fit_host`): every other number the step-time models use comes from the datasheets, the
+kernel tables and the published constants their modules cite, and :func:`summary` reports every
+model on the points outside the split.
 """
 
 from __future__ import annotations
 
 import csv
 import math
-from dataclasses import asdict, dataclass
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -85,6 +97,39 @@ GPU_MEMORY_UTILIZATION = 0.9
 measured (0.9 before 0.33.0's 0.92)."""
 
 
+STEADY, AIPERF_POOL, INFERENCEMAX = "steady", "aiperf-pool", "inferencemax"
+
+BENCHMARKS = {
+    STEADY: "fixed lengths, one warm-up request per client, WAVES x concurrency measured",
+    AIPERF_POOL: f"as steady, the prompts drawn from a pool of {DATASET_PROMPTS} with the prefix cache on",
+    INFERENCEMAX: "benchmark_serving: lengths 80-100% of ISL/OSL, all clients at once, 10 x concurrency measured",
+}
+"""The benchmarks the measured points were taken with (see the module's docstring), each with a
+line that says what its replay sends."""
+
+SOURCE_BENCHMARKS = {
+    "2026-04-06.csv": INFERENCEMAX,
+    "nvidia_Llama-3.1-8B-Instruct-FP8.csv": AIPERF_POOL,
+}
+"""Source files of the silicon rows (the ``source_file`` of ``silicon_data_source``, its last
+path component) -> their benchmark; every other source is :data:`STEADY`."""
+
+INFERENCEMAX_RANGE_RATIO = 0.8
+"""InferenceMAX's ``--random-range-ratio``: ``benchmark_serving.py``'s ``sample_random_requests``
+draws each input and output length uniformly from ``int(L * 0.8) .. L`` (``np.random.randint``)."""
+
+INFERENCEMAX_PROMPTS_PER_CLIENT = 10
+"""InferenceMAX's ``--num-prompts $(( CONC * 10 ))``: requests per client, all measured."""
+
+INFERENCEMAX_BATCHED_TOKENS = 8192
+"""InferenceMAX's ``--max-num-batched-tokens 8192`` (its ``--max-num-seqs`` is the concurrency)."""
+
+INFERENCEMAX_SEED = 0
+"""The seed of the drawn lengths (``benchmark_serving.py``'s ``--seed`` default; its generator and
+tokenizer are not reproduced, only its rule: the lengths are drawn here with numpy's
+``default_rng``)."""
+
+
 @dataclass(frozen=True)
 class Point:
     """One measured serving run."""
@@ -103,10 +148,21 @@ class Point:
     """Measured mean TTFT, seconds."""
     tpot: float
     """Measured mean TPOT, seconds."""
+    benchmark: str = STEADY
+    """How the point was measured: one of :data:`BENCHMARKS` (:data:`SOURCE_BENCHMARKS`)."""
 
     @property
     def moe(self) -> bool:
         return Model.preset(self.model).experts > 1
+
+
+def _source(row: dict[str, str]) -> str:
+    """The last path component of a row's ``source_file`` ("" when it names none)."""
+    for part in row["silicon_data_source"].split(";"):
+        key, _, value = part.strip().partition("=")
+        if key == "source_file":
+            return value.strip().rsplit("/", 1)[-1]
+    return ""
 
 
 def _concurrency(row: dict[str, str]) -> int:
@@ -145,18 +201,36 @@ def rows(path: Optional[str] = None) -> list[Point]:
                     concurrency=_concurrency(r),
                     ttft=float(r["silicon_ttft_ms"]) / 1e3,
                     tpot=float(r["silicon_tpot_ms"]) / 1e3,
+                    benchmark=SOURCE_BENCHMARKS.get(_source(r), STEADY),
                 )
             )
     return out
 
 
+def model_for(p: Point) -> Model:
+    """The model a point's server ran: its preset, with an FP8 KV cache for the
+    :data:`INFERENCEMAX` points. Their checkpoint (NVIDIA's ModelOpt FP8 export) declares
+    ``kv_cache_quant_algo: FP8``, which vLLM's ``--kv-cache-dtype auto`` follows
+    (``resolve_kv_cache_dtype_string`` in ``vllm/utils/torch_utils.py``), and the points themselves
+    show the larger pool: on one H200, 32 clients of 1,024 + 8,192 tokens were served without the
+    queueing a BF16 pool (186k tokens, against up to 295k in flight) forces, which the FP8 one
+    (372k) avoids; 64 clients queue (measured TTFT 5.3 s)."""
+    m = Model.preset(p.model)
+    return replace(m, kv_dtype="fp8") if p.benchmark == INFERENCEMAX else m
+
+
 def config_for(p: Point, prefix_caching: bool = False) -> EngineConfig:
-    """The engine the measured server ran: vLLM's online-server defaults for the GPU, the KV pool
-    its memory leaves at :data:`GPU_MEMORY_UTILIZATION`. ``prefix_caching``: vLLM's prefix cache
-    (on by default in vLLM, ``CacheConfig.enable_prefix_caching``), which only matters where the
-    clients repeat a prompt (:data:`DATASET_PROMPTS`); off, every prompt is computed."""
-    m, g = Model.preset(p.model), GPU.preset(p.gpu)
+    """The engine the measured server ran: vLLM's online-server defaults for the GPU (for the
+    :data:`INFERENCEMAX` points, its flags: :data:`INFERENCEMAX_BATCHED_TOKENS`, as many
+    sequences as clients, no prefix cache), the KV pool its memory leaves at
+    :data:`GPU_MEMORY_UTILIZATION` for :func:`model_for`'s KV cache. ``prefix_caching``: vLLM's
+    prefix cache (on by default in vLLM, ``CacheConfig.enable_prefix_caching``), which only
+    matters where the clients repeat a prompt (:data:`DATASET_PROMPTS`); off, every prompt is
+    computed."""
+    m, g = model_for(p), GPU.preset(p.gpu)
     batched_tokens, seqs = server_batch_defaults(g.memory_bytes, g.name)
+    if p.benchmark == INFERENCEMAX:
+        batched_tokens, seqs, prefix_caching = INFERENCEMAX_BATCHED_TOKENS, p.concurrency, False
     blocks = num_blocks(m, g, tp=p.tp, gpu_memory_utilization=GPU_MEMORY_UTILIZATION)
     return EngineConfig(
         num_blocks=blocks,
@@ -232,6 +306,42 @@ def _prompt_blocks(n: int, isl: int, prompts: Optional[int], block_size: int) ->
     return {"blocks": ids, "block_offsets": np.arange(n + 1, dtype=np.int64) * per, "source_block": block_size}
 
 
+def burst_loop(
+    config: EngineConfig,
+    step_time: Callable[[Any], float],
+    isl: int,
+    osl: int,
+    concurrency: int,
+    engine: str = "native",
+    prompts_per_client: int = INFERENCEMAX_PROMPTS_PER_CLIENT,
+    range_ratio: float = INFERENCEMAX_RANGE_RATIO,
+    seed: int = INFERENCEMAX_SEED,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Serve ``prompts_per_client * concurrency`` requests as vLLM's ``benchmark_serving.py``
+    sends them with ``--request-rate inf --max-concurrency`` and random lengths: every request
+    created at once, ``concurrency`` of them in flight (the next one sent the moment one
+    finishes, in order), each with its input and output lengths drawn uniformly from
+    ``int(L * range_ratio) .. L`` (at least 1), ``ignore_eos``. Every request is measured, the
+    first ``concurrency`` ones starting together on an idle server. Returns every request's TTFT,
+    counted from when it was sent, and the TPOT of those with more than one output token,
+    ``(last token - first token) / (output tokens - 1)``, seconds, in the order they were sent.
+    The benchmark's single test request before the run finishes before it starts and is left
+    out."""
+    concurrency = _checks.positive_int("concurrency", concurrency)
+    per_client = _checks.positive_int("prompts_per_client", prompts_per_client)
+    range_ratio = _checks.probability("range_ratio", range_ratio)
+    n = per_client * concurrency
+    rng = np.random.default_rng(_checks.non_negative_int("seed", seed))
+    inputs = rng.integers(max(1, int(isl * range_ratio)), isl + 1, size=n)
+    outputs = rng.integers(max(1, int(osl * range_ratio)), osl + 1, size=n)
+    loop = native.run if _checks.engine(engine) == "native" else reference.run
+    run = loop(Requests(np.zeros(n), inputs, outputs), config, step_time, concurrency=concurrency)
+    ttft = run.first_token - run.arrival
+    several = outputs > 1
+    tpot = (run.finish - run.first_token)[several] / (outputs[several] - 1)
+    return ttft, tpot
+
+
 @dataclass(frozen=True)
 class Prediction:
     """One point predicted by one step-time model."""
@@ -268,13 +378,14 @@ kernels with the host overhead fitted on :data:`FIT_SPLIT` (:func:`fit_host`).""
 def step_time_for(p: Point, kind: str, host_step: Optional[float] = None) -> StepTime:
     """The step-time model ``kind`` for a point's model, GPU and tp (``"fitted"``: with
     ``host_step``, the fitted host overhead)."""
+    m = model_for(p)
     if kind == "roofline":
-        return StepTime.roofline(p.model, p.gpu, tp=p.tp)
+        return StepTime.roofline(m, p.gpu, tp=p.tp)
     if kind == "fitted":
         if host_step is None:
             raise ArgumentError("host_step=None is not accepted for the fitted model: fit it first (fit_host)")
-        return StepTime.measured(p.model, p.gpu, tp=p.tp, host_step=host_step)
-    return StepTime.measured(p.model, p.gpu, tp=p.tp)
+        return StepTime.measured(m, p.gpu, tp=p.tp, host_step=host_step)
+    return StepTime.measured(m, p.gpu, tp=p.tp)
 
 
 def predict(
@@ -285,15 +396,40 @@ def predict(
     engine: str = "native",
     prompts: Optional[int] = None,
 ) -> Prediction:
-    """Replay one measured point with the step-time model ``kind`` (or ``step_time``) with
-    closed-loop clients (:func:`closed_loop`) on the ``engine``. ``prompts``: the clients draw
-    from that many distinct prompts, with vLLM's prefix cache on (:data:`DATASET_PROMPTS` is
-    AIPerf's default); ``None``: every prompt distinct and computed."""
+    """Replay one measured point with the step-time model ``kind`` (or ``step_time``) on the
+    ``engine``, its clients sending what its benchmark sent: :func:`burst_loop` for the
+    :data:`INFERENCEMAX` points, else :func:`closed_loop` with ``waves`` requests measured per
+    client, from a pool of :data:`DATASET_PROMPTS` prompts with vLLM's prefix cache on for the
+    :data:`AIPERF_POOL` points and every prompt distinct for the others. ``prompts``: replay
+    the closed-loop points from a pool of that many prompts instead."""
     model = step_time if step_time is not None else step_time_for(p, kind)
-    config = config_for(p, prefix_caching=prompts is not None)
-    requests = waves * p.concurrency
-    ttft, tpot = closed_loop(config, model, p.isl, p.osl, p.concurrency, requests, engine=engine, prompts=prompts)
+    if p.benchmark == INFERENCEMAX:
+        ttft, tpot = burst_loop(config_for(p), model, p.isl, p.osl, p.concurrency, engine=engine)
+    else:
+        pool = prompts if prompts is not None else (DATASET_PROMPTS if p.benchmark == AIPERF_POOL else None)
+        config = config_for(p, prefix_caching=pool is not None)
+        requests = waves * p.concurrency
+        ttft, tpot = closed_loop(config, model, p.isl, p.osl, p.concurrency, requests, engine=engine, prompts=pool)
     return Prediction(p, kind, float(np.mean(ttft)), float(np.mean(tpot)))
+
+
+def replay(
+    points: Iterable[Point],
+    kinds: Sequence[str] = STEP_TIMES,
+    host_step: Optional[float] = None,
+    waves: int = WAVES,
+    prompts: Optional[int] = None,
+) -> Iterator[Prediction]:
+    """:func:`predict` of every point with every step-time model of ``kinds``, point by point in
+    the order of ``kinds``; each step-time model is built once per model, GPU and tp
+    (``host_step``: the fitted model's, from :func:`fit_host`)."""
+    cache: dict[tuple[Any, ...], StepTime] = {}
+    for p in points:
+        for kind in kinds:
+            key = (model_for(p), p.gpu, p.tp, kind)
+            if key not in cache:
+                cache[key] = step_time_for(p, kind, host_step)
+            yield predict(p, kind, waves=waves, step_time=cache[key], prompts=prompts)
 
 
 FIT_SPLIT = ("qwen3-32b", "h100-sxm", 4)
@@ -319,8 +455,8 @@ def fit_host(points: list[Point], waves: int = WAVES) -> float:
     workers, output processing, not overlapped in the releases measured) is this one number."""
     num = den = 0.0
     for p in points:
-        zero = predict(p, "measured", waves, StepTime.measured(p.model, p.gpu, p.tp, host_step=0.0))
-        probe = predict(p, "measured", waves, StepTime.measured(p.model, p.gpu, p.tp, host_step=PROBE))
+        zero = predict(p, "measured", waves, StepTime.measured(model_for(p), p.gpu, p.tp, host_step=0.0))
+        probe = predict(p, "measured", waves, StepTime.measured(model_for(p), p.gpu, p.tp, host_step=PROBE))
         slope = (probe.tpot - zero.tpot) / PROBE
         weight = 1.0 / p.tpot**2
         num += weight * slope * (p.tpot - zero.tpot)
@@ -338,7 +474,7 @@ def gemm_bound(p: Point) -> float:
     attention, the LM head and the host left out). Above 1, the point's throughput is more than
     the kernels can compute: its prompts were not all computed (a prefix cache hit, prompts
     shorter than stated), and no step-time model that computes them can match it."""
-    tables = StepTime.measured(p.model, p.gpu, p.tp).tables
+    tables = StepTime.measured(model_for(p), p.gpu, p.tp).tables
     assert tables is not None
     per_token = float(np.min(tables.tokens[1:] / np.arange(1, len(tables.tokens))))
     rate = p.concurrency / (p.ttft + (p.osl - 1) * p.tpot)
@@ -382,25 +518,37 @@ def summary(predictions: list[Prediction]) -> list[dict[str, Any]]:
 
 
 __all__ = [
+    "AIPERF_POOL",
+    "BENCHMARKS",
     "DATASET_PROMPTS",
     "FIT_SPLIT",
     "GPU_MEMORY_UTILIZATION",
+    "INFERENCEMAX",
+    "INFERENCEMAX_BATCHED_TOKENS",
+    "INFERENCEMAX_PROMPTS_PER_CLIENT",
+    "INFERENCEMAX_RANGE_RATIO",
+    "INFERENCEMAX_SEED",
     "MODELS",
     "PROBE",
     "PROMPT_SEED",
     "SILICON",
+    "SOURCE_BENCHMARKS",
+    "STEADY",
     "STEP_TIMES",
     "SYSTEMS",
     "WAVES",
     "Point",
     "Prediction",
+    "burst_loop",
     "closed_loop",
     "config_for",
     "fit_host",
     "gemm_bound",
     "in_fit_split",
     "mape",
+    "model_for",
     "predict",
+    "replay",
     "rows",
     "step_time_for",
     "summary",

@@ -48,21 +48,17 @@ def cmd_serve_validate(args: argparse.Namespace) -> int:
         host = validate.fit_host(split, args.waves)
         if not args.json:
             print(f"host overhead: {duration(host)} per step (not reported on the points it was fitted on)")
-    predictions, cache = [], {}
-    for i, p in enumerate(points):
-        for kind in kinds:
-            key = (p.model, p.gpu, p.tp, kind)
-            if key not in cache:
-                cache[key] = validate.step_time_for(p, kind, host)
-            q = validate.predict(p, kind, waves=args.waves, step_time=cache[key], prompts=args.prompts)
-            predictions.append(q)
-            if not args.json:
-                print(
-                    f"{i + 1:>4}/{len(points)} {p.model} {p.gpu} tp{p.tp} {p.isl}x{p.osl} c{p.concurrency} {kind}: "
-                    f"TTFT {duration(q.ttft)} (measured {duration(p.ttft)}, {percent(q.ttft_error)}), "
-                    f"TPOT {duration(q.tpot)} (measured {duration(p.tpot)}, {percent(q.tpot_error)})",
-                    flush=True,
-                )
+    predictions = []
+    for q in validate.replay(points, kinds, host, args.waves, args.prompts):
+        predictions.append(q)
+        if not args.json:
+            p = q.point
+            print(
+                f"{points.index(p) + 1:>4}/{len(points)} {p.model} {p.gpu} tp{p.tp} {p.isl}x{p.osl} c{p.concurrency} "
+                f"{q.step_time}: TTFT {duration(q.ttft)} (measured {duration(p.ttft)}, {percent(q.ttft_error)}), "
+                f"TPOT {duration(q.tpot)} (measured {duration(p.tpot)}, {percent(q.tpot_error)})",
+                flush=True,
+            )
     table = validate.summary(predictions)
     if args.out:
         buf = io.StringIO()
@@ -102,13 +98,15 @@ def add_commands(sub: Subcommands) -> None:
         "--waves",
         type=int,
         default=validate.WAVES,
-        help=f"requests measured per client (default {validate.WAVES}, as the measurements' num-prompts)",
+        help=f"requests measured per client of the closed-loop points (default {validate.WAVES}); the "
+        "InferenceMAX points measure their benchmark's 10",
     )
     p.add_argument(
         "--prompts",
         type=int,
-        help=f"clients draw from N distinct prompts with vLLM's prefix cache on (AIPerf's default dataset: "
-        f"{validate.DATASET_PROMPTS}); default every prompt distinct",
+        help="the closed-loop points' clients draw from N distinct prompts with vLLM's prefix cache on "
+        f"(default: as each source's benchmark did: {validate.DATASET_PROMPTS}, AIPerf's default dataset, for the "
+        "points that repeat prompts, else every prompt distinct)",
     )
     p.add_argument("--limit", type=int, help="only the first N points")
     p.add_argument("--out", help="write every point's prediction to this CSV")

@@ -38,8 +38,10 @@ def build(quick: bool, seed: int, progress: Optional[Progress] = None) -> Sectio
         KEY,
         "07 Time you can trust: the step time against measured vLLM runs",
         "Every measured vLLM serving run of AIConfigurator's silicon_sample.csv with a model and GPU that have "
-        "presets and kernel tables, replayed through the serving engine with closed-loop clients at the measured "
-        "concurrency, fixed ISL/OSL: predicted against measured mean TTFT and TPOT. The roofline uses assumed "
+        "presets and kernel tables, replayed through the serving engine with clients at the measured concurrency "
+        "sending what each source's benchmark sent (InferenceMAX's random lengths and cold start for the "
+        "Llama-3.1-70B sweep, a pool of repeated prompts where the throughput proves it, else fixed lengths in a "
+        "steady state): predicted against measured mean TTFT and TPOT. The roofline uses assumed "
         "utilisations; the measured model reads every kernel from the GPU's operator tables (vLLM 0.24.0) with "
         "BLIS's published host overhead; the fitted one fits that host overhead alone on a named split "
         f"({' '.join(map(str, validate.FIT_SPLIT))}); every model is reported only on the other points. The runs were "
@@ -53,15 +55,11 @@ def build(quick: bool, seed: int, progress: Optional[Progress] = None) -> Sectio
             if progress:
                 progress("07-steptime: fitting the host overhead on the named split")
             host = validate.fit_host([p for p in validate.rows() if validate.in_fit_split(p)])
-        predictions, cache = [], {}
-        for i, p in enumerate(points):
-            if progress:
-                progress(f"07-steptime: point {i + 1}/{len(points)}")
-            for kind in kinds:
-                key = (p.model, p.gpu, p.tp, kind)
-                if key not in cache:
-                    cache[key] = validate.step_time_for(p, kind, host)
-                predictions.append(validate.predict(p, kind, step_time=cache[key]))
+        predictions = []
+        for q in validate.replay(points, kinds, host):
+            if progress and q.step_time == kinds[0]:
+                progress(f"07-steptime: point {points.index(q.point) + 1}/{len(points)}")
+            predictions.append(q)
     except (datasets.DatasetError, kernels.TablesMissing) as exc:
         section.skipped.append(f"the validation needs the measured datasets and pyarrow: {exc}")
         return section
@@ -86,7 +84,8 @@ def build(quick: bool, seed: int, progress: Optional[Progress] = None) -> Sectio
             note=_note(summary, host),
             key="07-1",
             units={"TTFT MAPE": "%", "TPOT MAPE": "%"},
-            setup=f"{number(len(points))} measured points, {validate.WAVES} measured requests per client after one warm-up each",
+            setup=f"{number(len(points))} measured points; closed-loop points: {validate.WAVES} measured requests per client "
+            f"after one warm-up each; InferenceMAX points: {validate.INFERENCEMAX_PROMPTS_PER_CLIENT} per client, all measured",
         )
     )
     section.results = {"summary": summary, "host_step": host, "points": [q.to_dict() for q in predictions]}
