@@ -29,6 +29,7 @@ from osbench.serve.lecture import MOONCAKE
 from osbench.serve.replicas import drive_replicas
 from osbench.serve.requests import Requests
 from osbench.serve.routers import ROUTERS, PrefixAware, Random, Router
+from osbench.serve.run import Clients
 from osbench.serve.steptime import StepTime
 from osbench.serve.vllm.engines import stepper
 
@@ -87,7 +88,7 @@ def test_round_robin_over_n_replicas_is_n_independent_engines(workload, n: int, 
     workloads(max_requests=24),
     routers(),
     st.integers(1, 4),
-    st.one_of(st.none(), st.integers(1, 5)),
+    st.one_of(st.none(), st.integers(1, 5), st.builds(Clients, st.integers(1, 5), st.sampled_from([1e-4, 0.02]))),
     st.sampled_from([LINEAR, StepTime.roofline("llama-3-8b", "h100-sxm")]),
     st.booleans(),
 )

@@ -17,6 +17,7 @@ from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.serve import native, reference
 from osbench.serve.config import EngineConfig
 from osbench.serve.requests import Requests
+from osbench.serve.run import Clients
 from osbench.serve.steptime import StepTime
 
 LINEAR = StepTime.linear(0.0037, 1.3e-5, 7.1e-4, 3.3e-7)
@@ -59,3 +60,40 @@ def test_concurrency_at_least_the_requests_is_the_open_loop() -> None:
 def test_bad_concurrency_is_refused_by_name(engine: str, value: object, error: type) -> None:
     with pytest.raises(error, match="concurrency="):
         ob.serve.simulate(burst(3), engine=engine, step_time=LINEAR, concurrency=value, **asdict(CONFIG))
+
+
+@pytest.mark.parametrize("engine", [native, reference])
+def test_a_client_sends_its_next_request_a_turnaround_after_the_finish(engine) -> None:  # type: ignore[no-untyped-def]
+    reqs = burst(5)
+    run = engine.run(reqs, CONFIG, LINEAR, concurrency=Clients(4, turnaround=0.25))
+    assert (run.arrival[:4] == 0).all() and run.arrival[4] == run.finish[:4].min() + 0.25
+    # a turnaround of 0 is the plain count
+    assert_same_runs(
+        engine.run(reqs, CONFIG, LINEAR, concurrency=Clients(4)), engine.run(reqs, CONFIG, LINEAR, concurrency=4)
+    )
+
+
+def test_a_turnaround_makes_the_next_request_miss_the_step_that_starts_at_the_finish() -> None:
+    # Two clients: when one request finishes, the other's next decode step starts at once; the
+    # new request, sent a millisecond later, waits for it before its prefill.
+    reqs = Requests(np.zeros(3), [64, 64, 64], [4, 40, 4])
+    at_once = reference.run(reqs, CONFIG, LINEAR, concurrency=2, record=True)
+    later = reference.run(reqs, CONFIG, LINEAR, concurrency=Clients(2, 1e-3), record=True)
+    decode = LINEAR.coefficients[0] + LINEAR.coefficients[2]  # one request decoding (its context: tens of us)
+    ttft_at_once = at_once.first_token[2] - at_once.arrival[2]
+    ttft_later = later.first_token[2] - later.arrival[2]
+    assert np.isclose(ttft_later - ttft_at_once, decode - 1e-3, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("kw", "error", "name"),
+    [
+        ({"count": 0}, ArgumentError, "concurrency="),
+        ({"count": 2, "turnaround": -1.0}, ArgumentError, "turnaround="),
+        ({"count": 2, "turnaround": float("nan")}, ArgumentError, "turnaround="),
+        ({"count": 2, "turnaround": "1ms"}, ArgumentTypeError, "turnaround="),
+    ],
+)
+def test_bad_clients_are_refused_by_name(kw: dict, error: type, name: str) -> None:  # type: ignore[type-arg]
+    with pytest.raises(error, match=name):
+        Clients(**kw)

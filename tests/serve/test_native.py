@@ -24,7 +24,7 @@ from osbench.serve import native, reference, simulate
 from osbench.serve.config import POLICIES, EngineConfig
 from osbench.serve.drive import drive
 from osbench.serve.requests import Requests
-from osbench.serve.run import EngineRun, Recorder, StepRecord
+from osbench.serve.run import Clients, EngineRun, Recorder, StepRecord
 from osbench.serve.steptime import Batch, StepTime
 from osbench.serve.vllm.checks import check_requests
 from osbench.serve.vllm.config import PREDICTIONS
@@ -231,16 +231,17 @@ def test_prompts_without_content_run_as_if_every_block_had_content_of_its_own(wo
 
 
 @settings(max_examples=150, deadline=None)
-@given(pressured(), st.integers(1, 6))
-def test_native_equals_the_reference_with_closed_loop_clients(workload, concurrency: int) -> None:  # type: ignore[no-untyped-def]
+@given(pressured(), st.integers(1, 6), st.sampled_from([0.0, 1e-4, 3e-3, 0.05]))
+def test_native_equals_the_reference_with_closed_loop_clients(workload, count: int, turnaround: float) -> None:  # type: ignore[no-untyped-def]
     reqs, cfg = workload
+    concurrency = Clients(count, turnaround)
     ours = run_or_same_livelock(reference.run, native.run, reqs, cfg, LINEAR, concurrency=concurrency)
     if ours is None:
         return
     assert_same_runs(ours, native.run(reqs, cfg, LINEAR, record=True, concurrency=concurrency))
     assert_same_runs(ours, native.run(reqs, cfg, LINEAR, record=True, jump=False, concurrency=concurrency))
     in_flight_when_sent = [int(((ours.arrival <= t) & (t < ours.finish)).sum()) for t in ours.arrival]
-    assert max(in_flight_when_sent) <= concurrency
+    assert max(in_flight_when_sent) <= count
     assert (ours.arrival >= reqs.arrival).all()
 
 

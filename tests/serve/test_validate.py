@@ -32,8 +32,12 @@ def test_closed_loop_keeps_the_clients_busy() -> None:
     assert len(ttft) == 8 and np.all(ttft > 0) and np.all(tpot > 0)
     assert math.isclose(ttft[0], 0.01 + 4 * 64 * 1e-5)  # all four prompts in the first step: lockstep
     # With the warm-up, the four clients' measured requests arrive one by one, spread over a lifetime.
-    ttft, _ = validate.closed_loop(cfg, t, 64, 8, 4, 8)
+    ttft, _ = validate.closed_loop(cfg, t, 64, 8, 4, 8, turnaround=0.0)
     assert len(ttft) == 8 and max(ttft) < 0.01 + 2 * 64 * 1e-5 + 3 * 1e-3
+    # Sent 1 ms after its predecessor finished, each request misses the decode step of the other
+    # three that starts then (13 ms, 12 left), and is prefilled in the next one, beside them.
+    ttft, _ = validate.closed_loop(cfg, t, 64, 8, 4, 8)
+    assert validate.CLIENT_TURNAROUND == 1e-3 and np.allclose(ttft, 0.012 + 0.01 + 64 * 1e-5 + 3 * 1e-3)
 
 
 def test_a_prompt_pool_hits_the_prefix_cache() -> None:

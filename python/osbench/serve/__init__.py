@@ -34,7 +34,7 @@ from osbench.serve.models import GPU, GPUS, MODELS, Model, num_blocks
 from osbench.serve.plan import Plan, plan
 from osbench.serve.requests import Requests, RequestsSummary
 from osbench.serve.result import PriorityClass, ServeResult, ServeSummary, Stats
-from osbench.serve.run import EngineRun, Steps
+from osbench.serve.run import Clients, EngineRun, Steps
 from osbench.serve.simulate import simulate
 from osbench.serve.steptime import Batch, StepTime
 from osbench.serve.vllm.tiers import MEDIA as KV_TIER_MEDIA
@@ -49,6 +49,7 @@ __all__ = [
     "LINKS",
     "MODELS",
     "Batch",
+    "Clients",
     "ClusterResult",
     "ClusterSummary",
     "DisaggResult",

@@ -28,7 +28,7 @@ from osbench.serve.replicas import ClusterRun, drive_replicas
 from osbench.serve.requests import Requests
 from osbench.serve.result import ServeResult, ServeSummary
 from osbench.serve.routers import router_of
-from osbench.serve.run import EngineRun, Steps, check_concurrency
+from osbench.serve.run import Concurrency, EngineRun, Steps, check_concurrency
 from osbench.serve.simulate import configure, sent_to
 
 MAX_REPLICAS = 4096
@@ -179,7 +179,7 @@ def simulate_cluster(
     step_time: Any = None,
     num_blocks: Optional[int] = None,
     record: bool = False,
-    concurrency: Optional[int] = None,
+    concurrency: Concurrency = None,
     **config: Any,
 ) -> ClusterResult:
     """Serve ``requests`` on ``replicas`` identical engines behind ``router`` and return the

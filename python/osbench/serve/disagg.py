@@ -34,7 +34,7 @@ from osbench.serve.pools import DisaggRun, Pool, drive_disaggregated, one_token
 from osbench.serve.requests import Requests
 from osbench.serve.result import ServeResult, ServeSummary, Stats
 from osbench.serve.routers import router_of
-from osbench.serve.run import EngineRun, Steps, check_concurrency
+from osbench.serve.run import Concurrency, EngineRun, Steps, check_concurrency
 from osbench.serve.simulate import configure, sent_to
 
 OVERLAPS = ("after-prefill", "layerwise")
@@ -235,7 +235,7 @@ def simulate_disaggregated(
     step_time: Any = None,
     num_blocks: Optional[int] = None,
     record: bool = False,
-    concurrency: Optional[int] = None,
+    concurrency: Concurrency = None,
     **config: Any,
 ) -> DisaggResult:
     """Serve ``requests`` on ``prefill`` prefill instances and ``decode`` decode instances

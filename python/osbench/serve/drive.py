@@ -11,7 +11,9 @@ The clock: before each step, every request that has been sent joins the engine, 
 nothing runs or waits, the clock jumps to the next send. A step's output tokens come out at its
 end. Requests are sent at their arrival, or, with ``concurrency=N``, as ``benchmark_serving
 --max-concurrency N`` sends them: at most ``N`` in flight, request ``i`` sent at its arrival or
-when a request finishes and leaves room, whichever is later (the run's ``arrival`` says when).
+when a request finishes and leaves room, whichever is later (the run's ``arrival`` says when);
+with ``concurrency=Clients(N, turnaround)`` the room is taken ``turnaround`` seconds after the
+finish (:class:`~osbench.serve.run.Clients`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from dataclasses import dataclass
 from typing import Optional, Protocol
 
 from osbench.serve.requests import Requests
-from osbench.serve.run import EngineRun, Recorder, StepTimeModel, step_duration
+from osbench.serve.run import Concurrency, EngineRun, Recorder, StepTimeModel, check_concurrency, step_duration
 from osbench.serve.steptime import Batch
 
 
@@ -111,13 +113,16 @@ class Sender:
     docstring). The one rule of every loop that sends requests (:func:`drive`, and the loop of
     replicas behind a router, :mod:`osbench.serve.cluster`)."""
 
-    def __init__(self, arrival: Sequence[float], concurrency: Optional[int]) -> None:
+    def __init__(self, arrival: Sequence[float], concurrency: Concurrency) -> None:
         self.arrival = arrival
+        concurrency = check_concurrency(concurrency)
         self.next = 0
         """The next request to send."""
         n = len(arrival)
-        # When each free place in flight became free (a heap: several engines finish out of order).
-        self.room: Optional[list[float]] = None if concurrency is None else [0.0] * min(concurrency, n)
+        self.turnaround = 0.0 if concurrency is None else concurrency.turnaround
+        # When each free place in flight takes its next request (a heap: several engines finish
+        # out of order).
+        self.room: Optional[list[float]] = None if concurrency is None else [0.0] * min(concurrency.count, n)
 
     def more(self) -> bool:
         """Whether any request is left to send."""
@@ -141,10 +146,11 @@ class Sender:
         return index, sent
 
     def finished(self, end: float, count: int) -> None:
-        """``count`` requests finished at ``end``, each leaving room for one more."""
+        """``count`` requests finished at ``end``, each leaving room for one more, taken
+        ``turnaround`` seconds later."""
         if self.room is not None:
             for _ in range(count):
-                heapq.heappush(self.room, end)
+                heapq.heappush(self.room, end + self.turnaround)
 
 
 def take_step(
@@ -193,7 +199,7 @@ def drive(
     recorder: Recorder,
     *,
     guard: Optional[Guard] = None,
-    concurrency: Optional[int] = None,
+    concurrency: Concurrency = None,
 ) -> EngineRun:
     """Serve ``requests`` on ``stepper``, each step taking ``step_time(batch)`` seconds, into
     ``recorder`` (made for ``len(requests)`` requests); with ``guard``, a run that repeats itself

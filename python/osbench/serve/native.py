@@ -11,7 +11,7 @@ reference engine only.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
@@ -24,7 +24,7 @@ from osbench.serve.pools import DisaggRun, one_token
 from osbench.serve.replicas import ClusterRun
 from osbench.serve.requests import Requests
 from osbench.serve.routers import ROUTERS, PrefixAware, Random, Router
-from osbench.serve.run import EngineRun, check_concurrency, check_memory, engine_run
+from osbench.serve.run import Concurrency, EngineRun, check_memory, client_options, engine_run
 from osbench.serve.steptime import native_step_time
 from osbench.serve.vllm.checks import check_requests
 from osbench.serve.vllm.prediction import predicted_output_len
@@ -40,7 +40,7 @@ def run(
     *,
     record: bool = False,
     jump: bool = True,
-    concurrency: Optional[int] = None,
+    concurrency: Concurrency = None,
     steps: bool = True,
 ) -> EngineRun:
     """Serve ``requests`` with the engine ``config`` describes, each step taking
@@ -66,7 +66,7 @@ def _inputs(
     arrays (``requests``), the engine's settings and step time (``engine``), and the run's
     ``options``."""
     priority = check_requests(requests, config)
-    concurrency = check_concurrency(concurrency)
+    clients = client_options(concurrency)
     timing = native_step_time(step_time)
     for name, value in (("record", record), ("jump", jump)):
         if not isinstance(value, bool):
@@ -89,7 +89,7 @@ def _inputs(
     return {
         "requests": arrays,
         "engine": engine,
-        "options": {"record": record, "jump": jump, "concurrency": concurrency},
+        "options": {"record": record, "jump": jump, **clients},
     }
 
 
@@ -102,7 +102,7 @@ def run_cluster(
     *,
     record: bool = False,
     jump: bool = True,
-    concurrency: Optional[int] = None,
+    concurrency: Concurrency = None,
 ) -> ClusterRun:
     """Serve ``requests`` on ``replicas`` engines behind ``router`` in Rust
     (``_native.serve_simulate_cluster``), equal to :func:`osbench.serve.replicas.drive_replicas`
@@ -164,7 +164,7 @@ def disaggregated_call(
     *,
     record: bool = False,
     jump: bool = True,
-    concurrency: Optional[int] = None,
+    concurrency: Concurrency = None,
     layers: int = 0,
 ) -> Any:
     """Serve ``requests`` on a prefill pool and a decode pool (``configs``, ``step_times``,

@@ -50,7 +50,7 @@ from osbench.serve.links import Link
 from osbench.serve.replicas import _Engine, _own, checked
 from osbench.serve.requests import Requests
 from osbench.serve.routers.base import Replica, Request, Router
-from osbench.serve.run import EngineRun, Recorder, StepTimeModel
+from osbench.serve.run import Concurrency, EngineRun, Recorder, StepTimeModel
 
 
 @dataclass(frozen=True, eq=False)
@@ -149,7 +149,7 @@ def drive_disaggregated(
     kv_bytes: np.ndarray,
     *,
     record: bool = False,
-    concurrency: Optional[int] = None,
+    concurrency: Concurrency = None,
     layers: int = 0,
 ) -> DisaggRun:
     """Serve ``requests`` on the ``prefill`` pool (whose steppers serve ``prefill_requests``,

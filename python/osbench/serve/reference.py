@@ -59,7 +59,7 @@ from osbench.serve.config import EngineConfig
 from osbench.serve.drive import drive
 from osbench.serve.hashing import ROOT_HASH, block_hash, private_content
 from osbench.serve.requests import Requests
-from osbench.serve.run import EngineRun, Recorder, StepTimeModel, check_concurrency, check_memory
+from osbench.serve.run import Concurrency, EngineRun, Recorder, StepTimeModel, check_concurrency, check_memory
 from osbench.serve.vllm.block_pool import Block, BlockPool, FreeBlockQueue
 from osbench.serve.vllm.checks import check_requests
 from osbench.serve.vllm.kv_cache_manager import KVCacheManager, cdiv
@@ -181,7 +181,7 @@ def run(
     step_time: StepTimeModel,
     *,
     record: bool = False,
-    concurrency: Optional[int] = None,
+    concurrency: Concurrency = None,
 ) -> EngineRun:
     """Serve ``requests`` with the engine ``config`` describes; each step takes
     ``step_time(batch)`` seconds (see :class:`~osbench.serve.StepTime`).

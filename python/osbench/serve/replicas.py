@@ -28,7 +28,7 @@ from osbench.errors import ArgumentError
 from osbench.serve.drive import Guard, Output, Sender, Stepper, take_step
 from osbench.serve.requests import Requests
 from osbench.serve.routers.base import Replica, Request, Router
-from osbench.serve.run import EngineRun, Recorder, StepTimeModel
+from osbench.serve.run import Concurrency, EngineRun, Recorder, StepTimeModel
 
 
 @dataclass(frozen=True, eq=False)
@@ -137,7 +137,7 @@ def drive_replicas(
     usable_blocks: int,
     block_size: int,
     record: bool = False,
-    concurrency: Optional[int] = None,
+    concurrency: Concurrency = None,
 ) -> ClusterRun:
     """Serve ``requests`` on ``engines`` (a stepper and its livelock guard per replica, each
     with ``usable_blocks`` KV blocks of ``block_size`` tokens) behind ``router`` (started

@@ -11,7 +11,7 @@ import math
 import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Union
 
 import numpy as np
 
@@ -241,11 +241,43 @@ def check_types(requests: Any, config: Any, config_type: type, config_name: str)
         raise ArgumentTypeError(f"config={type(config).__name__} is not accepted: it must be {config_name}")
 
 
-def check_concurrency(concurrency: Any) -> Optional[int]:
-    """``concurrency``: None (each request sent at its arrival) or the most requests in flight."""
-    if concurrency is None:
-        return None
-    return _checks.positive_int("concurrency", concurrency, maximum=2**32)
+@dataclass(frozen=True)
+class Clients:
+    """Closed-loop clients, as ``benchmark_serving --max-concurrency`` sends requests: at most
+    ``count`` in flight, request ``i`` sent at its arrival or ``turnaround`` seconds after a
+    request in flight finished and left room, whichever is later. ``turnaround``: the response's
+    trip to its client and the next request's trip to the engine (HTTP, tokenisation); any
+    positive one has the next request miss the step that starts when its predecessor finished,
+    as a real engine's does. ``concurrency=N`` is ``Clients(N)``, a turnaround of 0."""
+
+    count: int
+    turnaround: float = 0.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "count", _checks.positive_int("concurrency", self.count, maximum=2**32))
+        object.__setattr__(self, "turnaround", _checks.real("turnaround", self.turnaround, minimum=0.0))
+
+
+Concurrency = Union[int, Clients, None]
+"""What a ``concurrency`` argument takes: None (each request sent at its arrival), the most
+requests in flight, or :class:`Clients`."""
+
+
+def check_concurrency(concurrency: Any) -> Optional[Clients]:
+    """``concurrency`` (:data:`Concurrency`) as :class:`Clients`, or None: each request sent at
+    its arrival."""
+    if concurrency is None or isinstance(concurrency, Clients):
+        return concurrency
+    return Clients(_checks.positive_int("concurrency", concurrency, maximum=2**32))
+
+
+def client_options(concurrency: Any) -> dict[str, Any]:
+    """``concurrency`` (:data:`Concurrency`, checked) as the native engines' options take it:
+    ``concurrency`` (the count, or None) and ``turnaround``."""
+    clients = check_concurrency(concurrency)
+    if clients is None:
+        return {"concurrency": None, "turnaround": 0.0}
+    return {"concurrency": clients.count, "turnaround": clients.turnaround}
 
 
 def _indices(idx: np.ndarray) -> str:

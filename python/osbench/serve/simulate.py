@@ -14,7 +14,7 @@ from osbench.serve.engines import semantics as semantics_of
 from osbench.serve.models import GPU, Model
 from osbench.serve.requests import Requests
 from osbench.serve.result import ServeResult
-from osbench.serve.run import EngineRun, batch_of, check_clock_moves
+from osbench.serve.run import Concurrency, EngineRun, batch_of, check_clock_moves
 from osbench.serve.steptime import StepTime
 
 
@@ -29,7 +29,7 @@ def simulate(
     step_time: Any = None,
     num_blocks: Optional[int] = None,
     record: bool = False,
-    concurrency: Optional[int] = None,
+    concurrency: Concurrency = None,
     **config: Any,
 ) -> ServeResult:
     """Serve ``requests`` as vLLM 0.33.0 would (continuous batching, paged KV cache, prefix
@@ -64,7 +64,9 @@ def simulate(
     - ``concurrency``: closed-loop clients, as ``benchmark_serving --max-concurrency`` sends
       requests: at most that many in flight, request ``i`` sent at its arrival or when one
       finishes and leaves room, whichever is later; its TTFT counts from when it was sent.
-      None (the default): each request is sent at its arrival.
+      :class:`~osbench.serve.Clients` ``(N, turnaround)`` sends it ``turnaround`` seconds after
+      the finish (the round trip through the client). None (the default): each request is sent
+      at its arrival.
 
     >>> import osbench as ob
     >>> reqs = ob.serve.Requests.poisson(50, rate=5.0, seed=1)

@@ -52,6 +52,7 @@ from osbench.serve import native, reference
 from osbench.serve.config import EngineConfig, server_batch_defaults
 from osbench.serve.models import GPU, Model, num_blocks
 from osbench.serve.requests import Requests
+from osbench.serve.run import Clients
 from osbench.serve.steptime import StepTime
 
 SILICON = "aic-silicon-sample"
@@ -96,6 +97,15 @@ GPU_MEMORY_UTILIZATION = 0.9
 """The KV pool of the measured engines: vLLM's default share of GPU memory in the releases
 measured (0.9 before 0.33.0's 0.92)."""
 
+
+CLIENT_TURNAROUND = 1e-3
+"""Seconds from a response's last token to its client's next request reaching the engine (the
+response's trip, the client sending again, the server's HTTP handling and tokenisation): an
+assumption, not measured by the rows. Any value under a step's length gives nearly the same
+replay: what matters is that the next request misses the step that starts the moment its
+predecessor finished, as it does in a real server, and joins the one after
+(:class:`~osbench.serve.run.Clients`). 0.3 ms and 3 ms move the InferenceMAX points' TTFT MAPE
+by under half a point."""
 
 STEADY, AIPERF_POOL, INFERENCEMAX = "steady", "aiperf-pool", "inferencemax"
 
@@ -209,12 +219,13 @@ def rows(path: Optional[str] = None) -> list[Point]:
 
 def model_for(p: Point) -> Model:
     """The model a point's server ran: its preset, with an FP8 KV cache for the
-    :data:`INFERENCEMAX` points. Their checkpoint (NVIDIA's ModelOpt FP8 export) declares
-    ``kv_cache_quant_algo: FP8``, which vLLM's ``--kv-cache-dtype auto`` follows
-    (``resolve_kv_cache_dtype_string`` in ``vllm/utils/torch_utils.py``), and the points themselves
-    show the larger pool: on one H200, 32 clients of 1,024 + 8,192 tokens were served without the
-    queueing a BF16 pool (186k tokens, against up to 295k in flight) forces, which the FP8 one
-    (372k) avoids; 64 clients queue (measured TTFT 5.3 s)."""
+    :data:`INFERENCEMAX` points. The points themselves show that pool: on one H200, 32 clients of
+    1,024 + 8,192 tokens (up to 295k tokens in flight) were served without the queueing a BF16
+    pool (186k tokens) forces, which an FP8 one (372k) avoids, and 64 clients queue (measured
+    TTFT 5.3 s). The rows do not record the flag: the checkpoint (NVIDIA's ModelOpt FP8 export)
+    declares ``kv_cache_quant_algo: FP8``, which ``--kv-cache-dtype auto`` follows from vLLM's
+    December 2025 releases on (``resolve_kv_cache_dtype_string`` in ``vllm/utils/
+    torch_utils.py``, vllm-project/vllm#29980), and ``--kv-cache-dtype fp8`` sets before."""
     m = Model.preset(p.model)
     return replace(m, kv_dtype="fp8") if p.benchmark == INFERENCEMAX else m
 
@@ -251,10 +262,12 @@ def closed_loop(
     warmup: bool = True,
     engine: str = "native",
     prompts: Optional[int] = None,
+    turnaround: float = CLIENT_TURNAROUND,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Serve ``requests`` measured requests of ``isl`` prompt and ``osl`` output tokens from
-    ``concurrency`` clients, each sending its next request the moment its last one finished
-    (``simulate(..., concurrency=N)``'s clients: vLLM 0.33.0's scheduler on the ``engine``, native
+    ``concurrency`` clients, each sending its next request ``turnaround`` seconds after its last
+    one finished (:data:`CLIENT_TURNAROUND`; ``simulate(..., concurrency=Clients(N, turnaround))``'s
+    clients: vLLM 0.33.0's scheduler on the ``engine``, native
     or reference, equal to the last bit). Returns the measured requests' TTFT, counted from when
     each was sent, and TPOT, seconds, in the order they were sent.
 
@@ -286,7 +299,7 @@ def closed_loop(
     n = len(outputs)
     loop = native.run if _checks.engine(engine) == "native" else reference.run
     requests_ = Requests(np.zeros(n), np.full(n, isl), outputs, **_prompt_blocks(n, isl, prompts, config.block_size))
-    run = loop(requests_, config, step_time, concurrency=clients)
+    run = loop(requests_, config, step_time, concurrency=Clients(clients, turnaround))
     measured = slice(first_measured, first_measured + requests)
     ttft = run.first_token[measured] - run.arrival[measured]
     tpot = (run.finish[measured] - run.first_token[measured]) / max(osl - 1, 1)
@@ -316,11 +329,12 @@ def burst_loop(
     prompts_per_client: int = INFERENCEMAX_PROMPTS_PER_CLIENT,
     range_ratio: float = INFERENCEMAX_RANGE_RATIO,
     seed: int = INFERENCEMAX_SEED,
+    turnaround: float = CLIENT_TURNAROUND,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Serve ``prompts_per_client * concurrency`` requests as vLLM's ``benchmark_serving.py``
     sends them with ``--request-rate inf --max-concurrency`` and random lengths: every request
-    created at once, ``concurrency`` of them in flight (the next one sent the moment one
-    finishes, in order), each with its input and output lengths drawn uniformly from
+    created at once, ``concurrency`` of them in flight (the next one sent ``turnaround`` seconds
+    after one finishes, in order: :data:`CLIENT_TURNAROUND`), each with its input and output lengths drawn uniformly from
     ``int(L * range_ratio) .. L`` (at least 1), ``ignore_eos``. Every request is measured, the
     first ``concurrency`` ones starting together on an idle server. Returns every request's TTFT,
     counted from when it was sent, and the TPOT of those with more than one output token,
@@ -335,7 +349,8 @@ def burst_loop(
     inputs = rng.integers(max(1, int(isl * range_ratio)), isl + 1, size=n)
     outputs = rng.integers(max(1, int(osl * range_ratio)), osl + 1, size=n)
     loop = native.run if _checks.engine(engine) == "native" else reference.run
-    run = loop(Requests(np.zeros(n), inputs, outputs), config, step_time, concurrency=concurrency)
+    clients = Clients(concurrency, turnaround)
+    run = loop(Requests(np.zeros(n), inputs, outputs), config, step_time, concurrency=clients)
     ttft = run.first_token - run.arrival
     several = outputs > 1
     tpot = (run.finish - run.first_token)[several] / (outputs[several] - 1)
@@ -520,6 +535,7 @@ def summary(predictions: list[Prediction]) -> list[dict[str, Any]]:
 __all__ = [
     "AIPERF_POOL",
     "BENCHMARKS",
+    "CLIENT_TURNAROUND",
     "DATASET_PROMPTS",
     "FIT_SPLIT",
     "GPU_MEMORY_UTILIZATION",

@@ -171,12 +171,15 @@ group! {
 /// A run's options as Python passes them, a dict (`native._inputs`' `options`): `record`
 /// (keep every step's detail), `jump` (skip decode-only stretches in one jump), `concurrency`
 /// (at most that many requests in flight, closed-loop clients; None: each request sent at its
-/// arrival; None when absent) and `steps` (keep the per-step rows; true when absent).
+/// arrival; None when absent), `turnaround` (seconds from a finish to that client's next
+/// request; 0 when absent) and `steps` (keep the per-step rows; true when absent).
 struct OptionArgs {
     record: bool,
     jump: bool,
     #[pyo3(default)]
     concurrency: Option<usize>,
+    #[pyo3(default)]
+    turnaround: f64,
     #[pyo3(default = Options::default().steps)]
     steps: bool,
 }
@@ -184,7 +187,7 @@ struct OptionArgs {
 
 impl From<OptionArgs> for Options {
     fn from(o: OptionArgs) -> Options {
-        Options { record: o.record, jump: o.jump, concurrency: o.concurrency, steps: o.steps }
+        Options { record: o.record, jump: o.jump, concurrency: o.concurrency, turnaround: o.turnaround, steps: o.steps }
     }
 }
 

@@ -11,7 +11,7 @@ from typing import Any, Optional
 from osbench.errors import ArgumentError
 from osbench.serve.models import GPU, Model
 from osbench.serve.requests import Requests
-from osbench.serve.run import EngineRun
+from osbench.serve.run import Concurrency, EngineRun
 from osbench.serve.sglang import native
 from osbench.serve.sglang import stepper as sglang_stepper
 from osbench.serve.sglang.config import (
@@ -80,7 +80,7 @@ def run(
     *,
     engine: str = "reference",
     record: bool = False,
-    concurrency: Optional[int] = None,
+    concurrency: Concurrency = None,
 ) -> EngineRun:
     """Serve ``requests`` with SGLang 0.5.23's scheduler on ``engine``, ``"reference"`` or
     ``"native"`` (checked by the caller against the row's engines)."""

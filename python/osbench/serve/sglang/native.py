@@ -12,13 +12,13 @@ releases the GIL and stops on Ctrl-C (``KeyboardInterrupt``).
 from __future__ import annotations
 
 import sys
-from typing import Any, Optional
+from typing import Any
 
 from osbench import _native
 from osbench.errors import ArgumentTypeError
 from osbench.serve.engines import ENGINES
 from osbench.serve.requests import Requests
-from osbench.serve.run import EngineRun, check_concurrency, check_memory, engine_run
+from osbench.serve.run import Concurrency, EngineRun, check_memory, client_options, engine_run
 from osbench.serve.sglang.config import EngineConfig
 from osbench.serve.sglang.stepper import check_requests
 from osbench.serve.steptime import native_step_time
@@ -33,14 +33,14 @@ def run(
     step_time: Any,
     *,
     record: bool = False,
-    concurrency: Optional[int] = None,
+    concurrency: Concurrency = None,
 ) -> EngineRun:
     """Serve ``requests`` with SGLang 0.5.23's scheduler as ``config`` describes it, natively;
     see :func:`osbench.serve.sglang.stepper.run`. The prompts' tokens are those the reference
     takes (:func:`~osbench.serve.sglang.stepper.prompt_tokens`), passed as the one-token block
     keys they are made from (made in the core for prompts without content)."""
     check_requests(requests, config)
-    concurrency = check_concurrency(concurrency)
+    clients = client_options(concurrency)
     timing = native_step_time(step_time)
     if not isinstance(record, bool):
         raise ArgumentTypeError(f"record={record!r} is not accepted: it must be True or False")
@@ -58,7 +58,7 @@ def run(
             "key_offsets": offsets,
         },
         {"settings": {name: getattr(config, name) for name in _SETTINGS}, **timing},
-        {"record": record, "jump": False, "concurrency": concurrency},
+        {"record": record, "jump": False, **clients},
         # The admission adds the running requests' expected outputs with sum(), which CPython
         # compensates from 3.12 on (as the reference, and SGLang, then do).
         compensated_sum=sys.version_info >= (3, 12),

@@ -40,7 +40,7 @@ from osbench.serve.drive import Output, Planned, drive, recomputed
 from osbench.serve.peers.fetch import Wheel, peers_dir
 from osbench.serve.peers.sandbox import Sandbox
 from osbench.serve.requests import Requests
-from osbench.serve.run import EngineRun, Recorder, StepTimeModel, check_concurrency
+from osbench.serve.run import Concurrency, EngineRun, Recorder, StepTimeModel, check_concurrency
 from osbench.serve.sglang.config import EngineConfig
 from osbench.serve.sglang.request import private_token
 from osbench.serve.sglang.stepper import check_requests, prompt_tokens
@@ -641,7 +641,7 @@ def run(
     config: EngineConfig,
     step_time: StepTimeModel,
     *,
-    concurrency: Optional[int] = None,
+    concurrency: Concurrency = None,
 ) -> EngineRun:
     """Serve ``requests`` with SGLang 0.5.23's own scheduling code on the engine loop,
     recording every step."""

@@ -3,14 +3,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
 from osbench.errors import ArgumentError
 from osbench.serve.drive import Output, Planned, drive, recomputed
 from osbench.serve.requests import Requests
-from osbench.serve.run import EngineRun, Recorder, StepTimeModel, check_concurrency, check_types
+from osbench.serve.run import Concurrency, EngineRun, Recorder, StepTimeModel, check_concurrency, check_types
 from osbench.serve.sglang.config import EngineConfig
 from osbench.serve.sglang.request import Req
 from osbench.serve.sglang.scheduler import Scheduler, StepWork
@@ -99,7 +99,7 @@ def run(
     step_time: StepTimeModel,
     *,
     record: bool = False,
-    concurrency: Optional[int] = None,
+    concurrency: Concurrency = None,
 ) -> EngineRun:
     """Serve ``requests`` with SGLang 0.5.23's scheduler as ``config`` describes it, each step
     taking ``step_time(batch)`` seconds, on the engine loop of :func:`osbench.serve.drive.drive`

@@ -15,7 +15,7 @@ from osbench.serve import native, reference
 from osbench.serve.models import GPU, Model
 from osbench.serve.models import num_blocks as model_blocks
 from osbench.serve.requests import Requests
-from osbench.serve.run import EngineRun
+from osbench.serve.run import Concurrency, EngineRun
 from osbench.serve.steptime import StepTime
 from osbench.serve.vllm.checks import check_requests
 from osbench.serve.vllm.config import POLICIES, PREDICTIONS, EngineConfig, server_batch_defaults
@@ -82,7 +82,7 @@ def run(
     *,
     engine: str = "native",
     record: bool = False,
-    concurrency: Optional[int] = None,
+    concurrency: Concurrency = None,
 ) -> EngineRun:
     """Serve ``requests`` with vLLM 0.33.0's scheduler on ``engine`` (checked by the caller)."""
     run_engine = native.run if engine == "native" else reference.run

@@ -38,7 +38,7 @@ from osbench.serve.drive import Output, Planned, drive
 from osbench.serve.peers.fetch import Wheel, peers_dir
 from osbench.serve.peers.sandbox import Sandbox
 from osbench.serve.requests import Requests
-from osbench.serve.run import EngineRun, Recorder, StepTimeModel, check_concurrency
+from osbench.serve.run import Concurrency, EngineRun, Recorder, StepTimeModel, check_concurrency
 from osbench.serve.steptime import StepWork
 from osbench.serve.vllm.checks import check_requests
 from osbench.serve.vllm.config import EngineConfig
@@ -396,7 +396,7 @@ reference only)."""
 
 
 def run(
-    requests: Requests, config: EngineConfig, step_time: StepTimeModel, *, concurrency: Optional[int] = None
+    requests: Requests, config: EngineConfig, step_time: StepTimeModel, *, concurrency: Concurrency = None
 ) -> EngineRun:
     """Serve ``requests`` with vLLM's own scheduler on osbench's clock
     (:func:`osbench.serve.drive.drive`); the result is what :func:`osbench.serve.reference.run`

@@ -174,7 +174,8 @@ pub fn run<S: Scheduler>(
     check_router_keys(spec, n, router_keys, router_key_offsets)?;
     let capacity = n.div_ceil(scheds.len());
     let reps = Replica::all(scheds, step_time, options, cancel, capacity);
-    drive(reqs, reps, spec, router_keys, router_key_offsets, usable_blocks, block_size, options.concurrency)
+    let sender = Sender::new(reqs.arrival, options.concurrency, options.turnaround);
+    drive(reqs, reps, spec, router_keys, router_key_offsets, usable_blocks, block_size, sender)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -186,13 +187,12 @@ fn drive<S: Scheduler>(
     router_key_offsets: &[i64],
     usable_blocks: u64,
     block_size: u64,
-    concurrency: Option<usize>,
+    mut sender: Sender<'_>,
 ) -> Result<ClusterRun> {
     let n = reqs.arrival.len();
     let num = reps.len();
     let mut router = spec.build(num);
     let tokens = |i: u32| (reqs.prompt_len[i as usize] + reqs.output_len[i as usize]) as u64;
-    let mut sender = Sender::new(reqs.arrival, concurrency);
     let mut out = ClusterRun { replica: vec![0; n], load: Vec::with_capacity(n * num), runs: Vec::new() };
     let mut views = vec![View::default(); num];
     let mut num_finished = 0;
@@ -343,7 +343,7 @@ mod tests {
         };
         let cfg = config(40, true);
         for concurrency in [None, Some(3)] {
-            let options = Options { record: true, jump: true, concurrency, steps: true };
+            let options = Options { record: true, jump: true, concurrency, ..Options::default() };
             let alone = simulate(&reqs, &cfg, &STEP, options, &Cancel::new()).unwrap();
             for spec in specs() {
                 let out = simulate_cluster(&reqs, &cfg, &STEP, options, 1, &spec, &k, &ko, &Cancel::new()).unwrap();
@@ -359,7 +359,7 @@ mod tests {
         let (a, p, o, _, _) = workload(90, 5);
         let reqs = Requests { arrival: &a, prompt_len: &p, output_len: &o, ..Requests::default() };
         let cfg = config(30, false);
-        let options = Options { record: true, jump: true, concurrency: None, steps: true };
+        let options = Options { record: true, ..Options::default() };
         let spec = routers::Spec::RoundRobin;
         let out = simulate_cluster(&reqs, &cfg, &STEP, options, 3, &spec, &[], &[], &Cancel::new()).unwrap();
         for (k, run) in out.runs.into_iter().enumerate() {

@@ -95,6 +95,9 @@ pub struct Options {
     /// Closed-loop clients: at most this many requests in flight, the next one sent when one
     /// finishes (None: each request is sent at its arrival).
     pub concurrency: Option<usize>,
+    /// Under `concurrency`: seconds from a request's finish to the client's next request
+    /// reaching the engine (`drive.py: Sender`); 0 sends it at the finish.
+    pub turnaround: f64,
     /// Keep the per-step rows (`Run::start`, `duration`, the batches): a run that needs only
     /// its per-request times (the service time alone of every request, one at a time: a row
     /// for each of its 100M steps at 1M requests, 96 bytes each) keeps none.
@@ -103,8 +106,19 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { record: false, jump: true, concurrency: None, steps: true }
+        Options { record: false, jump: true, concurrency: None, turnaround: 0.0, steps: true }
     }
+}
+
+/// The closed-loop clients of `options`: a positive count, a finite turnaround of at least 0.
+fn check_clients(options: &Options) -> Result<()> {
+    if options.concurrency == Some(0) {
+        return Err(invalid("concurrency", 0, "a positive number of requests in flight, or None"));
+    }
+    if !(options.turnaround.is_finite() && options.turnaround >= 0.0) {
+        return Err(invalid("turnaround", options.turnaround, "finite seconds >= 0"));
+    }
+    Ok(())
 }
 
 columns! {
@@ -181,9 +195,7 @@ pub fn simulate(
     cancel: &Cancel,
 ) -> Result<Run> {
     check_requests(requests, config)?;
-    if options.concurrency == Some(0) {
-        return Err(invalid("concurrency", 0, "a positive number of requests in flight, or None"));
-    }
+    check_clients(&options)?;
     if options.record && !options.steps {
         return Err(invalid("steps", false, "true with record=True (the detail is kept by step)"));
     }
@@ -211,9 +223,7 @@ pub fn simulate_cluster(
     cancel: &Cancel,
 ) -> Result<cluster::ClusterRun> {
     check_requests(requests, config)?;
-    if options.concurrency == Some(0) {
-        return Err(invalid("concurrency", 0, "a positive number of requests in flight, or None"));
-    }
+    check_clients(&options)?;
     if !(1..=cluster::MAX_REPLICAS).contains(&replicas) {
         return Err(invalid("replicas", replicas, format!("a positive integer up to {}", cluster::MAX_REPLICAS)));
     }
@@ -259,9 +269,7 @@ pub fn simulate_disaggregated(
     check_requests(requests, configs.1)?;
     let one = vec![1i64; requests.arrival.len()];
     check_requests(&Requests { output_len: &one, predicted: prefill_predicted, ..*requests }, configs.0)?;
-    if options.concurrency == Some(0) {
-        return Err(invalid("concurrency", 0, "a positive number of requests in flight, or None"));
-    }
+    check_clients(&options)?;
     for (name, num) in [("prefill", sizes.0), ("decode", sizes.1)] {
         if !(1..=cluster::MAX_REPLICAS).contains(&num) {
             return Err(invalid(name, num, format!("a positive integer up to {}", cluster::MAX_REPLICAS)));
@@ -337,9 +345,7 @@ pub fn simulate_sglang(
             ));
         }
     }
-    if options.concurrency == Some(0) {
-        return Err(invalid("concurrency", 0, "a positive number of requests in flight, or None"));
-    }
+    check_clients(&options)?;
     let scheduler = sglang::Scheduler::new(config, n)?;
     engine::run(scheduler, requests, step_time, Options { jump: false, ..options }, cancel)
 }

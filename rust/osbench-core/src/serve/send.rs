@@ -6,18 +6,21 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 /// When each request is sent (`drive.py: Sender`): at its arrival, or under `concurrency` at
-/// its arrival or when a request finishes and leaves room, whichever is later.
+/// its arrival or `turnaround` seconds after a request finishes and leaves room, whichever is
+/// later.
 pub(crate) struct Sender<'a> {
     arrival: &'a [f64],
     next: usize,
-    /// When each free place in flight became free (a min-heap of times' bits: all >= 0).
+    turnaround: f64,
+    /// When each free place in flight takes its next request (a min-heap of times' bits: all
+    /// >= 0).
     room: Option<BinaryHeap<Reverse<u64>>>,
 }
 
 impl<'a> Sender<'a> {
-    pub(crate) fn new(arrival: &'a [f64], concurrency: Option<usize>) -> Self {
+    pub(crate) fn new(arrival: &'a [f64], concurrency: Option<usize>, turnaround: f64) -> Self {
         let room = concurrency.map(|c| std::iter::repeat_n(Reverse(0.0f64.to_bits()), c.min(arrival.len())).collect());
-        Sender { arrival, next: 0, room }
+        Sender { arrival, next: 0, turnaround, room }
     }
 
     pub(crate) fn more(&self) -> bool {
@@ -47,7 +50,25 @@ impl<'a> Sender<'a> {
 
     pub(crate) fn finished(&mut self, end: f64, count: usize) {
         if let Some(room) = self.room.as_mut() {
-            room.extend(std::iter::repeat_n(Reverse(end.to_bits()), count));
+            room.extend(std::iter::repeat_n(Reverse((end + self.turnaround).to_bits()), count));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Sender;
+
+    #[test]
+    fn a_freed_place_takes_the_next_request_a_turnaround_after_the_finish() {
+        let arrival = [0.0, 0.0, 0.0, 2.0];
+        let mut sender = Sender::new(&arrival, Some(2), 0.25);
+        assert_eq!((sender.send(), sender.send()), ((0, 0.0), (1, 0.0)));
+        assert_eq!(sender.time(), f64::INFINITY); // both places taken
+        sender.finished(1.0, 1);
+        assert_eq!(sender.send(), (2, 1.25));
+        sender.finished(1.5, 1);
+        assert_eq!(sender.send(), (3, 2.0)); // its arrival is later than the freed place
+        assert!(!sender.more());
     }
 }

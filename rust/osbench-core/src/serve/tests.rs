@@ -26,7 +26,7 @@ fn run(reqs: &Requests, cfg: &Config, options: Options) -> Result<Run> {
     simulate(reqs, cfg, &STEP, options, &Cancel::new())
 }
 
-const RECORD: Options = Options { record: true, jump: true, concurrency: None, steps: true };
+const RECORD: Options = Options { record: true, jump: true, concurrency: None, turnaround: 0.0, steps: true };
 
 /// Step `j`'s scheduled (request, tokens).
 fn scheduled(run: &Run, j: usize) -> Vec<(i64, i64)> {
@@ -262,10 +262,10 @@ fn the_decode_jump_changes_nothing_and_is_taken() {
             keys: &keys,
             key_offsets: &offsets,
         };
-        let stepped = run(&reqs, &cfg, Options { record: true, jump: false, concurrency: None, steps: true });
+        let stepped = run(&reqs, &cfg, Options { record: true, jump: false, ..Options::default() });
         let with_jump = run(&reqs, &cfg, RECORD);
         // Without its step rows, the same run: the same per-request times, the same errors.
-        let bare = run(&reqs, &cfg, Options { record: false, jump: true, concurrency: None, steps: false });
+        let bare = run(&reqs, &cfg, Options { steps: false, ..Options::default() });
         match (&with_jump, bare) {
             (Ok(full), Ok(bare)) => {
                 assert!(bare.start.is_empty() && bare.num_seqs.is_empty() && !full.start.is_empty());
