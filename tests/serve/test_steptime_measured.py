@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from osbench.serve import Batch, StepTime, kernels, measured, native, reference, simulate
+from osbench.serve import GPU, Batch, StepTime, kernels, measured, native, reference, simulate
 from osbench.serve.config import EngineConfig
 from osbench.serve.requests import Requests
 from osbench.serve.run import batch_of
@@ -75,6 +75,11 @@ def test_extrapolation_rules(have_tables: None) -> None:
 def test_errors(have_tables: None) -> None:
     with pytest.raises(ValueError, match=r"gpu='A100-SXM4-80GB' is not accepted.*h100, h100-sxm, h200, rtx-pro-6000"):
         StepTime.measured("llama-3.1-8b", "a100-80gb")
+    # the tables are found by a preset's key as well as by the GPU's name; a key without tables
+    # is refused under the key the caller gave
+    assert kernels.tables("h200") is kernels.tables(GPU.preset("h200").name)
+    with pytest.raises(ValueError, match=r"gpu='b200' is not accepted.*h100, h100-sxm, h200, rtx-pro-6000"):
+        kernels.tables("b200")
     with pytest.raises(ValueError, match="heads=6, kv_heads=1, head_dim=64 per GPU is not accepted"):
         kernels.attention_grid(kernels.tables("H100-SXM5-80GB"), "context", 6, 1, 64, "fp8")
     with pytest.raises(ValueError, match="k=70000 is not accepted: the GEMM table of h100_sxm measures"):

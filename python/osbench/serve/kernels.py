@@ -121,15 +121,16 @@ class Tables:
 
 
 def gpu_dir(gpu_name: str) -> str:
-    """The AIConfigurator directory of a GPU preset name, or a clear error listing the GPUs that
-    have measured tables."""
-    if gpu_name not in TABLE_GPUS:
+    """The AIConfigurator directory of a GPU (its :attr:`GPU.name`, or a preset's key such as
+    ``"h200"``), or a clear error listing the GPUs that have measured tables."""
+    name = GPUS[gpu_name].name if gpu_name in GPUS else gpu_name
+    if name not in TABLE_GPUS:
         have = sorted({k for k, g in GPUS.items() if g.name in TABLE_GPUS})
         raise ArgumentError(
             f"gpu={gpu_name!r} is not accepted for the measured step time: it has no measured kernel tables; "
             f"the GPUs that have them are {', '.join(have)}"
         )
-    return TABLE_GPUS[gpu_name]
+    return TABLE_GPUS[name]
 
 
 def _gemm(raw: dict[str, np.ndarray]) -> dict[str, GemmTable]:
@@ -226,12 +227,16 @@ def _moe(raw: dict[str, np.ndarray]) -> dict:
     }
 
 
-@functools.cache
 def tables(gpu_name: str) -> Tables:
-    """The measured tables of a GPU preset (by :attr:`GPU.name`), read once per process.
+    """The measured tables of a GPU (by :attr:`GPU.name` or preset key), read once per process.
     Raises :class:`ArgumentError` for a GPU without tables, :class:`TablesMissing` when pyarrow
     or a dataset is not available."""
-    d = gpu_dir(gpu_name)
+    return _tables(gpu_dir(gpu_name))
+
+
+@functools.cache
+def _tables(d: str) -> Tables:
+    """The tables of the AIConfigurator system directory ``d``, read once."""
     gemm = _read(d, "gemm")
     return Tables(
         gpu=d,
