@@ -17,7 +17,7 @@ from osbench.serve import validate
 ORDER = 30
 
 EPILOG = (
-    "example: osbench serve validate --model llama-3.1-70b-fp8 --step-time measured --waves 3   "
+    "example: osbench serve validate --model qwen3-32b --step-time measured --waves 3   "
     "(every point: osbench serve validate --out validation.csv)"
 )
 
