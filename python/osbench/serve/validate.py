@@ -266,9 +266,9 @@ def closed_loop(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Serve ``requests`` measured requests of ``isl`` prompt and ``osl`` output tokens from
     ``concurrency`` clients, each sending its next request ``turnaround`` seconds after its last
-    one finished (:data:`CLIENT_TURNAROUND`; ``simulate(..., concurrency=Clients(N, turnaround))``'s
-    clients: vLLM 0.33.0's scheduler on the ``engine``, native
-    or reference, equal to the last bit). Returns the measured requests' TTFT, counted from when
+    one finished (:data:`CLIENT_TURNAROUND`), as ``simulate(..., concurrency=Clients(N,
+    turnaround))`` sends them: vLLM 0.33.0's scheduler on the ``engine``, native or reference,
+    equal to the last bit. Returns the measured requests' TTFT, counted from when
     each was sent, and TPOT, seconds, in the order they were sent.
 
     ``warmup``: each client first sends one warm-up request, not measured, whose output length
