@@ -70,38 +70,52 @@ def test_the_burst_loop_sends_random_lengths_from_a_cold_start() -> None:
     # its lengths drawn from 80..100 input and 8..10 output tokens; every request is measured.
     t = StepTime.linear(0.01, 1e-5, 1e-3, 0.0)
     cfg = EngineConfig(num_blocks=1000, enable_prefix_caching=False)
-    ttft, tpot = validate.burst_loop(cfg, t, 100, 10, 1, prompts_per_client=40)
+    ttft, tpot = validate.burst_loop(cfg, t, 100, 10, 1, clients=validate.BurstClients(40))
     prompt = np.round((ttft - 0.01) / 1e-5)
     assert len(ttft) == 40 and prompt.min() >= 80 and prompt.max() <= 100 and len(set(prompt)) > 5
     assert np.allclose(ttft, 0.01 + prompt * 1e-5) and np.allclose(tpot, 0.01 + 1e-3)
     # The same seed draws the same lengths; range_ratio 1 is the fixed lengths.
-    assert np.array_equal(ttft, validate.burst_loop(cfg, t, 100, 10, 1, prompts_per_client=40)[0])
-    fixed, _ = validate.burst_loop(cfg, t, 100, 10, 1, prompts_per_client=3, range_ratio=1.0)
+    assert np.array_equal(ttft, validate.burst_loop(cfg, t, 100, 10, 1, clients=validate.BurstClients(40))[0])
+    fixed, _ = validate.burst_loop(cfg, t, 100, 10, 1, clients=validate.BurstClients(3, range_ratio=1.0))
     assert np.allclose(fixed, 0.01 + 100 * 1e-5)
     # Four clients start together: the first four prompts share the first step.
-    ttft, _ = validate.burst_loop(cfg, t, 64, 8, 4, prompts_per_client=2, range_ratio=1.0)
+    ttft, _ = validate.burst_loop(cfg, t, 64, 8, 4, clients=validate.BurstClients(2, range_ratio=1.0))
     assert len(ttft) == 8 and np.allclose(ttft[:4], 0.01 + 4 * 64 * 1e-5)
 
 
 @pytest.mark.parametrize(
-    "kw", [{"range_ratio": 1.5}, {"range_ratio": -0.1}, {"prompts_per_client": 0}, {"seed": -1}, {"concurrency": 0}]
+    "kw",
+    [{"range_ratio": 1.5}, {"range_ratio": -0.1}, {"prompts_per_client": 0}, {"seed": -1}, {"turnaround": -1.0}],
 )
-def test_the_burst_loop_refuses_bad_arguments(kw: dict[str, Any]) -> None:
-    args: dict[str, Any] = {"isl": 100, "osl": 10, "concurrency": 2, **kw}
-    cfg = EngineConfig(num_blocks=1000, enable_prefix_caching=False)
+def test_burst_clients_refuse_bad_settings(kw: dict[str, Any]) -> None:
     with pytest.raises((ArgumentError, ArgumentTypeError), match=next(iter(kw))):
-        validate.burst_loop(cfg, StepTime.linear(0.01, 1e-5, 1e-3, 0.0), **args)
+        validate.BurstClients(**kw)
+
+
+def test_the_burst_loop_refuses_bad_arguments() -> None:
+    cfg, t = EngineConfig(num_blocks=1000, enable_prefix_caching=False), StepTime.linear(0.01, 1e-5, 1e-3, 0.0)
+    with pytest.raises(ArgumentError, match="concurrency=0"):
+        validate.burst_loop(cfg, t, 100, 10, 0)
+    with pytest.raises(ArgumentTypeError, match="clients=dict is not accepted"):
+        validate.burst_loop(cfg, t, 100, 10, 2, clients={"range_ratio": 0.5})  # type: ignore[arg-type]
+
+
+CLIENT_LOOPS = {
+    "isl": st.integers(1, 300),
+    "osl": st.integers(1, 40),
+    "clients": st.integers(1, 12),
+    "budget": st.sampled_from([16, 64, 512]),
+    "blocks": st.integers(0, 60),
+}
+"""What both client loops' engine-equality tests draw: lengths, clients, the step's token budget
+and blocks beyond the least a request needs (a small pool: preemptions)."""
 
 
 @settings(max_examples=40, deadline=None)
 @given(
-    isl=st.integers(1, 300),
-    osl=st.integers(1, 40),
-    clients=st.integers(1, 12),
+    **CLIENT_LOOPS,
     per_client=st.integers(1, 3),
     ratio=st.sampled_from([0.0, 0.5, 0.8, 1.0]),
-    budget=st.sampled_from([16, 64, 512]),
-    blocks=st.integers(0, 60),
     seed=st.integers(0, 2**32),
 )
 def test_the_burst_loop_on_both_engines(
@@ -117,9 +131,9 @@ def test_the_burst_loop_on_both_engines(
         enable_prefix_caching=False,
     )
     t = StepTime.linear(0.0031, 1.3e-5, 7.1e-4, 3.3e-7)
-    kw: dict[str, Any] = {"prompts_per_client": per_client, "range_ratio": ratio, "seed": seed}
-    ours = validate.burst_loop(cfg, t, isl, osl, clients, engine="reference", **kw)
-    theirs = validate.burst_loop(cfg, t, isl, osl, clients, **kw)
+    sent = validate.BurstClients(per_client, range_ratio=ratio, seed=seed)
+    ours = validate.burst_loop(cfg, t, isl, osl, clients, engine="reference", clients=sent)
+    theirs = validate.burst_loop(cfg, t, isl, osl, clients, clients=sent)
     assert np.array_equal(ours[0], theirs[0]) and np.array_equal(ours[1], theirs[1])
 
 
@@ -173,14 +187,10 @@ def test_rows_of_the_silicon_sample(dataset: Callable[[str], object]) -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(
-    isl=st.integers(1, 300),
-    osl=st.integers(1, 40),
-    clients=st.integers(1, 12),
+    **CLIENT_LOOPS,
     waves=st.integers(1, 3),
     warmup=st.booleans(),
-    budget=st.sampled_from([16, 64, 512]),
     seqs=st.integers(1, 16),
-    blocks=st.integers(0, 60),
     prompts=st.none() | st.integers(1, 8),
     step_time=st.sampled_from(
         [StepTime.linear(0.0031, 1.3e-5, 7.1e-4, 3.3e-7), StepTime.roofline("qwen3-32b", "h100", tp=2)]

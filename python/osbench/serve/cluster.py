@@ -179,7 +179,7 @@ def simulate_cluster(
     step_time: Any = None,
     num_blocks: Optional[int] = None,
     record: bool = False,
-    concurrency: Concurrency = None,
+    concurrency: Optional[Concurrency] = None,
     **config: Any,
 ) -> ClusterResult:
     """Serve ``requests`` on ``replicas`` identical engines behind ``router`` and return the

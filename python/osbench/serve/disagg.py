@@ -235,7 +235,7 @@ def simulate_disaggregated(
     step_time: Any = None,
     num_blocks: Optional[int] = None,
     record: bool = False,
-    concurrency: Concurrency = None,
+    concurrency: Optional[Concurrency] = None,
     **config: Any,
 ) -> DisaggResult:
     """Serve ``requests`` on ``prefill`` prefill instances and ``decode`` decode instances

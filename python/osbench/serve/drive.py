@@ -113,7 +113,7 @@ class Sender:
     docstring). The one rule of every loop that sends requests (:func:`drive`, and the loop of
     replicas behind a router, :mod:`osbench.serve.cluster`)."""
 
-    def __init__(self, arrival: Sequence[float], concurrency: Concurrency) -> None:
+    def __init__(self, arrival: Sequence[float], concurrency: Optional[Concurrency]) -> None:
         self.arrival = arrival
         concurrency = check_concurrency(concurrency)
         self.next = 0
@@ -199,7 +199,7 @@ def drive(
     recorder: Recorder,
     *,
     guard: Optional[Guard] = None,
-    concurrency: Concurrency = None,
+    concurrency: Optional[Concurrency] = None,
 ) -> EngineRun:
     """Serve ``requests`` on ``stepper``, each step taking ``step_time(batch)`` seconds, into
     ``recorder`` (made for ``len(requests)`` requests); with ``guard``, a run that repeats itself

@@ -11,7 +11,7 @@ reference engine only.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
@@ -40,7 +40,7 @@ def run(
     *,
     record: bool = False,
     jump: bool = True,
-    concurrency: Concurrency = None,
+    concurrency: Optional[Concurrency] = None,
     steps: bool = True,
 ) -> EngineRun:
     """Serve ``requests`` with the engine ``config`` describes, each step taking
@@ -102,7 +102,7 @@ def run_cluster(
     *,
     record: bool = False,
     jump: bool = True,
-    concurrency: Concurrency = None,
+    concurrency: Optional[Concurrency] = None,
 ) -> ClusterRun:
     """Serve ``requests`` on ``replicas`` engines behind ``router`` in Rust
     (``_native.serve_simulate_cluster``), equal to :func:`osbench.serve.replicas.drive_replicas`
@@ -164,7 +164,7 @@ def disaggregated_call(
     *,
     record: bool = False,
     jump: bool = True,
-    concurrency: Concurrency = None,
+    concurrency: Optional[Concurrency] = None,
     layers: int = 0,
 ) -> Any:
     """Serve ``requests`` on a prefill pool and a decode pool (``configs``, ``step_times``,

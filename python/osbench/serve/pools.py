@@ -149,7 +149,7 @@ def drive_disaggregated(
     kv_bytes: np.ndarray,
     *,
     record: bool = False,
-    concurrency: Concurrency = None,
+    concurrency: Optional[Concurrency] = None,
     layers: int = 0,
 ) -> DisaggRun:
     """Serve ``requests`` on the ``prefill`` pool (whose steppers serve ``prefill_requests``,

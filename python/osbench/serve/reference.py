@@ -181,7 +181,7 @@ def run(
     step_time: StepTimeModel,
     *,
     record: bool = False,
-    concurrency: Concurrency = None,
+    concurrency: Optional[Concurrency] = None,
 ) -> EngineRun:
     """Serve ``requests`` with the engine ``config`` describes; each step takes
     ``step_time(batch)`` seconds (see :class:`~osbench.serve.StepTime`).

@@ -137,7 +137,7 @@ def drive_replicas(
     usable_blocks: int,
     block_size: int,
     record: bool = False,
-    concurrency: Concurrency = None,
+    concurrency: Optional[Concurrency] = None,
 ) -> ClusterRun:
     """Serve ``requests`` on ``engines`` (a stepper and its livelock guard per replica, each
     with ``usable_blocks`` KV blocks of ``block_size`` tokens) behind ``router`` (started

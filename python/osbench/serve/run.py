@@ -258,14 +258,14 @@ class Clients:
         object.__setattr__(self, "turnaround", _checks.real("turnaround", self.turnaround, minimum=0.0))
 
 
-Concurrency = Union[int, Clients, None]
-"""What a ``concurrency`` argument takes: None (each request sent at its arrival), the most
-requests in flight, or :class:`Clients`."""
+Concurrency = Union[int, Clients]
+"""What a ``concurrency`` argument takes besides None (each request sent at its arrival): the
+most requests in flight, or :class:`Clients`."""
 
 
 def check_concurrency(concurrency: Any) -> Optional[Clients]:
-    """``concurrency`` (:data:`Concurrency`) as :class:`Clients`, or None: each request sent at
-    its arrival."""
+    """``concurrency`` (:data:`Concurrency` or None) as :class:`Clients`, or None: each request
+    sent at its arrival."""
     if concurrency is None or isinstance(concurrency, Clients):
         return concurrency
     return Clients(_checks.positive_int("concurrency", concurrency, maximum=2**32))

@@ -29,7 +29,7 @@ def simulate(
     step_time: Any = None,
     num_blocks: Optional[int] = None,
     record: bool = False,
-    concurrency: Concurrency = None,
+    concurrency: Optional[Concurrency] = None,
     **config: Any,
 ) -> ServeResult:
     """Serve ``requests`` as vLLM 0.33.0 would (continuous batching, paged KV cache, prefix

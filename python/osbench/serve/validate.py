@@ -47,7 +47,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from osbench import _checks, datasets
-from osbench.errors import ArgumentError
+from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.serve import native, reference
 from osbench.serve.config import EngineConfig, server_batch_defaults
 from osbench.serve.models import GPU, Model, num_blocks
@@ -124,20 +124,37 @@ SOURCE_BENCHMARKS = {
 """Source files of the silicon rows (the ``source_file`` of ``silicon_data_source``, its last
 path component) -> their benchmark; every other source is :data:`STEADY`."""
 
-INFERENCEMAX_RANGE_RATIO = 0.8
-"""InferenceMAX's ``--random-range-ratio``: ``benchmark_serving.py``'s ``sample_random_requests``
-draws each input and output length uniformly from ``int(L * 0.8) .. L`` (``np.random.randint``)."""
-
-INFERENCEMAX_PROMPTS_PER_CLIENT = 10
-"""InferenceMAX's ``--num-prompts $(( CONC * 10 ))``: requests per client, all measured."""
-
 INFERENCEMAX_BATCHED_TOKENS = 8192
 """InferenceMAX's ``--max-num-batched-tokens 8192`` (its ``--max-num-seqs`` is the concurrency)."""
 
-INFERENCEMAX_SEED = 0
-"""The seed of the drawn lengths (``benchmark_serving.py``'s ``--seed`` default; its generator and
-tokenizer are not reproduced, only its rule: the lengths are drawn here with numpy's
-``default_rng``)."""
+
+@dataclass(frozen=True)
+class BurstClients:
+    """Clients as vLLM's ``benchmark_serving.py`` runs them with ``--dataset-name random
+    --request-rate inf --max-concurrency``: every request created at once, each with random
+    lengths (:func:`burst_loop`)."""
+
+    prompts_per_client: int = 10
+    """Requests per client, all measured: InferenceMAX's ``--num-prompts $(( CONC * 10 ))``."""
+    range_ratio: float = 0.8
+    """InferenceMAX's ``--random-range-ratio``: ``sample_random_requests`` draws each input and
+    output length uniformly from ``int(L * 0.8) .. L`` (``np.random.randint``)."""
+    seed: int = 0
+    """The seed of the drawn lengths (``benchmark_serving.py``'s ``--seed`` default; its generator
+    and tokenizer are not reproduced, only its rule: the lengths are drawn with numpy's
+    ``default_rng``)."""
+    turnaround: float = CLIENT_TURNAROUND
+    """Seconds from a finish to the next request reaching the engine (:data:`CLIENT_TURNAROUND`)."""
+
+    def __post_init__(self) -> None:
+        _checks.positive_int("prompts_per_client", self.prompts_per_client)
+        _checks.probability("range_ratio", self.range_ratio)
+        _checks.non_negative_int("seed", self.seed)
+        Clients(1, self.turnaround)  # the turnaround's check
+
+
+INFERENCEMAX_CLIENTS = BurstClients()
+"""InferenceMAX's clients."""
 
 
 @dataclass(frozen=True)
@@ -326,31 +343,28 @@ def burst_loop(
     osl: int,
     concurrency: int,
     engine: str = "native",
-    prompts_per_client: int = INFERENCEMAX_PROMPTS_PER_CLIENT,
-    range_ratio: float = INFERENCEMAX_RANGE_RATIO,
-    seed: int = INFERENCEMAX_SEED,
-    turnaround: float = CLIENT_TURNAROUND,
+    clients: BurstClients = INFERENCEMAX_CLIENTS,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Serve ``prompts_per_client * concurrency`` requests as vLLM's ``benchmark_serving.py``
-    sends them with ``--request-rate inf --max-concurrency`` and random lengths: every request
-    created at once, ``concurrency`` of them in flight (the next one sent ``turnaround`` seconds
-    after one finishes, in order: :data:`CLIENT_TURNAROUND`), each with its input and output lengths drawn uniformly from
-    ``int(L * range_ratio) .. L`` (at least 1), ``ignore_eos``. Every request is measured, the
-    first ``concurrency`` ones starting together on an idle server. Returns every request's TTFT,
-    counted from when it was sent, and the TPOT of those with more than one output token,
-    ``(last token - first token) / (output tokens - 1)``, seconds, in the order they were sent.
-    The benchmark's single test request before the run finishes before it starts and is left
-    out."""
+    """Serve ``clients.prompts_per_client * concurrency`` requests as vLLM's
+    ``benchmark_serving.py`` sends them with ``--request-rate inf --max-concurrency`` and random
+    lengths (:class:`BurstClients`): every request created at once, ``concurrency`` of them in
+    flight (the next one sent ``clients.turnaround`` seconds after one finishes, in order), each
+    with its input and output lengths drawn uniformly from ``int(L * range_ratio) .. L`` (at
+    least 1), ``ignore_eos``. Every request is measured, the first ``concurrency`` ones starting
+    together on an idle server. Returns every request's TTFT, counted from when it was sent, and
+    the TPOT of those with more than one output token, ``(last token - first token) / (output
+    tokens - 1)``, seconds, in the order they were sent. The benchmark's single test request
+    before the run finishes before it starts and is left out."""
     concurrency = _checks.positive_int("concurrency", concurrency)
-    per_client = _checks.positive_int("prompts_per_client", prompts_per_client)
-    range_ratio = _checks.probability("range_ratio", range_ratio)
-    n = per_client * concurrency
-    rng = np.random.default_rng(_checks.non_negative_int("seed", seed))
-    inputs = rng.integers(max(1, int(isl * range_ratio)), isl + 1, size=n)
-    outputs = rng.integers(max(1, int(osl * range_ratio)), osl + 1, size=n)
+    if not isinstance(clients, BurstClients):
+        raise ArgumentTypeError(f"clients={type(clients).__name__} is not accepted: it must be validate.BurstClients")
+    n = clients.prompts_per_client * concurrency
+    rng = np.random.default_rng(clients.seed)
+    inputs = rng.integers(max(1, int(isl * clients.range_ratio)), isl + 1, size=n)
+    outputs = rng.integers(max(1, int(osl * clients.range_ratio)), osl + 1, size=n)
     loop = native.run if _checks.engine(engine) == "native" else reference.run
-    clients = Clients(concurrency, turnaround)
-    run = loop(Requests(np.zeros(n), inputs, outputs), config, step_time, concurrency=clients)
+    sent = Clients(concurrency, clients.turnaround)
+    run = loop(Requests(np.zeros(n), inputs, outputs), config, step_time, concurrency=sent)
     ttft = run.first_token - run.arrival
     several = outputs > 1
     tpot = (run.finish - run.first_token)[several] / (outputs[several] - 1)
@@ -541,9 +555,7 @@ __all__ = [
     "GPU_MEMORY_UTILIZATION",
     "INFERENCEMAX",
     "INFERENCEMAX_BATCHED_TOKENS",
-    "INFERENCEMAX_PROMPTS_PER_CLIENT",
-    "INFERENCEMAX_RANGE_RATIO",
-    "INFERENCEMAX_SEED",
+    "INFERENCEMAX_CLIENTS",
     "MODELS",
     "PROBE",
     "PROMPT_SEED",
@@ -553,6 +565,7 @@ __all__ = [
     "STEP_TIMES",
     "SYSTEMS",
     "WAVES",
+    "BurstClients",
     "Point",
     "Prediction",
     "burst_loop",

@@ -85,7 +85,7 @@ def build(quick: bool, seed: int, progress: Optional[Progress] = None) -> Sectio
             key="07-1",
             units={"TTFT MAPE": "%", "TPOT MAPE": "%"},
             setup=f"{number(len(points))} measured points; closed-loop points: {validate.WAVES} measured requests per client "
-            f"after one warm-up each; InferenceMAX points: {validate.INFERENCEMAX_PROMPTS_PER_CLIENT} per client, all measured; "
+            f"after one warm-up each; InferenceMAX points: {validate.INFERENCEMAX_CLIENTS.prompts_per_client} per client, all measured; "
             f"every client's turnaround {duration(validate.CLIENT_TURNAROUND)}",
         )
     )

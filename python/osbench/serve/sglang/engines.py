@@ -80,7 +80,7 @@ def run(
     *,
     engine: str = "reference",
     record: bool = False,
-    concurrency: Concurrency = None,
+    concurrency: Optional[Concurrency] = None,
 ) -> EngineRun:
     """Serve ``requests`` with SGLang 0.5.23's scheduler on ``engine``, ``"reference"`` or
     ``"native"`` (checked by the caller against the row's engines)."""

@@ -12,7 +12,7 @@ releases the GIL and stops on Ctrl-C (``KeyboardInterrupt``).
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, Optional
 
 from osbench import _native
 from osbench.errors import ArgumentTypeError
@@ -33,7 +33,7 @@ def run(
     step_time: Any,
     *,
     record: bool = False,
-    concurrency: Concurrency = None,
+    concurrency: Optional[Concurrency] = None,
 ) -> EngineRun:
     """Serve ``requests`` with SGLang 0.5.23's scheduler as ``config`` describes it, natively;
     see :func:`osbench.serve.sglang.stepper.run`. The prompts' tokens are those the reference

@@ -641,7 +641,7 @@ def run(
     config: EngineConfig,
     step_time: StepTimeModel,
     *,
-    concurrency: Concurrency = None,
+    concurrency: Optional[Concurrency] = None,
 ) -> EngineRun:
     """Serve ``requests`` with SGLang 0.5.23's own scheduling code on the engine loop,
     recording every step."""

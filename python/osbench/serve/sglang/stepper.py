@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
@@ -99,7 +99,7 @@ def run(
     step_time: StepTimeModel,
     *,
     record: bool = False,
-    concurrency: Concurrency = None,
+    concurrency: Optional[Concurrency] = None,
 ) -> EngineRun:
     """Serve ``requests`` with SGLang 0.5.23's scheduler as ``config`` describes it, each step
     taking ``step_time(batch)`` seconds, on the engine loop of :func:`osbench.serve.drive.drive`

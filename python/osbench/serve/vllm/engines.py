@@ -82,7 +82,7 @@ def run(
     *,
     engine: str = "native",
     record: bool = False,
-    concurrency: Concurrency = None,
+    concurrency: Optional[Concurrency] = None,
 ) -> EngineRun:
     """Serve ``requests`` with vLLM 0.33.0's scheduler on ``engine`` (checked by the caller)."""
     run_engine = native.run if engine == "native" else reference.run

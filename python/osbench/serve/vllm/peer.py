@@ -396,7 +396,7 @@ reference only)."""
 
 
 def run(
-    requests: Requests, config: EngineConfig, step_time: StepTimeModel, *, concurrency: Concurrency = None
+    requests: Requests, config: EngineConfig, step_time: StepTimeModel, *, concurrency: Optional[Concurrency] = None
 ) -> EngineRun:
     """Serve ``requests`` with vLLM's own scheduler on osbench's clock
     (:func:`osbench.serve.drive.drive`); the result is what :func:`osbench.serve.reference.run`
