@@ -255,7 +255,12 @@ class Clients:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "count", _checks.positive_int("concurrency", self.count, maximum=2**32))
-        object.__setattr__(self, "turnaround", _checks.real("turnaround", self.turnaround, minimum=0.0))
+        object.__setattr__(self, "turnaround", check_turnaround(self.turnaround))
+
+
+def check_turnaround(turnaround: Any) -> float:
+    """A client's turnaround (:class:`Clients`): finite seconds, at least 0."""
+    return _checks.real("turnaround", turnaround, minimum=0.0)
 
 
 Concurrency = Union[int, Clients]
@@ -268,7 +273,7 @@ def check_concurrency(concurrency: Any) -> Optional[Clients]:
     sent at its arrival."""
     if concurrency is None or isinstance(concurrency, Clients):
         return concurrency
-    return Clients(_checks.positive_int("concurrency", concurrency, maximum=2**32))
+    return Clients(concurrency)
 
 
 def client_options(concurrency: Any) -> dict[str, Any]:

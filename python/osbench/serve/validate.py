@@ -52,7 +52,7 @@ from osbench.serve import native, reference
 from osbench.serve.config import EngineConfig, server_batch_defaults
 from osbench.serve.models import GPU, Model, num_blocks
 from osbench.serve.requests import Requests
-from osbench.serve.run import Clients
+from osbench.serve.run import Clients, EngineRun, check_turnaround
 from osbench.serve.steptime import StepTime
 
 SILICON = "aic-silicon-sample"
@@ -150,7 +150,7 @@ class BurstClients:
         _checks.positive_int("prompts_per_client", self.prompts_per_client)
         _checks.probability("range_ratio", self.range_ratio)
         _checks.non_negative_int("seed", self.seed)
-        Clients(1, self.turnaround)  # the turnaround's check
+        check_turnaround(self.turnaround)
 
 
 INFERENCEMAX_CLIENTS = BurstClients()
@@ -183,21 +183,15 @@ class Point:
         return Model.preset(self.model).experts > 1
 
 
-def _source(row: dict[str, str]) -> str:
-    """The last path component of a row's ``source_file`` ("" when it names none)."""
-    for part in row["silicon_data_source"].split(";"):
-        key, _, value = part.strip().partition("=")
-        if key == "source_file":
-            return value.strip().rsplit("/", 1)[-1]
-    return ""
+def _provenance(row: dict[str, str]) -> dict[str, str]:
+    """A row's ``silicon_data_source``, ``key=value; key=value; ...``, as a dict."""
+    pairs = (part.strip().partition("=") for part in row["silicon_data_source"].split(";"))
+    return {key: value.strip() for key, _, value in pairs if key}
 
 
-def _concurrency(row: dict[str, str]) -> int:
-    for part in row["silicon_data_source"].split(";"):
-        key, _, value = part.strip().partition("=")
-        if key == "silicon_concurrency" and value.strip().isdigit():
-            return int(value)
-    return int(row["batch_size"])
+def _concurrency(provenance: dict[str, str], row: dict[str, str]) -> int:
+    clients = provenance.get("silicon_concurrency", "")
+    return int(clients) if clients.isdigit() else int(row["batch_size"])
 
 
 def rows(path: Optional[str] = None) -> list[Point]:
@@ -216,6 +210,8 @@ def rows(path: Optional[str] = None) -> list[Point]:
             experts_apart = r["moe_ep_size"] not in ("", "1") or r["moe_tp_size"] not in ("", r["tp_size"])
             if Model.preset(name).experts > 1 and experts_apart:
                 continue  # experts sharded otherwise than the attention (data-parallel attention)
+            provenance = _provenance(r)
+            source_file = provenance.get("source_file", "").rsplit("/", 1)[-1]
             out.append(
                 Point(
                     id=r["id"],
@@ -225,10 +221,10 @@ def rows(path: Optional[str] = None) -> list[Point]:
                     version=r["backend_version"] or "unknown",
                     isl=int(r["isl"]),
                     osl=int(r["osl"]),
-                    concurrency=_concurrency(r),
+                    concurrency=_concurrency(provenance, r),
                     ttft=float(r["silicon_ttft_ms"]) / 1e3,
                     tpot=float(r["silicon_tpot_ms"]) / 1e3,
-                    benchmark=SOURCE_BENCHMARKS.get(_source(r), STEADY),
+                    benchmark=SOURCE_BENCHMARKS.get(source_file, STEADY),
                 )
             )
     return out
@@ -314,13 +310,18 @@ def closed_loop(
     first_measured = max(len(warm), prompts or 0)
     outputs = warm + [osl] * (first_measured - len(warm) + requests + clients)
     n = len(outputs)
-    loop = native.run if _checks.engine(engine) == "native" else reference.run
     requests_ = Requests(np.zeros(n), np.full(n, isl), outputs, **_prompt_blocks(n, isl, prompts, config.block_size))
-    run = loop(requests_, config, step_time, concurrency=Clients(clients, turnaround))
+    run = _serve(requests_, config, step_time, Clients(clients, turnaround), engine)
     measured = slice(first_measured, first_measured + requests)
     ttft = run.first_token[measured] - run.arrival[measured]
     tpot = (run.finish[measured] - run.first_token[measured]) / max(osl - 1, 1)
     return ttft, tpot
+
+
+def _serve(requests: Requests, config: EngineConfig, step_time: Any, clients: Clients, engine: str) -> EngineRun:
+    """``requests`` served by ``clients`` on the ``engine`` (native or reference)."""
+    run = native.run if _checks.engine(engine) == "native" else reference.run
+    return run(requests, config, step_time, concurrency=clients)
 
 
 def _prompt_blocks(n: int, isl: int, prompts: Optional[int], block_size: int) -> dict[str, Any]:
@@ -362,9 +363,8 @@ def burst_loop(
     rng = np.random.default_rng(clients.seed)
     inputs = rng.integers(max(1, int(isl * clients.range_ratio)), isl + 1, size=n)
     outputs = rng.integers(max(1, int(osl * clients.range_ratio)), osl + 1, size=n)
-    loop = native.run if _checks.engine(engine) == "native" else reference.run
     sent = Clients(concurrency, clients.turnaround)
-    run = loop(Requests(np.zeros(n), inputs, outputs), config, step_time, concurrency=sent)
+    run = _serve(Requests(np.zeros(n), inputs, outputs), config, step_time, sent, engine)
     ttft = run.first_token - run.arrival
     several = outputs > 1
     tpot = (run.finish - run.first_token)[several] / (outputs[several] - 1)

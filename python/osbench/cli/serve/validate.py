@@ -54,7 +54,7 @@ def cmd_serve_validate(args: argparse.Namespace) -> int:
         if not args.json:
             p = q.point
             print(
-                f"{points.index(p) + 1:>4}/{len(points)} {p.model} {p.gpu} tp{p.tp} {p.isl}x{p.osl} c{p.concurrency} "
+                f"{(len(predictions) - 1) // len(kinds) + 1:>4}/{len(points)} {p.model} {p.gpu} tp{p.tp} {p.isl}x{p.osl} c{p.concurrency} "
                 f"{q.step_time}: TTFT {duration(q.ttft)} (measured {duration(p.ttft)}, {percent(q.ttft_error)}), "
                 f"TPOT {duration(q.tpot)} (measured {duration(p.tpot)}, {percent(q.tpot_error)})",
                 flush=True,

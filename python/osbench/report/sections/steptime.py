@@ -55,10 +55,10 @@ def build(quick: bool, seed: int, progress: Optional[Progress] = None) -> Sectio
             if progress:
                 progress("07-steptime: fitting the host overhead on the named split")
             host = validate.fit_host([p for p in validate.rows() if validate.in_fit_split(p)])
-        predictions = []
+        predictions: list[validate.Prediction] = []
         for q in validate.replay(points, kinds, host):
-            if progress and q.step_time == kinds[0]:
-                progress(f"07-steptime: point {points.index(q.point) + 1}/{len(points)}")
+            if progress and len(predictions) % len(kinds) == 0:
+                progress(f"07-steptime: point {len(predictions) // len(kinds) + 1}/{len(points)}")
             predictions.append(q)
     except (datasets.DatasetError, kernels.TablesMissing) as exc:
         section.skipped.append(f"the validation needs the measured datasets and pyarrow: {exc}")
