@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import csv
 import math
+from dataclasses import replace
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -166,9 +168,15 @@ def test_rows_of_the_silicon_sample(dataset: Callable[[str], object]) -> None:
     points = validate.rows(str(dataset(validate.SILICON)))
     dense = [p for p in points if not p.moe]
     # the issue's ~220 dense vLLM points on H100 and H200, and the MoE ones reported beside
-    assert len(dense) == 219 and {p.gpu for p in dense} == {"h100-sxm", "h200"}
-    assert {p.model for p in dense} == {"qwen3-32b", "qwen3-32b-fp8", "llama-3.1-70b-fp8", "llama-3.1-8b-fp8"}
+    assert len(dense) == 216 and {p.gpu for p in dense} == {"h100-sxm", "h200"}
+    assert {p.model for p in dense} == {"qwen3-32b", "llama-3.1-70b-fp8", "llama-3.1-8b-fp8"}
     assert any(p.moe for p in points)
+    # Only rows that record their clients: the id names the concurrency ("_c8_"); the three
+    # Dynamo rows of Qwen3-32B FP8, whose ids say "_c_", are left out.
+    assert all(f"_c{p.concurrency}_" in p.id for p in points)
+    with open(str(dataset(validate.SILICON)), newline="") as f:
+        unrecorded = [r["id"] for r in csv.DictReader(f) if "_vllm_agg_" in r["id"] and "x1000_c_tp" in r["id"]]
+    assert len(unrecorded) == 3 and not {p.id for p in points} & set(unrecorded)
     first = next(
         p for p in points if p.id.startswith("qwen_qwen3_32b_qwen_qwen3_32b_h100_sxm_vllm_agg_1024x128_c8_tp2")
     )
@@ -180,7 +188,7 @@ def test_rows_of_the_silicon_sample(dataset: Callable[[str], object]) -> None:
     assert by == {
         validate.INFERENCEMAX: {"llama-3.1-70b-fp8"},
         validate.AIPERF_POOL: {"llama-3.1-8b-fp8"},
-        validate.STEADY: {"qwen3-32b", "qwen3-32b-fp8"},
+        validate.STEADY: {"qwen3-32b"},
     }
     assert sum(p.benchmark == validate.INFERENCEMAX for p in dense) == 105
 
@@ -251,3 +259,27 @@ def test_the_gemm_bound_finds_the_points_no_kernel_model_can_match(
     assert len(over) == 11 and all(p.model == "llama-3.1-8b-fp8" for p in points if p.id in over)
     first = next(p for p in points if p.model == "llama-3.1-8b-fp8" and p.isl == 1000 and p.concurrency == 112)
     assert first.id in over
+
+
+def test_fit_host_recovers_the_host_work_the_points_were_made_with(measured_tables: None) -> None:
+    # Points whose "measured" TPOT is the measured model's own with known host terms: the fit
+    # must find those terms again from the tables alone (the TPOT is linear in both at light load).
+    step, request = 1.5e-3, 30e-6
+    shapes = [(1024, 128, 4, 2), (1024, 512, 16, 4), (4096, 256, 8, 4), (2048, 256, 32, 8)]
+    points = []
+    for isl, osl, clients, tp in shapes:
+        p = Point(f"p{len(points)}", "qwen3-32b", "h100-sxm", tp, "0.12.0", isl, osl, clients, 1.0, 1.0)
+        model = StepTime.measured("qwen3-32b", "h100-sxm", tp, host_step=step, host_request=request)
+        made = validate.predict(p, "measured", waves=1, step_time=model)
+        points.append(replace(p, ttft=made.ttft, tpot=made.tpot))
+    fitted = validate.fit_host(points, waves=1)
+    assert math.isclose(fitted.step, step, rel_tol=0.02) and math.isclose(fitted.request, request, rel_tol=0.1)
+    # The fitted model is the measured one with those terms.
+    again = validate.predict(
+        points[0], "fitted", waves=1, step_time=validate.step_time_for(points[0], "fitted", fitted)
+    )
+    assert math.isclose(again.tpot, points[0].tpot, rel_tol=0.01)
+    with pytest.raises(ArgumentError, match="points"):
+        validate.fit_host([])
+    with pytest.raises(ArgumentError, match="host=None"):
+        validate.step_time_for(points[0], "fitted")

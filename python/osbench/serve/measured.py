@@ -44,7 +44,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
@@ -136,8 +136,17 @@ class MeasuredTables:
         }
 
 
-def build(model: Model, gpu: GPU, tp: int, mbu: float) -> MeasuredTables:
-    """The tables of ``model`` on ``tp`` GPUs ``gpu`` (see the module's composition)."""
+def build(
+    model: Model,
+    gpu: GPU,
+    tp: int,
+    mbu: float,
+    host_step: Optional[float] = None,
+    host_request: float = HOST_PER_REQUEST,
+) -> MeasuredTables:
+    """The tables of ``model`` on ``tp`` GPUs ``gpu`` (see the module's composition), with
+    ``host_step`` seconds of host work per step (None: :data:`HOST_STEP` plus
+    :data:`HOST_PER_LAYER` per layer) and ``host_request`` per scheduled request."""
     t = kernels.tables(gpu.name)
     m = t.gemm[kernels.GEMM_DTYPES["bf16"]].m
     count = np.arange(1, int(m[-1]) + 1, dtype=np.float64)  # token (or request) counts 1..max
@@ -168,11 +177,11 @@ def build(model: Model, gpu: GPU, tp: int, mbu: float) -> MeasuredTables:
     head = kernels.gemm_curve(t, "bf16", model.vocab_size // tp, hidden, count)
     if tp > 1:
         head += kernels.allreduce_curve(t, tp, count * (model.vocab_size // tp), count <= CUDA_GRAPH_MAX_TOKENS)
-    head += count * model.vocab_size * 4 * SAMPLER_PASSES / bandwidth + HOST_PER_REQUEST * count
+    head += count * model.vocab_size * 4 * SAMPLER_PASSES / bandwidth + host_request * count
     context = kernels.attention_grid(t, "context", h, kvh, hd, model.kv_dtype)
     generation = kernels.attention_grid(t, "generation", h, kvh, hd, model.kv_dtype)
     return MeasuredTables(
-        host_step=HOST_STEP + HOST_PER_LAYER * model.layers,
+        host_step=HOST_STEP + HOST_PER_LAYER * model.layers if host_step is None else host_step,
         tokens=np.concatenate([[0.0], tokens]),
         seqs=np.concatenate([[0.0], head]),
         context_rows=context.rows.tolist(),

@@ -9,7 +9,6 @@ bit-equal times.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import numbers
 from collections.abc import Sequence
@@ -427,6 +426,7 @@ class StepTime:
         engine: str = "vllm",
         mbu: float = MBU,
         host_step: Optional[float] = None,
+        host_request: Optional[float] = None,
     ) -> StepTime:
         """A step time composed of the kernels vLLM runs, each read from the measured tables of
         ``gpu`` (AIConfigurator's operator tables, :mod:`osbench.serve.kernels`), plus the
@@ -435,8 +435,10 @@ class StepTime:
         loop are modelled (``"vllm"``); ``mbu``: the share of the datasheet bandwidth the
         few elementwise kernels not in the tables reach; ``host_step``: seconds of host work per
         step (default :data:`osbench.serve.measured.HOST_STEP` plus
-        :data:`~osbench.serve.measured.HOST_PER_LAYER` per layer, BLIS's published constants;
-        :func:`osbench.serve.validate.fit_host` fits it to measured runs).
+        :data:`~osbench.serve.measured.HOST_PER_LAYER` per layer), ``host_request``: per
+        scheduled request and step (default :data:`~osbench.serve.measured.HOST_PER_REQUEST`):
+        BLIS's published constants; :func:`osbench.serve.validate.fit_host` fits both to
+        measured runs.
 
         A GPU without tables, a model shape outside them (a weight, a head layout, an MoE
         shape not measured) or a ``tp`` without all-reduce tables is refused with the reason;
@@ -446,11 +448,19 @@ class StepTime:
         m, g = Model.preset(model), GPU.preset(gpu)
         tp = m.tp if tp is None else m.check_tp(tp)
         mbu = _fraction("mbu", mbu)
-        tables = composition.build(m, g, tp, mbu)
-        if host_step is not None:
-            tables = dataclasses.replace(tables, host_step=_seconds("host_step", host_step))
+        step = None if host_step is None else _seconds("host_step", host_step)
+        request = composition.HOST_PER_REQUEST if host_request is None else _seconds("host_request", host_request)
+        tables = composition.build(m, g, tp, mbu, host_step=step, host_request=request)
         t = kernels.tables(g.name)
-        params = {"model": m.name, "gpu": g.name, "tp": tp, "engine": engine, "tables": t.gpu, "vllm": t.version}
+        params = {
+            "model": m.name,
+            "gpu": g.name,
+            "tp": tp,
+            "engine": engine,
+            "tables": t.gpu,
+            "vllm": t.version,
+            "host_request": request,
+        }
         return cls("measured", (tables.host_step,), params, tables)
 
     def __call__(self, batch: Batch) -> float:

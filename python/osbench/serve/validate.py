@@ -189,15 +189,18 @@ def _provenance(row: dict[str, str]) -> dict[str, str]:
     return {key: value.strip() for key, _, value in pairs if key}
 
 
-def _concurrency(provenance: dict[str, str], row: dict[str, str]) -> int:
-    clients = provenance.get("silicon_concurrency", "")
-    return int(clients) if clients.isdigit() else int(row["batch_size"])
-
-
 def rows(path: Optional[str] = None) -> list[Point]:
     """The silicon rows osbench can replay: vLLM, aggregated (one server), no pipeline or
     attention data parallelism (the experts sharded as the attention is), a model with a preset,
-    a GPU with measured tables."""
+    a GPU with measured tables, and the clients' concurrency recorded (``silicon_concurrency``).
+
+    A row without it is not replayed: its ``batch_size`` is AIConfigurator's batch per worker
+    (its generator benchmarks ``workers x batch_size`` clients and more, ``estimated_concurrency``
+    in ``generator/rule_plugin/vllm.rule``), not the clients one server saw. The three dense
+    rows of that kind (Qwen3-32B FP8 under Dynamo, 4,000 + 1,000 tokens) confirm it: at tp 1 and
+    2 their measured TPOT (16.9 and 11.6 ms) is less than the kernels of one decode step of
+    ``batch_size`` requests take in the measured tables, even with an FP8 KV cache (21.6 and
+    15.3 ms)."""
     source = str(path) if path is not None else str(datasets.fetch(SILICON))
     out = []
     with open(source, newline="") as f:
@@ -211,6 +214,9 @@ def rows(path: Optional[str] = None) -> list[Point]:
             if Model.preset(name).experts > 1 and experts_apart:
                 continue  # experts sharded otherwise than the attention (data-parallel attention)
             provenance = _provenance(r)
+            clients = provenance.get("silicon_concurrency", "")
+            if not clients.isdigit():
+                continue  # the clients are not recorded (see above)
             source_file = provenance.get("source_file", "").rsplit("/", 1)[-1]
             out.append(
                 Point(
@@ -221,7 +227,7 @@ def rows(path: Optional[str] = None) -> list[Point]:
                     version=r["backend_version"] or "unknown",
                     isl=int(r["isl"]),
                     osl=int(r["osl"]),
-                    concurrency=_concurrency(provenance, r),
+                    concurrency=int(clients),
                     ttft=float(r["silicon_ttft_ms"]) / 1e3,
                     tpot=float(r["silicon_tpot_ms"]) / 1e3,
                     benchmark=SOURCE_BENCHMARKS.get(source_file, STEADY),
@@ -398,22 +404,33 @@ class Prediction:
         }
 
 
+@dataclass(frozen=True)
+class HostCost:
+    """The host work of a step that the kernel tables leave out, as
+    :meth:`StepTime.measured <osbench.serve.steptime.StepTime.measured>` takes it."""
+
+    step: float
+    """Seconds per step (``host_step``)."""
+    request: float
+    """Seconds per scheduled request and step (``host_request``)."""
+
+
 STEP_TIMES = ("roofline", "measured", "fitted")
 """The step-time models validated, in the order the tables show them: the roofline with its
 assumed utilisations, the measured kernels with BLIS's published host overhead, and the measured
 kernels with the host overhead fitted on :data:`FIT_SPLIT` (:func:`fit_host`)."""
 
 
-def step_time_for(p: Point, kind: str, host_step: Optional[float] = None) -> StepTime:
+def step_time_for(p: Point, kind: str, host: Optional[HostCost] = None) -> StepTime:
     """The step-time model ``kind`` for a point's model, GPU and tp (``"fitted"``: with
-    ``host_step``, the fitted host overhead)."""
+    ``host``, the fitted host work)."""
     m = model_for(p)
     if kind == "roofline":
         return StepTime.roofline(m, p.gpu, tp=p.tp)
     if kind == "fitted":
-        if host_step is None:
-            raise ArgumentError("host_step=None is not accepted for the fitted model: fit it first (fit_host)")
-        return StepTime.measured(m, p.gpu, tp=p.tp, host_step=host_step)
+        if host is None:
+            raise ArgumentError("host=None is not accepted for the fitted model: fit it first (fit_host)")
+        return StepTime.measured(m, p.gpu, tp=p.tp, host_step=host.step, host_request=host.request)
     return StepTime.measured(m, p.gpu, tp=p.tp)
 
 
@@ -445,19 +462,19 @@ def predict(
 def replay(
     points: Iterable[Point],
     kinds: Sequence[str] = STEP_TIMES,
-    host_step: Optional[float] = None,
+    host: Optional[HostCost] = None,
     waves: int = WAVES,
     prompts: Optional[int] = None,
 ) -> Iterator[Prediction]:
     """:func:`predict` of every point with every step-time model of ``kinds``, point by point in
     the order of ``kinds``; each step-time model is built once per model, GPU and tp
-    (``host_step``: the fitted model's, from :func:`fit_host`)."""
+    (``host``: the fitted model's, from :func:`fit_host`)."""
     cache: dict[tuple[Any, ...], StepTime] = {}
     for p in points:
         for kind in kinds:
             key = (model_for(p), p.gpu, p.tp, kind)
             if key not in cache:
-                cache[key] = step_time_for(p, kind, host_step)
+                cache[key] = step_time_for(p, kind, host)
             yield predict(p, kind, waves=waves, step_time=cache[key], prompts=prompts)
 
 
@@ -466,8 +483,9 @@ FIT_SPLIT = ("qwen3-32b", "h100-sxm", 4)
 30 points of every ISL, OSL and concurrency measured. Every other point is validated on, by every
 step-time model (:func:`summary`)."""
 
-PROBE = 1e-3
-"""The host overhead added to find how a point's TPOT moves with it (seconds per step)."""
+PROBES = (1e-3, 10e-6)
+"""The host work added, seconds per step and per scheduled request, to find how a point's TPOT
+moves with each (:func:`fit_host`)."""
 
 
 def in_fit_split(p: Point) -> bool:
@@ -475,22 +493,39 @@ def in_fit_split(p: Point) -> bool:
     return (p.model, p.gpu, p.tp) == FIT_SPLIT
 
 
-def fit_host(points: list[Point], waves: int = WAVES) -> float:
-    """The host work per step (seconds, >= 0) that makes the measured step time's TPOT closest
-    to the measured TPOT of ``points``, in relative terms (non-negative least squares in one
-    unknown): each point is replayed without host work and with :data:`PROBE` seconds of it,
-    the TPOT being linear in it between the two. The kernel tables time the GPU alone; what vLLM's
-    host loop adds per step (scheduling, input preparation, broadcasting to the tensor-parallel
-    workers, output processing, not overlapped in the releases measured) is this one number."""
-    num = den = 0.0
+def fit_host(points: list[Point], waves: int = WAVES) -> HostCost:
+    """The host work per step and per scheduled request (seconds, both >= 0) that makes the
+    measured step time's TPOT closest to the measured TPOT of ``points``, in relative terms:
+    non-negative least squares (``scipy.optimize.nnls``) in two unknowns. Each point is replayed
+    without host work and with each of :data:`PROBES` alone, the TPOT being linear in them
+    between. The kernel tables time the GPU alone; what vLLM's host loop adds per step
+    (scheduling, broadcasting to the tensor-parallel workers, launching) and per request in it
+    (input preparation, output processing, the scheduler's bookkeeping), not overlapped in the
+    releases measured, are these two numbers, BLIS's per-step and per-request terms (its
+    per-layer one is part of the first: the layers are fixed for one model)."""
+    try:
+        from scipy.optimize import nnls  # type: ignore[import-untyped]  # imported here: only fitting needs it
+    except ImportError:
+        raise ArgumentError(
+            "fit_host solves with scipy, which is not installed: pip install 'osbench[measured]'"
+        ) from None
+    rows, targets = [], []
     for p in points:
-        zero = predict(p, "measured", waves, StepTime.measured(model_for(p), p.gpu, p.tp, host_step=0.0))
-        probe = predict(p, "measured", waves, StepTime.measured(model_for(p), p.gpu, p.tp, host_step=PROBE))
-        slope = (probe.tpot - zero.tpot) / PROBE
-        weight = 1.0 / p.tpot**2
-        num += weight * slope * (p.tpot - zero.tpot)
-        den += weight * slope * slope
-    return max(0.0, num / den) if den > 0 else 0.0
+        zero = _tpot_with_host(p, waves, 0.0, 0.0)
+        step = (_tpot_with_host(p, waves, PROBES[0], 0.0) - zero) / PROBES[0]
+        request = (_tpot_with_host(p, waves, 0.0, PROBES[1]) - zero) / PROBES[1]
+        rows.append([step / p.tpot, request / p.tpot])
+        targets.append((p.tpot - zero) / p.tpot)
+    if not rows:
+        raise ArgumentError("points=[] is not accepted: fit_host needs at least one measured point")
+    solution, _ = nnls(np.asarray(rows), np.asarray(targets))
+    return HostCost(float(solution[0]), float(solution[1]))
+
+
+def _tpot_with_host(p: Point, waves: int, step: float, request: float) -> float:
+    """A point's predicted TPOT with the measured kernels and this host work (:func:`fit_host`)."""
+    model = StepTime.measured(model_for(p), p.gpu, p.tp, host_step=step, host_request=request)
+    return predict(p, "measured", waves, model).tpot
 
 
 def gemm_bound(p: Point) -> float:
@@ -557,7 +592,7 @@ __all__ = [
     "INFERENCEMAX_BATCHED_TOKENS",
     "INFERENCEMAX_CLIENTS",
     "MODELS",
-    "PROBE",
+    "PROBES",
     "PROMPT_SEED",
     "SILICON",
     "SOURCE_BENCHMARKS",
@@ -566,6 +601,7 @@ __all__ = [
     "SYSTEMS",
     "WAVES",
     "BurstClients",
+    "HostCost",
     "Point",
     "Prediction",
     "burst_loop",

@@ -47,7 +47,10 @@ def cmd_serve_validate(args: argparse.Namespace) -> int:
             )
         host = validate.fit_host(split, args.waves)
         if not args.json:
-            print(f"host overhead: {duration(host)} per step (not reported on the points it was fitted on)")
+            print(
+                f"host overhead: {duration(host.step)} per step and {duration(host.request)} per request "
+                "(not reported on the points it was fitted on)"
+            )
     predictions = []
     for q in validate.replay(points, kinds, host, args.waves, args.prompts):
         predictions.append(q)

@@ -43,7 +43,7 @@ def build(quick: bool, seed: int, progress: Optional[Progress] = None) -> Sectio
         "Llama-3.1-70B sweep, a pool of repeated prompts where the throughput proves it, else fixed lengths in a "
         "steady state): predicted against measured mean TTFT and TPOT. The roofline uses assumed "
         "utilisations; the measured model reads every kernel from the GPU's operator tables (vLLM 0.24.0) with "
-        "BLIS's published host overhead; the fitted one fits that host overhead alone on a named split "
+        "BLIS's published host overhead; the fitted one fits that host overhead (per step and per request) on a named split "
         f"({' '.join(map(str, validate.FIT_SPLIT))}); every model is reported only on the other points. The runs were "
         "measured under older vLLM releases than the tables (0.12.0, and rows whose release is not stated).",
     )
@@ -89,12 +89,13 @@ def build(quick: bool, seed: int, progress: Optional[Progress] = None) -> Sectio
             f"every client's turnaround {duration(validate.CLIENT_TURNAROUND)}",
         )
     )
-    section.results = {"summary": summary, "host_step": host, "points": [q.to_dict() for q in predictions]}
+    fitted_host = None if host is None else {"host_step": host.step, "host_request": host.request}
+    section.results = {"summary": summary, "host": fitted_host, "points": [q.to_dict() for q in predictions]}
     section.figures.append(_scatter(predictions))
     return section
 
 
-def _note(summary: list[dict[str, Any]], host: Optional[float]) -> str:
+def _note(summary: list[dict[str, Any]], host: Optional[validate.HostCost]) -> str:
     overall = {(r["step_time"], r["kind"]): r for r in summary if r["gpu"] == "all"}
     measured = overall.get(("measured", "dense"))
     roofline = overall.get(("roofline", "dense"))
@@ -108,7 +109,8 @@ def _note(summary: list[dict[str, Any]], host: Optional[float]) -> str:
     fitted = overall.get(("fitted", "dense"))
     if fitted is not None and host is not None:
         text += (
-            f" With the host overhead fitted on the named split ({duration(host)} per step), "
+            f" With the host overhead fitted on the named split ({duration(host.step)} per step and "
+            f"{duration(host.request)} per request), "
             f"TPOT {percent(fitted['tpot_mape'] / 100)} and TTFT {percent(fitted['ttft_mape'] / 100)} on the "
             f"{number(fitted['points'])} dense points it was not fitted on."
         )
