@@ -4,7 +4,8 @@ Each row of that file is one measured benchmark of a real engine: a model on ``t
 and output lengths (ISL, OSL, ``ignore_eos``), a fixed number of clients each sending its next
 request when the last one finished (``--max-concurrency``), and the mean time to first token
 (TTFT) and per output token (TPOT) it measured. :func:`rows` reads the rows osbench can replay
-(vLLM, aggregated serving, a model and GPU with presets and measured tables); :func:`predict`
+(vLLM, aggregated serving, a model and GPU with presets and measured tables, the clients'
+concurrency recorded); :func:`predict`
 replays one through the serving engine with a step-time model, the clients sending what that
 point's benchmark sent; :func:`summary` gives the MAPE by GPU, model, vLLM version, model kind
 and step-time model.
@@ -30,8 +31,8 @@ steps more than any kernel does; each source file's points are replayed as their
   over a request's lifetime (:func:`closed_loop`), a server that has been running.
 
 TPOT of a request is ``(last token - first token) / (output tokens - 1)``, as vLLM's benchmark
-computes it. Nothing is fitted here but the fitted model's host overhead on :data:`FIT_SPLIT`
-(:func:`fit_host`): every other number the step-time models use comes from the datasheets, the
+computes it. Nothing is fitted here but the fitted model's host work per step and per request
+on :data:`FIT_SPLIT` (:func:`fit_host`): every other number the step-time models use comes from the datasheets, the
 kernel tables and the published constants their modules cite, and :func:`summary` reports every
 model on the points outside the split.
 """
@@ -75,7 +76,7 @@ WAVES = 2
 """Requests measured per client, after its warm-up request (the measurements do not state their
 number of prompts). With the clients spread by the warm-up, two requests each sample the
 steady state at every phase of a request's lifetime twice over. The replays' cost grows in
-proportion (all 245 points with three step-time models: about 30 s on the native engine)."""
+proportion (all 242 points with three step-time models: about 20 s on the native engine)."""
 
 DATASET_PROMPTS = 100
 """Distinct prompts the benchmark client sends: AIPerf's synthetic dataset holds
@@ -241,10 +242,10 @@ def model_for(p: Point) -> Model:
     :data:`INFERENCEMAX` points. The points themselves show that pool: on one H200, 32 clients of
     1,024 + 8,192 tokens (up to 295k tokens in flight) were served without the queueing a BF16
     pool (186k tokens) forces, which an FP8 one (372k) avoids, and 64 clients queue (measured
-    TTFT 5.3 s). The rows do not record the flag: the checkpoint (NVIDIA's ModelOpt FP8 export)
-    declares ``kv_cache_quant_algo: FP8``, which ``--kv-cache-dtype auto`` follows from vLLM's
-    December 2025 releases on (``resolve_kv_cache_dtype_string`` in ``vllm/utils/
-    torch_utils.py``, vllm-project/vllm#29980), and ``--kv-cache-dtype fp8`` sets before."""
+    TTFT 5.3 s). The rows do not record the flag, but InferenceMAX's scripts do: from
+    2025-09-23 until the 70B runs were dropped on 2025-10-29, ``benchmarks/70b_fp8_h100_docker.sh``
+    and ``70b_fp8_h200_slurm.sh`` give vLLM a config with ``kv-cache-dtype: fp8`` (and
+    ``max-num-batched-tokens: 8192``, ``async-scheduling``, ``no-enable-prefix-caching``)."""
     m = Model.preset(p.model)
     return replace(m, kv_dtype="fp8") if p.benchmark == INFERENCEMAX else m
 
