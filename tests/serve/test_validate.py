@@ -141,8 +141,8 @@ def test_the_burst_loop_on_both_engines(
 
 def test_an_inferencemax_point_runs_its_servers_flags() -> None:
     # The same measured run, as InferenceMAX measured it and as a steady-state benchmark would:
-    # its server has as many sequences as clients, no prefix cache, and an FP8 KV cache, twice
-    # the tokens of the BF16 one in the memory the weights leave.
+    # its server has as many sequences as clients, no prefix cache, and on H200 an FP8 KV cache,
+    # twice the tokens of the BF16 one in the memory the weights leave (BF16 on H100).
     imax = Point("x", "llama-3.1-70b-fp8", "h200", 1, "unknown", 1024, 8192, 32, 0.474, 0.0378, validate.INFERENCEMAX)
     steady = Point("x", "llama-3.1-70b-fp8", "h200", 1, "unknown", 1024, 8192, 32, 0.474, 0.0378)
     assert validate.model_for(imax).kv_dtype == "fp8" and validate.model_for(steady).kv_dtype == "bf16"
@@ -150,6 +150,10 @@ def test_an_inferencemax_point_runs_its_servers_flags() -> None:
     assert (a.max_num_seqs, a.max_num_batched_tokens, a.enable_prefix_caching) == (32, 8192, False)
     assert b.max_num_seqs == 1024 and 1.99 < (a.num_blocks - 1) / (b.num_blocks - 1) < 2.01
     assert set(validate.BENCHMARKS) == {validate.STEADY, validate.AIPERF_POOL, validate.INFERENCEMAX}
+    on_h100 = replace(imax, gpu="h100-sxm", tp=2)
+    assert validate.model_for(on_h100).kv_dtype == "bf16" == validate.INFERENCEMAX_KV_CACHE["h100-sxm"]
+    with pytest.raises(ArgumentError, match="gpu='rtx-pro-6000'"):
+        validate.model_for(replace(imax, gpu="rtx-pro-6000"))
     assert set(validate.SOURCE_BENCHMARKS.values()) <= set(validate.BENCHMARKS)
 
 

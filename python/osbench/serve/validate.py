@@ -237,17 +237,35 @@ def rows(path: Optional[str] = None) -> list[Point]:
     return out
 
 
+INFERENCEMAX_KV_CACHE = {"h100-sxm": "bf16", "h200": "fp8"}
+"""The KV cache's dtype of InferenceMAX's servers, by GPU (:func:`model_for`). The rows do not
+record it; the points' own queueing does, because the pool's size decides when clients wait and
+the FP8 pool holds twice the BF16 one's tokens:
+
+- H200, FP8: on one H200, 32 clients of 1,024 + 8,192 tokens (up to 295k tokens in flight) were
+  served without the queueing a BF16 pool (186k tokens) forces, which an FP8 one (372k) avoids,
+  and 64 clients queue (measured TTFT 5.3 s). InferenceMAX's ``70b_fp8_h200_slurm.sh`` passes
+  ``kv-cache-dtype: fp8``.
+- H100, BF16: on two H100s the measured runs queue as only the BF16 pool (235k tokens) makes
+  them: 64 clients of 1,024 + 8,192 tokens, TTFT 30.8 s measured, 29.8 s replayed with BF16 and
+  0.37 s with FP8; 8,192 + 1,024 tokens, 59.2 s against 55.2 s and 7.3 s at 64 clients, 6.5 s
+  against 5.1 s and 1.6 s at 32. InferenceMAX's ``70b_fp8_h100_docker.sh`` passed no
+  ``--kv-cache-dtype`` (vLLM's ``auto``: the model's bf16) until 2025-09-23 and
+  ``kv-cache-dtype: fp8`` after; these rows show the first."""
+
+
 def model_for(p: Point) -> Model:
-    """The model a point's server ran: its preset, with an FP8 KV cache for the
-    :data:`INFERENCEMAX` points. The points themselves show that pool: on one H200, 32 clients of
-    1,024 + 8,192 tokens (up to 295k tokens in flight) were served without the queueing a BF16
-    pool (186k tokens) forces, which an FP8 one (372k) avoids, and 64 clients queue (measured
-    TTFT 5.3 s). The rows do not record the flag, but InferenceMAX's scripts do: from
-    2025-09-23 until the 70B runs were dropped on 2025-10-29, ``benchmarks/70b_fp8_h100_docker.sh``
-    and ``70b_fp8_h200_slurm.sh`` give vLLM a config with ``kv-cache-dtype: fp8`` (and
-    ``max-num-batched-tokens: 8192``, ``async-scheduling``, ``no-enable-prefix-caching``)."""
+    """The model a point's server ran: its preset, with the KV cache of
+    :data:`INFERENCEMAX_KV_CACHE` for the :data:`INFERENCEMAX` points."""
     m = Model.preset(p.model)
-    return replace(m, kv_dtype="fp8") if p.benchmark == INFERENCEMAX else m
+    if p.benchmark != INFERENCEMAX:
+        return m
+    if p.gpu not in INFERENCEMAX_KV_CACHE:
+        raise ArgumentError(
+            f"gpu={p.gpu!r} is not accepted for an InferenceMAX point: its KV cache is known on "
+            f"{', '.join(INFERENCEMAX_KV_CACHE)}"
+        )
+    return replace(m, kv_dtype=INFERENCEMAX_KV_CACHE[p.gpu])
 
 
 def config_for(p: Point, prefix_caching: bool = False) -> EngineConfig:
@@ -592,6 +610,7 @@ __all__ = [
     "INFERENCEMAX",
     "INFERENCEMAX_BATCHED_TOKENS",
     "INFERENCEMAX_CLIENTS",
+    "INFERENCEMAX_KV_CACHE",
     "MODELS",
     "PROBES",
     "PROMPT_SEED",
