@@ -106,7 +106,7 @@ assumption, not measured by the rows. Any value under a step's length gives near
 replay: what matters is that the next request misses the step that starts the moment its
 predecessor finished, as it does in a real server, and joins the one after
 (:class:`~osbench.serve.run.Clients`). 0.3 ms and 3 ms move the InferenceMAX points' TTFT MAPE
-by under half a point."""
+by half a point at most."""
 
 STEADY, AIPERF_POOL, INFERENCEMAX = "steady", "aiperf-pool", "inferencemax"
 
