@@ -231,6 +231,21 @@ def _fraction(name: str, value: Any) -> float:
     return float(value)
 
 
+def nonnegative_least_squares(a: np.ndarray, b: np.ndarray, caller: str) -> np.ndarray:
+    """The ``x >= 0`` that minimises ``|a x - b|`` (``scipy.optimize.nnls`` on columns scaled to
+    comparable size, then unscaled). ``caller`` names what needs scipy in the error when it is
+    not installed: it is imported here, as only fitting needs it."""
+    try:
+        from scipy.optimize import nnls  # type: ignore[import-untyped]
+    except ImportError:
+        raise ArgumentError(
+            f"{caller} solves with scipy, which is not installed: pip install 'osbench[measured]'"
+        ) from None
+    scale = np.maximum(np.abs(a).max(axis=0), 1e-300)
+    x, _ = nnls(a / scale, b)
+    return np.asarray(x / scale)
+
+
 def _seconds(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= float(value) < math.inf:
         raise ArgumentError(f"{name}={value!r} is not accepted: it must be a finite number >= 0 (seconds)")
@@ -405,17 +420,10 @@ class StepTime:
                 f"seconds is not accepted: one finite time > 0 per step, and at least {len(CORRECTIONS)} steps "
                 f"(got {len(y)} times for {len(steps)} steps)"
             )
-        try:
-            from scipy.optimize import nnls  # type: ignore[import-untyped]  # imported here: only fitting needs it
-        except ImportError:
-            raise ArgumentError(
-                "StepTime.fit solves with scipy, which is not installed: pip install 'osbench[measured]'"
-            ) from None
         base = cls.corrected(model, gpu, tp)
         a = np.asarray([base.terms(b) for b in steps]) / y[:, None]
-        scale = np.maximum(np.abs(a).max(axis=0), 1e-300)  # columns of comparable size
-        x, _ = nnls(a / scale, np.ones_like(y))
-        return cls.corrected(model, gpu, tp, **dict(zip(CORRECTIONS, (float(v) for v in x / scale))))
+        x = nonnegative_least_squares(a, np.ones_like(y), "StepTime.fit")
+        return cls.corrected(model, gpu, tp, **dict(zip(CORRECTIONS, (float(v) for v in x))))
 
     @classmethod
     def measured(
@@ -506,4 +514,14 @@ def native_step_time(step_time: Any) -> dict[str, Any]:
     }
 
 
-__all__ = ["ALLREDUCE_LATENCY", "CORRECTIONS", "MBU", "MFU", "OVERHEAD", "Batch", "StepTime", "StepWork"]
+__all__ = [
+    "ALLREDUCE_LATENCY",
+    "CORRECTIONS",
+    "MBU",
+    "MFU",
+    "OVERHEAD",
+    "Batch",
+    "StepTime",
+    "StepWork",
+    "nonnegative_least_squares",
+]

@@ -54,7 +54,7 @@ from osbench.serve.config import EngineConfig, server_batch_defaults
 from osbench.serve.models import GPU, Model, num_blocks
 from osbench.serve.requests import Requests
 from osbench.serve.run import Clients, EngineRun, check_turnaround
-from osbench.serve.steptime import StepTime
+from osbench.serve.steptime import StepTime, nonnegative_least_squares
 
 SILICON = "aic-silicon-sample"
 """The dataset of measured serving runs."""
@@ -515,30 +515,24 @@ def in_fit_split(p: Point) -> bool:
 def fit_host(points: list[Point], waves: int = WAVES) -> HostCost:
     """The host work per step and per scheduled request (seconds, both >= 0) that makes the
     measured step time's TPOT closest to the measured TPOT of ``points``, in relative terms:
-    non-negative least squares (``scipy.optimize.nnls``) in two unknowns. Each point is replayed
+    non-negative least squares in two unknowns (:func:`~osbench.serve.steptime.nonnegative_least_squares`). Each point is replayed
     without host work and with each of :data:`PROBES` alone, the TPOT being linear in them
     between. The kernel tables time the GPU alone; what vLLM's host loop adds per step
     (scheduling, broadcasting to the tensor-parallel workers, launching) and per request in it
     (input preparation, output processing, the scheduler's bookkeeping), not overlapped in the
     releases measured, are these two numbers, BLIS's per-step and per-request terms (its
     per-layer one is part of the first: the layers are fixed for one model)."""
-    try:
-        from scipy.optimize import nnls  # type: ignore[import-untyped]  # imported here: only fitting needs it
-    except ImportError:
-        raise ArgumentError(
-            "fit_host solves with scipy, which is not installed: pip install 'osbench[measured]'"
-        ) from None
     rows, targets = [], []
     for p in points:
         zero = _tpot_with_host(p, waves, 0.0, 0.0)
-        step = (_tpot_with_host(p, waves, PROBES[0], 0.0) - zero) / PROBES[0]
-        request = (_tpot_with_host(p, waves, 0.0, PROBES[1]) - zero) / PROBES[1]
-        rows.append([step / p.tpot, request / p.tpot])
+        per_step = (_tpot_with_host(p, waves, PROBES[0], 0.0) - zero) / PROBES[0]
+        per_request = (_tpot_with_host(p, waves, 0.0, PROBES[1]) - zero) / PROBES[1]
+        rows.append([per_step / p.tpot, per_request / p.tpot])
         targets.append((p.tpot - zero) / p.tpot)
     if not rows:
         raise ArgumentError("points=[] is not accepted: fit_host needs at least one measured point")
-    solution, _ = nnls(np.asarray(rows), np.asarray(targets))
-    return HostCost(float(solution[0]), float(solution[1]))
+    step, request = nonnegative_least_squares(np.asarray(rows), np.asarray(targets), "fit_host")
+    return HostCost(float(step), float(request))
 
 
 def _tpot_with_host(p: Point, waves: int, step: float, request: float) -> float:
