@@ -22,7 +22,19 @@ def test_validate_one_point(dataset: Callable[[str], Path], capsys: object, tmp_
     (point,) = data["points"]
     assert point["model"] == "llama-3.1-70b-fp8" and point["predicted_tpot"] > 0 and point["step_time"] == "measured"
     assert {r["gpu"] for r in data["summary"]} == {"h200", "all"}
-    assert out.read_text().splitlines()[0].startswith("id,model,gpu,tp")
+    assert out.read_text().splitlines()[0].startswith("id,model,gpu,tp") and data["host"] is None
+
+
+def test_validate_reports_the_fitted_host_work(dataset: Callable[[str], Path], capsys: object) -> None:
+    dataset("aic-silicon-sample")
+    dataset("aic-h100_sxm-gemm")
+    code = main(
+        ["serve", "validate", "--model", "qwen3-32b", "--limit", "1", "--step-time", "fitted", "--waves", "1", "--json"]
+    )  # fmt: skip
+    assert code == 0
+    data = json.loads(capsys.readouterr().out)  # type: ignore[attr-defined]
+    assert set(data["host"]) == {"step", "request"} and data["host"]["step"] > 0 and data["host"]["request"] >= 0
+    assert [p["step_time"] for p in data["points"]] == ["fitted"]
 
 
 def test_validate_refuses_an_unknown_step_time(capsys: object) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import io
 import json
 import sys
@@ -71,7 +72,8 @@ def cmd_serve_validate(args: argparse.Namespace) -> int:
         writer.writerows(rows)
         _files.write_text(args.out, buf.getvalue())
     if args.json:
-        json.dump({"summary": table, "points": [q.to_dict() for q in predictions]}, sys.stdout)
+        fitted = None if host is None else dataclasses.asdict(host)
+        json.dump({"summary": table, "host": fitted, "points": [q.to_dict() for q in predictions]}, sys.stdout)
         print()
         return 0
     print("\nMAPE by step time, GPU, model, vLLM version and kind (every model on the points outside the fit split)")

@@ -4,6 +4,7 @@ predicted against measured TTFT and TPOT, by GPU, model, vLLM version and step-t
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Optional
 
 from osbench import datasets
@@ -89,8 +90,8 @@ def build(quick: bool, seed: int, progress: Optional[Progress] = None) -> Sectio
             f"every client's turnaround {duration(validate.CLIENT_TURNAROUND)}",
         )
     )
-    fitted_host = None if host is None else {"host_step": host.step, "host_request": host.request}
-    section.results = {"summary": summary, "host": fitted_host, "points": [q.to_dict() for q in predictions]}
+    fitted = None if host is None else dataclasses.asdict(host)
+    section.results = {"summary": summary, "host": fitted, "points": [q.to_dict() for q in predictions]}
     section.figures.append(_scatter(predictions))
     return section
 
