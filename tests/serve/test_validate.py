@@ -160,12 +160,22 @@ def test_an_inferencemax_point_runs_its_servers_flags() -> None:
 def test_summary_groups_and_mape() -> None:
     p = Point("x", "llama-3.1-8b-fp8", "h200", 1, "0.12.0", 1000, 100, 8, 0.1, 0.01)
     preds = [Prediction(p, "measured", 0.11, 0.009), Prediction(p, "measured", 0.09, 0.011)]
+    imax = replace(p, id="y", model="llama-3.1-70b-fp8", benchmark=validate.INFERENCEMAX)
+    preds.append(Prediction(imax, "measured", 0.1, 0.013))
     rows = validate.summary(preds)
-    overall = next(r for r in rows if r["gpu"] == "all")
+    overall = next(r for r in rows if r["gpu"] == r["benchmark"] == "all")
     assert (
-        overall["points"] == 2 and math.isclose(overall["ttft_mape"], 10.0) and math.isclose(overall["tpot_mape"], 10.0)
+        overall["points"] == 3
+        and math.isclose(overall["ttft_mape"], 20 / 3)
+        and math.isclose(overall["tpot_mape"], 50 / 3)
     )
     assert overall["kind"] == "dense" and validate.mape([]) != validate.mape([])  # NaN when empty
+    # Each benchmark over every GPU and model, and each point in its own group.
+    by = {r["benchmark"]: r for r in rows if r["gpu"] == "all" and r["benchmark"] != "all"}
+    assert set(by) == {validate.STEADY, validate.INFERENCEMAX}
+    assert by[validate.STEADY]["points"] == 2 and math.isclose(by[validate.STEADY]["tpot_mape"], 10.0)
+    assert by[validate.INFERENCEMAX]["points"] == 1 and math.isclose(by[validate.INFERENCEMAX]["tpot_mape"], 30.0)
+    assert len(rows) == 2 + 2 + 1
 
 
 def test_rows_of_the_silicon_sample(dataset: Callable[[str], object]) -> None:

@@ -564,19 +564,21 @@ def mape(errors: list[float]) -> float:
 
 
 def summary(predictions: list[Prediction]) -> list[dict[str, Any]]:
-    """MAPE of TTFT and TPOT by (step time, GPU, model, version, kind), plus an "all" row per
-    step time and model kind: the validation table. The points of the fit split are left out of
-    it for every step-time model: the fitted one is fitted on them, the measured one's host terms
-    were chosen on them (:data:`osbench.serve.measured.HOST_PER_LAYER`), and the three models are
-    compared on the same points."""
+    """MAPE of TTFT and TPOT by (step time, GPU, model, version, benchmark, kind), plus "all"
+    rows per step time and model kind, over every benchmark and over each: the validation table.
+    The points of the fit split are left out of it for every step-time model: the fitted one is
+    fitted on them, the measured one's host terms were chosen on them
+    (:data:`osbench.serve.measured.HOST_PER_LAYER`), and the three models are compared on the
+    same points."""
     groups: dict[tuple[str, ...], list[Prediction]] = {}
     for q in predictions:
         if in_fit_split(q.point):
             continue  # fitted or chosen on: never reported
-        kind = "moe" if q.point.moe else "dense"
+        p, kind = q.point, "moe" if q.point.moe else "dense"
         for key in (
-            (q.step_time, q.point.gpu, q.point.model, q.point.version, kind),
-            (q.step_time, "all", "all", "all", kind),
+            (q.step_time, p.gpu, p.model, p.version, p.benchmark, kind),
+            (q.step_time, "all", "all", "all", p.benchmark, kind),
+            (q.step_time, "all", "all", "all", "all", kind),
         ):
             groups.setdefault(key, []).append(q)
     return [
@@ -585,7 +587,8 @@ def summary(predictions: list[Prediction]) -> list[dict[str, Any]]:
             "gpu": k[1],
             "model": k[2],
             "version": k[3],
-            "kind": k[4],
+            "benchmark": k[4],
+            "kind": k[5],
             "points": len(g),
             "ttft_mape": mape([q.ttft_error for q in g]),
             "tpot_mape": mape([q.tpot_error for q in g]),

@@ -76,10 +76,13 @@ def cmd_serve_validate(args: argparse.Namespace) -> int:
         json.dump({"summary": table, "host": fitted, "points": [q.to_dict() for q in predictions]}, sys.stdout)
         print()
         return 0
-    print("\nMAPE by step time, GPU, model, vLLM version and kind (every model on the points outside the fit split)")
+    print(
+        "\nMAPE by step time, GPU, model, vLLM version, benchmark and kind "
+        "(every model on the points outside the fit split)"
+    )
     for r in table:
         print(
-            f"  {r['step_time']:<9} {r['gpu']:<9} {r['model']:<20} {r['version']:<8} {r['kind']:<6} "
+            f"  {r['step_time']:<9} {r['gpu']:<9} {r['model']:<20} {r['version']:<8} {r['benchmark']:<12} {r['kind']:<6} "
             f"{number(r['points']):>5} points  TTFT {percent(r['ttft_mape'] / 100)}  TPOT {percent(r['tpot_mape'] / 100)}"
         )
     return 0

@@ -67,14 +67,15 @@ def build(quick: bool, seed: int, progress: Optional[Progress] = None) -> Sectio
     summary = validate.summary(predictions)
     section.tables.append(
         Table(
-            "Predicted against measured: MAPE by step-time model, GPU, model, vLLM version and kind",
-            ["step time", "GPU", "model", "vLLM", "kind", "points", "TTFT MAPE", "TPOT MAPE"],
+            "Predicted against measured: MAPE by step-time model, GPU, model, vLLM version, benchmark and kind",
+            ["step time", "GPU", "model", "vLLM", "benchmark", "kind", "points", "TTFT MAPE", "TPOT MAPE"],
             [
                 [
                     r["step_time"],
                     r["gpu"],
                     r["model"],
                     r["version"],
+                    r["benchmark"],
                     r["kind"],
                     r["points"],
                     r["ttft_mape"] / 100,
@@ -97,7 +98,7 @@ def build(quick: bool, seed: int, progress: Optional[Progress] = None) -> Sectio
 
 
 def _note(summary: list[dict[str, Any]], host: Optional[validate.HostCost]) -> str:
-    overall = {(r["step_time"], r["kind"]): r for r in summary if r["gpu"] == "all"}
+    overall = {(r["step_time"], r["kind"]): r for r in summary if r["gpu"] == r["benchmark"] == "all"}
     measured = overall.get(("measured", "dense"))
     roofline = overall.get(("roofline", "dense"))
     if measured is None or roofline is None:
