@@ -121,6 +121,21 @@ def test_a_step_composed_by_hand(qwen: StepTime) -> None:
     assert qwen(alone) < qwen(chunk) < qwen(whole)
 
 
+def test_the_host_terms_are_the_callers(qwen: StepTime) -> None:
+    # host_step replaces the per-step constant, host_request the per-request one; nothing else moves
+    tables = qwen.tables
+    assert tables is not None
+    t = StepTime.measured("qwen3-32b", "h100", tp=2, host_step=1e-3, host_request=50e-6)
+    assert t.tables is not None and t.tables.host_step == 1e-3 == t.coefficients[0]
+    assert np.allclose(t.tables.seqs - tables.seqs, (50e-6 - measured.HOST_PER_REQUEST) * np.arange(len(tables.seqs)))
+    assert np.array_equal(t.tables.tokens, tables.tokens) and t.params["host_request"] == 50e-6
+    w = decode(32, 1023)
+    assert math.isclose(t(w) - qwen(w), (1e-3 - tables.host_step) + 32 * (50e-6 - measured.HOST_PER_REQUEST))
+    for name in ("host_step", "host_request"):
+        with pytest.raises(ValueError, match=f"{name}=-1 is not accepted"):
+            StepTime.measured("qwen3-32b", "h100", tp=2, **{name: -1})
+
+
 def test_each_prefill_chunk_is_priced_over_its_own_context(qwen: StepTime) -> None:
     """A chunk of n tokens over c cached ones: the context table at (P chunks, c + n) over P,
     times its causal pairs over those of a whole prompt of c + n tokens (by hand here)."""
