@@ -44,7 +44,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
@@ -136,17 +136,9 @@ class MeasuredTables:
         }
 
 
-def build(
-    model: Model,
-    gpu: GPU,
-    tp: int,
-    mbu: float,
-    host_step: Optional[float] = None,
-    host_request: float = HOST_PER_REQUEST,
-) -> MeasuredTables:
+def build(model: Model, gpu: GPU, tp: int, mbu: float, host_step: float, host_request: float) -> MeasuredTables:
     """The tables of ``model`` on ``tp`` GPUs ``gpu`` (see the module's composition), with
-    ``host_step`` seconds of host work per step (None: :data:`HOST_STEP` plus
-    :data:`HOST_PER_LAYER` per layer) and ``host_request`` per scheduled request."""
+    ``host_step`` seconds of host work per step and ``host_request`` per scheduled request."""
     t = kernels.tables(gpu.name)
     m = t.gemm[kernels.GEMM_DTYPES["bf16"]].m
     count = np.arange(1, int(m[-1]) + 1, dtype=np.float64)  # token (or request) counts 1..max
@@ -181,7 +173,7 @@ def build(
     context = kernels.attention_grid(t, "context", h, kvh, hd, model.kv_dtype)
     generation = kernels.attention_grid(t, "generation", h, kvh, hd, model.kv_dtype)
     return MeasuredTables(
-        host_step=HOST_STEP + HOST_PER_LAYER * model.layers if host_step is None else host_step,
+        host_step=host_step,
         tokens=np.concatenate([[0.0], tokens]),
         seqs=np.concatenate([[0.0], head]),
         context_rows=context.rows.tolist(),

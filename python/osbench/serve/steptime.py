@@ -456,7 +456,9 @@ class StepTime:
         m, g = Model.preset(model), GPU.preset(gpu)
         tp = m.tp if tp is None else m.check_tp(tp)
         mbu = _fraction("mbu", mbu)
-        step = None if host_step is None else _seconds("host_step", host_step)
+        # BLIS's constants unless given (the per-layer one is per step once the model is known)
+        default_step = composition.HOST_STEP + composition.HOST_PER_LAYER * m.layers
+        step = default_step if host_step is None else _seconds("host_step", host_step)
         request = composition.HOST_PER_REQUEST if host_request is None else _seconds("host_request", host_request)
         tables = composition.build(m, g, tp, mbu, host_step=step, host_request=request)
         t = kernels.tables(g.name)

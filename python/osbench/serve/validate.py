@@ -502,7 +502,7 @@ FIT_SPLIT = ("qwen3-32b", "h100-sxm", 4)
 30 points of every ISL, OSL and concurrency measured. Every other point is validated on, by every
 step-time model (:func:`summary`)."""
 
-PROBES = (1e-3, 10e-6)
+PROBE_STEP, PROBE_REQUEST = 1e-3, 10e-6
 """The host work added, seconds per step and per scheduled request, to find how a point's TPOT
 moves with each (:func:`fit_host`)."""
 
@@ -515,30 +515,28 @@ def in_fit_split(p: Point) -> bool:
 def fit_host(points: list[Point], waves: int = WAVES) -> HostCost:
     """The host work per step and per scheduled request (seconds, both >= 0) that makes the
     measured step time's TPOT closest to the measured TPOT of ``points``, in relative terms:
-    non-negative least squares in two unknowns (:func:`~osbench.serve.steptime.nonnegative_least_squares`). Each point is replayed
-    without host work and with each of :data:`PROBES` alone, the TPOT being linear in them
-    between. The kernel tables time the GPU alone; what vLLM's host loop adds per step
+    non-negative least squares in two unknowns
+    (:func:`~osbench.serve.steptime.nonnegative_least_squares`). Each point is replayed without
+    host work and with :data:`PROBE_STEP` or :data:`PROBE_REQUEST` alone, the TPOT being linear
+    in them between. The kernel tables time the GPU alone; what vLLM's host loop adds per step
     (scheduling, broadcasting to the tensor-parallel workers, launching) and per request in it
     (input preparation, output processing, the scheduler's bookkeeping), not overlapped in the
     releases measured, are these two numbers, BLIS's per-step and per-request terms (its
     per-layer one is part of the first: the layers are fixed for one model)."""
+    probes = ((0.0, 0.0), (PROBE_STEP, 0.0), (0.0, PROBE_REQUEST))
+    models: dict[tuple[Any, ...], list[StepTime]] = {}  # the three models of each model, GPU and tp, built once
     rows, targets = [], []
     for p in points:
-        zero = _tpot_with_host(p, waves, 0.0, 0.0)
-        per_step = (_tpot_with_host(p, waves, PROBES[0], 0.0) - zero) / PROBES[0]
-        per_request = (_tpot_with_host(p, waves, 0.0, PROBES[1]) - zero) / PROBES[1]
-        rows.append([per_step / p.tpot, per_request / p.tpot])
+        key = (model_for(p), p.gpu, p.tp)
+        if key not in models:
+            models[key] = [StepTime.measured(*key, host_step=step, host_request=request) for step, request in probes]
+        zero, with_step, with_request = (predict(p, "measured", waves, model).tpot for model in models[key])
+        rows.append([(with_step - zero) / PROBE_STEP / p.tpot, (with_request - zero) / PROBE_REQUEST / p.tpot])
         targets.append((p.tpot - zero) / p.tpot)
     if not rows:
         raise ArgumentError("points=[] is not accepted: fit_host needs at least one measured point")
     step, request = nonnegative_least_squares(np.asarray(rows), np.asarray(targets), "fit_host")
     return HostCost(float(step), float(request))
-
-
-def _tpot_with_host(p: Point, waves: int, step: float, request: float) -> float:
-    """A point's predicted TPOT with the measured kernels and this host work (:func:`fit_host`)."""
-    model = StepTime.measured(model_for(p), p.gpu, p.tp, host_step=step, host_request=request)
-    return predict(p, "measured", waves, model).tpot
 
 
 def gemm_bound(p: Point) -> float:
@@ -609,7 +607,8 @@ __all__ = [
     "INFERENCEMAX_CLIENTS",
     "INFERENCEMAX_KV_CACHE",
     "MODELS",
-    "PROBES",
+    "PROBE_REQUEST",
+    "PROBE_STEP",
     "PROMPT_SEED",
     "SILICON",
     "SOURCE_BENCHMARKS",
