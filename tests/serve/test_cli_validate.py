@@ -15,7 +15,7 @@ def test_validate_one_point(dataset: Callable[[str], Path], capsys: object, tmp_
     out = tmp_path / "points.csv"
     code = main(
         ["serve", "validate", "--model", "llama-3.1-70b-fp8", "--gpu", "h200", "--limit", "1", "--step-time", "measured",
-         "--waves", "1", "--json", "--out", str(out)]
+         "--rounds", "1", "--json", "--out", str(out)]
     )  # fmt: skip
     assert code == 0
     data = json.loads(capsys.readouterr().out)  # type: ignore[attr-defined]
@@ -29,7 +29,7 @@ def test_validate_reports_the_fitted_host_work(dataset: Callable[[str], Path], c
     dataset("aic-silicon-sample")
     dataset("aic-h100_sxm-gemm")
     code = main(
-        ["serve", "validate", "--model", "qwen3-32b", "--limit", "1", "--step-time", "fitted", "--waves", "1", "--json"]
+        ["serve", "validate", "--model", "qwen3-32b", "--limit", "1", "--step-time", "fitted", "--rounds", "1", "--json"]
     )  # fmt: skip
     assert code == 0
     data = json.loads(capsys.readouterr().out)  # type: ignore[attr-defined]

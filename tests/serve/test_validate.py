@@ -17,54 +17,85 @@ from osbench.serve import StepTime, validate
 from osbench.serve.config import EngineConfig
 from osbench.serve.validate import Point, Prediction
 
+LINEAR = StepTime.linear(0.01, 1e-5, 1e-3, 0.0)
+"""A step of 10 ms, 10 us per prompt token and 1 ms per decoding request."""
 
-def test_closed_loop_one_client_waits_for_nothing() -> None:
-    # One client, a linear step time: each request is prefilled in one step, then decodes alone.
-    t = StepTime.linear(0.01, 1e-5, 1e-3, 0.0)
-    ttft, tpot = validate.closed_loop(EngineConfig(num_blocks=1000, enable_prefix_caching=False), t, 100, 10, 1, 5)
-    assert len(ttft) == 5  # the warm-up request is not among them
+
+def test_aiperf_one_client_waits_for_nothing() -> None:
+    # One client: each request is prefilled in one step, then decodes alone; every one measured.
+    cfg = EngineConfig(num_blocks=1000, enable_prefix_caching=False)
+    ttft, tpot = validate.aiperf_loop(cfg, LINEAR, 100, 10, 1, clients=validate.AIPerfClients(rounds=5))
+    assert len(ttft) == len(tpot) == 5
     assert np.allclose(ttft, 0.01 + 100 * 1e-5) and np.allclose(tpot, 0.01 + 1e-3)
 
 
-def test_closed_loop_keeps_the_clients_busy() -> None:
-    # Four clients, eight requests: the first four start together, each next one when one finishes.
-    t = StepTime.linear(0.01, 1e-5, 1e-3, 0.0)
+def test_aiperf_clients_start_together_and_stay_in_step() -> None:
+    # Four clients sending at once: their four prompts share the first step, they decode and
+    # finish together, and their next four requests are prefilled together again.
     cfg = EngineConfig(num_blocks=1000, enable_prefix_caching=False)
-    ttft, tpot = validate.closed_loop(cfg, t, 64, 8, 4, 8, warmup=False)
-    assert len(ttft) == 8 and np.all(ttft > 0) and np.all(tpot > 0)
-    assert math.isclose(ttft[0], 0.01 + 4 * 64 * 1e-5)  # all four prompts in the first step: lockstep
-    # With the warm-up, the four clients' measured requests arrive one by one, spread over a lifetime.
-    ttft, _ = validate.closed_loop(cfg, t, 64, 8, 4, 8, turnaround=0.0)
-    assert len(ttft) == 8 and max(ttft) < 0.01 + 2 * 64 * 1e-5 + 3 * 1e-3
-    # Sent 1 ms after its predecessor finished, each request misses the decode step of the other
-    # three that starts then (13 ms, 12 left), and is prefilled in the next one, beside them.
-    ttft, _ = validate.closed_loop(cfg, t, 64, 8, 4, 8)
-    assert validate.CLIENT_TURNAROUND == 1e-3 and np.allclose(ttft, 0.012 + 0.01 + 64 * 1e-5 + 3 * 1e-3)
+    two = validate.AIPerfClients(rounds=2)
+    ttft, tpot = validate.aiperf_loop(cfg, LINEAR, 64, 8, 4, clients=two)
+    assert len(ttft) == 8 and np.allclose(ttft, 0.01 + 4 * 64 * 1e-5) and np.allclose(tpot, 0.01 + 4 * 1e-3)
+    # A step of 128 tokens holds two prompts. The next step's budget goes to the first pair's two
+    # decodes first, then to the third prompt and 62 tokens of the fourth, whose last 2 tokens
+    # share the third step with three decodes.
+    small = replace(cfg, max_num_batched_tokens=128, max_num_seqs=4)
+    ttft, _ = validate.aiperf_loop(small, LINEAR, 64, 8, 4, clients=two)
+    first, second, third = 0.01 + 128 * 1e-5, 0.01 + 126 * 1e-5 + 2 * 1e-3, 0.01 + 2 * 1e-5 + 3 * 1e-3
+    assert np.allclose(ttft[:2], first) and np.allclose(ttft[2:4], [first + second, first + second + third])
 
 
 def test_a_prompt_pool_hits_the_prefix_cache() -> None:
-    # One prompt of 100 tokens sent again and again: with the prefix cache each repeat computes only
-    # its last partial block (100 = 6 blocks of 16 + 4), the first send is not measured.
-    t = StepTime.linear(0.01, 1e-5, 1e-3, 0.0)
+    # One prompt of 100 tokens sent again and again: the drained warm-up sent it first, so with
+    # the prefix cache every measured request computes only its last partial block (100 = 6
+    # blocks of 16 + 4).
     cached = EngineConfig(num_blocks=1000, enable_prefix_caching=True)
-    ttft, tpot = validate.closed_loop(cached, t, 100, 10, 1, 5, prompts=1)
+    five = validate.AIPerfClients(rounds=5)
+    ttft, tpot = validate.aiperf_loop(cached, LINEAR, 100, 10, 1, clients=five, prompts=1)
     assert len(ttft) == 5 and np.allclose(ttft, 0.01 + 4 * 1e-5) and np.allclose(tpot, 0.01 + 1e-3)
     # Without the cache, or with every prompt distinct, every prompt is computed in full.
     plain = EngineConfig(num_blocks=1000, enable_prefix_caching=False)
     for cfg, prompts in ((plain, 1), (cached, None)):
-        ttft, _ = validate.closed_loop(cfg, t, 100, 10, 1, 5, prompts=prompts)
+        ttft, _ = validate.aiperf_loop(cfg, LINEAR, 100, 10, 1, clients=five, prompts=prompts)
         assert np.allclose(ttft, 0.01 + 100 * 1e-5)
-    # A pool of three: the first three requests meet their prompt for the first time and are not
-    # measured, every later one repeats one.
-    ttft, _ = validate.closed_loop(cached, t, 100, 10, 1, 6, prompts=3)
-    assert len(ttft) == 6 and np.allclose(ttft, 0.01 + 4 * 1e-5)
+    # Without a warm-up, the first measured request meets the prompt for the first time.
+    cold = validate.AIPerfClients(rounds=5, warmup=0)
+    ttft, _ = validate.aiperf_loop(cached, LINEAR, 100, 10, 1, clients=cold, prompts=1)
+    assert np.isclose(ttft[0], 0.01 + 100 * 1e-5) and np.allclose(ttft[1:], 0.01 + 4 * 1e-5)
+    # A pool of three and two warm-up requests: the first measured request sends the third
+    # prompt, every later one repeats one.
+    ttft, _ = validate.aiperf_loop(cached, LINEAR, 100, 10, 1, clients=validate.AIPerfClients(rounds=6), prompts=3)
+    assert np.isclose(ttft[0], 0.01 + 100 * 1e-5) and np.allclose(ttft[1:], 0.01 + 4 * 1e-5)
+
+
+def test_the_profiling_phase_starts_after_the_warm_up_is_drained() -> None:
+    # Two clients, one prompt: the warm-up's two requests are in flight together; the profiling
+    # phase's two start together after the last of them finished, each hitting the cache, in one
+    # step (were the warm-up still running, a measured request would share a step with a decode).
+    cached = EngineConfig(num_blocks=1000, enable_prefix_caching=True)
+    ttft, _ = validate.aiperf_loop(cached, LINEAR, 100, 10, 2, clients=validate.AIPerfClients(rounds=1), prompts=1)
+    assert len(ttft) == 2 and np.allclose(ttft, 0.01 + 2 * 4 * 1e-5)
 
 
 @pytest.mark.parametrize("prompts", [0, -1, 2.5, "100"])
 def test_a_prompt_pool_must_be_a_positive_count(prompts: object) -> None:
     cfg = EngineConfig(num_blocks=1000, enable_prefix_caching=True)
     with pytest.raises((ArgumentError, ArgumentTypeError), match="prompts"):
-        validate.closed_loop(cfg, StepTime.linear(0.01, 1e-5, 1e-3, 0.0), 100, 10, 1, 5, prompts=prompts)  # type: ignore[arg-type]
+        validate.aiperf_loop(cfg, LINEAR, 100, 10, 1, prompts=prompts)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("kw", [{"rounds": 0}, {"rounds": 1.5}, {"warmup": -1}, {"turnaround": -1.0}])
+def test_aiperf_clients_refuse_bad_settings(kw: dict[str, Any]) -> None:
+    with pytest.raises((ArgumentError, ArgumentTypeError), match=next(iter(kw))):
+        validate.AIPerfClients(**kw)
+
+
+def test_the_aiperf_loop_refuses_bad_arguments() -> None:
+    cfg = EngineConfig(num_blocks=1000, enable_prefix_caching=False)
+    with pytest.raises(ArgumentError, match="concurrency=0"):
+        validate.aiperf_loop(cfg, LINEAR, 100, 10, 0)
+    with pytest.raises(ArgumentTypeError, match="clients=BurstClients is not accepted"):
+        validate.aiperf_loop(cfg, LINEAR, 100, 10, 2, clients=validate.BurstClients())  # type: ignore[arg-type]
 
 
 def test_the_burst_loop_sends_random_lengths_from_a_cold_start() -> None:
@@ -140,16 +171,19 @@ def test_the_burst_loop_on_both_engines(
 
 
 def test_an_inferencemax_point_runs_its_servers_flags() -> None:
-    # The same measured run, as InferenceMAX measured it and as a steady-state benchmark would:
-    # its server has as many sequences as clients, no prefix cache, and on H200 an FP8 KV cache,
-    # twice the tokens of the BF16 one in the memory the weights leave (BF16 on H100).
+    # The same measured run, as InferenceMAX measured it and as AIConfigurator's benchmark would:
+    # both servers have as many sequences as clients; InferenceMAX's has no prefix cache, a step
+    # of 8,192 tokens and on H200 an FP8 KV cache, twice the tokens of the BF16 one in the memory
+    # the weights leave (BF16 on H100); the generator's fits a prompt, a token per client and
+    # 1,500 more.
     imax = Point("x", "llama-3.1-70b-fp8", "h200", 1, "unknown", 1024, 8192, 32, 0.474, 0.0378, validate.INFERENCEMAX)
-    steady = Point("x", "llama-3.1-70b-fp8", "h200", 1, "unknown", 1024, 8192, 32, 0.474, 0.0378)
-    assert validate.model_for(imax).kv_dtype == "fp8" and validate.model_for(steady).kv_dtype == "bf16"
-    a, b = validate.config_for(imax, prefix_caching=True), validate.config_for(steady)
+    aiperf = Point("x", "llama-3.1-70b-fp8", "h200", 1, "unknown", 1024, 8192, 32, 0.474, 0.0378)
+    assert validate.model_for(imax).kv_dtype == "fp8" and validate.model_for(aiperf).kv_dtype == "bf16"
+    a, b = validate.config_for(imax, prefix_caching=True), validate.config_for(aiperf, prefix_caching=True)
     assert (a.max_num_seqs, a.max_num_batched_tokens, a.enable_prefix_caching) == (32, 8192, False)
-    assert b.max_num_seqs == 1024 and 1.99 < (a.num_blocks - 1) / (b.num_blocks - 1) < 2.01
-    assert set(validate.BENCHMARKS) == {validate.STEADY, validate.AIPERF_POOL, validate.INFERENCEMAX}
+    assert (b.max_num_seqs, b.max_num_batched_tokens, b.enable_prefix_caching) == (32, 32 + 1024 + 1500, True)
+    assert validate.GENERATOR_EXTRA_TOKENS == 1500 and 1.99 < (a.num_blocks - 1) / (b.num_blocks - 1) < 2.01
+    assert set(validate.BENCHMARKS) == {validate.AIPERF, validate.AIPERF_POOL, validate.INFERENCEMAX}
     on_h100 = replace(imax, gpu="h100-sxm", tp=2)
     assert validate.model_for(on_h100).kv_dtype == "bf16" == validate.INFERENCEMAX_KV_CACHE["h100-sxm"]
     with pytest.raises(ArgumentError, match="gpu='rtx-pro-6000'"):
@@ -172,8 +206,8 @@ def test_summary_groups_and_mape() -> None:
     assert overall["kind"] == "dense" and validate.mape([]) != validate.mape([])  # NaN when empty
     # Each benchmark over every GPU and model, and each point in its own group.
     by = {r["benchmark"]: r for r in rows if r["gpu"] == "all" and r["benchmark"] != "all"}
-    assert set(by) == {validate.STEADY, validate.INFERENCEMAX}
-    assert by[validate.STEADY]["points"] == 2 and math.isclose(by[validate.STEADY]["tpot_mape"], 10.0)
+    assert set(by) == {validate.AIPERF, validate.INFERENCEMAX}
+    assert by[validate.AIPERF]["points"] == 2 and math.isclose(by[validate.AIPERF]["tpot_mape"], 10.0)
     assert by[validate.INFERENCEMAX]["points"] == 1 and math.isclose(by[validate.INFERENCEMAX]["tpot_mape"], 30.0)
     assert len(rows) == 2 + 2 + 1
 
@@ -197,12 +231,12 @@ def test_rows_of_the_silicon_sample(dataset: Callable[[str], object]) -> None:
     assert (first.isl, first.osl, first.concurrency, first.tp) == (1024, 128, 8, 2)
     assert math.isclose(first.ttft, 0.154248, rel_tol=1e-3) and first.version == "0.12.0"
     # Each source's benchmark: InferenceMAX's Llama-3.1-70B sweep, the 8B points that repeat
-    # prompts, the rest in a steady state.
+    # prompts, the rest AIConfigurator's AIPerf runs.
     by = {b: {p.model for p in dense if p.benchmark == b} for b in validate.BENCHMARKS}
     assert by == {
         validate.INFERENCEMAX: {"llama-3.1-70b-fp8"},
         validate.AIPERF_POOL: {"llama-3.1-8b-fp8"},
-        validate.STEADY: {"qwen3-32b"},
+        validate.AIPERF: {"qwen3-32b"},
     }
     assert sum(p.benchmark == validate.INFERENCEMAX for p in dense) == 105
 
@@ -210,29 +244,29 @@ def test_rows_of_the_silicon_sample(dataset: Callable[[str], object]) -> None:
 @settings(max_examples=60, deadline=None)
 @given(
     **CLIENT_LOOPS,
-    waves=st.integers(1, 3),
-    warmup=st.booleans(),
+    rounds=st.integers(1, 3),
+    warmup=st.integers(0, 2),
+    turnaround=st.sampled_from([0.0, validate.CLIENT_TURNAROUND]),
     seqs=st.integers(1, 16),
     prompts=st.none() | st.integers(1, 8),
-    step_time=st.sampled_from(
-        [StepTime.linear(0.0031, 1.3e-5, 7.1e-4, 3.3e-7), StepTime.roofline("qwen3-32b", "h100", tp=2)]
-    ),
+    step_time=st.sampled_from([LINEAR, StepTime.roofline("qwen3-32b", "h100", tp=2)]),
 )
-def test_the_closed_loop_on_both_engines(
+def test_the_aiperf_loop_on_both_engines(
     isl: int,
     osl: int,
     clients: int,
-    waves: int,
-    warmup: bool,
+    rounds: int,
+    warmup: int,
+    turnaround: float,
     budget: int,
     seqs: int,
     blocks: int,
     prompts: Optional[int],
     step_time: StepTime,
 ) -> None:
-    """The clients on the native engine and on the reference one: equal to the last bit, send
-    times and all, preemptions included (a small pool), and prefix-cache hits where the clients
-    draw from a pool of prompts."""
+    """AIPerf's clients on the native engine and on the reference one: equal to the last bit,
+    the drained warm-up and send times included, preemptions included (a small pool), and
+    prefix-cache hits where the clients draw from a pool of prompts."""
     need = -(-(isl + osl) // 16) + 1
     cfg = EngineConfig(
         num_blocks=need + blocks,
@@ -243,14 +277,13 @@ def test_the_closed_loop_on_both_engines(
         enable_chunked_prefill=True,
         enable_prefix_caching=prompts is not None,
     )
-    requests = waves * clients
-    kw: dict[str, Any] = {"warmup": warmup, "prompts": prompts}
-    ours = validate.closed_loop(cfg, step_time, isl, osl, clients, requests, engine="reference", **kw)
-    theirs = validate.closed_loop(cfg, step_time, isl, osl, clients, requests, **kw)
+    sent = validate.AIPerfClients(rounds, warmup, turnaround)
+    ours = validate.aiperf_loop(cfg, step_time, isl, osl, clients, "reference", sent, prompts)
+    theirs = validate.aiperf_loop(cfg, step_time, isl, osl, clients, "native", sent, prompts)
     assert np.array_equal(ours[0], theirs[0]) and np.array_equal(ours[1], theirs[1])
 
 
-def test_the_closed_loop_with_the_measured_model(measured_tables: None, dataset: Callable[[str], object]) -> None:
+def test_the_benchmarks_with_the_measured_model(measured_tables: None, dataset: Callable[[str], object]) -> None:
     dataset(validate.SILICON)
     p = next(p for p in validate.rows() if p.model == "qwen3-32b" and p.tp == 2 and p.concurrency == 32)
     a = validate.predict(p, "measured", engine="reference")
@@ -275,6 +308,10 @@ def test_the_gemm_bound_finds_the_points_no_kernel_model_can_match(
     assert first.id in over
 
 
+ONE_ROUND = validate.AIPerfClients(rounds=1)
+"""AIPerf's clients with one request each: the fit's tests replay quickly."""
+
+
 def test_fit_host_recovers_the_host_work_the_points_were_made_with(measured_tables: None) -> None:
     # Points whose "measured" TPOT is the measured model's own with known host terms: the fit
     # must find those terms again from the tables alone (the TPOT is linear in both at light load).
@@ -284,13 +321,13 @@ def test_fit_host_recovers_the_host_work_the_points_were_made_with(measured_tabl
     for isl, osl, clients, tp in shapes:
         p = Point(f"p{len(points)}", "qwen3-32b", "h100-sxm", tp, "0.12.0", isl, osl, clients, 1.0, 1.0)
         model = StepTime.measured("qwen3-32b", "h100-sxm", tp, host_step=step, host_request=request)
-        made = validate.predict(p, "measured", waves=1, step_time=model)
+        made = validate.predict(p, "measured", ONE_ROUND, step_time=model)
         points.append(replace(p, ttft=made.ttft, tpot=made.tpot))
-    fitted = validate.fit_host(points, waves=1)
+    fitted = validate.fit_host(points, ONE_ROUND)
     assert math.isclose(fitted.step, step, rel_tol=0.02) and math.isclose(fitted.request, request, rel_tol=0.1)
     # The fitted model is the measured one with those terms.
     again = validate.predict(
-        points[0], "fitted", waves=1, step_time=validate.step_time_for(points[0], "fitted", fitted)
+        points[0], "fitted", ONE_ROUND, step_time=validate.step_time_for(points[0], "fitted", fitted)
     )
     assert math.isclose(again.tpot, points[0].tpot, rel_tol=0.01)
     with pytest.raises(ArgumentError, match="points"):

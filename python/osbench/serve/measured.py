@@ -66,8 +66,8 @@ step the layer's dozen kernels follow one another, launched eagerly in the steps
 capture (more than :data:`CUDA_GRAPH_MAX_TOKENS` tokens) and with the synchronisation around the
 tensor-parallel all-reduces, and the gaps between them are this term. It is BLIS's published
 constant, not fitted here; of the ways to account for the host work, it was chosen on the
-fitting split of :mod:`osbench.serve.validate` alone (``FIT_SPLIT``: TPOT MAPE 13.8% without it,
-4.2% with it)."""
+fitting split of :mod:`osbench.serve.validate` alone (``FIT_SPLIT``: TPOT MAPE 16.5% without it,
+5.7% with it)."""
 
 HOST_PER_REQUEST = 4.4e-6
 """Seconds of host work per scheduled request and step (input preparation, output processing):

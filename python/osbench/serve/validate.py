@@ -10,7 +10,7 @@ replays one through the serving engine with a step-time model, the clients sendi
 point's benchmark sent; :func:`summary` gives the MAPE by GPU, model, vLLM version, model kind
 and step-time model.
 
-The rows come from several campaigns, and how a campaign's client sent its requests changes the
+The rows come from two campaigns, and how a campaign's client sent its requests changes the
 steps more than any kernel does; each source file's points are replayed as their benchmark ran
 (:data:`SOURCE_BENCHMARKS`, :data:`BENCHMARKS`):
 
@@ -22,13 +22,15 @@ steps more than any kernel does; each source file's points are replayed as their
   at once, every request measured (:func:`burst_loop`); its server ran with ``--max-num-seqs
   CONC --max-num-batched-tokens 8192 --no-enable-prefix-caching`` and an FP8 KV cache
   (:func:`model_for`);
-- ``aiperf-pool``: the Llama-3.1-8B FP8 points were sent from a pool of
-  :data:`DATASET_PROMPTS` prompts with vLLM's prefix cache on: 11 of the 21 process more
-  tokens per second than the GPU's linear layers can at their best batch (:func:`gemm_bound`),
-  which only repeated prompts explain;
-- ``steady`` (every other source, whose client is not recorded): fixed lengths, ``WAVES *
-  concurrency`` requests measured after one warm-up request per client that spreads the clients
-  over a request's lifetime (:func:`closed_loop`), a server that has been running.
+- ``aiperf`` (every other source: AIConfigurator's own measurements of vLLM 0.12.0): the
+  benchmark its generator writes (:class:`AIPerfClients`, :func:`aiperf_loop`): AIPerf with
+  fixed lengths, a warm-up phase it drains, then ``20 x concurrency`` requests all measured,
+  every client starting at once; a server with as many sequences as clients and a step budget
+  of a prompt, a token per client and 1,500 more (:func:`config_for`);
+- ``aiperf-pool``: as ``aiperf``, the Llama-3.1-8B FP8 points' prompts drawn from a pool of
+  :data:`DATASET_PROMPTS` with vLLM's prefix cache on: 11 of the 21 process more tokens per
+  second than the GPU's linear layers can at their best batch (:func:`gemm_bound`), which only
+  repeated prompts explain.
 
 TPOT of a request is ``(last token - first token) / (output tokens - 1)``, as vLLM's benchmark
 computes it. Nothing is fitted here but the fitted model's host work per step and per request
@@ -50,7 +52,7 @@ import numpy as np
 from osbench import _checks, datasets
 from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.serve import native, reference
-from osbench.serve.config import EngineConfig, server_batch_defaults
+from osbench.serve.config import EngineConfig
 from osbench.serve.models import GPU, Model, num_blocks
 from osbench.serve.requests import Requests
 from osbench.serve.run import Clients, EngineRun, check_turnaround
@@ -72,19 +74,11 @@ MODELS = {
 SYSTEMS = {"h100_sxm": "h100-sxm", "h200_sxm": "h200", "rtx_pro_6000_server": "rtx-pro-6000"}
 """AIConfigurator system names -> GPU presets."""
 
-WAVES = 2
-"""Requests measured per client, after its warm-up request (the measurements do not state their
-number of prompts). With the clients spread by the warm-up, two requests each sample the
-steady state at every phase of a request's lifetime twice over. The replays' cost grows in
-proportion (all 242 points with three step-time models: about 20 s on the native engine)."""
-
 DATASET_PROMPTS = 100
 """Distinct prompts the benchmark client sends: AIPerf's synthetic dataset holds
 ``--num-dataset-entries`` prompts, 100 unless given (``InputDefaults.NUM_DATASET_ENTRIES`` in
 ``aiperf/common/config/config_defaults.py``; genai-perf's ``DEFAULT_NUM_DATASET_ENTRIES`` is 100
-too), and AIConfigurator's benchmark script does not give it (``aiperf profile ... --num-requests
-$((concurrency * 20)) --warmup-request-count $((concurrency * 2))``, ``generator/config/
-backend_templates/benchmark/bench_run.sh.j2``). Each prompt is a random slice of a tokenised
+too), and AIConfigurator's benchmark script does not give it (:class:`AIPerfClients`). Each prompt is a random slice of a tokenised
 corpus (``PromptGenerator._sample_tokens``), so two prompts share no block, and a request
 reuses one of the 100 (``ShuffleSampler``: each entry once in a shuffled order, then reshuffled):
 with vLLM's prefix cache on (its default), a request whose prompt is still cached computes only
@@ -108,11 +102,11 @@ predecessor finished, as it does in a real server, and joins the one after
 (:class:`~osbench.serve.run.Clients`). 0.3 ms and 3 ms move the InferenceMAX points' TTFT MAPE
 by half a point at most."""
 
-STEADY, AIPERF_POOL, INFERENCEMAX = "steady", "aiperf-pool", "inferencemax"
+AIPERF, AIPERF_POOL, INFERENCEMAX = "aiperf", "aiperf-pool", "inferencemax"
 
 BENCHMARKS = {
-    STEADY: "fixed lengths, one warm-up request per client, WAVES x concurrency measured",
-    AIPERF_POOL: f"as steady, the prompts drawn from a pool of {DATASET_PROMPTS} with the prefix cache on",
+    AIPERF: "AIPerf: fixed lengths, a drained warm-up, then all clients at once, 20 x concurrency measured",
+    AIPERF_POOL: f"as aiperf, the prompts drawn from a pool of {DATASET_PROMPTS} with the prefix cache on",
     INFERENCEMAX: "benchmark_serving: lengths 80-100% of ISL/OSL, all clients at once, 10 x concurrency measured",
 }
 """The benchmarks the measured points were taken with (see the module's docstring), each with a
@@ -123,7 +117,9 @@ SOURCE_BENCHMARKS = {
     "nvidia_Llama-3.1-8B-Instruct-FP8.csv": AIPERF_POOL,
 }
 """Source files of the silicon rows (the ``source_file`` of ``silicon_data_source``, its last
-path component) -> their benchmark; every other source is :data:`STEADY`."""
+path component) -> their benchmark; every other source is :data:`AIPERF`: AIConfigurator's own
+measurements (``aic-auto-gap-analysis/data/<system>/vllm/0.12.0/<model>.csv``), taken with the
+benchmark its generator writes."""
 
 INFERENCEMAX_BATCHED_TOKENS = 8192
 """InferenceMAX's ``--max-num-batched-tokens 8192`` (its ``--max-num-seqs`` is the concurrency)."""
@@ -159,6 +155,55 @@ INFERENCEMAX_CLIENTS = BurstClients()
 
 
 @dataclass(frozen=True)
+class AIPerfClients:
+    """Clients as the benchmark AIConfigurator's generator writes runs them (``aiperf profile
+    --concurrency C --num-requests $((C * 20)) --warmup-request-count $((C * 2)) --isl ISL --osl
+    OSL --extra-inputs ignore_eos:true --streaming``, ``generator/config/backend_templates/
+    benchmark/bench_run.sh.j2``; its ``sflow`` flavour asks for ``C`` warm-up requests and as many
+    dataset entries as requests): fixed lengths, ``C`` requests in flight (:func:`aiperf_loop`).
+
+    AIPerf runs its phases one after the other and waits for each phase's requests to come back
+    before it starts the next (``CreditIssuingStrategy._execute_phases`` in
+    ``aiperf/timing/credit_issuing_strategy.py``), so the warm-up is drained and the profiling
+    phase starts with every client sending at once, on an idle server. With fixed lengths the
+    requests prefilled in one step finish in one step, and their clients send again together:
+    the clients stay in step from round to round, and each request's TTFT counts the prompts
+    sent beside it."""
+
+    rounds: int = 20
+    """Requests per client, all measured: ``--num-requests $((concurrency *
+    ${BENCH_MULTI_ROUND}))``, ``BENCH_MULTI_ROUND`` 20 unless set (the ``sflow`` flavour's
+    ``MULTI_ROUND`` is 20 too)."""
+    warmup: int = 2
+    """Warm-up requests per client, not measured: ``--warmup-request-count $((concurrency * 2))``.
+    They matter only where a later request can reuse their prompts (a pool of prompts with the
+    prefix cache on); otherwise the drained server they leave behind is an idle one."""
+    turnaround: float = CLIENT_TURNAROUND
+    """Seconds from a finish to the next request reaching the engine (:data:`CLIENT_TURNAROUND`),
+    and from the warm-up's last finish to the profiling phase's first requests."""
+
+    def __post_init__(self) -> None:
+        _checks.positive_int("rounds", self.rounds)
+        _checks.non_negative_int("warmup", self.warmup)
+        check_turnaround(self.turnaround)
+
+
+AIPERF_CLIENTS = AIPerfClients()
+"""The clients of AIConfigurator's measurements."""
+
+GENERATOR_EXTRA_TOKENS = 1500
+"""AIConfigurator's generator sizes an aggregated vLLM server for a benchmark (its benchmark rule
+plugin, ``generator/rule_plugin/benchmark/vllm.rule``): ``max_batch_size`` the batch of the
+point (the rows' ``batch_size``, equal to their client concurrency), ``--max-num-seqs`` that
+batch, and ``agg max_num_tokens = max_batch_size + isl + 1500``, passed as
+``--max-num-batched-tokens``: a step fits one prompt, a token of every running request, and this
+many tokens more. The points' own TTFT rules out vLLM's default 8,192: with every client
+sending at once, it puts 8 prompts of 1,024 tokens in one step, and Qwen3-32B on 2 H100s at 8
+clients would wait 454 ms for its first token; the measured mean is 154 ms, and this budget
+gives 208 ms there and within 2% on 4 and 8 H100s."""
+
+
+@dataclass(frozen=True)
 class Point:
     """One measured serving run."""
 
@@ -176,7 +221,7 @@ class Point:
     """Measured mean TTFT, seconds."""
     tpot: float
     """Measured mean TPOT, seconds."""
-    benchmark: str = STEADY
+    benchmark: str = AIPERF
     """How the point was measured: one of :data:`BENCHMARKS` (:data:`SOURCE_BENCHMARKS`)."""
 
     @property
@@ -231,7 +276,7 @@ def rows(path: Optional[str] = None) -> list[Point]:
                     concurrency=int(clients),
                     ttft=float(r["silicon_ttft_ms"]) / 1e3,
                     tpot=float(r["silicon_tpot_ms"]) / 1e3,
-                    benchmark=SOURCE_BENCHMARKS.get(source_file, STEADY),
+                    benchmark=SOURCE_BENCHMARKS.get(source_file, AIPERF),
                 )
             )
     return out
@@ -269,17 +314,19 @@ def model_for(p: Point) -> Model:
 
 
 def config_for(p: Point, prefix_caching: bool = False) -> EngineConfig:
-    """The engine the measured server ran: vLLM's online-server defaults for the GPU (for the
-    :data:`INFERENCEMAX` points, its flags: :data:`INFERENCEMAX_BATCHED_TOKENS`, as many
-    sequences as clients, no prefix cache), the KV pool its memory leaves at
+    """The engine the measured server ran, with the flags its benchmark gave: for the
+    :data:`INFERENCEMAX` points, :data:`INFERENCEMAX_BATCHED_TOKENS`, as many sequences as
+    clients and no prefix cache; for the AIPerf points, as many sequences as clients and ``clients
+    + ISL +`` :data:`GENERATOR_EXTRA_TOKENS` tokens a step; the KV pool its memory leaves at
     :data:`GPU_MEMORY_UTILIZATION` for :func:`model_for`'s KV cache. ``prefix_caching``: vLLM's
     prefix cache (on by default in vLLM, ``CacheConfig.enable_prefix_caching``), which only
     matters where the clients repeat a prompt (:data:`DATASET_PROMPTS`); off, every prompt is
     computed."""
     m, g = model_for(p), GPU.preset(p.gpu)
-    batched_tokens, seqs = server_batch_defaults(g.memory_bytes, g.name)
     if p.benchmark == INFERENCEMAX:
         batched_tokens, seqs, prefix_caching = INFERENCEMAX_BATCHED_TOKENS, p.concurrency, False
+    else:
+        batched_tokens, seqs = p.concurrency + p.isl + GENERATOR_EXTRA_TOKENS, p.concurrency
     blocks = num_blocks(m, g, tp=p.tp, gpu_memory_utilization=GPU_MEMORY_UTILIZATION)
     return EngineConfig(
         num_blocks=blocks,
@@ -290,54 +337,48 @@ def config_for(p: Point, prefix_caching: bool = False) -> EngineConfig:
     )
 
 
-def closed_loop(
+def aiperf_loop(
     config: EngineConfig,
     step_time: Callable[[Any], float],
     isl: int,
     osl: int,
     concurrency: int,
-    requests: int,
-    warmup: bool = True,
     engine: str = "native",
+    clients: AIPerfClients = AIPERF_CLIENTS,
     prompts: Optional[int] = None,
-    turnaround: float = CLIENT_TURNAROUND,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Serve ``requests`` measured requests of ``isl`` prompt and ``osl`` output tokens from
-    ``concurrency`` clients, each sending its next request ``turnaround`` seconds after its last
-    one finished (:data:`CLIENT_TURNAROUND`), as ``simulate(..., concurrency=Clients(N,
-    turnaround))`` sends them: vLLM 0.33.0's scheduler on the ``engine``, native or reference,
-    equal to the last bit. Returns the measured requests' TTFT, counted from when
-    each was sent, and TPOT, seconds, in the order they were sent.
+    """Serve AIPerf's profiling phase (:class:`AIPerfClients`): ``clients.rounds * concurrency``
+    requests of ``isl`` prompt and ``osl`` output tokens, ``concurrency`` of them in flight, the
+    first ``concurrency`` sent together on an idle server and each next one ``clients.turnaround``
+    seconds after one finishes, on vLLM 0.33.0's scheduler on the ``engine``, native or reference,
+    equal to the last bit. Returns every request's TTFT, counted from when it was sent, and TPOT,
+    ``(last token - first token) / (output tokens - 1)``, seconds, in the order they were sent.
 
-    ``warmup``: each client first sends one warm-up request, not measured, whose output length
-    is its share of the way through ``osl`` (client ``i`` of ``c``: ``osl (i + 1) / c`` tokens),
-    so the measured requests start in the steady state of a benchmark that has been running,
-    their clients spread over a request's lifetime instead of all starting in the same step.
-    Without it, every client starts at once and, the lengths being fixed, the clients stay in
-    lockstep: every request's prefill lands in the same step as all the others'. The clients go
-    on sending ``concurrency`` more requests after the measured ones, so the last measured ones
-    are not served by an engine that is running dry.
-
-    ``prompts``: the distinct prompts the clients draw from, each once in a shuffled order
-    (seeded by :data:`PROMPT_SEED`), then reshuffled, warm-up requests included, as the
-    benchmark's dataset does (:data:`DATASET_PROMPTS`); two prompts share no block. A repeated
-    prompt hits the prefix cache where ``config`` enables it and its blocks are still cached.
-    The first ``prompts`` requests are not measured: the benchmark measures ``20 x concurrency``
-    requests after ``2 x concurrency`` warm-up ones, so at most ``100 - 2 x concurrency`` of
-    them, under 3%, meet a prompt for the first time; measuring only after every prompt has
-    been sent once is that steady state.
-    ``None`` (the default): every prompt distinct."""
+    ``prompts``: the distinct prompts the requests draw from, each once in a shuffled order
+    (seeded by :data:`PROMPT_SEED`), then reshuffled, warm-up requests first, as the benchmark's
+    dataset does (:data:`DATASET_PROMPTS`); two prompts share no block, and a repeated prompt
+    hits the prefix cache where ``config`` enables it and its blocks are still cached. Then the
+    ``clients.warmup * concurrency`` warm-up requests are served first, ``concurrency`` in
+    flight, and the profiling phase starts ``clients.turnaround`` after the last of them finished
+    (AIPerf drains a phase before the next). ``None`` (the default): every prompt distinct, and
+    the warm-up, which leaves nothing the profiling phase could reuse, is not served."""
+    concurrency = _checks.positive_int("concurrency", concurrency)
+    if not isinstance(clients, AIPerfClients):
+        raise ArgumentTypeError(f"clients={type(clients).__name__} is not accepted: it must be validate.AIPerfClients")
     if prompts is not None:
         prompts = _checks.positive_int("prompts", prompts)
-    clients = min(concurrency, requests)
-    warm = [max(1, round(osl * (i + 1) / clients)) for i in range(clients)] if warmup else []
-    # With a prompt pool, the requests before each prompt's first repeat are not measured either.
-    first_measured = max(len(warm), prompts or 0)
-    outputs = warm + [osl] * (first_measured - len(warm) + requests + clients)
-    n = len(outputs)
-    requests_ = Requests(np.zeros(n), np.full(n, isl), outputs, **_prompt_blocks(n, isl, prompts, config.block_size))
-    run = _serve(requests_, config, step_time, Clients(clients, turnaround), engine)
-    measured = slice(first_measured, first_measured + requests)
+    warm = clients.warmup * concurrency if prompts is not None else 0
+    n = warm + clients.rounds * concurrency
+    content = _prompt_blocks(n, isl, prompts, config.block_size)
+    sent = Clients(concurrency, clients.turnaround)
+    arrival = np.zeros(n)
+    if warm:
+        offsets = content["block_offsets"][: warm + 1]
+        ahead = {"blocks": content["blocks"][: offsets[-1]], "block_offsets": offsets}  # the warm-up's own prompts
+        warmup = Requests(np.zeros(warm), np.full(warm, isl), np.full(warm, osl), **{**content, **ahead})
+        arrival[warm:] = float(np.max(_serve(warmup, config, step_time, sent, engine).finish)) + clients.turnaround
+    run = _serve(Requests(arrival, np.full(n, isl), np.full(n, osl), **content), config, step_time, sent, engine)
+    measured = slice(warm, n)
     ttft = run.first_token[measured] - run.arrival[measured]
     tpot = (run.finish[measured] - run.first_token[measured]) / max(osl - 1, 1)
     return ttft, tpot
@@ -351,7 +392,7 @@ def _serve(requests: Requests, config: EngineConfig, step_time: Any, clients: Cl
 
 def _prompt_blocks(n: int, isl: int, prompts: Optional[int], block_size: int) -> dict[str, Any]:
     """``Requests`` content for ``n`` requests drawn from ``prompts`` distinct prompts of ``isl``
-    tokens (:func:`closed_loop`): prompt ``j``'s blocks are ids ``j * per + 1 ..``, one per
+    tokens (:func:`aiperf_loop`): prompt ``j``'s blocks are ids ``j * per + 1 ..``, one per
     ``block_size`` tokens; nothing (no content) when ``prompts`` is None."""
     if prompts is None:
         return {}
@@ -456,25 +497,24 @@ def step_time_for(p: Point, kind: str, host: Optional[HostCost] = None) -> StepT
 def predict(
     p: Point,
     kind: str,
-    waves: int = WAVES,
+    clients: AIPerfClients = AIPERF_CLIENTS,
     step_time: Optional[StepTime] = None,
     engine: str = "native",
     prompts: Optional[int] = None,
 ) -> Prediction:
     """Replay one measured point with the step-time model ``kind`` (or ``step_time``) on the
     ``engine``, its clients sending what its benchmark sent: :func:`burst_loop` for the
-    :data:`INFERENCEMAX` points, else :func:`closed_loop` with ``waves`` requests measured per
-    client, from a pool of :data:`DATASET_PROMPTS` prompts with vLLM's prefix cache on for the
-    :data:`AIPERF_POOL` points and every prompt distinct for the others. ``prompts``: replay
-    the closed-loop points from a pool of that many prompts instead."""
+    :data:`INFERENCEMAX` points, else :func:`aiperf_loop` with ``clients``, from a pool of
+    :data:`DATASET_PROMPTS` prompts with vLLM's prefix cache on for the :data:`AIPERF_POOL`
+    points and every prompt distinct for the others. ``prompts``: replay the AIPerf points from a
+    pool of that many prompts instead."""
     model = step_time if step_time is not None else step_time_for(p, kind)
     if p.benchmark == INFERENCEMAX:
         ttft, tpot = burst_loop(config_for(p), model, p.isl, p.osl, p.concurrency, engine=engine)
     else:
         pool = prompts if prompts is not None else (DATASET_PROMPTS if p.benchmark == AIPERF_POOL else None)
         config = config_for(p, prefix_caching=pool is not None)
-        requests = waves * p.concurrency
-        ttft, tpot = closed_loop(config, model, p.isl, p.osl, p.concurrency, requests, engine=engine, prompts=pool)
+        ttft, tpot = aiperf_loop(config, model, p.isl, p.osl, p.concurrency, engine, clients, prompts=pool)
     return Prediction(p, kind, float(np.mean(ttft)), float(np.mean(tpot)))
 
 
@@ -482,19 +522,19 @@ def replay(
     points: Iterable[Point],
     kinds: Sequence[str] = STEP_TIMES,
     host: Optional[HostCost] = None,
-    waves: int = WAVES,
+    clients: AIPerfClients = AIPERF_CLIENTS,
     prompts: Optional[int] = None,
 ) -> Iterator[Prediction]:
     """:func:`predict` of every point with every step-time model of ``kinds``, point by point in
     the order of ``kinds``; each step-time model is built once per model, GPU and tp
-    (``host``: the fitted model's, from :func:`fit_host`)."""
+    (``host``: the fitted model's, from :func:`fit_host`; ``clients``: the AIPerf points')."""
     cache: dict[tuple[Any, ...], StepTime] = {}
     for p in points:
         for kind in kinds:
             key = (model_for(p), p.gpu, p.tp, kind)
             if key not in cache:
                 cache[key] = step_time_for(p, kind, host)
-            yield predict(p, kind, waves=waves, step_time=cache[key], prompts=prompts)
+            yield predict(p, kind, clients, step_time=cache[key], prompts=prompts)
 
 
 FIT_SPLIT = ("qwen3-32b", "h100-sxm", 4)
@@ -512,13 +552,13 @@ def in_fit_split(p: Point) -> bool:
     return (p.model, p.gpu, p.tp) == FIT_SPLIT
 
 
-def fit_host(points: list[Point], waves: int = WAVES) -> HostCost:
+def fit_host(points: list[Point], clients: AIPerfClients = AIPERF_CLIENTS) -> HostCost:
     """The host work per step and per scheduled request (seconds, both >= 0) that makes the
     measured step time's TPOT closest to the measured TPOT of ``points``, in relative terms:
     non-negative least squares in two unknowns
     (:func:`~osbench.serve.steptime.nonnegative_least_squares`). Each point is replayed without
     host work and with :data:`PROBE_STEP` or :data:`PROBE_REQUEST` alone, the TPOT being linear
-    in them between. The kernel tables time the GPU alone; what vLLM's host loop adds per step
+    in them between (``clients``: the AIPerf points'). The kernel tables time the GPU alone; what vLLM's host loop adds per step
     (scheduling, broadcasting to the tensor-parallel workers, launching) and per request in it
     (input preparation, output processing, the scheduler's bookkeeping), not overlapped in the
     releases measured, are these two numbers, BLIS's per-step and per-request terms (its
@@ -530,7 +570,7 @@ def fit_host(points: list[Point], waves: int = WAVES) -> HostCost:
         key = (model_for(p), p.gpu, p.tp)
         if key not in models:
             models[key] = [StepTime.measured(*key, host_step=step, host_request=request) for step, request in probes]
-        zero, with_step, with_request = (predict(p, "measured", waves, model).tpot for model in models[key])
+        zero, with_step, with_request = (predict(p, "measured", clients, model).tpot for model in models[key])
         rows.append([(with_step - zero) / PROBE_STEP / p.tpot, (with_request - zero) / PROBE_REQUEST / p.tpot])
         targets.append((p.tpot - zero) / p.tpot)
     if not rows:
@@ -596,11 +636,14 @@ def summary(predictions: list[Prediction]) -> list[dict[str, Any]]:
 
 
 __all__ = [
+    "AIPERF",
+    "AIPERF_CLIENTS",
     "AIPERF_POOL",
     "BENCHMARKS",
     "CLIENT_TURNAROUND",
     "DATASET_PROMPTS",
     "FIT_SPLIT",
+    "GENERATOR_EXTRA_TOKENS",
     "GPU_MEMORY_UTILIZATION",
     "INFERENCEMAX",
     "INFERENCEMAX_BATCHED_TOKENS",
@@ -612,16 +655,15 @@ __all__ = [
     "PROMPT_SEED",
     "SILICON",
     "SOURCE_BENCHMARKS",
-    "STEADY",
     "STEP_TIMES",
     "SYSTEMS",
-    "WAVES",
+    "AIPerfClients",
     "BurstClients",
     "HostCost",
     "Point",
     "Prediction",
+    "aiperf_loop",
     "burst_loop",
-    "closed_loop",
     "config_for",
     "fit_host",
     "gemm_bound",

@@ -1,5 +1,5 @@
 """``osbench serve validate``: the measured serving runs of AIConfigurator's silicon_sample.csv
-replayed with closed-loop clients, predicted against measured TTFT and TPOT (osbench.serve.validate)."""
+replayed with the clients of their benchmarks, predicted against measured TTFT and TPOT (osbench.serve.validate)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from osbench.serve import validate
 ORDER = 30
 
 EPILOG = (
-    "example: osbench serve validate --model qwen3-32b --step-time measured --waves 3   "
+    "example: osbench serve validate --model qwen3-32b --step-time measured --rounds 5   "
     "(every point: osbench serve validate --out validation.csv)"
 )
 
@@ -39,6 +39,7 @@ def cmd_serve_validate(args: argparse.Namespace) -> int:
         points = points[: args.limit]
     if not points:
         raise UserError("no measured point matches --model/--gpu: see osbench.serve.validate.rows()")
+    clients = validate.AIPerfClients(rounds=args.rounds)
     host = None
     if "fitted" in kinds:
         split = [p for p in validate.rows() if validate.in_fit_split(p)]
@@ -46,14 +47,14 @@ def cmd_serve_validate(args: argparse.Namespace) -> int:
             print(
                 f"fitting the host overhead on {number(len(split))} points ({' '.join(map(str, validate.FIT_SPLIT))})"
             )
-        host = validate.fit_host(split, args.waves)
+        host = validate.fit_host(split, clients)
         if not args.json:
             print(
                 f"host overhead: {duration(host.step)} per step and {duration(host.request)} per request "
                 "(not reported on the points it was fitted on)"
             )
     predictions = []
-    for q in validate.replay(points, kinds, host, args.waves, args.prompts):
+    for q in validate.replay(points, kinds, host, clients, args.prompts):
         predictions.append(q)
         if not args.json:
             p = q.point
@@ -103,16 +104,16 @@ def add_commands(sub: Subcommands) -> None:
         help=f"step-time models, comma-separated: {one_of(list(validate.STEP_TIMES))} (default all)",
     )
     p.add_argument(
-        "--waves",
+        "--rounds",
         type=int,
-        default=validate.WAVES,
-        help=f"requests measured per client of the closed-loop points (default {validate.WAVES}); the "
-        "InferenceMAX points measure their benchmark's 10",
+        default=validate.AIPERF_CLIENTS.rounds,
+        help=f"requests measured per client of the AIPerf points (default {validate.AIPERF_CLIENTS.rounds}, as "
+        "their benchmark measured); the InferenceMAX points measure their benchmark's 10",
     )
     p.add_argument(
         "--prompts",
         type=int,
-        help="the closed-loop points' clients draw from N distinct prompts with vLLM's prefix cache on "
+        help="the AIPerf points' clients draw from N distinct prompts with vLLM's prefix cache on "
         f"(default: as each source's benchmark did: {validate.DATASET_PROMPTS}, AIPerf's default dataset, for the "
         "points that repeat prompts, else every prompt distinct)",
     )

@@ -41,8 +41,9 @@ def build(quick: bool, seed: int, progress: Optional[Progress] = None) -> Sectio
         "Every measured vLLM serving run of AIConfigurator's silicon_sample.csv with a model and GPU that have "
         "presets and kernel tables, replayed through the serving engine with clients at the measured concurrency "
         "sending what each source's benchmark sent (InferenceMAX's random lengths and cold start for the "
-        "Llama-3.1-70B sweep, a pool of repeated prompts where the throughput proves it, else fixed lengths in a "
-        "steady state): predicted against measured mean TTFT and TPOT. The roofline uses assumed "
+        "Llama-3.1-70B sweep; for AIConfigurator's own runs, AIPerf's fixed lengths after a drained warm-up, every "
+        "client sending at once, with a pool of repeated prompts where the throughput proves it): predicted "
+        "against measured mean TTFT and TPOT. The roofline uses assumed "
         "utilisations; the measured model reads every kernel from the GPU's operator tables (vLLM 0.24.0) with "
         "BLIS's published host overhead; the fitted one fits that host overhead (per step and per request) on a named split "
         f"({' '.join(map(str, validate.FIT_SPLIT))}); every model is reported only on the other points. The runs were "
@@ -86,8 +87,8 @@ def build(quick: bool, seed: int, progress: Optional[Progress] = None) -> Sectio
             note=_note(summary, host),
             key="07-1",
             units={"TTFT MAPE": "%", "TPOT MAPE": "%"},
-            setup=f"{number(len(points))} measured points; closed-loop points: {validate.WAVES} measured requests per client "
-            f"after one warm-up each; InferenceMAX points: {validate.INFERENCEMAX_CLIENTS.prompts_per_client} per client, all measured; "
+            setup=f"{number(len(points))} measured points; AIPerf points: {validate.AIPERF_CLIENTS.rounds} measured requests per client "
+            f"after a drained warm-up; InferenceMAX points: {validate.INFERENCEMAX_CLIENTS.prompts_per_client} per client, all measured; "
             f"every client's turnaround {duration(validate.CLIENT_TURNAROUND)}",
         )
     )
