@@ -78,11 +78,11 @@ DATASET_PROMPTS = 100
 """Distinct prompts the benchmark client sends: AIPerf's synthetic dataset holds
 ``--num-dataset-entries`` prompts, 100 unless given (``InputDefaults.NUM_DATASET_ENTRIES`` in
 ``aiperf/common/config/config_defaults.py``; genai-perf's ``DEFAULT_NUM_DATASET_ENTRIES`` is 100
-too), and AIConfigurator's benchmark script does not give it (:class:`AIPerfClients`). Each prompt is a random slice of a tokenised
-corpus (``PromptGenerator._sample_tokens``), so two prompts share no block, and a request
-reuses one of the 100 (``ShuffleSampler``: each entry once in a shuffled order, then reshuffled):
-with vLLM's prefix cache on (its default), a request whose prompt is still cached computes only
-its last block."""
+too), and AIConfigurator's benchmark script does not give it (:class:`AIPerfClients`). Each
+prompt is a random slice of a tokenised corpus (``PromptGenerator._sample_tokens``), so two
+prompts share no block, and a request reuses one of the 100 (``ShuffleSampler``: each entry
+once in a shuffled order, then reshuffled): with vLLM's prefix cache on (its default), a request
+whose prompt is still cached computes only its last block."""
 
 PROMPT_SEED = 100
 """The seed of the shuffled order the clients draw :data:`DATASET_PROMPTS` in (the benchmark
