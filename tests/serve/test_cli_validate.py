@@ -40,3 +40,8 @@ def test_validate_reports_the_fitted_host_work(dataset: Callable[[str], Path], c
 def test_validate_refuses_an_unknown_step_time(capsys: object) -> None:
     assert main(["serve", "validate", "--step-time", "cubic"]) == 2
     assert "--step-time cubic is not accepted" in capsys.readouterr().err  # type: ignore[attr-defined]
+
+
+def test_validate_refuses_rounds_below_one(capsys: object) -> None:
+    assert main(["serve", "validate", "--rounds", "0"]) == 2
+    assert "rounds=0 is not accepted" in capsys.readouterr().err  # type: ignore[attr-defined]

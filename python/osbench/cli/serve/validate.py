@@ -28,6 +28,7 @@ def cmd_serve_validate(args: argparse.Namespace) -> int:
     unknown = [k for k in kinds if k not in validate.STEP_TIMES]
     if unknown or not kinds:
         raise UserError(f"--step-time {args.step_time} is not accepted: use {one_of(list(validate.STEP_TIMES))}")
+    clients = validate.AIPerfClients(rounds=args.rounds)  # checked before any point is read
     points = [
         p
         for p in validate.rows()
@@ -39,7 +40,6 @@ def cmd_serve_validate(args: argparse.Namespace) -> int:
         points = points[: args.limit]
     if not points:
         raise UserError("no measured point matches --model/--gpu: see osbench.serve.validate.rows()")
-    clients = validate.AIPerfClients(rounds=args.rounds)
     host = None
     if "fitted" in kinds:
         split = [p for p in validate.rows() if validate.in_fit_split(p)]
