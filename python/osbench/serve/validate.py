@@ -164,8 +164,10 @@ class AIPerfClients:
 
     AIPerf runs its phases one after the other and waits for each phase's requests to come back
     before it starts the next (``CreditIssuingStrategy._execute_phases`` in
-    ``aiperf/timing/credit_issuing_strategy.py``), so the warm-up is drained and the profiling
-    phase starts with every client sending at once, on an idle server. With fixed lengths the
+    ``aiperf/timing/credit_issuing_strategy.py``), and sends each request as soon as its
+    ``--concurrency`` semaphore allows (``RequestRateMode.CONCURRENCY_BURST``,
+    ``request_rate_strategy.py``), so the warm-up is drained and the profiling phase starts with
+    every client sending at once, on an idle server. With fixed lengths the
     requests prefilled in one step finish in one step, and their clients send again together:
     the clients stay in step from round to round, and each request's TTFT counts the prompts
     sent beside it."""
