@@ -68,12 +68,27 @@ def test_a_prompt_pool_hits_the_prefix_cache() -> None:
     assert np.isclose(ttft[0], 0.01 + 100 * 1e-5) and np.allclose(ttft[1:], 0.01 + 4 * 1e-5)
 
 
-def test_the_profiling_phase_starts_after_the_warm_up_is_drained() -> None:
-    # Two clients, one prompt: the warm-up's two requests are in flight together; the profiling
-    # phase's two start together after the last of them finished, each hitting the cache, in one
-    # step (were the warm-up still running, a measured request would share a step with a decode).
-    cached = EngineConfig(num_blocks=1000, enable_prefix_caching=True)
-    ttft, _ = validate.aiperf_loop(cached, LINEAR, 100, 10, 2, clients=validate.AIPerfClients(rounds=1), prompts=1)
+def test_the_profiling_phase_starts_after_the_warm_up_is_drained(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Two clients, a step of one prompt: the warm-up's four requests finish at four times, yet
+    # both measured requests are sent together, a turnaround after the last of them finished
+    # (a client whose warm-up is over waits for the other's).
+    served: list[Any] = []
+    serve = validate._serve
+
+    def record(requests: Any, *args: Any) -> Any:
+        run = serve(requests, *args)
+        served.append(run)
+        return run
+
+    monkeypatch.setattr(validate, "_serve", record)
+    one_prompt = EngineConfig(num_blocks=1000, max_num_batched_tokens=100, max_num_seqs=2, enable_prefix_caching=True)
+    sent = validate.AIPerfClients(rounds=1)
+    ttft, _ = validate.aiperf_loop(one_prompt, LINEAR, 100, 10, 2, clients=sent, prompts=1)
+    warmup, whole = served
+    assert len(warmup.finish) == 4 and len(set(warmup.finish)) == 4
+    assert np.array_equal(whole.finish[:4], warmup.finish)  # the same warm-up in the whole run
+    assert np.all(whole.arrival[4:] == warmup.finish.max() + sent.turnaround)
+    # Both measured requests hit the cache and share their first step on the idle server.
     assert len(ttft) == 2 and np.allclose(ttft, 0.01 + 2 * 4 * 1e-5)
 
 
