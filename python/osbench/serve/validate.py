@@ -353,8 +353,7 @@ def aiperf_loop(
     requests of ``isl`` prompt and ``osl`` output tokens, ``concurrency`` of them in flight, the
     first ``concurrency`` sent together on an idle server and each next one ``clients.turnaround``
     seconds after one finishes, on vLLM 0.33.0's scheduler on the ``engine``, native or reference,
-    equal to the last bit. Returns every request's TTFT, counted from when it was sent, and TPOT,
-    ``(last token - first token) / (output tokens - 1)``, seconds, in the order they were sent.
+    equal to the last bit. Returns every request's TTFT and TPOT (:func:`_latencies`).
 
     ``prompts``: the distinct prompts the requests draw from, each once in a shuffled order
     (seeded by :data:`PROMPT_SEED`), then reshuffled, warm-up requests first, as the benchmark's
@@ -379,17 +378,26 @@ def aiperf_loop(
         ahead = {"blocks": content["blocks"][: offsets[-1]], "block_offsets": offsets}  # the warm-up's own prompts
         warmup = Requests(np.zeros(warm), np.full(warm, isl), np.full(warm, osl), **{**content, **ahead})
         arrival[warm:] = float(np.max(_serve(warmup, config, step_time, sent, engine).finish)) + clients.turnaround
-    run = _serve(Requests(arrival, np.full(n, isl), np.full(n, osl), **content), config, step_time, sent, engine)
-    measured = slice(warm, n)
-    ttft = run.first_token[measured] - run.arrival[measured]
-    tpot = (run.finish[measured] - run.first_token[measured]) / max(osl - 1, 1)
-    return ttft, tpot
+    outputs = np.full(n, osl)
+    run = _serve(Requests(arrival, np.full(n, isl), outputs, **content), config, step_time, sent, engine)
+    return _latencies(run, outputs, first=warm)
 
 
 def _serve(requests: Requests, config: EngineConfig, step_time: Any, clients: Clients, engine: str) -> EngineRun:
     """``requests`` served by ``clients`` on the ``engine`` (native or reference)."""
     run = native.run if _checks.engine(engine) == "native" else reference.run
     return run(requests, config, step_time, concurrency=clients)
+
+
+def _latencies(run: EngineRun, outputs: np.ndarray, first: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The measured requests' latencies, as the benchmarks compute them, seconds, in the order the
+    requests were sent (those from ``first`` on): every one's TTFT, counted from when it was sent,
+    and the TPOT, ``(last token - first token) / (output tokens - 1)``, of those with more than
+    one output token (vLLM's ``benchmark_serving`` and AIPerf's inter-token latency alike)."""
+    ttft = run.first_token[first:] - run.arrival[first:]
+    several = outputs[first:] > 1
+    tpot = (run.finish[first:] - run.first_token[first:])[several] / (outputs[first:][several] - 1)
+    return ttft, tpot
 
 
 def _prompt_blocks(n: int, isl: int, prompts: Optional[int], block_size: int) -> dict[str, Any]:
@@ -420,10 +428,8 @@ def burst_loop(
     flight (the next one sent ``clients.turnaround`` seconds after one finishes, in order), each
     with its input and output lengths drawn uniformly from ``int(L * range_ratio) .. L`` (at
     least 1), ``ignore_eos``. Every request is measured, the first ``concurrency`` ones starting
-    together on an idle server. Returns every request's TTFT, counted from when it was sent, and
-    the TPOT of those with more than one output token, ``(last token - first token) / (output
-    tokens - 1)``, seconds, in the order they were sent. The benchmark's single test request
-    before the run finishes before it starts and is left out."""
+    together on an idle server. Returns every request's TTFT and TPOT (:func:`_latencies`). The
+    benchmark's single test request before the run finishes before it starts and is left out."""
     concurrency = _checks.positive_int("concurrency", concurrency)
     if not isinstance(clients, BurstClients):
         raise ArgumentTypeError(f"clients={type(clients).__name__} is not accepted: it must be validate.BurstClients")
@@ -433,10 +439,7 @@ def burst_loop(
     outputs = rng.integers(max(1, int(osl * clients.range_ratio)), osl + 1, size=n)
     sent = Clients(concurrency, clients.turnaround)
     run = _serve(Requests(np.zeros(n), inputs, outputs), config, step_time, sent, engine)
-    ttft = run.first_token - run.arrival
-    several = outputs > 1
-    tpot = (run.finish - run.first_token)[several] / (outputs[several] - 1)
-    return ttft, tpot
+    return _latencies(run, outputs)
 
 
 @dataclass(frozen=True)
