@@ -374,11 +374,12 @@ _Run = tuple[dict[str, npt.NDArray[Any]], Optional[dict[str, npt.NDArray[np.int6
 #   step_coefficients (StepTime.spec()), and optionally step_tables (a MeasuredTables);
 # - router: name (of SERVE_ROUTERS), seed, cache_threshold, balance_abs_threshold,
 #   balance_rel_threshold, block_size, and optionally keys, key_offsets (prefix-aware's);
-# - options: record, jump (bools), and optionally concurrency (None: open loop) and steps (True).
+# - options: record, jump (bools), and optionally concurrency (None: open loop), turnaround (0.0),
+#   warmup (0) and steps (True).
 _ServeRequests = Mapping[str, Optional[npt.NDArray[Any]]]
 _ServeEngine = Mapping[str, Any]
 _ServeRouter = Mapping[str, Any]
-_ServeOptions = Mapping[str, Union[bool, int, None]]
+_ServeOptions = Mapping[str, Union[bool, int, float, None]]
 
 def serve_simulate(requests: _ServeRequests, engine: _ServeEngine, options: _ServeOptions) -> _Run: ...
 def serve_simulate_sglang(

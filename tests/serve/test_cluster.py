@@ -88,7 +88,11 @@ def test_round_robin_over_n_replicas_is_n_independent_engines(workload, n: int, 
     workloads(max_requests=24),
     routers(),
     st.integers(1, 4),
-    st.one_of(st.none(), st.integers(1, 5), st.builds(Clients, st.integers(1, 5), st.sampled_from([1e-4, 0.02]))),
+    st.one_of(
+        st.none(),
+        st.integers(1, 5),
+        st.builds(Clients, st.integers(1, 5), st.sampled_from([1e-4, 0.02]), st.integers(0, 8)),
+    ),
     st.sampled_from([LINEAR, StepTime.roofline("llama-3-8b", "h100-sxm")]),
     st.booleans(),
 )

@@ -85,9 +85,34 @@ def test_a_turnaround_makes_the_next_request_miss_the_step_that_starts_at_the_fi
     assert np.isclose(ttft_later - ttft_at_once, decode - 1e-3, atol=1e-4)
 
 
+@pytest.mark.parametrize("engine", [native, reference])
+def test_the_requests_after_a_warm_up_are_sent_once_all_of_it_has_finished(engine) -> None:  # type: ignore[no-untyped-def]
+    reqs = burst(20)
+    run = engine.run(reqs, CONFIG, LINEAR, concurrency=Clients(4, turnaround=0.25, warmup=6))
+    drained = run.finish[:6].max() + 0.25
+    # the first four after it all go at once, on an idle engine: the warm-up's places are all free
+    assert (run.arrival[6:10] == drained).all() and run.arrival[10:].min() > drained
+    # ... as if the warm-up had been served alone and the others had arrived then
+    alone = engine.run(reqs[:6], CONFIG, LINEAR, concurrency=Clients(4, turnaround=0.25))
+    assert alone.finish.max() + 0.25 == drained
+    later = Requests(np.r_[np.zeros(6), np.full(14, drained)], reqs.prompt_len, reqs.output_len)
+    assert_same_runs(run, engine.run(later, CONFIG, LINEAR, concurrency=Clients(4, turnaround=0.25)))
+
+
+def test_a_warm_up_of_every_request_or_none_changes_nothing() -> None:
+    reqs = burst(12)
+    for engine in (native, reference):
+        plain = engine.run(reqs, CONFIG, LINEAR, concurrency=Clients(3, 0.1))
+        for warmup in (0, 12, 50):
+            assert_same_runs(plain, engine.run(reqs, CONFIG, LINEAR, concurrency=Clients(3, 0.1, warmup)))
+
+
 @pytest.mark.parametrize(
     ("kw", "error", "name"),
     [
+        ({"count": 2, "warmup": -1}, ArgumentError, "warmup="),
+        ({"count": 2, "warmup": 1.5}, ArgumentTypeError, "warmup="),
+        ({"count": 2, "warmup": "2"}, ArgumentTypeError, "warmup="),
         ({"count": 0}, ArgumentError, "concurrency="),
         ({"count": 2, "turnaround": -1.0}, ArgumentError, "turnaround="),
         ({"count": 2, "turnaround": float("nan")}, ArgumentError, "turnaround="),

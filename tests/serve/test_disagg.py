@@ -29,7 +29,7 @@ from osbench.serve.links import LINKS, Link
 from osbench.serve.pools import Pool, drive_disaggregated, one_token
 from osbench.serve.requests import Requests
 from osbench.serve.routers import Router
-from osbench.serve.run import batch_of
+from osbench.serve.run import Clients, batch_of
 from osbench.serve.steptime import StepTime
 from osbench.serve.vllm.engines import decode_stepper, stepper
 
@@ -100,7 +100,7 @@ links = st.one_of(
     st.integers(1, 3),
     st.integers(1, 3),
     links,
-    st.one_of(st.none(), st.integers(1, 5)),
+    st.one_of(st.none(), st.integers(1, 5), st.builds(Clients, st.integers(1, 5), st.just(1e-3), st.integers(0, 8))),
     st.sampled_from([LINEAR, StepTime.roofline(MODEL, "h100-sxm")]),
     st.booleans(),
     st.sampled_from([0, 1, 3, 32]),

@@ -231,10 +231,12 @@ def test_prompts_without_content_run_as_if_every_block_had_content_of_its_own(wo
 
 
 @settings(max_examples=150, deadline=None)
-@given(pressured(), st.integers(1, 6), st.sampled_from([0.0, 1e-4, 3e-3, 0.05]))
-def test_native_equals_the_reference_with_closed_loop_clients(workload, count: int, turnaround: float) -> None:  # type: ignore[no-untyped-def]
+@given(pressured(), st.integers(1, 6), st.sampled_from([0.0, 1e-4, 3e-3, 0.05]), st.integers(0, 10))
+def test_native_equals_the_reference_with_closed_loop_clients(
+    workload, count: int, turnaround: float, warmup: int
+) -> None:  # type: ignore[no-untyped-def]
     reqs, cfg = workload
-    concurrency = Clients(count, turnaround)
+    concurrency = Clients(count, turnaround, warmup)
     ours = run_or_same_livelock(reference.run, native.run, reqs, cfg, LINEAR, concurrency=concurrency)
     if ours is None:
         return
@@ -243,6 +245,8 @@ def test_native_equals_the_reference_with_closed_loop_clients(workload, count: i
     in_flight_when_sent = [int(((ours.arrival <= t) & (t < ours.finish)).sum()) for t in ours.arrival]
     assert max(in_flight_when_sent) <= count
     assert (ours.arrival >= reqs.arrival).all()
+    if 0 < warmup < len(reqs):  # the requests after the warm-up wait for all of it
+        assert ours.arrival[warmup:].min() >= ours.finish[:warmup].max() + turnaround
 
 
 def test_the_random_workloads_do_exercise_preemption_eviction_hits_and_the_jump() -> None:

@@ -13,7 +13,9 @@ end. Requests are sent at their arrival, or, with ``concurrency=N``, as ``benchm
 --max-concurrency N`` sends them: at most ``N`` in flight, request ``i`` sent at its arrival or
 when a request finishes and leaves room, whichever is later (the run's ``arrival`` says when);
 with ``concurrency=Clients(N, turnaround)`` the room is taken ``turnaround`` seconds after the
-finish (:class:`~osbench.serve.run.Clients`).
+finish, and with ``Clients(N, turnaround, warmup=K)`` the requests after the first ``K`` wait
+until all ``K`` have finished, the first of them sent ``turnaround`` after the last finish
+(:class:`~osbench.serve.run.Clients`).
 """
 
 from __future__ import annotations
@@ -123,6 +125,13 @@ class Sender:
         # When each free place in flight takes its next request (a heap: several engines finish
         # out of order).
         self.room: Optional[list[float]] = None if concurrency is None else [0.0] * min(concurrency.count, n)
+        self.warmup = 0 if concurrency is None else min(concurrency.warmup, n)
+        """The requests of the warm-up phase (the first ones)."""
+        self.warming = self.warmup
+        """Warm-up requests not finished yet. Until they all have, no later request is sent,
+        so every finish counted by :meth:`finished` meanwhile is one of theirs."""
+        self.opens = math.inf if self.warmup else 0.0
+        """When the requests after the warm-up may be sent: ``turnaround`` after its last finish."""
 
     def more(self) -> bool:
         """Whether any request is left to send."""
@@ -135,7 +144,10 @@ class Sender:
             return math.inf
         if self.room is None:
             return self.arrival[self.next]
-        return max(self.arrival[self.next], self.room[0]) if self.room else math.inf
+        if not self.room:
+            return math.inf
+        sent = max(self.arrival[self.next], self.room[0])
+        return sent if self.next < self.warmup else max(sent, self.opens)
 
     def send(self) -> tuple[int, float]:
         """Send the next request: ``(index, when)``."""
@@ -151,6 +163,10 @@ class Sender:
         if self.room is not None:
             for _ in range(count):
                 heapq.heappush(self.room, end + self.turnaround)
+        if self.warming and count:
+            self.warming -= count
+            if self.warming == 0:
+                self.opens = end + self.turnaround
 
 
 def take_step(

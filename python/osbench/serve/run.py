@@ -248,14 +248,24 @@ class Clients:
     request in flight finished and left room, whichever is later. ``turnaround``: the response's
     trip to its client and the next request's trip to the engine (HTTP, tokenisation); any
     positive one has the next request miss the step that starts when its predecessor finished,
-    as a real engine's does. ``concurrency=N`` is ``Clients(N)``, a turnaround of 0."""
+    as a real engine's does. ``concurrency=N`` is ``Clients(N)``, a turnaround of 0.
+
+    ``warmup``: the first ``warmup`` requests are a phase of their own, a benchmark's warm-up:
+    the requests after them are sent only once every warm-up request has finished, the first of
+    them ``turnaround`` after the last finish (at their arrival if that is later), as AIPerf runs
+    its phases (``CreditIssuingStrategy._execute_phases`` in ``aiperf/timing/
+    credit_issuing_strategy.py`` waits for a phase's requests to come back before it starts the
+    next). The warm-up's requests are requests of the run like any other: leave them out of
+    what is measured (:func:`osbench.serve.validate.aiperf_loop` does)."""
 
     count: int
     turnaround: float = 0.0
+    warmup: int = 0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "count", _checks.positive_int("concurrency", self.count, maximum=2**32))
         object.__setattr__(self, "turnaround", check_turnaround(self.turnaround))
+        object.__setattr__(self, "warmup", _checks.non_negative_int("warmup", self.warmup))
 
 
 def check_turnaround(turnaround: Any) -> float:
@@ -278,11 +288,11 @@ def check_concurrency(concurrency: Any) -> Optional[Clients]:
 
 def client_options(concurrency: Any) -> dict[str, Any]:
     """``concurrency`` (:data:`Concurrency`, checked) as the native engines' options take it:
-    ``concurrency`` (the count, or None) and ``turnaround``."""
+    ``concurrency`` (the count, or None), ``turnaround`` and ``warmup``."""
     clients = check_concurrency(concurrency)
     if clients is None:
-        return {"concurrency": None, "turnaround": 0.0}
-    return {"concurrency": clients.count, "turnaround": clients.turnaround}
+        return {"concurrency": None, "turnaround": 0.0, "warmup": 0}
+    return {"concurrency": clients.count, "turnaround": clients.turnaround, "warmup": clients.warmup}
 
 
 def _indices(idx: np.ndarray) -> str:

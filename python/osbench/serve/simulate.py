@@ -65,8 +65,9 @@ def simulate(
       requests: at most that many in flight, request ``i`` sent at its arrival or when one
       finishes and leaves room, whichever is later; its TTFT counts from when it was sent.
       :class:`~osbench.serve.Clients` ``(N, turnaround)`` sends it ``turnaround`` seconds after
-      the finish (the round trip through the client). None (the default): each request is sent
-      at its arrival.
+      the finish (the round trip through the client), and ``Clients(N, turnaround, warmup=K)``
+      holds every request after the first ``K`` until all ``K`` have finished (a benchmark's
+      drained warm-up phase). None (the default): each request is sent at its arrival.
 
     >>> import osbench as ob
     >>> reqs = ob.serve.Requests.poisson(50, rate=5.0, seed=1)

@@ -361,8 +361,9 @@ def aiperf_loop(
     hits the prefix cache where ``config`` enables it and its blocks are still cached. Then the
     ``clients.warmup * concurrency`` warm-up requests are served first, ``concurrency`` in
     flight, and the profiling phase starts ``clients.turnaround`` after the last of them finished
-    (AIPerf drains a phase before the next). ``None`` (the default): every prompt distinct, and
-    the warm-up, which leaves nothing the profiling phase could reuse, is not served."""
+    (AIPerf drains a phase before the next: ``Clients(..., warmup=...)``). ``None`` (the
+    default): every prompt distinct, and the warm-up, which leaves nothing the profiling phase
+    could reuse, is not served."""
     concurrency = _checks.positive_int("concurrency", concurrency)
     if not isinstance(clients, AIPerfClients):
         raise ArgumentTypeError(f"clients={type(clients).__name__} is not accepted: it must be validate.AIPerfClients")
@@ -370,17 +371,10 @@ def aiperf_loop(
         prompts = _checks.positive_int("prompts", prompts)
     warm = clients.warmup * concurrency if prompts is not None else 0
     n = warm + clients.rounds * concurrency
-    content = _prompt_blocks(n, isl, prompts, config.block_size)
-    sent = Clients(concurrency, clients.turnaround)
-    arrival = np.zeros(n)
-    if warm:
-        offsets = content["block_offsets"][: warm + 1]
-        ahead = {"blocks": content["blocks"][: offsets[-1]], "block_offsets": offsets}  # the warm-up's own prompts
-        warmup = Requests(np.zeros(warm), np.full(warm, isl), np.full(warm, osl), **{**content, **ahead})
-        arrival[warm:] = float(np.max(_serve(warmup, config, step_time, sent, engine).finish)) + clients.turnaround
+    sent = Clients(concurrency, clients.turnaround, warmup=warm)
     outputs = np.full(n, osl)
-    run = _serve(Requests(arrival, np.full(n, isl), outputs, **content), config, step_time, sent, engine)
-    return _latencies(run, outputs, first=warm)
+    requests = Requests(np.zeros(n), np.full(n, isl), outputs, **_prompt_blocks(n, isl, prompts, config.block_size))
+    return _latencies(_serve(requests, config, step_time, sent, engine), outputs, first=warm)
 
 
 def _serve(requests: Requests, config: EngineConfig, step_time: Any, clients: Clients, engine: str) -> EngineRun:

@@ -172,7 +172,8 @@ group! {
 /// (keep every step's detail), `jump` (skip decode-only stretches in one jump), `concurrency`
 /// (at most that many requests in flight, closed-loop clients; None: each request sent at its
 /// arrival; None when absent), `turnaround` (seconds from a finish to that client's next
-/// request; 0 when absent) and `steps` (keep the per-step rows; true when absent).
+/// request; 0 when absent), `warmup` (the first that many requests a phase the others wait for;
+/// 0 when absent) and `steps` (keep the per-step rows; true when absent).
 struct OptionArgs {
     record: bool,
     jump: bool,
@@ -180,6 +181,8 @@ struct OptionArgs {
     concurrency: Option<usize>,
     #[pyo3(default)]
     turnaround: f64,
+    #[pyo3(default)]
+    warmup: usize,
     #[pyo3(default = Options::default().steps)]
     steps: bool,
 }
@@ -187,7 +190,14 @@ struct OptionArgs {
 
 impl From<OptionArgs> for Options {
     fn from(o: OptionArgs) -> Options {
-        Options { record: o.record, jump: o.jump, concurrency: o.concurrency, turnaround: o.turnaround, steps: o.steps }
+        Options {
+            record: o.record,
+            jump: o.jump,
+            concurrency: o.concurrency,
+            turnaround: o.turnaround,
+            warmup: o.warmup,
+            steps: o.steps,
+        }
     }
 }
 

@@ -174,7 +174,7 @@ pub fn run<S: Scheduler>(
     check_router_keys(spec, n, router_keys, router_key_offsets)?;
     let capacity = n.div_ceil(scheds.len());
     let reps = Replica::all(scheds, step_time, options, cancel, capacity);
-    let sender = Sender::new(reqs.arrival, options.concurrency, options.turnaround);
+    let sender = Sender::new(reqs.arrival, options.concurrency, options.turnaround, options.warmup);
     drive(reqs, reps, spec, router_keys, router_key_offsets, usable_blocks, block_size, sender)
 }
 

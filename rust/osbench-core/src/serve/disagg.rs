@@ -251,7 +251,7 @@ pub fn run<S: Scheduler>(
     let pre_reqs = Requests { predicted: prefill_predicted, ..*reqs };
     let pre_tokens = |i: u32| reqs.prompt_len[i as usize] as u64 + 1;
     let dec_tokens = |i: u32| (reqs.prompt_len[i as usize] + reqs.output_len[i as usize]) as u64;
-    let mut sender = Sender::new(reqs.arrival, options.concurrency, options.turnaround);
+    let mut sender = Sender::new(reqs.arrival, options.concurrency, options.turnaround, options.warmup);
     let mut out = DisaggRun {
         prefill_replica: vec![0; n],
         decode_replica: vec![0; n],

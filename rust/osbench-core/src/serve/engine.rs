@@ -433,7 +433,7 @@ pub fn run<S: Scheduler>(
 ) -> Result<Run> {
     let n = reqs.arrival.len();
     let mut engine = Engine::new(sched, step_time, options, cancel, n);
-    let mut sender = Sender::new(reqs.arrival, options.concurrency, options.turnaround);
+    let mut sender = Sender::new(reqs.arrival, options.concurrency, options.turnaround, options.warmup);
     let mut now = 0.0_f64;
     while engine.num_finished() < n {
         while sender.more() && sender.time() <= now {

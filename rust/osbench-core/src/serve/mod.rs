@@ -98,6 +98,9 @@ pub struct Options {
     /// Under `concurrency`: seconds from a request's finish to the client's next request
     /// reaching the engine (`drive.py: Sender`); 0 sends it at the finish.
     pub turnaround: f64,
+    /// Under `concurrency`: the first this many requests are a warm-up phase, the others sent
+    /// only once all of them have finished (`run.py: Clients`).
+    pub warmup: usize,
     /// Keep the per-step rows (`Run::start`, `duration`, the batches): a run that needs only
     /// its per-request times (the service time alone of every request, one at a time: a row
     /// for each of its 100M steps at 1M requests, 96 bytes each) keeps none.
@@ -106,7 +109,7 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { record: false, jump: true, concurrency: None, turnaround: 0.0, steps: true }
+        Options { record: false, jump: true, concurrency: None, turnaround: 0.0, warmup: 0, steps: true }
     }
 }
 

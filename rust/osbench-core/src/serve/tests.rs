@@ -26,7 +26,8 @@ fn run(reqs: &Requests, cfg: &Config, options: Options) -> Result<Run> {
     simulate(reqs, cfg, &STEP, options, &Cancel::new())
 }
 
-const RECORD: Options = Options { record: true, jump: true, concurrency: None, turnaround: 0.0, steps: true };
+const RECORD: Options =
+    Options { record: true, jump: true, concurrency: None, turnaround: 0.0, warmup: 0, steps: true };
 
 /// Step `j`'s scheduled (request, tokens).
 fn scheduled(run: &Run, j: usize) -> Vec<(i64, i64)> {
