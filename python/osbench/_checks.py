@@ -53,8 +53,12 @@ def positive_int(name: str, value: Any, maximum: int = 2**64 - 1) -> int:
     return _number(name, value, lambda v: 0 < v <= maximum, up_to, "a positive integer", integer=True)
 
 
-def non_negative_int(name: str, value: Any) -> int:
-    return _number(name, value, lambda v: v >= 0, "a non-negative integer", integer=True)
+def non_negative_int(name: str, value: Any, maximum: Optional[int] = None) -> int:
+    """A non-negative integer (bool is not an integer here), at most ``maximum`` when given."""
+    if maximum is None:
+        return _number(name, value, lambda v: v >= 0, "a non-negative integer", integer=True)
+    up_to = f"a non-negative integer up to {maximum}"
+    return _number(name, value, lambda v: 0 <= v <= maximum, up_to, "a non-negative integer", integer=True)
 
 
 def one_d(name: str, value: Any) -> np.ndarray:

@@ -113,6 +113,7 @@ def test_a_warm_up_of_every_request_or_none_changes_nothing() -> None:
         ({"count": 2, "warmup": -1}, ArgumentError, "warmup="),
         ({"count": 2, "warmup": 1.5}, ArgumentTypeError, "warmup="),
         ({"count": 2, "warmup": "2"}, ArgumentTypeError, "warmup="),
+        ({"count": 2, "warmup": 2**70}, ArgumentError, "warmup="),
         ({"count": 0}, ArgumentError, "concurrency="),
         ({"count": 2, "turnaround": -1.0}, ArgumentError, "turnaround="),
         ({"count": 2, "turnaround": float("nan")}, ArgumentError, "turnaround="),

@@ -265,7 +265,7 @@ class Clients:
     def __post_init__(self) -> None:
         object.__setattr__(self, "count", _checks.positive_int("concurrency", self.count, maximum=2**32))
         object.__setattr__(self, "turnaround", check_turnaround(self.turnaround))
-        object.__setattr__(self, "warmup", _checks.non_negative_int("warmup", self.warmup))
+        object.__setattr__(self, "warmup", _checks.non_negative_int("warmup", self.warmup, maximum=2**63))
 
 
 def check_turnaround(turnaround: Any) -> float:
