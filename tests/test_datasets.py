@@ -65,10 +65,17 @@ def test_registry_is_well_formed() -> None:
         if name in traces:
             assert d.format in ob.traces.FORMATS
             assert "/" not in d.filename
-        else:  # a measured table: at its upstream path (below the repository's package root), at one commit
+        else:  # a measured table: in its repository's folder at its upstream path (below the repository's
+            # package root for AIConfigurator), at one commit of that repository
+            commits = {
+                "aiconfigurator": datasets.AIC_COMMIT,
+                "vidur": datasets.VIDUR_COMMIT,
+                "splitwise-sim": datasets.SPLITWISE_COMMIT,
+            }
+            folder, _, path = d.filename.partition("/")
             assert d.format in datasets.TABLE_FORMATS
-            assert d.url.endswith(d.filename.removeprefix("aiconfigurator/")), name
-            assert f"/{datasets.AIC_COMMIT}/" in d.url and d.filename.endswith(f".{d.format}"), name
+            assert d.url.endswith(path), name
+            assert f"/{commits[folder]}/" in d.url and d.filename.endswith(f".{d.format}"), name
 
 
 def test_the_mirror_may_be_several_folders(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:

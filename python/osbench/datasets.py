@@ -129,8 +129,55 @@ def _aic_table(gpu_dir: str, table: str, engine: str, sha: str, size: int) -> Da
     )
 
 
+VIDUR_COMMIT = "7d47513363ec447a741ac5e47241580b47724fbf"
+"""The microsoft/vidur commit (2024-11-19) its layer profiles are taken at."""
+
+SPLITWISE_COMMIT = "8f99e7dc9b407f4ce2488d03dd44c0b8b946dab0"
+"""The Mutinifni/splitwise-sim commit (2024-04-25) its performance model is taken at."""
+
+# Vidur's mlp.csv profiles: (GPU, model folder, sha256, bytes), each upstream at
+# data/profiling/compute/<gpu>/meta-llama/<model>/mlp.csv.
+# fmt: off
+_VIDUR_PROFILES = (
+    ("a100", "Meta-Llama-3-8B", "98c26488298e324e89db7349e213f75c856ae83dc6b17548a68636d2cb5efff0", 1_204_856),
+    ("a100", "Llama-2-7b-hf", "2cfacca979f32e83257753cf6fd815a71af8ba9a7a9d0643b18d9f54e8a37688", 706_614),
+    ("h100", "Llama-2-7b-hf", "b1a2def08857d10e5f66c3b5b2d046b6e8caed5c30b2bc920a0462598e3b2a59", 715_469),
+)
+# fmt: on
+
+
+def vidur_profile_name(gpu: str, model: str) -> str:
+    """The dataset name of one Vidur profile: ``vidur-h100-llama-2-7b-hf-mlp``."""
+    return f"vidur-{gpu}-{model.lower()}-mlp"
+
+
+def _vidur_profile(gpu: str, model: str, sha: str, size: int) -> Dataset:
+    path = f"data/profiling/compute/{gpu}/meta-llama/{model}/mlp.csv"
+    return Dataset(
+        vidur_profile_name(gpu, model),
+        f"vidur/{path}",
+        _github("microsoft/vidur", VIDUR_COMMIT, path),
+        sha,
+        size,
+        "MIT (microsoft/vidur)",
+        f"{model} on {gpu.upper()}: each non-attention operator of one decoder layer by tokens and TP, fp16 (ms per call)",
+        "csv",
+    )
+
+
 MEASURED: tuple[Dataset, ...] = (
     *(_aic_table(*row) for row in _AIC_TABLES),
+    *(_vidur_profile(*row) for row in _VIDUR_PROFILES),
+    Dataset(
+        "splitwise-perf-model",
+        "splitwise-sim/data/perf_model.csv",
+        _github("Mutinifni/splitwise-sim", SPLITWISE_COMMIT, "data/perf_model.csv"),
+        "dbbe505d1d64fc4bd1ec03c50edf944643586de4f68a81e94cbd55dd5bdfbf41",
+        127_281,
+        "MIT (Mutinifni/splitwise-sim)",
+        "Llama2-70B and BLOOM-176B on A100 and H100: whole-model prefill and decode iteration times (ms)",
+        "csv",
+    ),
     Dataset(
         "aic-silicon-sample",
         "aiconfigurator/systems/silicon_sample.csv",
@@ -143,7 +190,9 @@ MEASURED: tuple[Dataset, ...] = (
     ),
 )
 """The measured GPU data: AIConfigurator's operator tables and its end-to-end serving
-measurements, at :data:`AIC_COMMIT`."""
+measurements, at :data:`AIC_COMMIT`; Vidur's per-operator layer profiles at
+:data:`VIDUR_COMMIT` and splitwise-sim's whole-model step times at :data:`SPLITWISE_COMMIT`
+(:mod:`osbench.serve.crosscheck` checks the step-time models against those two)."""
 
 
 REGISTRY: dict[str, Dataset] = {

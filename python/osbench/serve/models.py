@@ -261,6 +261,20 @@ MODELS: dict[str, Model] = {
         tp=4,
         source=_HF.format("meta-llama/Meta-Llama-3-70B"),
     ),
+    # 68,976,648,192 parameters (model card: 70B); the model splitwise-sim measured (crosscheck.py)
+    "llama-2-70b": Model(
+        name="llama-2-70b",
+        layers=80,
+        hidden_size=8192,
+        intermediate_size=28672,
+        heads=64,
+        kv_heads=8,
+        head_dim=128,
+        vocab_size=32000,
+        max_model_len=4096,
+        tp=4,
+        source=_HF.format("meta-llama/Llama-2-70b-hf"),
+    ),
     # 7,615,616,512 parameters (model card: 7.61B, 6.53B without embeddings)
     "qwen2.5-7b": Model(
         name="qwen2.5-7b",

@@ -1,4 +1,4 @@
-"""``osbench serve``: LLM serving, one module per subcommand (``simulate``, ``plan``, ``sweep``, ``validate``)."""
+"""``osbench serve``: LLM serving, one module per subcommand (``simulate``, ``plan``, ``sweep``, ``validate``, ``crosscheck``)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """Section 07: time you can trust. The serving engine's step time against measured vLLM runs:
 AIConfigurator's silicon_sample.csv replayed with closed-loop clients (osbench.serve.validate),
-predicted against measured TTFT and TPOT, by GPU, model, vLLM version and step-time model."""
+predicted against measured TTFT and TPOT, by GPU, model, vLLM version and step-time model; and
+one kernel or one step against Vidur's and splitwise-sim's measurements (osbench.serve.crosscheck)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from osbench._format import duration, number, percent
 from osbench._table import Table
 from osbench.report.model import Figure, Progress, Section
 from osbench.report.sections._shared import pyplot
-from osbench.serve import kernels, validate
+from osbench.serve import crosscheck, kernels, validate
 
 KEY = "07-steptime"
 ORDER = 65
@@ -95,7 +96,52 @@ def build(quick: bool, seed: int, progress: Optional[Progress] = None) -> Sectio
     fitted = None if host is None else dataclasses.asdict(host)
     section.results = {"summary": summary, "host": fitted, "points": [q.to_dict() for q in predictions]}
     section.figures.append(_scatter(predictions))
+    if progress:
+        progress("07-steptime: the cross-check against Vidur's and splitwise-sim's measurements")
+    try:
+        table = crosscheck.summary(crosscheck.vidur_checks() + crosscheck.splitwise_checks())
+    except (datasets.DatasetError, kernels.TablesMissing) as exc:
+        section.skipped.append(f"the cross-check needs Vidur's and splitwise-sim's datasets: {exc}")
+        return section
+    section.tables.append(
+        Table(
+            "Cross-check: one kernel or one step, predicted against measurements that are not AIConfigurator's",
+            ["source", "GPU", "timed", "model", "points", "MAPE", "mean error"],
+            [
+                [r["source"], r["gpu"], r["what"], r["kind"], r["points"], r["mape"] / 100, r["mean_error"] / 100]
+                for r in table
+                if r["gpu"] != "all"
+            ],
+            note=_crosscheck_note(table),
+            key="07-2",
+            units={"MAPE": "%", "mean error": "%"},
+            setup="Vidur's layer profiles (fp16, Sarathi-Serve, PyTorch profiler medians): the four linear layers by the GEMM "
+            "tables and by the roofline of one GEMM; splitwise-sim's Llama2-70B steps (medians of the repeated rows): "
+            "the roofline, the measured model, and the corrected roofline calibrated on every other point of each GPU "
+            "and TP, reported on the others",
+        )
+    )
+    section.results["crosscheck"] = table
     return section
+
+
+def _crosscheck_note(table: list[dict[str, Any]]) -> str:
+    row = {(r["source"], r["gpu"], r["what"], r["kind"]): r for r in table}
+    tables = row.get(("vidur", "h100-sxm", "all", "tables"))
+    measured = row.get(("splitwise", "h100-sxm", "decode", "measured"))
+    calibrated = [row.get(("splitwise", "all", what, "calibrated")) for what in ("decode", "prefill")]
+    if tables is None or measured is None or None in calibrated:
+        return "The cross-check's datasets gave no comparable rows."
+    decode, prefill = calibrated
+    assert decode is not None and prefill is not None
+    return (
+        f"On the H100, the GEMM tables (vLLM 0.24.0's kernels) read {percent(-tables['mean_error'] / 100)} faster on "
+        f"average than Vidur's profiles of the same shapes (MAPE {percent(tables['mape'] / 100)}). splitwise-sim's "
+        f"2023 engine decoded {percent(-measured['mean_error'] / 100)} slower than the measured model on average: the "
+        "tables describe a software stack, not only a GPU. Calibrated on half of its points (StepTime.fit), the "
+        f"corrected roofline predicts the other half's decode steps to {percent(decode['mape'] / 100)} MAPE and "
+        f"their prefills to {percent(prefill['mape'] / 100)}."
+    )
 
 
 def _note(summary: list[dict[str, Any]], host: Optional[validate.HostCost]) -> str:
