@@ -19,11 +19,13 @@ What is at the path decides how it is written:
 
 from __future__ import annotations
 
+import csv
 import errno
 import io
 import os
 import stat
 import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Union
 
@@ -63,6 +65,16 @@ def write_bytes(path: PathLike, data: bytes, *, name: str = "path") -> None:
 
 def write_text(path: PathLike, text: str, *, name: str = "path") -> None:
     write_bytes(path, text.encode("utf-8"), name=name)
+
+
+def write_csv(path: PathLike, rows: Sequence[Mapping[str, Any]], *, name: str = "path") -> None:
+    """``rows`` (dicts of the same keys, the first one's in order) as a CSV with a header,
+    atomically (:func:`write_bytes`)."""
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(rows[0]) if rows else [])
+    writer.writeheader()
+    writer.writerows(rows)
+    write_text(path, buf.getvalue(), name=name)
 
 
 def _refused(name: str, path: PathLike, what: str) -> ArgumentError:

@@ -5,8 +5,6 @@ osbench.serve.crosscheck)."""
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 import sys
 
@@ -24,12 +22,7 @@ def cmd_serve_crosscheck(args: argparse.Namespace) -> int:
     checks = crosscheck.vidur_checks() + crosscheck.splitwise_checks()
     table = crosscheck.summary(checks)
     if args.out:
-        buf = io.StringIO()
-        rows = [c.to_dict() for c in checks]
-        writer = csv.DictWriter(buf, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-        _files.write_text(args.out, buf.getvalue())
+        _files.write_csv(args.out, [c.to_dict() for c in checks], name="--out")
     if args.json:
         json.dump({"summary": table}, sys.stdout)
         print()

@@ -4,9 +4,7 @@ replayed with the clients of their benchmarks, predicted against measured TTFT a
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
-import io
 import json
 import sys
 
@@ -66,12 +64,7 @@ def cmd_serve_validate(args: argparse.Namespace) -> int:
             )
     table = validate.summary(predictions)
     if args.out:
-        buf = io.StringIO()
-        rows = [q.to_dict() for q in predictions]
-        writer = csv.DictWriter(buf, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-        _files.write_text(args.out, buf.getvalue())
+        _files.write_csv(args.out, [q.to_dict() for q in predictions], name="--out")
     if args.json:
         fitted = None if host is None else dataclasses.asdict(host)
         json.dump({"summary": table, "host": fitted, "points": [q.to_dict() for q in predictions]}, sys.stdout)
