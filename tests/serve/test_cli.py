@@ -51,6 +51,19 @@ def test_generated_requests_give_the_api_numbers() -> None:
     assert run_json("--poisson", "300,8", "--seed", "6")["summary"] != data["summary"]  # the seed reaches it
 
 
+def test_closed_loop_clients_give_the_api_numbers() -> None:
+    args = ("--poisson", "120,40", "--seed", "3", "--concurrency", "6", "--turnaround", "0.002", "--warmup", "12")
+    data = run_json(*args, "--replicas", "2")
+    reqs = ob.serve.Requests.poisson(120, 40.0, seed=3)
+    clients = ob.serve.Clients(6, 0.002, warmup=12)
+    expected = ob.serve.simulate_cluster(
+        reqs, replicas=2, router="round-robin", model=ob.serve.models.DEFAULT_MODEL, gpu="h100", concurrency=clients
+    )
+    assert data["summary"] == summary_of(expected.merged)
+    assert data["clients"] == {"count": 6, "turnaround": 0.002, "warmup": 12}
+    assert run_json("--poisson", "120,40", "--seed", "3", "--replicas", "2")["summary"] != data["summary"]
+
+
 def test_conversations_and_system_prompts_reach_the_generator() -> None:
     args = ("--conversations", "40,1", "--turns", "2,4", "--think-time", "5", "--system-prompts", "3,300,0.5")
     data = run_json(*args, "--engine", "reference", "--model", "qwen2.5-7b", "--gpu", "l40s")
@@ -194,6 +207,8 @@ def test_the_summary_is_printed_readably() -> None:
         (["--poisson", "10,1", "--slo-ttft", "-1"], "slo_ttft=-1.0 is not accepted"),
         (["--poisson", "10,1", "--rate", "0"], "qps=0.0 is not accepted"),
         (["--poisson", "10,1", "--max-model-len", "100"], "exceeds max_model_len=100"),
+        (["--poisson", "10,1", "--warmup", "3"], "--warmup is not accepted without --concurrency"),
+        (["--poisson", "10,1", "--concurrency", "2", "--turnaround", "-1"], "turnaround=-1.0 is not accepted"),
     ],
 )
 def test_errors_are_one_line(args: list[str], message: str) -> None:

@@ -15,7 +15,7 @@ import re
 import sys
 import textwrap
 import typing
-from typing import Any
+from typing import Any, Optional
 
 from osbench import _files, serve
 from osbench._format import duration, number, percent, size
@@ -274,17 +274,19 @@ def cmd_serve_simulate(args: argparse.Namespace) -> int:
         raise ArgumentError(
             f"--router {args.router} is not accepted without --replicas or --prefill/--decode: it routes among instances"
         )
+    clients = _clients(args)
     engine = serve_engines.semantics(args.semantics).engine(args.engine)  # None: the semantics' default
     requests, left_out = serve_source.requests(serve_description(args), options)
+    run = {**options, "concurrency": clients}
     cluster = pools = None
     router = args.router or "round-robin"
     if disaggregated is not None:
-        pools = serve.simulate_disaggregated(requests, router=router, engine=engine, **disaggregated, **options)
+        pools = serve.simulate_disaggregated(requests, router=router, engine=engine, **disaggregated, **run)
         result = pools.merged
     elif args.replicas is None:
-        result = serve.simulate(requests, engine=engine, **options)
+        result = serve.simulate(requests, engine=engine, **run)
     else:
-        cluster = serve.simulate_cluster(requests, replicas=args.replicas, router=router, engine=engine, **options)
+        cluster = serve.simulate_cluster(requests, replicas=args.replicas, router=router, engine=engine, **run)
         result = cluster.merged
     s = result.summary(slo_ttft=args.slo_ttft, slo_tpot=args.slo_tpot)
     c = None if cluster is None else cluster.summary(slo_ttft=args.slo_ttft, slo_tpot=args.slo_tpot)
@@ -299,6 +301,7 @@ def cmd_serve_simulate(args: argparse.Namespace) -> int:
                     "left_out": left_out.requests,
                     "left_out_tokens": left_out.tokens,
                     "options": options,
+                    "clients": None if clients is None else dataclasses.asdict(clients),
                     "engine": engine,
                     "config": dataclasses.asdict(result.config),
                     "summary": s.to_dict(),
@@ -323,6 +326,12 @@ def cmd_serve_simulate(args: argparse.Namespace) -> int:
             else ""
         )
     )
+    if clients is not None:
+        warmup = f", the first {number(clients.warmup)} a warm-up drained before the next (counted below)"
+        print(
+            f"closed-loop clients: at most {number(clients.count)} in flight, each next request sent "
+            f"{duration(clients.turnaround)} after a finish" + (warmup if clients.warmup else "")
+        )
     print(f"{model.name} on {tp} x {gpu.name}, {engine} engine: {_config_line(args.semantics, cfg)}")
     print(
         f"  {'throughput':<13}{number(s.request_throughput)} requests/s, {number(s.output_throughput)} output "
@@ -393,6 +402,20 @@ def cmd_serve_simulate(args: argparse.Namespace) -> int:
     if args.out is not None:
         print(f"wrote {args.out} (one row per request)", file=sys.stderr)
     return 0
+
+
+def _clients(args: argparse.Namespace) -> Optional[serve.Clients]:
+    """The closed-loop clients of --concurrency (with --turnaround and --warmup), or None."""
+    if args.concurrency is None:
+        given = next(
+            (f for f, v in (("--turnaround", args.turnaround), ("--warmup", args.warmup)) if v is not None), None
+        )
+        if given is not None:
+            raise ArgumentError(
+                f"{given} is not accepted without --concurrency: it is an option of closed-loop clients"
+            )
+        return None
+    return serve.Clients(args.concurrency, args.turnaround or 0.0, args.warmup or 0)
 
 
 def _disaggregation(args: argparse.Namespace) -> Any:
@@ -516,6 +539,24 @@ def add_commands(sub: Subcommands) -> None:
     )
     pools.add_argument("--prefill-gpu", help="the prefill pool's GPU (default --gpu)")
     pools.add_argument("--decode-gpu", help="the decode pool's GPU (default --gpu)")
+    clients = p.add_argument_group(
+        "closed-loop clients (osbench.serve.Clients; default: each request sent at its arrival)"
+    )
+    clients.add_argument(
+        "--concurrency",
+        type=int,
+        metavar="N",
+        help="at most N requests in flight, the next sent when one finishes (benchmark_serving --max-concurrency)",
+    )
+    clients.add_argument(
+        "--turnaround", type=float, metavar="SECONDS", help="from a finish to the client's next request (default 0)"
+    )
+    clients.add_argument(
+        "--warmup",
+        type=int,
+        metavar="K",
+        help="the first K requests are a warm-up phase, drained before the next is sent (default 0; they are counted)",
+    )
     engine_config_flags(p)
     p.add_argument("--slo-ttft", type=float, metavar="SECONDS", help="time-to-first-token SLO for goodput")
     p.add_argument("--slo-tpot", type=float, metavar="SECONDS", help="time-per-output-token SLO for goodput")
