@@ -30,6 +30,12 @@ disaggregated_serving``'s proxy, the NixlConnector):
    it only when its blocks fit in the decode pool's KV (the KV waits in the sender's memory
    until then); its first output token comes out of the decode instance.
 
+Simplified against the NixlConnector, which has the decode instance pull the KV once it has
+allocated the request's blocks (``WAITING_FOR_REMOTE_KVS``) and the prefill instance keep its
+blocks until that read completes (``delay_free_blocks``, freed on ``finished_sending``): here
+the KV moves at the prefill's end and the prefill instance frees its blocks then, so a decode
+pool short of room never holds back the prefill pool.
+
 The clock: the loop takes the earliest event, a send, a KV arrival, or a busy instance's next
 step; on a tie a send goes first, then a KV arrival (in the order they arrive, and of the
 transfers' order), then the prefill instances by index, then the decode instances by index.
