@@ -164,7 +164,7 @@ class Sender:
             for _ in range(count):
                 heapq.heappush(self.room, end + self.turnaround)
         if self.warming and count:
-            self.warming -= count
+            self.warming = max(self.warming - count, 0)  # all warm-up finishes: never below 0 (send.rs)
             if self.warming == 0:
                 self.opens = end + self.turnaround
 

@@ -68,7 +68,9 @@ impl<'a> Sender<'a> {
             room.extend(std::iter::repeat_n(Reverse((end + self.turnaround).to_bits()), count));
         }
         if self.warming > 0 && count > 0 {
-            self.warming -= count;
+            // Every finish is a warm-up request's until they all have finished (nothing else
+            // was sent): `count` cannot exceed `warming`; saturating keeps that a certainty.
+            self.warming = self.warming.saturating_sub(count);
             if self.warming == 0 {
                 self.opens = end + self.turnaround;
             }
