@@ -138,7 +138,7 @@ SPLITWISE_COMMIT = "8f99e7dc9b407f4ce2488d03dd44c0b8b946dab0"
 # Vidur's mlp.csv profiles: (GPU, model folder, sha256, bytes), each upstream at
 # data/profiling/compute/<gpu>/meta-llama/<model>/mlp.csv.
 # fmt: off
-_VIDUR_PROFILES = (
+VIDUR_PROFILES = (
     ("a100", "Meta-Llama-3-8B", "98c26488298e324e89db7349e213f75c856ae83dc6b17548a68636d2cb5efff0", 1_204_856),
     ("a100", "Llama-2-7b-hf", "2cfacca979f32e83257753cf6fd815a71af8ba9a7a9d0643b18d9f54e8a37688", 706_614),
     ("h100", "Llama-2-7b-hf", "b1a2def08857d10e5f66c3b5b2d046b6e8caed5c30b2bc920a0462598e3b2a59", 715_469),
@@ -167,7 +167,7 @@ def _vidur_profile(gpu: str, model: str, sha: str, size: int) -> Dataset:
 
 MEASURED: tuple[Dataset, ...] = (
     *(_aic_table(*row) for row in _AIC_TABLES),
-    *(_vidur_profile(*row) for row in _VIDUR_PROFILES),
+    *(_vidur_profile(*row) for row in VIDUR_PROFILES),
     Dataset(
         "splitwise-perf-model",
         "splitwise-sim/data/perf_model.csv",

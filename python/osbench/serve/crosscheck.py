@@ -137,12 +137,7 @@ def _vidur_row(gpu: str, model: str, r: dict[str, str]) -> dict[str, Any]:
 
 def _vidur_datasets() -> dict[str, tuple[str, str]]:
     """Dataset name -> (GPU folder, model folder) of each registered Vidur profile."""
-    out = {}
-    for d in datasets.MEASURED:
-        if d.name.startswith("vidur-"):
-            parts = d.filename.split("/")  # vidur/data/profiling/compute/<gpu>/meta-llama/<model>/mlp.csv
-            out[d.name] = (parts[4], parts[6])
-    return out
+    return {datasets.vidur_profile_name(gpu, model): (gpu, model) for gpu, model, *_ in datasets.VIDUR_PROFILES}
 
 
 def linear_shape(row: dict[str, Any], op: str) -> tuple[int, int]:
