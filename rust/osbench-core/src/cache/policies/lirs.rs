@@ -46,8 +46,10 @@ impl Lru {
     /// A new copy of `id` (not in the list) at the top.
     #[inline]
     fn insert(&mut self, id: u32, size: u64) -> u32 {
-        // The id may be new to this list's per-id array (online use grows it).
-        self.slots.get(id);
+        // The id may be new to this list's per-id array (online use grows it). A second copy
+        // in one list would orphan the first's slot: every caller removes the old copy first.
+        let existing = self.slots.get(id);
+        debug_assert!(existing == NIL, "LIRS list already holds a copy of {id}");
         let slot = self.slots.assign(id);
         put(&mut self.size, slot, size);
         put(&mut self.ids, slot, id);
