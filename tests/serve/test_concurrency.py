@@ -10,7 +10,7 @@ from dataclasses import asdict
 
 import numpy as np
 import pytest
-from runs import assert_same_runs
+from runs import assert_same_runs, native_counted
 
 import osbench as ob
 from osbench.errors import ArgumentError, ArgumentTypeError
@@ -123,3 +123,53 @@ def test_a_warm_up_of_every_request_or_none_changes_nothing() -> None:
 def test_bad_clients_are_refused_by_name(kw: dict, error: type, name: str) -> None:  # type: ignore[type-arg]
     with pytest.raises(error, match=name):
         Clients(**kw)
+
+
+# The clock is float64 seconds. A turnaround or steps that would carry it to infinity are refused
+# by name in both engines (each send and each step's end checked as it is made), and simulate()
+# refuses up front a turnaround that would carry it where a step no longer moves it.
+HUGE = 1.7e308
+
+
+@pytest.mark.parametrize("engine", [native, reference])
+@pytest.mark.parametrize("warmup", [0, 1])
+def test_a_turnaround_that_sends_at_infinity_is_refused_by_name(engine, warmup: int) -> None:  # type: ignore[no-untyped-def]
+    reqs = burst(3)
+    with pytest.raises(ArgumentError, match=r"turnaround=1\.7e\+?308 is not accepted"):
+        engine.run(reqs, CONFIG, LINEAR, concurrency=Clients(1, HUGE, warmup=warmup))
+    # one request per client sends nothing after a finish: nothing to refuse
+    assert engine.run(reqs, CONFIG, LINEAR, concurrency=Clients(3, HUGE)).finish.max() < 1.0
+
+
+@pytest.mark.parametrize("engine", [native, reference])
+@pytest.mark.parametrize("concurrency", [None, 1])
+def test_steps_that_carry_the_clock_to_infinity_are_refused_by_name(engine, concurrency) -> None:  # type: ignore[no-untyped-def]
+    reqs = Requests(np.zeros(3), [8, 8, 8], [3, 3, 3])
+    with pytest.raises(
+        ArgumentError, match=r"step_time=a step of .* is not accepted: steps whose times keep the clock finite"
+    ):
+        engine.run(reqs, CONFIG, StepTime.linear(1e308, 0.0, 0.0, 0.0), concurrency=concurrency)
+
+
+def test_the_decode_jump_refuses_the_same_steps() -> None:
+    # The native engine's jump over quiet decode steps sums their times as stepping would: the
+    # run below jumps (at 3e307 s a step its five steps end in time), and at 5e307 s a step its
+    # fourth would end at infinity, jumped or not.
+    reqs = Requests(np.zeros(1), [8], [5])
+    _, jumped = native_counted(reqs, CONFIG, StepTime.linear(3e307, 0.0, 0.0, 0.0))
+    assert jumped > 0
+    step = StepTime.linear(5e307, 0.0, 0.0, 0.0)
+    for jump in (True, False):
+        with pytest.raises(ArgumentError, match="step_time=a step of"):
+            native.run(reqs, CONFIG, step, jump=jump)
+
+
+@pytest.mark.parametrize("engine", ["native", "reference"])
+def test_simulate_refuses_a_turnaround_past_where_a_step_moves_the_clock(engine: str) -> None:
+    reqs = burst(3)
+    step = StepTime.linear(1e-3, 0.0, 0.0, 0.0)
+    with pytest.raises(ArgumentError, match=r"turnaround=1e\+300 is not accepted: over 3 requests"):
+        ob.serve.simulate(reqs, engine=engine, step_time=step, num_blocks=400, concurrency=Clients(1, 1e300))
+    # a turnaround of a day is far inside: latencies still count the steps
+    run = ob.serve.simulate(reqs, engine=engine, step_time=step, num_blocks=400, concurrency=Clients(1, 86400.0))
+    assert float(run.ttft.min()) > 0

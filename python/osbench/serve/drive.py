@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Optional, Protocol
 
+from osbench.errors import ArgumentError
 from osbench.serve.requests import Requests
 from osbench.serve.run import Concurrency, EngineRun, Recorder, StepTimeModel, check_concurrency, step_duration
 from osbench.serve.steptime import Batch
@@ -159,14 +160,33 @@ class Sender:
 
     def finished(self, end: float, count: int) -> None:
         """``count`` requests finished at ``end``, each leaving room for one more, taken
-        ``turnaround`` seconds later."""
+        ``turnaround`` seconds later; refused when that send would come at infinity."""
+        following = end + self.turnaround
+        if count and not math.isfinite(following):
+            raise ArgumentError(
+                f"turnaround={self.turnaround!r} is not accepted: a turnaround that keeps the clients' sends "
+                f"finite: after a finish at {end!r} s the next would come at inf"
+            )
         if self.room is not None:
             for _ in range(count):
-                heapq.heappush(self.room, end + self.turnaround)
+                heapq.heappush(self.room, following)
         if self.warming and count:
             self.warming = max(self.warming - count, 0)  # all warm-up finishes: never below 0 (send.rs)
             if self.warming == 0:
-                self.opens = end + self.turnaround
+                self.opens = following
+
+
+def step_end(now: float, duration: float) -> float:
+    """When a step of ``duration`` seconds that starts at ``now`` ends. The clock is float64
+    seconds: steps that would carry it past the largest one are refused, not left to end at
+    infinity (``engine.rs: step_end``)."""
+    end = now + duration
+    if not math.isfinite(end):
+        raise ArgumentError(
+            f"step_time=a step of {duration!r} s at {now!r} s is not accepted: steps whose times keep the clock "
+            "finite (float64 seconds, at most about 1.8e308)"
+        )
+    return end
 
 
 def take_step(
@@ -179,7 +199,7 @@ def take_step(
         raise RuntimeError(f"the engine scheduled nothing at t={now} with requests waiting: this is a bug")
     # Swap copies and the tiers' loads block the step: their time is added to the model's.
     duration = step_duration(step_time, plan.batch) + plan.swap_time + plan.tier_time
-    end = now + duration
+    end = step_end(now, duration)
     out = stepper.update_from_output()
     for index, first, last in out.tokens:
         recorder.token(index, end, first, last)

@@ -219,7 +219,7 @@ fn drive<S: Scheduler>(
                 };
                 let (_, end, finished) = reps[k].step(t, next, &tokens)?;
                 num_finished += finished.len();
-                sender.finished(end, finished.len());
+                sender.finished(end, finished.len())?;
             }
             _ => {
                 if t_send == f64::INFINITY {

@@ -329,7 +329,7 @@ pub fn run<S: Scheduler>(
                 let next = if idle { None } else { Some(bound) };
                 let (_, end, finished) = dec.step(k, t, next, &dec_tokens)?;
                 num_finished += finished.len();
-                sender.finished(end, finished.len());
+                sender.finished(end, finished.len())?;
             }
         }
     }

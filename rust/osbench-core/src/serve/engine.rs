@@ -19,7 +19,7 @@ use super::send::Sender;
 use super::step_time::{Batch, StepTime};
 use super::{Options, Record, Requests, Run};
 use crate::cancel::Cancel;
-use crate::error::{internal, try_grow, Result};
+use crate::error::{internal, invalid, try_grow, Result};
 
 /// Requests scheduled (summed over steps) between two looks at the cancel: a millisecond or
 /// two of work.
@@ -281,7 +281,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             tier_time: plan.tier_time,
         };
         let duration = self.step_time.duration_with(&batch, &plan.prefill_chunks)? + swap.time + swap.tier_time;
-        let end = now + duration;
+        let end = step_end(now, duration)?;
         let num_waiting = self.sched.num_waiting();
         let pool = self.sched.occupancy();
         self.sched.update_from_output()?;
@@ -376,7 +376,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
                 r.admitted_offsets.push(r.admitted_request.len() as i64);
                 r.free_blocks.push(pool.free as i64);
             }
-            now += duration;
+            now = step_end(now, duration)?;
             context += num_seqs;
             done += 1;
         }
@@ -395,6 +395,22 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         let mut run = self.rec.run;
         run.tier_blocks = self.sched.tier_counts().iter().map(|c| [c.hits, c.stored, c.inserted]).collect();
         run
+    }
+}
+
+/// When a step of `duration` seconds that starts at `now` ends (`drive.py: step_end`). The
+/// clock is float64 seconds: steps that would carry it past the largest one are refused, not
+/// left to end at infinity.
+pub(crate) fn step_end(now: f64, duration: f64) -> Result<f64> {
+    let end = now + duration;
+    if end.is_finite() {
+        Ok(end)
+    } else {
+        Err(invalid(
+            "step_time",
+            format!("a step of {duration:e} s at {now:e} s"),
+            "steps whose times keep the clock finite (float64 seconds, at most about 1.8e308)",
+        ))
     }
 }
 
@@ -445,7 +461,7 @@ pub fn run<S: Scheduler>(
             Some(_) => {
                 engine.step(now)?;
                 now = engine.clock();
-                sender.finished(now, engine.finished().len());
+                sender.finished(now, engine.finished().len())?;
             }
             None => {
                 engine.idle();

@@ -5,6 +5,8 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use crate::error::{invalid, Result};
+
 /// When each request is sent (`drive.py: Sender`): at its arrival, or under `concurrency` at
 /// its arrival or `turnaround` seconds after a request finishes and leaves room, whichever is
 /// later; the requests after the first `warmup` ones only once all of those have finished,
@@ -63,24 +65,36 @@ impl<'a> Sender<'a> {
         sent
     }
 
-    pub(crate) fn finished(&mut self, end: f64, count: usize) {
+    /// `count` requests finished at `end`, each leaving room for one more, taken `turnaround`
+    /// seconds later; refused when that send would come at infinity (`drive.py: Sender`).
+    pub(crate) fn finished(&mut self, end: f64, count: usize) -> Result<()> {
+        let next = end + self.turnaround;
+        if count > 0 && !next.is_finite() {
+            return Err(invalid(
+                "turnaround",
+                format!("{:e}", self.turnaround),
+                format!("a turnaround that keeps the clients' sends finite: after a finish at {end:e} s the next would come at inf"),
+            ));
+        }
         if let Some(room) = self.room.as_mut() {
-            room.extend(std::iter::repeat_n(Reverse((end + self.turnaround).to_bits()), count));
+            room.extend(std::iter::repeat_n(Reverse(next.to_bits()), count));
         }
         if self.warming > 0 && count > 0 {
             // Every finish is a warm-up request's until they all have finished (nothing else
             // was sent): `count` cannot exceed `warming`; saturating keeps that a certainty.
             self.warming = self.warming.saturating_sub(count);
             if self.warming == 0 {
-                self.opens = end + self.turnaround;
+                self.opens = next;
             }
         }
+        Ok(())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::Sender;
+    use crate::error::Error;
 
     #[test]
     fn a_freed_place_takes_the_next_request_a_turnaround_after_the_finish() {
@@ -88,9 +102,9 @@ mod tests {
         let mut sender = Sender::new(&arrival, Some(2), 0.25, 0);
         assert_eq!((sender.send(), sender.send()), ((0, 0.0), (1, 0.0)));
         assert_eq!(sender.time(), f64::INFINITY); // both places taken
-        sender.finished(1.0, 1);
+        sender.finished(1.0, 1).unwrap();
         assert_eq!(sender.send(), (2, 1.25));
-        sender.finished(1.5, 1);
+        sender.finished(1.5, 1).unwrap();
         assert_eq!(sender.send(), (3, 2.0)); // its arrival is later than the freed place
         assert!(!sender.more());
     }
@@ -100,11 +114,21 @@ mod tests {
         let arrival = [0.0; 5];
         let mut sender = Sender::new(&arrival, Some(2), 0.25, 3);
         assert_eq!((sender.send(), sender.send()), ((0, 0.0), (1, 0.0)));
-        sender.finished(1.0, 1);
+        sender.finished(1.0, 1).unwrap();
         assert_eq!(sender.send(), (2, 1.25)); // the warm-up's last request
-        sender.finished(2.0, 1);
+        sender.finished(2.0, 1).unwrap();
         assert_eq!(sender.time(), f64::INFINITY); // a place is free, but request 2 still runs
-        sender.finished(3.0, 1);
+        sender.finished(3.0, 1).unwrap();
         assert_eq!((sender.send(), sender.send()), ((3, 3.25), (4, 3.25)));
+    }
+
+    #[test]
+    fn a_send_that_would_come_at_infinity_is_refused_by_name() {
+        let arrival = [0.0; 2];
+        let mut sender = Sender::new(&arrival, Some(1), 1.7e308, 0);
+        sender.send();
+        let refused = sender.finished(1.7e308, 1);
+        assert!(matches!(refused, Err(Error::InvalidArgument { name: "turnaround", .. })), "{refused:?}");
+        assert!(sender.finished(1.7e308, 0).is_ok()); // no finish, no send
     }
 }
