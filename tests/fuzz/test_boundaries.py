@@ -268,6 +268,26 @@ edge(
     1,
     0,
 )
+
+
+def _last_turnaround(step: float, n: int) -> float:
+    """The largest turnaround whose ``n + 1`` turns from 0 leave a step of ``step`` seconds still
+    moving the clock (``run.check_clock_moves``: each of ``n`` requests may follow a turnaround)."""
+    lo, hi = 0, int(np.float64(step * 2.0**54).view(np.int64))
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        reach = (n + 1) * float(np.int64(mid).view(np.float64))
+        lo, hi = (mid, hi) if reach + step > reach else (lo, mid)
+    return float(np.int64(lo).view(np.float64))
+
+
+edge(
+    "simulate-turnaround-clock",
+    "turnaround",
+    lambda v: ob.serve.simulate(requests(), step_time=STEP, num_blocks=8, concurrency=ob.serve.Clients(1, v)),
+    _last_turnaround(1e-3, 1),
+    above(_last_turnaround(1e-3, 1)),
+)
 edge("poisson-seed", "seed", lambda v: ob.serve.Requests.poisson(3, 1.0, seed=v), 0, -1)
 edge("poisson-n", "n", lambda v: ob.serve.Requests.poisson(v, 1.0), 0, -1)
 edge("config-num_blocks", "num_blocks", lambda v: ob.serve.EngineConfig(num_blocks=v), 2, 1)

@@ -220,6 +220,7 @@ def simulate_cluster(
         num_blocks=num_blocks,
         config=config,
         takes="replicas, router, engine, semantics, model, gpu, tp, step_time, num_blocks, record, concurrency",
+        concurrency=concurrency,
     )
     concurrency = check_concurrency(concurrency)
     record = _checks.flag("record", record)

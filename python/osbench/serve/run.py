@@ -248,7 +248,10 @@ class Clients:
     request in flight finished and left room, whichever is later. ``turnaround``: the response's
     trip to its client and the next request's trip to the engine (HTTP, tokenisation); any
     positive one has the next request miss the step that starts when its predecessor finished,
-    as a real engine's does. ``concurrency=N`` is ``Clients(N)``, a turnaround of 0.
+    as a real engine's does. ``concurrency=N`` is ``Clients(N)``, a turnaround of 0. The clock
+    is float64 seconds: a turnaround that would carry it where a step no longer moves it is
+    refused by :func:`~osbench.serve.simulate` (:func:`check_clock_moves`), and one that would
+    send at infinity by either engine.
 
     ``warmup``: the first ``warmup`` requests are a phase of their own, a benchmark's warm-up:
     the requests after them are sent only once every warm-up request has finished, the first of
@@ -319,10 +322,13 @@ def step_duration(step_time: StepTimeModel, batch: Batch) -> float:
     return value
 
 
-def check_clock_moves(requests: Requests, shortest_step: float) -> None:
+def check_clock_moves(requests: Requests, shortest_step: float, clients: Optional[Clients] = None) -> None:
     """Refuse arrivals so far from zero that a step of ``shortest_step`` seconds (one decode
     token) no longer moves the clock there: each step's time would vanish into the arrival's,
-    and every latency would come out 0."""
+    and every latency would come out 0. With closed-loop ``clients``, refuse too a turnaround
+    that could carry the clock that far: a send comes at most a turnaround after a finish (the
+    profiling phase one after its warm-up's last), so the turnarounds add at most ``len(requests)
+    + 1`` of themselves to the last arrival, besides the steps' own time."""
     if len(requests) == 0 or not shortest_step > 0:
         return
     last = float(np.max(requests.arrival))
@@ -330,6 +336,16 @@ def check_clock_moves(requests: Requests, shortest_step: float) -> None:
         raise ArgumentError(
             f"arrival={last!r} is not accepted: a step of {shortest_step:.3g} s no longer moves a clock that far "
             f"from zero (float64 keeps 53 bits); arrivals must stay below about {shortest_step * 2.0**52:.3g} s"
+        )
+    if clients is None or clients.turnaround == 0:
+        return
+    reach = last + (len(requests) + 1) * clients.turnaround
+    if not reach + shortest_step > reach:  # inf too
+        bound = (shortest_step * 2.0**52 - last) / (len(requests) + 1)
+        raise ArgumentError(
+            f"turnaround={clients.turnaround!r} is not accepted: over {len(requests)} requests the clients' "
+            f"turnarounds could carry the clock to {reach:.3g} s, where a step of {shortest_step:.3g} s no longer moves "
+            f"it (float64 keeps 53 bits); keep turnaround below about {bound:.3g} s"
         )
 
 

@@ -14,7 +14,7 @@ from osbench.serve.engines import semantics as semantics_of
 from osbench.serve.models import GPU, Model
 from osbench.serve.requests import Requests
 from osbench.serve.result import ServeResult
-from osbench.serve.run import Concurrency, EngineRun, batch_of, check_clock_moves
+from osbench.serve.run import Concurrency, EngineRun, batch_of, check_clock_moves, check_concurrency
 from osbench.serve.steptime import StepTime
 
 
@@ -86,6 +86,7 @@ def simulate(
         step_time=step_time,
         num_blocks=num_blocks,
         config=config,
+        concurrency=concurrency,
     )
     run = module.run(requests, cfg, step_time, engine=engine, record=record, concurrency=concurrency)
     served = requests
@@ -122,11 +123,13 @@ def configure(
     num_blocks: Optional[int],
     config: dict[str, Any],
     takes: str = "engine, semantics, model, gpu, tp, step_time, num_blocks, record, concurrency",
+    concurrency: Optional[Concurrency] = None,
 ) -> tuple[ModuleType, Any, Any]:
     """What :func:`simulate` (and every caller named ``caller`` that serves as it does) makes of
     its arguments: the semantics' module, its configuration and the step time, the defaults
     filled in as :func:`simulate` says. ``config``: the configuration fields given (filled
-    in place); ``takes``: the caller's own arguments, for the error naming an unknown one."""
+    in place); ``takes``: the caller's own arguments, for the error naming an unknown one;
+    ``concurrency``: the caller's clients, whose turnaround must keep the clock moving too."""
     row = semantics_of(semantics)
     fields = tuple(name for name in row.config_fields if name != "num_blocks")
     unknown = sorted(set(config) - set(fields))
@@ -149,7 +152,7 @@ def configure(
         step_time = StepTime.roofline(m, g, tp)
     cfg = module.configure(config, m, g, tp, num_blocks)  # the semantics' own defaults from the presets
     if isinstance(step_time, StepTime) and isinstance(requests, Requests):
-        check_clock_moves(requests, step_time(batch_of([(1, 1, 1)])))
+        check_clock_moves(requests, step_time(batch_of([(1, 1, 1)])), check_concurrency(concurrency))
     return module, cfg, step_time
 
 
