@@ -437,3 +437,18 @@ def test_the_study_compares_every_deployment_on_both_traces_and_states_its_findi
     results = {"sections": {"06-serve": {"tables": [json.loads(json.dumps(table.to_dict()))], "figures": {}}}}
     f = serve_disaggregation(_Data(results))
     assert f.key == "serve.disaggregation" and "Azure's code trace" in f.text and f.text.endswith(").")
+
+
+@pytest.mark.parametrize("engine", ["native", "reference"])
+@pytest.mark.parametrize(
+    ("link", "part"), [(Link("slow", 1e-300, 0.0), "on the wire"), (Link("late", 1e9, 1.7e308), "inf s")]
+)
+def test_a_link_whose_transfers_would_stop_the_clock_is_refused_by_name(engine: str, link: Link, part: str) -> None:
+    # A link so slow (or late) that its transfers would carry the clock where a decode step no
+    # longer moves it: every decode would take 0 s. Refused before the run, as far arrivals are.
+    reqs = Requests([0.0, 0.0], [64, 64], [3, 3])
+    kw: dict[str, Any] = {"prefill": 1, "decode": 1, "model": "llama-3-8b", "gpu": "h100", "engine": engine}
+    with pytest.raises(ArgumentError, match=f"kv_link='{link.name}' is not accepted.*{part}"):
+        simulate_disaggregated(reqs, kv_link=link, **kw)
+    fast = simulate_disaggregated(reqs, kv_link=Link("fast", 1e9, 1e-5), **kw)
+    assert (fast.merged.e2e > fast.merged.ttft).all()  # the decode steps take time
