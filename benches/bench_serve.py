@@ -59,7 +59,9 @@ from osbench.serve.config import EngineConfig
 from osbench.serve.requests import Requests
 from osbench.serve.result import ServeResult
 from osbench.serve.run import EngineRun
+from osbench.serve.simulate import service_alone
 from osbench.serve.steptime import StepTime
+from osbench.serve.vllm import engines as vllm_engine
 from osbench.serve.vllm import peer as vllm_peer
 from osbench.serve.vllm.tiers import KvTier
 
@@ -228,9 +230,13 @@ def test_azure_conversation(benchmark: Any, row: str, azure: tuple[Requests, Ser
 
     def serve() -> ServeResult:
         if row == "native-no-jump":
+            # simulate()'s work with the run's jump off: the summary's slowdown still serves each
+            # request alone (service_alone, as simulate does), so the two rows differ by the jump only.
             cfg, step_time = expected.config, expected_step_time()
             run = native.run(reqs, cfg, step_time, jump=False)
-            result = ServeResult.from_run(run, reqs, cfg, alone=expected.alone)  # the same requests alone
+            result = ServeResult.from_run(
+                run, reqs, cfg, alone=lambda: service_alone(vllm_engine, reqs, cfg, step_time, "native")
+            )
         elif row == "native-no-prefix-caching":
             result = simulate(reqs, enable_prefix_caching=False, **AZURE)
         else:
