@@ -452,3 +452,16 @@ def test_a_link_whose_transfers_would_stop_the_clock_is_refused_by_name(engine: 
         simulate_disaggregated(reqs, kv_link=link, **kw)
     fast = simulate_disaggregated(reqs, kv_link=Link("fast", 1e9, 1e-5), **kw)
     assert (fast.merged.e2e > fast.merged.ttft).all()  # the decode steps take time
+
+
+def test_the_link_check_counts_the_clients_turnarounds_too() -> None:
+    # Each alone keeps the clock moving; together the turnarounds and the link's latencies would
+    # carry it where a decode step of about 7 ms vanishes (from 2**46 s, where half the spacing of
+    # float64 clocks passes 7 ms): the link tips it.
+    reqs = Requests([0.0, 0.0], [64, 64], [3, 3])
+    kw: dict[str, Any] = {"prefill": 1, "decode": 1, "model": "llama-3-8b", "gpu": "h100"}
+    late, clients = Link("late", 1e9, 1e13), Clients(1, 2e13)
+    simulate_disaggregated(reqs, kv_link=late, **kw)
+    simulate_disaggregated(reqs, kv_link=Link("fast", 1e9, 1e-5), concurrency=clients, **kw)
+    with pytest.raises(ArgumentError, match="kv_link='late' is not accepted"):
+        simulate_disaggregated(reqs, kv_link=late, concurrency=clients, **kw)

@@ -35,9 +35,17 @@ from osbench.serve.pools import DisaggRun, Pool, drive_disaggregated, one_token
 from osbench.serve.requests import Requests
 from osbench.serve.result import ServeResult, ServeSummary, Stats
 from osbench.serve.routers import router_of
-from osbench.serve.run import Concurrency, EngineRun, Steps, batch_of, check_concurrency
+from osbench.serve.run import (
+    Clients,
+    Concurrency,
+    EngineRun,
+    Steps,
+    check_concurrency,
+    moves,
+    sends_reach,
+    shortest_step,
+)
 from osbench.serve.simulate import configure, sent_to
-from osbench.serve.steptime import StepTime
 
 OVERLAPS = ("after-prefill", "layerwise")
 """When the KV moves: after the prefill, or layer by layer during its last step."""
@@ -211,20 +219,21 @@ class DisaggResult:
         )
 
 
-def check_transfers_move_clock(requests: Requests, link: Link, per_gpu: np.ndarray, step_time: Any) -> None:
+def check_transfers_move_clock(
+    requests: Requests, clients: Optional[Clients], link: Link, per_gpu: np.ndarray, step_time: Any
+) -> None:
     """Refuse a link so slow or so late that its transfers could carry the clock where a step of
     ``step_time`` (the decode pool's, one token) no longer moves it, as
-    :func:`~osbench.serve.run.check_clock_moves` refuses arrivals and turnarounds: a prefill
-    instance's transfers queue on its link, each arriving ``latency`` after it leaves the wire,
-    so they add at most their wire times and one latency each to the last arrival."""
-    if not isinstance(step_time, StepTime) or len(requests) == 0:
-        return
-    shortest = step_time(batch_of([(1, 1, 1)]))
-    if not shortest > 0:
+    :func:`~osbench.serve.run.check_clock_moves` refuses arrivals and turnarounds (which it has
+    passed): a prefill instance's transfers queue on its link, each arriving ``latency`` after
+    it leaves the wire, so they add at most their wire times and one latency each to where the
+    sends reach (:func:`~osbench.serve.run.sends_reach`)."""
+    shortest = shortest_step(step_time)
+    if len(requests) == 0 or not shortest > 0:
         return
     wire = math.fsum(link.seconds(float(b)) for b in per_gpu)
-    reach = float(np.max(requests.arrival)) + wire + len(requests) * link.latency
-    if not reach + shortest > reach:  # inf too
+    reach = sends_reach(requests, clients) + wire + len(requests) * link.latency
+    if not moves(reach, shortest):
         raise ArgumentError(
             f"kv_link={link.name!r} is not accepted for these {len(requests)} requests: its transfers "
             f"({wire:.3g} s on the wire, {link.latency:.3g} s of latency each) could carry the clock to {reach:.3g} s, "
@@ -338,7 +347,7 @@ def simulate_disaggregated(
     (module, pre_cfg, pre_st), (_, dec_cfg, dec_st) = pools
     m = Model.preset(model)
     per_gpu = kv_bytes_per_gpu(requests, m, tp, pre_cfg.block_size)
-    check_transfers_move_clock(requests, the_link, per_gpu, dec_st)
+    check_transfers_move_clock(requests, concurrency, the_link, per_gpu, dec_st)
     kv_bytes = per_gpu * (m.tp if tp is None else m.check_tp(tp))
     prefill_requests = one_token(requests)
     layers = m.layers if overlap == "layerwise" else 0

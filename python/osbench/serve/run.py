@@ -19,7 +19,7 @@ from osbench import _checks
 from osbench._format import size
 from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.serve.requests import Requests
-from osbench.serve.steptime import Batch
+from osbench.serve.steptime import Batch, StepTime
 
 StepTimeModel = Callable[[Batch], float]
 
@@ -322,29 +322,47 @@ def step_duration(step_time: StepTimeModel, batch: Batch) -> float:
     return value
 
 
-def check_clock_moves(requests: Requests, shortest_step: float, clients: Optional[Clients] = None) -> None:
-    """Refuse arrivals so far from zero that a step of ``shortest_step`` seconds (one decode
-    token) no longer moves the clock there: each step's time would vanish into the arrival's,
-    and every latency would come out 0. With closed-loop ``clients``, refuse too a turnaround
-    that could carry the clock that far: a send comes at most a turnaround after a finish (the
-    profiling phase one after its warm-up's last), so the turnarounds add at most ``len(requests)
-    + 1`` of themselves to the last arrival, besides the steps' own time."""
-    if len(requests) == 0 or not shortest_step > 0:
-        return
-    last = float(np.max(requests.arrival))
-    if last + shortest_step <= last:
-        raise ArgumentError(
-            f"arrival={last!r} is not accepted: a step of {shortest_step:.3g} s no longer moves a clock that far "
-            f"from zero (float64 keeps 53 bits); arrivals must stay below about {shortest_step * 2.0**52:.3g} s"
-        )
+def shortest_step(step_time: Any) -> float:
+    """The seconds of one decode token's step under ``step_time``, the step the clock checks
+    hold a run to; 0 (nothing to hold it to) for a step time that is not a
+    :class:`~osbench.serve.StepTime` (an arbitrary callable is not called before the run)."""
+    return step_time(batch_of([(1, 1, 1)])) if isinstance(step_time, StepTime) else 0.0
+
+
+def sends_reach(requests: Requests, clients: Optional[Clients]) -> float:
+    """The latest the sends can carry the clock, the steps' own time aside: the last arrival,
+    plus, with closed-loop ``clients``, ``len(requests) + 1`` turnarounds (a send comes at most
+    a turnaround after a finish, the profiling phase one after its warm-up's last)."""
+    last = float(np.max(requests.arrival)) if len(requests) else 0.0
     if clients is None or clients.turnaround == 0:
+        return last
+    return last + (len(requests) + 1) * clients.turnaround
+
+
+def moves(clock: float, step: float) -> bool:
+    """Whether a step of ``step`` seconds still moves a clock at ``clock`` (not at infinity)."""
+    return clock + step > clock
+
+
+def check_clock_moves(requests: Requests, shortest: float, clients: Optional[Clients] = None) -> None:
+    """Refuse arrivals so far from zero that a step of ``shortest`` seconds (one decode token,
+    :func:`shortest_step`) no longer moves the clock there: each step's time would vanish into
+    the arrival's, and every latency would come out 0. With closed-loop ``clients``, refuse too
+    a turnaround that could carry the clock that far (:func:`sends_reach`)."""
+    if len(requests) == 0 or not shortest > 0:
         return
-    reach = last + (len(requests) + 1) * clients.turnaround
-    if not reach + shortest_step > reach:  # inf too
-        bound = (shortest_step * 2.0**52 - last) / (len(requests) + 1)
+    last = sends_reach(requests, None)
+    if not moves(last, shortest):
+        raise ArgumentError(
+            f"arrival={last!r} is not accepted: a step of {shortest:.3g} s no longer moves a clock that far "
+            f"from zero (float64 keeps 53 bits); arrivals must stay below about {shortest * 2.0**52:.3g} s"
+        )
+    reach = sends_reach(requests, clients)
+    if clients is not None and not moves(reach, shortest):
+        bound = (shortest * 2.0**52 - last) / (len(requests) + 1)
         raise ArgumentError(
             f"turnaround={clients.turnaround!r} is not accepted: over {len(requests)} requests the clients' "
-            f"turnarounds could carry the clock to {reach:.3g} s, where a step of {shortest_step:.3g} s no longer moves "
+            f"turnarounds could carry the clock to {reach:.3g} s, where a step of {shortest:.3g} s no longer moves "
             f"it (float64 keeps 53 bits); keep turnaround below about {bound:.3g} s"
         )
 

@@ -14,7 +14,7 @@ from osbench.serve.engines import semantics as semantics_of
 from osbench.serve.models import GPU, Model
 from osbench.serve.requests import Requests
 from osbench.serve.result import ServeResult
-from osbench.serve.run import Concurrency, EngineRun, batch_of, check_clock_moves, check_concurrency
+from osbench.serve.run import Concurrency, EngineRun, check_clock_moves, check_concurrency, shortest_step
 from osbench.serve.steptime import StepTime
 
 
@@ -151,8 +151,8 @@ def configure(
             )
         step_time = StepTime.roofline(m, g, tp)
     cfg = module.configure(config, m, g, tp, num_blocks)  # the semantics' own defaults from the presets
-    if isinstance(step_time, StepTime) and isinstance(requests, Requests):
-        check_clock_moves(requests, step_time(batch_of([(1, 1, 1)])), check_concurrency(concurrency))
+    if isinstance(requests, Requests):
+        check_clock_moves(requests, shortest_step(step_time), check_concurrency(concurrency))
     return module, cfg, step_time
 
 
