@@ -243,14 +243,19 @@ edge("requests-source_block-low", "source_block", lambda v: requests(source_bloc
 edge("requests-source_block-high", "source_block", lambda v: requests(source_block=v), 2**31 - 1, 2**31)
 
 
-def _last_moved(step: float) -> float:
-    """The largest arrival that a step of ``step`` seconds still moves (``a + step > a``)."""
-    lo, hi = 0, int(np.float64(step * 2.0**54).view(np.int64))  # bits of a moved and of an unmoved time
+def _last_holding(holds: Callable[[float], bool], unheld: float) -> float:
+    """The largest float from 0 for which ``holds`` (true at 0, false from ``unheld`` on) still
+    holds: a bisection over the bits of the non-negative floats, which order as their values."""
+    lo, hi = 0, int(np.float64(unheld).view(np.int64))
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        a = float(np.int64(mid).view(np.float64))
-        lo, hi = (mid, hi) if a + step > a else (lo, mid)
+        lo, hi = (mid, hi) if holds(float(np.int64(mid).view(np.float64))) else (lo, mid)
     return float(np.int64(lo).view(np.float64))
+
+
+def _last_moved(step: float) -> float:
+    """The largest arrival that a step of ``step`` seconds still moves (``a + step > a``)."""
+    return _last_holding(lambda a: a + step > a, step * 2.0**54)
 
 
 STEP = ob.serve.StepTime.linear(1e-3, 0.0, 0.0, 0.0)
@@ -273,12 +278,7 @@ edge(
 def _last_turnaround(step: float, n: int) -> float:
     """The largest turnaround whose ``n + 1`` turns from 0 leave a step of ``step`` seconds still
     moving the clock (``run.check_clock_moves``: each of ``n`` requests may follow a turnaround)."""
-    lo, hi = 0, int(np.float64(step * 2.0**54).view(np.int64))
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        reach = (n + 1) * float(np.int64(mid).view(np.float64))
-        lo, hi = (mid, hi) if reach + step > reach else (lo, mid)
-    return float(np.int64(lo).view(np.float64))
+    return _last_holding(lambda t: (n + 1) * t + step > (n + 1) * t, step * 2.0**54)
 
 
 edge(
