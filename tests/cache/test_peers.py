@@ -9,7 +9,7 @@ import osbench as ob
 from osbench.cache import LIBCACHESIM_NAMES
 from osbench.cache._args import min_capacity
 
-NEW_POLICIES = ["sieve", "s3fifo", "twoq", "gdsf", "slru", "lruk", "mq", "clockpro", "clock2qplus"]
+NEW_POLICIES = ["sieve", "s3fifo", "twoq", "gdsf", "size", "slru", "lruk", "mq", "clockpro", "clock2qplus"]
 
 
 def libcachesim_misses(trace: ob.traces.Trace, policy: str, capacity: int, folder) -> int:  # type: ignore[no-untyped-def]

@@ -77,6 +77,7 @@ def test_the_derived_lists_are_the_tables() -> None:
         "lhd": ("seed",),
         "slru": ("segments",),
         "lruk": ("k",),
+        "lruprob": ("seed", "prob"),
         "mq": ("n_queue", "lifetime", "qout_size_ratio"),
         "clockpro": ("bit_on_insert", "init_ratio_cold"),
         "clock2qplus": ("fifo_size_ratio", "ghost_size_ratio", "move_to_main_threshold", "corr_window_ratio"),
@@ -87,7 +88,7 @@ def test_the_derived_lists_are_the_tables() -> None:
     assert (
         RANDOMISED
         == tuple(p.name for p in TABLE.values() if "seed" in p.params)
-        == ("random", "hyperbolic", "lecar", "cacheus", "lhd")
+        == ("random", "hyperbolic", "lecar", "cacheus", "lhd", "lruprob")
     )
     assert LIBCACHESIM_STATISTICAL == {p: TABLE[p].libcachesim for p in RANDOMISED if TABLE[p].libcachesim}
     assert not set(LIBCACHESIM_NAMES) & set(RANDOMISED)

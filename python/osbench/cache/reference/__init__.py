@@ -46,11 +46,13 @@ from osbench.cache.reference.lhd import LHD
 from osbench.cache.reference.lirs import LIRS
 from osbench.cache.reference.lru import LRU
 from osbench.cache.reference.lruk import LRUK
+from osbench.cache.reference.lruprob import LRUProb
 from osbench.cache.reference.mq import MQ
 from osbench.cache.reference.opt import OPT
 from osbench.cache.reference.random import Random
 from osbench.cache.reference.s3fifo import S3FIFO
 from osbench.cache.reference.sieve import Sieve
+from osbench.cache.reference.size import Size
 from osbench.cache.reference.slru import SLRU
 from osbench.cache.reference.twoq import TwoQ
 from osbench.cache.reference.wtinylfu import WTinyLFU
@@ -71,6 +73,7 @@ POLICY_CLASSES: dict[str, Any] = {
     "clockpro": ClockPro,
     "clock2qplus": Clock2QPlus,
     "gdsf": GDSF,
+    "size": Size,
     "random": Random,
     "hyperbolic": Hyperbolic,
     "lecar": LeCaR,
@@ -78,6 +81,7 @@ POLICY_CLASSES: dict[str, Any] = {
     "lhd": LHD,
     "slru": SLRU,
     "lruk": LRUK,
+    "lruprob": LRUProb,
     "mq": MQ,
     "wtinylfu": WTinyLFU,
     "lfuda": LFUDA,

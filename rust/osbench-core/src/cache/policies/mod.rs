@@ -36,11 +36,13 @@ pub mod lhd;
 pub mod lirs;
 pub mod lru;
 pub mod lruk;
+pub mod lruprob;
 pub mod mq;
 pub mod opt;
 pub mod random;
 pub mod s3fifo;
 pub mod sieve;
+pub mod size;
 pub mod slru;
 pub mod twoq;
 pub mod wtinylfu;
@@ -125,6 +127,9 @@ policy_table! {
     gdsf => gdsf::Gdsf {
         min_capacity: |_| 1, offline: false, takes_costs: true, params: [], libcachesim: Some("GDSF"),
     },
+    size => size::Size {
+        min_capacity: |_| 1, offline: false, takes_costs: false, params: [], libcachesim: Some("Size"),
+    },
     random => Demand<random::Random> {
         min_capacity: |_| 1, offline: false, takes_costs: false, params: [SEED], libcachesim: Some("Random"),
     },
@@ -153,6 +158,11 @@ policy_table! {
         min_capacity: |_| 1, offline: false, takes_costs: false,
         params: [Param::int("k", 2, 1, 64, "the access ranked by: the K-th most recent (libCacheSim's k)")],
         libcachesim: Some("LRUK"),
+    },
+    lruprob => Demand<lruprob::LruProb> {
+        min_capacity: |_| 1, offline: false, takes_costs: false,
+        params: [SEED, Param::positive("prob", 0.5, 1.0, "a hit's chance of a promotion: one hit in int(1 / prob) promotes (libCacheSim's prob)")],
+        libcachesim: Some("LRUProb"),
     },
     mq => mq::Mq {
         min_capacity: |_| 1, offline: false, takes_costs: false,
