@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 import osbench as ob
 from osbench.errors import OsbenchError, TraceFileError
+from osbench.serve.aiperf import read_aiperf
 from osbench.traces import formats
 
 EXAMPLES = int(os.environ.get("OSBENCH_FUZZ_EXAMPLES", "60"))
@@ -200,6 +201,58 @@ def test_a_damaged_request_log_is_refused_or_read(
         if make is _mooncake:
             m = _outcome(lambda: ob.radix.mooncake(bad), bad)
             _record(f"radix.mooncake {area}", "refused" if m is None else "equal" if equal else "read")
+
+
+def _aiperf(dir: Path) -> Path:
+    p = dir / "profile_export.jsonl"
+    t0 = 1_759_813_207_532_900_363
+    records = [
+        {
+            "metadata": {
+                "request_start_ns": t0 + i * 10**7,
+                "request_end_ns": t0 + i * 10**7 + 5 * 10**8,
+                "benchmark_phase": "warmup" if i < 2 else "profiling",
+                "was_cancelled": False,
+            },
+            "metrics": {
+                "input_sequence_length": {"value": 100 + i, "unit": "tokens"},
+                "output_sequence_length": {"value": 4 + i % 3, "unit": "tokens"},
+                "time_to_first_token": {"value": 30.0 + i, "unit": "ms"},
+                "inter_token_latency": {"value": 5.5, "unit": "ms"},
+            },
+            "error": None,
+        }
+        for i in range(14)
+    ]
+    p.write_text("".join(json.dumps(x) + "\n" for x in records))
+    return p
+
+
+@pytest.mark.parametrize("compressed", [False, True])
+@FUZZ
+@given(damage=DAMAGE)
+def test_a_damaged_aiperf_export_is_refused_or_read(compressed: bool, damage: tuple[str, float, int, int]) -> None:
+    with tempfile.TemporaryDirectory() as d:
+        good = _aiperf(Path(d))
+        want = read_aiperf(good)
+        assert len(want.requests) == 12 and want.skipped == 2
+        data = good.read_bytes()
+        if compressed:
+            data = formats.compress(data)
+        bad = good.with_name(good.name + (".zst" if compressed else ""))
+        bad.write_bytes(_damage(data, *damage))
+        run = _outcome(lambda: read_aiperf(bad), bad)
+        equal = (
+            run is not None
+            and np.array_equal(run.requests.arrival, want.requests.arrival)
+            and np.array_equal(run.ttft, want.ttft)
+        )
+        if compressed and run is not None:
+            assert equal
+        _record(
+            "serve.aiperf.read_aiperf" + (" (zstd)" if compressed else ""),
+            "refused" if run is None else "equal" if equal else "read",
+        )
 
 
 def test_a_decompression_bomb_is_refused_before_it_fills_memory(tmp_path: Path) -> None:

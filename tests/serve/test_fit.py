@@ -97,6 +97,13 @@ def test_read_benchmark(tmp_path: Path) -> None:
     path.write_text("{")
     with pytest.raises(ValueError, match="not a readable JSON file"):
         read_benchmark(path)
+    for field, value in (("ttfts", ["soon"] * 8), ("itls", [[0.01, None]] * 8), ("input_lens", [-1] * 8)):
+        path.write_text(json.dumps({**result, field: value}))
+        with pytest.raises(ValueError, match=f"its {field} must be lists of finite numbers >= 0"):
+            read_benchmark(path)
+    path.write_text(json.dumps({**result, "max_concurrency": 2.5}))
+    with pytest.raises(ValueError, match="its max_concurrency must be an integer >= 1"):
+        read_benchmark(path)
     with pytest.raises(ValueError, match="source='nope' is not accepted"):
         fitting.fit("llama-3.1-8b", "h100", source="nope")
     with pytest.raises(ValueError, match="seconds is not accepted: one finite time > 0 per step"):

@@ -15,6 +15,8 @@ split it never fitted on:
   other requests' decodes); the points with ``holdout(point)`` true are held out.
 - ``"benchmark"``: a vLLM ``benchmark_serving`` result file (:func:`read_benchmark`), read as
   points of its own (one per request group of the run).
+- ``"aiperf"``: AIPerf's per-request export, ``profile_export.jsonl``
+  (:func:`osbench.serve.aiperf.read_aiperf`), read as points the same way.
 """
 
 from __future__ import annotations
@@ -29,10 +31,11 @@ import numpy as np
 
 from osbench import _checks
 from osbench.errors import ArgumentError
+from osbench.serve.aiperf import AIPerfRun, read_aiperf
 from osbench.serve.models import GPU, Model
 from osbench.serve.steptime import CORRECTIONS, StepTime, StepWork
 
-SOURCES = ("tables", "points", "benchmark")
+SOURCES = ("tables", "points", "benchmark", "aiperf")
 """What :func:`fit` fits on."""
 
 HOLDOUT = 0.25
@@ -170,17 +173,50 @@ def read_benchmark(path: Union[str, os.PathLike[str]], groups: int = 4) -> list[
         raise ArgumentError(
             f"path={os.fspath(path)!r} is not accepted: its per-request lists differ in length or are empty"
         )
+    columns = {k: _numbers(path, k, data[k]) for k in ("input_lens", "output_lens", "ttfts")}
+    tpot = [float(np.mean(_numbers(path, "itls", itls))) if itls else math.nan for itls in data["itls"]]
     concurrency = data.get("max_concurrency") or n
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise ArgumentError(f"path={os.fspath(path)!r} is not accepted: its max_concurrency must be an integer >= 1")
+    return _points(concurrency, columns["input_lens"], columns["output_lens"], columns["ttfts"], tpot, groups)
+
+
+def _numbers(path: Union[str, os.PathLike[str]], name: str, values: Any) -> np.ndarray:
+    """A result's list of finite numbers >= 0, or the error that names it."""
+    try:
+        array = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        array = np.array([math.nan])
+    if array.ndim != 1 or not (np.isfinite(array).all() and (array >= 0).all()):
+        raise ArgumentError(
+            f"path={os.fspath(path)!r} is not accepted: its {name} must be lists of finite numbers >= 0"
+        )
+    return array
+
+
+def aiperf_points(run: AIPerfRun, groups: int = 4) -> list[BenchmarkPoint]:
+    """An AIPerf run's requests (:func:`osbench.serve.aiperf.read_aiperf`) in ``groups``
+    consecutive groups, each one point, as :func:`read_benchmark` groups a vLLM benchmark's:
+    the run's concurrency (the most requests it had in flight), the mean lengths, the mean
+    TTFT and the mean TPOT of the requests with more than one output token."""
+    groups = _checks.positive_int("groups", groups, maximum=1 << 20)
+    r = run.requests
+    return _points(run.concurrency, r.prompt_len, r.output_len, run.ttft, run.tpot, groups)
+
+
+def _points(concurrency: int, isl: Any, osl: Any, ttft: Any, tpot: Any, groups: int) -> list[BenchmarkPoint]:
+    """Per-request lengths, TTFT and TPOT (nan where there is none) as ``groups`` points."""
+    isl, osl, ttft, tpot = (np.asarray(v, dtype=np.float64) for v in (isl, osl, ttft, tpot))
     points = []
-    for chunk in np.array_split(np.arange(n), min(groups, n)):
-        tpots = [float(np.mean(data["itls"][i])) for i in chunk if data["itls"][i]]
+    for chunk in np.array_split(np.arange(len(ttft)), min(groups, len(ttft))):
+        tpots = tpot[chunk][~np.isnan(tpot[chunk])]
         points.append(
             BenchmarkPoint(
                 concurrency=int(concurrency),
-                isl=round(float(np.mean([data["input_lens"][i] for i in chunk]))),
-                osl=round(float(np.mean([data["output_lens"][i] for i in chunk]))),
-                ttft=float(np.mean([data["ttfts"][i] for i in chunk])),
-                tpot=float(np.mean(tpots)) if tpots else math.nan,
+                isl=round(float(np.mean(isl[chunk]))),
+                osl=round(float(np.mean(osl[chunk]))),
+                ttft=float(np.mean(ttft[chunk])),
+                tpot=float(np.mean(tpots)) if len(tpots) else math.nan,
             )
         )
     return [p for p in points if p.ttft > 0 and p.tpot > 0]
@@ -200,7 +236,7 @@ def fit(
     """Fit the corrections of a corrected roofline of ``model`` on ``tp`` of ``gpu``
     (:meth:`StepTime.fit <osbench.serve.StepTime.fit>`) on ``source`` (:data:`SOURCES`). ``points`` and
     ``holdout`` for ``"points"`` (by default every fourth point held out); ``path`` for
-    ``"benchmark"`` (its last group held out)."""
+    ``"benchmark"`` and ``"aiperf"`` (its last group held out)."""
     _checks.choice("source", source, SOURCES)
     if source == "tables":
         return fit_tables(model, gpu, tp, seed)
@@ -210,8 +246,9 @@ def fit(
         order = {id(p): i for i, p in enumerate(points)}
         return fit_points(model, gpu, tp, points, holdout or (lambda p: order[id(p)] % 4 == 3))
     if path is None:
-        raise ArgumentError("path=None is not accepted with source='benchmark': give a benchmark_serving result file")
-    bench = read_benchmark(path)
+        what = "a benchmark_serving result file" if source == "benchmark" else "AIPerf's profile_export.jsonl"
+        raise ArgumentError(f"path=None is not accepted with source={source!r}: give {what}")
+    bench = aiperf_points(read_aiperf(path)) if source == "aiperf" else read_benchmark(path)
     last = bench[-1] if bench else None
     return fit_points(model, gpu, tp, bench, lambda p: p is last)
 
@@ -221,6 +258,7 @@ __all__ = [
     "SOURCES",
     "BenchmarkPoint",
     "Fit",
+    "aiperf_points",
     "fit",
     "fit_points",
     "fit_tables",
