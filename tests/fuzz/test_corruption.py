@@ -249,6 +249,10 @@ def test_a_damaged_aiperf_export_is_refused_or_read(compressed: bool, damage: tu
         )
         if compressed and run is not None:
             assert equal
+        r = _outcome(lambda: ob.serve.Requests.read(bad), bad)
+        w = _outcome(lambda: ob.sched.Workload.from_requests(bad, load=None, tokens_per_second=100.0), bad)
+        _record("serve.Requests.read aiperf" + (" (zstd)" if compressed else ""), "refused" if r is None else "read")
+        _record("Workload.from_requests aiperf" + (" (zstd)" if compressed else ""), "refused" if w is None else "read")
         _record(
             "serve.aiperf.read_aiperf" + (" (zstd)" if compressed else ""),
             "refused" if run is None else "equal" if equal else "read",

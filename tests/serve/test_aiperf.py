@@ -185,3 +185,21 @@ def test_a_zstd_export_reads_as_the_plain_one(tmp_path: Path) -> None:
     a, b = read_aiperf(plain), read_aiperf(packed)
     np.testing.assert_array_equal(a.requests.arrival, b.requests.arrival)
     np.testing.assert_array_equal(a.ttft, b.ttft)
+
+
+def test_every_request_reader_takes_the_export(tmp_path: Path) -> None:
+    ms = 1_000_000
+    records = [record(T0 + 5 * ms, T0 + 50 * ms, isl=120), record(T0, T0 + 90 * ms, isl=110, phase="warmup")]
+    records += [record(T0 + i * ms, T0 + 70 * ms, isl=100 + i, osl=3 + i) for i in (2, 9)]
+    p = write(tmp_path / "profile_export.jsonl", records)
+    run = read_aiperf(p)
+    requests = ob.serve.Requests.read(p)  # detected by its content
+    np.testing.assert_array_equal(requests.arrival, run.requests.arrival)
+    np.testing.assert_array_equal(requests.prompt_len, [102, 120, 109])
+    np.testing.assert_array_equal(requests.output_len, run.requests.output_len)
+    assert ob.serve.Requests.read(p, format="aiperf").name == "profile_export.jsonl"
+    jobs = ob.sched.Workload.from_requests(p, load=None, tokens_per_second=100.0)
+    np.testing.assert_allclose(np.sort(jobs.arrival), [0.0, 0.003, 0.007])
+    with pytest.raises(TraceFileError, match="line 5: not an AIPerf request record"):
+        p.write_text(p.read_text() + '{"metadata": {"request_start_ns": 1}, "metrics": 3, "error": null}\n')
+        ob.serve.Requests.read(p)

@@ -1,12 +1,16 @@
 """Requests from real LLM request logs, by file path or dataset name.
 
-Two formats, parsed by :func:`osbench.traces.read` (which detects them):
+Three formats, told apart by their content:
 
 - Azure LLM inference traces (``TIMESTAMP, ContextTokens, GeneratedTokens``): prompt and
   output lengths; no prompt content, so no prefix can be shared.
 - Mooncake traces (JSON lines with ``timestamp`` in ms, ``input_length``, ``output_length``,
   ``hash_ids``): the ``hash_ids`` are the prompt content, one id per 512-token block,
   prefix-chained (equal ids mean equal prefixes), so prefix caching is real.
+- AIPerf's per-request export, ``profile_export.jsonl`` (:mod:`osbench.traces.formats.aiperf`):
+  the profiling phase's answered requests, their send times as arrivals and the lengths AIPerf
+  counted; no prompt content. :func:`osbench.serve.aiperf.read_aiperf` also keeps what each
+  measured.
 
 Arrivals become seconds from the first request; requests are put in arrival order (a stable
 sort: the logs are in order already, and ties keep their file order).
@@ -23,21 +27,21 @@ import numpy as np
 from osbench import datasets
 from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.serve.columns import Columns
-from osbench.traces.formats import azure, mooncake
+from osbench.traces.formats import aiperf, azure, mooncake
 from osbench.traces.formats._io import fail, load
 from osbench.traces.formats.requests import log_format
 
-FORMATS: tuple[str, ...] = ("azure", "mooncake")
+FORMATS: tuple[str, ...] = ("azure", "mooncake", "aiperf")
 """The request-log formats :func:`read` turns into :class:`~osbench.serve.Requests`."""
 
 
 def read(source: Union[str, os.PathLike[str]], format: Optional[str] = None) -> tuple[Columns, float]:
-    """The requests of an Azure or Mooncake log in file order, their ``arrival`` the log's own
+    """The requests of an Azure, Mooncake or AIPerf log in file order, their ``arrival`` the log's own
     times, and how many of those units make a second: what :meth:`Requests.read
     <osbench.serve.Requests.read>` checks (naming records as the file has them), orders and
     converts. ``source`` is a path, or a dataset name (``"azure-conv-2023"``,
     ``"azure-code-2023"``, ``"mooncake-conversation"``, ``"mooncake-synthetic"``). ``format``:
-    ``"azure"`` or ``"mooncake"``, or None to detect it."""
+    one of :data:`FORMATS`, or None to detect it."""
     if format is not None and format not in FORMATS:
         raise ArgumentError(
             f"format={format!r} is not accepted: use one of {', '.join(FORMATS)} (or None to detect it)"
@@ -55,6 +59,11 @@ def read(source: Union[str, os.PathLike[str]], format: Optional[str] = None) -> 
         log = azure.read_log(path, data)
         columns = Columns(log.timestamp, log.context, log.generated, None, None, 1, name, str(path), log.line)
         return columns, 1e9  # ns since the epoch
+    if format == "aiperf":
+        p = aiperf.read_log(path, data)
+        lines = np.asarray(p.line, dtype=np.int64)
+        sent, isl, osl = (np.asarray(v, dtype=np.int64) for v in (p.start, p.input_length, p.output_length))
+        return Columns(sent, isl, osl, None, None, 1, name, str(path), lines), 1e9  # ns since the epoch
     m = mooncake.read_log(path, data, require=("timestamp", "input_length", "output_length", "hash_ids"))
     empty = [i for i, ids in enumerate(m.hash_ids) if not ids]
     if empty:

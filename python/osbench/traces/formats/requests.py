@@ -1,5 +1,6 @@
-"""LLM request logs of either kind (Mooncake JSON lines, Azure CSV) as one table of requests:
-what a scheduler or a serving engine needs of them. The readers are the formats' own."""
+"""LLM request logs of any kind (Mooncake JSON lines, Azure CSV, AIPerf's per-request export)
+as one table of requests: what a scheduler or a serving engine needs of them. The readers are
+the formats' own."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Optional
 import numpy as np
 
 from osbench import _checks
-from osbench.traces.formats import azure, mooncake
+from osbench.traces.formats import aiperf, azure, mooncake
 from osbench.traces.formats._io import Source, fail
 
 
@@ -17,7 +18,7 @@ from osbench.traces.formats._io import Source, fail
 class RequestLog:
     """Requests in file order: prompt (``input_length``) and output tokens, float arrays, and
     ``seconds``, each request's time in seconds from an origin of the log's (Mooncake: its
-    timestamps' zero; Azure: the first request)."""
+    timestamps' zero; Azure: the first request; AIPerf: the first send)."""
 
     input_length: np.ndarray
     output_length: np.ndarray
@@ -28,29 +29,39 @@ class RequestLog:
 
 
 def log_format(path: str, head: bytes) -> str:
-    """``"mooncake"`` or ``"azure"``: which request log a file is, told by its first bytes;
-    anything else is refused, naming what was found."""
-    if head.lstrip().startswith(b"{"):
-        return "mooncake"
+    """``"mooncake"``, ``"aiperf"`` or ``"azure"``: which request log a file is, told by its
+    first bytes; anything else is refused, naming what was found."""
     first = head.split(b"\n", 1)[0]
+    if head.lstrip().startswith(b"{"):
+        return "aiperf" if aiperf.is_aiperf(first) else "mooncake"
     if azure.is_azure_header(first):
         return "azure"
     raise fail(
         path,
         "line 1",
-        "not a request log osbench reads: expected JSON lines (Mooncake) or a CSV with TIMESTAMP, "
-        f"ContextTokens, GeneratedTokens (Azure); the first line starts {first[:60]!r}",
+        "not a request log osbench reads: expected JSON lines (Mooncake, or AIPerf's profile_export.jsonl) "
+        f"or a CSV with TIMESTAMP, ContextTokens, GeneratedTokens (Azure); the first line starts {first[:60]!r}",
     )
 
 
 def read_request_log(path: str, limit: Optional[int] = None) -> RequestLog:
-    """The requests of a Mooncake or Azure log (told apart by their content), the first
+    """The requests of a Mooncake, AIPerf or Azure log (told apart by their content), the first
     ``limit`` only if given (then only as much of the file is read). Anything else is
     refused, naming what was found."""
     if limit is not None:
         limit = _checks.positive_int("limit", limit)
-    with Source(path, 0.0 if limit is not None else max(mooncake.MEMORY_PER_BYTE, azure.MEMORY_PER_BYTE)) as src:
-        if log_format(path, src.peek(4096)) == "mooncake":
+    memory = max(mooncake.MEMORY_PER_BYTE, azure.MEMORY_PER_BYTE, aiperf.MEMORY_PER_BYTE)
+    with Source(path, 0.0 if limit is not None else memory) as src:
+        kind = log_format(path, src.peek(4096))
+        if kind == "aiperf":
+            p = aiperf.read_log(path, src, limit=limit)
+            sent = np.array(p.start, dtype=np.int64)
+            return RequestLog(
+                np.array(p.input_length, dtype=float),
+                np.array(p.output_length, dtype=float),
+                ((sent - sent.min()) / 1e9).astype(float),
+            )
+        if kind == "mooncake":
             m = mooncake.read_log(path, src, limit=limit, require=("timestamp", "input_length", "output_length"))
             return RequestLog(
                 np.array(m.input_length, dtype=float),
