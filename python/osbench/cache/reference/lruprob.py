@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Hashable
 
-from osbench.cache._parts import DemandPaging
+from osbench.cache.reference.lru import LRU
 from osbench.splitmix import SplitMix64
 
 
@@ -16,7 +15,7 @@ def threshold(prob: float) -> int:
     return max(1, min(int(1.0 / prob), 2**64 - 1))
 
 
-class LRUProb(DemandPaging):
+class LRUProb(LRU):
     """LRU with probabilistic promotion (libCacheSim's ``LRUProb``): a hit moves the object
     to the front only when a draw says so, with probability ``1 / threshold(prob)``: ``prob``
     0.5 promotes one hit in 2, 0.3 one in 3 (libCacheSim truncates ``1 / prob``), anything
@@ -32,14 +31,7 @@ class LRUProb(DemandPaging):
         super().__init__(capacity)
         self.threshold = threshold(prob)
         self.rng = SplitMix64(seed)
-        self.order: OrderedDict[Hashable, None] = OrderedDict()  # the back first
 
     def _hit(self, key: Hashable) -> None:
         if self.rng.below(self.threshold) == 0:
-            self.order.move_to_end(key)
-
-    def _evict(self) -> Hashable:
-        return self.order.popitem(last=False)[0]
-
-    def _insert(self, key: Hashable) -> None:
-        self.order[key] = None
+            super()._hit(key)  # LRU's hit is the promotion

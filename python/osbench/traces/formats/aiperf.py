@@ -24,8 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
-from osbench import _checks
-from osbench.traces.formats._io import Source, data_lines, fail
+from osbench.traces.formats._io import Source, fail, read_lines
 
 PHASE = "profiling"
 """The phase whose requests a log keeps (AIPerf measures it; ``warmup`` it does not)."""
@@ -77,14 +76,7 @@ def read_log(path: str, data: Union[bytes, Source, None] = None, *, limit: Optio
     or a :class:`~._io.Source` of it, if already open), the first ``limit`` only if given. A
     line that is not an AIPerf record raises :class:`~osbench.traces.TraceFileError` naming
     it; so does a file without one answered profiling request."""
-    if limit is not None:
-        limit = _checks.positive_int("limit", limit)
-    if isinstance(data, Source):
-        return _parse(path, data.lines(), limit)
-    if data is not None:
-        return _parse(path, data_lines(path, data), limit)
-    with Source(path, 0.0 if limit is not None else MEMORY_PER_BYTE) as src:
-        return _parse(path, src.lines(), limit)
+    return read_lines(path, data, limit, MEMORY_PER_BYTE, lambda lines, n: _parse(path, lines, n))
 
 
 def _no_constant(name: str) -> Any:

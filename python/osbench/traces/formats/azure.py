@@ -17,8 +17,7 @@ from typing import Optional, Union
 
 import numpy as np
 
-from osbench import _checks
-from osbench.traces.formats._io import Source, data_lines, fail, parse_int, quote
+from osbench.traces.formats._io import Source, fail, parse_int, quote, read_lines
 from osbench.traces.formats.format import Format, Options
 from osbench.traces.trace import Trace
 
@@ -54,14 +53,7 @@ def read_log(path: str, data: Union[bytes, Source, None] = None, *, limit: Optio
     ``limit`` only if given (then only as much of the file is read). A bad line raises
     :class:`~osbench.traces.TraceFileError` naming it and the column; so does a file without
     requests."""
-    if limit is not None:
-        limit = _checks.positive_int("limit", limit)
-    if isinstance(data, Source):
-        return _parse(path, data.lines(), limit)
-    if data is not None:
-        return _parse(path, data_lines(path, data), limit)
-    with Source(path, 0.0 if limit is not None else MEMORY_PER_BYTE) as src:
-        return _parse(path, src.lines(), limit)
+    return read_lines(path, data, limit, MEMORY_PER_BYTE, lambda lines, n: _parse(path, lines, n))
 
 
 def _timestamp(path: str, line_no: int, column: int, field: str) -> str:

@@ -18,8 +18,7 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
-from osbench import _checks
-from osbench.traces.formats._io import Source, data_lines, fail, int_array
+from osbench.traces.formats._io import Source, fail, int_array, read_lines
 from osbench.traces.formats.format import Format, Options
 from osbench.traces.trace import Trace
 
@@ -65,14 +64,7 @@ def read_log(
     object holding the ``require`` fields; a field present must have its type (lists of
     integers, numbers). A bad line raises :class:`~osbench.traces.TraceFileError` naming it;
     so does a file without requests."""
-    if limit is not None:
-        limit = _checks.positive_int("limit", limit)
-    if isinstance(data, Source):
-        return _parse(path, data.lines(), limit, require)
-    if data is not None:
-        return _parse(path, data_lines(path, data), limit, require)
-    with Source(path, 0.0 if limit is not None else MEMORY_PER_BYTE) as src:
-        return _parse(path, src.lines(), limit, require)
+    return read_lines(path, data, limit, MEMORY_PER_BYTE, lambda lines, n: _parse(path, lines, n, require))
 
 
 def _no_constant(name: str) -> Any:

@@ -10,9 +10,8 @@
 //! its own generator (`next_rand() % threshold == 0`), so the two agree in distribution.
 
 use crate::cache::demand::Evict;
-use crate::cache::list::{Links, List, Slots};
+use crate::cache::policies::lru::Lru;
 use crate::cache::policy::{delegate, Options};
-use crate::cache::NIL;
 use crate::hash::SplitMix64;
 
 /// A hit promotes when a draw below this is 0: `1 / prob` truncated, as libCacheSim computes
@@ -21,54 +20,43 @@ pub fn threshold(prob: f64) -> u64 {
     ((1.0 / prob) as u64).max(1)
 }
 
+/// An LRU list whose hits promote only when a draw says so.
 pub struct LruProb {
-    slots: Slots,
-    links: Links,
-    list: List,
+    lru: Lru,
     threshold: u64,
     rng: SplitMix64,
 }
 
 impl Evict for LruProb {
     fn new(capacity: usize, n_ids: usize, options: Options) -> Self {
-        let expected = capacity.min(n_ids);
         LruProb {
-            slots: Slots::new(n_ids, expected),
-            links: Links::with_capacity(expected),
-            list: List::default(),
+            lru: Lru::new(capacity, n_ids, options),
             threshold: threshold(options.real("prob")),
             rng: SplitMix64(options.int("seed")),
         }
     }
     #[inline(always)]
-    fn hit(&mut self, id: u32, _next_use: u64) -> bool {
-        let slot = self.slots.get(id);
-        if slot == NIL {
-            return false;
+    fn hit(&mut self, id: u32, next_use: u64) -> bool {
+        if !self.lru.contains(id) {
+            // A miss through LRU's hit too: its lookup makes room for a new id, and it is false.
+            return self.lru.hit(id, next_use);
         }
-        // Every hit draws, as libCacheSim's does, even where the object is already in front.
-        if self.rng.below(self.threshold) == 0 && self.list.head != slot {
-            self.links.remove(&mut self.list, slot);
-            self.links.push_front(&mut self.list, slot);
+        // Every hit draws, as libCacheSim's does, even where the object is already in front;
+        // LRU's hit is the promotion.
+        if self.rng.below(self.threshold) == 0 {
+            self.lru.hit(id, next_use);
         }
         true
     }
     #[inline]
     fn evict(&mut self) -> Option<u32> {
-        let victim = self.links.pop_back(&mut self.list)?;
-        self.slots.release(victim);
-        Some(victim)
+        self.lru.evict()
     }
     #[inline(always)]
-    fn insert(&mut self, id: u32, _next_use: u64) -> u32 {
-        let slot = self.slots.assign(id);
-        self.links.push_front(&mut self.list, slot);
-        slot
+    fn insert(&mut self, id: u32, next_use: u64) -> u32 {
+        self.lru.insert(id, next_use)
     }
-    delegate!(slots: prefetch, contains);
-    fn len(&self) -> usize {
-        self.list.len
-    }
+    delegate!(lru: prefetch, contains, len);
 }
 
 #[cfg(test)]
