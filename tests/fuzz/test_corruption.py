@@ -249,12 +249,15 @@ def test_a_damaged_aiperf_export_is_refused_or_read(compressed: bool, damage: tu
         )
         if compressed and run is not None:
             assert equal
+        area = "aiperf" + (" (zstd)" if compressed else "")
         r = _outcome(lambda: ob.serve.Requests.read(bad), bad)
+        same = r is not None and np.array_equal(r.arrival, want.requests.arrival)
+        same = same and np.array_equal(r.prompt_len, want.requests.prompt_len)
+        _record(f"serve.Requests.read {area}", "refused" if r is None else "equal" if same else "read")
         w = _outcome(lambda: ob.sched.Workload.from_requests(bad, load=None, tokens_per_second=100.0), bad)
-        _record("serve.Requests.read aiperf" + (" (zstd)" if compressed else ""), "refused" if r is None else "read")
-        _record("Workload.from_requests aiperf" + (" (zstd)" if compressed else ""), "refused" if w is None else "read")
+        _record(f"Workload.from_requests {area}", "refused" if w is None else "equal" if same else "read")
         _record(
-            "serve.aiperf.read_aiperf" + (" (zstd)" if compressed else ""),
+            f"serve.aiperf.read_aiperf {area}",
             "refused" if run is None else "equal" if equal else "read",
         )
 
