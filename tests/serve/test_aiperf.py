@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any, Optional
 
@@ -203,3 +205,19 @@ def test_every_request_reader_takes_the_export(tmp_path: Path) -> None:
     with pytest.raises(TraceFileError, match="line 5: not an AIPerf request record"):
         p.write_text(p.read_text() + '{"metadata": {"request_start_ns": 1}, "metrics": 3, "error": null}\n')
         ob.serve.Requests.read(p)
+
+
+def test_the_command_line_serves_an_export(tmp_path: Path) -> None:
+    ms = 1_000_000
+    records = [record(T0 + i * 30 * ms, T0 + i * 30 * ms + 400 * ms, isl=300 + i, osl=20) for i in range(12)]
+    p = write(tmp_path / "profile_export.jsonl", records)
+    out = subprocess.run(
+        [sys.executable, "-m", "osbench", "serve", "simulate", "--trace", str(p), "--model", "llama-3-8b", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stderr
+    summary = json.loads(out.stdout)["summary"]
+    result = ob.serve.simulate(read_aiperf(p).requests, model="llama-3-8b", gpu="h100")
+    assert summary == json.loads(json.dumps(result.summary().to_dict()))
