@@ -200,6 +200,9 @@ def test_every_request_reader_takes_the_export(tmp_path: Path) -> None:
     np.testing.assert_array_equal(requests.prompt_len, [102, 120, 109])
     np.testing.assert_array_equal(requests.output_len, run.requests.output_len)
     assert ob.serve.Requests.read(p, format="aiperf").name == "profile_export.jsonl"
+    blank_first = tmp_path / "blank.jsonl"
+    blank_first.write_text("\n\n" + p.read_text())  # told by its first record, not its first line
+    np.testing.assert_array_equal(ob.serve.Requests.read(blank_first).arrival, requests.arrival)
     jobs = ob.sched.Workload.from_requests(p, load=None, tokens_per_second=100.0)
     np.testing.assert_allclose(np.sort(jobs.arrival), [0.0, 0.003, 0.007])
     with pytest.raises(TraceFileError, match="line 5: not an AIPerf request record"):

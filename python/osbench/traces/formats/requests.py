@@ -33,7 +33,8 @@ def log_format(path: str, head: bytes) -> str:
     first bytes; anything else is refused, naming what was found."""
     first = head.split(b"\n", 1)[0]
     if head.lstrip().startswith(b"{"):
-        return "aiperf" if aiperf.is_aiperf(first) else "mooncake"
+        record = head.lstrip().split(b"\n", 1)[0]  # the first line that is not blank
+        return "aiperf" if aiperf.is_aiperf(record) else "mooncake"
     if azure.is_azure_header(first):
         return "azure"
     raise fail(
