@@ -161,6 +161,14 @@ def test_a_bad_record_is_refused_naming_the_line(tmp_path: Path, change: Any, wh
         read_aiperf(p)
 
 
+def test_a_length_the_engine_cannot_hold_is_refused_naming_the_line(tmp_path: Path) -> None:
+    # The format reader takes any whole token count; the engine's bound is Requests' one check.
+    p = write(tmp_path / "profile_export.jsonl", [record(T0, T0 + 10), record(T0 + 5, T0 + 20, isl=2**31)])
+    for read in (read_aiperf, ob.serve.Requests.read):
+        with pytest.raises(TraceFileError, match=r"profile_export\.jsonl: line 2: prompt_len\[1\]=2147483648"):
+            read(p)
+
+
 def test_files_without_a_measured_request_are_refused(tmp_path: Path) -> None:
     p = write(tmp_path / "warm.jsonl", [record(T0, T0 + 10, phase="warmup")])
     with pytest.raises(TraceFileError, match=r"warm\.jsonl: line 1: no answered request of the profiling phase"):

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Union
 
 import numpy as np
 
 from osbench.errors import ArgumentTypeError
+from osbench.serve.readers import aiperf_columns
 from osbench.serve.requests import Requests
 from osbench.traces.formats import aiperf
 
@@ -57,12 +59,12 @@ def read_aiperf(path: Union[str, os.PathLike[str]]) -> AIPerfRun:
     :class:`~osbench.errors.TraceFileError` naming the file and the line."""
     if not isinstance(path, (str, os.PathLike)):
         raise ArgumentTypeError(f"path={path!r:.60} is not accepted: a path to AIPerf's profile_export.jsonl")
-    log = aiperf.read_log(os.fspath(path))
-    start, end = np.array(log.start, dtype=np.int64), np.array(log.end, dtype=np.int64)
-    order = np.argsort(start, kind="stable")
-    arrival = (start[order] - start[order[0]]) / 1e9
-    requests = Requests(arrival, np.array(log.input_length)[order], np.array(log.output_length)[order])
+    name = os.fspath(path)
+    log = aiperf.read_log(name)
+    # Ordered and checked as Requests.read orders and checks any log (a refusal names the line).
+    requests, order = Requests.of_log(aiperf_columns(log, Path(name).name, name), 1e9)
     ttft, tpot = np.array(log.ttft)[order], np.array(log.itl)[order]
+    start, end = np.array(log.start, dtype=np.int64), np.array(log.end, dtype=np.int64)
     return AIPerfRun(requests, ttft, tpot, _peak_in_flight(start, end), log.skipped)
 
 

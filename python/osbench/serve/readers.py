@@ -60,10 +60,7 @@ def read(source: Union[str, os.PathLike[str]], format: Optional[str] = None) -> 
         columns = Columns(log.timestamp, log.context, log.generated, None, None, 1, name, str(path), log.line)
         return columns, 1e9  # ns since the epoch
     if format == "aiperf":
-        p = aiperf.read_log(path, data)
-        lines = np.asarray(p.line, dtype=np.int64)
-        sent, isl, osl = (np.asarray(v, dtype=np.int64) for v in (p.start, p.input_length, p.output_length))
-        return Columns(sent, isl, osl, None, None, 1, name, str(path), lines), 1e9  # ns since the epoch
+        return aiperf_columns(aiperf.read_log(path, data), name, str(path)), 1e9  # ns since the epoch
     m = mooncake.read_log(path, data, require=("timestamp", "input_length", "output_length", "hash_ids"))
     empty = [i for i, ids in enumerate(m.hash_ids) if not ids]
     if empty:
@@ -79,4 +76,10 @@ def read(source: Union[str, os.PathLike[str]], format: Optional[str] = None) -> 
     return Columns(stamps, prompt, output, ids, offsets, mooncake.MOONCAKE_BLOCK_TOKENS, name, str(path), lines), 1e3
 
 
-__all__ = ["FORMATS", "read"]
+def aiperf_columns(log: aiperf.AIPerfLog, name: str, path: str) -> Columns:
+    """An AIPerf export's requests in file order: sent (epoch ns), prompt and output tokens."""
+    sent, isl, osl = (np.asarray(v, dtype=np.int64) for v in (log.start, log.input_length, log.output_length))
+    return Columns(sent, isl, osl, None, None, 1, name, path, np.asarray(log.line, dtype=np.int64))
+
+
+__all__ = ["FORMATS", "aiperf_columns", "read"]

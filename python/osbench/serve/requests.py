@@ -488,7 +488,13 @@ class Requests:
         logs are in order already, and ties keep their file order), arrivals in seconds from
         the first; a request the checks refuse is a :class:`~osbench.errors.TraceFileError`
         naming the file and its line."""
-        columns, per_second = readers.read(source, format)
+        return cls.of_log(*readers.read(source, format))[0]
+
+    @classmethod
+    def of_log(cls, columns: Columns, per_second: float) -> tuple[Requests, np.ndarray]:
+        """A log's requests (:func:`osbench.serve.readers.read`: its columns in file order, and
+        how many of its time units make a second) in arrival order, checked as :meth:`read`
+        checks them, and that order: the file index of each request."""
         n = len(columns.arrival)
         try:
             in_file_order = cls._from(columns._replace(arrival=np.zeros(n)))
@@ -504,7 +510,7 @@ class Requests:
         arrival = (t - t[0]).astype(np.float64) / per_second if n else np.zeros(0)
         return cls._adopt(  # r's content is read-only: shared, not copied
             Columns(arrival, r.prompt_len, r.output_len, r.block_ids, r.block_offsets, r.source_block, columns.name)
-        )
+        ), order
 
     @classmethod
     def _from(cls, c: Columns) -> Requests:
