@@ -112,11 +112,15 @@ impl Policy for Size {
         if slot != NIL {
             let s = slot as usize;
             let old = std::mem::replace(&mut self.priority[s], size);
-            let i = self.position[s] as usize;
-            if old < size {
-                self.bubble_up(i);
-            } else {
-                self.percolate_down(i);
+            // libpqueue settles the entry even when its priority is unchanged, but then it stays
+            // put: its parent is no smaller and its children no larger (every unit-size hit).
+            if old != size {
+                let i = self.position[s] as usize;
+                if old < size {
+                    self.bubble_up(i);
+                } else {
+                    self.percolate_down(i);
+                }
             }
             return true;
         }
