@@ -417,12 +417,17 @@ class MeasuredTables:
         host_step: float,
         tokens: npt.NDArray[np.float64],
         seqs: npt.NDArray[np.float64],
-        context_rows: npt.NDArray[np.float64],
-        context_cols: npt.NDArray[np.float64],
-        context_values: npt.NDArray[np.float64],
-        generation_rows: npt.NDArray[np.float64],
-        generation_cols: npt.NDArray[np.float64],
-        generation_values: npt.NDArray[np.float64],
+        attention: list[
+            tuple[
+                int,
+                npt.NDArray[np.float64],
+                npt.NDArray[np.float64],
+                npt.NDArray[np.float64],
+                npt.NDArray[np.float64],
+                npt.NDArray[np.float64],
+                npt.NDArray[np.float64],
+            ]
+        ],
     ) -> MeasuredTables: ...
     def seconds(
         self,

@@ -27,6 +27,23 @@ def test_parameter_counts_match_the_model_cards(name: str, parameters: int, acti
     assert abs(m.parameters - published) < (0.01e9 if published < 10e9 else 0.1e9)
 
 
+def test_gpt_oss_matches_its_model_card() -> None:
+    # "gpt-oss-120b: 116.83B total parameters, 5.13B active" (OpenAI's model card; the active count
+    # leaves out the embedding table), every bias and sink of its config counted
+    m = Model.preset("gpt-oss-120b")
+    assert m.parameters == 116_829_156_672 and round(m.parameters / 1e9, 2) == 116.83
+    assert round((m.active_parameters - m.embedding_parameters) / 1e9, 2) == 5.13
+    # MXFP4 experts (4.25 bits a weight) and bf16 for the rest: 60.7 GiB, one 80 GB GPU holds it
+    experts = m.layers * m.experts * m.mlp_parameters
+    assert m.weight_bytes() == 2 * (m.parameters - experts) + -(-experts * 17 // 32)
+    assert round(m.weight_bytes() / GIB, 1) == 60.7 and m.weight_bytes(2) == -(-m.weight_bytes() // 2)
+    # only the 18 full-attention layers keep every token's KV (the windowed ones: a bounded few)
+    assert m.full_attention_layers == 18 and m.kv_bytes_per_token() == 2 * 18 * 8 * 64 * 2
+    assert m.kv_bytes_per_token(8) == 2 * 18 * 1 * 64 * 2
+    with pytest.raises(ValueError, match="model='gpt-oss-120b' with FP8 weights is not accepted"):
+        Model.preset("gpt-oss-120b-fp8")
+
+
 def test_published_details() -> None:
     qwen = Model.preset("qwen2.5-7b")
     assert (
@@ -114,7 +131,8 @@ def test_lookups() -> None:
 def test_presets_are_documented_and_consistent() -> None:
     for key, m in MODELS.items():
         assert m.name == key and m.source.startswith("https://huggingface.co/") and m.source.endswith("config.json")
-        assert m.heads * m.head_dim == m.hidden_size or m.qk_norm  # Qwen3 decouples the head size from hidden_size
+        # Qwen3 and gpt-oss decouple the head size from hidden_size (gpt-oss: 64 x 64 heads over 2,880)
+        assert m.heads * m.head_dim == m.hidden_size or m.qk_norm or key == "gpt-oss-120b"
     for g in GPUS.values():
         assert g.source and g.bf16_flops < (g.fp8_flops or float("inf"))
     assert GPU.preset("h100-sxm").peak_flops("bf16") == GPU.preset("h100-sxm").peak_flops("fp16") == 989.4e12
@@ -137,6 +155,14 @@ def test_model_validation() -> None:
         dataclasses.replace(base, dtype="int8")
     with pytest.raises(ValueError, match="layers=0 is not accepted"):
         dataclasses.replace(base, layers=0)
+    with pytest.raises(ValueError, match="window_layers=0 is not accepted with sliding_window=128"):
+        dataclasses.replace(base, sliding_window=128)
+    with pytest.raises(ValueError, match="window_layers=32 is not accepted"):  # one layer at least attends to all
+        dataclasses.replace(base, sliding_window=128, window_layers=32)
+    with pytest.raises(ValueError, match="expert_dtype='mxfp4' is not accepted: the model has no experts"):
+        dataclasses.replace(base, expert_dtype="mxfp4")
+    with pytest.raises(ValueError, match="expert_dtype='int4' is not accepted"):
+        dataclasses.replace(MODELS["qwen3-30b-a3b"], expert_dtype="int4")
     fp8 = dataclasses.replace(base, dtype="fp8")  # the weights; the KV cache has its own kv_dtype (vLLM's)
     assert (
         fp8.kv_bytes_per_token() == 131_072 and dataclasses.replace(fp8, kv_dtype="fp8").kv_bytes_per_token() == 65_536

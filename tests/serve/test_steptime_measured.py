@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from osbench.serve import GPU, Batch, StepTime, kernels, measured, native, reference, simulate
+from osbench.serve import GPU, Batch, Model, StepTime, kernels, measured, native, reference, simulate
 from osbench.serve.config import EngineConfig
 from osbench.serve.requests import Requests
 from osbench.serve.run import batch_of
@@ -28,6 +28,12 @@ def have_tables(measured_tables: None) -> None:
 @pytest.fixture(scope="module")
 def qwen(have_tables: None) -> StepTime:
     return StepTime.measured("qwen3-32b", "h100", tp=2)
+
+
+@pytest.fixture(scope="module")
+def gpt_oss(have_tables: None) -> StepTime:
+    """A model with sliding-window layers and MXFP4 experts."""
+    return StepTime.measured("gpt-oss-120b", "h100", tp=2)
 
 
 def decode(n: int, context: int) -> StepWork:
@@ -177,6 +183,45 @@ def test_moe_reads_the_moe_table(have_tables: None) -> None:
     assert t(decode(8, 500)) > 0 and t(StepWork.of([(4096, 0, 4096)])) > t(decode(8, 500))
 
 
+def test_sliding_window_layers_read_their_own_grids(gpt_oss: StepTime) -> None:
+    """gpt-oss: 18 full-attention layers over every key, 18 windowed ones over at most 128 (by
+    hand: the tables' cells times each kind's layers); its experts from the MXFP4 MoE table."""
+    tables = gpt_oss.tables
+    assert tables is not None and [(a.window) for a in tables.attention] == [0, 128]
+    t = kernels.tables("H100-SXM5-80GB")
+    full, windowed = (kernels.attention_grid(t, "generation", 32, 4, 64, "bf16", w) for w in (0, 128))
+    row, col = list(full.rows).index(16.0), list(full.cols).index(4095.0)
+    w = decode(16, 4095)
+    expected = tables.host_step + tables.tokens[16] + tables.seqs[16]
+    expected += 18 * full.values[row, col] + 18 * windowed.values[row, col]
+    assert math.isclose(gpt_oss(w), expected, rel_tol=1e-12)
+    # a windowed decode reads the same keys at any length past the window, a full one more
+    assert windowed.values[row, col] < full.values[row, col]
+    # a prompt's windowed pairs are the same however it is chunked: s tokens, min(i, 128) keys each
+    assert kernels.prefill_pairs(3000, 0, 128) == kernels.prefill_pairs(1000, 0, 128) + kernels.prefill_pairs(
+        2000, 1000, 128
+    )
+    assert kernels.prefill_pairs(3000, 0, 128) == 128 * 129 // 2 + (3000 - 128) * 128
+    assert kernels.prefill_work(3000.0, 128) == kernels.prefill_pairs(3000, 0, 128)
+    assert kernels.prefill_pairs(1024, 1024, 0) == 1024 * 1024 + 1024 * 1025 // 2
+    assert measured._moe_key(t, Model.preset("gpt-oss-120b"), 2)[0] == "w4a16_mxfp4"
+    # the MoE table's MXFP4 rows are gpt-oss's shape; a tp they do not measure is refused by name
+    with pytest.raises(ValueError, match=r"model shape \(2880, 2880, 4, 128\) .* moe_tp=3 is not accepted"):
+        kernels.moe_curve(t, ("w4a16_mxfp4", 2880, 2880, 4, 128, 3), np.arange(1.0, 3.0))
+
+
+def test_the_cuda_graph_size_is_the_callers(gpt_oss: StepTime) -> None:
+    # InferenceMAX's gpt-oss servers capture steps up to 2,048 tokens: their all-reduces in the
+    # graph; a step past 512 is cheaper so, and a small one the same
+    big = StepTime.measured("gpt-oss-120b", "h100", tp=2, cuda_graph_tokens=2048)
+    assert big.tables is not None and gpt_oss.tables is not None and big.params["cuda_graph_tokens"] == 2048
+    assert (
+        big.tables.tokens[1024] < gpt_oss.tables.tokens[1024] and big.tables.tokens[256] == gpt_oss.tables.tokens[256]
+    )
+    with pytest.raises(ValueError, match="cuda_graph_tokens=-1 is not accepted"):
+        StepTime.measured("gpt-oss-120b", "h100", tp=2, cuda_graph_tokens=-1)
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     work=st.lists(
@@ -187,10 +232,13 @@ def test_moe_reads_the_moe_table(have_tables: None) -> None:
         max_size=40,
     ).filter(lambda w: sum(n for n, _, _ in w) <= 32_768)
 )
-def test_native_equals_reference_bit_for_bit(qwen: StepTime, work: list[tuple[int, int, int]]) -> None:
+def test_native_equals_reference_bit_for_bit(
+    qwen: StepTime, gpt_oss: StepTime, work: list[tuple[int, int, int]]
+) -> None:
     w = StepWork.of(work)
-    assert qwen.tables is not None
-    assert measured.native_seconds(qwen.tables, [w])[0] == qwen(w)
+    for t in (qwen, gpt_oss):  # full attention; full and sliding-window layers
+        assert t.tables is not None
+        assert measured.native_seconds(t.tables, [w])[0] == t(w)
 
 
 @st.composite
@@ -217,7 +265,7 @@ def served(draw):  # type: ignore[no-untyped-def]
 
 
 @settings(max_examples=40, deadline=None)
-@given(served(), st.sampled_from([("qwen3-32b", "h100", 2), ("llama-3.1-8b", "h200", 1)]))
+@given(served(), st.sampled_from([("qwen3-32b", "h100", 2), ("llama-3.1-8b", "h200", 1), ("gpt-oss-120b", "h200", 4)]))
 def test_the_native_engine_runs_the_measured_model_as_the_reference(have_tables: None, workload, target) -> None:  # type: ignore[no-untyped-def]
     reqs, cfg = workload
     step_time = StepTime.measured(*target)

@@ -17,8 +17,10 @@ between or beyond the measured ones is read:
   between measured points. Cells the collector left out (large batches of long sequences, more
   than the GPU's memory) and points beyond the longest measured length are filled from the
   longest measured point of the same batch in proportion to the attention work (prefill: the
-  causal query-key pairs ``s (s + 1) / 2``; decode: the keys read, ``s + 1``); batches beyond the
-  largest measured one in proportion to the batch. A head shape without a table is refused.
+  causal query-key pairs ``s (s + 1) / 2``; decode: the keys read, ``s + 1``; under a sliding
+  window, each query's keys capped at the window), batches beyond the largest measured one in
+  proportion to the batch. Windowed layers (``window_size``, gpt-oss's 128) have grids of their
+  own. A head shape without a table is refused.
 - **All-reduce** (``custom_allreduce_perf``, vLLM's custom kernel, in and out of CUDA graphs;
   ``nccl_perf`` beyond it): log-log in the message size; a message beyond the largest measured
   grows in proportion to its size.
@@ -110,10 +112,10 @@ class Tables:
     version: str
     """The vLLM release the kernels were measured under."""
     gemm: dict[str, GemmTable]
-    context: dict[tuple[int, int, int, str], Grid]
-    """(heads, KV heads, head size, KV dtype) -> grid over (batch, isl)."""
-    generation: dict[tuple[int, int, int, str], Grid]
-    """(heads, KV heads, head size, KV dtype) -> grid over (batch, cached tokens)."""
+    context: dict[tuple[int, int, int, str, int], Grid]
+    """(heads, KV heads, head size, KV dtype, sliding window or 0) -> grid over (batch, isl)."""
+    generation: dict[tuple[int, int, int, str, int], Grid]
+    """(heads, KV heads, head size, KV dtype, sliding window or 0) -> grid over (batch, cached tokens)."""
     allreduce: dict[tuple[int, str], tuple[np.ndarray, np.ndarray]]
     """(GPUs, "graph" | "eager" | "nccl") -> (message elements, seconds)."""
     moe: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray]]
@@ -170,32 +172,52 @@ def _filled(rows: np.ndarray, cols: np.ndarray, cells: dict[tuple[int, int], flo
     return Grid(rows.astype(np.float64), cols.astype(np.float64), values)
 
 
-def prefill_work(s: float) -> float:
-    """Causal query-key pairs of a prompt of ``s`` tokens: ``s (s + 1) / 2``."""
-    return s * (s + 1.0) / 2.0
+def prefill_work(s: float, window: int = 0) -> float:
+    """Causal query-key pairs of a prompt of ``s`` tokens: ``s (s + 1) / 2``; under a sliding
+    ``window`` (> 0) each query reads at most ``window`` keys, itself included:
+    ``window (window + 1) / 2 + (s - window) window`` beyond the window."""
+    if window == 0 or s <= window:
+        return s * (s + 1.0) / 2.0
+    return window * (window + 1.0) / 2.0 + (s - window) * window
 
 
-def decode_work(s: float) -> float:
-    """Keys one decoding token reads after ``s`` cached ones: ``s + 1``."""
-    return s + 1.0
+def prefill_pairs(new: int, cached: int, window: int = 0) -> int:
+    """The query-key pairs a chunk of ``new`` tokens after ``cached`` ones computes, exactly (an
+    integer): :func:`prefill_work` at ``cached + new`` less at ``cached``; without a window,
+    ``new cached + new (new + 1) / 2``."""
+    if window == 0:
+        return new * cached + new * (new + 1) // 2
+
+    def pairs(s: int) -> int:
+        return s * (s + 1) // 2 if s <= window else window * (window + 1) // 2 + (s - window) * window
+
+    return pairs(cached + new) - pairs(cached)
 
 
-def _attention(raw: dict[str, np.ndarray], length: str, work: Any) -> dict[tuple[int, int, int, str], Grid]:
-    window = raw["window_size"] if "window_size" in raw else np.zeros(len(raw["latency"]), dtype=np.int64)
-    keep = (window == 0) & (raw["attn_dtype"] == "bfloat16")
-    groups: dict[tuple[int, int, int, str], dict[tuple[int, int], float]] = {}
-    for h, kvh, hd, kvd, b, s, lat in zip(
-        *(raw[c][keep].tolist() for c in ("num_heads", "num_key_value_heads", "head_dim", "kv_cache_dtype")),
+def decode_work(s: float, window: int = 0) -> float:
+    """Keys one decoding token reads after ``s`` cached ones: ``s + 1``, at most ``window``
+    under a sliding window (> 0)."""
+    return s + 1.0 if window == 0 else min(s + 1.0, float(window))
+
+
+def _attention(raw: dict[str, np.ndarray], length: str, work: Any) -> dict[tuple[int, int, int, str, int], Grid]:
+    if "window_size" not in raw:
+        raw = {**raw, "window_size": np.zeros(len(raw["latency"]), dtype=np.int64)}
+    keep = raw["attn_dtype"] == "bfloat16"
+    groups: dict[tuple[int, int, int, str, int], dict[tuple[int, int], float]] = {}
+    columns = ("num_heads", "num_key_value_heads", "head_dim", "kv_cache_dtype", "window_size")
+    for h, kvh, hd, kvd, w, b, s, lat in zip(
+        *(raw[c][keep].tolist() for c in columns),
         raw["batch_size"][keep].tolist(),
         raw[length][keep].tolist(),
         raw["latency"][keep].tolist(),
     ):
-        groups.setdefault((h, kvh, hd, kvd), {})[(b, s)] = lat * MS
+        groups.setdefault((h, kvh, hd, kvd, w), {})[(b, s)] = lat * MS
     out = {}
     for key, cells in groups.items():
         rows = np.unique([b for b, _ in cells])
         cols = np.unique([s for _, s in cells])
-        out[key] = _filled(rows, cols, cells, work)
+        out[key] = _filled(rows, cols, cells, functools.partial(work, window=key[4]))
     return out
 
 
@@ -327,16 +349,20 @@ def moe_curve(t: Tables, key: tuple[Any, ...], tokens: np.ndarray) -> np.ndarray
     return _loglog(tokens, *t.moe[key])
 
 
-def attention_grid(t: Tables, which: str, heads: int, kv_heads: int, head_dim: int, kv_dtype: str) -> Grid:
+def attention_grid(
+    t: Tables, which: str, heads: int, kv_heads: int, head_dim: int, kv_dtype: str, window: int = 0
+) -> Grid:
     """The prefill (``which="context"``) or decode (``"generation"``) attention grid for these
-    heads on one GPU, or a clear error naming the shapes measured."""
+    heads on one GPU (``window``: a sliding window's tokens, 0 for full attention), or a clear
+    error naming the shapes measured."""
     table = t.context if which == "context" else t.generation
-    key = (heads, kv_heads, head_dim, KV_DTYPES[kv_dtype])
+    key = (heads, kv_heads, head_dim, KV_DTYPES[kv_dtype], window)
     if key not in table:
-        shapes = sorted(k[:3] for k in table if k[2] == head_dim and k[3] == key[3])
+        shapes = sorted({k[:3] for k in table if k[2] == head_dim and k[3] == key[3] and k[4] == window})
+        windowed = f" under a sliding window of {window}" if window else ""
         raise ArgumentError(
-            f"heads={heads}, kv_heads={kv_heads}, head_dim={head_dim} per GPU is not accepted on {t.gpu}: its "
-            f"{which} attention table measures (heads, kv_heads, head_dim) {shapes}"
+            f"heads={heads}, kv_heads={kv_heads}, head_dim={head_dim} per GPU is not accepted{windowed} on {t.gpu}: "
+            f"its {which} attention table measures (heads, kv_heads, head_dim) {shapes}{windowed}"
         )
     return table[key]
 
@@ -379,6 +405,7 @@ __all__ = [
     "gemm_curve",
     "gpu_dir",
     "moe_curve",
+    "prefill_pairs",
     "prefill_work",
     "tables",
 ]

@@ -19,7 +19,9 @@ new tokens and ``S`` its scheduled requests:
 3. per layer, attention (``FlashAttentionImpl.forward``, ``vllm/v1/attention/backends/
    flash_attn.py``): the prefill chunks from the context-attention table and the decoding
    requests from the generation-attention table (one varlen kernel in vLLM; two table reads
-   here, summed, as AIConfigurator composes a mixed step);
+   here, summed, as AIConfigurator composes a mixed step); a model with sliding-window layers
+   (gpt-oss: ``sliding_window`` on every other layer, ``vllm/model_executor/models/gpt_oss.py``)
+   reads those layers from the tables' windowed rows, each query over at most the window's keys;
 4. the layers' elementwise kernels, not in the tables (the fused residual-add RMSNorms, rotary
    embedding, SiLU-and-mul, Qwen3's per-head q/k norms) and the embedding lookup: their bytes
    at the datasheet bandwidth times :data:`~osbench.serve.steptime.MBU`;
@@ -84,22 +86,48 @@ the sampled token, the log-probabilities left off): an assumption, a few microse
 
 
 @dataclass(frozen=True, eq=False)
-class MeasuredTables:
-    """What :func:`seconds` reads: per-token and per-request costs and the two attention grids
-    (per step: the layers already multiplied in), all seconds. The native engine takes them as
-    they are."""
+class AttentionTables:
+    """The attention of one kind of layer: full causal (``window`` 0) or a sliding window of
+    ``window`` tokens, its prefill (context) and decode (generation) grids per step, its layers
+    already multiplied in, seconds; ``values`` row-major."""
 
-    host_step: float
-    tokens: np.ndarray
-    """``tokens[T]``: the cost of a step of ``T`` new tokens that depends on ``T`` alone."""
-    seqs: np.ndarray
-    """``seqs[S]``: the cost of ``S`` scheduled requests (LM head, sampling, host per request)."""
+    window: int
     context_rows: list[float]
     context_cols: list[float]
     context_values: list[float]
     generation_rows: list[float]
     generation_cols: list[float]
     generation_values: list[float]
+
+    @classmethod
+    def of(cls, t: kernels.Tables, model: Model, tp: int, window: int, layers: int) -> AttentionTables:
+        """The grids of ``layers`` layers of ``model`` on ``tp`` GPUs with this ``window``."""
+        h, kvh, hd = model.heads // tp, model.kv_heads_per_gpu(tp), model.head_dim
+        context = kernels.attention_grid(t, "context", h, kvh, hd, model.kv_dtype, window)
+        generation = kernels.attention_grid(t, "generation", h, kvh, hd, model.kv_dtype, window)
+        return cls(
+            window=window,
+            context_rows=context.rows.tolist(),
+            context_cols=context.cols.tolist(),
+            context_values=(context.values * layers).ravel().tolist(),
+            generation_rows=generation.rows.tolist(),
+            generation_cols=generation.cols.tolist(),
+            generation_values=(generation.values * layers).ravel().tolist(),
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class MeasuredTables:
+    """What :func:`seconds` reads: per-token and per-request costs and the attention grids of
+    each kind of layer, all seconds. The native engine takes them as they are."""
+
+    host_step: float
+    tokens: np.ndarray
+    """``tokens[T]``: the cost of a step of ``T`` new tokens that depends on ``T`` alone."""
+    seqs: np.ndarray
+    """``seqs[S]``: the cost of ``S`` scheduled requests (LM head, sampling, host per request)."""
+    attention: tuple[AttentionTables, ...]
+    """The full-attention layers' grids, then the sliding-window layers' if the model has them."""
 
     @property
     def max_tokens(self) -> int:
@@ -109,42 +137,44 @@ class MeasuredTables:
     def native(self) -> Any:
         """The tables converted once into the core (``osbench._native.MeasuredTables``), which
         the native engine and :func:`native_seconds` read."""
-        a = self.arrays()
-        return _native.MeasuredTables(
-            self.host_step,
-            a["tokens"],
-            a["seqs"],
-            a["context_rows"],
-            a["context_cols"],
-            a["context_values"],
-            a["generation_rows"],
-            a["generation_cols"],
-            a["generation_values"],
-        )
 
-    def arrays(self) -> dict[str, Any]:
-        """The arrays as the native engine takes them (float64 numpy arrays)."""
-        return {
-            "tokens": self.tokens,
-            "seqs": self.seqs,
-            "context_rows": np.asarray(self.context_rows),
-            "context_cols": np.asarray(self.context_cols),
-            "context_values": np.asarray(self.context_values),
-            "generation_rows": np.asarray(self.generation_rows),
-            "generation_cols": np.asarray(self.generation_cols),
-            "generation_values": np.asarray(self.generation_values),
-        }
+        def array(v: list[float]) -> np.ndarray:
+            return np.asarray(v, dtype=np.float64)
+
+        groups = [
+            (
+                a.window,
+                array(a.context_rows),
+                array(a.context_cols),
+                array(a.context_values),
+                array(a.generation_rows),
+                array(a.generation_cols),
+                array(a.generation_values),
+            )
+            for a in self.attention
+        ]
+        return _native.MeasuredTables(self.host_step, self.tokens, self.seqs, groups)
 
 
-def build(model: Model, gpu: GPU, tp: int, mbu: float, host_step: float, host_request: float) -> MeasuredTables:
+def build(
+    model: Model,
+    gpu: GPU,
+    tp: int,
+    mbu: float,
+    host_step: float,
+    host_request: float,
+    cuda_graph_tokens: int = CUDA_GRAPH_MAX_TOKENS,
+) -> MeasuredTables:
     """The tables of ``model`` on ``tp`` GPUs ``gpu`` (see the module's composition), with
-    ``host_step`` seconds of host work per step and ``host_request`` per scheduled request."""
+    ``host_step`` seconds of host work per step and ``host_request`` per scheduled request; steps
+    of at most ``cuda_graph_tokens`` tokens replay a CUDA graph."""
     t = kernels.tables(gpu.name)
     m = t.gemm[kernels.GEMM_DTYPES["bf16"]].m
     count = np.arange(1, int(m[-1]) + 1, dtype=np.float64)  # token (or request) counts 1..max
     h, kvh, hd = model.heads // tp, model.kv_heads_per_gpu(tp), model.head_dim
     hidden, act = model.hidden_size, DTYPE_BYTES["bf16"]
     gemm = model.dtype
+    graph = count <= cuda_graph_tokens
 
     def linear(n: int, k: int, dtype: str = gemm) -> np.ndarray:
         return kernels.gemm_curve(t, dtype, n, k, count)
@@ -158,7 +188,7 @@ def build(model: Model, gpu: GPU, tp: int, mbu: float, host_step: float, host_re
         inter = model.intermediate_size // tp
         layer += linear(2 * inter, hidden) + linear(hidden, inter)
     if tp > 1:
-        layer += 2 * kernels.allreduce_curve(t, tp, count * hidden, count <= CUDA_GRAPH_MAX_TOKENS)
+        layer += 2 * kernels.allreduce_curve(t, tp, count * hidden, graph)
     # Elementwise bytes per token and layer: two fused add+RMSNorms (read x and the residual,
     # write both), rotary on q and k (read, write), SiLU-and-mul (read 2 inter, write inter),
     # Qwen3's q/k norms (read, write).
@@ -168,27 +198,32 @@ def build(model: Model, gpu: GPU, tp: int, mbu: float, host_step: float, host_re
     tokens = model.layers * layer + count * 2 * hidden * act / bandwidth  # the embedding rows, read and written
     head = kernels.gemm_curve(t, "bf16", model.vocab_size // tp, hidden, count)
     if tp > 1:
-        head += kernels.allreduce_curve(t, tp, count * (model.vocab_size // tp), count <= CUDA_GRAPH_MAX_TOKENS)
+        head += kernels.allreduce_curve(t, tp, count * (model.vocab_size // tp), graph)
     head += count * model.vocab_size * 4 * SAMPLER_PASSES / bandwidth + host_request * count
-    context = kernels.attention_grid(t, "context", h, kvh, hd, model.kv_dtype)
-    generation = kernels.attention_grid(t, "generation", h, kvh, hd, model.kv_dtype)
+    kinds = [(0, model.full_attention_layers)]
+    if model.window_layers:
+        kinds.append((model.sliding_window, model.window_layers))
     return MeasuredTables(
         host_step=host_step,
         tokens=np.concatenate([[0.0], tokens]),
         seqs=np.concatenate([[0.0], head]),
-        context_rows=context.rows.tolist(),
-        context_cols=context.cols.tolist(),
-        context_values=(context.values * model.layers).ravel().tolist(),
-        generation_rows=generation.rows.tolist(),
-        generation_cols=generation.cols.tolist(),
-        generation_values=(generation.values * model.layers).ravel().tolist(),
+        attention=tuple(AttentionTables.of(t, model, tp, window, layers) for window, layers in kinds),
     )
 
 
+MOE_DTYPES = {"mxfp4": "w4a16_mxfp4"}
+"""Experts kept apart (``Model.expert_dtype``) -> the MoE table's ``moe_dtype``: MXFP4 weights
+with bf16 activations, vLLM's gpt-oss MXFP4 MoE on Hopper (the table times its Triton kernel,
+``vllm_gptossmxfp4moe_triton``)."""
+
+
 def _moe_key(t: kernels.Tables, model: Model, tp: int) -> tuple[Any, ...]:
-    """The MoE table's key for the model: its dtype (an FP8 checkpoint: the block-scaled table
-    where the shape is measured, as Qwen's FP8 releases are block-scaled, else per-tensor)."""
+    """The MoE table's key for the model: its dtype (experts kept apart: :data:`MOE_DTYPES`; an
+    FP8 checkpoint: the block-scaled table where the shape is measured, as Qwen's FP8 releases
+    are block-scaled, else per-tensor)."""
     shape = (model.hidden_size, model.intermediate_size, model.experts_per_token, model.experts, tp)
+    if model.expert_dtype:
+        return (MOE_DTYPES[model.expert_dtype], *shape)
     if model.dtype != "fp8":
         return ("bfloat16", *shape)
     block = ("fp8_block", *shape)
@@ -230,15 +265,18 @@ def seconds(t: MeasuredTables, b: Any, chunks: Sequence[tuple[int, int]]) -> flo
         )
     total = t.host_step + t.tokens[new] + t.seqs[b.num_seqs]
     decode_context = b.context_tokens - prefill_context
-    if b.decode_seqs > 0:
-        s = decode_context / b.decode_seqs
-        total += _read(t.generation_rows, t.generation_cols, t.generation_values, b.decode_seqs, s, kernels.decode_work)
     p = len(chunks)
-    for n, c in chunks:
-        s = c + n
-        pairs = n * c + n * (n + 1) // 2
-        attention = _read(t.context_rows, t.context_cols, t.context_values, p, float(s), kernels.prefill_work)
-        total += attention * (pairs / (p * kernels.prefill_work(float(s))))
+    for a in t.attention:
+        w = a.window
+        if b.decode_seqs > 0:
+            s = decode_context / b.decode_seqs
+            gen = (a.generation_rows, a.generation_cols, a.generation_values)
+            total += _read(*gen, b.decode_seqs, s, kernels.decode_work, w)
+        for n, c in chunks:
+            s = c + n
+            pairs = kernels.prefill_pairs(n, c, w)
+            attention = _read(a.context_rows, a.context_cols, a.context_values, p, float(s), kernels.prefill_work, w)
+            total += attention * (pairs / (p * kernels.prefill_work(float(s), w)))
     return float(total)
 
 
@@ -265,14 +303,16 @@ def native_seconds(t: MeasuredTables, steps: Sequence[Any]) -> np.ndarray:
     )
 
 
-def _read(rows: list[float], cols: list[float], values: list[float], batch: int, s: float, work: Any) -> float:
+def _read(
+    rows: list[float], cols: list[float], values: list[float], batch: int, s: float, work: Any, window: int
+) -> float:
     """A grid at ``(batch, s)``: ``s`` below the first length read there; beyond the last, the
-    last length's value times ``work(s) / work(last)``."""
+    last length's value times ``work(s, window) / work(last, window)``."""
     last = cols[len(cols) - 1]
     if s < cols[0]:
         s = cols[0]
     if s > last:
-        return kernels.bilinear(rows, cols, values, float(batch), last) * (work(s) / work(last))
+        return kernels.bilinear(rows, cols, values, float(batch), last) * (work(s, window) / work(last, window))
     return kernels.bilinear(rows, cols, values, float(batch), s)
 
 
@@ -281,8 +321,10 @@ __all__ = [
     "HOST_PER_LAYER",
     "HOST_PER_REQUEST",
     "HOST_STEP",
+    "MOE_DTYPES",
     "SAMPLER_PASSES",
     "STEP_COLUMNS",
+    "AttentionTables",
     "MeasuredTables",
     "build",
     "native_seconds",

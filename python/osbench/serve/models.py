@@ -26,6 +26,11 @@ from osbench.errors import ArgumentError
 DTYPE_BYTES: dict[str, int] = {"bf16": 2, "fp16": 2, "fp8": 1}
 """Bytes per element of the data types weights and the KV cache are kept in."""
 
+EXPERT_DTYPE_BITS: dict[str, float] = {"mxfp4": 4.25}
+"""Bits per weight of the data types only an MoE's experts are kept in, beside
+:data:`DTYPE_BYTES`: ``mxfp4`` (OCP microscaling FP4: 4-bit E2M1 values and one 8-bit E8M0 scale
+per block of 32, as gpt-oss ships its experts)."""
+
 GIB = 1 << 30
 MIB = 1 << 20
 
@@ -56,7 +61,13 @@ class Model(Record):
     qkv_bias: bool = False  # attention_bias (Qwen2 has biases on q, k, v)
     qk_norm: bool = False  # Qwen3: an RMSNorm over each head's query and key (q_norm, k_norm)
     tied_embeddings: bool = False  # tie_word_embeddings
+    o_bias: bool = False  # gpt-oss's attention_bias also biases o_proj
+    mlp_bias: bool = False  # gpt-oss: biases on each expert's gate_up/down projections and on the router
+    attention_sinks: bool = False  # gpt-oss: one learned sink logit per head and layer
+    sliding_window: int = 0  # sliding_window: tokens a windowed layer's query attends to (0: none)
+    window_layers: int = 0  # layers of layer_types that are "sliding_attention" (the others attend to all)
     dtype: str = "bf16"  # the weights: torch_dtype, or "fp8" for an FP8 checkpoint (see fp8())
+    expert_dtype: str = ""  # an MoE's experts, where kept apart (EXPERT_DTYPE_BITS); "" as dtype
     kv_dtype: str = "bf16"  # the KV cache: vLLM's kv_cache_dtype "auto" keeps the activations' bf16
     tp: int = 1
     source: str = ""
@@ -69,6 +80,17 @@ class Model(Record):
         _checks.positive_int("experts_per_token", self.experts_per_token, maximum=self.experts)
         _checks.choice("dtype", self.dtype, DTYPE_BYTES)
         _checks.choice("kv_dtype", self.kv_dtype, DTYPE_BYTES)
+        if self.expert_dtype:
+            _checks.choice("expert_dtype", self.expert_dtype, EXPERT_DTYPE_BITS)
+            if self.experts == 1:
+                raise ArgumentError(f"expert_dtype={self.expert_dtype!r} is not accepted: the model has no experts")
+        _checks.non_negative_int("sliding_window", self.sliding_window, maximum=2**31 - 1)
+        _checks.non_negative_int("window_layers", self.window_layers, maximum=self.layers - 1)
+        if (self.sliding_window == 0) != (self.window_layers == 0):
+            raise ArgumentError(
+                f"window_layers={self.window_layers!r} is not accepted with sliding_window={self.sliding_window!r}: "
+                "a sliding window needs the layers that use it, and those layers need a window"
+            )
         if self.heads % self.kv_heads:
             raise ArgumentError(f"kv_heads={self.kv_heads!r} is not accepted: it must divide heads={self.heads}")
         self.check_tp(_checks.positive_int("tp", self.tp, maximum=2**16))
@@ -84,18 +106,21 @@ class Model(Record):
         """Per layer: the q, k, v and o projections (and the q, k, v biases if any)."""
         q = self.heads * self.head_dim
         kv = self.kv_heads * self.head_dim
-        bias = q + 2 * kv if self.qkv_bias else 0
-        return self.hidden_size * q + 2 * self.hidden_size * kv + q * self.hidden_size + bias
+        bias = (q + 2 * kv if self.qkv_bias else 0) + (self.hidden_size if self.o_bias else 0)
+        sinks = self.heads if self.attention_sinks else 0
+        return self.hidden_size * q + 2 * self.hidden_size * kv + q * self.hidden_size + bias + sinks
 
     @property
     def mlp_parameters(self) -> int:
-        """Per layer and expert: the gated MLP's gate, up and down projections."""
-        return 3 * self.hidden_size * self.intermediate_size
+        """Per layer and expert: the gated MLP's gate, up and down projections (and their biases)."""
+        bias = 2 * self.intermediate_size + self.hidden_size if self.mlp_bias else 0
+        return 3 * self.hidden_size * self.intermediate_size + bias
 
     @property
     def router_parameters(self) -> int:
         """Per layer: the MoE router (none for a dense model)."""
-        return self.hidden_size * self.experts if self.experts > 1 else 0
+        bias = self.experts if self.mlp_bias else 0
+        return self.hidden_size * self.experts + bias if self.experts > 1 else 0
 
     @property
     def norm_parameters(self) -> int:
@@ -146,18 +171,43 @@ class Model(Record):
         when there are fewer than GPUs)."""
         return max(1, self.kv_heads // self._tp(tp))
 
+    @property
+    def full_attention_layers(self) -> int:
+        """Layers whose queries attend to every token before them (all but the windowed ones)."""
+        return self.layers - self.window_layers
+
     def kv_bytes_per_token(self, tp: Optional[int] = None) -> int:
         """KV-cache bytes one token takes on each GPU: a key and a value vector per KV head and
         layer, ``2 * layers * kv_heads * head_dim * dtype_bytes``, divided among ``tp`` GPUs
-        (the model's own ``tp`` when None)."""
-        return 2 * self.layers * self.kv_heads_per_gpu(tp) * self.head_dim * DTYPE_BYTES[self.kv_dtype]
+        (the model's own ``tp`` when None).
+
+        With sliding-window layers, only the :attr:`full_attention_layers` count: vLLM's hybrid
+        KV-cache manager gives the windowed layers a group of their own in the same pool, pages
+        of the same size (``vllm/v1/core/kv_cache_utils.py: _get_kv_cache_groups_uniform_page_size``;
+        gpt-oss: 18 full and 18 windowed layers, one tensor per pair), and a request's windowed
+        group holds at most ``sliding_window / block_size + 1`` blocks, freed as the window
+        moves on (``SlidingWindowManager``). Those few blocks per request are left out of the
+        engine's one block table, so the pool here holds the full layers' tokens."""
+        layers = self.full_attention_layers
+        return 2 * layers * self.kv_heads_per_gpu(tp) * self.head_dim * DTYPE_BYTES[self.kv_dtype]
+
+    @property
+    def expert_bytes(self) -> float:
+        """Bytes of one expert's weights in one layer (:attr:`expert_dtype`, else :attr:`dtype`)."""
+        if self.expert_dtype:
+            return self.mlp_parameters * EXPERT_DTYPE_BITS[self.expert_dtype] / 8
+        return float(self.mlp_parameters * self.dtype_bytes)
 
     def weight_bytes(self, tp: Optional[int] = None) -> int:
         """Weight bytes on each GPU: ``parameters * dtype_bytes / tp`` (rounded up; the
         replicated norms are a rounding error), except that an FP8 checkpoint keeps its
-        embedding table and output projection in BF16 (they are not quantised)."""
+        embedding table and output projection in BF16 (they are not quantised), and experts kept
+        apart (:attr:`expert_dtype`) take :attr:`expert_bytes` each."""
         unquantised = self.embedding_parameters + self.lm_head_parameters if self.dtype == "fp8" else 0
-        total = (self.parameters - unquantised) * self.dtype_bytes + unquantised * DTYPE_BYTES["bf16"]
+        apart = self.layers * self.experts * self.mlp_parameters if self.expert_dtype else 0
+        total = (self.parameters - unquantised - apart) * self.dtype_bytes + unquantised * DTYPE_BYTES["bf16"]
+        if apart:
+            total += math.ceil(self.layers * self.experts * self.expert_bytes)
         return -(-total // self._tp(tp))
 
     def fp8(self) -> Model:
@@ -166,6 +216,10 @@ class Model(Record):
         named ``<name>-fp8``; the KV cache stays in ``kv_dtype``."""
         if self.dtype == "fp8":
             return self
+        if self.expert_dtype:
+            raise ArgumentError(
+                f"model={self.name!r} with FP8 weights is not accepted: its experts are kept in {self.expert_dtype}"
+            )
         return replace(self, name=f"{self.name}{FP8_SUFFIX}", dtype="fp8")
 
     @staticmethod
@@ -396,6 +450,30 @@ MODELS: dict[str, Model] = {
         tp=4,
         source=_HF.format("Qwen/Qwen3-235B-A22B"),
     ),
+    # 116,829,156,672 parameters, 5,131,494,720 active without the embedding table (model card:
+    # 116.83B, 5.13B active); served as released: bf16 attention, embeddings and router, MXFP4
+    # experts (quantization_config "mxfp4", every expert's gate_up and down projections).
+    "gpt-oss-120b": Model(
+        name="gpt-oss-120b",
+        layers=36,  # num_hidden_layers 36
+        hidden_size=2880,  # hidden_size 2880
+        intermediate_size=2880,  # intermediate_size 2880 (one expert)
+        heads=64,  # num_attention_heads 64
+        kv_heads=8,  # num_key_value_heads 8
+        head_dim=64,  # head_dim 64
+        vocab_size=201088,  # vocab_size 201088
+        max_model_len=131072,  # max_position_embeddings 131072
+        experts=128,  # num_local_experts 128
+        experts_per_token=4,  # num_experts_per_tok 4
+        qkv_bias=True,  # attention_bias true: q, k, v and o
+        o_bias=True,
+        mlp_bias=True,  # GptOssExperts' gate_up_proj_bias, down_proj_bias; the router's bias
+        attention_sinks=True,  # GptOssAttention.sinks
+        sliding_window=128,  # sliding_window 128
+        window_layers=18,  # layer_types: "sliding_attention" on the 18 even layers
+        expert_dtype="mxfp4",  # 60.7 GiB of weights: one 80 GB GPU holds them
+        source=_HF.format("openai/gpt-oss-120b"),
+    ),
 }
 """Every model preset by name (lower case)."""
 
@@ -533,6 +611,7 @@ def num_blocks(
 __all__ = [
     "DEFAULT_MODEL",
     "DTYPE_BYTES",
+    "EXPERT_DTYPE_BITS",
     "FP8_SUFFIX",
     "GPU",
     "GPUS",

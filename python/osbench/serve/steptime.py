@@ -319,7 +319,11 @@ class StepTime:
           in expectation, so a small decode batch reads only a few experts;
         - ``attention_flops = 4 * layers * heads * head_dim * attention_pairs`` (QK^T and PV);
         - ``kv_bytes = kv_bytes_per_token * (context_tokens + new)``: the cached keys and
-          values read, and those of the new tokens written.
+          values read, and those of the new tokens written;
+        - of a model with sliding-window layers, only the full-attention layers' attention
+          (``Model.full_attention_layers``, as ``kv_bytes_per_token`` counts them): a windowed
+          layer's query reads at most ``sliding_window`` keys, which the roofline leaves out
+          (the measured model reads the windowed kernels' own timings).
 
         - ``allreduce`` (``tp > 1``): after the attention and after the MLP of every layer, a ring
           all-reduce of the new tokens' bf16 hidden states (vLLM's ``RowParallelLinear`` with
@@ -337,7 +341,12 @@ class StepTime:
         size = m.dtype_bytes
         layer_weights = m.active_parameters - m.embedding_parameters - m.lm_head_parameters
         logits = m.vocab_size * m.hidden_size
-        if m.experts > 1:
+        if m.experts > 1 and m.expert_dtype:  # experts in a dtype of their own (gpt-oss's MXFP4)
+            expert_bytes = m.layers * m.expert_bytes / tp
+            dense = m.parameters - m.embedding_parameters - m.layers * m.experts * m.mlp_parameters
+            dense_bytes = float(dense * size) / tp
+            experts, miss = float(m.experts), 1.0 - m.experts_per_token / m.experts
+        elif m.experts > 1:
             expert_bytes = float(m.layers * m.mlp_parameters * size) / tp
             dense_bytes = float((m.parameters - m.embedding_parameters) * size) / tp - expert_bytes * m.experts
             experts, miss = float(m.experts), 1.0 - m.experts_per_token / m.experts
@@ -350,7 +359,7 @@ class StepTime:
             g.bandwidth * mbu,
             2.0 * layer_weights / tp,
             2.0 * logits / tp,
-            4.0 * m.layers * m.heads * m.head_dim / tp,
+            4.0 * m.full_attention_layers * m.heads * m.head_dim / tp,
             dense_bytes,
             expert_bytes,
             experts,
@@ -435,6 +444,7 @@ class StepTime:
         mbu: float = MBU,
         host_step: Optional[float] = None,
         host_request: Optional[float] = None,
+        cuda_graph_tokens: Optional[int] = None,
     ) -> StepTime:
         """A step time composed of the kernels vLLM runs, each read from the measured tables of
         ``gpu`` (AIConfigurator's operator tables, :mod:`osbench.serve.kernels`), plus the
@@ -446,7 +456,9 @@ class StepTime:
         :data:`~osbench.serve.measured.HOST_PER_LAYER` per layer), ``host_request``: per
         scheduled request and step (default :data:`~osbench.serve.measured.HOST_PER_REQUEST`):
         BLIS's published constants; :func:`osbench.serve.validate.fit_host` fits both to
-        measured runs.
+        measured runs. ``cuda_graph_tokens``: the largest step the server replays as a CUDA
+        graph (its ``--max-cudagraph-capture-size``; default
+        :data:`~osbench.serve.measured.CUDA_GRAPH_MAX_TOKENS`).
 
         A GPU without tables, a model shape outside them (a weight, a head layout, an MoE
         shape not measured) or a ``tp`` without all-reduce tables is refused with the reason;
@@ -460,7 +472,9 @@ class StepTime:
         default_step = composition.HOST_STEP + composition.HOST_PER_LAYER * m.layers
         step = default_step if host_step is None else _seconds("host_step", host_step)
         request = composition.HOST_PER_REQUEST if host_request is None else _seconds("host_request", host_request)
-        tables = composition.build(m, g, tp, mbu, host_step=step, host_request=request)
+        graph = composition.CUDA_GRAPH_MAX_TOKENS if cuda_graph_tokens is None else cuda_graph_tokens
+        graph = _checks.non_negative_int("cuda_graph_tokens", graph, maximum=2**31 - 1)
+        tables = composition.build(m, g, tp, mbu, host_step=step, host_request=request, cuda_graph_tokens=graph)
         t = kernels.tables(g.name)
         params = {
             "model": m.name,
@@ -470,6 +484,7 @@ class StepTime:
             "tables": t.gpu,
             "vllm": t.version,
             "host_request": request,
+            "cuda_graph_tokens": graph,
         }
         return cls("measured", (tables.host_step,), params, tables)
 

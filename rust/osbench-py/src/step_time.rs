@@ -4,7 +4,7 @@
 use crate::arrays::slice;
 use crate::errors::ToPyResult;
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
-use osbench_core::serve::step_time_measured::{Grid, Measured};
+use osbench_core::serve::step_time_measured::{Attention, Grid, Measured};
 use osbench_core::serve::{Batch, StepTime};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -81,8 +81,20 @@ fn counts<'a>(name: &str, a: &'a PyReadonlyArray1<'_, i64>, n: usize) -> PyResul
     Ok(s)
 }
 
-/// A measured step time's tables (`MeasuredTables.arrays()`), checked and converted once into
-/// the core; the native engine and [`MeasuredTables::seconds`] share them.
+/// One kind of attention layer as `MeasuredTables.native` passes it: its window (0: full), then
+/// the context grid's rows, columns and values and the generation grid's.
+type AttentionArrays<'py> = (
+    u64,
+    PyReadonlyArray1<'py, f64>,
+    PyReadonlyArray1<'py, f64>,
+    PyReadonlyArray1<'py, f64>,
+    PyReadonlyArray1<'py, f64>,
+    PyReadonlyArray1<'py, f64>,
+    PyReadonlyArray1<'py, f64>,
+);
+
+/// A measured step time's tables (`measured.py: MeasuredTables.native`), checked and converted
+/// once into the core; the native engine and [`MeasuredTables::seconds`] share them.
 #[pyclass(frozen, name = "MeasuredTables", module = "osbench._native")]
 pub struct MeasuredTables {
     pub inner: Arc<Measured>,
@@ -91,33 +103,27 @@ pub struct MeasuredTables {
 #[pymethods]
 impl MeasuredTables {
     #[new]
-    #[pyo3(signature = (
-        host_step, tokens, seqs, context_rows, context_cols, context_values,
-        generation_rows, generation_cols, generation_values,
-    ))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (host_step, tokens, seqs, attention))]
     fn new(
         host_step: f64,
         tokens: PyReadonlyArray1<'_, f64>,
         seqs: PyReadonlyArray1<'_, f64>,
-        context_rows: PyReadonlyArray1<'_, f64>,
-        context_cols: PyReadonlyArray1<'_, f64>,
-        context_values: PyReadonlyArray1<'_, f64>,
-        generation_rows: PyReadonlyArray1<'_, f64>,
-        generation_cols: PyReadonlyArray1<'_, f64>,
-        generation_values: PyReadonlyArray1<'_, f64>,
+        attention: Vec<AttentionArrays<'_>>,
     ) -> PyResult<Self> {
         let grid = |name, r: &PyReadonlyArray1<f64>, c: &PyReadonlyArray1<f64>, v: &PyReadonlyArray1<f64>| {
             Grid::new(name, slice(name, r)?.to_vec(), slice(name, c)?.to_vec(), slice(name, v)?.to_vec()).py_err()
         };
-        let measured = Measured::new(
-            host_step,
-            slice("tokens", &tokens)?.to_vec(),
-            slice("seqs", &seqs)?.to_vec(),
-            grid("context", &context_rows, &context_cols, &context_values)?,
-            grid("generation", &generation_rows, &generation_cols, &generation_values)?,
-        )
-        .py_err()?;
+        let mut kinds = Vec::with_capacity(attention.len());
+        for (window, cr, cc, cv, gr, gc, gv) in &attention {
+            kinds.push(Attention {
+                window: *window,
+                context: grid("context", cr, cc, cv)?,
+                generation: grid("generation", gr, gc, gv)?,
+            });
+        }
+        let measured =
+            Measured::new(host_step, slice("tokens", &tokens)?.to_vec(), slice("seqs", &seqs)?.to_vec(), kinds)
+                .py_err()?;
         Ok(MeasuredTables { inner: Arc::new(measured) })
     }
 

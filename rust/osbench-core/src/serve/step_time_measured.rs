@@ -15,21 +15,42 @@ pub struct Grid {
 }
 
 /// What the prefill and decode attention work of a length `s` is, for reading beyond a grid's
-/// longest length (`kernels.py: prefill_work`, `decode_work`).
+/// longest length (`kernels.py: prefill_work`, `decode_work`), under a sliding window of that
+/// many tokens (0: full attention).
 #[derive(Debug, Clone, Copy)]
 enum Work {
-    Prefill,
-    Decode,
+    Prefill(u64),
+    Decode(u64),
 }
 
 impl Work {
     #[inline]
     fn of(self, s: f64) -> f64 {
         match self {
-            Work::Prefill => s * (s + 1.0) / 2.0,
-            Work::Decode => s + 1.0,
+            Work::Prefill(0) => s * (s + 1.0) / 2.0,
+            Work::Prefill(w) => {
+                let w = w as f64;
+                if s <= w {
+                    s * (s + 1.0) / 2.0
+                } else {
+                    w * (w + 1.0) / 2.0 + (s - w) * w
+                }
+            }
+            Work::Decode(0) => s + 1.0,
+            Work::Decode(w) => (s + 1.0).min(w as f64),
         }
     }
+}
+
+/// `kernels.py: prefill_pairs`: the query-key pairs a chunk of `n` new tokens after `c` cached
+/// ones computes under a window of `w` tokens (0: full attention), exactly. Python computes
+/// them on unbounded integers; in range for any step the engine forms.
+fn prefill_pairs(n: u128, c: u128, w: u128) -> u128 {
+    if w == 0 {
+        return n * c + n * (n + 1) / 2;
+    }
+    let pairs = |s: u128| if s <= w { s * (s + 1) / 2 } else { w * (w + 1) / 2 + (s - w) * w };
+    pairs(c + n) - pairs(c)
 }
 
 impl Grid {
@@ -86,6 +107,15 @@ impl Grid {
     }
 }
 
+/// `measured.py: AttentionTables`: one kind of layer's attention grids (its layers multiplied
+/// in) under a sliding window of `window` tokens (0: full attention).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Attention {
+    pub window: u64,
+    pub context: Grid,
+    pub generation: Grid,
+}
+
 /// `measured.py: MeasuredTables`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Measured {
@@ -94,14 +124,14 @@ pub struct Measured {
     pub tokens: Vec<f64>,
     /// Seconds by the step's scheduled requests (index 0 unused).
     pub seqs: Vec<f64>,
-    pub context: Grid,
-    pub generation: Grid,
+    /// The full-attention layers' grids, then the windowed layers' if any.
+    pub attention: Vec<Attention>,
 }
 
 impl Measured {
     /// The tables, checked: finite costs `>= 0`, as many request counts as token counts (a step
-    /// never schedules more requests than tokens).
-    pub fn new(host_step: f64, tokens: Vec<f64>, seqs: Vec<f64>, context: Grid, generation: Grid) -> Result<Self> {
+    /// never schedules more requests than tokens), one to four kinds of attention layer.
+    pub fn new(host_step: f64, tokens: Vec<f64>, seqs: Vec<f64>, attention: Vec<Attention>) -> Result<Self> {
         if !(host_step.is_finite() && host_step >= 0.0) {
             return Err(invalid("host_step", format!("{host_step}"), "finite seconds >= 0"));
         }
@@ -117,7 +147,14 @@ impl Measured {
                 format!("{} (one per token count)", tokens.len()),
             ));
         }
-        Ok(Measured { host_step, tokens, seqs, context, generation })
+        if attention.is_empty() || attention.len() > 4 {
+            return Err(invalid(
+                "attention",
+                format!("{} kinds of layer", attention.len()),
+                "one to four kinds of attention layer",
+            ));
+        }
+        Ok(Measured { host_step, tokens, seqs, attention })
     }
 
     /// The most new tokens a step may have.
@@ -167,19 +204,18 @@ impl Measured {
         }
         let mut total = self.host_step + self.tokens[new as usize] + self.seqs[b.num_seqs as usize];
         let decode_context = b.context_tokens - prefill_context;
-        if b.decode_seqs > 0 {
-            let s = decode_context as f64 / b.decode_seqs as f64;
-            total += self.generation.read(b.decode_seqs, s, Work::Decode);
-        }
         let p = chunks.len() as u64;
-        for &(n, c) in chunks {
-            // Python computes these on unbounded integers; in range for any step the engine
-            // forms (its attention pairs fit in int64).
-            let (n, c) = (n as u128, c as u128);
-            let s = (c + n) as f64;
-            let pairs = (n * c + n * (n + 1) / 2) as f64;
-            let attention = self.context.read(p, s, Work::Prefill);
-            total += attention * (pairs / (p as f64 * Work::Prefill.of(s)));
+        for a in &self.attention {
+            if b.decode_seqs > 0 {
+                let s = decode_context as f64 / b.decode_seqs as f64;
+                total += a.generation.read(b.decode_seqs, s, Work::Decode(a.window));
+            }
+            for &(n, c) in chunks {
+                let s = (c as u128 + n as u128) as f64;
+                let pairs = prefill_pairs(n as u128, c as u128, a.window as u128) as f64;
+                let attention = a.context.read(p, s, Work::Prefill(a.window));
+                total += attention * (pairs / (p as f64 * Work::Prefill(a.window).of(s)));
+            }
         }
         Ok(total)
     }
@@ -200,8 +236,19 @@ mod tests {
         assert_eq!(g.bilinear(2.0, 3.0), 6.0);
         assert_eq!(g.bilinear(1.5, 2.0), 3.0); // midway on both axes: (2 + 4) / 2
         assert_eq!(g.bilinear(8.0, 3.0), 24.0); // twice the last batch: twice its time
-        assert_eq!(g.read(1, 0.5, Work::Decode), 1.0); // below the first length: read there
-        assert_eq!(g.read(1, 7.0, Work::Decode), 3.0 * 8.0 / 4.0); // keys read: (7 + 1) / (3 + 1)
+        assert_eq!(g.read(1, 0.5, Work::Decode(0)), 1.0); // below the first length: read there
+        assert_eq!(g.read(1, 7.0, Work::Decode(0)), 3.0 * 8.0 / 4.0); // keys read: (7 + 1) / (3 + 1)
+        assert_eq!(g.read(1, 7.0, Work::Decode(2)), 3.0); // a window of 2 keys: no more beyond it
+    }
+
+    #[test]
+    fn windowed_pairs_add_up_to_the_prompts() {
+        // 10 tokens under a window of 4: 1 + 2 + 3 + 4 * 7 = 34 pairs, in any chunking.
+        assert_eq!(prefill_pairs(10, 0, 4), 34);
+        assert_eq!(prefill_pairs(3, 0, 4) + prefill_pairs(7, 3, 4), 34);
+        assert_eq!(Work::Prefill(4).of(10.0), 34.0);
+        assert_eq!(prefill_pairs(10, 0, 0), 55); // full attention: 10 * 11 / 2
+        assert_eq!(prefill_pairs(4, 6, 0), 4 * 6 + 10);
     }
 
     #[test]
@@ -209,9 +256,11 @@ mod tests {
         assert!(Grid::new("g", vec![1.0], vec![1.0, 2.0], vec![1.0, 2.0]).is_err());
         assert!(Grid::new("g", vec![2.0, 1.0], vec![1.0, 2.0], vec![1.0; 4]).is_err());
         assert!(Grid::new("g", vec![1.0, 2.0], vec![1.0, 2.0], vec![1.0, 2.0, f64::NAN, 1.0]).is_err());
-        assert!(Measured::new(0.0, vec![0.0, 1.0], vec![0.0], grid(), grid()).is_err());
-        assert!(Measured::new(-1.0, vec![0.0, 1.0], vec![0.0, 1.0], grid(), grid()).is_err());
-        let m = Measured::new(0.0, vec![0.0, 1.0], vec![0.0, 1.0], grid(), grid()).unwrap();
+        let full = || vec![Attention { window: 0, context: grid(), generation: grid() }];
+        assert!(Measured::new(0.0, vec![0.0, 1.0], vec![0.0], full()).is_err());
+        assert!(Measured::new(-1.0, vec![0.0, 1.0], vec![0.0, 1.0], full()).is_err());
+        assert!(Measured::new(0.0, vec![0.0, 1.0], vec![0.0, 1.0], vec![]).is_err());
+        let m = Measured::new(0.0, vec![0.0, 1.0], vec![0.0, 1.0], full()).unwrap();
         let b = Batch {
             num_seqs: 1,
             prefill_seqs: 0,
