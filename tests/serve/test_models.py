@@ -40,8 +40,12 @@ def test_gpt_oss_matches_its_model_card() -> None:
     # only the 18 full-attention layers keep every token's KV (the windowed ones: a bounded few)
     assert m.full_attention_layers == 18 and m.kv_bytes_per_token() == 2 * 18 * 8 * 64 * 2
     assert m.kv_bytes_per_token(8) == 2 * 18 * 1 * 64 * 2
-    with pytest.raises(ValueError, match="model='gpt-oss-120b' with FP8 weights is not accepted"):
-        Model.preset("gpt-oss-120b-fp8")
+    # with FP8 weights the experts stay MXFP4: the rest of the weights halve
+    f = Model.preset("gpt-oss-120b-fp8")
+    assert (
+        f.expert_dtype == "mxfp4"
+        and m.weight_bytes() - f.weight_bytes() == m.parameters - experts - 2 * m.vocab_size * 2880
+    )
 
 
 def test_published_details() -> None:

@@ -47,7 +47,8 @@ def test_fp8_is_an_option_of_every_model() -> None:
         assert f.kv_bytes_per_token(1) == m.kv_bytes_per_token(1)  # the KV cache stays bf16
         # about half the bytes: the embedding table and the output projection stay bf16
         unquantised = m.embedding_parameters + m.lm_head_parameters
-        assert f.weight_bytes(1) == m.parameters + unquantised
+        apart = m.layers * m.experts * m.mlp_parameters if m.expert_dtype else 0  # gpt-oss's MXFP4 experts stay
+        assert f.weight_bytes(1) == m.weight_bytes(1) - (m.parameters - unquantised - apart)
     with pytest.raises(ValueError, match="any of them with '-fp8'"):
         Model.preset("gpt-5-fp8")
 
@@ -66,6 +67,6 @@ def test_gpu_datasheet_figures() -> None:
 def test_presets_fitting_a_request() -> None:
     from osbench.serve.models import presets_fitting
 
-    assert presets_fitting(100_000) == ["llama-3.1-8b", "llama-3.1-70b"]  # the 128k ones
+    assert presets_fitting(100_000) == ["llama-3.1-8b", "llama-3.1-70b", "gpt-oss-120b"]  # the 128k ones
     assert "qwen3-32b" in presets_fitting(40_000) and "llama-3-8b" not in presets_fitting(9_000)
     assert presets_fitting(200_000) == []

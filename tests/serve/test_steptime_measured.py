@@ -210,6 +210,28 @@ def test_sliding_window_layers_read_their_own_grids(gpt_oss: StepTime) -> None:
         kernels.moe_curve(t, ("w4a16_mxfp4", 2880, 2880, 4, 128, 3), np.arange(1.0, 3.0))
 
 
+def test_marlin_is_carried_from_the_shape_the_tables_time_it_on(gpt_oss: StepTime) -> None:
+    t = kernels.tables("H100-SXM5-80GB")
+    source = ("w4a16_mxfp4", *kernels.MARLIN_MXFP4_SHAPE, 2)
+    tokens, seconds = t.moe[source]
+    # carried to its own shape, the kernel reads back its own measurements
+    assert np.allclose(kernels.moe_carried_curve(t, source, source[1:], tokens), seconds, rtol=1e-12)
+    # on gpt-oss's shape: faster than the Triton kernel at decode sizes, slower at prefill sizes
+    shape = (2880, 2880, 4, 128, 2)
+    at = np.array([1.0, 4.0, 16.0, 4096.0, 8192.0])
+    marlin, triton = kernels.moe_carried_curve(t, source, shape, at), kernels.moe_curve(t, ("w4a16_mxfp4", *shape), at)
+    assert (marlin[:3] < triton[:3]).all() and (marlin[3:] > 2 * triton[3:]).all()
+    m = StepTime.measured("gpt-oss-120b", "h100", tp=2, mxfp4_moe="marlin")
+    assert m.params["mxfp4_moe"] == "marlin" and m(decode(4, 1500)) < gpt_oss(decode(4, 1500))
+    assert m(StepWork.of([(8192, 0, 8192)])) > gpt_oss(StepWork.of([(8192, 0, 8192)]))
+    with pytest.raises(ValueError, match="mxfp4_moe='marlin' is not accepted for qwen3-30b-a3b"):
+        StepTime.measured("qwen3-30b-a3b", "h100", mxfp4_moe="marlin")
+    with pytest.raises(ValueError, match="mxfp4_moe='cutlass' is not accepted"):
+        StepTime.measured("gpt-oss-120b", "h100", mxfp4_moe="cutlass")
+    with pytest.raises(ValueError, match="is not accepted on h100_sxm: its MoE table does not measure it"):
+        kernels.moe_carried_curve(t, ("w4a16_mxfp4", 1, 1, 1, 1, 1), shape, at)
+
+
 def test_the_cuda_graph_size_is_the_callers(gpt_oss: StepTime) -> None:
     # InferenceMAX's gpt-oss servers capture steps up to 2,048 tokens: their all-reduces in the
     # graph; a step past 512 is cheaper so, and a small one the same

@@ -185,7 +185,7 @@ def test_the_burst_loop_on_both_engines(
     assert np.array_equal(ours[0], theirs[0]) and np.array_equal(ours[1], theirs[1])
 
 
-def test_an_inferencemax_point_runs_its_servers_flags() -> None:
+def test_an_inferencemax_point_runs_its_servers_flags(measured_tables: None) -> None:
     # The same measured run, as InferenceMAX measured it and as AIConfigurator's benchmark would:
     # both servers have as many sequences as clients; InferenceMAX's has no prefix cache, a step
     # of 8,192 tokens and on H200 an FP8 KV cache, twice the tokens of the BF16 one in the memory
@@ -200,8 +200,18 @@ def test_an_inferencemax_point_runs_its_servers_flags() -> None:
     assert validate.GENERATOR_EXTRA_TOKENS == 1500 and 1.99 < (a.num_blocks - 1) / (b.num_blocks - 1) < 2.01
     assert set(validate.BENCHMARKS) == {validate.AIPERF, validate.AIPERF_POOL, validate.INFERENCEMAX}
     on_h100 = replace(imax, gpu="h100-sxm", tp=2)
-    assert validate.model_for(on_h100).kv_dtype == "bf16" == validate.INFERENCEMAX_KV_CACHE["h100-sxm"]
-    with pytest.raises(ArgumentError, match="gpu='rtx-pro-6000'"):
+    assert validate.model_for(on_h100).kv_dtype == "bf16" == validate.INFERENCEMAX_KV_CACHE[imax.model]["h100-sxm"]
+    # gpt-oss's servers keep vLLM's auto KV cache (bf16) and capture steps up to 2,048 tokens
+    oss = replace(imax, model="gpt-oss-120b", tp=2)
+    assert validate.model_for(oss).kv_dtype == "bf16"
+    assert validate.step_time_for(oss, "measured").params["cuda_graph_tokens"] == 2048
+    # the vLLM 0.18.0 scripts run Marlin's MXFP4 MoE; the earlier ones keep the tables' Triton kernel
+    assert validate.step_time_for(replace(oss, version="0.18.0"), "measured").params["mxfp4_moe"] == "marlin"
+    assert validate.step_time_for(oss, "measured").params["mxfp4_moe"] == "triton"
+    assert (
+        validate.step_time_for(replace(oss, benchmark=validate.AIPERF), "measured").params["cuda_graph_tokens"] == 512
+    )
+    with pytest.raises(ArgumentError, match="gpu='rtx-pro-6000' is not accepted for an InferenceMAX point of llama"):
         validate.model_for(replace(imax, gpu="rtx-pro-6000"))
     assert set(validate.SOURCE_BENCHMARKS.values()) <= set(validate.BENCHMARKS)
 

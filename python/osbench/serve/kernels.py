@@ -26,7 +26,9 @@ between or beyond the measured ones is read:
   grows in proportion to its size.
 - **MoE** (``moe_perf``, one fused-MoE layer call by tokens): the model's exact shape (hidden,
   expert intermediate size, top-k, experts) at ``moe_tp = tp``, balanced routing; log-log in
-  tokens, in proportion to the tokens beyond the largest measured.
+  tokens, in proportion to the tokens beyond the largest measured. A kernel the tables time on
+  another shape only (Marlin's MXFP4 MoE) is carried to the model's shape at the same tokens
+  per expert and achieved FLOP/s (:func:`moe_carried_curve`).
 """
 
 from __future__ import annotations
@@ -349,6 +351,38 @@ def moe_curve(t: Tables, key: tuple[Any, ...], tokens: np.ndarray) -> np.ndarray
     return _loglog(tokens, *t.moe[key])
 
 
+MARLIN_MXFP4_SHAPE = (3584, 3072, 16, 896)
+"""The one MXFP4 MoE shape (hidden, expert intermediate size, top-k, experts) the tables time
+with vLLM's Marlin kernel (``kernel_source`` ``vllm_compressedtensorsw4a4mxfp4moe_marlin_...``);
+gpt-oss's own shape is timed with the Triton kernel only (``vllm_gptossmxfp4moe_triton``)."""
+
+
+def moe_flops(hidden: int, inter: int, topk: int, tokens: np.ndarray) -> np.ndarray:
+    """FLOPs of one fused-MoE call on one GPU of ``moe_tp`` (``inter`` already divided): each
+    token's ``topk`` experts, gate/up (``2 inter x hidden``) and down (``hidden x inter``)."""
+    return 2.0 * 3.0 * hidden * inter * topk * tokens
+
+
+def moe_carried_curve(t: Tables, source: tuple[Any, ...], shape: tuple[int, ...], tokens: np.ndarray) -> np.ndarray:
+    """Seconds of one fused-MoE call of ``shape`` (hidden, inter, topk, experts, moe_tp) at each
+    token count, carried from another shape's measured kernel ``source`` (its MoE table key): at
+    the same tokens per expert (``tokens * topk / experts``, which sets a grouped GEMM's
+    arithmetic intensity) the same achieved FLOP/s, log-log between the source's points and its
+    last rate beyond them. For a kernel the tables time on another shape only
+    (:data:`MARLIN_MXFP4_SHAPE`)."""
+    if source not in t.moe:
+        raise ArgumentError(f"MoE kernel {source} is not accepted on {t.gpu}: its MoE table does not measure it")
+    src_tokens, src_seconds = t.moe[source]
+    hidden, inter, topk, experts, tp = source[1:6]
+    src_per_expert = src_tokens * topk / experts
+    src_rate = moe_flops(hidden, inter // tp, topk, src_tokens) / src_seconds
+    h, i, k, e, tp = shape
+    per_expert = np.asarray(tokens, dtype=np.float64) * k / e
+    x = np.clip(np.log(per_expert), np.log(src_per_expert[0]), np.log(src_per_expert[-1]))
+    rate = np.exp(np.interp(x, np.log(src_per_expert), np.log(src_rate)))
+    return moe_flops(h, i // tp, k, tokens) / rate
+
+
 def attention_grid(
     t: Tables, which: str, heads: int, kv_heads: int, head_dim: int, kv_dtype: str, window: int = 0
 ) -> Grid:
@@ -392,6 +426,7 @@ __all__ = [
     "CUSTOM_ALLREDUCE_MAX_BYTES",
     "GEMM_DTYPES",
     "KV_DTYPES",
+    "MARLIN_MXFP4_SHAPE",
     "MS",
     "TABLE_GPUS",
     "GemmTable",
@@ -404,7 +439,9 @@ __all__ = [
     "decode_work",
     "gemm_curve",
     "gpu_dir",
+    "moe_carried_curve",
     "moe_curve",
+    "moe_flops",
     "prefill_pairs",
     "prefill_work",
     "tables",

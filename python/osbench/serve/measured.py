@@ -164,10 +164,12 @@ def build(
     host_step: float,
     host_request: float,
     cuda_graph_tokens: int = CUDA_GRAPH_MAX_TOKENS,
+    mxfp4_moe: str = "triton",
 ) -> MeasuredTables:
     """The tables of ``model`` on ``tp`` GPUs ``gpu`` (see the module's composition), with
     ``host_step`` seconds of host work per step and ``host_request`` per scheduled request; steps
-    of at most ``cuda_graph_tokens`` tokens replay a CUDA graph."""
+    of at most ``cuda_graph_tokens`` tokens replay a CUDA graph; ``mxfp4_moe``: the kernel of
+    MXFP4 experts (:data:`MXFP4_MOE_KERNELS`)."""
     t = kernels.tables(gpu.name)
     m = t.gemm[kernels.GEMM_DTYPES["bf16"]].m
     count = np.arange(1, int(m[-1]) + 1, dtype=np.float64)  # token (or request) counts 1..max
@@ -182,7 +184,7 @@ def build(
     layer = linear((h + 2 * kvh) * hd, hidden) + linear(hidden, h * hd)
     if model.experts > 1:
         layer += linear(model.experts, hidden, "bf16")  # the router stays in bf16
-        layer += kernels.moe_curve(t, _moe_key(t, model, tp), count)
+        layer += _moe(t, model, tp, mxfp4_moe, count)
         inter = model.experts_per_token * model.intermediate_size // tp  # activations per token
     else:
         inter = model.intermediate_size // tp
@@ -215,6 +217,24 @@ MOE_DTYPES = {"mxfp4": "w4a16_mxfp4"}
 """Experts kept apart (``Model.expert_dtype``) -> the MoE table's ``moe_dtype``: MXFP4 weights
 with bf16 activations, vLLM's gpt-oss MXFP4 MoE on Hopper (the table times its Triton kernel,
 ``vllm_gptossmxfp4moe_triton``)."""
+
+
+MXFP4_MOE_KERNELS = ("triton", "marlin")
+"""vLLM's kernels for MXFP4 experts with bf16 activations on Hopper: ``triton`` (the default
+where the ``triton_kernels`` package is installed, and what the tables time on gpt-oss's shape)
+and ``marlin`` (``VLLM_MXFP4_USE_MARLIN=1``, ``vllm/model_executor/layers/quantization/mxfp4.py``),
+carried from the one shape the tables time it on (:func:`kernels.moe_carried_curve`)."""
+
+
+def _moe(t: kernels.Tables, model: Model, tp: int, mxfp4_moe: str, count: np.ndarray) -> np.ndarray:
+    """One MoE layer's fused-MoE call at each token count."""
+    key = _moe_key(t, model, tp)
+    if mxfp4_moe == "marlin":
+        if model.expert_dtype != "mxfp4":
+            raise ArgumentError(f"mxfp4_moe='marlin' is not accepted for {model.name}: its experts are not MXFP4")
+        source = (MOE_DTYPES["mxfp4"], *kernels.MARLIN_MXFP4_SHAPE, tp)
+        return kernels.moe_carried_curve(t, source, key[1:], count)
+    return kernels.moe_curve(t, key, count)
 
 
 def _moe_key(t: kernels.Tables, model: Model, tp: int) -> tuple[Any, ...]:
@@ -322,6 +342,7 @@ __all__ = [
     "HOST_PER_REQUEST",
     "HOST_STEP",
     "MOE_DTYPES",
+    "MXFP4_MOE_KERNELS",
     "SAMPLER_PASSES",
     "STEP_COLUMNS",
     "AttentionTables",

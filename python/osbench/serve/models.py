@@ -213,13 +213,10 @@ class Model(Record):
     def fp8(self) -> Model:
         """This model with FP8 weights (an FP8 checkpoint such as ``nvidia/...-FP8``: per-tensor
         scaled FP8 weights and activations in the linear layers, vLLM's ``fp8`` GEMM path),
-        named ``<name>-fp8``; the KV cache stays in ``kv_dtype``."""
+        named ``<name>-fp8``; the KV cache stays in ``kv_dtype``, and experts kept apart in
+        their :attr:`expert_dtype`."""
         if self.dtype == "fp8":
             return self
-        if self.expert_dtype:
-            raise ArgumentError(
-                f"model={self.name!r} with FP8 weights is not accepted: its experts are kept in {self.expert_dtype}"
-            )
         return replace(self, name=f"{self.name}{FP8_SUFFIX}", dtype="fp8")
 
     @staticmethod

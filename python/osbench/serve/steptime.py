@@ -445,6 +445,7 @@ class StepTime:
         host_step: Optional[float] = None,
         host_request: Optional[float] = None,
         cuda_graph_tokens: Optional[int] = None,
+        mxfp4_moe: str = "triton",
     ) -> StepTime:
         """A step time composed of the kernels vLLM runs, each read from the measured tables of
         ``gpu`` (AIConfigurator's operator tables, :mod:`osbench.serve.kernels`), plus the
@@ -458,7 +459,9 @@ class StepTime:
         BLIS's published constants; :func:`osbench.serve.validate.fit_host` fits both to
         measured runs. ``cuda_graph_tokens``: the largest step the server replays as a CUDA
         graph (its ``--max-cudagraph-capture-size``; default
-        :data:`~osbench.serve.measured.CUDA_GRAPH_MAX_TOKENS`).
+        :data:`~osbench.serve.measured.CUDA_GRAPH_MAX_TOKENS`); ``mxfp4_moe``: the kernel of
+        MXFP4 experts, ``"triton"`` or ``"marlin"`` (``VLLM_MXFP4_USE_MARLIN=1``;
+        :data:`~osbench.serve.measured.MXFP4_MOE_KERNELS`).
 
         A GPU without tables, a model shape outside them (a weight, a head layout, an MoE
         shape not measured) or a ``tp`` without all-reduce tables is refused with the reason;
@@ -474,7 +477,10 @@ class StepTime:
         request = composition.HOST_PER_REQUEST if host_request is None else _seconds("host_request", host_request)
         graph = composition.CUDA_GRAPH_MAX_TOKENS if cuda_graph_tokens is None else cuda_graph_tokens
         graph = _checks.non_negative_int("cuda_graph_tokens", graph, maximum=2**31 - 1)
-        tables = composition.build(m, g, tp, mbu, host_step=step, host_request=request, cuda_graph_tokens=graph)
+        _checks.choice("mxfp4_moe", mxfp4_moe, composition.MXFP4_MOE_KERNELS)
+        tables = composition.build(
+            m, g, tp, mbu, host_step=step, host_request=request, cuda_graph_tokens=graph, mxfp4_moe=mxfp4_moe
+        )
         t = kernels.tables(g.name)
         params = {
             "model": m.name,
@@ -485,6 +491,7 @@ class StepTime:
             "vllm": t.version,
             "host_request": request,
             "cuda_graph_tokens": graph,
+            "mxfp4_moe": mxfp4_moe,
         }
         return cls("measured", (tables.host_step,), params, tables)
 

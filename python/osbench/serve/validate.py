@@ -68,6 +68,7 @@ MODELS = {
     "Qwen/Qwen3-235B-A22B-FP8": "qwen3-235b-a22b",
     "Qwen/Qwen3-30B-A3B": "qwen3-30b-a3b",
     "Qwen/Qwen3-14B": "qwen3-14b",
+    "openai/gpt-oss-120b": "gpt-oss-120b",
 }
 """Hugging Face model ids of the silicon rows -> presets (the precision column says fp8)."""
 
@@ -113,6 +114,7 @@ BENCHMARKS = {
 line that says what its replay sends."""
 
 SOURCE_BENCHMARKS = {
+    "2026-03-25.csv": INFERENCEMAX,
     "2026-04-06.csv": INFERENCEMAX,
     "nvidia_Llama-3.1-8B-Instruct-FP8.csv": AIPERF_POOL,
 }
@@ -121,8 +123,28 @@ path component) -> their benchmark; every other source is :data:`AIPERF`: AIConf
 measurements (``aic-auto-gap-analysis/data/<system>/vllm/0.12.0/<model>.csv``), taken with the
 benchmark its generator writes."""
 
+INFERENCEMAX_MXFP4_MOE = {("gpt-oss-120b", "0.18.0"): "marlin"}
+"""The kernel of MXFP4 experts on InferenceMAX's servers, by model and vLLM release, where its
+script chooses it: the gpt-oss H100 and H200 scripts of the vLLM 0.18.0 image export
+``VLLM_MXFP4_USE_MARLIN=1``; the earlier ones (the "unknown" release, 2025) did not, and vLLM's
+default there is not recorded, so they keep the tables' Triton kernel."""
+
+INFERENCEMAX_MAX_CLIENTS = 64
+"""The most clients InferenceMAX's sweeps of these models run (``conc-end: 64`` in every search
+space of ``.github/configs/nvidia-master.yaml``, 2025-09 to 2026-04). Rows of its source files
+with more (eleven gpt-oss rows at 512 clients, vLLM 0.11.2, measured 2025-12-08) came from runs
+whose setup is not recorded, and not from a server of as many sequences as clients: there the
+kernels of one decode step of 512 requests take 2-7 times the measured TPOT. They are not
+replayed (:func:`rows`)."""
+
 INFERENCEMAX_BATCHED_TOKENS = 8192
 """InferenceMAX's ``--max-num-batched-tokens 8192`` (its ``--max-num-seqs`` is the concurrency)."""
+
+INFERENCEMAX_CUDA_GRAPH_TOKENS = {"gpt-oss-120b": 2048}
+"""The largest step InferenceMAX's servers capture in a CUDA graph, by model, where its script
+sets it: the gpt-oss servers' ``max-cudagraph-capture-size: 2048`` (``cuda-graph-sizes: 2048``
+before vLLM 0.11; ``benchmarks/gptoss_fp4_h100.sh``, ``gptoss_fp4_h200.sh``); the others keep
+vLLM's default (:data:`osbench.serve.measured.CUDA_GRAPH_MAX_TOKENS`)."""
 
 
 @dataclass(frozen=True)
@@ -240,7 +262,9 @@ def _provenance(row: dict[str, str]) -> dict[str, str]:
 def rows(path: Optional[str] = None) -> list[Point]:
     """The silicon rows osbench can replay: vLLM, aggregated (one server), no pipeline or
     attention data parallelism (the experts sharded as the attention is), a model with a preset,
-    a GPU with measured tables, and the clients' concurrency recorded (``silicon_concurrency``).
+    a GPU with measured tables, and the clients' concurrency recorded (``silicon_concurrency``),
+    within InferenceMAX's sweep for its points (:data:`INFERENCEMAX_MAX_CLIENTS`); a measurement
+    published in two source files once.
 
     A row without it is not replayed: its ``batch_size`` is AIConfigurator's batch per worker
     (its generator benchmarks ``workers x batch_size`` clients and more, ``estimated_concurrency``
@@ -251,6 +275,7 @@ def rows(path: Optional[str] = None) -> list[Point]:
     15.3 ms)."""
     source = str(path) if path is not None else str(datasets.fetch(SILICON))
     out = []
+    seen = set()
     with open(source, newline="") as f:
         for r in csv.DictReader(f):
             if r["backend"] != "vllm" or r["mode"] != "agg" or r["model_path"] not in MODELS:
@@ -266,6 +291,15 @@ def rows(path: Optional[str] = None) -> list[Point]:
             if not clients.isdigit():
                 continue  # the clients are not recorded (see above)
             source_file = provenance.get("source_file", "").rsplit("/", 1)[-1]
+            benchmark = SOURCE_BENCHMARKS.get(source_file, AIPERF)
+            if benchmark == INFERENCEMAX and int(clients) > INFERENCEMAX_MAX_CLIENTS:
+                continue  # outside InferenceMAX's sweep (see INFERENCEMAX_MAX_CLIENTS)
+            # The same measurement published in two source files (26 gpt-oss rows) counts once.
+            measurement = (name, r["system"], r["tp_size"], r["isl"], r["osl"], clients)
+            measurement += (r["silicon_ttft_ms"], r["silicon_tpot_ms"])
+            if measurement in seen:
+                continue
+            seen.add(measurement)
             out.append(
                 Point(
                     id=r["id"],
@@ -278,16 +312,20 @@ def rows(path: Optional[str] = None) -> list[Point]:
                     concurrency=int(clients),
                     ttft=float(r["silicon_ttft_ms"]) / 1e3,
                     tpot=float(r["silicon_tpot_ms"]) / 1e3,
-                    benchmark=SOURCE_BENCHMARKS.get(source_file, AIPERF),
+                    benchmark=benchmark,
                 )
             )
     return out
 
 
-INFERENCEMAX_KV_CACHE = {"h100-sxm": "bf16", "h200": "fp8"}
-"""The KV cache's dtype of InferenceMAX's servers, by GPU (:func:`model_for`). The rows do not
-record it; the points' own queueing does, because the pool's size decides when clients wait and
-the FP8 pool holds twice the BF16 one's tokens:
+INFERENCEMAX_KV_CACHE = {
+    "llama-3.1-70b-fp8": {"h100-sxm": "bf16", "h200": "fp8"},
+    "gpt-oss-120b": {"h100-sxm": "bf16", "h200": "bf16"},
+}
+"""The KV cache's dtype of InferenceMAX's servers, by model and GPU (:func:`model_for`). The
+gpt-oss scripts pass no ``--kv-cache-dtype`` (vLLM's ``auto``: the model's bf16). The Llama
+rows do not record it; the points' own queueing does, because the pool's size decides when
+clients wait and the FP8 pool holds twice the BF16 one's tokens:
 
 - H200, FP8: on one H200, 32 clients of 1,024 + 8,192 tokens (up to 295k tokens in flight) were
   served without the queueing a BF16 pool (186k tokens) forces, which an FP8 one (372k) avoids,
@@ -307,12 +345,13 @@ def model_for(p: Point) -> Model:
     m = Model.preset(p.model)
     if p.benchmark != INFERENCEMAX:
         return m
-    if p.gpu not in INFERENCEMAX_KV_CACHE:
+    known = INFERENCEMAX_KV_CACHE.get(p.model, {})
+    if p.gpu not in known:
+        where = ", ".join(f"{model} on {', '.join(gpus)}" for model, gpus in INFERENCEMAX_KV_CACHE.items())
         raise ArgumentError(
-            f"gpu={p.gpu!r} is not accepted for an InferenceMAX point: its KV cache is known on "
-            f"{', '.join(INFERENCEMAX_KV_CACHE)}"
+            f"gpu={p.gpu!r} is not accepted for an InferenceMAX point of {p.model}: its KV cache is known for {where}"
         )
-    return replace(m, kv_dtype=INFERENCEMAX_KV_CACHE[p.gpu])
+    return replace(m, kv_dtype=known[p.gpu])
 
 
 def config_for(p: Point, prefix_caching: bool = False) -> EngineConfig:
@@ -486,11 +525,15 @@ def step_time_for(p: Point, kind: str, host: Optional[HostCost] = None) -> StepT
     m = model_for(p)
     if kind == "roofline":
         return StepTime.roofline(m, p.gpu, tp=p.tp)
+    server: dict[str, Any] = {}
+    if p.benchmark == INFERENCEMAX:
+        server["cuda_graph_tokens"] = INFERENCEMAX_CUDA_GRAPH_TOKENS.get(p.model)
+        server["mxfp4_moe"] = INFERENCEMAX_MXFP4_MOE.get((p.model, p.version), "triton")
     if kind == "fitted":
         if host is None:
             raise ArgumentError("host=None is not accepted for the fitted model: fit it first (fit_host)")
-        return StepTime.measured(m, p.gpu, tp=p.tp, host_step=host.step, host_request=host.request)
-    return StepTime.measured(m, p.gpu, tp=p.tp)
+        return StepTime.measured(m, p.gpu, tp=p.tp, host_step=host.step, host_request=host.request, **server)
+    return StepTime.measured(m, p.gpu, tp=p.tp, **server)
 
 
 def predict(
@@ -525,12 +568,12 @@ def replay(
     prompts: Optional[int] = None,
 ) -> Iterator[Prediction]:
     """:func:`predict` of every point with every step-time model of ``kinds``, point by point in
-    the order of ``kinds``; each step-time model is built once per model, GPU and tp
+    the order of ``kinds``; each step-time model is built once per model, GPU, tp and server
     (``host``: the fitted model's, from :func:`fit_host`; ``clients``: the AIPerf points')."""
     cache: dict[tuple[Any, ...], StepTime] = {}
     for p in points:
         for kind in kinds:
-            key = (model_for(p), p.gpu, p.tp, kind)
+            key = (model_for(p), p.gpu, p.tp, p.benchmark, p.version, kind)
             if key not in cache:
                 cache[key] = step_time_for(p, kind, host)
             yield predict(p, kind, clients, step_time=cache[key], prompts=prompts)
@@ -647,7 +690,10 @@ __all__ = [
     "INFERENCEMAX",
     "INFERENCEMAX_BATCHED_TOKENS",
     "INFERENCEMAX_CLIENTS",
+    "INFERENCEMAX_CUDA_GRAPH_TOKENS",
     "INFERENCEMAX_KV_CACHE",
+    "INFERENCEMAX_MAX_CLIENTS",
+    "INFERENCEMAX_MXFP4_MOE",
     "MODELS",
     "PROBE_REQUEST",
     "PROBE_STEP",
