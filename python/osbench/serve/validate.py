@@ -295,8 +295,8 @@ def rows(path: Optional[str] = None) -> list[Point]:
             if benchmark == INFERENCEMAX and int(clients) > INFERENCEMAX_MAX_CLIENTS:
                 continue  # outside InferenceMAX's sweep (see INFERENCEMAX_MAX_CLIENTS)
             # The same measurement published in two source files (26 gpt-oss rows) counts once.
-            measurement = (name, r["system"], r["tp_size"], r["isl"], r["osl"], clients)
-            measurement += (r["silicon_ttft_ms"], r["silicon_tpot_ms"])
+            fields = ("system", "tp_size", "isl", "osl", "silicon_ttft_ms", "silicon_tpot_ms")
+            measurement = (name, clients, *(r[f] for f in fields))
             if measurement in seen:
                 continue
             seen.add(measurement)
