@@ -4,7 +4,8 @@ requests over 100 to 30,000 cached tokens; one step in eight carries a prefill c
 4,096 tokens over a cached prefix), Qwen3-32B on two H100s.
 
 Rows: the roofline and the measured model (the kernel tables), each in Python (one call per
-step) and native (one call for all the steps, its inputs converted beforehand, as the engine
+step) and native; and natively the measured model of gpt-oss-120b on the same steps, whose
+full and sliding-window layers read two pairs of attention grids (one call for all the steps, its inputs converted beforehand, as the engine
 holds them; the measured tables converted into the core once, ``MeasuredTables.native``). The target: the measured model at most twice the
 roofline's cost per step, natively. Every native row's times are asserted equal to Python's.
 
@@ -48,6 +49,8 @@ def models() -> dict[str, StepTime]:
         return {
             "roofline": StepTime.roofline("qwen3-32b", "h100", 2),
             "measured": StepTime.measured("qwen3-32b", "h100", 2),
+            # two kinds of attention layer (full and a sliding window): two grid pairs a step
+            "windowed": StepTime.measured("gpt-oss-120b", "h100", 2),
         }
     except kernels.TablesMissing as exc:
         pytest.skip(str(exc))
@@ -71,7 +74,9 @@ def _native_call(model: StepTime, steps: list[StepWork]) -> Any:
     return lambda: _native.serve_step_seconds(kind, list(coefficients), **columns)
 
 
-@pytest.mark.parametrize("row", ["roofline-python", "measured-python", "roofline-native", "measured-native"])
+@pytest.mark.parametrize(
+    "row", ["roofline-python", "measured-python", "roofline-native", "measured-native", "windowed-native"]
+)
 def test_step_time_cost(benchmark: Any, row: str, steps: list[StepWork], models: dict[str, StepTime]) -> None:
     benchmark.group = "step time: 20k steps of Qwen3-32B on 2 H100s"
     kind, engine = row.split("-")
