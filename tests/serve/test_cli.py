@@ -51,6 +51,24 @@ def test_generated_requests_give_the_api_numbers() -> None:
     assert run_json("--poisson", "300,8", "--seed", "6")["summary"] != data["summary"]  # the seed reaches it
 
 
+def test_the_measured_clock_is_a_flag(measured_tables: None) -> None:
+    # --step-time measured serves on the GPU's kernel tables, as simulate(step_time="measured")
+    # and as the StepTime itself; the summary names the clock
+    data = run_json("--poisson", "200,8", "--seed", "4", "--model", "gpt-oss-120b", "--step-time", "measured")
+    reqs = ob.serve.Requests.poisson(200, 8.0, seed=4)
+    named = ob.serve.simulate(reqs, model="gpt-oss-120b", gpu="h100", step_time="measured")
+    built = ob.serve.simulate(
+        reqs, model="gpt-oss-120b", gpu="h100", step_time=ob.serve.StepTime.measured("gpt-oss-120b", "h100")
+    )
+    assert data["summary"] == summary_of(named) == summary_of(built)
+    assert data["summary"] != run_json("--poisson", "200,8", "--seed", "4", "--model", "gpt-oss-120b")["summary"]
+    out = osbench("serve", "simulate", "--poisson", "20,8", "--step-time", "measured")
+    assert out.returncode == 0 and "native engine, measured step time:" in out.stdout, out.stderr
+    out = osbench("serve", "simulate", "--poisson", "20,8", "--step-time", "measured", "--gpu", "l40s")
+    assert out.returncode == 2 and "gpu='l40s' is not accepted for the measured step time" in out.stderr
+    assert "h100, h100-sxm, h200, rtx-pro-6000" in out.stderr and out.stderr.count("\n") == 1
+
+
 def test_closed_loop_clients_give_the_api_numbers() -> None:
     args = ("--poisson", "120,40", "--seed", "3", "--concurrency", "6", "--turnaround", "0.002", "--warmup", "12")
     data = run_json(*args, "--replicas", "2")

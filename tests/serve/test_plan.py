@@ -220,6 +220,7 @@ def test_an_slo_nothing_meets_is_a_clear_verdict(reqs: ob.serve.Requests) -> Non
             "tp=2 is not accepted with disaggregated=True and max_gpus=3: the smallest split",
         ),
         ({"disaggregated": "yes"}, ArgumentTypeError, "disaggregated='yes' is not accepted"),
+        ({"step_time": "fast"}, ArgumentError, "step_time='fast' is not accepted: use one of roofline, measured"),
     ],
 )
 def test_bad_input_is_refused_naming_it(
@@ -228,6 +229,26 @@ def test_bad_input_is_refused_naming_it(
     args: dict[str, Any] = {**SLO, **PRESET, "max_gpus": 8, "executor": "threads", **change}
     with pytest.raises(error, match=message.replace("(", r"\(")):
         ob.serve.plan(reqs, **args)
+
+
+def test_the_measured_clock_plans_on_the_kernel_tables(reqs: ob.serve.Requests, measured_tables: None) -> None:
+    # every cell's clock by name, built for its tp: the candidates are the measured model's
+    p = ob.serve.plan(
+        reqs, **SLO, **PRESET, max_gpus=4, tp=[1, 2], step_time="measured", executor="threads", knee=False
+    )
+    for c in p.candidates[:2]:
+        step_time = ob.serve.StepTime.measured("llama-3-8b", "h100", tp=c.deployment.tp)
+        r = ob.serve.simulate_cluster(
+            reqs,
+            replicas=c.deployment.replicas,
+            tp=c.deployment.tp,
+            router="least-tokens",
+            step_time=step_time,
+            **PRESET,
+        )
+        assert c.ttft == float(np.percentile(r.merged.ttft, 99))
+    with pytest.raises(ArgumentError, match="gpu='l40s' is not accepted for the measured step time"):
+        ob.serve.plan(reqs, **SLO, model="llama-3-8b", gpu="l40s", step_time="measured", executor="threads")
 
 
 def test_a_rule_that_cannot_go_to_another_process_is_refused(reqs: ob.serve.Requests) -> None:

@@ -153,7 +153,7 @@ def test_the_command_line_runs_sglang() -> None:
     assert data["engine"] == "native" and data["config"]["schedule_policy"] == "lpm"
     assert data["summary"] == json.loads(json.dumps(result.summary().to_dict()))
     text = osbench("serve", "simulate", *args, "--semantics", "sglang", "--max-total-tokens", "60000").stdout
-    assert "native engine: SGLang 0.5.23's scheduler, 60,000 KV tokens in pages of 1" in text
+    assert "native engine, roofline step time: SGLang 0.5.23's scheduler, 60,000 KV tokens in pages of 1" in text
 
 
 def test_the_command_line_documents_and_refuses() -> None:

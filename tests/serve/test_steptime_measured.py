@@ -79,8 +79,12 @@ def test_extrapolation_rules(have_tables: None) -> None:
 
 
 def test_errors(have_tables: None) -> None:
-    with pytest.raises(ValueError, match=r"gpu='A100-SXM4-80GB' is not accepted.*h100, h100-sxm, h200, rtx-pro-6000"):
+    # refused under the name the caller gave: the preset's key, or the GPU's own name for a GPU
+    with pytest.raises(ValueError, match=r"gpu='a100-80gb' is not accepted.*h100, h100-sxm, h200, rtx-pro-6000"):
         StepTime.measured("llama-3.1-8b", "a100-80gb")
+    with pytest.raises(ValueError, match=r"gpu='A100-SXM4-80GB' is not accepted"):
+        StepTime.measured("llama-3.1-8b", GPU.preset("a100-80gb"))
+    assert StepTime.measured("llama-3.1-8b", "H100").params["tables"] == "h100_sxm"  # keys in any case
     # the tables are found by a preset's key as well as by the GPU's name; a key without tables
     # is refused under the key the caller gave
     assert kernels.tables("h200") is kernels.tables(GPU.preset("h200").name)

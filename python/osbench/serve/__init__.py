@@ -35,7 +35,7 @@ from osbench.serve.plan import Plan, plan
 from osbench.serve.requests import Requests, RequestsSummary
 from osbench.serve.result import PriorityClass, ServeResult, ServeSummary, Stats
 from osbench.serve.run import Clients, EngineRun, Steps
-from osbench.serve.simulate import simulate
+from osbench.serve.simulate import STEP_TIME_NAMES, simulate
 from osbench.serve.steptime import Batch, StepTime
 from osbench.serve.vllm.tiers import MEDIA as KV_TIER_MEDIA
 from osbench.serve.vllm.tiers import KvTier
@@ -48,6 +48,7 @@ __all__ = [
     "KV_TIER_MEDIA",
     "LINKS",
     "MODELS",
+    "STEP_TIME_NAMES",
     "Batch",
     "Clients",
     "ClusterResult",

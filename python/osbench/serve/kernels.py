@@ -124,12 +124,18 @@ class Tables:
     """(dtype, hidden, inter, topk, experts, moe_tp) -> (tokens, seconds)."""
 
 
+def gpus_with_tables() -> list[str]:
+    """The GPU presets (keys of ``GPUS``, aliases included) that have measured tables."""
+    return sorted(k for k, g in GPUS.items() if g.name in TABLE_GPUS)
+
+
 def gpu_dir(gpu_name: str) -> str:
     """The AIConfigurator directory of a GPU (its :attr:`GPU.name`, or a preset's key such as
     ``"h200"``), or a clear error listing the GPUs that have measured tables."""
-    name = GPUS[gpu_name].name if gpu_name in GPUS else gpu_name
+    key = gpu_name.lower()  # preset keys are case-insensitive (GPU.preset)
+    name = GPUS[key].name if key in GPUS else gpu_name
     if name not in TABLE_GPUS:
-        have = sorted({k for k, g in GPUS.items() if g.name in TABLE_GPUS})
+        have = gpus_with_tables()
         raise ArgumentError(
             f"gpu={gpu_name!r} is not accepted for the measured step time: it has no measured kernel tables; "
             f"the GPUs that have them are {', '.join(have)}"
@@ -439,6 +445,7 @@ __all__ = [
     "decode_work",
     "gemm_curve",
     "gpu_dir",
+    "gpus_with_tables",
     "moe_carried_curve",
     "moe_curve",
     "moe_flops",

@@ -86,7 +86,7 @@ from osbench.serve.links import link_of
 from osbench.serve.models import GPU, Model
 from osbench.serve.requests import Requests
 from osbench.serve.routers import router_of
-from osbench.serve.simulate import configure
+from osbench.serve.simulate import STEP_TIME_NAMES, configure
 from osbench.serve.slo import RATE, highest_within_slo, label, within_slo
 
 KNEE_STEPS = 8
@@ -672,6 +672,7 @@ def plan(
     workers: Optional[int] = None,
     out: Union[str, os.PathLike[str], None] = None,
     progress: Optional[Callable[[int, int], None]] = None,
+    step_time: str = "roofline",
     **config: Any,
 ) -> Plan:
     """The smallest deployment of ``model`` on ``gpu`` that serves ``requests`` within the SLO at
@@ -685,6 +686,8 @@ def plan(
       replica, or several (each searched); None: the model preset's.
     - ``router`` (default :data:`DEFAULT_ROUTER`), ``engine``, ``semantics`` and ``**config``:
       :func:`osbench.serve.simulate_cluster`'s.
+    - ``step_time``: every cell's clock, by name (:data:`osbench.serve.simulate.STEP_TIME_NAMES`:
+      ``"roofline"`` or ``"measured"``, the GPU's kernel tables), built for each cell's tp.
     - ``knee``: search each candidate's knee (False: only whether it meets the SLO, faster).
     - ``disaggregated``: search prefill:decode splits (:class:`Split`: ``P`` prefill and ``D``
       decode instances of each degree in ``tp``, ``(P + D) x tp <= max_gpus``, the KV moving
@@ -752,13 +755,14 @@ def plan(
             model=model,
             gpu=gpu,
             tp=t,
-            step_time=None,
+            step_time=_checks.choice("step_time", step_time, STEP_TIME_NAMES),
             num_blocks=None,
             config=dict(config),
             takes="slo_ttft, slo_tpot, percentile, model, gpu, max_gpus, tp, router, engine, semantics, knee, "
-            "disaggregated, kv_link, executor, workers, out, progress",
+            "disaggregated, kv_link, executor, workers, out, progress, step_time",
         )
     options = {"router": router, "engine": engine, "semantics": semantics, "model": model, "gpu": gpu, **config}
+    options["step_time"] = step_time
     if executor is None or (isinstance(executor, str) and executor != "threads"):
         try:  # the cells go to other processes
             pickle.dumps(options)

@@ -9,6 +9,7 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
+from osbench import _checks
 from osbench.errors import ArgumentError, ArgumentTypeError
 from osbench.serve.engines import semantics as semantics_of
 from osbench.serve.models import GPU, Model
@@ -16,6 +17,9 @@ from osbench.serve.requests import Requests
 from osbench.serve.result import ServeResult
 from osbench.serve.run import Concurrency, EngineRun, check_clock_moves, check_concurrency, shortest_step
 from osbench.serve.steptime import StepTime
+
+STEP_TIME_NAMES = ("roofline", "measured")
+"""The step-time models ``step_time`` takes by name, built for the run's model, GPU and tp."""
 
 
 def simulate(
@@ -38,9 +42,10 @@ def simulate(
 
     - ``model``, ``gpu``, ``tp``: presets by name (``MODELS``, ``GPUS``) or objects; ``tp``
       None is the model's own degree. They give the defaults below.
-    - ``step_time``: a :class:`StepTime`; by default the roofline of ``model`` on ``gpu``
-      (:meth:`StepTime.roofline`). ``engine="reference"`` also takes any callable
-      ``step_time(batch) -> seconds``.
+    - ``step_time``: a :class:`StepTime`, or the name of one built for ``model`` on ``tp``
+      of ``gpu`` (:data:`STEP_TIME_NAMES`: ``"roofline"``, :meth:`StepTime.roofline`;
+      ``"measured"``, :meth:`StepTime.measured`, the GPU's kernel tables); by default the
+      roofline. ``engine="reference"`` also takes any callable ``step_time(batch) -> seconds``.
     - ``num_blocks``: vLLM's KV pool, its null block included; by default what ``model``
       leaves on ``gpu`` (:func:`osbench.serve.num_blocks`).
     - ``**config``: the other fields of the semantics' configuration (vLLM's
@@ -143,13 +148,14 @@ def configure(
     g = None if gpu is None else GPU.preset(gpu)
     if tp is not None and m is None:
         raise ArgumentError(f"tp={tp!r} is not accepted without model: it is the model's tensor-parallel degree")
-    if step_time is None:
+    if step_time is None or isinstance(step_time, str):
+        name = "roofline" if step_time is None else _checks.choice("step_time", step_time, STEP_TIME_NAMES)
         if m is None or g is None:
             raise ArgumentError(
-                f"{'model' if m is None else 'gpu'}=None is not accepted without step_time: name a model and a GPU "
-                "(presets: osbench.serve.MODELS, osbench.serve.GPUS), or give step_time"
+                f"{'model' if m is None else 'gpu'}=None is not accepted without a step_time object: name a model and "
+                "a GPU (presets: osbench.serve.MODELS, osbench.serve.GPUS), or give a StepTime"
             )
-        step_time = StepTime.roofline(m, g, tp)
+        step_time = getattr(StepTime, name)(m, gpu if isinstance(gpu, str) else g, tp)  # errors name the caller's GPU
     cfg = module.configure(config, m, g, tp, num_blocks)  # the semantics' own defaults from the presets
     if isinstance(requests, Requests):
         check_clock_moves(requests, shortest_step(step_time), check_concurrency(concurrency))

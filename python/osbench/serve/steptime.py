@@ -475,13 +475,13 @@ class StepTime:
         default_step = composition.HOST_STEP + composition.HOST_PER_LAYER * m.layers
         step = default_step if host_step is None else _seconds("host_step", host_step)
         request = composition.HOST_PER_REQUEST if host_request is None else _seconds("host_request", host_request)
+        t = kernels.tables(gpu if isinstance(gpu, str) else g.name)  # refused under the name the caller gave
         graph = composition.CUDA_GRAPH_MAX_TOKENS if cuda_graph_tokens is None else cuda_graph_tokens
         graph = _checks.non_negative_int("cuda_graph_tokens", graph, maximum=2**31 - 1)
         _checks.choice("mxfp4_moe", mxfp4_moe, composition.MXFP4_MOE_KERNELS)
         tables = composition.build(
             m, g, tp, mbu, host_step=step, host_request=request, cuda_graph_tokens=graph, mxfp4_moe=mxfp4_moe
         )
-        t = kernels.tables(g.name)
         params = {
             "model": m.name,
             "gpu": g.name,

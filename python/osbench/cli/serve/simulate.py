@@ -22,6 +22,7 @@ from osbench._format import duration, number, percent, size
 from osbench.cli._common import Subcommands, common_flags, one_of, output_file
 from osbench.errors import ArgumentError
 from osbench.serve import engines as serve_engines
+from osbench.serve import kernels
 from osbench.serve import readers as serve_readers
 from osbench.serve import source as serve_source
 from osbench.serve.disagg import OVERLAPS
@@ -128,6 +129,8 @@ def serve_options(args: argparse.Namespace) -> dict[str, Any]:
     options: dict[str, Any] = {"semantics": args.semantics, "model": args.model, "gpu": args.gpu}
     if args.tp is not None:
         options["tp"] = args.tp
+    if args.step_time is not None:
+        options["step_time"] = args.step_time
     for row in serve_engines.ENGINES.values():
         for f in dataclasses.fields(row.module().Config):
             value = getattr(args, f.name)
@@ -332,7 +335,8 @@ def cmd_serve_simulate(args: argparse.Namespace) -> int:
             f"closed-loop clients: at most {number(clients.count)} in flight, each next request sent "
             f"{duration(clients.turnaround)} after a finish" + (warmup if clients.warmup else "")
         )
-    print(f"{model.name} on {tp} x {gpu.name}, {engine} engine: {_config_line(args.semantics, cfg)}")
+    clock = f"{args.step_time or 'roofline'} step time"
+    print(f"{model.name} on {tp} x {gpu.name}, {engine} engine, {clock}: {_config_line(args.semantics, cfg)}")
     print(
         f"  {'throughput':<13}{number(s.request_throughput)} requests/s, {number(s.output_throughput)} output "
         f"tokens/s, over {duration(s.duration)}"
@@ -497,6 +501,12 @@ def serve_parser(sub: Subcommands, name: str, help: str, epilog: str) -> argpars
         help=f"{one_of(list(serve.MODELS))}, or any with -fp8 (default {DEFAULT_MODEL})",
     )
     p.add_argument("--gpu", default="h100", help=f"{one_of(list(serve.GPUS))} (default h100)")
+    p.add_argument(
+        "--step-time",
+        choices=list(serve.STEP_TIME_NAMES),
+        help="the clock: the roofline (default) or the kernels measured on the GPU (StepTime.measured, "
+        f"{one_of(kernels.gpus_with_tables())})",
+    )
     return p
 
 
