@@ -349,6 +349,14 @@ def test_sweep_cells_equal_direct_runs_and_resume(spec: dict[str, Any], tmp_path
     assert (tmp_path / "r.png").read_bytes()[:4] == b"\x89PNG"
 
 
+def test_a_sweep_over_clocks(spec: dict[str, Any], tmp_path: Path, measured_tables: None) -> None:
+    clocks = {**spec, "base": {"model": "llama-3-8b", "gpu": "h100"}}
+    clocks["configs"] = {"roofline": {}, "measured": {"step_time": "measured"}}
+    results = serve_sweep.run(clocks, tmp_path / "r.jsonl", workers=2)
+    assert same([r["summary"] for r in results], direct(clocks))
+    assert results[0]["summary"] != results[2]["summary"]  # the clock reaches the cells
+
+
 def test_a_sweep_over_semantics(spec: dict[str, Any], tmp_path: Path) -> None:
     """One configuration per semantics: each cell is simulate() under its semantics, and an
     option of the other semantics is refused naming it."""

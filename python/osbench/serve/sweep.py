@@ -20,7 +20,8 @@ A spec (a dict, or a TOML or JSON file) names the cells::
     enable_prefix_caching = false
 
 The requests table takes what :mod:`osbench.serve.source` describes. A configuration's options
-are :func:`~osbench.serve.simulate`'s: ``model``, ``gpu``, ``tp``, ``num_blocks`` and the
+are :func:`~osbench.serve.simulate`'s: ``model``, ``gpu``, ``tp``, ``num_blocks``, ``step_time``
+by name (``"measured"``: the GPU's kernel tables; a sweep over clocks) and the
 :class:`~osbench.serve.EngineConfig` fields, or ``semantics = "sglang"`` and SGLang's (a sweep
 over semantics: one configuration per semantics). :func:`run` serves each cell (a worker builds its
 requests itself, so nothing large travels) on a local process pool, a Dask cluster or any
@@ -53,6 +54,7 @@ OPTIONS = tuple(
             "tp",
             "num_blocks",
             "semantics",
+            "step_time",
             *(f.name for row in ENGINES.values() for f in dataclasses.fields(row.module().Config)),
         ]
     )
