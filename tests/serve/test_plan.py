@@ -247,6 +247,7 @@ def test_the_measured_clock_plans_on_the_kernel_tables(reqs: ob.serve.Requests, 
             **PRESET,
         )
         assert c.ttft == float(np.percentile(r.merged.ttft, 99))
+    assert p.step_time == "measured" and "measured step time" in p.table().setup
     with pytest.raises(ArgumentError, match="gpu='l40s' is not accepted for the measured step time"):
         ob.serve.plan(reqs, **SLO, model="llama-3-8b", gpu="l40s", step_time="measured", executor="threads")
 

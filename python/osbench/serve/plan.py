@@ -328,6 +328,8 @@ class Plan:
     router: str
     max_gpus: int
     tp: tuple[int, ...]
+    step_time: str
+    """The cells' clock, by name (``"roofline"``, ``"measured"``)."""
     candidates: tuple[Candidate, ...]
     best: Optional[Candidate]
     violations: tuple[str, ...]
@@ -425,7 +427,8 @@ class Plan:
             units=units,
             setup=(
                 f"{self.requests}, {number(self.count)} requests at {rate(self.rate)}; {self.model} on {self.gpu}, "
-                f"up to {self.max_gpus} GPUs, tp {', '.join(map(str, self.tp))}, {self.router}"
+                f"up to {self.max_gpus} GPUs, tp {', '.join(map(str, self.tp))}, {self.router}, "
+                f"{self.step_time} step time"
             ),
             key_rows=[i for i, c in enumerate(self.candidates) if c is self.best] or None,
         )
@@ -921,6 +924,7 @@ def _result(search: _Search, requests: Requests, degrees: tuple[int, ...], rule:
         router=repr(rule),
         max_gpus=search.max_gpus,
         tp=degrees,
+        step_time=search.base["options"]["step_time"],
         candidates=tuple(candidates),
         best=best,
         violations=tuple(violations(candidates)),
