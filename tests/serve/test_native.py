@@ -415,7 +415,7 @@ SMALL = Requests([0.0, 0.5], [20, 30], [5, 5])
         ),
         (lambda: simulate(SMALL, model="llama-3-8b", gpu="h100", engine="gpu"), ValueError, "engine='gpu'"),
         (lambda: simulate(SMALL, model="llama-3-8b", gpu="h100", max_batch=4), TypeError, "max_batch=4 is not"),
-        (lambda: simulate(SMALL, gpu="h100"), ValueError, "model=None is not accepted without step_time"),
+        (lambda: simulate(SMALL, gpu="h100"), ValueError, "model=None is not accepted without a step_time object"),
         (lambda: simulate(SMALL, step_time=LINEAR), ValueError, "model=None is not accepted without num_blocks"),
         (lambda: simulate(SMALL, step_time=LINEAR, num_blocks=100, tp=2), ValueError, "tp=2 is not accepted"),
         (lambda: simulate([1, 2], model="llama-3-8b", gpu="h100"), TypeError, "requests=list is not accepted"),
