@@ -134,7 +134,7 @@ INFERENCEMAX_MAX_CLIENTS = 64
 space of ``.github/configs/nvidia-master.yaml``, 2025-09 to 2026-04). Rows of its source files
 with more (eleven gpt-oss rows at 512 clients, vLLM 0.11.2, measured 2025-12-08) came from runs
 whose setup is not recorded, and not from a server of as many sequences as clients: there the
-kernels of one decode step of 512 requests take 2-7 times the measured TPOT. They are not
+kernels of one decode step of 512 requests take 2-5 times the measured TPOT. They are not
 replayed (:func:`rows`)."""
 
 INFERENCEMAX_BATCHED_TOKENS = 8192
