@@ -286,12 +286,12 @@ def seconds(t: MeasuredTables, b: Any, chunks: Sequence[tuple[int, int]]) -> flo
     total = t.host_step + t.tokens[new] + t.seqs[b.num_seqs]
     decode_context = b.context_tokens - prefill_context
     p = len(chunks)
+    decode_mean = decode_context / b.decode_seqs if b.decode_seqs > 0 else 0.0  # one mean for every kind of layer
     for a in t.attention:
         w = a.window
         if b.decode_seqs > 0:
-            s = decode_context / b.decode_seqs
             gen = (a.generation_rows, a.generation_cols, a.generation_values)
-            total += _read(*gen, b.decode_seqs, s, kernels.decode_work, w)
+            total += _read(*gen, b.decode_seqs, decode_mean, kernels.decode_work, w)
         for n, c in chunks:
             s = c + n
             pairs = kernels.prefill_pairs(n, c, w)

@@ -205,10 +205,11 @@ impl Measured {
         let mut total = self.host_step + self.tokens[new as usize] + self.seqs[b.num_seqs as usize];
         let decode_context = b.context_tokens - prefill_context;
         let p = chunks.len() as u64;
+        // One mean context for every kind of layer (read only when some request decodes).
+        let decode_mean = if b.decode_seqs > 0 { decode_context as f64 / b.decode_seqs as f64 } else { 0.0 };
         for a in &self.attention {
             if b.decode_seqs > 0 {
-                let s = decode_context as f64 / b.decode_seqs as f64;
-                total += a.generation.read(b.decode_seqs, s, Work::Decode(a.window));
+                total += a.generation.read(b.decode_seqs, decode_mean, Work::Decode(a.window));
             }
             for &(n, c) in chunks {
                 let s = (c as u128 + n as u128) as f64;
