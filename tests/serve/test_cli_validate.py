@@ -23,6 +23,17 @@ def test_validate_one_point(dataset: Callable[[str], Path], capsys: object, tmp_
     assert point["model"] == "llama-3.1-70b-fp8" and point["predicted_tpot"] > 0 and point["step_time"] == "measured"
     assert {r["gpu"] for r in data["summary"]} == {"h200", "all"}
     assert out.read_text().splitlines()[0].startswith("id,model,gpu,tp") and data["host"] is None
+    assert data["left_out"]["no clients"] == 3  # the rows not replayed, by reason
+
+
+def test_validate_says_which_rows_it_leaves_out(dataset: Callable[[str], Path], capsys: object) -> None:
+    dataset("aic-silicon-sample")
+    code = main(
+        ["serve", "validate", "--model", "qwen3-32b", "--limit", "1", "--step-time", "roofline", "--rounds", "1"]
+    )
+    assert code == 0
+    first = capsys.readouterr().out.splitlines()[0]  # type: ignore[attr-defined]
+    assert first.startswith("silicon_sample.csv: 367 points replayable; rows left out: ") and "3 no clients" in first
 
 
 def test_validate_reports_the_fitted_host_work(dataset: Callable[[str], Path], capsys: object) -> None:

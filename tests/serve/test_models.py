@@ -48,6 +48,31 @@ def test_gpt_oss_matches_its_model_card() -> None:
     )
 
 
+def test_minimax_m2_5_is_its_config() -> None:
+    # MiniMax-M2.5 (config.json as AIConfigurator ships it): 62 layers, 48 heads over 8 KV heads of
+    # 128, 256 experts of 1,536 with 8 a token; "230B total, 10B active" on its model card
+    m = Model.preset("minimax-m2.5")
+    assert m.parameters == 228_689_748_992 and round(m.parameters / 1e9) == 229
+    assert round((m.active_parameters - m.embedding_parameters) / 1e9, 1) == 10.4
+    # released in FP8 blocks: the -fp8 option is the preset itself; bf16 embeddings and LM head
+    assert m.dtype == "fp8" and m.fp8_block and Model.preset("minimax-m2.5-fp8") is m.fp8() is m
+    unquantised = m.embedding_parameters + m.lm_head_parameters
+    assert m.weight_bytes(1) == (m.parameters - unquantised) + 2 * unquantised  # 230 GB: four 80 GB GPUs
+    # its q and k norms span every head of the layer: a weight per element, and two all-reduces
+    assert m.norm_parameters == 2 * 3072 + (48 + 8) * 128 and m.norm_allreduces == 2
+    assert (
+        Model.preset("qwen3-32b").norm_allreduces == 0 and Model.preset("qwen3-32b").norm_parameters == 2 * 5120 + 256
+    )
+
+
+def test_contradictory_norm_and_scale_fields_are_refused() -> None:
+    m = Model.preset("minimax-m2.5")
+    with pytest.raises(ValueError, match="qk_norm_across_heads=True is not accepted with qk_norm=False"):
+        dataclasses.replace(m, qk_norm=False)
+    with pytest.raises(ValueError, match="fp8_block=True is not accepted with dtype='bf16'"):
+        dataclasses.replace(m, dtype="bf16")
+
+
 def test_published_details() -> None:
     qwen = Model.preset("qwen2.5-7b")
     assert (

@@ -43,6 +43,9 @@ def test_the_default_model_serves_128k_contexts() -> None:
 def test_fp8_is_an_option_of_every_model() -> None:
     for name, m in MODELS.items():
         f = Model.preset(f"{name}-FP8")
+        if m.dtype == "fp8":  # released in FP8 (MiniMax-M2.5): the option is the preset itself
+            assert f is m and m.fp8() is m
+            continue
         assert f == m.fp8() and f.name == f"{name}-fp8" and f.dtype == "fp8" and f.fp8() is f
         assert f.kv_bytes_per_token(1) == m.kv_bytes_per_token(1)  # the KV cache stays bf16
         # about half the bytes: the embedding table and the output projection stay bf16
@@ -67,6 +70,6 @@ def test_gpu_datasheet_figures() -> None:
 def test_presets_fitting_a_request() -> None:
     from osbench.serve.models import presets_fitting
 
-    assert presets_fitting(100_000) == ["llama-3.1-8b", "llama-3.1-70b", "gpt-oss-120b"]  # the 128k ones
+    assert presets_fitting(100_000) == ["llama-3.1-8b", "llama-3.1-70b", "gpt-oss-120b", "minimax-m2.5"]  # 128k up
     assert "qwen3-32b" in presets_fitting(40_000) and "llama-3-8b" not in presets_fitting(9_000)
     assert presets_fitting(200_000) == []

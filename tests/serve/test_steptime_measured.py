@@ -5,6 +5,7 @@ fails under CI=1)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import fields
 
@@ -182,6 +183,45 @@ def test_tensor_parallel_pays_its_all_reduces(have_tables: None) -> None:
     assert two.tables.tokens[1] > one.tables.tokens[1] / 2
 
 
+def test_norms_across_heads_pay_their_all_reduces(have_tables: None) -> None:
+    # MiniMax-M2.5's q and k norms all-reduce one float32 a token each, per layer, under tp
+    m = Model.preset("minimax-m2.5")
+    four = StepTime.measured(m, "h200", tp=4)
+    per_head = StepTime.measured(dataclasses.replace(m, qk_norm_across_heads=False), "h200", tp=4)
+    assert four.tables is not None and per_head.tables is not None
+    t = kernels.tables("h200")
+    count = np.arange(1, len(four.tables.tokens), dtype=np.float64)
+    norms = 2 * kernels.allreduce_curve(t, 4, count * 2, count <= measured.CUDA_GRAPH_MAX_TOKENS)
+    # the two differ by those all-reduces and the q/k norms' elementwise bytes (the same here)
+    assert np.allclose(four.tables.tokens[1:] - per_head.tables.tokens[1:], m.layers * norms, rtol=1e-9)
+    one = StepTime.measured(m, "h200", tp=1)
+    alone = StepTime.measured(dataclasses.replace(m, qk_norm_across_heads=False), "h200", tp=1)
+    assert one.tables is not None and alone.tables is not None
+    assert np.array_equal(one.tables.tokens, alone.tables.tokens)  # on one GPU: nothing to reduce
+
+
+def test_block_fp8_weights_read_the_graph_timed_fp8_table(have_tables: None) -> None:
+    # The fp8_block GEMM rows are timed eagerly: a floor of about 57 us however small the GEMM,
+    # which CUDA graphs do not pay; where the GPU's work dominates, the two tables agree
+    t = kernels.tables("h200")
+    block, tensor = t.gemm["fp8_block"], t.gemm["fp8"]
+    n, k = list(block.n).index(2048), list(block.k).index(3072)
+    assert 50e-6 < block.latency[0, n, k] < 70e-6 and tensor.latency[0, n, k] < 12e-6
+    big = list(block.n).index(8192), list(block.k).index(8192)
+    assert 0.9 < block.latency[-1, big[0], big[1]] / tensor.latency[-1, big[0], big[1]] < 1.2
+    m = Model.preset("minimax-m2.5")
+    blocked = StepTime.measured(m, "h200", tp=4)
+    per_tensor = StepTime.measured(dataclasses.replace(m, fp8_block=False), "h200", tp=4)
+    assert blocked.tables is not None and per_tensor.tables is not None
+    # the linear layers read one table; the experts read the MoE table's block-scaled rows in both
+    assert np.array_equal(blocked.tables.tokens, per_tensor.tables.tokens)
+    assert measured._moe_key(t, m, 4)[0] == "fp8_block"
+    # an expert layer the table does not time at this tp is refused, and the validation skips it
+    assert measured.moe_measured(m, GPU.preset("h200"), 4) and not measured.moe_measured(m, GPU.preset("h200"), 8)
+    with pytest.raises(ValueError, match=r"moe_tp=8 is not accepted on h200_sxm"):
+        StepTime.measured(m, "h200", tp=8)
+
+
 def test_moe_reads_the_moe_table(have_tables: None) -> None:
     t = StepTime.measured("qwen3-30b-a3b", "h100")
     assert t(decode(8, 500)) > 0 and t(StepWork.of([(4096, 0, 4096)])) > t(decode(8, 500))
@@ -291,7 +331,17 @@ def served(draw):  # type: ignore[no-untyped-def]
 
 
 @settings(max_examples=40, deadline=None)
-@given(served(), st.sampled_from([("qwen3-32b", "h100", 2), ("llama-3.1-8b", "h200", 1), ("gpt-oss-120b", "h200", 4)]))
+@given(
+    served(),
+    st.sampled_from(
+        [
+            ("qwen3-32b", "h100", 2),
+            ("llama-3.1-8b", "h200", 1),
+            ("gpt-oss-120b", "h200", 4),
+            ("minimax-m2.5", "h200", 4),
+        ]
+    ),
+)
 def test_the_native_engine_runs_the_measured_model_as_the_reference(have_tables: None, workload, target) -> None:  # type: ignore[no-untyped-def]
     reqs, cfg = workload
     step_time = StepTime.measured(*target)

@@ -201,6 +201,11 @@ def test_an_inferencemax_point_runs_its_servers_flags(measured_tables: None) -> 
     assert set(validate.BENCHMARKS) == {validate.AIPERF, validate.AIPERF_POOL, validate.INFERENCEMAX}
     on_h100 = replace(imax, gpu="h100-sxm", tp=2)
     assert validate.model_for(on_h100).kv_dtype == "bf16" == validate.INFERENCEMAX_KV_CACHE[imax.model]["h100-sxm"]
+    # MiniMax-M2.5's server gives vLLM 95% of the GPU's memory, not the default 90%, and keeps bf16 KV
+    mm = replace(imax, model="minimax-m2.5", tp=4, version="0.16.0")
+    assert validate.model_for(mm).kv_dtype == "bf16" and validate.INFERENCEMAX_GPU_MEMORY_UTILIZATION[mm.model] == 0.95
+    server, at_default = validate.config_for(mm), validate.config_for(replace(mm, benchmark=validate.AIPERF))
+    assert server.max_num_batched_tokens == 8192 and server.num_blocks > at_default.num_blocks > 0
     # gpt-oss's servers keep vLLM's auto KV cache (bf16) and capture steps up to 2,048 tokens
     oss = replace(imax, model="gpt-oss-120b", tp=2)
     assert validate.model_for(oss).kv_dtype == "bf16"
@@ -237,7 +242,7 @@ def test_summary_groups_and_mape() -> None:
     assert len(rows) == 2 + 2 + 1
 
 
-def test_rows_of_the_silicon_sample(dataset: Callable[[str], object]) -> None:
+def test_rows_of_the_silicon_sample(dataset: Callable[[str], object], measured_tables: None) -> None:
     points = validate.rows(str(dataset(validate.SILICON)))
     dense = [p for p in points if not p.moe]
     # the issue's ~220 dense vLLM points on H100 and H200, and the MoE ones reported beside
@@ -264,6 +269,22 @@ def test_rows_of_the_silicon_sample(dataset: Callable[[str], object]) -> None:
         validate.AIPERF: {"qwen3-32b"},
     }
     assert sum(p.benchmark == validate.INFERENCEMAX for p in dense) == 105
+    # MiniMax-M2.5 from InferenceMAX's database (db-dump rows, the same measurements as its source
+    # files, counted once): the 15 on 4 H200s; the 30 on 8 are left out, the MoE table does not
+    # time its block-FP8 experts at moe_tp 8
+    minimax = [p for p in points if p.model == "minimax-m2.5"]
+    assert len(minimax) == 15 and {(p.gpu, p.tp, p.version, p.benchmark) for p in minimax} == {
+        ("h200", 4, "0.16.0", validate.INFERENCEMAX)
+    }
+    assert {(p.isl, p.osl) for p in minimax} == {(1024, 1024), (1024, 8192), (8192, 1024)}
+    # every row is replayed or counted once under the reason it is not
+    read = validate.survey(str(dataset(validate.SILICON)))
+    with open(str(dataset(validate.SILICON)), newline="") as f:
+        total = sum(1 for _ in csv.DictReader(f))
+    assert read.points == points and set(read.left_out) == set(validate.LEFT_OUT)
+    assert len(points) + sum(read.left_out.values()) == total == 5221
+    assert read.left_out["no clients"] == 3 and read.left_out["beyond the sweep"] == 9  # gpt-oss at 512 clients
+    assert read.left_out["published twice"] == 25 + 15 and read.left_out["experts not timed"] == 54
 
 
 @settings(max_examples=60, deadline=None)

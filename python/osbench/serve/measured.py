@@ -175,6 +175,10 @@ def build(
     count = np.arange(1, int(m[-1]) + 1, dtype=np.float64)  # token (or request) counts 1..max
     h, kvh, hd = model.heads // tp, model.kv_heads_per_gpu(tp), model.head_dim
     hidden, act = model.hidden_size, DTYPE_BYTES["bf16"]
+    # Block-scaled FP8 weights (Model.fp8_block) read the per-tensor FP8 table too: the
+    # fp8_block rows are timed eagerly (collect_gemm.py: use_cuda_graph=False), a host floor of
+    # 57-61 us at up to 16 tokens and 82-97 us to 3,072 that vLLM's CUDA graphs do not pay,
+    # and where the GPU's work outweighs that floor the two tables agree (0.8-1.1x).
     gemm = model.dtype
     graph = count <= cuda_graph_tokens
 
@@ -191,6 +195,8 @@ def build(
         layer += linear(2 * inter, hidden) + linear(hidden, inter)
     if tp > 1:
         layer += 2 * kernels.allreduce_curve(t, tp, count * hidden, graph)
+        # The q/k norms' variances across heads: one float32 a token, priced as two bf16 elements.
+        layer += model.norm_allreduces * kernels.allreduce_curve(t, tp, count * 2, graph)
     # Elementwise bytes per token and layer: two fused add+RMSNorms (read x and the residual,
     # write both), rotary on q and k (read, write), SiLU-and-mul (read 2 inter, write inter),
     # Qwen3's q/k norms (read, write).
@@ -237,17 +243,27 @@ def _moe(t: kernels.Tables, model: Model, tp: int, mxfp4_moe: str, count: np.nda
     return kernels.moe_curve(t, key, count)
 
 
+def moe_measured(model: Model, gpu: GPU, tp: int) -> bool:
+    """Whether the MoE table of ``gpu`` times ``model``'s expert layer at ``moe_tp = tp`` (a
+    dense model: True)."""
+    if model.experts == 1:
+        return True
+    t = kernels.tables(gpu.name)
+    return _moe_key(t, model, tp) in t.moe
+
+
 def _moe_key(t: kernels.Tables, model: Model, tp: int) -> tuple[Any, ...]:
-    """The MoE table's key for the model: its dtype (experts kept apart: :data:`MOE_DTYPES`; an
-    FP8 checkpoint: the block-scaled table where the shape is measured, as Qwen's FP8 releases
-    are block-scaled, else per-tensor)."""
+    """The MoE table's key for the model: its dtype (experts kept apart: :data:`MOE_DTYPES`; a
+    block-scaled FP8 checkpoint (:attr:`Model.fp8_block`): the block-scaled table; another FP8
+    one: the block-scaled table where the shape is measured, as Qwen's FP8 releases are
+    block-scaled, else per-tensor)."""
     shape = (model.hidden_size, model.intermediate_size, model.experts_per_token, model.experts, tp)
     if model.expert_dtype:
         return (MOE_DTYPES[model.expert_dtype], *shape)
     if model.dtype != "fp8":
         return ("bfloat16", *shape)
     block = ("fp8_block", *shape)
-    return block if block in t.moe else ("fp8", *shape)
+    return block if block in t.moe or model.fp8_block else ("fp8", *shape)
 
 
 def seconds(t: MeasuredTables, b: Any, chunks: Sequence[tuple[int, int]]) -> float:
@@ -348,6 +364,7 @@ __all__ = [
     "AttentionTables",
     "MeasuredTables",
     "build",
+    "moe_measured",
     "native_seconds",
     "seconds",
     "step_columns",

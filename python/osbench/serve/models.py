@@ -60,6 +60,7 @@ class Model(Record):
     experts_per_token: int = 1  # num_experts_per_tok
     qkv_bias: bool = False  # attention_bias (Qwen2 has biases on q, k, v)
     qk_norm: bool = False  # Qwen3: an RMSNorm over each head's query and key (q_norm, k_norm)
+    qk_norm_across_heads: bool = False  # MiniMax-M2's qk_norm_type "per_layer": q_norm, k_norm over all heads
     tied_embeddings: bool = False  # tie_word_embeddings
     o_bias: bool = False  # gpt-oss's attention_bias also biases o_proj
     mlp_bias: bool = False  # gpt-oss: biases on each expert's gate_up/down projections and on the router
@@ -67,6 +68,7 @@ class Model(Record):
     sliding_window: int = 0  # sliding_window: tokens a windowed layer's query attends to (0: none)
     window_layers: int = 0  # layers of layer_types that are "sliding_attention" (the others attend to all)
     dtype: str = "bf16"  # the weights: torch_dtype, or "fp8" for an FP8 checkpoint (see fp8())
+    fp8_block: bool = False  # FP8 scaled per 128 x 128 block (quantization_config weight_block_size)
     expert_dtype: str = ""  # an MoE's experts, where kept apart (EXPERT_DTYPE_BITS); "" as dtype
     kv_dtype: str = "bf16"  # the KV cache: vLLM's kv_cache_dtype "auto" keeps the activations' bf16
     tp: int = 1
@@ -93,6 +95,12 @@ class Model(Record):
             )
         if self.heads % self.kv_heads:
             raise ArgumentError(f"kv_heads={self.kv_heads!r} is not accepted: it must divide heads={self.heads}")
+        if self.qk_norm_across_heads and not self.qk_norm:
+            raise ArgumentError(
+                "qk_norm_across_heads=True is not accepted with qk_norm=False: it says how q and k are normed"
+            )
+        if self.fp8_block and self.dtype != "fp8":
+            raise ArgumentError(f"fp8_block=True is not accepted with dtype={self.dtype!r}: block scales are FP8's")
         self.check_tp(_checks.positive_int("tp", self.tp, maximum=2**16))
 
     # ------------------------------------------------------------------ parameters
@@ -124,8 +132,22 @@ class Model(Record):
 
     @property
     def norm_parameters(self) -> int:
-        """Per layer: the two RMSNorm weights (and Qwen3's per-head query and key norms)."""
-        return 2 * self.hidden_size + (2 * self.head_dim if self.qk_norm else 0)
+        """Per layer: the two RMSNorm weights (and the query and key norms: one weight per
+        head dimension, shared by the heads (Qwen3), or per query and key element
+        (:attr:`qk_norm_across_heads`))."""
+        if self.qk_norm_across_heads:
+            qk = (self.heads + self.kv_heads) * self.head_dim
+        else:
+            qk = 2 * self.head_dim if self.qk_norm else 0
+        return 2 * self.hidden_size + qk
+
+    @property
+    def norm_allreduces(self) -> int:
+        """All-reduces per layer the query and key norms need under tensor parallelism: two
+        (the variances of q and of k, each over heads on every GPU: ``MiniMaxText01RMSNormTP``,
+        ``vllm/model_executor/layers/mamba/linear_attn.py``) for :attr:`qk_norm_across_heads`,
+        else none (a head's norm is on its GPU)."""
+        return 2 if self.qk_norm_across_heads else 0
 
     @property
     def embedding_parameters(self) -> int:
@@ -470,6 +492,31 @@ MODELS: dict[str, Model] = {
         window_layers=18,  # layer_types: "sliding_attention" on the 18 even layers
         expert_dtype="mxfp4",  # 60.7 GiB of weights: one 80 GB GPU holds them
         source=_HF.format("openai/gpt-oss-120b"),
+    ),
+    # Read from the copy of its config.json in AIConfigurator's model_configs
+    # (aic-core/src/aiconfigurator_core/model_configs/MiniMaxAI--MiniMax-M2.5_config.json). Served
+    # as released: FP8 weights in 128 x 128 blocks, bf16 embeddings, LM head and router ("gate",
+    # kept unconverted; vLLM runs it in float32, priced here as bf16). Left out of the count: the
+    # 256 routing-bias values a layer (e_score_correction_bias) and the 3 MTP modules, which vLLM
+    # loads only for speculative decoding.
+    "minimax-m2.5": Model(
+        name="minimax-m2.5",
+        layers=62,  # num_hidden_layers 62
+        hidden_size=3072,  # hidden_size 3072
+        intermediate_size=1536,  # intermediate_size 1536 (one expert; no shared expert)
+        heads=48,  # num_attention_heads 48
+        kv_heads=8,  # num_key_value_heads 8
+        head_dim=128,  # head_dim 128 (rotary on the first 64)
+        vocab_size=200064,  # vocab_size 200064
+        max_model_len=196608,  # max_position_embeddings 196608
+        experts=256,  # num_local_experts 256
+        experts_per_token=8,  # num_experts_per_tok 8
+        qk_norm=True,  # use_qk_norm true
+        qk_norm_across_heads=True,  # qk_norm_type "per_layer"
+        dtype="fp8",  # quantization_config fp8, float8_e4m3fn
+        fp8_block=True,  # weight_block_size [128, 128]
+        tp=4,
+        source=_HF.format("MiniMaxAI/MiniMax-M2.5"),
     ),
 }
 """Every model preset by name (lower case)."""

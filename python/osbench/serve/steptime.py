@@ -329,7 +329,8 @@ class StepTime:
           all-reduce of the new tokens' bf16 hidden states (vLLM's ``RowParallelLinear`` with
           ``reduce_results``, ``tensor_model_parallel_all_reduce``), each GPU sending
           ``2 (tp - 1) / tp`` of the message over its link (``GPU.link_bandwidth``), plus
-          :data:`ALLREDUCE_LATENCY` per all-reduce.
+          :data:`ALLREDUCE_LATENCY` per all-reduce; and the query and key norms' all-reduces
+          of one float32 a token (``Model.norm_allreduces``: MiniMax-M2's norms across heads).
 
         Left out: activation traffic and the overlap of the kernels. ``mfu``, ``mbu``: shares of the peaks reached (in (0, 1]);
         ``overhead``: seconds per step (see :data:`MFU`, :data:`MBU`, :data:`OVERHEAD`).
@@ -365,8 +366,9 @@ class StepTime:
             experts,
             miss,
             float(m.kv_bytes_per_token(tp)),
-            2.0 * m.layers * ALLREDUCE_LATENCY if tp > 1 else 0.0,
-            2.0 * m.layers * (2.0 * (tp - 1) / tp) * (m.hidden_size * DTYPE_BYTES["bf16"]) / g.link_bandwidth,
+            (2 + m.norm_allreduces) * m.layers * ALLREDUCE_LATENCY if tp > 1 else 0.0,
+            2.0 * m.layers * (2.0 * (tp - 1) / tp) * (m.hidden_size * DTYPE_BYTES["bf16"]) / g.link_bandwidth
+            + m.norm_allreduces * m.layers * (2.0 * (tp - 1) / tp) * 4 / g.link_bandwidth,  # float32 variances
         )
         params = {"model": m.name, "gpu": g.name, "tp": tp, "mfu": mfu, "mbu": mbu, "overhead": overhead}
         return cls("roofline", coefficients, params)

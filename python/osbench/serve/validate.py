@@ -21,7 +21,8 @@ steps more than any kernel does; each source file's points are replayed as their
   request's lengths drawn uniformly between 80% and 100% of ISL and OSL, all clients starting
   at once, every request measured (:func:`burst_loop`); its server ran with ``--max-num-seqs
   CONC --max-num-batched-tokens 8192 --no-enable-prefix-caching`` and an FP8 KV cache
-  (:func:`model_for`);
+  (:func:`model_for`); its gpt-oss-120b sweep (the source files) and MiniMax-M2.5 sweep (its
+  database's ``db-dump`` rows) ran the same client, each server with its script's flags;
 - ``aiperf`` (every other source: AIConfigurator's own measurements of vLLM 0.12.0): the
   benchmark its generator writes (:class:`AIPerfClients`, :func:`aiperf_loop`): AIPerf with
   fixed lengths, a warm-up phase it drains, then ``20 x concurrency`` requests all measured,
@@ -51,7 +52,7 @@ import numpy as np
 
 from osbench import _checks, datasets
 from osbench.errors import ArgumentError, ArgumentTypeError
-from osbench.serve import native, reference
+from osbench.serve import measured, native, reference
 from osbench.serve.config import EngineConfig
 from osbench.serve.models import GPU, Model, num_blocks
 from osbench.serve.requests import Requests
@@ -69,6 +70,7 @@ MODELS = {
     "Qwen/Qwen3-30B-A3B": "qwen3-30b-a3b",
     "Qwen/Qwen3-14B": "qwen3-14b",
     "openai/gpt-oss-120b": "gpt-oss-120b",
+    "MiniMaxAI/MiniMax-M2.5": "minimax-m2.5",
 }
 """Hugging Face model ids of the silicon rows -> presets (the precision column says fp8)."""
 
@@ -119,9 +121,12 @@ SOURCE_BENCHMARKS = {
     "nvidia_Llama-3.1-8B-Instruct-FP8.csv": AIPERF_POOL,
 }
 """Source files of the silicon rows (the ``source_file`` of ``silicon_data_source``, its last
-path component) -> their benchmark; every other source is :data:`AIPERF`: AIConfigurator's own
-measurements (``aic-auto-gap-analysis/data/<system>/vllm/0.12.0/<model>.csv``), taken with the
-benchmark its generator writes."""
+path component) -> their benchmark; a row from InferenceMAX's database (a ``db-dump/<date>``
+source with the ``workflow_run_id`` of the run and its ``config_id``) is :data:`INFERENCEMAX`
+too, and the same measurements appear in its source files; every other source is
+:data:`AIPERF`: AIConfigurator's own measurements
+(``aic-auto-gap-analysis/data/<system>/vllm/0.12.0/<model>.csv``), taken with the benchmark its
+generator writes."""
 
 INFERENCEMAX_MXFP4_MOE = {("gpt-oss-120b", "0.18.0"): "marlin"}
 """The kernel of MXFP4 experts on InferenceMAX's servers, by model and vLLM release, where its
@@ -132,13 +137,18 @@ default there is not recorded, so they keep the tables' Triton kernel."""
 INFERENCEMAX_MAX_CLIENTS = 64
 """The most clients InferenceMAX's sweeps of these models run (``conc-end: 64`` in every search
 space of ``.github/configs/nvidia-master.yaml``, 2025-09 to 2026-04). Rows of its source files
-with more (eleven gpt-oss rows at 512 clients, vLLM 0.11.2, measured 2025-12-08) came from runs
+with more (nine gpt-oss rows on H100 at 512 clients, measured 2025-12-05 and 08) came from runs
 whose setup is not recorded, and not from a server of as many sequences as clients: there the
 kernels of one decode step of 512 requests take 2-5 times the measured TPOT. They are not
 replayed (:func:`rows`)."""
 
 INFERENCEMAX_BATCHED_TOKENS = 8192
 """InferenceMAX's ``--max-num-batched-tokens 8192`` (its ``--max-num-seqs`` is the concurrency)."""
+
+INFERENCEMAX_GPU_MEMORY_UTILIZATION = {"minimax-m2.5": 0.95}
+"""The share of GPU memory InferenceMAX's servers give vLLM, by model, where its script sets it
+(``--gpu-memory-utilization 0.95``, ``benchmarks/single_node/minimaxm2.5_fp8_h200.sh``); the
+others keep vLLM's default (:data:`GPU_MEMORY_UTILIZATION`)."""
 
 INFERENCEMAX_CUDA_GRAPH_TOKENS = {"gpt-oss-120b": 2048}
 """The largest step InferenceMAX's servers capture in a CUDA graph, by model, where its script
@@ -259,71 +269,117 @@ def _provenance(row: dict[str, str]) -> dict[str, str]:
     return {key: value.strip() for key, _, value in pairs if key}
 
 
+LEFT_OUT = {
+    "scope": "another engine, a disaggregated or pipelined server, data-parallel attention, or a model or GPU "
+    "without a preset",
+    "experts apart": "an MoE whose experts are sharded otherwise than its attention (expert parallelism)",
+    "experts not timed": "an MoE whose expert layer the GPU's MoE table does not time at the row's tp",
+    "no clients": "the clients' concurrency not recorded (only a batch per worker)",
+    "beyond the sweep": "more clients than InferenceMAX's sweep runs",
+    "published twice": "a measurement already read from another source file",
+}
+"""Why a silicon row is not replayed (:func:`survey`), by the key its count is reported under."""
+
+
+@dataclass(frozen=True)
+class Survey:
+    """The silicon rows read: the points replayed, and how many rows were left out, by reason
+    (:data:`LEFT_OUT`'s keys, each present)."""
+
+    points: list[Point]
+    left_out: dict[str, int]
+
+
+def survey(path: Optional[str] = None) -> Survey:
+    """The silicon rows osbench can replay (:func:`rows`) and the count of the others by the
+    reason they are left out (:data:`LEFT_OUT`)."""
+    source = str(path) if path is not None else str(datasets.fetch(SILICON))
+    out = []
+    left = dict.fromkeys(LEFT_OUT, 0)
+    seen: set[tuple[str, ...]] = set()
+    with open(source, newline="") as f:
+        for r in csv.DictReader(f):
+            reason, point = _replayable(r, seen)
+            if point is None:
+                left[reason] += 1
+            else:
+                out.append(point)
+    return Survey(out, left)
+
+
+def _replayable(r: dict[str, str], seen: set[tuple[str, ...]]) -> tuple[str, Optional[Point]]:
+    """One silicon row as a :class:`Point`, or the :data:`LEFT_OUT` key of why it is not one
+    (``seen``: the measurements already read, which this one joins)."""
+    if r["backend"] != "vllm" or r["mode"] != "agg" or r["model_path"] not in MODELS:
+        return "scope", None
+    if r["system"] not in SYSTEMS or r["pp_size"] not in ("", "1") or r["attention_dp_size"] not in ("", "1"):
+        return "scope", None
+    # An FP8 row of a preset released in FP8 (MiniMax-M2.5) is the preset itself.
+    model = Model.preset(MODELS[r["model_path"]] + ("-fp8" if r["precision"] == "fp8" else ""))
+    experts_apart = r["moe_ep_size"] not in ("", "1") or r["moe_tp_size"] not in ("", r["tp_size"])
+    if model.experts > 1 and experts_apart:
+        return "experts apart", None
+    if not measured.moe_measured(model, GPU.preset(SYSTEMS[r["system"]]), int(r["tp_size"])):
+        return "experts not timed", None
+    provenance = _provenance(r)
+    clients = provenance.get("silicon_concurrency", "")
+    if not clients.isdigit():
+        return "no clients", None
+    source_file = provenance.get("source_file", "").rsplit("/", 1)[-1]
+    from_database = "workflow_run_id" in provenance  # InferenceMAX's db-dump rows
+    benchmark = INFERENCEMAX if from_database else SOURCE_BENCHMARKS.get(source_file, AIPERF)
+    if benchmark == INFERENCEMAX and int(clients) > INFERENCEMAX_MAX_CLIENTS:
+        return "beyond the sweep", None
+    fields = ("system", "tp_size", "isl", "osl", "silicon_ttft_ms", "silicon_tpot_ms")
+    measurement = (model.name, clients, *(r[f] for f in fields))
+    if measurement in seen:
+        return "published twice", None
+    seen.add(measurement)
+    point = Point(
+        id=r["id"],
+        model=model.name,
+        gpu=SYSTEMS[r["system"]],
+        tp=int(r["tp_size"]),
+        version=r["backend_version"] or "unknown",
+        isl=int(r["isl"]),
+        osl=int(r["osl"]),
+        concurrency=int(clients),
+        ttft=float(r["silicon_ttft_ms"]) / 1e3,
+        tpot=float(r["silicon_tpot_ms"]) / 1e3,
+        benchmark=benchmark,
+    )
+    return "", point
+
+
 def rows(path: Optional[str] = None) -> list[Point]:
     """The silicon rows osbench can replay: vLLM, aggregated (one server), no pipeline or
     attention data parallelism (the experts sharded as the attention is), a model with a preset,
     a GPU with measured tables, and the clients' concurrency recorded (``silicon_concurrency``),
     within InferenceMAX's sweep for its points (:data:`INFERENCEMAX_MAX_CLIENTS`); a measurement
-    published in two source files once.
+    published in two source files once (25 gpt-oss rows, 15 MiniMax-M2.5 ones). :func:`survey`
+    counts the others by reason.
 
-    A row without it is not replayed: its ``batch_size`` is AIConfigurator's batch per worker
+    Nor is a row of an MoE whose expert layer the GPU's MoE table does not time at the row's
+    tensor-parallel size (:func:`osbench.serve.measured.moe_measured`: MiniMax-M2.5's block-FP8
+    experts are timed at moe_tp 1, 2 and 4, so its 30 rows on 8 H200s are left out).
+
+    A row without the clients is not replayed: its ``batch_size`` is AIConfigurator's batch per worker
     (its generator benchmarks ``workers x batch_size`` clients and more, ``estimated_concurrency``
     in ``generator/rule_plugin/vllm.rule``), not the clients one server saw. The three dense
     rows of that kind (Qwen3-32B FP8 under Dynamo, 4,000 + 1,000 tokens) confirm it: at tp 1 and
     2 their measured TPOT (16.9 and 11.6 ms) is less than the kernels of one decode step of
     ``batch_size`` requests take in the measured tables, even with an FP8 KV cache (21.6 and
     15.3 ms)."""
-    source = str(path) if path is not None else str(datasets.fetch(SILICON))
-    out = []
-    seen = set()
-    with open(source, newline="") as f:
-        for r in csv.DictReader(f):
-            if r["backend"] != "vllm" or r["mode"] != "agg" or r["model_path"] not in MODELS:
-                continue
-            if r["system"] not in SYSTEMS or r["pp_size"] not in ("", "1") or r["attention_dp_size"] not in ("", "1"):
-                continue
-            name = MODELS[r["model_path"]] + ("-fp8" if r["precision"] == "fp8" else "")
-            experts_apart = r["moe_ep_size"] not in ("", "1") or r["moe_tp_size"] not in ("", r["tp_size"])
-            if Model.preset(name).experts > 1 and experts_apart:
-                continue  # experts sharded otherwise than the attention (data-parallel attention)
-            provenance = _provenance(r)
-            clients = provenance.get("silicon_concurrency", "")
-            if not clients.isdigit():
-                continue  # the clients are not recorded (see above)
-            source_file = provenance.get("source_file", "").rsplit("/", 1)[-1]
-            benchmark = SOURCE_BENCHMARKS.get(source_file, AIPERF)
-            if benchmark == INFERENCEMAX and int(clients) > INFERENCEMAX_MAX_CLIENTS:
-                continue  # outside InferenceMAX's sweep (see INFERENCEMAX_MAX_CLIENTS)
-            # The same measurement published in two source files (26 gpt-oss rows) counts once.
-            fields = ("system", "tp_size", "isl", "osl", "silicon_ttft_ms", "silicon_tpot_ms")
-            measurement = (name, clients, *(r[f] for f in fields))
-            if measurement in seen:
-                continue
-            seen.add(measurement)
-            out.append(
-                Point(
-                    id=r["id"],
-                    model=name,
-                    gpu=SYSTEMS[r["system"]],
-                    tp=int(r["tp_size"]),
-                    version=r["backend_version"] or "unknown",
-                    isl=int(r["isl"]),
-                    osl=int(r["osl"]),
-                    concurrency=int(clients),
-                    ttft=float(r["silicon_ttft_ms"]) / 1e3,
-                    tpot=float(r["silicon_tpot_ms"]) / 1e3,
-                    benchmark=benchmark,
-                )
-            )
-    return out
+    return survey(path).points
 
 
 INFERENCEMAX_KV_CACHE = {
     "llama-3.1-70b-fp8": {"h100-sxm": "bf16", "h200": "fp8"},
     "gpt-oss-120b": {"h100-sxm": "bf16", "h200": "bf16"},
+    "minimax-m2.5": {"h200": "bf16"},
 }
 """The KV cache's dtype of InferenceMAX's servers, by model and GPU (:func:`model_for`). The
-gpt-oss scripts pass no ``--kv-cache-dtype`` (vLLM's ``auto``: the model's bf16). The Llama
+gpt-oss and MiniMax-M2.5 scripts pass no ``--kv-cache-dtype`` (vLLM's ``auto``: the model's bf16). The Llama
 rows do not record it; the points' own queueing does, because the pool's size decides when
 clients wait and the FP8 pool holds twice the BF16 one's tokens:
 
@@ -364,11 +420,13 @@ def config_for(p: Point, prefix_caching: bool = False) -> EngineConfig:
     matters where the clients repeat a prompt (:data:`DATASET_PROMPTS`); off, every prompt is
     computed."""
     m, g = model_for(p), GPU.preset(p.gpu)
+    memory = GPU_MEMORY_UTILIZATION
     if p.benchmark == INFERENCEMAX:
         batched_tokens, seqs, prefix_caching = INFERENCEMAX_BATCHED_TOKENS, p.concurrency, False
+        memory = INFERENCEMAX_GPU_MEMORY_UTILIZATION.get(p.model, memory)
     else:
         batched_tokens, seqs = p.concurrency + p.isl + GENERATOR_EXTRA_TOKENS, p.concurrency
-    blocks = num_blocks(m, g, tp=p.tp, gpu_memory_utilization=GPU_MEMORY_UTILIZATION)
+    blocks = num_blocks(m, g, tp=p.tp, gpu_memory_utilization=memory)
     return EngineConfig(
         num_blocks=blocks,
         max_num_batched_tokens=batched_tokens,
@@ -691,9 +749,11 @@ __all__ = [
     "INFERENCEMAX_BATCHED_TOKENS",
     "INFERENCEMAX_CLIENTS",
     "INFERENCEMAX_CUDA_GRAPH_TOKENS",
+    "INFERENCEMAX_GPU_MEMORY_UTILIZATION",
     "INFERENCEMAX_KV_CACHE",
     "INFERENCEMAX_MAX_CLIENTS",
     "INFERENCEMAX_MXFP4_MOE",
+    "LEFT_OUT",
     "MODELS",
     "PROBE_REQUEST",
     "PROBE_STEP",
@@ -707,6 +767,7 @@ __all__ = [
     "HostCost",
     "Point",
     "Prediction",
+    "Survey",
     "aiperf_loop",
     "burst_loop",
     "config_for",
@@ -720,4 +781,5 @@ __all__ = [
     "rows",
     "step_time_for",
     "summary",
+    "survey",
 ]

@@ -27,9 +27,13 @@ def cmd_serve_validate(args: argparse.Namespace) -> int:
     if unknown or not kinds:
         raise UserError(f"--step-time {args.step_time} is not accepted: use {one_of(list(validate.STEP_TIMES))}")
     clients = validate.AIPerfClients(rounds=args.rounds)  # checked before any point is read
+    read = validate.survey()
+    if not args.json:
+        left = ", ".join(f"{number(n)} {reason}" for reason, n in read.left_out.items() if n)
+        print(f"silicon_sample.csv: {number(len(read.points))} points replayable; rows left out: {left}")
     points = [
         p
-        for p in validate.rows()
+        for p in read.points
         if (args.model is None or p.model == args.model)
         and (args.gpu is None or p.gpu == args.gpu)
         and (args.dense is False or not p.moe)
@@ -40,7 +44,7 @@ def cmd_serve_validate(args: argparse.Namespace) -> int:
         raise UserError("no measured point matches --model/--gpu: see osbench.serve.validate.rows()")
     host = None
     if "fitted" in kinds:
-        split = [p for p in validate.rows() if validate.in_fit_split(p)]
+        split = [p for p in read.points if validate.in_fit_split(p)]
         if not args.json:
             print(
                 f"fitting the host overhead on {number(len(split))} points ({' '.join(map(str, validate.FIT_SPLIT))})"
@@ -67,7 +71,8 @@ def cmd_serve_validate(args: argparse.Namespace) -> int:
         _files.write_csv(args.out, [q.to_dict() for q in predictions], name="--out")
     if args.json:
         fitted = None if host is None else dataclasses.asdict(host)
-        json.dump({"summary": table, "host": fitted, "points": [q.to_dict() for q in predictions]}, sys.stdout)
+        out = {"summary": table, "host": fitted, "points": [q.to_dict() for q in predictions]}
+        json.dump({**out, "left_out": read.left_out}, sys.stdout)
         print()
         return 0
     print(
