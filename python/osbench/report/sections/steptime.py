@@ -24,8 +24,7 @@ QUICK_POINTS = 4
 point of the fewest output tokens in flight (the cheapest to replay)."""
 
 
-def _points(quick: bool) -> list[validate.Point]:
-    points = validate.rows()
+def _points(points: list[validate.Point], quick: bool) -> list[validate.Point]:
     if not quick:
         return points
     cheapest: dict[tuple[str, str], validate.Point] = {}
@@ -41,8 +40,8 @@ def build(quick: bool, seed: int, progress: Optional[Progress] = None) -> Sectio
         "07 Time you can trust: the step time against measured vLLM runs",
         "Every measured vLLM serving run of AIConfigurator's silicon_sample.csv with a model and GPU that have "
         "presets and kernel tables, replayed through the serving engine with clients at the measured concurrency "
-        "sending what each source's benchmark sent (InferenceMAX's random lengths and cold start for the "
-        "Llama-3.1-70B sweep; for AIConfigurator's own runs, AIPerf's fixed lengths after a drained warm-up, every "
+        "sending what each source's benchmark sent (InferenceMAX's random lengths and cold start for its "
+        "Llama-3.1-70B, gpt-oss-120b and MiniMax-M2.5 sweeps; for AIConfigurator's own runs, AIPerf's fixed lengths after a drained warm-up, every "
         "client sending at once, with a pool of repeated prompts where the throughput proves it): predicted "
         "against measured mean TTFT and TPOT. The roofline uses assumed "
         "utilisations; the measured model reads every kernel from the GPU's operator tables (vLLM 0.24.0) with "
@@ -51,13 +50,14 @@ def build(quick: bool, seed: int, progress: Optional[Progress] = None) -> Sectio
         "measured under older vLLM releases than the tables (0.12.0, and rows whose release is not stated).",
     )
     try:
-        points = _points(quick)
+        read = validate.survey()
+        points = _points(read.points, quick)
         kinds = [k for k in validate.STEP_TIMES if not (quick and k == "fitted")]
         host = None
         if "fitted" in kinds:
             if progress:
                 progress("07-steptime: fitting the host overhead on the named split")
-            host = validate.fit_host([p for p in validate.rows() if validate.in_fit_split(p)])
+            host = validate.fit_host([p for p in read.points if validate.in_fit_split(p)])
         predictions: list[validate.Prediction] = []
         for q in validate.replay(points, kinds, host):
             if progress and len(predictions) % len(kinds) == 0:
@@ -88,13 +88,16 @@ def build(quick: bool, seed: int, progress: Optional[Progress] = None) -> Sectio
             note=_note(summary, host),
             key="07-1",
             units={"TTFT MAPE": "%", "TPOT MAPE": "%"},
-            setup=f"{number(len(points))} measured points; AIPerf points: {validate.AIPERF_CLIENTS.rounds} measured requests per client "
+            setup=f"{number(len(points))} measured points (rows not replayed: "
+            + ", ".join(f"{number(n)} {reason}" for reason, n in read.left_out.items() if n)
+            + f"); AIPerf points: {validate.AIPERF_CLIENTS.rounds} measured requests per client "
             f"after a drained warm-up; InferenceMAX points: {validate.INFERENCEMAX_CLIENTS.prompts_per_client} per client, all measured; "
             f"every client's turnaround {duration(validate.CLIENT_TURNAROUND)}",
         )
     )
     fitted = None if host is None else dataclasses.asdict(host)
     section.results = {"summary": summary, "host": fitted, "points": [q.to_dict() for q in predictions]}
+    section.results["left_out"] = read.left_out
     section.figures.append(_scatter(predictions))
     if progress:
         progress("07-steptime: the cross-check against Vidur's and splitwise-sim's measurements")
