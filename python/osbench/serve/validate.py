@@ -45,7 +45,7 @@ from __future__ import annotations
 import csv
 import math
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -128,12 +128,6 @@ too, and the same measurements appear in its source files; every other source is
 (``aic-auto-gap-analysis/data/<system>/vllm/0.12.0/<model>.csv``), taken with the benchmark its
 generator writes."""
 
-INFERENCEMAX_MXFP4_MOE = {("gpt-oss-120b", "0.18.0"): "marlin"}
-"""The kernel of MXFP4 experts on InferenceMAX's servers, by model and vLLM release, where its
-script chooses it: the gpt-oss H100 and H200 scripts of the vLLM 0.18.0 image export
-``VLLM_MXFP4_USE_MARLIN=1``; the earlier ones (the "unknown" release, 2025) did not, and vLLM's
-default there is not recorded, so they keep the tables' Triton kernel."""
-
 INFERENCEMAX_MAX_CLIENTS = 64
 """The most clients InferenceMAX's sweeps of these models run (``conc-end: 64`` in every search
 space of ``.github/configs/nvidia-master.yaml``, 2025-09 to 2026-04). Rows of its source files
@@ -144,17 +138,6 @@ replayed (:func:`rows`)."""
 
 INFERENCEMAX_BATCHED_TOKENS = 8192
 """InferenceMAX's ``--max-num-batched-tokens 8192`` (its ``--max-num-seqs`` is the concurrency)."""
-
-INFERENCEMAX_GPU_MEMORY_UTILIZATION = {"minimax-m2.5": 0.95}
-"""The share of GPU memory InferenceMAX's servers give vLLM, by model, where its script sets it
-(``--gpu-memory-utilization 0.95``, ``benchmarks/single_node/minimaxm2.5_fp8_h200.sh``); the
-others keep vLLM's default (:data:`GPU_MEMORY_UTILIZATION`)."""
-
-INFERENCEMAX_CUDA_GRAPH_TOKENS = {"gpt-oss-120b": 2048}
-"""The largest step InferenceMAX's servers capture in a CUDA graph, by model, where its script
-sets it: the gpt-oss servers' ``max-cudagraph-capture-size: 2048`` (``cuda-graph-sizes: 2048``
-before vLLM 0.11; ``benchmarks/gptoss_fp4_h100.sh``, ``gptoss_fp4_h200.sh``); the others keep
-vLLM's default (:data:`osbench.serve.measured.CUDA_GRAPH_MAX_TOKENS`)."""
 
 
 @dataclass(frozen=True)
@@ -373,41 +356,81 @@ def rows(path: Optional[str] = None) -> list[Point]:
     return survey(path).points
 
 
-INFERENCEMAX_KV_CACHE = {
-    "llama-3.1-70b-fp8": {"h100-sxm": "bf16", "h200": "fp8"},
-    "gpt-oss-120b": {"h100-sxm": "bf16", "h200": "bf16"},
-    "minimax-m2.5": {"h200": "bf16"},
-}
-"""The KV cache's dtype of InferenceMAX's servers, by model and GPU (:func:`model_for`). The
-gpt-oss and MiniMax-M2.5 scripts pass no ``--kv-cache-dtype`` (vLLM's ``auto``: the model's bf16). The Llama
-rows do not record it; the points' own queueing does, because the pool's size decides when
-clients wait and the FP8 pool holds twice the BF16 one's tokens:
+@dataclass(frozen=True)
+class InferenceMaxServer:
+    """How InferenceMAX's script of one model launched vLLM: the flags its replay needs, each
+    from the script (or, where the rows are all there is, from what they show); every other flag
+    is the sweep's (:data:`INFERENCEMAX_BATCHED_TOKENS`, as many sequences as clients) or
+    vLLM's default."""
 
-- H200, FP8: on one H200, 32 clients of 1,024 + 8,192 tokens (up to 295k tokens in flight) were
-  served without the queueing a BF16 pool (186k tokens) forces, which an FP8 one (372k) avoids,
-  and 64 clients queue (measured TTFT 5.3 s). InferenceMAX's ``70b_fp8_h200_slurm.sh`` passes
-  ``kv-cache-dtype: fp8``.
-- H100, BF16: on two H100s the measured runs queue as only the BF16 pool (235k tokens) makes
-  them: 64 clients of 1,024 + 8,192 tokens, TTFT 30.8 s measured, 29.8 s replayed with BF16 and
-  0.37 s with FP8; 8,192 + 1,024 tokens, 59.2 s against 55.2 s and 7.3 s at 64 clients, 6.5 s
-  against 5.1 s and 1.6 s at 32. InferenceMAX's ``70b_fp8_h100_docker.sh`` passed no
-  ``--kv-cache-dtype`` (vLLM's ``auto``: the model's bf16) until 2025-09-23 and
-  ``kv-cache-dtype: fp8`` after; these rows show the first."""
+    scripts: str
+    """The benchmark scripts, in ``benchmarks/`` of InferenceMAX's repository."""
+    kv_cache: dict[str, str]
+    """GPU preset -> the KV cache's dtype (``--kv-cache-dtype``; vLLM's ``auto`` is the model's bf16)."""
+    gpu_memory_utilization: float = GPU_MEMORY_UTILIZATION
+    """``--gpu-memory-utilization``."""
+    cuda_graph_tokens: Optional[int] = None
+    """``max-cudagraph-capture-size`` (None: vLLM's default,
+    :data:`osbench.serve.measured.CUDA_GRAPH_MAX_TOKENS`)."""
+    mxfp4_moe: dict[str, str] = field(default_factory=dict)
+    """vLLM release -> the kernel of MXFP4 experts where the script chooses it (else the tables'
+    Triton kernel)."""
+
+
+INFERENCEMAX_SERVERS = {
+    "llama-3.1-70b-fp8": InferenceMaxServer(
+        scripts="70b_fp8_h100_docker.sh, 70b_fp8_h200_slurm.sh", kv_cache={"h100-sxm": "bf16", "h200": "fp8"}
+    ),
+    "gpt-oss-120b": InferenceMaxServer(
+        scripts="gptoss_fp4_h100.sh, gptoss_fp4_h200.sh",
+        kv_cache={"h100-sxm": "bf16", "h200": "bf16"},
+        cuda_graph_tokens=2048,
+        mxfp4_moe={"0.18.0": "marlin"},
+    ),
+    "minimax-m2.5": InferenceMaxServer(
+        scripts="single_node/minimaxm2.5_fp8_h200.sh", kv_cache={"h200": "bf16"}, gpu_memory_utilization=0.95
+    ),
+}
+"""InferenceMAX's servers, by model (:func:`model_for`, :func:`config_for`, :func:`step_time_for`).
+
+- Llama-3.1-70B FP8: the rows do not record the KV cache's dtype; the points' own queueing does,
+  because the pool's size decides when clients wait and the FP8 pool holds twice the BF16 one's
+  tokens. H200, FP8: on one H200, 32 clients of 1,024 + 8,192 tokens (up to 295k tokens in
+  flight) were served without the queueing a BF16 pool (186k tokens) forces, which an FP8 one
+  (372k) avoids, and 64 clients queue (measured TTFT 5.3 s); ``70b_fp8_h200_slurm.sh`` passes
+  ``kv-cache-dtype: fp8``. H100, BF16: on two H100s the measured runs queue as only the BF16
+  pool (235k tokens) makes them: 64 clients of 1,024 + 8,192 tokens, TTFT 30.8 s measured,
+  29.8 s replayed with BF16 and 0.37 s with FP8; 8,192 + 1,024 tokens, 59.2 s against 55.2 s
+  and 7.3 s at 64 clients, 6.5 s against 5.1 s and 1.6 s at 32. ``70b_fp8_h100_docker.sh``
+  passed no ``--kv-cache-dtype`` (vLLM's ``auto``: the model's bf16) until 2025-09-23 and
+  ``kv-cache-dtype: fp8`` after; these rows show the first.
+- gpt-oss-120b: no ``--kv-cache-dtype``; ``max-cudagraph-capture-size: 2048``
+  (``cuda-graph-sizes: 2048`` before vLLM 0.11); the scripts of the vLLM 0.18.0 image export
+  ``VLLM_MXFP4_USE_MARLIN=1``, the earlier ones (the "unknown" release, 2025) did not, and
+  vLLM's default there is not recorded, so they keep the tables' Triton kernel.
+- MiniMax-M2.5: ``--gpu-memory-utilization 0.95``, no ``--kv-cache-dtype``, vLLM's defaults
+  otherwise (the 0.16.0 image of 2026-03-01)."""
+
+
+def server_of(p: Point) -> InferenceMaxServer:
+    """The server of an :data:`INFERENCEMAX` point (:data:`INFERENCEMAX_SERVERS`), refused by
+    name where its model's script or its GPU's KV cache is not known."""
+    server = INFERENCEMAX_SERVERS.get(p.model)
+    if server is None or p.gpu not in server.kv_cache:
+        where = ", ".join(f"{model} on {', '.join(s.kv_cache)}" for model, s in INFERENCEMAX_SERVERS.items())
+        raise ArgumentError(
+            f"gpu={p.gpu!r} is not accepted for an InferenceMAX point of {p.model}: its server is known for {where}"
+        )
+    return server
 
 
 def model_for(p: Point) -> Model:
-    """The model a point's server ran: its preset, with the KV cache of
-    :data:`INFERENCEMAX_KV_CACHE` for the :data:`INFERENCEMAX` points."""
+    """The model a point's server ran: its preset, with the KV cache of its server
+    (:func:`server_of`) for the :data:`INFERENCEMAX` points."""
     m = Model.preset(p.model)
     if p.benchmark != INFERENCEMAX:
         return m
-    known = INFERENCEMAX_KV_CACHE.get(p.model, {})
-    if p.gpu not in known:
-        where = ", ".join(f"{model} on {', '.join(gpus)}" for model, gpus in INFERENCEMAX_KV_CACHE.items())
-        raise ArgumentError(
-            f"gpu={p.gpu!r} is not accepted for an InferenceMAX point of {p.model}: its KV cache is known for {where}"
-        )
-    return replace(m, kv_dtype=known[p.gpu])
+    return replace(m, kv_dtype=server_of(p).kv_cache[p.gpu])
 
 
 def config_for(p: Point, prefix_caching: bool = False) -> EngineConfig:
@@ -415,7 +438,7 @@ def config_for(p: Point, prefix_caching: bool = False) -> EngineConfig:
     :data:`INFERENCEMAX` points, :data:`INFERENCEMAX_BATCHED_TOKENS`, as many sequences as
     clients and no prefix cache; for the AIPerf points, as many sequences as clients and ``clients
     + ISL +`` :data:`GENERATOR_EXTRA_TOKENS` tokens a step; the KV pool its memory leaves at
-    :data:`GPU_MEMORY_UTILIZATION` for :func:`model_for`'s KV cache. ``prefix_caching``: vLLM's
+    :data:`GPU_MEMORY_UTILIZATION` (or the InferenceMAX server's share) for :func:`model_for`'s KV cache. ``prefix_caching``: vLLM's
     prefix cache (on by default in vLLM, ``CacheConfig.enable_prefix_caching``), which only
     matters where the clients repeat a prompt (:data:`DATASET_PROMPTS`); off, every prompt is
     computed."""
@@ -423,7 +446,7 @@ def config_for(p: Point, prefix_caching: bool = False) -> EngineConfig:
     memory = GPU_MEMORY_UTILIZATION
     if p.benchmark == INFERENCEMAX:
         batched_tokens, seqs, prefix_caching = INFERENCEMAX_BATCHED_TOKENS, p.concurrency, False
-        memory = INFERENCEMAX_GPU_MEMORY_UTILIZATION.get(p.model, memory)
+        memory = server_of(p).gpu_memory_utilization
     else:
         batched_tokens, seqs = p.concurrency + p.isl + GENERATOR_EXTRA_TOKENS, p.concurrency
     blocks = num_blocks(m, g, tp=p.tp, gpu_memory_utilization=memory)
@@ -585,8 +608,9 @@ def step_time_for(p: Point, kind: str, host: Optional[HostCost] = None) -> StepT
         return StepTime.roofline(m, p.gpu, tp=p.tp)
     server: dict[str, Any] = {}
     if p.benchmark == INFERENCEMAX:
-        server["cuda_graph_tokens"] = INFERENCEMAX_CUDA_GRAPH_TOKENS.get(p.model)
-        server["mxfp4_moe"] = INFERENCEMAX_MXFP4_MOE.get((p.model, p.version), "triton")
+        flags = server_of(p)
+        server["cuda_graph_tokens"] = flags.cuda_graph_tokens
+        server["mxfp4_moe"] = flags.mxfp4_moe.get(p.version, "triton")
     if kind == "fitted":
         if host is None:
             raise ArgumentError("host=None is not accepted for the fitted model: fit it first (fit_host)")
@@ -748,11 +772,8 @@ __all__ = [
     "INFERENCEMAX",
     "INFERENCEMAX_BATCHED_TOKENS",
     "INFERENCEMAX_CLIENTS",
-    "INFERENCEMAX_CUDA_GRAPH_TOKENS",
-    "INFERENCEMAX_GPU_MEMORY_UTILIZATION",
-    "INFERENCEMAX_KV_CACHE",
     "INFERENCEMAX_MAX_CLIENTS",
-    "INFERENCEMAX_MXFP4_MOE",
+    "INFERENCEMAX_SERVERS",
     "LEFT_OUT",
     "MODELS",
     "PROBE_REQUEST",
@@ -765,6 +786,7 @@ __all__ = [
     "AIPerfClients",
     "BurstClients",
     "HostCost",
+    "InferenceMaxServer",
     "Point",
     "Prediction",
     "Survey",
@@ -779,6 +801,7 @@ __all__ = [
     "predict",
     "replay",
     "rows",
+    "server_of",
     "step_time_for",
     "summary",
     "survey",
