@@ -219,7 +219,7 @@ def test_an_inferencemax_point_runs_its_servers_flags(measured_tables: None) -> 
         validate.step_time_for(replace(oss, benchmark=validate.AIPERF), "measured").params["cuda_graph_tokens"] == 512
     )
     with pytest.raises(
-        ArgumentError, match=r"gpu=.rtx-pro-6000. is not accepted for an InferenceMAX point of llama.*known for"
+        ArgumentError, match=r"gpu='rtx-pro-6000' is not accepted for an InferenceMAX point of llama.*known for"
     ):
         validate.model_for(replace(imax, gpu="rtx-pro-6000"))
     assert set(validate.SOURCE_BENCHMARKS.values()) <= set(validate.BENCHMARKS)
