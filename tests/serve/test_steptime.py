@@ -3,6 +3,7 @@ regimes (decode memory-bound, prefill compute-bound, MoE reading few experts), a
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -91,6 +92,20 @@ def test_roofline_tensor_parallel_splits_the_work() -> None:
         assert math.isclose(two(b), one(b) / 2 + allreduce, rel_tol=1e-9)
     assert StepTime.roofline("llama-3-70b", "h100-sxm").params["tp"] == 4
     assert StepTime.roofline(model="llama-3-8b", gpu="h100-sxm", tp=2) == StepTime.roofline("llama-3-8b", "h100-sxm", 2)
+
+
+def test_roofline_counts_the_norms_all_reduces() -> None:
+    # MiniMax-M2.5's q/k norms across heads add two all-reduces a layer of one float32 a token
+    # (the roofline's all-reduce terms: fixed seconds per step, seconds per new token)
+    m = Model.preset("minimax-m2.5")
+    per_head = dataclasses.replace(m, qk_norm_across_heads=False)
+    four, alone = StepTime.roofline(m, "h200", tp=4), StepTime.roofline(per_head, "h200", tp=4)
+    link = GPU.preset("h200").link_bandwidth
+    fixed, per_token = (four.coefficients[i] - alone.coefficients[i] for i in (11, 12))
+    assert math.isclose(fixed, 2 * m.layers * ALLREDUCE_LATENCY, rel_tol=1e-12)
+    assert math.isclose(per_token, 2 * m.layers * (2 * 3 / 4) * 4 / link, rel_tol=1e-9)
+    one = StepTime.roofline(m, "h200", tp=1)
+    assert one.coefficients[11] == one.coefficients[12] == 0.0  # on one GPU: nothing to reduce
 
 
 def test_roofline_spec_gives_the_same_times() -> None:
