@@ -11,25 +11,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from lehmer import Lehmer64
 
 import osbench as ob
 from osbench.cache.admission import ADMISSION_LIBCACHESIM_NAMES
 from osbench.cache.reference import admission
 from osbench.cache.reference.cacheus import Cacheus
-
-MASK128 = (1 << 128) - 1
-
-
-class Lehmer64:
-    """libCacheSim's ``next_rand`` (``libCacheSim/utils/include/mymath.h``: a 128-bit lehmer
-    generator, state 0xdeadbeef at a thread's start), with its ``next_rand() % n`` as ``below``."""
-
-    def __init__(self) -> None:
-        self.state = 0xDEADBEEF
-
-    def below(self, n: int) -> int:
-        self.state = (self.state * 0xDA942042E4DD58B5) & MASK128
-        return (self.state >> 64) % n
 
 
 def reference_hits(keys: list[int], sizes: list[int], capacity: int) -> list[bool]:
