@@ -103,8 +103,8 @@ def test_an_object_larger_than_the_cache_is_never_admitted() -> None:
                 r = ob.cache.replay([1, 1, 2, 2, 1], policy, 40, sizes=[11, 11, 10, 10, 4], mask=True, engine=engine)
             elif policy in ("s3fifo", "clock2qplus"):  # as libCacheSim's: only what is smaller than small (10%)
                 r = ob.cache.replay([1, 1, 2, 2, 1], policy, 100, sizes=[10, 10, 9, 9, 4], mask=True, engine=engine)
-            elif policy in ("clockpro", "cacheus"):  # as libCacheSim's: only what fits ClockPro's cold target
-                # or Cacheus's SR list (half)
+            elif policy in ("clockpro", "cacheus", "flashprob"):  # as libCacheSim's: only what fits ClockPro's
+                # cold target or Cacheus's SR list (half); FlashProb's RAM share holds one object from 20 on
                 r = ob.cache.replay([1, 1, 2, 2, 1], policy, 20, sizes=[21, 21, 10, 10, 4], mask=True, engine=engine)
             elif policy == "wtinylfu":  # as libCacheSim's WTinyLFU: only what fits its window (1%)
                 r = ob.cache.replay(

@@ -133,6 +133,57 @@ def test_libcachesim_hit_for_hit_with_parameters(policy: str, ours: dict, theirs
         assert got.mask is not None and got.mask.tolist() == want, (policy, ours, capacity, sized)
 
 
+# FlashProb is randomised (an object leaving RAM enters flash one time in int(1 / p)), but at
+# disk_admit_prob above 0.5 int(1 / p) is 1: every object goes to flash, no draw decides
+# anything, and ours must equal libCacheSim's miss for miss, unit and sized, whatever the
+# split of the capacity between RAM and flash. (At any probability, tests/cache/test_flashprob.py.)
+FLASHPROB_RATIOS = [0.05, 0.1, 0.3, 0.5, 0.9, 0.99]
+
+
+@pytest.mark.parametrize("ratio", FLASHPROB_RATIOS)
+def test_flashprob_admitting_every_object_is_libcachesims_hit_for_hit(ratio: float) -> None:
+    lcs = pytest.importorskip("libcachesim")
+    rng = np.random.default_rng(17)
+    least = min_capacity("flashprob", {"ram_size_ratio": ratio})
+    for trial in range(40):
+        sized = trial % 2 == 0
+        prob = 1.0 if trial % 4 < 2 else 0.6
+        capacity = int(rng.integers(least, least + 40 * (20 if sized else 1)))
+        n = int(rng.integers(2, 80))
+        keys = (rng.zipf(1.3, 400) % n if trial % 3 else rng.integers(0, n, 400)).tolist()
+        per_object = rng.integers(1, 40, n) if sized else np.ones(n, dtype=int)
+        sizes = [int(per_object[k]) for k in keys]
+        cache = lcs.FlashProb(capacity, ram_size_ratio=ratio, disk_admit_prob=prob)
+        want = []
+        for k, s in zip(keys, sizes):
+            req = lcs.Request()
+            req.obj_id, req.obj_size = k, s
+            want.append(bool(cache.get(req)))
+        params = {"ram_size_ratio": ratio, "disk_admit_prob": prob}
+        got = ob.cache.replay(
+            np.array(keys), "flashprob", capacity, sizes=sizes if sized else None, mask=True, **params
+        )
+        assert got.mask is not None and got.mask.tolist() == want, (ratio, prob, capacity, sized)
+
+
+def test_flashprob_admitting_every_object_on_the_real_trace(dataset, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    lcs = pytest.importorskip("libcachesim")
+    path = dataset("cloudphysics")
+    trace = ob.traces.read(path)
+    unit = ob.traces.Trace(trace.keys)
+    unit_path = tmp_path / "unit.oracleGeneral.bin"
+    ob.traces.write_oracle_general(unit, unit_path, sizes=np.ones(len(unit), dtype=np.uint32))
+    for source, ours, capacity, sizes in [
+        (unit_path, unit, 2000, None),
+        (path, trace, 1 << 20, True),
+        (path, trace, 2000 * 4096, True),
+    ]:
+        reader = lcs.TraceReader(str(source), lcs.TraceType.ORACLE_GENERAL_TRACE)
+        miss_ratio, _ = lcs.FlashProb(capacity, disk_admit_prob=1.0).process_trace(reader)
+        got = ob.cache.replay(ours, "flashprob", capacity, sizes=sizes, disk_admit_prob=1.0).misses
+        assert round(miss_ratio * len(trace)) == got, capacity
+
+
 def test_cachetools_lru_agrees() -> None:
     cachetools = pytest.importorskip("cachetools")
     trace = ob.traces.zipf(500, 1.0, 20_000, seed=4)

@@ -63,6 +63,7 @@ def test_the_derived_lists_are_the_tables() -> None:
             "clockpro": 2,
             "cacheus": 2,
             "clock2qplus": 20,
+            "flashprob": 20,
             "wtinylfu": 100,
         },
         {"opt", "belady-size"},
@@ -78,6 +79,7 @@ def test_the_derived_lists_are_the_tables() -> None:
         "slru": ("segments",),
         "lruk": ("k",),
         "lruprob": ("seed", "prob"),
+        "flashprob": ("seed", "ram_size_ratio", "disk_admit_prob"),
         "mq": ("n_queue", "lifetime", "qout_size_ratio"),
         "clockpro": ("bit_on_insert", "init_ratio_cold"),
         "clock2qplus": ("fifo_size_ratio", "ghost_size_ratio", "move_to_main_threshold", "corr_window_ratio"),
@@ -88,7 +90,7 @@ def test_the_derived_lists_are_the_tables() -> None:
     assert (
         RANDOMISED
         == tuple(p.name for p in TABLE.values() if "seed" in p.params)
-        == ("random", "hyperbolic", "lecar", "cacheus", "lhd", "lruprob")
+        == ("random", "hyperbolic", "lecar", "cacheus", "lhd", "lruprob", "flashprob")
     )
     assert LIBCACHESIM_STATISTICAL == {p: TABLE[p].libcachesim for p in RANDOMISED if TABLE[p].libcachesim}
     assert not set(LIBCACHESIM_NAMES) & set(RANDOMISED)

@@ -37,6 +37,7 @@ from osbench.cache.reference.clock import Clock
 from osbench.cache.reference.clock2qplus import Clock2QPlus
 from osbench.cache.reference.clockpro import ClockPro
 from osbench.cache.reference.fifo import FIFO
+from osbench.cache.reference.flashprob import FlashProb
 from osbench.cache.reference.gdsf import GDSF, GDSF_SCALE
 from osbench.cache.reference.hyperbolic import Hyperbolic
 from osbench.cache.reference.lecar import LeCaR
@@ -82,6 +83,7 @@ POLICY_CLASSES: dict[str, Any] = {
     "slru": SLRU,
     "lruk": LRUK,
     "lruprob": LRUProb,
+    "flashprob": FlashProb,
     "mq": MQ,
     "wtinylfu": WTinyLFU,
     "lfuda": LFUDA,

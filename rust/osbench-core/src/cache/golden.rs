@@ -73,6 +73,7 @@ const UNIT_MISSES: &[(&str, [(u64, u64); 3])] = &[
     ("slru", [(20, 16706), (100, 14039), (500, 8292)]),
     ("lruk", [(20, 16446), (100, 13893), (500, 7857)]),
     ("lruprob", [(20, 18297), (100, 15835), (500, 9976)]),
+    ("flashprob", [(20, 18403), (100, 16014), (500, 10251)]),
     ("mq", [(20, 16328), (100, 13425), (500, 7741)]),
     ("wtinylfu", [(100, 13902), (200, 11965), (500, 7797)]),
     ("lfuda", [(20, 17572), (100, 14838), (500, 8654)]),
@@ -104,6 +105,7 @@ const SIZED_MISSES: &[(&str, [(u64, u64); 3])] = &[
     ("slru", [(1000, 16648), (5000, 13830), (25000, 8277)]),
     ("lruk", [(1000, 16442), (5000, 14227), (25000, 7747)]),
     ("lruprob", [(1000, 18234), (5000, 15728), (25000, 9779)]),
+    ("flashprob", [(1000, 18323), (5000, 16017), (25000, 10144)]),
     ("mq", [(1000, 16198), (5000, 13319), (25000, 7568)]),
     ("wtinylfu", [(1000, 18668), (5000, 13668), (25000, 7484)]),
     ("lfuda", [(1000, 17417), (5000, 14757), (25000, 8700)]),
@@ -461,6 +463,29 @@ fn lruk_evicts_the_oldest_kth_access_and_the_young_first() {
     // K = 1 is LRU: 2, the least recent, leaves at 3.
     let one = Options::new().with("k", Value::Int(1)).unwrap();
     assert_eq!(mask("lruk", 2, &[1, 1, 2, 2, 1, 3, 2], one), ".H.HH..");
+}
+
+#[test]
+fn flashprob_keeps_an_lru_in_ram_over_a_fifo_on_flash() {
+    // Capacity 4, ram_size_ratio 0.5: flash holds 2, RAM whatever flash leaves. Every object
+    // goes to flash at disk_admit_prob 1. 1..=4 fill RAM (all 4: RAM's share bounds nothing);
+    // 5 sends 1, 2 and 3 to flash, where 3 pushes 1 out: RAM [4, 5], flash [2, 3]. A hit on
+    // flash (2) changes nothing, so 6, sending 4 to flash, pushes 2 out and 2 misses; LRU
+    // keeps it.
+    let at = |prob: f64| {
+        let o = seeded(0).with("ram_size_ratio", Value::Real(0.5)).unwrap();
+        o.with("disk_admit_prob", Value::Real(prob)).unwrap()
+    };
+    assert_eq!(mask("flashprob", 4, &[1, 2, 3, 4, 5, 2, 6, 2], at(1.0)), ".....H..");
+    assert_eq!(plain("lru", 4, &[1, 2, 3, 4, 5, 2, 6, 2]), ".....H.H");
+    // A hit in RAM (4) moves it to RAM's recent end: 6 sends 5 to flash instead, 7 then 4,
+    // which hits there.
+    assert_eq!(mask("flashprob", 4, &[1, 2, 3, 4, 5, 4, 6, 7, 4], at(1.0)), ".....H..H");
+    // At 0.5 one object leaving RAM in 2 enters flash; seed 0's draws below 2 are 1, 0, 0, 1:
+    // at 5, 1 is dropped (room made at once); at 6, 2 and 3 go to flash and 4 is dropped, so
+    // 2 and 3 hit. At 1, 2 and 3 were pushed out of flash by then.
+    assert_eq!(mask("flashprob", 4, &[1, 2, 3, 4, 5, 6, 2, 3, 4], at(0.5)), "......HH.");
+    assert_eq!(mask("flashprob", 4, &[1, 2, 3, 4, 5, 6, 2, 3, 4], at(1.0)), ".........");
 }
 
 #[test]

@@ -27,6 +27,7 @@ pub mod clock;
 pub mod clock2qplus;
 pub mod clockpro;
 pub mod fifo;
+pub mod flashprob;
 pub mod gdsf;
 pub mod hyperbolic;
 pub mod lecar;
@@ -163,6 +164,17 @@ policy_table! {
         min_capacity: |_| 1, offline: false, takes_costs: false,
         params: [SEED, Param::positive("prob", 0.5, 1.0, "a hit's chance of a promotion: one hit in int(1 / prob) promotes (libCacheSim's prob)")],
         libcachesim: Some("LRUProb"),
+    },
+    // RAM's share bounds nothing (the whole cache does the accounting, see the file), but
+    // libCacheSim refuses a cache where it is 0: one object from 1 / ram_size_ratio on (20).
+    flashprob => flashprob::FlashProb {
+        min_capacity: |p| flashprob::min_capacity(p.real("ram_size_ratio")), offline: false, takes_costs: false,
+        params: [
+            SEED,
+            Param::fraction("ram_size_ratio", 0.05, "RAM's share of the capacity; flash holds the rest (libCacheSim's ram-size-ratio)"),
+            Param::positive("disk_admit_prob", 0.2, 1.0, "an object leaving RAM enters flash one time in int(1 / disk_admit_prob) (libCacheSim's disk-admit-prob)"),
+        ],
+        libcachesim: Some("FlashProb"),
     },
     mq => mq::Mq {
         min_capacity: |_| 1, offline: false, takes_costs: false,
