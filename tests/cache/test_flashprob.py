@@ -96,3 +96,21 @@ def test_with_libcachesims_generator_sized(capacity: int) -> None:
     want = libcachesim_hits(keys, sizes, capacity)
     assert reference_hits(keys, sizes, capacity) == want, capacity
     assert 0 < sum(want) < len(keys)
+
+
+def test_bad_parameters_and_capacities_are_refused_by_name() -> None:
+    for engine in ("native", "reference"):
+        for bad in (0.0, 1.0, 1.5, -0.1):
+            with pytest.raises(ValueError, match=rf"ram_size_ratio={bad} is not accepted: a number in \(0, 1\)"):
+                ob.cache.replay([1, 2, 1], "flashprob", 100, ram_size_ratio=bad, engine=engine)
+        for bad in (0.0, 1.5, float("nan")):
+            with pytest.raises(ValueError, match=r"disk_admit_prob=\S+ is not accepted: a number in \(0, 1\]"):
+                ob.cache.replay([1, 2, 1], "flashprob", 100, disk_admit_prob=bad, engine=engine)
+        # libCacheSim refuses a cache whose RAM share, int(capacity * ram_size_ratio), is 0.
+        with pytest.raises(ValueError, match="capacity=19 is not accepted: at least 20 for flashprob"):
+            ob.cache.replay([1, 2, 1], "flashprob", 19, engine=engine)
+        with pytest.raises(ValueError, match=r"at least 10 for flashprob with ram_size_ratio=0\.1"):
+            ob.cache.new("flashprob", 9, ram_size_ratio=0.1, engine=engine)
+        assert ob.cache.replay([1, 2, 1], "flashprob", 10, ram_size_ratio=0.1, engine=engine).hits == 1
+    with pytest.raises(ValueError, match="capacity=19 is not accepted"):
+        FlashProb(19)
