@@ -143,6 +143,17 @@ def test_a_parameter_is_taken_by_the_policies_that_read_it_only(policy: str) -> 
             )
 
 
+def test_an_unknown_keyword_is_refused_with_the_policys_parameters() -> None:
+    # neither a parameter nor, for a trace in memory, a file's read option: the refusal lists
+    # what the policy does take
+    with pytest.raises(TypeError, match=r"disk_cache='clock' is not accepted: it is not a parameter of flashprob "):
+        ob.cache.replay([1, 2, 1], "flashprob", 20, disk_cache="clock")
+    with pytest.raises(TypeError, match=r"\(its parameters: seed, ram_size_ratio, disk_admit_prob\)"):
+        ob.cache.replay([1, 2, 1], "flashprob", 20, disk_cache="clock")
+    with pytest.raises(TypeError, match=r"not a parameter of lru \(its parameters: none\)"):
+        ob.cache.replay([1, 2, 1], "lru", 4, bogus=3)
+
+
 def test_the_contributors_page_names_places_that_exist() -> None:
     page = (REPO / "docs/adding-a-policy.md").read_text(encoding="utf-8")
     paths = set(re.findall(r"`((?:rust|python|tests|benches)/[\w/.\-]+)`", page))

@@ -14,7 +14,7 @@ from osbench import _checks, _native
 from osbench._record import Record
 from osbench.cache import _args, reference
 from osbench.cache import admission as _admission
-from osbench.cache.policies import HASHES_KEYS, OFFLINE, PARAMETERS
+from osbench.cache.policies import HASHES_KEYS, OFFLINE, PARAMETERS, TABLE
 from osbench.cache.reference import admission as ref_admission
 from osbench.errors import ArgumentError, ArgumentTypeError, TraceFileError
 from osbench.traces import as_trace, formats
@@ -215,8 +215,11 @@ def replay(
             )
         return _replay_file(trace, policy, capacity, engine, parameters, chunk_size, read_options, sizes is True, gate)
     if read_options:
+        name = sorted(read_options)[0]
+        own = ", ".join(TABLE[policy].params) or "none"
         raise ArgumentTypeError(
-            f"{', '.join(sorted(read_options))} is not accepted: file options apply when trace is a path"
+            f"{name}={read_options[name]!r} is not accepted: it is not a parameter of {policy} (its parameters: "
+            f"{own}), and the file options apply only when trace is a path"
         )
     if engine == "reference":
         keys = _args.reference_keys(trace)
