@@ -6,12 +6,11 @@ distribution only: tests/cache/test_randomised.py.)"""
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import numpy as np
 import pytest
-from lehmer import Lehmer64
+from lehmer import Lehmer64, fresh_thread_hits, hard_traces
 
 import osbench as ob
 from osbench.cache.admission import ADMISSION_LIBCACHESIM_NAMES
@@ -28,39 +27,17 @@ def reference_hits(keys: list[int], sizes: list[int], capacity: int) -> list[boo
 
 def libcachesim_hits(keys: list[int], sizes: list[int], capacity: int, gate: Any = None) -> list[bool]:
     """libCacheSim's Cacheus, request by request; ``gate(lcs)``: its admissioner, if any."""
-    lcs = pytest.importorskip("libcachesim")
-    hits: list[bool] = []
 
-    def run() -> None:  # a fresh thread: the generator at its starting state
-        cache = lcs.Cacheus(capacity) if gate is None else lcs.Cacheus(capacity, admissioner=gate(lcs))
-        req = lcs.Request()
-        for k, s in zip(keys, sizes):
-            req.obj_id = k
-            req.obj_size = s
-            hits.append(cache.get(req))
+    def make(lcs: Any) -> Any:
+        return lcs.Cacheus(capacity) if gate is None else lcs.Cacheus(capacity, admissioner=gate(lcs))
 
-    thread = threading.Thread(target=run)
-    thread.start()
-    thread.join()
-    return hits
-
-
-def traces(dataset) -> dict[str, ob.traces.Trace]:  # type: ignore[no-untyped-def]
-    real = ob.traces.read_oracle_general(dataset("cloudphysics"))
-    i = np.arange(30_000)
-    return {
-        "zipf-0.9": ob.traces.zipf(3000, 0.9, 40_000, seed=1),
-        "zipf-1.2": ob.traces.zipf(5000, 1.2, 40_000, seed=2),
-        # A loop of 70 keys under a scan of keys never seen again (every third access).
-        "loop-and-scan": ob.traces.Trace(np.where(i % 3 == 0, 1_000_000 + i, i % 70).astype(np.uint64)),
-        "cloudphysics": ob.traces.Trace(real.keys[:60_000]),
-    }
+    return fresh_thread_hits(make, keys, sizes)
 
 
 @pytest.mark.parametrize("capacity", [51, 100, 1000])
 def test_with_libcachesims_generator_the_reference_is_libcachesim(capacity: int, dataset) -> None:  # type: ignore[no-untyped-def]
     pytest.importorskip("libcachesim")
-    for name, trace in traces(dataset).items():
+    for name, trace in hard_traces(dataset).items():
         keys = trace.keys.tolist()
         ones = [1] * len(keys)
         want = libcachesim_hits(keys, ones, capacity)

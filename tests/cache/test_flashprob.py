@@ -8,12 +8,11 @@ directly: tests/cache/test_peers.py.)"""
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import numpy as np
 import pytest
-from lehmer import Lehmer64
+from lehmer import Lehmer64, fresh_thread_hits, hard_traces
 
 import osbench as ob
 from osbench.cache._args import min_capacity
@@ -27,41 +26,14 @@ def reference_hits(keys: list[int], sizes: list[int], capacity: int, **parameter
 
 
 def libcachesim_hits(keys: list[int], sizes: list[int], capacity: int, **parameters: Any) -> list[bool]:
-    """libCacheSim's FlashProb, request by request, in a fresh thread (its generator at its
-    starting state)."""
-    lcs = pytest.importorskip("libcachesim")
-    hits: list[bool] = []
-
-    def run() -> None:
-        cache = lcs.FlashProb(capacity, **parameters)
-        req = lcs.Request()
-        for k, s in zip(keys, sizes):
-            req.obj_id = k
-            req.obj_size = s
-            hits.append(cache.get(req))
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    thread.join()
-    return hits
-
-
-def traces(dataset) -> dict[str, ob.traces.Trace]:  # type: ignore[no-untyped-def]
-    real = ob.traces.read_oracle_general(dataset("cloudphysics"))
-    i = np.arange(30_000)
-    return {
-        "zipf-0.9": ob.traces.zipf(3000, 0.9, 40_000, seed=1),
-        "zipf-1.2": ob.traces.zipf(5000, 1.2, 40_000, seed=2),
-        # A loop of 70 keys under a scan of keys never seen again (every third access).
-        "loop-and-scan": ob.traces.Trace(np.where(i % 3 == 0, 1_000_000 + i, i % 70).astype(np.uint64)),
-        "cloudphysics": ob.traces.Trace(real.keys[:60_000]),
-    }
+    """libCacheSim's FlashProb, request by request."""
+    return fresh_thread_hits(lambda lcs: lcs.FlashProb(capacity, **parameters), keys, sizes)
 
 
 @pytest.mark.parametrize("capacity", [20, 100, 1000])
 def test_with_libcachesims_generator_the_reference_is_libcachesim(capacity: int, dataset) -> None:  # type: ignore[no-untyped-def]
     pytest.importorskip("libcachesim")
-    for name, trace in traces(dataset).items():
+    for name, trace in hard_traces(dataset).items():
         keys = trace.keys.tolist()
         ones = [1] * len(keys)
         want = libcachesim_hits(keys, ones, capacity)  # the defaults: 0.05 of it in RAM, 0.2
