@@ -371,7 +371,9 @@ def test_streaming_bad_files_fail_without_a_partial_result(
         ob.cache.replay(files["t.npy"], "lru", 100, mask=True)
     with pytest.raises(ValueError, match="needs each access's next use"):
         ob.cache.replay(files["t.npy"], "opt", 100)
-    with pytest.raises(TypeError, match="struct is not accepted"):
+    with pytest.raises(
+        TypeError, match=r"struct='<Q' is not accepted: it is not a parameter of lru \(its parameters: none\)"
+    ):
         ob.cache.replay([1, 2], "lru", 100, struct="<Q")
     with pytest.raises(ValueError, match="chunk_size"):
         ob.cache.replay(files["t.npy"], "lru", 100, chunk_size=0)
